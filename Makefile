@@ -1,0 +1,58 @@
+# Thin wrapper around meson: installs what is missing from Debian's packages, configures,
+# builds and runs. `make test` is what CI runs (.ci/run sets RANKSIM_STRICT=1).
+BUILD ?= build
+MESON_ARGS ?=
+ifeq ($(RANKSIM_STRICT),1)
+BUILD := build-strict
+MESON_ARGS += -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+endif
+
+DEB_PACKAGES := meson ninja-build pkg-config gcc libglib2.0-dev libuv1-dev libsqlite3-dev \
+                libyaml-dev libjson-glib-dev libcriterion-dev sqlite3
+PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion
+
+.PHONY: all deps configure build test demo bench clean
+
+all: build
+
+deps:
+	@missing=""; \
+	for t in meson ninja pkg-config cc; do command -v $$t >/dev/null 2>&1 || missing=yes; done; \
+	if [ -z "$$missing" ]; then \
+	  pkg-config --exists $(PKGCONFIG_MODULES) 2>/dev/null || missing=yes; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "make: installing build dependencies from Debian's packages"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES)) >/dev/null || exit 1; \
+	  else \
+	    echo "make: missing build dependencies; install them with:"; \
+	    echo "  sudo apt-get install $(DEB_PACKAGES)"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_ARGS)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	ninja -C $(BUILD)
+
+test: build
+	meson test -C $(BUILD) --print-errorlogs
+
+demo: build
+	@mkdir -p results
+	-./$(BUILD)/ranksim run scenarios/three-way-cycle.yaml --trace results/three-way-cycle.json
+	@echo
+	-./$(BUILD)/ranksim run scenarios/healthy-tp-layers.yaml
+
+bench: deps
+	@test -f build-bench/build.ninja || meson setup build-bench --buildtype=release
+	ninja -C build-bench
+	./build-bench/bench-engine
+
+clean:
+	rm -rf build build-strict build-bench

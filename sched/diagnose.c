@@ -1,0 +1,900 @@
+/* sched/diagnose.c — turns engine state into findings: mismatch, divergence, straggler,
+ * timeout, crash and deadlock diagnostics with a human message and a JSON detail object.
+ *
+ * Runs only when something is found (never per event), so it may allocate and format freely.
+ * The deadlock analysis builds the wait-for graph over blocked ranks (an edge r -> m for each
+ * member m missing from the instance r waits in: r needs all of them, an AND wait), finds its
+ * cycles as the strongly connected components (iterative Tarjan, O(V + E)), and names culprits:
+ * ranks that finished or crashed while others wait on them, and the minority ranks of
+ * instances poisoned by a mismatch.
+ */
+#include "engine-private.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+/* ---- small formatting helpers ---- */
+
+static char *fmt_time(int64_t ns)
+{
+    if (ns >= 1000000000LL)
+        return g_strdup_printf("%.3f s", (double)ns / 1e9);
+    if (ns >= 1000000LL)
+        return g_strdup_printf("%.3f ms", (double)ns / 1e6);
+    return g_strdup_printf("%.3f us", (double)ns / 1e3);
+}
+
+static char *fmt_layer(int32_t layer)
+{
+    return layer >= 0 ? g_strdup_printf(", layer %d", layer) : g_strdup("");
+}
+
+const char *group_name(const Engine *e, int32_t gid)
+{
+    return e->groups[gid].def->name;
+}
+
+static const char *name_of(const Engine *e, uint32_t id)
+{
+    return sched_program_name_str(e->p, id);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Formats a rank array (sorted in place) as "0-3,5". */
+static char *fmt_rank_array(GArray *ranks)
+{
+    g_array_sort(ranks, cmp_i32);
+    return sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
+}
+
+static void json_add_ranks(JsonBuilder *b, const char *member, GArray *ranks)
+{
+    json_builder_set_member_name(b, member);
+    json_builder_begin_array(b);
+    for (guint i = 0; i < ranks->len; i++)
+        json_builder_add_int_value(b, g_array_index(ranks, int32_t, i));
+    json_builder_end_array(b);
+}
+
+static void json_add_layer(JsonBuilder *b, int32_t layer)
+{
+    json_builder_set_member_name(b, "layer");
+    if (layer >= 0)
+        json_builder_add_int_value(b, layer);
+    else
+        json_builder_add_null_value(b);
+}
+
+static char *json_finish(JsonBuilder *b)
+{
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_root(gen, root);
+    return json_generator_to_data(gen, NULL);
+}
+
+void diag_add(Engine *e, const char *kind, SchedSeverity sev, int32_t rank, int32_t group,
+              uint64_t seq, int32_t layer, const char *op_name, char *message, char *detail)
+{
+    SchedDiag *d = g_new0(SchedDiag, 1);
+    d->kind = kind;
+    d->severity = sev;
+    d->rank = rank;
+    d->group = group;
+    d->seq = seq;
+    d->layer = layer;
+    d->op_name = g_strdup(op_name);
+    d->message = message;
+    d->detail = detail;
+    d->time_ns = e->now;
+    g_ptr_array_add(e->out->diags, d);
+}
+
+/* PyTorch's OpType spelling for a kind, as its watchdog prints it. */
+static const char *op_type(uint8_t kind)
+{
+    switch (kind) {
+    case SCHED_OP_ALL_REDUCE:
+        return "ALLREDUCE";
+    case SCHED_OP_REDUCE_SCATTER:
+        return "_REDUCE_SCATTER_BASE";
+    case SCHED_OP_ALL_GATHER:
+        return "_ALLGATHER_BASE";
+    case SCHED_OP_ALL_TO_ALL:
+        return "ALLTOALL_BASE";
+    case SCHED_OP_BROADCAST:
+        return "BROADCAST";
+    case SCHED_OP_BARRIER:
+        return "BARRIER";
+    case SCHED_OP_SEND:
+        return "SEND";
+    case SCHED_OP_RECV:
+        return "RECV";
+    default:
+        return "UNKNOWN";
+    }
+}
+
+static uint64_t numel_out(uint8_t kind, uint64_t count, uint32_t n)
+{
+    switch (kind) {
+    case SCHED_OP_ALL_GATHER:
+        return count * n;
+    case SCHED_OP_REDUCE_SCATTER:
+        return n ? count / n : count;
+    default:
+        return count;
+    }
+}
+
+static char *work_nccl(const Engine *e, const Instance *inst, uint32_t mi)
+{
+    const Arrival *a = &inst->arr[mi];
+    return g_strdup_printf("WorkNCCL(SeqNum=%" G_GUINT64_FORMAT ", OpType=%s, NumelIn=%" G_GUINT64_FORMAT
+                           ", NumelOut=%" G_GUINT64_FORMAT ", Timeout(ms)=%" G_GINT64_FORMAT ")",
+                           inst->seq, op_type(a->kind), a->count,
+                           numel_out(a->kind, a->count, inst->n),
+                           (e->cfg.collective_timeout_ns > 0 ? e->cfg.collective_timeout_ns
+                                                             : (int64_t)600000000000LL) / 1000000);
+}
+
+char *describe_rank(const Engine *e, uint32_t rank)
+{
+    const Actor *a = &e->actors[rank];
+    g_autofree char *t = fmt_time(a->stats.end_ns);
+    switch (a->st) {
+    case ACT_DONE:
+        return g_strdup_printf("finished at %s", t);
+    case ACT_CRASHED:
+        return g_strdup_printf("crashed at %s", t);
+    case ACT_BLOCKED: {
+        const Instance *inst = a->waiting;
+        int32_t mi = sched_group_index_of(e->groups[inst->group].def, (int32_t)rank);
+        const Arrival *ar = &inst->arr[mi];
+        g_autofree char *layer = fmt_layer(ar->layer);
+        g_autofree char *since = fmt_time(ar->arrive_ns);
+        return g_strdup_printf("blocked in %s (group %s, seq %" G_GUINT64_FORMAT "%s) since %s",
+                               name_of(e, ar->name), group_name(e, inst->group), inst->seq, layer,
+                               since);
+    }
+    case ACT_COMPUTING: {
+        g_autofree char *layer = fmt_layer(a->cur.layer);
+        g_autofree char *until = fmt_time(a->cur.end_ns);
+        return g_strdup_printf("computing %s%s until %s", name_of(e, a->cur.name), layer, until);
+    }
+    case ACT_DELAYING:
+        return g_strdup("delayed before its next op (injected delay)");
+    default:
+        return g_strdup("running");
+    }
+}
+
+static const char *rank_state_word(const Engine *e, uint32_t rank)
+{
+    switch (e->actors[rank].st) {
+    case ACT_DONE:
+        return "finished";
+    case ACT_CRASHED:
+        return "crashed";
+    case ACT_BLOCKED:
+        return "blocked";
+    case ACT_COMPUTING:
+    case ACT_DELAYING:
+        return "computing";
+    default:
+        return "running";
+    }
+}
+
+/* ---- mismatch ---- */
+
+typedef struct {
+    const Arrival *sig;
+    GArray *ranks; /* int32 global ranks */
+} Signature;
+
+static void signature_clear(gpointer data)
+{
+    Signature *s = data;
+    g_array_unref(s->ranks);
+}
+
+static char *fmt_signature(const Engine *e, const Arrival *a)
+{
+    GString *s = g_string_new(sched_op_kind_name((SchedOpKind)a->kind));
+    g_string_append_printf(s, " %" G_GUINT64_FORMAT " %s", a->count,
+                           sched_dtype_name((SchedDtype)a->dtype));
+    if (a->kind == SCHED_OP_BROADCAST)
+        g_string_append_printf(s, " root %d", a->root);
+    g_string_append_printf(s, " (%s)", name_of(e, a->name));
+    return g_string_free(s, FALSE);
+}
+
+void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
+{
+    const SchedGroup *g = e->groups[inst->group].def;
+    bool p2p = sched_op_is_p2p(inst->arr[0].kind);
+    const Arrival *a0 = &inst->arr[0];
+    g_autofree char *layer = fmt_layer(a0->layer);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "group");
+    json_builder_add_string_value(b, g->name);
+    json_builder_set_member_name(b, "seq");
+    json_builder_add_int_value(b, (gint64)inst->seq);
+    json_builder_set_member_name(b, "policy");
+    json_builder_add_string_value(b, e->cfg.on_mismatch == SCHED_MISMATCH_HANG    ? "hang"
+                                     : e->cfg.on_mismatch == SCHED_MISMATCH_ABORT ? "abort"
+                                                                                  : "continue");
+
+    if (shape_only) {
+        g_autofree char *sig = fmt_signature(e, a0);
+        char *msg = g_strdup_printf(
+            "shape: %s in group %s seq %" G_GUINT64_FORMAT "%s: every rank passes %" G_GUINT64_FORMAT
+            " elements, which a group of %u cannot split evenly (the input of %s must be a "
+            "multiple of the group size)",
+            sig, g->name, inst->seq, layer, a0->count, inst->n,
+            sched_op_kind_name((SchedOpKind)a0->kind));
+        json_builder_set_member_name(b, "count");
+        json_builder_add_int_value(b, (gint64)a0->count);
+        json_builder_set_member_name(b, "group_size");
+        json_builder_add_int_value(b, inst->n);
+        json_builder_end_object(b);
+        diag_add(e, "shape", SCHED_SEV_ERROR, g->ranks[0], inst->group, inst->seq, a0->layer,
+                 name_of(e, a0->name), msg, json_finish(b));
+        return;
+    }
+
+    g_autoptr(GArray) sigs = g_array_new(FALSE, FALSE, sizeof(Signature));
+    g_array_set_clear_func(sigs, signature_clear);
+    for (uint32_t i = 0; i < inst->n; i++) {
+        const Arrival *a = &inst->arr[i];
+        guint k;
+        for (k = 0; k < sigs->len; k++)
+            if (arrival_same_signature(g_array_index(sigs, Signature, k).sig, a, p2p))
+                break;
+        if (k == sigs->len) {
+            Signature s = {a, g_array_new(FALSE, FALSE, sizeof(int32_t))};
+            g_array_append_val(sigs, s);
+        }
+        g_array_append_val(g_array_index(sigs, Signature, k).ranks, g->ranks[i]);
+    }
+    /* Majority by rank count; a tie for the most ranks means there is no majority. */
+    int majority = -1;
+    guint best = 0;
+    bool tie = false;
+    for (guint k = 0; k < sigs->len; k++) {
+        guint c = g_array_index(sigs, Signature, k).ranks->len;
+        if (c > best) {
+            best = c;
+            majority = (int)k;
+            tie = false;
+        } else if (c == best) {
+            tie = true;
+        }
+    }
+    if (tie)
+        majority = -1;
+    g_autoptr(GArray) culprits = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    GString *msg = g_string_new(NULL);
+    g_string_append_printf(msg,
+                           "mismatch in group %s seq %" G_GUINT64_FORMAT "%s: %u signatures among %u ranks",
+                           g->name, inst->seq, layer, sigs->len, inst->n);
+    json_builder_set_member_name(b, "signatures");
+    json_builder_begin_array(b);
+    for (guint k = 0; k < sigs->len; k++) {
+        Signature *s = &g_array_index(sigs, Signature, k);
+        g_autofree char *sig = fmt_signature(e, s->sig);
+        g_autofree char *ranks = fmt_rank_array(s->ranks);
+        g_string_append_printf(msg, "%s %s on rank%s %s%s", k ? ";" : " —", sig,
+                               s->ranks->len > 1 ? "s" : "", ranks,
+                               (int)k == majority ? " (majority)" : "");
+        if (majority >= 0 && (int)k != majority)
+            g_array_append_vals(culprits, s->ranks->data, s->ranks->len);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "kind");
+        json_builder_add_string_value(b, sched_op_kind_name((SchedOpKind)s->sig->kind));
+        json_builder_set_member_name(b, "count");
+        json_builder_add_int_value(b, (gint64)s->sig->count);
+        json_builder_set_member_name(b, "dtype");
+        json_builder_add_string_value(b, sched_dtype_name((SchedDtype)s->sig->dtype));
+        json_builder_set_member_name(b, "root");
+        if (s->sig->kind == SCHED_OP_BROADCAST)
+            json_builder_add_int_value(b, s->sig->root);
+        else
+            json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "op");
+        json_builder_add_string_value(b, name_of(e, s->sig->name));
+        json_add_layer(b, s->sig->layer);
+        json_add_ranks(b, "ranks", s->ranks);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "majority");
+    if (majority >= 0)
+        json_builder_add_int_value(b, majority);
+    else
+        json_builder_add_null_value(b);
+    g_array_sort(culprits, cmp_i32);
+    json_add_ranks(b, "culprits", culprits);
+    json_builder_end_object(b);
+    if (majority >= 0) {
+        g_autofree char *c = sched_format_ranks((const int32_t *)(void *)culprits->data,
+                                                culprits->len);
+        g_string_append_printf(msg, ". Culprit%s (minority): rank%s %s", culprits->len > 1 ? "s" : "",
+                               culprits->len > 1 ? "s" : "", c);
+    } else {
+        g_string_append(msg, ". No majority (tie): the culprit cannot be decided by vote");
+    }
+    int32_t rank = culprits->len ? g_array_index(culprits, int32_t, 0) : g->ranks[0];
+    const Arrival *ref = majority >= 0 ? g_array_index(sigs, Signature, majority).sig : a0;
+    diag_add(e, "mismatch", SCHED_SEV_ERROR, rank, inst->group, inst->seq, ref->layer,
+             name_of(e, ref->name), g_string_free(msg, FALSE), json_finish(b));
+}
+
+/* ---- divergence (signatures agree, the ops behind them do not) ---- */
+
+void diagnose_divergence(Engine *e, Instance *inst)
+{
+    const SchedGroup *g = e->groups[inst->group].def;
+    GString *msg = g_string_new(NULL);
+    g_string_append_printf(msg,
+                           "divergence in group %s seq %" G_GUINT64_FORMAT ": the signatures agree "
+                           "but the ranks are at different ops —",
+                           g->name, inst->seq);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "members");
+    json_builder_begin_array(b);
+    g_autofree bool *done = g_new0(bool, inst->n);
+    for (uint32_t i = 0; i < inst->n; i++) {
+        if (done[i])
+            continue;
+        g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        for (uint32_t j = i; j < inst->n; j++) {
+            if (!done[j] && inst->arr[j].name == inst->arr[i].name &&
+                inst->arr[j].layer == inst->arr[i].layer) {
+                done[j] = true;
+                g_array_append_val(ranks, g->ranks[j]);
+            }
+        }
+        g_autofree char *rs = fmt_rank_array(ranks);
+        g_autofree char *layer = fmt_layer(inst->arr[i].layer);
+        g_string_append_printf(msg, "%s %s%s on rank%s %s", i ? ";" : "",
+                               name_of(e, inst->arr[i].name), layer, ranks->len > 1 ? "s" : "",
+                               rs);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "op");
+        json_builder_add_string_value(b, name_of(e, inst->arr[i].name));
+        json_add_layer(b, inst->arr[i].layer);
+        json_add_ranks(b, "ranks", ranks);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    g_string_append(msg, ". NCCL matches calls by order only, so this runs on with the wrong "
+                         "data (reported once per group)");
+    diag_add(e, "divergence", SCHED_SEV_WARNING, g->ranks[0], inst->group, inst->seq,
+             inst->arr[0].layer, name_of(e, inst->arr[0].name), g_string_free(msg, FALSE),
+             json_finish(b));
+}
+
+/* ---- straggler ---- */
+
+void diagnose_straggler(Engine *e, Instance *inst)
+{
+    const SchedGroup *g = e->groups[inst->group].def;
+    int64_t thr = e->cfg.straggler_threshold_ns;
+    g_autoptr(GArray) late = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (inst->arr[i].arrive_ns - inst->first_arrive_ns > thr)
+            g_array_append_val(late, g->ranks[i]);
+    g_autofree char *rs = fmt_rank_array(late);
+    g_autofree char *spread = fmt_time(inst->last_arrive_ns - inst->first_arrive_ns);
+    g_autofree char *thr_s = fmt_time(thr);
+    g_autofree char *layer = fmt_layer(inst->arr[0].layer);
+    char *msg = g_strdup_printf("straggler in %s (group %s, seq %" G_GUINT64_FORMAT "%s): rank%s %s "
+                                "arrived up to %s after the first member (threshold %s); the "
+                                "others waited",
+                                name_of(e, inst->arr[0].name), g->name, inst->seq, layer,
+                                late->len > 1 ? "s" : "", rs, spread, thr_s);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_add_ranks(b, "late", late);
+    json_builder_set_member_name(b, "spread_us");
+    json_builder_add_double_value(b, (double)(inst->last_arrive_ns - inst->first_arrive_ns) / 1e3);
+    json_builder_end_object(b);
+    diag_add(e, "straggler", SCHED_SEV_WARNING, g_array_index(late, int32_t, 0), inst->group,
+             inst->seq, inst->arr[0].layer, name_of(e, inst->arr[0].name), msg, json_finish(b));
+}
+
+/* ---- crash ---- */
+
+void diagnose_crash(Engine *e, uint32_t rank, const char *why)
+{
+    g_autofree char *t = fmt_time(e->now);
+    char *msg = why ? g_strdup_printf("rank %u crashed at %s on reaching %s (injected fault)", rank,
+                                      t, why)
+                    : g_strdup_printf("rank %u crashed at %s (injected fault)", rank, t);
+    diag_add(e, "crash", SCHED_SEV_ERROR, (int32_t)rank, -1, 0, e->actors[rank].layer, why, msg,
+             NULL);
+}
+
+/* ---- timeout ---- */
+
+/* Appends "rank 3 (computing x until 2 s)" for each missing member of inst. */
+static void append_missing(const Engine *e, const Instance *inst, GString *s, JsonBuilder *b,
+                           uint32_t limit)
+{
+    const SchedGroup *g = e->groups[inst->group].def;
+    uint32_t shown = 0, missing = 0;
+    json_builder_set_member_name(b, "missing");
+    json_builder_begin_array(b);
+    for (uint32_t i = 0; i < inst->n; i++) {
+        if (inst->arr[i].present)
+            continue;
+        uint32_t r = (uint32_t)g->ranks[i];
+        g_autofree char *what = describe_rank(e, r);
+        missing++;
+        if (shown < limit) {
+            g_string_append_printf(s, "%srank %u (%s)", shown ? ", " : "", r, what);
+            shown++;
+        }
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "rank");
+        json_builder_add_int_value(b, r);
+        json_builder_set_member_name(b, "state");
+        json_builder_add_string_value(b, rank_state_word(e, r));
+        json_builder_set_member_name(b, "doing");
+        json_builder_add_string_value(b, what);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    if (missing > shown)
+        g_string_append_printf(s, " and %u more", missing - shown);
+    if (missing == 0)
+        g_string_append(s, "none — every member arrived but their signatures disagree");
+}
+
+static void arrived_ranks(const Engine *e, const Instance *inst, GArray *out)
+{
+    const SchedGroup *g = e->groups[inst->group].def;
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (inst->arr[i].present)
+            g_array_append_val(out, g->ranks[i]);
+}
+
+void diagnose_timeout(Engine *e, int64_t at_ns)
+{
+    e->now = at_ns;
+    const int64_t timeout = e->cfg.collective_timeout_ns;
+    for (Instance *inst = e->live_head; inst; inst = inst->live_next) {
+        if (inst->first_arrive_ns + timeout > at_ns)
+            break;
+        const SchedGroup *g = e->groups[inst->group].def;
+        for (uint32_t i = 0; i < inst->n; i++) {
+            const Arrival *ar = &inst->arr[i];
+            if (!ar->present || ar->arrive_ns + timeout > at_ns)
+                continue;
+            if (e->actors[g->ranks[i]].st == ACT_CRASHED)
+                continue;
+            g_autofree char *layer = fmt_layer(ar->layer);
+            g_autofree char *t = fmt_time(timeout);
+            g_autofree char *work = work_nccl(e, inst, i);
+            g_autoptr(JsonBuilder) b = json_builder_new();
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "group");
+            json_builder_add_string_value(b, g->name);
+            json_builder_set_member_name(b, "seq");
+            json_builder_add_int_value(b, (gint64)inst->seq);
+            json_builder_set_member_name(b, "arrive_us");
+            json_builder_add_double_value(b, (double)ar->arrive_ns / 1e3);
+            g_autoptr(GArray) arrived = g_array_new(FALSE, FALSE, sizeof(int32_t));
+            arrived_ranks(e, inst, arrived);
+            json_add_ranks(b, "arrived", arrived);
+            GString *msg = g_string_new(NULL);
+            g_string_append_printf(msg,
+                                   "timeout: rank %d waited %s in %s (group %s, seq %" G_GUINT64_FORMAT
+                                   "%s); late: ",
+                                   g->ranks[i], t, name_of(e, ar->name), g->name, inst->seq,
+                                   layer);
+            append_missing(e, inst, msg, b, 8);
+            g_string_append_printf(msg,
+                                   ". On hardware: Watchdog caught collective operation timeout: "
+                                   "%s ran for %" G_GINT64_FORMAT " milliseconds before timing out",
+                                   work, timeout / 1000000);
+            json_builder_set_member_name(b, "hardware");
+            json_builder_add_string_value(b, work);
+            json_builder_end_object(b);
+            diag_add(e, "timeout", SCHED_SEV_ERROR, g->ranks[i], inst->group, inst->seq,
+                     ar->layer, name_of(e, ar->name), g_string_free(msg, FALSE), json_finish(b));
+        }
+    }
+}
+
+/* ---- deadlock ---- */
+
+typedef struct {
+    uint32_t n;
+    GArray **adj; /* per rank: GArray<int32_t> of ranks it waits for (blocked ones only) */
+} Graph;
+
+/* Iterative Tarjan: appends every SCC that is a real cycle (size > 1 or a self-loop) to
+ * `cycles` as a sorted GArray<int32_t>. */
+static void find_cycles(const Graph *gr, const bool *blocked, GPtrArray *cycles)
+{
+    uint32_t n = gr->n;
+    g_autofree int32_t *index = g_new(int32_t, n);
+    g_autofree int32_t *low = g_new(int32_t, n);
+    g_autofree bool *on_stack = g_new0(bool, n);
+    g_autofree int32_t *stack = g_new(int32_t, n);
+    g_autofree int32_t *call_v = g_new(int32_t, n);
+    g_autofree uint32_t *call_i = g_new(uint32_t, n);
+    for (uint32_t v = 0; v < n; v++)
+        index[v] = -1;
+    int32_t next_index = 0;
+    uint32_t sp = 0;
+    for (uint32_t root = 0; root < n; root++) {
+        if (!blocked[root] || index[root] >= 0)
+            continue;
+        uint32_t depth = 0;
+        call_v[0] = (int32_t)root;
+        call_i[0] = 0;
+        index[root] = low[root] = next_index++;
+        stack[sp++] = (int32_t)root;
+        on_stack[root] = true;
+        while (true) {
+            int32_t v = call_v[depth];
+            GArray *adj = gr->adj[v];
+            if (adj && call_i[depth] < adj->len) {
+                int32_t w = g_array_index(adj, int32_t, call_i[depth]++);
+                if (index[w] < 0) {
+                    index[w] = low[w] = next_index++;
+                    stack[sp++] = w;
+                    on_stack[w] = true;
+                    depth++;
+                    call_v[depth] = w;
+                    call_i[depth] = 0;
+                } else if (on_stack[w] && index[w] < low[v]) {
+                    low[v] = index[w];
+                }
+                continue;
+            }
+            if (low[v] == index[v]) {
+                GArray *comp = g_array_new(FALSE, FALSE, sizeof(int32_t));
+                int32_t w;
+                do {
+                    w = stack[--sp];
+                    on_stack[w] = false;
+                    g_array_append_val(comp, w);
+                } while (w != v);
+                bool self_loop = false;
+                if (comp->len == 1 && adj)
+                    for (guint k = 0; k < adj->len; k++)
+                        self_loop |= g_array_index(adj, int32_t, k) == v;
+                if (comp->len > 1 || self_loop) {
+                    g_array_sort(comp, cmp_i32);
+                    g_ptr_array_add(cycles, comp);
+                } else {
+                    g_array_unref(comp);
+                }
+            }
+            if (depth == 0)
+                break;
+            depth--;
+            int32_t parent = call_v[depth];
+            if (low[v] < low[parent])
+                low[parent] = low[v];
+        }
+    }
+}
+
+static int cmp_cycle(gconstpointer a, gconstpointer b)
+{
+    const GArray *x = *(GArray *const *)a, *y = *(GArray *const *)b;
+    return cmp_i32(x->data, y->data);
+}
+
+/* Minority ranks of a poisoned (mismatched) instance; empty when there is no majority. */
+static void minority_ranks(const Engine *e, const Instance *inst, GArray *out)
+{
+    const SchedGroup *g = e->groups[inst->group].def;
+    bool p2p = sched_op_is_p2p(inst->arr[0].kind);
+    /* Majority signature by count of equal members (O(n^2), diagnosis only). */
+    uint32_t best = 0, best_i = 0;
+    bool tie = false;
+    for (uint32_t i = 0; i < inst->n; i++) {
+        uint32_t c = 0;
+        for (uint32_t j = 0; j < inst->n; j++)
+            c += arrival_same_signature(&inst->arr[i], &inst->arr[j], p2p);
+        if (c > best) {
+            best = c;
+            best_i = i;
+            tie = false;
+        } else if (c == best && !arrival_same_signature(&inst->arr[i], &inst->arr[best_i], p2p)) {
+            tie = true;
+        }
+    }
+    if (tie || best == inst->n)
+        return;
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (!arrival_same_signature(&inst->arr[i], &inst->arr[best_i], p2p))
+            g_array_append_val(out, g->ranks[i]);
+}
+
+void diagnose_deadlock(Engine *e)
+{
+    const uint32_t n = e->n_ranks;
+    g_autofree bool *blocked = g_new0(bool, n);
+    uint32_t n_blocked = 0, n_done = 0, n_crashed = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        blocked[r] = e->actors[r].st == ACT_BLOCKED;
+        n_blocked += blocked[r];
+        n_done += e->actors[r].st == ACT_DONE;
+        n_crashed += e->actors[r].st == ACT_CRASHED;
+    }
+    Graph gr = {n, g_new0(GArray *, n)};
+    g_autofree int8_t *culprit_reason = g_new0(int8_t, n); /* 1 finished, 2 crashed, 3 mismatch */
+
+    /* The live instances that hold blocked ranks, in first-arrival order. */
+    g_autoptr(GPtrArray) insts = g_ptr_array_new();
+    for (Instance *inst = e->live_head; inst; inst = inst->live_next) {
+        bool holds = false;
+        const SchedGroup *g = e->groups[inst->group].def;
+        for (uint32_t i = 0; i < inst->n && !holds; i++)
+            holds = inst->arr[i].present && blocked[g->ranks[i]];
+        if (holds)
+            g_ptr_array_add(insts, inst);
+    }
+
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    GString *msg = g_string_new(NULL);
+    g_autofree char *now = fmt_time(e->now);
+    g_string_append_printf(msg,
+                           "deadlock at %s: %u rank%s blocked forever (%u finished, %u crashed); "
+                           "no event is pending",
+                           now, n_blocked, n_blocked == 1 ? "" : "s", n_done, n_crashed);
+
+    json_builder_set_member_name(b, "instances");
+    json_builder_begin_array(b);
+    const uint32_t max_lines = 12;
+    for (guint k = 0; k < insts->len; k++) {
+        Instance *inst = g_ptr_array_index(insts, k);
+        const SchedGroup *g = e->groups[inst->group].def;
+        const Arrival *ref = NULL;
+        for (uint32_t i = 0; i < inst->n && !ref; i++)
+            if (inst->arr[i].present)
+                ref = &inst->arr[i];
+        g_autoptr(GArray) arrived = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        arrived_ranks(e, inst, arrived);
+        for (uint32_t i = 0; i < inst->n; i++) {
+            if (!inst->arr[i].present)
+                continue;
+            int32_t r = g->ranks[i];
+            if (!blocked[r])
+                continue;
+            if (!gr.adj[r])
+                gr.adj[r] = g_array_new(FALSE, FALSE, sizeof(int32_t));
+            for (uint32_t j = 0; j < inst->n; j++) {
+                if (inst->arr[j].present)
+                    continue;
+                int32_t m = g->ranks[j];
+                if (blocked[m])
+                    g_array_append_val(gr.adj[r], m);
+                else if (e->actors[m].st == ACT_DONE)
+                    culprit_reason[m] = 1;
+                else if (e->actors[m].st == ACT_CRASHED)
+                    culprit_reason[m] = 2;
+            }
+        }
+        for (uint32_t i = 0; i < inst->n; i++)
+            if (inst->arr[i].present && e->actors[g->ranks[i]].st == ACT_CRASHED)
+                culprit_reason[g->ranks[i]] = 2;
+        if (inst->mismatched) {
+            g_autoptr(GArray) minority = g_array_new(FALSE, FALSE, sizeof(int32_t));
+            minority_ranks(e, inst, minority);
+            for (guint i = 0; i < minority->len; i++)
+                culprit_reason[g_array_index(minority, int32_t, i)] = 3;
+        }
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "group");
+        json_builder_add_string_value(b, g->name);
+        json_builder_set_member_name(b, "seq");
+        json_builder_add_int_value(b, (gint64)inst->seq);
+        json_builder_set_member_name(b, "op");
+        json_builder_add_string_value(b, name_of(e, ref->name));
+        json_add_layer(b, ref->layer);
+        json_builder_set_member_name(b, "mismatched");
+        json_builder_add_boolean_value(b, inst->mismatched);
+        json_add_ranks(b, "arrived", arrived);
+        GString *line = g_string_new(NULL);
+        append_missing(e, inst, line, b, 4);
+        json_builder_set_member_name(b, "hardware");
+        g_autofree char *work = work_nccl(e, inst, (uint32_t)(ref - inst->arr));
+        json_builder_add_string_value(b, work);
+        json_builder_end_object(b);
+        if (k < max_lines) {
+            g_autofree char *rs = fmt_rank_array(arrived);
+            g_autofree char *layer = fmt_layer(ref->layer);
+            g_string_append_printf(msg,
+                                   "\n  %s (group %s, seq %" G_GUINT64_FORMAT "%s): arrived %s; missing %s",
+                                   name_of(e, ref->name), g->name, inst->seq, layer, rs,
+                                   line->str);
+        }
+        g_string_free(line, TRUE);
+    }
+    json_builder_end_array(b);
+    if (insts->len > max_lines)
+        g_string_append_printf(msg, "\n  ... and %u more blocked instances", insts->len - max_lines);
+
+    /* Per blocked rank: where it waits (instances carry the arrived/missing sets). */
+    json_builder_set_member_name(b, "blocked");
+    json_builder_begin_array(b);
+    for (uint32_t r = 0; r < n; r++) {
+        if (!blocked[r])
+            continue;
+        const Instance *inst = e->actors[r].waiting;
+        guint k = 0;
+        while (k < insts->len && g_ptr_array_index(insts, k) != inst)
+            k++;
+        int32_t mi = sched_group_index_of(e->groups[inst->group].def, (int32_t)r);
+        const Arrival *ar = &inst->arr[mi];
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "rank");
+        json_builder_add_int_value(b, r);
+        json_builder_set_member_name(b, "group");
+        json_builder_add_string_value(b, group_name(e, inst->group));
+        json_builder_set_member_name(b, "seq");
+        json_builder_add_int_value(b, (gint64)inst->seq);
+        json_builder_set_member_name(b, "op");
+        json_builder_add_string_value(b, name_of(e, ar->name));
+        json_add_layer(b, ar->layer);
+        json_builder_set_member_name(b, "since_us");
+        json_builder_add_double_value(b, (double)ar->arrive_ns / 1e3);
+        json_builder_set_member_name(b, "instance");
+        json_builder_add_int_value(b, k);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+
+    /* Wait-for edges and cycles. */
+    g_autoptr(GPtrArray) cycles = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    find_cycles(&gr, blocked, cycles);
+    g_ptr_array_sort(cycles, cmp_cycle);
+    json_builder_set_member_name(b, "edges");
+    json_builder_begin_array(b);
+    GString *edges = g_string_new(NULL);
+    uint32_t n_edges = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        if (!gr.adj[r])
+            continue;
+        for (guint k = 0; k < gr.adj[r]->len; k++) {
+            int32_t m = g_array_index(gr.adj[r], int32_t, k);
+            json_builder_begin_array(b);
+            json_builder_add_int_value(b, r);
+            json_builder_add_int_value(b, m);
+            json_builder_end_array(b);
+            if (n_edges < 16)
+                g_string_append_printf(edges, "%s%u->%d", n_edges ? ", " : "", r, m);
+            n_edges++;
+        }
+    }
+    json_builder_end_array(b);
+    if (n_edges > 16)
+        g_string_append_printf(edges, ", ... (%u edges in all)", n_edges);
+    if (n_edges)
+        g_string_append_printf(msg, "\n  wait-for (AND) edges between blocked ranks: %s", edges->str);
+    g_string_free(edges, TRUE);
+    json_builder_set_member_name(b, "cycles");
+    json_builder_begin_array(b);
+    for (guint k = 0; k < cycles->len; k++) {
+        GArray *c = g_ptr_array_index(cycles, k);
+        json_builder_begin_array(b);
+        for (guint i = 0; i < c->len; i++)
+            json_builder_add_int_value(b, g_array_index(c, int32_t, i));
+        json_builder_end_array(b);
+        if (k < 8) {
+            g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)c->data, c->len);
+            g_string_append_printf(msg, "\n  cycle: ranks %s wait on each other", rs);
+        }
+    }
+    json_builder_end_array(b);
+
+    /* Culprits. */
+    static const char *const reasons[] = {"", "finished", "crashed", "mismatch"};
+    json_builder_set_member_name(b, "culprits");
+    json_builder_begin_array(b);
+    GString *cul = g_string_new(NULL);
+    int32_t first_culprit = -1;
+    for (uint32_t r = 0; r < n; r++) {
+        if (!culprit_reason[r])
+            continue;
+        if (first_culprit < 0)
+            first_culprit = (int32_t)r;
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "rank");
+        json_builder_add_int_value(b, r);
+        json_builder_set_member_name(b, "reason");
+        json_builder_add_string_value(b, reasons[culprit_reason[r]]);
+        json_builder_end_object(b);
+        g_autofree char *what = describe_rank(e, r);
+        if (culprit_reason[r] == 3)
+            g_string_append_printf(cul, "%srank %u (brought a minority signature; %s)",
+                                   cul->len ? ", " : "", r, what);
+        else
+            g_string_append_printf(cul, "%srank %u (%s while others wait on it)",
+                                   cul->len ? ", " : "", r, what);
+    }
+    json_builder_end_array(b);
+    if (cul->len)
+        g_string_append_printf(msg, "\n  culprits: %s", cul->str);
+    else if (cycles->len)
+        g_string_append(msg, "\n  culprits: none by rule — the ranks entered their groups in "
+                             "different orders (a cycle); fix the order, not a rank");
+    else
+        g_string_append(msg, "\n  culprits: none identified");
+    g_string_free(cul, TRUE);
+
+    /* How it surfaces on hardware: one watchdog line per blocked instance, victims named. */
+    GString *hw = g_string_new(NULL);
+    int64_t timeout = e->cfg.collective_timeout_ns;
+    uint32_t hw_lines = 0;
+    for (guint k = 0; k < insts->len; k++) {
+        Instance *inst = g_ptr_array_index(insts, k);
+        const SchedGroup *g = e->groups[inst->group].def;
+        g_autoptr(GArray) victims = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        int64_t first = INT64_MAX;
+        uint32_t ref = 0;
+        for (uint32_t i = 0; i < inst->n; i++) {
+            if (inst->arr[i].present && blocked[g->ranks[i]]) {
+                g_array_append_val(victims, g->ranks[i]);
+                if (inst->arr[i].arrive_ns < first) {
+                    first = inst->arr[i].arrive_ns;
+                    ref = i;
+                }
+            }
+        }
+        if (!victims->len || hw_lines >= 6)
+            continue;
+        g_autofree char *rs = fmt_rank_array(victims);
+        g_autofree char *work = work_nccl(e, inst, ref);
+        if (timeout > 0) {
+            g_autofree char *t = fmt_time(timeout);
+            g_autofree char *at = fmt_time(first + timeout);
+            g_string_append_printf(hw,
+                                   "\n  PyTorch's watchdog would fire on rank%s %s after %s (first at "
+                                   "t=%s): %s",
+                                   victims->len > 1 ? "s" : "", rs, t, at, work);
+        } else {
+            g_string_append_printf(hw, "\n  ranks %s would hang in %s forever (watchdog disabled)",
+                                   rs, work);
+        }
+        hw_lines++;
+    }
+    g_string_append(msg, hw->str);
+    json_builder_set_member_name(b, "hardware");
+    json_builder_add_string_value(b, hw->len ? hw->str + 3 : "");
+    g_string_free(hw, TRUE);
+    json_builder_end_object(b);
+
+    for (uint32_t r = 0; r < n; r++)
+        if (gr.adj[r])
+            g_array_unref(gr.adj[r]);
+    g_free(gr.adj);
+
+    int32_t rank = first_culprit;
+    Instance *first = insts->len ? g_ptr_array_index(insts, 0) : NULL;
+    const Arrival *ref = NULL;
+    for (uint32_t i = 0; first && i < first->n && !ref; i++)
+        if (first->arr[i].present)
+            ref = &first->arr[i];
+    diag_add(e, "deadlock", SCHED_SEV_ERROR, rank, first ? first->group : -1,
+             first ? first->seq : 0, ref ? ref->layer : -1, ref ? name_of(e, ref->name) : NULL,
+             g_string_free(msg, FALSE), json_finish(b));
+}

@@ -1,0 +1,762 @@
+/* sched/engine.c — the event loop: actors, rendezvous, faults, watchdog. Diagnosis text lives
+ * in diagnose.c. See engine.h for the semantics and costs. */
+#include "engine-private.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { EV_RESUME = 1, EV_COMPLETE = 2, EV_CRASH = 3 };
+
+SchedConfig sched_config_default(void)
+{
+    SchedConfig c;
+    memset(&c, 0, sizeof c);
+    c.on_mismatch = SCHED_MISMATCH_HANG;
+    c.collective_timeout_ns = 600LL * 1000000000LL;
+    c.straggler_threshold_ns = 10LL * 1000000000LL;
+    c.net = net_model_default();
+    c.timeline = SCHED_TIMELINE_FULL;
+    return c;
+}
+
+const char *sched_rank_state_name(SchedRankState s)
+{
+    static const char *const names[] = {"done", "blocked", "crashed", "stopped"};
+    g_return_val_if_fail((unsigned)s < G_N_ELEMENTS(names), "?");
+    return names[s];
+}
+
+const char *sched_severity_name(SchedSeverity s)
+{
+    return s == SCHED_SEV_ERROR ? "error" : "warning";
+}
+
+static inline void emit(Engine *e, const SchedRecord *r)
+{
+    if (e->cfg.record)
+        e->cfg.record(e->cfg.record_data, r);
+}
+
+/* ---- groups and p2p channels ---- */
+
+static SchedGroup *channel_group_new(uint32_t src, uint32_t dst)
+{
+    SchedGroup *g = g_new0(SchedGroup, 1);
+    g->name = g_strdup_printf("p2p:%u->%u", src, dst);
+    g->n = 2;
+    g->ranks = g_new(int32_t, 2);
+    g->ranks[0] = (int32_t)src;
+    g->ranks[1] = (int32_t)dst;
+    g->sorted = g_new(int32_t, 2);
+    g->sorted_pos = g_new(uint32_t, 2);
+    bool lo_first = src < dst;
+    g->sorted[0] = (int32_t)(lo_first ? src : dst);
+    g->sorted[1] = (int32_t)(lo_first ? dst : src);
+    g->sorted_pos[0] = lo_first ? 0 : 1;
+    g->sorted_pos[1] = lo_first ? 1 : 0;
+    return g;
+}
+
+static void channel_group_free(gpointer data)
+{
+    SchedGroup *g = data;
+    g_free(g->name);
+    g_free(g->ranks);
+    g_free(g->sorted);
+    g_free(g->sorted_pos);
+    g_free(g);
+}
+
+static uint64_t channel_key(uint32_t src, uint32_t dst)
+{
+    return ((uint64_t)src << 32) | dst;
+}
+
+/* Finds every (src, dst) pair the program uses for send/recv and gives it a group. Lists
+ * without p2p ops are skipped after one scan. */
+static void engine_build_channels(Engine *e, GPtrArray *defs)
+{
+    const SchedProgram *p = e->p;
+    g_autofree int8_t *has_p2p = g_new0(int8_t, p->lists->len);
+    for (guint li = 0; li < p->lists->len; li++) {
+        const SchedOpList *l = g_ptr_array_index(p->lists, li);
+        for (uint32_t i = 0; i < l->len; i++)
+            if (sched_op_is_p2p(l->ops[i].kind))
+                has_p2p[li] = 1;
+    }
+    for (uint32_t r = 0; r < p->n_ranks; r++) {
+        if (!has_p2p[p->list_of_rank[r]])
+            continue;
+        const SchedOpList *l = sched_program_ops(p, r);
+        for (uint32_t i = 0; i < l->len; i++) {
+            const SchedOp *op = &l->ops[i];
+            if (!sched_op_is_p2p(op->kind))
+                continue;
+            uint32_t peer = (uint32_t)op->group;
+            uint32_t src = op->kind == SCHED_OP_SEND ? r : peer;
+            uint32_t dst = op->kind == SCHED_OP_SEND ? peer : r;
+            uint64_t key = channel_key(src, dst);
+            if (g_hash_table_contains(e->channels, &key))
+                continue;
+            SchedGroup *g = channel_group_new(src, dst);
+            g_ptr_array_add(e->own_groups, g);
+            g_ptr_array_add(defs, g);
+            uint64_t *k = g_new(uint64_t, 1);
+            *k = key;
+            g_hash_table_insert(e->channels, k, GUINT_TO_POINTER(defs->len));
+        }
+    }
+}
+
+/* ---- instances ---- */
+
+static Instance *instance_get(Engine *e, int32_t gid, uint64_t seq, int64_t now)
+{
+    GroupRt *g = &e->groups[gid];
+    for (Instance *it = g->live; it; it = it->grp_next)
+        if (it->seq == seq)
+            return it;
+    Instance *inst = g->free;
+    if (inst) {
+        g->free = inst->grp_next;
+    } else {
+        inst = g_new0(Instance, 1);
+        inst->id = e->instances->len;
+        inst->n = g->def->n;
+        inst->arr = g_new(Arrival, inst->n);
+        g_ptr_array_add(e->instances, inst);
+    }
+    inst->group = gid;
+    inst->seq = seq;
+    inst->arrived = 0;
+    inst->poisoned = inst->mismatched = inst->completing = false;
+    inst->first_arrive_ns = inst->last_arrive_ns = now;
+    memset(inst->arr, 0, sizeof(Arrival) * inst->n);
+    inst->grp_next = g->live;
+    g->live = inst;
+    /* Instances are created in time order, so appending keeps the list sorted by first
+     * arrival: its head is always the next watchdog deadline. */
+    inst->live_next = NULL;
+    inst->live_prev = e->live_tail;
+    if (e->live_tail)
+        e->live_tail->live_next = inst;
+    else
+        e->live_head = inst;
+    e->live_tail = inst;
+    return inst;
+}
+
+static void instance_release(Engine *e, Instance *inst)
+{
+    GroupRt *g = &e->groups[inst->group];
+    Instance **pp = &g->live;
+    while (*pp != inst)
+        pp = &(*pp)->grp_next;
+    *pp = inst->grp_next;
+    if (inst->live_prev)
+        inst->live_prev->live_next = inst->live_next;
+    else
+        e->live_head = inst->live_next;
+    if (inst->live_next)
+        inst->live_next->live_prev = inst->live_prev;
+    else
+        e->live_tail = inst->live_prev;
+    inst->gen++;
+    inst->grp_next = g->free;
+    g->free = inst;
+}
+
+static NetCollKind net_kind(uint8_t kind)
+{
+    switch (kind) {
+    case SCHED_OP_ALL_REDUCE:
+        return NET_ALL_REDUCE;
+    case SCHED_OP_REDUCE_SCATTER:
+        return NET_REDUCE_SCATTER;
+    case SCHED_OP_ALL_GATHER:
+        return NET_ALL_GATHER;
+    case SCHED_OP_ALL_TO_ALL:
+        return NET_ALL_TO_ALL;
+    case SCHED_OP_BROADCAST:
+        return NET_BROADCAST;
+    case SCHED_OP_BARRIER:
+        return NET_BARRIER;
+    default:
+        return NET_P2P;
+    }
+}
+
+bool arrival_same_signature(const Arrival *a, const Arrival *b, bool p2p)
+{
+    if (p2p) /* one send and one recv by construction */
+        return a->count == b->count && a->dtype == b->dtype;
+    return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype &&
+           a->root == b->root;
+}
+
+static void schedule_completion(Engine *e, Instance *inst, int64_t now)
+{
+    const Arrival *a0 = &inst->arr[0];
+    uint64_t max_count = 0;
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (inst->arr[i].count > max_count)
+            max_count = inst->arr[i].count;
+    uint64_t bytes = max_count * sched_dtype_size((SchedDtype)a0->dtype);
+    int64_t cost = net_collective_cost_ns(&e->cfg.net, net_kind(a0->kind), inst->n, bytes);
+    inst->completing = true;
+    sched_queue_push(&e->q, now + cost, EV_COMPLETE, inst->id, inst->gen);
+}
+
+/* Every member is here: check the signatures, then complete or apply the mismatch policy. */
+static void instance_full(Engine *e, Instance *inst, int64_t now)
+{
+    const Arrival *a0 = &inst->arr[0];
+    bool p2p = sched_op_is_p2p(a0->kind);
+    bool agree = true;
+    for (uint32_t i = 1; i < inst->n && agree; i++)
+        agree = arrival_same_signature(a0, &inst->arr[i], p2p);
+    bool shape_ok = true;
+    if (agree && inst->n > 1 &&
+        (a0->kind == SCHED_OP_REDUCE_SCATTER || a0->kind == SCHED_OP_ALL_TO_ALL))
+        shape_ok = a0->count % inst->n == 0;
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (e->actors[e->groups[inst->group].def->ranks[i]].st == ACT_CRASHED)
+            inst->poisoned = true;
+    if (agree && shape_ok) {
+        if (!inst->poisoned)
+            schedule_completion(e, inst, now);
+        return;
+    }
+    inst->mismatched = true;
+    diagnose_mismatch(e, inst, agree);
+    switch (e->cfg.on_mismatch) {
+    case SCHED_MISMATCH_HANG:
+        inst->poisoned = true;
+        break;
+    case SCHED_MISMATCH_ABORT:
+        inst->poisoned = true;
+        e->stop = true;
+        break;
+    case SCHED_MISMATCH_CONTINUE:
+        if (!inst->poisoned)
+            schedule_completion(e, inst, now);
+        break;
+    }
+}
+
+static void instance_complete(Engine *e, Instance *inst, int64_t now)
+{
+    if (inst->poisoned)
+        return;
+    const GroupRt *g = &e->groups[inst->group];
+    if (e->cfg.straggler_threshold_ns > 0 &&
+        inst->last_arrive_ns - inst->first_arrive_ns > e->cfg.straggler_threshold_ns)
+        diagnose_straggler(e, inst);
+    if (!g->divergence_reported && !inst->mismatched) {
+        for (uint32_t i = 1; i < inst->n; i++) {
+            if (inst->arr[i].name != inst->arr[0].name ||
+                inst->arr[i].layer != inst->arr[0].layer) {
+                diagnose_divergence(e, inst);
+                e->groups[inst->group].divergence_reported = true;
+                break;
+            }
+        }
+    }
+    bool rec = e->cfg.timeline >= SCHED_TIMELINE_COLLECTIVES;
+    for (uint32_t i = 0; i < inst->n; i++) {
+        uint32_t rank = (uint32_t)g->def->ranks[i];
+        Actor *a = &e->actors[rank];
+        const Arrival *ar = &inst->arr[i];
+        if (rec) {
+            SchedRecord r = {
+                .rank = rank, .kind = ar->kind, .dtype = ar->dtype, .layer = ar->layer,
+                .name = ar->name, .group = inst->group, .idx = ar->idx, .seq = inst->seq,
+                .count = ar->count, .tokens = ar->tokens, .start_ns = ar->arrive_ns,
+                .end_ns = now,
+            };
+            emit(e, &r);
+        }
+        a->stats.wait_ns += inst->last_arrive_ns - ar->arrive_ns;
+        a->stats.comm_ns += now - inst->last_arrive_ns;
+        a->waiting = NULL;
+        a->st = ACT_READY;
+        sched_queue_push(&e->q, now, EV_RESUME, rank, 0);
+    }
+    instance_release(e, inst);
+}
+
+/* ---- actors ---- */
+
+/* The op at the actor's pc after leaving finished repeats and entering new ones, or NULL
+ * when the program is over. Does not consume it. */
+static const SchedOp *actor_peek(Actor *a)
+{
+    for (;;) {
+        while (a->depth > 0 && a->pc == a->stack[a->depth - 1].end) {
+            Frame *f = &a->stack[a->depth - 1];
+            if (++f->iter < f->times) {
+                a->pc = f->start;
+                if (f->layer_start >= 0)
+                    a->layer = f->layer_start + (int32_t)f->iter;
+            } else {
+                a->layer = f->outer_layer;
+                a->depth--;
+            }
+        }
+        if (a->pc >= a->len)
+            return NULL;
+        const SchedOp *op = &a->ops[a->pc];
+        if (op->kind != SCHED_OP_REPEAT)
+            return op;
+        if (op->times == 0) {
+            a->pc += 1 + op->body_len;
+            continue;
+        }
+        g_assert(a->depth < SCHED_MAX_REPEAT_DEPTH);
+        Frame *f = &a->stack[a->depth++];
+        f->start = a->pc + 1;
+        f->end = a->pc + 1 + op->body_len;
+        f->times = op->times;
+        f->iter = 0;
+        f->layer_start = op->layer_start;
+        f->outer_layer = a->layer;
+        if (op->layer_start >= 0)
+            a->layer = op->layer_start;
+        a->pc = f->start;
+    }
+}
+
+static void crash_rank(Engine *e, uint32_t rank, const char *why)
+{
+    Actor *a = &e->actors[rank];
+    if (a->st == ACT_DONE || a->st == ACT_CRASHED || a->st == ACT_STOPPED)
+        return;
+    if (a->st == ACT_COMPUTING) {
+        if (e->cfg.timeline == SCHED_TIMELINE_FULL) {
+            SchedRecord r = a->cur;
+            r.end_ns = -1;
+            emit(e, &r);
+        }
+        /* Only the part that ran counts. */
+        a->stats.compute_ns -= a->cur.end_ns - e->now;
+    }
+    if (a->st == ACT_BLOCKED && a->waiting) {
+        a->waiting->poisoned = true;
+    }
+    a->st = ACT_CRASHED;
+    a->stats.end_ns = e->now;
+    diagnose_crash(e, rank, why);
+}
+
+typedef enum { FAULT_NONE = 0, FAULT_SKIP, FAULT_CRASH } FaultAction;
+
+/* Counts this occurrence of `op` for the rank's faults and returns what to do; adds any
+ * injected delay to *delay_ns. */
+static FaultAction actor_faults(Engine *e, Actor *a, const SchedOp *op, int64_t *delay_ns)
+{
+    FaultAction act = FAULT_NONE;
+    for (uint32_t i = 0; i < a->fault_n; i++) {
+        FaultRt *f = &e->faults[a->fault_first + i];
+        if (f->f.op_name < 0 || (uint32_t)f->f.op_name != op->name)
+            continue;
+        if (++f->seen != f->f.occurrence)
+            continue;
+        switch (f->f.kind) {
+        case SCHED_FAULT_CRASH:
+            act = FAULT_CRASH;
+            break;
+        case SCHED_FAULT_SKIP:
+            if (act == FAULT_NONE)
+                act = FAULT_SKIP;
+            break;
+        case SCHED_FAULT_DELAY:
+            *delay_ns += f->f.delay_ns;
+            break;
+        case SCHED_FAULT_SLOWDOWN:
+            break;
+        }
+    }
+    return act;
+}
+
+static inline bool can_run_ahead(const Engine *e, int64_t t)
+{
+    const SchedEvent *next = sched_queue_peek(&e->q);
+    if (next && t >= next->time_ns)
+        return false;
+    if (e->cfg.collective_timeout_ns > 0 && e->live_head &&
+        t > e->live_head->first_arrive_ns + e->cfg.collective_timeout_ns)
+        return false;
+    return true;
+}
+
+static void actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, int64_t now)
+{
+    int32_t gid;
+    if (sched_op_is_p2p(op->kind)) {
+        uint32_t peer = (uint32_t)op->group;
+        uint64_t key = op->kind == SCHED_OP_SEND ? channel_key(rank, peer)
+                                                 : channel_key(peer, rank);
+        gid = (int32_t)GPOINTER_TO_UINT(g_hash_table_lookup(e->channels, &key)) - 1;
+    } else {
+        gid = op->group;
+    }
+    g_assert(gid >= 0 && (uint32_t)gid < e->n_groups);
+    GroupRt *g = &e->groups[gid];
+    int32_t mi = sched_group_index_of(g->def, (int32_t)rank);
+    g_assert(mi >= 0);
+    uint64_t seq = ++g->member_seq[mi];
+    Instance *inst = instance_get(e, gid, seq, now);
+    Arrival *ar = &inst->arr[mi];
+    ar->arrive_ns = now;
+    ar->idx = a->idx;
+    ar->count = op->count;
+    ar->tokens = op->tokens;
+    ar->layer = op->layer >= 0 ? op->layer : a->layer;
+    ar->name = op->name;
+    ar->root = op->root;
+    ar->kind = op->kind;
+    ar->dtype = op->dtype;
+    ar->present = true;
+    inst->arrived++;
+    inst->last_arrive_ns = now;
+    a->idx++;
+    a->stats.ops++;
+    e->rank_ops++;
+    a->st = ACT_BLOCKED;
+    a->waiting = inst;
+    a->wait_since_ns = now;
+    a->stats.end_ns = now;
+    if (inst->arrived == inst->n)
+        instance_full(e, inst, now);
+}
+
+/* Runs the actor from `now` until it blocks, finishes, or must wait for simulated time. */
+static void actor_run(Engine *e, uint32_t rank, int64_t now)
+{
+    Actor *a = &e->actors[rank];
+    for (;;) {
+        const SchedOp *op = actor_peek(a);
+        if (!op) {
+            a->st = ACT_DONE;
+            a->stats.end_ns = now;
+            return;
+        }
+        int64_t delay = 0;
+        if (a->fault_n && !a->faults_checked) {
+            FaultAction act = actor_faults(e, a, op, &delay);
+            if (act == FAULT_CRASH) {
+                e->now = now;
+                crash_rank(e, rank, sched_program_name_str(e->p, op->name));
+                return;
+            }
+            if (act == FAULT_SKIP) {
+                a->pc++;
+                continue;
+            }
+        }
+        a->faults_checked = false;
+        if (op->kind == SCHED_OP_COMPUTE) {
+            int64_t dur = op->dur_ns;
+            if (a->slowdown != 1.0)
+                dur = (int64_t)llround((double)dur * a->slowdown);
+            dur += delay;
+            a->pc++;
+            SchedRecord r = {
+                .rank = rank, .kind = SCHED_OP_COMPUTE, .layer = op->layer >= 0 ? op->layer : a->layer,
+                .name = op->name, .group = -1, .idx = a->idx, .tokens = op->tokens,
+                .start_ns = now, .end_ns = now + dur,
+            };
+            a->idx++;
+            a->stats.ops++;
+            a->stats.compute_ns += dur;
+            e->rank_ops++;
+            if (can_run_ahead(e, r.end_ns)) {
+                if (e->cfg.timeline == SCHED_TIMELINE_FULL)
+                    emit(e, &r);
+                now = r.end_ns;
+                a->stats.end_ns = now;
+                continue;
+            }
+            a->cur = r;
+            a->st = ACT_COMPUTING;
+            sched_queue_push(&e->q, r.end_ns, EV_RESUME, rank, 0);
+            return;
+        }
+        if (delay > 0) {
+            /* A late arrival (e.g. a JIT compile before the kernel): wait, then come back to
+             * this op with its faults already applied. */
+            a->faults_checked = true;
+            a->stats.compute_ns += delay;
+            a->st = ACT_DELAYING;
+            sched_queue_push(&e->q, now + delay, EV_RESUME, rank, 0);
+            return;
+        }
+        a->pc++;
+        actor_arrive(e, rank, a, op, now);
+        return;
+    }
+}
+
+static void on_resume(Engine *e, uint32_t rank, int64_t now)
+{
+    Actor *a = &e->actors[rank];
+    switch (a->st) {
+    case ACT_COMPUTING:
+        if (e->cfg.timeline == SCHED_TIMELINE_FULL)
+            emit(e, &a->cur);
+        a->stats.end_ns = now;
+        break;
+    case ACT_READY:
+    case ACT_DELAYING:
+        break;
+    default:
+        return; /* crashed or stopped meanwhile */
+    }
+    a->st = ACT_READY;
+    actor_run(e, rank, now);
+}
+
+/* ---- set-up and the loop ---- */
+
+static int cmp_fault_rank(const void *x, const void *y)
+{
+    const FaultRt *a = x, *b = y;
+    return (a->f.rank > b->f.rank) - (a->f.rank < b->f.rank);
+}
+
+static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg)
+{
+    memset(e, 0, sizeof *e);
+    e->p = p;
+    e->cfg = *cfg;
+    e->n_ranks = p->n_ranks;
+    sched_queue_init(&e->q, (size_t)p->n_ranks * 2 + 16);
+    e->own_groups = g_ptr_array_new_with_free_func(channel_group_free);
+    e->channels = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    e->instances = g_ptr_array_new();
+
+    g_autoptr(GPtrArray) defs = g_ptr_array_new();
+    for (guint i = 0; i < p->groups->len; i++)
+        g_ptr_array_add(defs, g_ptr_array_index(p->groups, i));
+    engine_build_channels(e, defs);
+    e->n_groups = defs->len;
+    e->groups = g_new0(GroupRt, e->n_groups);
+    for (uint32_t i = 0; i < e->n_groups; i++) {
+        e->groups[i].def = g_ptr_array_index(defs, i);
+        e->groups[i].member_seq = g_new0(uint64_t, e->groups[i].def->n);
+    }
+
+    e->actors = g_new0(Actor, p->n_ranks);
+    for (uint32_t r = 0; r < p->n_ranks; r++) {
+        const SchedOpList *l = sched_program_ops(p, r);
+        e->actors[r].ops = l->ops;
+        e->actors[r].len = l->len;
+        e->actors[r].layer = -1;
+        e->actors[r].slowdown = 1.0;
+    }
+
+    /* Faults sorted by rank (stable order within a rank) so each actor owns a range. */
+    e->n_faults = cfg->n_faults;
+    e->faults = g_new0(FaultRt, e->n_faults ? e->n_faults : 1);
+    for (uint32_t i = 0; i < e->n_faults; i++)
+        e->faults[i].f = cfg->faults[i];
+    /* qsort is not stable; faults are few, so an insertion sort keeps the order. */
+    for (uint32_t i = 1; i < e->n_faults; i++)
+        for (uint32_t j = i; j > 0 && cmp_fault_rank(&e->faults[j - 1], &e->faults[j]) > 0; j--) {
+            FaultRt t = e->faults[j];
+            e->faults[j] = e->faults[j - 1];
+            e->faults[j - 1] = t;
+        }
+    for (uint32_t i = 0; i < e->n_faults; i++) {
+        const SchedFault *f = &e->faults[i].f;
+        g_assert(f->rank >= 0 && (uint32_t)f->rank < p->n_ranks);
+        Actor *a = &e->actors[f->rank];
+        if (a->fault_n == 0)
+            a->fault_first = i;
+        a->fault_n++;
+        if (f->kind == SCHED_FAULT_SLOWDOWN)
+            a->slowdown *= f->factor;
+    }
+
+    e->out = g_new0(SchedOutcome, 1);
+    e->out->n_ranks = p->n_ranks;
+    e->out->ranks = g_new0(SchedRankStats, p->n_ranks);
+    e->out->diags = g_ptr_array_new();
+    e->out->groups = g_ptr_array_new_with_free_func(g_free);
+    e->out->group_members = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    for (uint32_t i = 0; i < e->n_groups; i++) {
+        const SchedGroup *g = e->groups[i].def;
+        g_ptr_array_add(e->out->groups, g_strdup(g->name));
+        GArray *m = g_array_sized_new(FALSE, FALSE, sizeof(int32_t), g->n);
+        g_array_append_vals(m, g->ranks, g->n);
+        g_ptr_array_add(e->out->group_members, m);
+    }
+}
+
+static void engine_free(Engine *e)
+{
+    for (guint i = 0; i < e->instances->len; i++) {
+        Instance *inst = g_ptr_array_index(e->instances, i);
+        g_free(inst->arr);
+        g_free(inst);
+    }
+    g_ptr_array_free(e->instances, TRUE);
+    for (uint32_t i = 0; i < e->n_groups; i++)
+        g_free(e->groups[i].member_seq);
+    g_free(e->groups);
+    g_ptr_array_free(e->own_groups, TRUE);
+    g_hash_table_destroy(e->channels);
+    g_free(e->actors);
+    g_free(e->faults);
+    sched_queue_clear(&e->q);
+}
+
+/* Records what never completed and fills the per-rank outcome. */
+static void engine_finish(Engine *e)
+{
+    for (Instance *inst = e->live_head; inst; inst = inst->live_next) {
+        const GroupRt *g = &e->groups[inst->group];
+        for (uint32_t i = 0; i < inst->n; i++) {
+            const Arrival *ar = &inst->arr[i];
+            if (!ar->present)
+                continue;
+            SchedRecord r = {
+                .rank = (uint32_t)g->def->ranks[i], .kind = ar->kind, .dtype = ar->dtype,
+                .layer = ar->layer, .name = ar->name, .group = inst->group, .idx = ar->idx,
+                .seq = inst->seq, .count = ar->count, .tokens = ar->tokens,
+                .start_ns = ar->arrive_ns, .end_ns = -1,
+            };
+            emit(e, &r);
+        }
+    }
+    for (uint32_t r = 0; r < e->n_ranks; r++) {
+        Actor *a = &e->actors[r];
+        SchedRankStats *s = &e->out->ranks[r];
+        *s = a->stats;
+        switch (a->st) {
+        case ACT_DONE:
+            s->state = SCHED_RANK_DONE;
+            break;
+        case ACT_CRASHED:
+            s->state = SCHED_RANK_CRASHED;
+            break;
+        case ACT_BLOCKED:
+            s->state = SCHED_RANK_BLOCKED;
+            s->end_ns = a->wait_since_ns;
+            s->wait_ns += e->now - a->wait_since_ns;
+            break;
+        case ACT_COMPUTING:
+            if (e->cfg.timeline == SCHED_TIMELINE_FULL) {
+                SchedRecord rec = a->cur;
+                rec.end_ns = -1;
+                emit(e, &rec);
+            }
+            s->compute_ns -= a->cur.end_ns - e->now;
+            s->state = SCHED_RANK_STOPPED;
+            s->end_ns = e->now;
+            break;
+        default:
+            s->state = SCHED_RANK_STOPPED;
+            s->end_ns = e->now;
+            break;
+        }
+    }
+    e->out->end_ns = e->now;
+    e->out->events = e->events;
+    e->out->rank_ops = e->rank_ops;
+    for (guint i = 0; i < e->out->diags->len; i++)
+        if (((SchedDiag *)g_ptr_array_index(e->out->diags, i))->severity == SCHED_SEV_ERROR)
+            e->out->failed = true;
+}
+
+SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
+{
+    Engine e;
+    engine_init(&e, p, cfg);
+    for (uint32_t r = 0; r < p->n_ranks; r++)
+        sched_queue_push(&e.q, 0, EV_RESUME, r, 0);
+    for (uint32_t i = 0; i < e.n_faults; i++)
+        if (e.faults[i].f.kind == SCHED_FAULT_CRASH && e.faults[i].f.at_ns >= 0)
+            sched_queue_push(&e.q, e.faults[i].f.at_ns, EV_CRASH, (uint32_t)e.faults[i].f.rank,
+                             0);
+
+    const int64_t timeout = cfg->collective_timeout_ns;
+    SchedEvent ev;
+    while (!e.stop && sched_queue_pop(&e.q, &ev)) {
+        if (timeout > 0 && e.live_head && ev.time_ns > e.live_head->first_arrive_ns + timeout) {
+            diagnose_timeout(&e, e.live_head->first_arrive_ns + timeout);
+            e.stop = true;
+            break;
+        }
+        g_assert(ev.time_ns >= e.now);
+        e.now = ev.time_ns;
+        e.events++;
+        switch (ev.type) {
+        case EV_RESUME:
+            on_resume(&e, ev.target, ev.time_ns);
+            break;
+        case EV_COMPLETE: {
+            Instance *inst = g_ptr_array_index(e.instances, ev.target);
+            if (inst->gen == (uint32_t)ev.arg)
+                instance_complete(&e, inst, ev.time_ns);
+            break;
+        }
+        case EV_CRASH:
+            crash_rank(&e, ev.target, NULL);
+            break;
+        default:
+            g_assert_not_reached();
+        }
+    }
+    if (!e.stop) {
+        bool blocked = false;
+        for (uint32_t r = 0; r < e.n_ranks && !blocked; r++)
+            blocked = e.actors[r].st == ACT_BLOCKED;
+        if (blocked)
+            diagnose_deadlock(&e);
+    }
+    engine_finish(&e);
+    SchedOutcome *out = e.out;
+    engine_free(&e);
+    return out;
+}
+
+static void diag_free(gpointer data)
+{
+    SchedDiag *d = data;
+    g_free(d->op_name);
+    g_free(d->message);
+    g_free(d->detail);
+    g_free(d);
+}
+
+void sched_outcome_free(SchedOutcome *o)
+{
+    if (!o)
+        return;
+    g_ptr_array_set_free_func(o->diags, diag_free);
+    g_ptr_array_free(o->diags, TRUE);
+    g_ptr_array_free(o->groups, TRUE);
+    g_ptr_array_free(o->group_members, TRUE);
+    g_free(o->ranks);
+    g_free(o);
+}
+
+char *sched_format_ranks(const int32_t *ranks, uint32_t n)
+{
+    GString *s = g_string_new(NULL);
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i;
+        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
+            j++;
+        if (s->len)
+            g_string_append_c(s, ',');
+        if (j == i)
+            g_string_append_printf(s, "%d", ranks[i]);
+        else
+            g_string_append_printf(s, "%d-%d", ranks[i], ranks[j]);
+        i = j + 1;
+    }
+    return g_string_free(s, FALSE);
+}

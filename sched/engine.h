@@ -1,0 +1,153 @@
+/* sched/engine.h — runs a SchedProgram: one actor per rank, blocking collectives, faults,
+ * watchdog, and the diagnosis of mismatches, timeouts and deadlocks.
+ *
+ * Semantics (doc/ARCHITECTURE.md has the long form):
+ * - Each rank executes its ops in order on one stream. Compute advances its clock.
+ * - A collective is an arrival at the instance (group, seq), seq counting the rank's calls on
+ *   that group from 1 (PyTorch's SeqNum). When every member has arrived the signatures
+ *   (kind, count, dtype, root) are compared; equal -> the instance completes at the last
+ *   arrival + net cost and every member resumes then. Different -> a `mismatch` diagnostic and
+ *   the on_mismatch policy. send/recv pair up the same way on the implicit channel src->dst.
+ * - No pending event while ranks are blocked = deadlock: one `deadlock` diagnostic with the
+ *   wait-for graph, its cycles and the culprits.
+ * - Watchdog: an instance whose first arrival is older than collective_timeout_ns when simulated
+ *   time moves past that deadline gives `timeout` diagnostics and stops the run.
+ *
+ * Costs: O(log pending) per op (the event queue), O(members) per collective instance; no
+ * allocation per event once pools reach their high-water mark. Diagnosis runs once, at the end.
+ * Time is integer nanoseconds throughout.
+ */
+#ifndef SCHED_ENGINE_H
+#define SCHED_ENGINE_H
+
+#include "../net/cost.h"
+#include "program.h"
+
+typedef enum {
+    SCHED_MISMATCH_HANG = 0, /* the instance never completes (what NCCL does) */
+    SCHED_MISMATCH_ABORT,    /* stop the run at the mismatch */
+    SCHED_MISMATCH_CONTINUE, /* complete with the largest size, keep looking */
+} SchedMismatchPolicy;
+
+typedef enum {
+    SCHED_TIMELINE_NONE = 0,    /* record only collective arrivals that never completed */
+    SCHED_TIMELINE_COLLECTIVES, /* every collective and p2p op */
+    SCHED_TIMELINE_FULL,        /* every op */
+} SchedTimeline;
+
+typedef enum {
+    SCHED_FAULT_DELAY = 0, /* op `op_name`, occurrence N: starts `delay_ns` later */
+    SCHED_FAULT_SLOWDOWN,  /* every compute op on the rank takes `factor` times longer */
+    SCHED_FAULT_CRASH,     /* at `at_ns`, or on reaching occurrence N of `op_name` */
+    SCHED_FAULT_SKIP,      /* occurrence N of `op_name` is not executed */
+} SchedFaultKind;
+
+typedef struct {
+    SchedFaultKind kind;
+    int32_t rank;
+    int64_t op_name;     /* name id in the program, or -1 (crash at a time; slowdown) */
+    uint64_t occurrence; /* 1-based, counted per rank over ops with that name */
+    int64_t delay_ns;    /* delay */
+    double factor;       /* slowdown, > 0 */
+    int64_t at_ns;       /* crash at a time, or -1 */
+} SchedFault;
+
+typedef enum {
+    SCHED_RANK_DONE = 0, /* ran its last op */
+    SCHED_RANK_BLOCKED,  /* waiting in a collective when the run ended */
+    SCHED_RANK_CRASHED,  /* a crash fault stopped it */
+    SCHED_RANK_STOPPED,  /* busy computing when the run was stopped (timeout, abort) */
+} SchedRankState;
+
+typedef enum {
+    SCHED_SEV_ERROR = 0,
+    SCHED_SEV_WARNING,
+} SchedSeverity;
+
+/* One executed (or never-completed) op of one rank, handed to the recorder. */
+typedef struct {
+    uint32_t rank;
+    uint8_t kind;       /* SchedOpKind */
+    uint8_t dtype;      /* collectives, p2p */
+    uint16_t reserved;
+    int32_t layer;      /* -1: none */
+    uint32_t name;      /* name id */
+    int32_t group;      /* group id (p2p ops: their channel's group id); -1 for compute */
+    uint64_t idx;       /* position in the rank's executed sequence, from 0 */
+    uint64_t seq;       /* per-group sequence number from 1; 0 for compute */
+    uint64_t count;     /* elements */
+    uint64_t tokens;
+    int64_t start_ns;   /* compute start, or arrival */
+    int64_t end_ns;     /* compute end, or completion; -1 = never completed */
+} SchedRecord;
+
+typedef void (*SchedRecordFn)(void *user_data, const SchedRecord *rec);
+
+typedef struct {
+    SchedMismatchPolicy on_mismatch;
+    int64_t collective_timeout_ns;  /* 0 disables the watchdog; default 600 s */
+    int64_t straggler_threshold_ns; /* 0 disables straggler warnings */
+    NetModel net;
+    const SchedFault *faults;       /* borrowed for the run */
+    uint32_t n_faults;
+    SchedTimeline timeline;
+    SchedRecordFn record;           /* may be NULL */
+    void *record_data;
+} SchedConfig;
+
+typedef struct {
+    const char *kind; /* "deadlock", "mismatch", "timeout", "straggler", "divergence", "shape",
+                         "crash" (static strings; later layers add their own) */
+    SchedSeverity severity;
+    int32_t rank;     /* a rank the finding is about, or -1 */
+    int32_t group;    /* group id or -1 */
+    uint64_t seq;     /* 0 = none */
+    int32_t layer;    /* -1 = none */
+    char *op_name;    /* may be NULL */
+    char *message;    /* one human-readable paragraph, may span lines */
+    char *detail;     /* JSON object text, may be NULL */
+    int64_t time_ns;  /* simulated time of the finding */
+} SchedDiag;
+
+typedef struct {
+    SchedRankState state;
+    int64_t end_ns;     /* done: last op end; blocked: arrival at the blocking op;
+                           crashed: crash time; stopped: stop time */
+    int64_t compute_ns; /* time in compute ops (incl. injected delays) */
+    int64_t comm_ns;    /* time in collectives after the last member arrived */
+    int64_t wait_ns;    /* time waiting for other members to arrive */
+    uint64_t ops;       /* ops executed */
+} SchedRankStats;
+
+typedef struct {
+    bool failed;          /* any error diagnostic */
+    int64_t end_ns;       /* simulated time when the run ended */
+    uint64_t events;      /* events popped from the queue */
+    uint64_t rank_ops;    /* ops executed over all ranks */
+    uint32_t n_ranks;
+    SchedRankStats *ranks;
+    GPtrArray *diags;     /* SchedDiag*, in the order found */
+    GPtrArray *groups;    /* char* group names incl. implicit p2p channels, index = group id */
+    GPtrArray *group_members; /* GArray<int32_t>* per group id */
+} SchedOutcome;
+
+/* Defaults: hang on mismatch, 600 s watchdog (PyTorch's default), 10 s straggler threshold,
+ * the default net model, full timeline, no faults, no recorder. */
+SchedConfig sched_config_default(void);
+
+/* Runs `p` (validated with sched_program_validate by the caller) to completion, quiescence or
+ * stop. Records are passed to cfg->record in event order, so the sequence is deterministic.
+ * Returns a new outcome (caller frees). This function can't fail; a broken program invariant
+ * asserts. */
+SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg);
+
+void sched_outcome_free(SchedOutcome *o);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SchedOutcome, sched_outcome_free)
+
+const char *sched_rank_state_name(SchedRankState s);
+const char *sched_severity_name(SchedSeverity s);
+
+/* Formats a sorted rank list compactly: {0,1,2,3,5,7,8} -> "0-3,5,7-8". Caller frees. */
+char *sched_format_ranks(const int32_t *ranks, uint32_t n);
+
+#endif

@@ -1,0 +1,211 @@
+/* src/cli.c — `ranksim` subcommands. Each subcommand parses its own options with a
+ * GOptionContext (so `ranksim run --help` works) and maps failures to the exit codes in cli.h.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "scenario.h"
+#include "store.h"
+#include "trace.h"
+
+#define DEFAULT_DB "results/ranksim.db"
+
+static const char *const timeline_names[] = {"none", "collectives", "full"};
+
+static void print_error(const char *msg)
+{
+    fprintf(stderr, "ranksim: error: %s\n", msg);
+}
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "Usage: ranksim COMMAND [OPTIONS]\n"
+            "\n"
+            "Simulates every rank of an LLM-inference cluster and reports hangs, collective\n"
+            "mismatches, timeouts and the time line.\n"
+            "\n"
+            "Commands:\n"
+            "  run SCENARIO     simulate one scenario file and store the result\n"
+            "  help [COMMAND]   show help\n"
+            "\n"
+            "Options:\n"
+            "  --version        print the version\n"
+            "\n"
+            "Run 'ranksim COMMAND --help' for the options of a command.\n");
+    return CLI_EXIT_INVALID;
+}
+
+/* ---- run ---- */
+
+typedef struct {
+    char *db;
+    char *trace;
+    gboolean json;
+    char *timeline;
+    char **sets;
+    gboolean quiet;
+} RunOptions;
+
+static void run_options_clear(RunOptions *o)
+{
+    g_free(o->db);
+    g_free(o->trace);
+    g_free(o->timeline);
+    g_strfreev(o->sets);
+}
+
+static bool parse_timeline(const char *s, SchedTimeline *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, timeline_names[i]) == 0) {
+            *out = (SchedTimeline)i;
+            return true;
+        }
+    return false;
+}
+
+static double elapsed_ms(gint64 start_us)
+{
+    return (double)(g_get_monotonic_time() - start_us) / 1000.0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    RunOptions o = {0};
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &o.db, "Results database (default " DEFAULT_DB ")",
+         "FILE"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o.trace,
+         "Also write a Chrome/Perfetto trace of the run", "FILE.json"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &o.json, "Print the report as one JSON object", NULL},
+        {"timeline", 0, 0, G_OPTION_ARG_STRING, &o.timeline,
+         "Ops to store: full (default), collectives, none", "LEVEL"},
+        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
+         "Override a scenario key, e.g. --set watchdog.collective_timeout_s=300", "KEY=VALUE"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print nothing but errors", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - simulate one scenario");
+    g_option_context_set_summary(
+        ctx, "Runs every rank of the scenario as an actor in simulated time, stores the result in\n"
+             "the results database and prints the report: outcome, diagnostics, per-rank times.");
+    g_option_context_set_description(
+        ctx, "Exit status: 0 healthy, 2 invalid input, 3 the simulated cluster fails,\n"
+             "1 internal error. Formats: doc/scenario-format.md, doc/database.md.\n");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        print_error(err->message);
+        run_options_clear(&o);
+        return CLI_EXIT_INVALID;
+    }
+    if (argc != 2) {
+        print_error(argc < 2 ? "run: missing SCENARIO (try 'ranksim run --help')"
+                             : "run: exactly one SCENARIO expected");
+        run_options_clear(&o);
+        return CLI_EXIT_INVALID;
+    }
+    const char *path = argv[1];
+    SchedTimeline timeline = SCHED_TIMELINE_FULL;
+    if (o.timeline && !parse_timeline(o.timeline, &timeline)) {
+        g_autofree char *msg = g_strdup_printf(
+            "--timeline '%s': unknown level; valid: full, collectives, none", o.timeline);
+        print_error(msg);
+        run_options_clear(&o);
+        return CLI_EXIT_INVALID;
+    }
+    const char *db_path = o.db ? o.db : DEFAULT_DB;
+    gint64 t0 = g_get_monotonic_time();
+
+    g_autoptr(Scenario) sc = scenario_load(path, (const char *const *)o.sets, &err);
+    if (!sc) {
+        print_error(err->message);
+        /* Keep a record of the rejected run, like a sweep does; best effort. */
+        g_autoptr(GError) serr = NULL;
+        g_autoptr(Store) st = store_open(db_path, &serr);
+        if (st) {
+            g_autofree char *base = g_path_get_basename(path);
+            g_autofree char *text = NULL;
+            g_file_get_contents(path, &text, NULL, NULL);
+            if (text && !g_utf8_validate(text, -1, NULL))
+                g_clear_pointer(&text, g_free);
+            StoreRunInfo info = {base, "program", path, text, timeline_names[timeline]};
+            store_insert_invalid(st, &info, err->message, NULL);
+        }
+        run_options_clear(&o);
+        return CLI_EXIT_INVALID;
+    }
+
+    g_autoptr(Store) store = store_open(db_path, &err);
+    if (!store) {
+        print_error(err->message);
+        run_options_clear(&o);
+        return CLI_EXIT_INTERNAL;
+    }
+    StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, timeline_names[timeline]};
+    StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
+    if (!sr) {
+        print_error(err->message);
+        run_options_clear(&o);
+        return CLI_EXIT_INTERNAL;
+    }
+    SchedConfig cfg = scenario_engine_config(sc);
+    cfg.timeline = timeline;
+    cfg.record = store_run_record;
+    cfg.record_data = sr;
+    g_autoptr(SchedOutcome) out = sched_engine_run(sc->program, &cfg);
+    int code = out->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+    const char *status = out->failed ? "failed" : "ok";
+    double wall = elapsed_ms(t0);
+    int64_t run_id = store_run_finish(sr, out, status, code, wall, &err);
+    if (run_id < 0) {
+        print_error(err->message);
+        run_options_clear(&o);
+        return CLI_EXIT_INTERNAL;
+    }
+    if (o.trace && !trace_write(store, run_id, o.trace, &err)) {
+        print_error(err->message);
+        run_options_clear(&o);
+        return CLI_EXIT_INTERNAL;
+    }
+    ReportRun rr = {run_id, sc->name, sc->kind, sc->path, db_path, o.trace, status, code,
+                    elapsed_ms(t0)};
+    if (o.json) {
+        g_autofree char *js = report_json(&rr, out);
+        printf("%s\n", js);
+    } else if (!o.quiet) {
+        report_text(stdout, &rr, out);
+    }
+    run_options_clear(&o);
+    return code;
+}
+
+int cli_main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    if (argc < 2)
+        return usage();
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("ranksim %s\n", RANKSIM_VERSION);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        if (argc >= 3 && strcmp(argv[2], "run") == 0) {
+            char *args[] = {"run", "--help", NULL};
+            return cmd_run(2, args);
+        }
+        usage();
+        return CLI_EXIT_OK;
+    }
+    g_autofree char *msg = g_strdup_printf("unknown command '%s'; valid: run, help", cmd);
+    print_error(msg);
+    return CLI_EXIT_INVALID;
+}

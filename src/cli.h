@@ -1,0 +1,20 @@
+/* src/cli.h — the `ranksim` command line: subcommand dispatch, options, exit codes.
+ *
+ * Exit codes (a contract, doc/scenario-format.md): 0 the simulated cluster is healthy;
+ * 2 invalid input (scenario, options); 3 the simulated cluster fails (any error diagnostic);
+ * 1 internal or environment error (e.g. the database cannot be written).
+ */
+#ifndef SRC_CLI_H
+#define SRC_CLI_H
+
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_INTERNAL = 1,
+    CLI_EXIT_INVALID = 2,
+    CLI_EXIT_FAILED = 3,
+};
+
+/* Runs the command line; returns the process exit code. */
+int cli_main(int argc, char **argv);
+
+#endif

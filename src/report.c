@@ -1,0 +1,199 @@
+/* src/report.c — text and JSON reports of one run; see report.h. */
+#include "report.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+char *report_format_ns(int64_t ns)
+{
+    if (ns < 0)
+        return g_strdup("-");
+    if (ns >= 1000000000LL)
+        return g_strdup_printf("%.3f s", (double)ns / 1e9);
+    if (ns >= 1000000LL)
+        return g_strdup_printf("%.3f ms", (double)ns / 1e6);
+    return g_strdup_printf("%.3f us", (double)ns / 1e3);
+}
+
+static bool same_row(const SchedRankStats *a, const SchedRankStats *b)
+{
+    return a->state == b->state && a->end_ns == b->end_ns && a->compute_ns == b->compute_ns &&
+           a->comm_ns == b->comm_ns && a->wait_ns == b->wait_ns && a->ops == b->ops;
+}
+
+void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
+{
+    guint errors = 0, warnings = 0;
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (d->severity == SCHED_SEV_ERROR)
+            errors++;
+        else
+            warnings++;
+    }
+    const SchedDiag *first = NULL;
+    for (guint i = 0; i < o->diags->len && !first; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (d->severity == SCHED_SEV_ERROR)
+            first = d;
+    }
+    if (!first && o->diags->len)
+        first = g_ptr_array_index(o->diags, 0);
+
+    g_autofree char *end = report_format_ns(o->end_ns);
+    fprintf(out, "%s: %s", run->name, o->failed ? "FAILED" : "HEALTHY");
+    if (first && o->failed) {
+        const char *nl = strchr(first->message, '\n');
+        int len = nl ? (int)(nl - first->message) : (int)strlen(first->message);
+        fprintf(out, " — %.*s", len, first->message);
+    }
+    fprintf(out, "\n");
+    fprintf(out, "  %u ranks, simulated %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
+                 " events, wall %.1f ms, exit %d\n",
+            o->n_ranks, end, o->rank_ops, o->events, run->wall_ms, run->exit_code);
+
+    if (o->diags->len) {
+        fprintf(out, "\ndiagnostics (%u error%s, %u warning%s):\n", errors, errors == 1 ? "" : "s",
+                warnings, warnings == 1 ? "" : "s");
+        for (guint i = 0; i < o->diags->len; i++) {
+            const SchedDiag *d = g_ptr_array_index(o->diags, i);
+            g_autofree char *t = report_format_ns(d->time_ns);
+            fprintf(out, "  [%s] %s at %s:", sched_severity_name(d->severity), d->kind, t);
+            /* Indent continuation lines under the finding. */
+            const char *p = d->message;
+            fprintf(out, " ");
+            for (; *p; p++) {
+                fputc(*p, out);
+                if (*p == '\n')
+                    fputs("   ", out);
+            }
+            fputc('\n', out);
+        }
+    }
+
+    fprintf(out, "\nranks:\n  %-14s %-8s %14s %14s %14s %14s %8s\n", "rank", "state", "end",
+            "compute", "comm", "wait", "ops");
+    for (uint32_t r = 0; r < o->n_ranks;) {
+        uint32_t j = r;
+        while (j + 1 < o->n_ranks && same_row(&o->ranks[r], &o->ranks[j + 1]))
+            j++;
+        const SchedRankStats *s = &o->ranks[r];
+        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
+        g_autofree char *e = report_format_ns(s->end_ns);
+        g_autofree char *c = report_format_ns(s->compute_ns);
+        g_autofree char *m = report_format_ns(s->comm_ns);
+        g_autofree char *w = report_format_ns(s->wait_ns);
+        fprintf(out, "  %-14s %-8s %14s %14s %14s %14s %8" G_GUINT64_FORMAT "\n", label,
+                sched_rank_state_name(s->state), e, c, m, w, s->ops);
+        r = j + 1;
+    }
+    if (run->db_path && run->run_id >= 0)
+        fprintf(out, "\nstored as run %" G_GINT64_FORMAT " in %s\n", run->run_id, run->db_path);
+    if (run->trace_path)
+        fprintf(out, "trace: %s (open in https://ui.perfetto.dev)\n", run->trace_path);
+}
+
+static void add_str(JsonBuilder *b, const char *k, const char *v)
+{
+    json_builder_set_member_name(b, k);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void add_int(JsonBuilder *b, const char *k, int64_t v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_int_value(b, v);
+}
+
+static void add_us(JsonBuilder *b, const char *k, int64_t ns)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_double_value(b, (double)ns / 1e3);
+}
+
+char *report_json(const ReportRun *run, const SchedOutcome *o)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "run_id");
+    if (run->run_id >= 0)
+        json_builder_add_int_value(b, run->run_id);
+    else
+        json_builder_add_null_value(b);
+    add_str(b, "name", run->name);
+    add_str(b, "kind", run->kind);
+    add_str(b, "scenario", run->path);
+    add_str(b, "status", run->status);
+    add_int(b, "exit_code", run->exit_code);
+    add_int(b, "ranks", o->n_ranks);
+    add_us(b, "sim_end_us", o->end_ns);
+    add_int(b, "events", (int64_t)o->events);
+    add_int(b, "rank_ops", (int64_t)o->rank_ops);
+    json_builder_set_member_name(b, "wall_ms");
+    json_builder_add_double_value(b, run->wall_ms);
+    add_str(b, "db", run->db_path);
+    add_str(b, "trace", run->trace_path);
+
+    json_builder_set_member_name(b, "diagnostics");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        json_builder_begin_object(b);
+        add_str(b, "kind", d->kind);
+        add_str(b, "severity", sched_severity_name(d->severity));
+        json_builder_set_member_name(b, "rank");
+        if (d->rank >= 0)
+            json_builder_add_int_value(b, d->rank);
+        else
+            json_builder_add_null_value(b);
+        add_str(b, "group",
+                d->group >= 0 ? (const char *)g_ptr_array_index(o->groups, (guint)d->group) : NULL);
+        json_builder_set_member_name(b, "seq");
+        if (d->seq)
+            json_builder_add_int_value(b, (int64_t)d->seq);
+        else
+            json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "layer");
+        if (d->layer >= 0)
+            json_builder_add_int_value(b, d->layer);
+        else
+            json_builder_add_null_value(b);
+        add_str(b, "op", d->op_name);
+        add_us(b, "time_us", d->time_ns);
+        add_str(b, "message", d->message);
+        json_builder_set_member_name(b, "detail");
+        JsonNode *detail = d->detail ? json_from_string(d->detail, NULL) : NULL;
+        if (detail)
+            json_builder_add_value(b, detail);
+        else
+            json_builder_add_null_value(b);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+
+    json_builder_set_member_name(b, "rank_stats");
+    json_builder_begin_array(b);
+    for (uint32_t r = 0; r < o->n_ranks; r++) {
+        const SchedRankStats *s = &o->ranks[r];
+        json_builder_begin_object(b);
+        add_int(b, "rank", r);
+        add_str(b, "state", sched_rank_state_name(s->state));
+        add_us(b, "end_us", s->end_ns);
+        add_us(b, "compute_us", s->compute_ns);
+        add_us(b, "comm_us", s->comm_ns);
+        add_us(b, "wait_us", s->wait_ns);
+        add_int(b, "ops", (int64_t)s->ops);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_root(gen, root);
+    return json_generator_to_data(gen, NULL);
+}

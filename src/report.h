@@ -1,0 +1,35 @@
+/* src/report.h — what a run prints: the text report (outcome first, then diagnostics, then a
+ * per-rank summary) and the same content as one JSON object for --json.
+ *
+ * Per-rank rows that are identical apart from the rank number are folded into one row with a
+ * rank range ("0-1023"), so a 1,024-rank healthy run prints a few lines, not a thousand.
+ */
+#ifndef SRC_REPORT_H
+#define SRC_REPORT_H
+
+#include <stdio.h>
+
+#include "../sched/engine.h"
+
+typedef struct {
+    int64_t run_id;      /* -1 when not stored */
+    const char *name;
+    const char *kind;
+    const char *path;    /* scenario path */
+    const char *db_path; /* may be NULL */
+    const char *trace_path; /* may be NULL */
+    const char *status;  /* "ok" | "failed" */
+    int exit_code;
+    double wall_ms;
+} ReportRun;
+
+/* Writes the text report to `out`. Can't fail (write errors are the stream's). */
+void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o);
+/* The report as a JSON object (text, caller frees). Diagnostic details are embedded as
+ * objects. */
+char *report_json(const ReportRun *run, const SchedOutcome *o);
+
+/* "12.345 ms" style formatting of a duration in ns, caller frees. */
+char *report_format_ns(int64_t ns);
+
+#endif

@@ -1,0 +1,645 @@
+/* src/store.c — SQLite results database with a libuv writer thread; see store.h. */
+#include "store.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+#include <string.h>
+#include <uv.h>
+
+G_DEFINE_QUARK(ranksim-store-error-quark, store_error)
+
+struct Store {
+    sqlite3 *db;
+    char *path;
+};
+
+/* Records per chunk and chunks in flight: 4 x 16384 x 64 B = 4 MiB at most, whatever the run
+ * length. */
+#define CHUNK_RECORDS 16384
+#define MAX_CHUNKS 4
+
+typedef struct Chunk {
+    struct Chunk *next;
+    uint32_t n;
+    SchedRecord recs[CHUNK_RECORDS];
+} Chunk;
+
+struct StoreRun {
+    Store *store;
+    int64_t run_id;
+    sqlite3_stmt *ins_op;
+    uv_thread_t thread;
+    bool thread_started;
+    uv_mutex_t mu;
+    uv_cond_t cv_work;
+    uv_cond_t cv_free;
+    Chunk *queue_head, *queue_tail;
+    Chunk *free_list;
+    uint32_t n_chunks;
+    bool closing;
+    Chunk *cur;
+    char *writer_error; /* first SQLite error seen by the writer, under mu */
+};
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS runs("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL, kind TEXT NOT NULL,"
+    " status TEXT NOT NULL CHECK (status IN ('ok','failed','invalid')),"
+    " exit_code INTEGER NOT NULL, ranks INTEGER, sim_end_us REAL, events INTEGER,"
+    " wall_ms REAL, created_at TEXT NOT NULL, scenario TEXT,"
+    " path TEXT, rank_ops INTEGER, timeline TEXT, version TEXT);"
+    "CREATE TABLE IF NOT EXISTS names("
+    " run_id INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS groups("
+    " run_id INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL, ranks TEXT NOT NULL,"
+    " size INTEGER NOT NULL, PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS ranks("
+    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
+    " state TEXT NOT NULL CHECK (state IN ('done','blocked','crashed','stopped')),"
+    " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
+    " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS op_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS dtypes(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " bytes INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS op_rows("
+    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, idx INTEGER NOT NULL, layer INTEGER,"
+    " name_id INTEGER NOT NULL, kind INTEGER NOT NULL, tokens INTEGER, group_id INTEGER,"
+    " seq INTEGER, count INTEGER, dtype INTEGER, start_ns INTEGER NOT NULL, end_ns INTEGER);"
+    "CREATE INDEX IF NOT EXISTS op_rows_run ON op_rows(run_id);"
+    "CREATE TABLE IF NOT EXISTS diagnostics("
+    " id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, kind TEXT NOT NULL,"
+    " severity TEXT NOT NULL CHECK (severity IN ('error','warning')),"
+    " rank INTEGER, group_name TEXT, seq INTEGER, layer INTEGER, op_name TEXT,"
+    " message TEXT NOT NULL, detail TEXT, time_us REAL);"
+    "CREATE INDEX IF NOT EXISTS diagnostics_run ON diagnostics(run_id);"
+    "CREATE VIEW IF NOT EXISTS ops AS"
+    " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
+    "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us"
+    " FROM op_rows o JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
+    " JOIN op_kinds k ON k.id = o.kind;"
+    "CREATE VIEW IF NOT EXISTS collectives AS"
+    " SELECT o.run_id, g.name AS group_name, o.seq, o.rank, k.name AS kind, o.count,"
+    "  d.name AS dtype, n.name AS name, o.layer, o.start_ns / 1000.0 AS arrive_us,"
+    "  o.end_ns / 1000.0 AS done_us"
+    " FROM op_rows o JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
+    " JOIN op_kinds k ON k.id = o.kind JOIN dtypes d ON d.id = o.dtype"
+    " JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+    " WHERE o.group_id IS NOT NULL;";
+
+static bool set_sql_error(GError **error, const Store *s, const char *what)
+{
+    g_set_error(error, STORE_ERROR, 0, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return false;
+}
+
+static bool exec(Store *s, const char *sql, GError **error)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        g_set_error(error, STORE_ERROR, 0, "%s: %s", s->path, msg ? msg : "error");
+        sqlite3_free(msg);
+        return false;
+    }
+    return true;
+}
+
+static int64_t user_version(Store *s)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static bool fill_lookup_tables(Store *s, GError **error)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO op_kinds(id, name) VALUES (?, ?)", -1,
+                           &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare");
+    for (int k = 0; k < SCHED_OP_KIND_COUNT; k++) {
+        sqlite3_bind_int(st, 1, k);
+        sqlite3_bind_text(st, 2, sched_op_kind_name((SchedOpKind)k), -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return set_sql_error(error, s, "op_kinds");
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO dtypes(id, name, bytes) VALUES (?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare");
+    for (int d = 0; d < SCHED_DTYPE_COUNT; d++) {
+        sqlite3_bind_int(st, 1, d);
+        sqlite3_bind_text(st, 2, sched_dtype_name((SchedDtype)d), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, (int)sched_dtype_size((SchedDtype)d));
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return set_sql_error(error, s, "dtypes");
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return true;
+}
+
+static bool ensure_schema(Store *s, GError **error)
+{
+    if (!exec(s, "BEGIN IMMEDIATE", error))
+        return false;
+    int64_t v = user_version(s);
+    bool ok = true;
+    if (v > STORE_SCHEMA_VERSION) {
+        g_set_error(error, STORE_ERROR, 0,
+                    "%s: schema version %" G_GINT64_FORMAT " was written by a newer ranksim "
+                    "(this one knows version %d); use another --db file",
+                    s->path, v, STORE_SCHEMA_VERSION);
+        ok = false;
+    } else if (v < STORE_SCHEMA_VERSION) {
+        ok = exec(s, schema_sql, error) && fill_lookup_tables(s, error);
+        if (ok) {
+            g_autofree char *sql = g_strdup_printf("PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+            ok = exec(s, sql, error);
+        }
+    }
+    if (!ok) {
+        exec(s, "ROLLBACK", NULL);
+        return false;
+    }
+    return exec(s, "COMMIT", error);
+}
+
+Store *store_open(const char *path, GError **error)
+{
+    g_autofree char *dir = g_path_get_dirname(path);
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        g_set_error(error, STORE_ERROR, 0, "%s: cannot create folder %s: %s", path, dir,
+                    g_strerror(errno));
+        return NULL;
+    }
+    Store *s = g_new0(Store, 1);
+    s->path = g_strdup(path);
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        set_sql_error(error, s, "cannot open database");
+        store_close(s);
+        return NULL;
+    }
+    sqlite3_busy_timeout(s->db, 300000);
+    if (!exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
+                 "PRAGMA foreign_keys=OFF;",
+              error) ||
+        !ensure_schema(s, error)) {
+        store_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+void store_close(Store *s)
+{
+    if (!s)
+        return;
+    sqlite3_close(s->db);
+    g_free(s->path);
+    g_free(s);
+}
+
+const char *store_path(const Store *s)
+{
+    return s->path;
+}
+
+struct sqlite3 *store_db(Store *s)
+{
+    return s->db;
+}
+
+/* ---- runs ---- */
+
+static char *now_iso8601(void)
+{
+    g_autoptr(GDateTime) t = g_date_time_new_now_utc();
+    return g_date_time_format_iso8601(t);
+}
+
+static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *status,
+                              int exit_code, GError **error)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO runs(name, kind, status, exit_code, created_at, scenario,"
+                           " path, timeline, version) VALUES (?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        set_sql_error(error, s, "prepare runs");
+        return -1;
+    }
+    g_autofree char *now = now_iso8601();
+    sqlite3_bind_text(st, 1, info->name ? info->name : "?", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, info->kind ? info->kind : "program", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, status, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, exit_code);
+    sqlite3_bind_text(st, 5, now, -1, SQLITE_TRANSIENT);
+    if (info->scenario)
+        sqlite3_bind_text(st, 6, info->scenario, -1, SQLITE_TRANSIENT);
+    if (info->path)
+        sqlite3_bind_text(st, 7, info->path, -1, SQLITE_TRANSIENT);
+    if (info->timeline)
+        sqlite3_bind_text(st, 8, info->timeline, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 9, RANKSIM_VERSION, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        set_sql_error(error, s, "insert run");
+        return -1;
+    }
+    return sqlite3_last_insert_rowid(s->db);
+}
+
+static void bind_opt_int(sqlite3_stmt *st, int col, bool present, int64_t v)
+{
+    if (present)
+        sqlite3_bind_int64(st, col, v);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static int insert_records(StoreRun *r, const Chunk *c)
+{
+    sqlite3_stmt *st = r->ins_op;
+    for (uint32_t i = 0; i < c->n; i++) {
+        const SchedRecord *x = &c->recs[i];
+        bool coll = x->group >= 0;
+        sqlite3_bind_int64(st, 2, x->rank);
+        sqlite3_bind_int64(st, 3, (int64_t)x->idx);
+        bind_opt_int(st, 4, x->layer >= 0, x->layer);
+        sqlite3_bind_int64(st, 5, x->name);
+        sqlite3_bind_int(st, 6, x->kind);
+        sqlite3_bind_int64(st, 7, (int64_t)x->tokens);
+        bind_opt_int(st, 8, coll, x->group);
+        bind_opt_int(st, 9, coll, (int64_t)x->seq);
+        bind_opt_int(st, 10, coll, (int64_t)x->count);
+        bind_opt_int(st, 11, coll, x->dtype);
+        sqlite3_bind_int64(st, 12, x->start_ns);
+        bind_opt_int(st, 13, x->end_ns >= 0, x->end_ns);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+            return rc;
+    }
+    return SQLITE_OK;
+}
+
+static void writer_main(void *arg)
+{
+    StoreRun *r = arg;
+    for (;;) {
+        uv_mutex_lock(&r->mu);
+        while (!r->queue_head && !r->closing)
+            uv_cond_wait(&r->cv_work, &r->mu);
+        Chunk *c = r->queue_head;
+        if (!c) {
+            uv_mutex_unlock(&r->mu);
+            return;
+        }
+        r->queue_head = c->next;
+        if (!r->queue_head)
+            r->queue_tail = NULL;
+        bool failed = r->writer_error != NULL;
+        uv_mutex_unlock(&r->mu);
+
+        int rc = failed ? SQLITE_OK : insert_records(r, c);
+
+        uv_mutex_lock(&r->mu);
+        if (rc != SQLITE_OK && !r->writer_error)
+            r->writer_error = g_strdup(sqlite3_errmsg(r->store->db));
+        c->n = 0;
+        c->next = r->free_list;
+        r->free_list = c;
+        uv_cond_signal(&r->cv_free);
+        uv_mutex_unlock(&r->mu);
+    }
+}
+
+int64_t store_run_id(const StoreRun *r)
+{
+    return r->run_id;
+}
+
+StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram *p,
+                          GError **error)
+{
+    if (!exec(s, "BEGIN IMMEDIATE", error))
+        return NULL;
+    int64_t id = insert_run_row(s, info, "failed", 1, error);
+    if (id < 0) {
+        exec(s, "ROLLBACK", NULL);
+        return NULL;
+    }
+    if (p) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(s->db, "INSERT INTO names(run_id, id, name) VALUES (?,?,?)", -1,
+                               &st, NULL) != SQLITE_OK) {
+            set_sql_error(error, s, "prepare names");
+            exec(s, "ROLLBACK", NULL);
+            return NULL;
+        }
+        for (guint i = 0; i < p->names.strings->len; i++) {
+            sqlite3_bind_int64(st, 1, id);
+            sqlite3_bind_int64(st, 2, i);
+            sqlite3_bind_text(st, 3, g_ptr_array_index(p->names.strings, i), -1, SQLITE_STATIC);
+            if (sqlite3_step(st) != SQLITE_DONE) {
+                sqlite3_finalize(st);
+                set_sql_error(error, s, "insert names");
+                exec(s, "ROLLBACK", NULL);
+                return NULL;
+            }
+            sqlite3_reset(st);
+        }
+        sqlite3_finalize(st);
+    }
+    StoreRun *r = g_new0(StoreRun, 1);
+    r->store = s;
+    r->run_id = id;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, tokens,"
+                           " group_id, seq, count, dtype, start_ns, end_ns)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &r->ins_op, NULL) != SQLITE_OK) {
+        set_sql_error(error, s, "prepare op_rows");
+        exec(s, "ROLLBACK", NULL);
+        g_free(r);
+        return NULL;
+    }
+    sqlite3_bind_int64(r->ins_op, 1, id);
+    uv_mutex_init(&r->mu);
+    uv_cond_init(&r->cv_work);
+    uv_cond_init(&r->cv_free);
+    r->cur = g_new(Chunk, 1);
+    r->cur->n = 0;
+    r->cur->next = NULL;
+    r->n_chunks = 1;
+    if (uv_thread_create(&r->thread, writer_main, r) != 0) {
+        g_set_error(error, STORE_ERROR, 0, "%s: cannot start the writer thread", s->path);
+        store_run_abort(r);
+        return NULL;
+    }
+    r->thread_started = true;
+    return r;
+}
+
+/* Hands the current chunk to the writer and takes an empty one (waiting while MAX_CHUNKS are
+ * in flight). */
+static void submit_chunk(StoreRun *r)
+{
+    Chunk *c = r->cur;
+    uv_mutex_lock(&r->mu);
+    c->next = NULL;
+    if (r->queue_tail)
+        r->queue_tail->next = c;
+    else
+        r->queue_head = c;
+    r->queue_tail = c;
+    uv_cond_signal(&r->cv_work);
+    while (!r->free_list && r->n_chunks >= MAX_CHUNKS)
+        uv_cond_wait(&r->cv_free, &r->mu);
+    Chunk *next = r->free_list;
+    if (next) {
+        r->free_list = next->next;
+    } else {
+        next = g_new(Chunk, 1);
+        r->n_chunks++;
+    }
+    uv_mutex_unlock(&r->mu);
+    next->n = 0;
+    next->next = NULL;
+    r->cur = next;
+}
+
+void store_run_record(void *run, const SchedRecord *rec)
+{
+    StoreRun *r = run;
+    r->cur->recs[r->cur->n++] = *rec;
+    if (r->cur->n == CHUNK_RECORDS)
+        submit_chunk(r);
+}
+
+/* Flushes the last chunk, stops the writer and frees the chunks. Returns the writer's error
+ * (caller frees) or NULL. */
+static char *stop_writer(StoreRun *r)
+{
+    if (r->thread_started) {
+        if (r->cur && r->cur->n)
+            submit_chunk(r);
+        uv_mutex_lock(&r->mu);
+        r->closing = true;
+        uv_cond_signal(&r->cv_work);
+        uv_mutex_unlock(&r->mu);
+        uv_thread_join(&r->thread);
+        r->thread_started = false;
+    }
+    g_free(r->cur);
+    r->cur = NULL;
+    while (r->free_list) {
+        Chunk *c = r->free_list;
+        r->free_list = c->next;
+        g_free(c);
+    }
+    while (r->queue_head) { /* only if the thread never ran */
+        Chunk *c = r->queue_head;
+        r->queue_head = c->next;
+        g_free(c);
+    }
+    uv_mutex_destroy(&r->mu);
+    uv_cond_destroy(&r->cv_work);
+    uv_cond_destroy(&r->cv_free);
+    sqlite3_finalize(r->ins_op);
+    r->ins_op = NULL;
+    return r->writer_error;
+}
+
+void store_run_abort(StoreRun *r)
+{
+    if (!r)
+        return;
+    g_free(stop_writer(r));
+    exec(r->store, "ROLLBACK", NULL);
+    g_free(r);
+}
+
+static char *ranks_json(GArray *members)
+{
+    GString *s = g_string_new("[");
+    for (guint i = 0; i < members->len; i++)
+        g_string_append_printf(s, "%s%d", i ? "," : "", g_array_index(members, int32_t, i));
+    g_string_append_c(s, ']');
+    return g_string_free(s, FALSE);
+}
+
+static bool insert_outcome(Store *s, int64_t id, const SchedOutcome *o, GError **error)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO groups(run_id, id, name, ranks, size) VALUES (?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare groups");
+    for (guint i = 0; i < o->groups->len; i++) {
+        GArray *m = g_ptr_array_index(o->group_members, i);
+        g_autofree char *ranks = ranks_json(m);
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, i);
+        sqlite3_bind_text(st, 3, g_ptr_array_index(o->groups, i), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, ranks, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 5, m->len);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return set_sql_error(error, s, "insert groups");
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO ranks(run_id, rank, state, end_us, compute_us, comm_us,"
+                           " wait_us, ops) VALUES (?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare ranks");
+    for (uint32_t r = 0; r < o->n_ranks; r++) {
+        const SchedRankStats *x = &o->ranks[r];
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, r);
+        sqlite3_bind_text(st, 3, sched_rank_state_name(x->state), -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 4, (double)x->end_ns / 1e3);
+        sqlite3_bind_double(st, 5, (double)x->compute_ns / 1e3);
+        sqlite3_bind_double(st, 6, (double)x->comm_ns / 1e3);
+        sqlite3_bind_double(st, 7, (double)x->wait_ns / 1e3);
+        sqlite3_bind_int64(st, 8, (int64_t)x->ops);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return set_sql_error(error, s, "insert ranks");
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO diagnostics(run_id, kind, severity, rank, group_name, seq,"
+                           " layer, op_name, message, detail, time_us)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare diagnostics");
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_text(st, 2, d->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, sched_severity_name(d->severity), -1, SQLITE_STATIC);
+        bind_opt_int(st, 4, d->rank >= 0, d->rank);
+        if (d->group >= 0)
+            sqlite3_bind_text(st, 5, g_ptr_array_index(o->groups, (guint)d->group), -1,
+                              SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 5);
+        bind_opt_int(st, 6, d->seq > 0, (int64_t)d->seq);
+        bind_opt_int(st, 7, d->layer >= 0, d->layer);
+        if (d->op_name)
+            sqlite3_bind_text(st, 8, d->op_name, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 8);
+        sqlite3_bind_text(st, 9, d->message, -1, SQLITE_STATIC);
+        if (d->detail)
+            sqlite3_bind_text(st, 10, d->detail, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 10);
+        sqlite3_bind_double(st, 11, (double)d->time_ns / 1e3);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return set_sql_error(error, s, "insert diagnostics");
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return true;
+}
+
+int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status, int exit_code,
+                         double wall_ms, GError **error)
+{
+    Store *s = r->store;
+    int64_t id = r->run_id;
+    g_autofree char *werr = stop_writer(r);
+    g_free(r);
+    if (werr) {
+        g_set_error(error, STORE_ERROR, 0, "%s: writing ops: %s", s->path, werr);
+        exec(s, "ROLLBACK", NULL);
+        return -1;
+    }
+    if (!insert_outcome(s, id, o, error)) {
+        exec(s, "ROLLBACK", NULL);
+        return -1;
+    }
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "UPDATE runs SET status = ?, exit_code = ?, ranks = ?, sim_end_us = ?,"
+                           " events = ?, wall_ms = ?, rank_ops = ? WHERE id = ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        set_sql_error(error, s, "prepare update");
+        exec(s, "ROLLBACK", NULL);
+        return -1;
+    }
+    sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, exit_code);
+    sqlite3_bind_int64(st, 3, o->n_ranks);
+    sqlite3_bind_double(st, 4, (double)o->end_ns / 1e3);
+    sqlite3_bind_int64(st, 5, (int64_t)o->events);
+    sqlite3_bind_double(st, 6, wall_ms);
+    sqlite3_bind_int64(st, 7, (int64_t)o->rank_ops);
+    sqlite3_bind_int64(st, 8, id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        set_sql_error(error, s, "update run");
+        exec(s, "ROLLBACK", NULL);
+        return -1;
+    }
+    if (!exec(s, "COMMIT", error)) {
+        exec(s, "ROLLBACK", NULL);
+        return -1;
+    }
+    return id;
+}
+
+int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *message,
+                             GError **error)
+{
+    if (!exec(s, "BEGIN IMMEDIATE", error))
+        return -1;
+    int64_t id = insert_run_row(s, info, "invalid", 2, error);
+    sqlite3_stmt *st = NULL;
+    bool ok = id >= 0 &&
+              sqlite3_prepare_v2(s->db,
+                                 "INSERT INTO diagnostics(run_id, kind, severity, message)"
+                                 " VALUES (?, 'config', 'error', ?)",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_text(st, 2, message, -1, SQLITE_STATIC);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        if (!ok)
+            set_sql_error(error, s, "insert diagnostic");
+    } else if (id >= 0) {
+        set_sql_error(error, s, "prepare diagnostic");
+    }
+    sqlite3_finalize(st);
+    if (!ok || !exec(s, "COMMIT", error)) {
+        exec(s, "ROLLBACK", NULL);
+        return -1;
+    }
+    return id;
+}
