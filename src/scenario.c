@@ -643,7 +643,10 @@ static YNode *parse_tree(Loader *ld, const char *text, size_t len)
     }
     YNode *tree = NULL;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root) {
+    bool blank = root && root->type == YAML_SCALAR_NODE &&
+                 root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                 root->data.scalar.length == 0; /* "---" and nothing else */
+    if (!root || blank) {
         g_autofree char *keys = g_strjoinv(", ", (char **)top_keys);
         g_set_error(ld->error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
                     "%s:1: the file is empty; expected a mapping with keys %s", ld->file, keys);
@@ -1168,7 +1171,8 @@ static bool build_ops(Loader *ld, const YNode *list, const char *list_key, KeyCt
     return true;
 }
 
-static bool load_programs(Loader *ld, const YNode *programs)
+/* `pkey` is the `programs` key node, where errors about the whole mapping point. */
+static bool load_programs(Loader *ld, const YNode *pkey, const YNode *programs)
 {
     if (!expect_map(ld, programs, "programs",
                     "a mapping of rank set -> op list, e.g. {\"0-7\": [...]}"))
@@ -1223,9 +1227,10 @@ static bool load_programs(Loader *ld, const YNode *programs)
         if (missing->len) {
             g_autofree char *text =
                 sched_format_ranks((const int32_t *)(void *)missing->data, missing->len);
-            return fail(ld, programs, "programs", "rank%s %s ha%s no program; add a key for "
-                        "them, or \"*\" for all ranks not listed",
-                        missing->len > 1 ? "s" : "", text, missing->len > 1 ? "ve" : "s");
+            return fail(ld, pkey, "programs", "rank%s %s ha%s no program; add a key for "
+                        "%s, or \"*\" for all ranks not listed",
+                        missing->len > 1 ? "s" : "", text, missing->len > 1 ? "ve" : "s",
+                        missing->len > 1 ? "them" : "it");
         }
     }
     /* Second pass: build each key's list once and give it to its ranks. */
@@ -1360,11 +1365,12 @@ static bool fault_op(Loader *ld, const YNode *n, int32_t rank, int64_t *id)
     g_ptr_array_set_size(names, shown);
     g_ptr_array_add(names, NULL);
     g_autofree char *list = g_strjoinv(", ", (char **)names->pdata);
-    g_autofree char *did = best && best_d <= SUGGEST_MAX_DISTANCE && best_d < strlen(name)
-                               ? g_strdup_printf("did you mean '%s'? ", best)
-                               : g_strdup("");
-    return fail(ld, n, "op", "rank %d has no op named '%s'; %s(ops of rank %d: %s%s)", rank,
-                name, did, rank, list, shown < total ? ", ..." : "");
+    if (best && best_d <= SUGGEST_MAX_DISTANCE && best_d < strlen(name))
+        return fail(ld, n, "op", "rank %d has no op named '%s'; did you mean '%s'? (ops of rank "
+                    "%d: %s%s)",
+                    rank, name, best, rank, list, shown < total ? ", ..." : "");
+    return fail(ld, n, "op", "rank %d has no op named '%s'; valid: the ops of rank %d: %s%s",
+                rank, name, rank, list, shown < total ? ", ..." : "");
 }
 
 static bool load_fault(Loader *ld, const YNode *m, GArray *faults)
@@ -1495,11 +1501,11 @@ static bool interpret(Loader *ld, const YNode *root, Scenario *s)
 
     if ((n = map_get(root, "groups")) && !load_groups(ld, n))
         return false;
-    n = map_get(root, "programs");
-    if (!n)
+    int pi = map_find(root, "programs");
+    if (pi < 0)
         return fail(ld, root, "programs", "missing; a program scenario needs programs: "
                     "{RANKSET: [OPS]}, e.g. programs: {\"*\": [{op: compute, name: fwd, us: 10}]}");
-    if (!load_programs(ld, n))
+    if (!load_programs(ld, map_key(root, (uint32_t)pi), map_value(root, (uint32_t)pi)))
         return false;
 
     if ((n = map_get(root, "hardware")) && !load_hardware(ld, n, &s->net))

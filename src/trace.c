@@ -1,0 +1,704 @@
+/* src/trace.c — Chrome trace-event JSON for one stored run, streamed from SQLite; see trace.h.
+ *
+ * The document is written in one pass, in this order:
+ *   {"traceEvents":[ metadata events, op slices ("X"), flows ("s"/"t"/"f"), diagnostics ("i") ],
+ *    "displayTimeUnit":"ns", "metadata":{ the run row }}
+ * Each section is one prepared statement stepped row by row; every event is formatted into one
+ * reused buffer and handed to a buffered FILE*, so memory stays flat whatever the run size (the
+ * only other state is the run row, kept for the trailing metadata object).
+ *
+ * Costs: op_rows is indexed on run_id only, so SQLite sorts the run's rows twice — by
+ * (rank, idx) for the slices and by (group_id, seq, rank) for the flows — O(N log N) in its
+ * sorter, which spills to temporary files instead of growing memory.
+ *
+ * Flows: one flow id per collective instance (run, group, seq), members chained in rank order,
+ * found with one row of look-ahead over the second sort. A flow event sits at the middle of
+ * its member's slice rather than at its start: the viewers bind "s"/"t" to the slice open at
+ * that time on the thread, and at the start the previous op may end at the very same instant.
+ *
+ * All numbers are written without printf's %f (locale-dependent): times are integer
+ * nanoseconds printed as microseconds with three decimals; other reals go through
+ * g_ascii_formatd(). Strings are escaped for JSON; invalid UTF-8 bytes become U+FFFD.
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <inttypes.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef RANKSIM_VERSION
+#define RANKSIM_VERSION "unknown"
+#endif
+
+/* Characters of a diagnostic's first message line kept in its event name. */
+#define TRACE_DIAG_NAME_CHARS 120
+/* stdio buffer of the output file, bytes. */
+#define TRACE_FILE_BUFFER (1u << 20)
+
+static void stmt_free(sqlite3_stmt *st)
+{
+    sqlite3_finalize(st);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, stmt_free)
+
+typedef struct {
+    Store *store;
+    sqlite3 *db;
+    int64_t run_id;
+    const char *out_path;
+    FILE *f;          /* the output; stdout for "-" */
+    GString *buf;     /* the event being formatted, reused */
+    GString *meta;    /* the trailing "metadata" object */
+    uint64_t n_events;
+    int64_t n_ranks;
+    int64_t sim_end_ns; /* runs.sim_end_us in ns; -1 if unknown */
+} TraceWriter;
+
+/* ---- JSON formatting ---- */
+
+/* Start of the next character: one byte for ASCII and for a byte that does not begin a valid
+ * UTF-8 sequence (so invalid input still advances). */
+static const char *utf8_step(const char *p, const char *end, bool *valid)
+{
+    if ((unsigned char)*p < 0x80) {
+        *valid = true;
+        return p + 1;
+    }
+    gunichar u = g_utf8_get_char_validated(p, end - p);
+    *valid = u != (gunichar)-1 && u != (gunichar)-2;
+    return *valid ? g_utf8_next_char(p) : p + 1;
+}
+
+/* Appends s[0..len) escaped for a JSON string, without the quotes. */
+static void json_escape(GString *b, const char *s, gsize len)
+{
+    const char *p = s, *end = s + len;
+    while (p < end) {
+        const char *run = p;
+        while (p < end) {
+            unsigned char c = (unsigned char)*p;
+            if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+                break;
+            p++;
+        }
+        if (p > run)
+            g_string_append_len(b, run, p - run);
+        if (p == end)
+            break;
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x80) {
+            bool valid;
+            const char *next = utf8_step(p, end, &valid);
+            if (valid)
+                g_string_append_len(b, p, next - p);
+            else
+                g_string_append(b, "\\ufffd");
+            p = next;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            g_string_append(b, "\\\"");
+            break;
+        case '\\':
+            g_string_append(b, "\\\\");
+            break;
+        case '\n':
+            g_string_append(b, "\\n");
+            break;
+        case '\r':
+            g_string_append(b, "\\r");
+            break;
+        case '\t':
+            g_string_append(b, "\\t");
+            break;
+        case '\b':
+            g_string_append(b, "\\b");
+            break;
+        case '\f':
+            g_string_append(b, "\\f");
+            break;
+        default: {
+            static const char hex[] = "0123456789abcdef";
+            char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+            g_string_append(b, u);
+            break;
+        }
+        }
+        p++;
+    }
+}
+
+static void json_string(GString *b, const char *s, gsize len)
+{
+    g_string_append_c(b, '"');
+    json_escape(b, s, len);
+    g_string_append_c(b, '"');
+}
+
+static void json_cstring(GString *b, const char *s)
+{
+    json_string(b, s, strlen(s));
+}
+
+/* A text column as a JSON string ("" for NULL). */
+static void json_column_string(GString *b, sqlite3_stmt *st, int col)
+{
+    const char *s = (const char *)sqlite3_column_text(st, col);
+    json_string(b, s ? s : "", s ? (gsize)sqlite3_column_bytes(st, col) : 0);
+}
+
+static void json_int(GString *b, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%" PRId64, v);
+    g_string_append_len(b, tmp, n);
+}
+
+/* Nanoseconds as microseconds with exactly three decimals. */
+static void json_us(GString *b, int64_t ns)
+{
+    char tmp[32];
+    uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+    int n = snprintf(tmp, sizeof tmp, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000,
+                     (unsigned)(a % 1000));
+    g_string_append_len(b, tmp, n);
+}
+
+/* A real with three decimals, locale-independent; null if not finite. */
+static void json_real3(GString *b, double v)
+{
+    if (!isfinite(v)) {
+        g_string_append(b, "null");
+        return;
+    }
+    char tmp[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append(b, g_ascii_formatd(tmp, sizeof tmp, "%.3f", v));
+}
+
+/* Appends `,"key":` (the comma unless `first`). */
+static void json_key(GString *b, const char *key, bool first)
+{
+    if (!first)
+        g_string_append_c(b, ',');
+    g_string_append_c(b, '"');
+    g_string_append(b, key);
+    g_string_append(b, "\":");
+}
+
+/* µs stored as REAL back to integer ns. */
+static int64_t us_to_ns(double us)
+{
+    return isfinite(us) ? (int64_t)llround(us * 1000.0) : 0;
+}
+
+/* ---- output ---- */
+
+static bool set_sql_error(TraceWriter *w, GError **error, const char *what)
+{
+    g_set_error(error, STORE_ERROR, 0, "%s: trace of run %" PRId64 ": %s: %s",
+                store_path(w->store), w->run_id, what, sqlite3_errmsg(w->db));
+    return false;
+}
+
+static bool set_write_error(TraceWriter *w, GError **error, int err)
+{
+    if (err == 0)
+        err = EIO;
+    g_set_error(error, G_IO_ERROR, g_io_error_from_errno(err), "cannot write trace to %s: %s",
+                w->out_path, g_strerror(err));
+    return false;
+}
+
+static bool is_stdout(const char *path)
+{
+    return strcmp(path, "-") == 0;
+}
+
+/* Starts an event in w->buf (the separator, then "{"). */
+static void event_begin(TraceWriter *w)
+{
+    g_string_truncate(w->buf, 0);
+    if (w->n_events++)
+        g_string_append(w->buf, ",\n");
+    g_string_append_c(w->buf, '{');
+}
+
+/* Closes the event and writes it out. */
+static bool event_end(TraceWriter *w, GError **error)
+{
+    g_string_append_c(w->buf, '}');
+    return fwrite(w->buf->str, 1, w->buf->len, w->f) == w->buf->len ||
+           set_write_error(w, error, errno);
+}
+
+static bool write_raw(TraceWriter *w, const char *s, gsize len, GError **error)
+{
+    return fwrite(s, 1, len, w->f) == len || set_write_error(w, error, errno);
+}
+
+/* Steps a statement: true with *row set while there are rows, false with `error` set on a
+ * SQLite failure. */
+static bool step(TraceWriter *w, sqlite3_stmt *st, bool *row, const char *what, GError **error)
+{
+    int rc = sqlite3_step(st);
+    *row = rc == SQLITE_ROW;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE || set_sql_error(w, error, what);
+}
+
+static sqlite3_stmt *prepare(TraceWriter *w, const char *sql, const char *what, GError **error)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        set_sql_error(w, error, what);
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    sqlite3_bind_int64(st, 1, w->run_id);
+    return st;
+}
+
+/* ---- sections ---- */
+
+/* Reads the run row: fills w->meta, w->n_ranks, w->sim_end_ns and the process name `*name`
+ * (caller frees). Unknown run -> G_IO_ERROR_NOT_FOUND. */
+static bool read_run(TraceWriter *w, char **name, GError **error)
+{
+    g_autoptr(sqlite3_stmt) st = prepare(
+        w,
+        "SELECT id, name, kind, status, exit_code, ranks, sim_end_us, events, rank_ops, wall_ms,"
+        " created_at, path, timeline, version FROM runs WHERE id = ?",
+        "read run", error);
+    if (!st)
+        return false;
+    bool row;
+    if (!step(w, st, &row, "read run", error))
+        return false;
+    if (!row) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "run %" PRId64 " not found in %s",
+                    w->run_id, store_path(w->store));
+        return false;
+    }
+    const char *run_name = (const char *)sqlite3_column_text(st, 1);
+    *name = g_strdup(run_name ? run_name : "?");
+    w->n_ranks = sqlite3_column_int64(st, 5); /* NULL (invalid runs) -> 0 */
+    w->sim_end_ns = sqlite3_column_type(st, 6) == SQLITE_NULL
+                        ? -1
+                        : us_to_ns(sqlite3_column_double(st, 6));
+
+    GString *m = w->meta;
+    g_string_append_c(m, '{');
+    for (int c = 0; c < sqlite3_column_count(st); c++) {
+        json_key(m, sqlite3_column_name(st, c), c == 0);
+        switch (sqlite3_column_type(st, c)) {
+        case SQLITE_INTEGER:
+            json_int(m, sqlite3_column_int64(st, c));
+            break;
+        case SQLITE_FLOAT:
+            json_real3(m, sqlite3_column_double(st, c));
+            break;
+        case SQLITE_NULL:
+            g_string_append(m, "null");
+            break;
+        default:
+            json_column_string(m, st, c);
+            break;
+        }
+    }
+    json_key(m, "generator", false);
+    json_cstring(m, "ranksim " RANKSIM_VERSION);
+    g_string_append_c(m, '}');
+    return true;
+}
+
+/* process_name for pid 0, then thread_name and thread_sort_index per rank. */
+static bool write_metadata_events(TraceWriter *w, const char *run_name, GError **error)
+{
+    g_autofree char *pname = g_strdup_printf("ranksim run %" PRId64 ": %s", w->run_id, run_name);
+    event_begin(w);
+    g_string_append(w->buf, "\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
+    json_cstring(w->buf, pname);
+    g_string_append_c(w->buf, '}');
+    if (!event_end(w, error))
+        return false;
+    for (int64_t r = 0; r < w->n_ranks; r++) {
+        event_begin(w);
+        g_string_append(w->buf, "\"ph\":\"M\",\"pid\":0,\"tid\":");
+        json_int(w->buf, r);
+        g_string_append(w->buf, ",\"name\":\"thread_name\",\"args\":{\"name\":\"rank ");
+        json_int(w->buf, r);
+        g_string_append(w->buf, "\"}");
+        if (!event_end(w, error))
+            return false;
+        event_begin(w);
+        g_string_append(w->buf, "\"ph\":\"M\",\"pid\":0,\"tid\":");
+        json_int(w->buf, r);
+        g_string_append(w->buf, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+        json_int(w->buf, r);
+        g_string_append_c(w->buf, '}');
+        if (!event_end(w, error))
+            return false;
+    }
+    return true;
+}
+
+/* End of an op: its end_ns, or the run's end for ops that never completed (never before the
+ * start). */
+static int64_t op_end_ns(const TraceWriter *w, int64_t start_ns, sqlite3_stmt *st, int col,
+                         bool *incomplete)
+{
+    *incomplete = sqlite3_column_type(st, col) == SQLITE_NULL;
+    int64_t end = *incomplete ? w->sim_end_ns : sqlite3_column_int64(st, col);
+    return end > start_ns ? end : start_ns;
+}
+
+/* One complete event per op row, in (rank, idx) order. */
+static bool write_ops(TraceWriter *w, GError **error)
+{
+    enum { RANK, IDX, LAYER, NAME, KIND, TOKENS, GROUP, GROUP_ID, SEQ, COUNT, DTYPE, START, END };
+    g_autoptr(sqlite3_stmt) st = prepare(
+        w,
+        "SELECT o.rank, o.idx, o.layer, COALESCE(n.name, 'name ' || o.name_id),"
+        " COALESCE(k.name, 'kind ' || o.kind), o.tokens,"
+        " COALESCE(g.name, 'group ' || o.group_id), o.group_id, o.seq, o.count,"
+        " COALESCE(d.name, 'dtype ' || o.dtype), o.start_ns, o.end_ns"
+        " FROM op_rows o"
+        " LEFT JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
+        " LEFT JOIN op_kinds k ON k.id = o.kind"
+        " LEFT JOIN dtypes d ON d.id = o.dtype"
+        " LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+        " WHERE o.run_id = ? ORDER BY o.rank, o.idx",
+        "read ops", error);
+    if (!st)
+        return false;
+    GString *b = w->buf;
+    for (;;) {
+        bool row;
+        if (!step(w, st, &row, "read ops", error))
+            return false;
+        if (!row)
+            return true;
+        int64_t start = sqlite3_column_int64(st, START);
+        bool incomplete;
+        int64_t end = op_end_ns(w, start, st, END, &incomplete);
+        event_begin(w);
+        g_string_append(b, "\"ph\":\"X\",\"pid\":0,\"tid\":");
+        json_int(b, sqlite3_column_int64(st, RANK));
+        g_string_append(b, ",\"ts\":");
+        json_us(b, start);
+        g_string_append(b, ",\"dur\":");
+        json_us(b, end - start);
+        g_string_append(b, ",\"name\":");
+        json_column_string(b, st, NAME);
+        g_string_append(b, ",\"cat\":");
+        json_column_string(b, st, KIND);
+        g_string_append(b, ",\"args\":{\"idx\":");
+        json_int(b, sqlite3_column_int64(st, IDX));
+        if (sqlite3_column_type(st, LAYER) != SQLITE_NULL) {
+            json_key(b, "layer", false);
+            json_int(b, sqlite3_column_int64(st, LAYER));
+        }
+        if (sqlite3_column_type(st, TOKENS) != SQLITE_NULL) {
+            json_key(b, "tokens", false);
+            json_int(b, sqlite3_column_int64(st, TOKENS));
+        }
+        if (sqlite3_column_type(st, GROUP_ID) != SQLITE_NULL) {
+            json_key(b, "group", false);
+            json_column_string(b, st, GROUP);
+            json_key(b, "seq", false);
+            json_int(b, sqlite3_column_int64(st, SEQ));
+            json_key(b, "count", false);
+            json_int(b, sqlite3_column_int64(st, COUNT));
+            json_key(b, "dtype", false);
+            json_column_string(b, st, DTYPE);
+        }
+        if (incomplete)
+            g_string_append(b, ",\"incomplete\":true");
+        g_string_append_c(b, '}');
+        if (!event_end(w, error))
+            return false;
+    }
+}
+
+/* One member of a collective instance, as the flow pass remembers it. */
+typedef struct {
+    int64_t group_id;
+    int64_t seq;
+    int64_t rank;
+    int64_t ts_ns;   /* the middle of the member's slice */
+    uint32_t pos;    /* position in the instance's chain, from 0 */
+    GString *group;  /* group name, reused */
+} FlowMember;
+
+static bool write_flow_event(TraceWriter *w, const FlowMember *m, const char *ph, uint64_t id,
+                             GError **error)
+{
+    GString *b = w->buf;
+    event_begin(w);
+    g_string_append(b, "\"ph\":\"");
+    g_string_append(b, ph);
+    g_string_append(b, "\",");
+    if (ph[0] == 'f')
+        g_string_append(b, "\"bp\":\"e\",");
+    g_string_append(b, "\"pid\":0,\"tid\":");
+    json_int(b, m->rank);
+    g_string_append(b, ",\"ts\":");
+    json_us(b, m->ts_ns);
+    g_string_append(b, ",\"id\":");
+    json_int(b, (int64_t)id);
+    g_string_append(b, ",\"cat\":\"collective\",\"name\":\"");
+    json_escape(b, m->group->str, m->group->len);
+    g_string_append_c(b, '#');
+    json_int(b, m->seq);
+    g_string_append_c(b, '"');
+    return event_end(w, error);
+}
+
+/* Flow chains: rows ordered by (group_id, seq, rank); a member is written once the next row
+ * tells whether it is the last of its instance. Instances with one member get no flow. */
+static bool write_flows(TraceWriter *w, GError **error)
+{
+    enum { GROUP_ID, SEQ, RANK, GROUP, START, END };
+    g_autoptr(sqlite3_stmt) st = prepare(
+        w,
+        "SELECT o.group_id, o.seq, o.rank, COALESCE(g.name, 'group ' || o.group_id),"
+        " o.start_ns, o.end_ns"
+        " FROM op_rows o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+        " WHERE o.run_id = ? AND o.group_id IS NOT NULL ORDER BY o.group_id, o.seq, o.rank",
+        "read collectives", error);
+    if (!st)
+        return false;
+    g_autoptr(GString) prev_group = g_string_new(NULL);
+    g_autoptr(GString) cur_group = g_string_new(NULL);
+    FlowMember prev = {.group = prev_group}, cur = {.group = cur_group};
+    bool have_prev = false;
+    uint64_t flow_id = 0;
+    for (;;) {
+        bool row;
+        if (!step(w, st, &row, "read collectives", error))
+            return false;
+        if (!row)
+            break;
+        cur.group_id = sqlite3_column_int64(st, GROUP_ID);
+        cur.seq = sqlite3_column_int64(st, SEQ);
+        cur.rank = sqlite3_column_int64(st, RANK);
+        int64_t start = sqlite3_column_int64(st, START);
+        bool incomplete;
+        int64_t end = op_end_ns(w, start, st, END, &incomplete);
+        cur.ts_ns = start + (end - start) / 2;
+        const char *g = (const char *)sqlite3_column_text(st, GROUP);
+        g_string_truncate(cur.group, 0);
+        g_string_append_len(cur.group, g ? g : "", g ? sqlite3_column_bytes(st, GROUP) : 0);
+
+        bool same = have_prev && prev.group_id == cur.group_id && prev.seq == cur.seq;
+        if (same) {
+            /* prev is not the last member: it starts or continues the chain. */
+            if (prev.pos == 0)
+                flow_id++;
+            if (!write_flow_event(w, &prev, prev.pos == 0 ? "s" : "t", flow_id, error))
+                return false;
+            cur.pos = prev.pos + 1;
+        } else {
+            if (have_prev && prev.pos > 0 && !write_flow_event(w, &prev, "f", flow_id, error))
+                return false;
+            cur.pos = 0;
+        }
+        FlowMember t = prev;
+        prev = cur;
+        cur = t;
+        have_prev = true;
+    }
+    return !(have_prev && prev.pos > 0) || write_flow_event(w, &prev, "f", flow_id, error);
+}
+
+/* Appends "<kind>: <first line of message, at most TRACE_DIAG_NAME_CHARS characters>". */
+static void diag_name(GString *b, sqlite3_stmt *st, int kind_col, int msg_col)
+{
+    const char *kind = (const char *)sqlite3_column_text(st, kind_col);
+    json_escape(b, kind ? kind : "", kind ? (gsize)sqlite3_column_bytes(st, kind_col) : 0);
+    g_string_append(b, ": ");
+    const char *msg = (const char *)sqlite3_column_text(st, msg_col);
+    if (!msg)
+        return;
+    const char *end = msg + sqlite3_column_bytes(st, msg_col);
+    const char *p = msg;
+    for (guint n = 0; p < end && *p != '\n' && *p != '\r'; n++) {
+        if (n == TRACE_DIAG_NAME_CHARS) {
+            json_escape(b, msg, p - msg);
+            g_string_append(b, "\xe2\x80\xa6"); /* … */
+            return;
+        }
+        bool valid;
+        p = utf8_step(p, end, &valid);
+    }
+    json_escape(b, msg, p - msg);
+}
+
+/* The detail column: embedded as JSON when it parses, else as a string. */
+static void diag_detail(GString *b, sqlite3_stmt *st, int col)
+{
+    const char *text = (const char *)sqlite3_column_text(st, col);
+    gssize len = sqlite3_column_bytes(st, col);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (json_parser_load_from_data(parser, text, len, NULL) && json_parser_get_root(parser)) {
+        g_autoptr(JsonGenerator) gen = json_generator_new();
+        json_generator_set_root(gen, json_parser_get_root(parser));
+        gsize n = 0;
+        g_autofree char *out = json_generator_to_data(gen, &n);
+        if (g_utf8_validate(out, (gssize)n, NULL)) {
+            g_string_append_len(b, out, n);
+            return;
+        }
+    }
+    json_string(b, text, len);
+}
+
+/* One instant event per diagnostic: on its rank's track, or global. */
+static bool write_diagnostics(TraceWriter *w, GError **error)
+{
+    enum { KIND, SEVERITY, RANK, GROUP, SEQ, LAYER, OP, MESSAGE, DETAIL, TIME };
+    g_autoptr(sqlite3_stmt) st = prepare(
+        w,
+        "SELECT kind, severity, rank, group_name, seq, layer, op_name, message, detail, time_us"
+        " FROM diagnostics WHERE run_id = ? ORDER BY id",
+        "read diagnostics", error);
+    if (!st)
+        return false;
+    GString *b = w->buf;
+    for (;;) {
+        bool row;
+        if (!step(w, st, &row, "read diagnostics", error))
+            return false;
+        if (!row)
+            return true;
+        bool has_rank = sqlite3_column_type(st, RANK) != SQLITE_NULL;
+        int64_t ts = sqlite3_column_type(st, TIME) == SQLITE_NULL
+                         ? 0
+                         : us_to_ns(sqlite3_column_double(st, TIME));
+        event_begin(w);
+        g_string_append(b, "\"ph\":\"i\",\"s\":\"");
+        g_string_append(b, has_rank ? "t" : "g");
+        g_string_append(b, "\",\"pid\":0,\"tid\":");
+        json_int(b, has_rank ? sqlite3_column_int64(st, RANK) : 0);
+        g_string_append(b, ",\"ts\":");
+        json_us(b, ts);
+        g_string_append(b, ",\"name\":\"");
+        diag_name(b, st, KIND, MESSAGE);
+        g_string_append(b, "\",\"cat\":\"diagnostic\",\"args\":{\"kind\":");
+        json_column_string(b, st, KIND);
+        json_key(b, "severity", false);
+        json_column_string(b, st, SEVERITY);
+        if (has_rank) {
+            json_key(b, "rank", false);
+            json_int(b, sqlite3_column_int64(st, RANK));
+        }
+        if (sqlite3_column_type(st, GROUP) != SQLITE_NULL) {
+            json_key(b, "group", false);
+            json_column_string(b, st, GROUP);
+        }
+        if (sqlite3_column_type(st, SEQ) != SQLITE_NULL) {
+            json_key(b, "seq", false);
+            json_int(b, sqlite3_column_int64(st, SEQ));
+        }
+        if (sqlite3_column_type(st, LAYER) != SQLITE_NULL) {
+            json_key(b, "layer", false);
+            json_int(b, sqlite3_column_int64(st, LAYER));
+        }
+        if (sqlite3_column_type(st, OP) != SQLITE_NULL) {
+            json_key(b, "op", false);
+            json_column_string(b, st, OP);
+        }
+        json_key(b, "message", false);
+        json_column_string(b, st, MESSAGE);
+        if (sqlite3_column_type(st, DETAIL) != SQLITE_NULL) {
+            json_key(b, "detail", false);
+            diag_detail(b, st, DETAIL);
+        }
+        g_string_append(b, "}");
+        if (!event_end(w, error))
+            return false;
+    }
+}
+
+/* Everything after the output is open. */
+static bool write_document(TraceWriter *w, const char *run_name, GError **error)
+{
+    static const char head[] = "{\"traceEvents\":[\n";
+    static const char mid[] = "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":";
+    return write_raw(w, head, sizeof head - 1, error) &&
+           write_metadata_events(w, run_name, error) && write_ops(w, error) &&
+           write_flows(w, error) && write_diagnostics(w, error) &&
+           write_raw(w, mid, sizeof mid - 1, error) &&
+           write_raw(w, w->meta->str, w->meta->len, error) && write_raw(w, "}\n", 2, error);
+}
+
+/* Opens the output (after the run is known to exist, so a bad run id leaves no file). */
+static bool open_output(TraceWriter *w, GError **error)
+{
+    if (is_stdout(w->out_path)) {
+        w->f = stdout;
+        return true;
+    }
+    w->f = fopen(w->out_path, "wb");
+    if (!w->f) {
+        int err = errno;
+        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(err), "cannot open %s: %s",
+                    w->out_path, g_strerror(err));
+        return false;
+    }
+    setvbuf(w->f, NULL, _IOFBF, TRACE_FILE_BUFFER);
+    return true;
+}
+
+/* Flushes and closes the output; on `ok == false` (or a failing close) removes the file. */
+static bool close_output(TraceWriter *w, bool ok, GError **error)
+{
+    if (!w->f)
+        return ok;
+    if (w->f == stdout) {
+        if (fflush(stdout) != 0 && ok)
+            ok = set_write_error(w, error, errno);
+        return ok;
+    }
+    if (fclose(w->f) != 0 && ok)
+        ok = set_write_error(w, error, errno);
+    w->f = NULL;
+    if (!ok)
+        g_unlink(w->out_path);
+    return ok;
+}
+
+bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)
+{
+    g_return_val_if_fail(s != NULL, false);
+    g_return_val_if_fail(out_path != NULL, false);
+    g_return_val_if_fail(error == NULL || *error == NULL, false);
+
+    g_autoptr(GString) buf = g_string_sized_new(512);
+    g_autoptr(GString) meta = g_string_sized_new(512);
+    TraceWriter w = {
+        .store = s, .db = store_db(s), .run_id = run_id, .out_path = out_path,
+        .buf = buf, .meta = meta, .sim_end_ns = -1,
+    };
+    /* One read transaction, so every section sees the same snapshot — unless the caller is
+     * already inside a transaction on this connection. */
+    bool own_txn = sqlite3_get_autocommit(w.db) != 0;
+    if (own_txn && sqlite3_exec(w.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return set_sql_error(&w, error, "begin");
+
+    g_autofree char *run_name = NULL;
+    bool ok = read_run(&w, &run_name, error) && open_output(&w, error);
+    if (ok)
+        ok = write_document(&w, run_name, error);
+    ok = close_output(&w, ok, error);
+
+    if (own_txn)
+        sqlite3_exec(w.db, "COMMIT", NULL, NULL, NULL);
+    return ok;
+}

@@ -1,0 +1,101 @@
+/* tests/sched/test-program.c — the schedule IR: interning, group lookup, validation,
+ * op counts and unrolling. */
+#include <criterion/criterion.h>
+
+#include "../../sched/program.h"
+
+Test(program, identical_lists_are_stored_once)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(64);
+    uint32_t mm = sched_program_name(p, "matmul");
+    SchedOp ops[] = {sched_op_repeat(100, 1, 0), sched_op_compute(mm, 1000, 16)};
+    for (uint32_t r = 0; r < 64; r++)
+        sched_program_set_ops(p, r, ops, 2);
+    cr_assert_eq(p->lists->len, 1);
+    ops[1].tokens = 17;
+    sched_program_set_ops(p, 63, ops, 2);
+    cr_assert_eq(p->lists->len, 2);
+    cr_assert_eq(sched_program_rank_op_count(p, 0), 100);
+}
+
+Test(program, names_are_interned_densely)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(1);
+    cr_assert_eq(sched_program_name(p, "a"), 0);
+    cr_assert_eq(sched_program_name(p, "b"), 1);
+    cr_assert_eq(sched_program_name(p, "a"), 0);
+    cr_assert_str_eq(sched_program_name_str(p, 1), "b");
+}
+
+Test(program, group_index_of_follows_given_order)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(8);
+    int32_t ranks[] = {6, 2, 4, 0};
+    int32_t g = sched_program_add_group(p, "g", ranks, 4);
+    const SchedGroup *grp = sched_program_group(p, g);
+    cr_assert_eq(sched_group_index_of(grp, 6), 0);
+    cr_assert_eq(sched_group_index_of(grp, 2), 1);
+    cr_assert_eq(sched_group_index_of(grp, 4), 2);
+    cr_assert_eq(sched_group_index_of(grp, 0), 3);
+    cr_assert_eq(sched_group_index_of(grp, 1), -1);
+    cr_assert_eq(sched_group_index_of(grp, 7), -1);
+    cr_assert_eq(sched_program_find_group(p, "g"), g);
+    cr_assert_eq(sched_program_find_group(p, "h"), -1);
+}
+
+Test(program, validate_rejects_broken_programs)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    uint32_t n = sched_program_name(p, "x");
+    int32_t ranks[] = {0};
+    int32_t g = sched_program_add_group(p, "solo", ranks, 1);
+    g_autoptr(GError) err = NULL;
+    /* rank 1 has no program */
+    SchedOp ok[] = {sched_op_compute(n, 1, 0)};
+    sched_program_set_ops(p, 0, ok, 1);
+    cr_assert_not(sched_program_validate(p, &err));
+    cr_assert(strstr(err->message, "rank 1 has no program"));
+    g_clear_error(&err);
+    /* rank 1 uses a group it is not in */
+    SchedOp bad[] = {sched_op_collective(SCHED_OP_ALL_REDUCE, n, g, 4, SCHED_DTYPE_BF16)};
+    sched_program_set_ops(p, 1, bad, 1);
+    cr_assert_not(sched_program_validate(p, &err));
+    cr_assert(strstr(err->message, "not a member"));
+    g_clear_error(&err);
+    /* a repeat body running off the end */
+    SchedOp rep[] = {sched_op_repeat(2, 3, 0), sched_op_compute(n, 1, 0)};
+    sched_program_set_ops(p, 1, rep, 2);
+    cr_assert_not(sched_program_validate(p, &err));
+    cr_assert(strstr(err->message, "repeat body"));
+    g_clear_error(&err);
+    /* send to itself */
+    SchedOp self[] = {sched_op_p2p(SCHED_OP_SEND, n, 1, 4, SCHED_DTYPE_BF16)};
+    sched_program_set_ops(p, 1, self, 1);
+    cr_assert_not(sched_program_validate(p, &err));
+    g_clear_error(&err);
+    sched_program_set_ops(p, 1, ok, 1);
+    cr_assert(sched_program_validate(p, &err));
+}
+
+Test(program, unroll_expands_nested_repeats_with_layers)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(1);
+    uint32_t a = sched_program_name(p, "a"), b = sched_program_name(p, "b");
+    /* repeat 3 layers from 5: { a; repeat 2 (inherit): { b } } ; a */
+    SchedOp ops[] = {
+        sched_op_repeat(3, 3, 5), sched_op_compute(a, 1, 0), sched_op_repeat(2, 1, -1),
+        sched_op_compute(b, 2, 0), sched_op_compute(a, 3, 0),
+    };
+    sched_program_set_ops(p, 0, ops, 5);
+    cr_assert_eq(sched_program_rank_op_count(p, 0), 3 * 3 + 1);
+    g_autoptr(SchedProgram) u = sched_program_unroll(p);
+    const SchedOpList *l = sched_program_ops(u, 0);
+    cr_assert_eq(l->len, 10);
+    int32_t layers[] = {5, 5, 5, 6, 6, 6, 7, 7, 7, -1};
+    uint32_t names[] = {a, b, b, a, b, b, a, b, b, a};
+    for (uint32_t i = 0; i < 10; i++) {
+        cr_assert_eq(l->ops[i].layer, layers[i], "op %u layer %d", i, l->ops[i].layer);
+        cr_assert_eq(l->ops[i].name, names[i]);
+        cr_assert_neq(l->ops[i].kind, SCHED_OP_REPEAT);
+    }
+}
