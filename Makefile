@@ -52,7 +52,7 @@ demo: build
 bench: deps
 	@test -f build-bench/build.ninja || meson setup build-bench --buildtype=release
 	ninja -C build-bench
-	./build-bench/bench-engine
+	./build-bench/tests/bench-engine
 
 clean:
 	rm -rf build build-strict build-bench

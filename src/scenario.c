@@ -338,8 +338,8 @@ static bool get_int(Loader *ld, const YNode *n, const char *key, int64_t min, in
                     int64_t *out)
 {
     g_autofree char *valid = g_strdup_printf("%" G_GINT64_FORMAT "..%" G_GINT64_FORMAT, min, max);
-    bool is_int, exact;
-    double d;
+    bool is_int = false, exact = false;
+    double d = 0;
     int64_t v = 0;
     if (!scalar_number(ld, n, key, valid, &is_int, &d, &v, &exact))
         return false;
@@ -364,9 +364,9 @@ static bool get_number(Loader *ld, const YNode *n, const char *key, double min, 
         min_exclusive ? g_strdup_printf("a number > %g and <= %g%s%s", min, max, unit ? " " : "",
                                         unit ? unit : "")
                       : g_strdup_printf("%g..%g%s%s", min, max, unit ? " " : "", unit ? unit : "");
-    bool is_int, exact;
-    double d;
-    int64_t v;
+    bool is_int = false, exact = false;
+    double d = 0;
+    int64_t v = 0;
     if (!scalar_number(ld, n, key, valid, &is_int, &d, &v, &exact))
         return false;
     if (d < min || (min_exclusive && d == min) || d > max)
@@ -392,7 +392,7 @@ static bool get_enum(Loader *ld, const YNode *n, const char *key, const char *co
                      int *out)
 {
     g_autofree char *list = g_strjoinv(", ", (char **)names);
-    const char *s;
+    const char *s = NULL;
     if (!get_string(ld, n, key, list, &s))
         return false;
     for (int i = 0; names[i]; i++) {
@@ -840,10 +840,9 @@ static bool load_groups(Loader *ld, const YNode *groups)
         g_autoptr(GArray) members = g_array_new(FALSE, FALSE, sizeof(int32_t));
         if (v->type == YN_SEQ) {
             uint32_t gen = ++ld->stamp_gen;
-            g_autofree char *range = g_strdup_printf("0..%u", ld->n_ranks - 1);
             for (guint j = 0; j < v->items->len; j++) {
                 const YNode *item = g_ptr_array_index(v->items, j);
-                int64_t r;
+                int64_t r = 0;
                 if (!get_int(ld, item, name, 0, ld->n_ranks - 1, &r))
                     return false;
                 if (ld->stamp[r] == gen)
@@ -855,7 +854,7 @@ static bool load_groups(Loader *ld, const YNode *groups)
                 g_array_append_val(members, r32);
             }
         } else if (v->type == YN_SCALAR && !ynode_is_null(v)) {
-            bool star;
+            bool star = false;
             if (!parse_rank_set(ld, v, name, v->text, true, &star, members))
                 return false;
             if (star)
@@ -948,7 +947,7 @@ static char *group_members_text(const SchedGroup *g)
 
 static bool op_group(Loader *ld, const YNode *n, KeyCtx *kc, int32_t *out)
 {
-    const char *name;
+    const char *name = NULL;
     if (!get_string(ld, n, "group", "the name of a group under groups:", &name))
         return false;
     SchedProgram *p = ld->prog;
@@ -989,10 +988,11 @@ static bool op_dtype(Loader *ld, const YNode *m, SchedDtype *out)
     const YNode *n = map_get(m, "dtype");
     if (!n)
         return true;
-    int i;
+    int i = 0;
     if (!get_enum(ld, n, "dtype", dtype_names_list, &i))
         return false;
-    *out = (SchedDtype)i;
+    if (!sched_dtype_parse(dtype_names_list[i], out))
+        g_assert_not_reached(); /* the two name tables disagree */
     return true;
 }
 
@@ -1006,7 +1006,7 @@ static bool op_u64(Loader *ld, const YNode *m, const char *key, bool required, u
                         what, key, max);
         return true;
     }
-    int64_t v;
+    int64_t v = 0;
     if (!get_int(ld, n, key, 0, (int64_t)max, &v))
         return false;
     *out = (uint64_t)v;
@@ -1041,10 +1041,12 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
     const YNode *opn = map_get(m, "op");
     if (!opn)
         return fail(ld, m, "op", "missing; every op needs op: %s", op_valid);
-    int ki;
+    int ki = 0;
     if (!get_enum(ld, opn, "op", op_names_list, &ki))
         return false;
-    SchedOpKind kind = (SchedOpKind)ki;
+    SchedOpKind kind = SCHED_OP_COMPUTE;
+    if (!sched_op_kind_parse(op_names_list[ki], &kind))
+        g_assert_not_reached(); /* the two name tables disagree */
     g_autofree char *context = g_strdup_printf("op %s", op_names_list[ki]);
     if (!check_keys(ld, m, op_keys(kind), keys_any_op, context))
         return false;
@@ -1058,14 +1060,14 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
 
     SchedOp op;
     if (kind == SCHED_OP_COMPUTE) {
-        uint32_t name;
+        uint32_t name = 0;
         if (!op_name_of(ld, m, NULL, &name))
             return false;
         const YNode *us = map_get(m, "us");
         if (!us)
             return fail(ld, m, "us", "missing; a compute op needs us: DURATION in "
                         "microseconds (0..1e12)");
-        double d;
+        double d = 0;
         if (!get_number(ld, us, "us", 0, false, MAX_US, "microseconds", &d))
             return false;
         op = sched_op_compute(name, (int64_t)llround(d * 1000.0), tokens);
@@ -1074,10 +1076,10 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
         if (!gn)
             return fail(ld, m, "group", "missing; %s needs group: NAME (a key of groups:)",
                         context);
-        int32_t g;
+        int32_t g = -1;
         uint64_t count = 0;
-        SchedDtype dt;
-        uint32_t name;
+        SchedDtype dt = SCHED_DTYPE_BF16;
+        uint32_t name = 0;
         if (!op_group(ld, gn, kc, &g) ||
             !op_u64(ld, m, "count", kind != SCHED_OP_BARRIER, MAX_COUNT, context, &count) ||
             !op_dtype(ld, m, &dt) || !op_name_of(ld, m, op_names_list[ki], &name))
@@ -1089,7 +1091,7 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
             if (!rn)
                 return fail(ld, m, "root", "missing; broadcast needs root: RANK (a member of "
                             "its group)");
-            int64_t root;
+            int64_t root = 0;
             if (!get_int(ld, rn, "root", 0, ld->n_ranks - 1, &root))
                 return false;
             const SchedGroup *grp = sched_program_group(ld->prog, g);
@@ -1105,7 +1107,7 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
         const YNode *pn = map_get(m, "peer");
         if (!pn)
             return fail(ld, m, "peer", "missing; %s needs peer: RANK (another rank)", context);
-        int64_t peer;
+        int64_t peer = 0;
         if (!get_int(ld, pn, "peer", 0, ld->n_ranks - 1, &peer))
             return false;
         for (uint32_t i = 0; i < kc->n; i++)
@@ -1114,8 +1116,8 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
                             "cannot be its own peer; valid: another rank in 0..%u",
                             peer, kc->key, ld->n_ranks - 1);
         uint64_t count = 0;
-        SchedDtype dt;
-        uint32_t name;
+        SchedDtype dt = SCHED_DTYPE_BF16;
+        uint32_t name = 0;
         if (!op_u64(ld, m, "count", true, MAX_COUNT, context, &count) || !op_dtype(ld, m, &dt) ||
             !op_name_of(ld, m, op_names_list[ki], &name))
             return false;
@@ -1126,7 +1128,7 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
         const YNode *tn = map_get(m, "times");
         if (!tn)
             return fail(ld, m, "times", "missing; repeat needs times: N (0..%d)", MAX_TIMES);
-        int64_t times;
+        int64_t times = 0;
         if (!get_int(ld, tn, "times", 0, MAX_TIMES, &times))
             return false;
         int64_t layer_start = depth == 0 ? 0 : -1;
@@ -1189,7 +1191,7 @@ static bool load_programs(Loader *ld, const YNode *pkey, const YNode *programs)
         const YNode *k = map_key(programs, i);
         GArray *set = g_array_new(FALSE, FALSE, sizeof(int32_t));
         g_ptr_array_add(sets, set);
-        bool is_star;
+        bool is_star = false;
         if (!parse_rank_set(ld, k, k->text, k->text, true, &is_star, set))
             return false;
         if (is_star) {
@@ -1278,7 +1280,7 @@ static bool load_hardware(Loader *ld, const YNode *hw, NetModel *net)
     }
     *net = net_model_default();
     if (preset) {
-        const char *name;
+        const char *name = NULL;
         if (!get_string(ld, preset, key, net_model_preset_names(), &name))
             return false;
         if (!net_model_preset(name, net)) {
@@ -1291,7 +1293,7 @@ static bool load_hardware(Loader *ld, const YNode *hw, NetModel *net)
         return true;
     bool custom = false;
     const YNode *n;
-    double v;
+    double v = 0;
     if ((n = map_get(hw, "link_bandwidth_gb_s"))) {
         if (!get_number(ld, n, "link_bandwidth_gb_s", 0, true, MAX_BW_GB_S, "GB/s", &v))
             return false;
@@ -1321,7 +1323,7 @@ static bool load_hardware(Loader *ld, const YNode *hw, NetModel *net)
 
 static bool seconds_to_ns(Loader *ld, const YNode *n, const char *key, int64_t *out)
 {
-    double s;
+    double s = 0;
     if (!get_number(ld, n, key, 0, false, MAX_SECONDS, "seconds", &s))
         return false;
     *out = (int64_t)llround(s * 1e9);
@@ -1331,7 +1333,7 @@ static bool seconds_to_ns(Loader *ld, const YNode *n, const char *key, int64_t *
 /* Finds op `name` in `rank`'s program; sets *id. On a miss, fails suggesting the closest. */
 static bool fault_op(Loader *ld, const YNode *n, int32_t rank, int64_t *id)
 {
-    const char *name;
+    const char *name = NULL;
     if (!get_string(ld, n, "op", "the name of an op in the rank's program", &name))
         return false;
     const SchedProgram *p = ld->prog;
@@ -1391,7 +1393,7 @@ static bool load_fault(Loader *ld, const YNode *m, GArray *faults)
     if (!kn)
         return fail(ld, m, "kind", "missing; a fault needs kind: one of delay, slowdown, crash, "
                     "skip");
-    int ki;
+    int ki = 0;
     if (!get_enum(ld, kn, "kind", kinds, &ki))
         return false;
     g_autofree char *context = g_strdup_printf("fault kind %s", kinds[ki]);
@@ -1400,7 +1402,7 @@ static bool load_fault(Loader *ld, const YNode *m, GArray *faults)
     const YNode *rn = map_get(m, "rank");
     if (!rn)
         return fail(ld, m, "rank", "missing; a fault needs rank: 0..%u", ld->n_ranks - 1);
-    int64_t rank;
+    int64_t rank = 0;
     if (!get_int(ld, rn, "rank", 0, ld->n_ranks - 1, &rank))
         return false;
 
@@ -1467,7 +1469,7 @@ static bool interpret(Loader *ld, const YNode *root, Scenario *s)
     const YNode *n;
 
     if ((n = map_get(root, "name"))) {
-        const char *name;
+        const char *name = NULL;
         if (!get_string(ld, n, "name", "a name for the scenario", &name))
             return false;
         g_free(s->name);
@@ -1485,13 +1487,13 @@ static bool interpret(Loader *ld, const YNode *root, Scenario *s)
     if (kind == 1)
         return fail(ld, n ? n : root, "kind", "%skind 'model' is not supported yet by this "
                     "build; use kind: program",
-                    n ? "" : "missing, so ");
+                    n ? "" : "missing (the default is 'model'); ");
 
     n = map_get(root, "ranks");
     if (!n)
         return fail(ld, root, "ranks", "missing; a program scenario needs ranks: N (1..%u)",
                     MAX_RANKS);
-    int64_t ranks;
+    int64_t ranks = 0;
     if (!get_int(ld, n, "ranks", 1, MAX_RANKS, &ranks))
         return false;
     ld->n_ranks = (uint32_t)ranks;
@@ -1513,7 +1515,7 @@ static bool interpret(Loader *ld, const YNode *root, Scenario *s)
 
     static const char *const policies[] = {"hang", "abort", "continue", NULL};
     if ((n = map_get(root, "on_mismatch"))) {
-        int pol;
+        int pol = 0;
         if (!get_enum(ld, n, "on_mismatch", policies, &pol))
             return false;
         s->on_mismatch = pol == 0 ? SCHED_MISMATCH_HANG

@@ -193,7 +193,7 @@ Store *store_open(const char *path, GError **error)
         return NULL;
     }
     sqlite3_busy_timeout(s->db, 300000);
-    if (!exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
+    if (!exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
                  "PRAGMA foreign_keys=OFF;",
               error) ||
         !ensure_schema(s, error)) {

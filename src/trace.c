@@ -11,10 +11,11 @@
  * (rank, idx) for the slices and by (group_id, seq, rank) for the flows — O(N log N) in its
  * sorter, which spills to temporary files instead of growing memory.
  *
- * Flows: one flow id per collective instance (run, group, seq), members chained in rank order,
- * found with one row of look-ahead over the second sort. A flow event sits at the middle of
- * its member's slice rather than at its start: the viewers bind "s"/"t" to the slice open at
- * that time on the thread, and at the start the previous op may end at the very same instant.
+ * Flows: one flow id per collective instance (run, group, seq), members chained in rank order;
+ * window functions over the second sort give each row its instance's size and shared span, so
+ * no instance is buffered here. All events of a chain sit at one instant strictly inside every
+ * member's slice (see write_flows); not at a slice start, where the previous op of the thread
+ * may end at the very same time and the viewer could bind the flow to it.
  *
  * All numbers are written without printf's %f (locale-dependent): times are integer
  * nanoseconds printed as microseconds with three decimals; other reals go through
@@ -31,6 +32,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifndef RANKSIM_VERSION
 #define RANKSIM_VERSION "unknown"
@@ -53,6 +55,7 @@ typedef struct {
     int64_t run_id;
     const char *out_path;
     FILE *f;          /* the output; stdout for "-" */
+    bool regular;     /* the output is a regular file (removed again on failure) */
     GString *buf;     /* the event being formatted, reused */
     GString *meta;    /* the trailing "metadata" object */
     uint64_t n_events;
@@ -426,17 +429,8 @@ static bool write_ops(TraceWriter *w, GError **error)
     }
 }
 
-/* One member of a collective instance, as the flow pass remembers it. */
-typedef struct {
-    int64_t group_id;
-    int64_t seq;
-    int64_t rank;
-    int64_t ts_ns;   /* the middle of the member's slice */
-    uint32_t pos;    /* position in the instance's chain, from 0 */
-    GString *group;  /* group name, reused */
-} FlowMember;
-
-static bool write_flow_event(TraceWriter *w, const FlowMember *m, const char *ph, uint64_t id,
+static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64_t ts_ns,
+                             uint64_t id, const char *group, gsize group_len, int64_t seq,
                              GError **error)
 {
     GString *b = w->buf;
@@ -447,74 +441,77 @@ static bool write_flow_event(TraceWriter *w, const FlowMember *m, const char *ph
     if (ph[0] == 'f')
         g_string_append(b, "\"bp\":\"e\",");
     g_string_append(b, "\"pid\":0,\"tid\":");
-    json_int(b, m->rank);
+    json_int(b, rank);
     g_string_append(b, ",\"ts\":");
-    json_us(b, m->ts_ns);
+    json_us(b, ts_ns);
     g_string_append(b, ",\"id\":");
     json_int(b, (int64_t)id);
     g_string_append(b, ",\"cat\":\"collective\",\"name\":\"");
-    json_escape(b, m->group->str, m->group->len);
+    json_escape(b, group, group_len);
     g_string_append_c(b, '#');
-    json_int(b, m->seq);
+    json_int(b, seq);
     g_string_append_c(b, '"');
     return event_end(w, error);
 }
 
-/* Flow chains: rows ordered by (group_id, seq, rank); a member is written once the next row
- * tells whether it is the last of its instance. Instances with one member get no flow. */
+/* Flow chains, one per instance with two or more members, members in rank order. Every
+ * event of a chain gets the same time: the middle of the span all members' slices share
+ * (from the last arrival to the first completion, never empty for a real collective). So the
+ * chain is in time order whichever rank arrived first — the viewers process flow events by
+ * time and drop an "f" seen before its "s" — and ties keep file order, s before t before f. */
 static bool write_flows(TraceWriter *w, GError **error)
 {
-    enum { GROUP_ID, SEQ, RANK, GROUP, START, END };
+    enum { GROUP_ID, SEQ, RANK, GROUP, START, END, LAST_START, FIRST_END, MEMBERS };
     g_autoptr(sqlite3_stmt) st = prepare(
         w,
-        "SELECT o.group_id, o.seq, o.rank, COALESCE(g.name, 'group ' || o.group_id),"
-        " o.start_ns, o.end_ns"
-        " FROM op_rows o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
-        " WHERE o.run_id = ? AND o.group_id IS NOT NULL ORDER BY o.group_id, o.seq, o.rank",
+        "SELECT group_id, seq, rank, group_name, start_ns, end_ns,"
+        "  MAX(start_ns) OVER w, MIN(end_ns) OVER w, COUNT(*) OVER w"
+        " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns,"
+        "   COALESCE(g.name, 'group ' || o.group_id) AS group_name,"
+        "   MAX(o.start_ns, COALESCE(o.end_ns, ?2, o.start_ns)) AS end_ns"
+        "  FROM op_rows o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+        "  WHERE o.run_id = ?1 AND o.group_id IS NOT NULL)"
+        " WINDOW w AS (PARTITION BY group_id, seq ORDER BY rank"
+        "  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        " ORDER BY group_id, seq, rank",
         "read collectives", error);
     if (!st)
         return false;
-    g_autoptr(GString) prev_group = g_string_new(NULL);
-    g_autoptr(GString) cur_group = g_string_new(NULL);
-    FlowMember prev = {.group = prev_group}, cur = {.group = cur_group};
-    bool have_prev = false;
+    if (w->sim_end_ns >= 0)
+        sqlite3_bind_int64(st, 2, w->sim_end_ns);
     uint64_t flow_id = 0;
+    int64_t pos = 0, cur_group = -1, cur_seq = -1;
     for (;;) {
         bool row;
         if (!step(w, st, &row, "read collectives", error))
             return false;
         if (!row)
-            break;
-        cur.group_id = sqlite3_column_int64(st, GROUP_ID);
-        cur.seq = sqlite3_column_int64(st, SEQ);
-        cur.rank = sqlite3_column_int64(st, RANK);
-        int64_t start = sqlite3_column_int64(st, START);
-        bool incomplete;
-        int64_t end = op_end_ns(w, start, st, END, &incomplete);
-        cur.ts_ns = start + (end - start) / 2;
-        const char *g = (const char *)sqlite3_column_text(st, GROUP);
-        g_string_truncate(cur.group, 0);
-        g_string_append_len(cur.group, g ? g : "", g ? sqlite3_column_bytes(st, GROUP) : 0);
-
-        bool same = have_prev && prev.group_id == cur.group_id && prev.seq == cur.seq;
-        if (same) {
-            /* prev is not the last member: it starts or continues the chain. */
-            if (prev.pos == 0)
+            return true;
+        int64_t group_id = sqlite3_column_int64(st, GROUP_ID);
+        int64_t seq = sqlite3_column_int64(st, SEQ);
+        int64_t members = sqlite3_column_int64(st, MEMBERS);
+        if (group_id != cur_group || seq != cur_seq) {
+            cur_group = group_id;
+            cur_seq = seq;
+            pos = 0;
+            if (members > 1)
                 flow_id++;
-            if (!write_flow_event(w, &prev, prev.pos == 0 ? "s" : "t", flow_id, error))
-                return false;
-            cur.pos = prev.pos + 1;
         } else {
-            if (have_prev && prev.pos > 0 && !write_flow_event(w, &prev, "f", flow_id, error))
-                return false;
-            cur.pos = 0;
+            pos++;
         }
-        FlowMember t = prev;
-        prev = cur;
-        cur = t;
-        have_prev = true;
+        if (members < 2)
+            continue;
+        int64_t start = sqlite3_column_int64(st, START), end = sqlite3_column_int64(st, END);
+        int64_t lo = sqlite3_column_int64(st, LAST_START), hi = sqlite3_column_int64(st, FIRST_END);
+        int64_t ts = lo <= hi ? lo + (hi - lo) / 2 : start + (end - start) / 2;
+        ts = CLAMP(ts, start, end);
+        const char *ph = pos == 0 ? "s" : pos == members - 1 ? "f" : "t";
+        const char *g = (const char *)sqlite3_column_text(st, GROUP);
+        gsize glen = g ? (gsize)sqlite3_column_bytes(st, GROUP) : 0;
+        if (!write_flow_event(w, ph, sqlite3_column_int64(st, RANK), ts, flow_id, g ? g : "",
+                              glen, seq, error))
+            return false;
     }
-    return !(have_prev && prev.pos > 0) || write_flow_event(w, &prev, "f", flow_id, error);
 }
 
 /* Appends "<kind>: <first line of message, at most TRACE_DIAG_NAME_CHARS characters>". */
@@ -652,11 +649,14 @@ static bool open_output(TraceWriter *w, GError **error)
                     w->out_path, g_strerror(err));
         return false;
     }
+    struct stat sb;
+    w->regular = fstat(fileno(w->f), &sb) == 0 && S_ISREG(sb.st_mode);
     setvbuf(w->f, NULL, _IOFBF, TRACE_FILE_BUFFER);
     return true;
 }
 
-/* Flushes and closes the output; on `ok == false` (or a failing close) removes the file. */
+/* Flushes and closes the output; on `ok == false` (or a failing close) removes the file if it
+ * is a regular one (never /dev/null or a pipe given as the path). */
 static bool close_output(TraceWriter *w, bool ok, GError **error)
 {
     if (!w->f)
@@ -669,7 +669,7 @@ static bool close_output(TraceWriter *w, bool ok, GError **error)
     if (fclose(w->f) != 0 && ok)
         ok = set_write_error(w, error, errno);
     w->f = NULL;
-    if (!ok)
+    if (!ok && w->regular)
         g_unlink(w->out_path);
     return ok;
 }
