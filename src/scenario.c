@@ -24,21 +24,21 @@
 #include <string.h>
 #include <yaml.h>
 
-G_DEFINE_QUARK(ranksim-scenario-error-quark, scenario_error)
+G_DEFINE_QUARK(ranksim - scenario - error - quark, scenario_error)
 
 /* ---- limits (doc/scenario-format.md lists them) ---- */
 
 #define MAX_RANKS 1048576u
-#define MAX_COUNT (UINT64_C(1) << 48)          /* elements; also tokens */
-#define MAX_US 1e12                            /* compute duration, microseconds */
-#define MAX_SECONDS 1e9                        /* timeouts, delays, crash times */
-#define MAX_TIMES 10000000                     /* repeat iterations */
-#define MAX_LAYER (INT64_C(1) << 30)           /* layer, layer_start */
-#define MAX_FACTOR 1e6                         /* slowdown factor */
-#define MAX_BW_GB_S 1e6                        /* link bandwidth */
-#define MAX_LATENCY_US 1e9                     /* base / step latency */
-#define MAX_TREE_DEPTH 64                      /* YAML nesting */
-#define MAX_GROUP_MEMBERS (UINT64_C(1) << 24)  /* summed over all groups */
+#define MAX_COUNT (UINT64_C(1) << 48)         /* elements; also tokens */
+#define MAX_US 1e12                           /* compute duration, microseconds */
+#define MAX_SECONDS 1e9                       /* timeouts, delays, crash times */
+#define MAX_TIMES 10000000                    /* repeat iterations */
+#define MAX_LAYER (INT64_C(1) << 30)          /* layer, layer_start */
+#define MAX_FACTOR 1e6                        /* slowdown factor */
+#define MAX_BW_GB_S 1e6                       /* link bandwidth */
+#define MAX_LATENCY_US 1e9                    /* base / step latency */
+#define MAX_TREE_DEPTH 64                     /* YAML nesting */
+#define MAX_GROUP_MEMBERS (UINT64_C(1) << 24) /* summed over all groups */
 #define SUGGEST_MAX_DISTANCE 2
 
 /* ---- the owned YAML tree ---- */
@@ -47,10 +47,10 @@ typedef enum { YN_SCALAR, YN_SEQ, YN_MAP } YNodeType;
 
 typedef struct {
     YNodeType type;
-    uint32_t line;   /* 1-based source line; 0 for nodes made by --set */
-    char *set_path;  /* the --set key path that made this node, or NULL */
-    char *text;      /* scalar text (never NULL for scalars) */
-    bool quoted;     /* scalar written quoted or as a block, not plain */
+    uint32_t line;    /* 1-based source line; 0 for nodes made by --set */
+    char *set_path;   /* the --set key path that made this node, or NULL */
+    char *text;       /* scalar text (never NULL for scalars) */
+    bool quoted;      /* scalar written quoted or as a block, not plain */
     GPtrArray *items; /* seq: YNode*; map: key, value, key, value, ... (YNode*) */
 } YNode;
 
@@ -118,11 +118,11 @@ static bool ynode_is_null(const YNode *n)
 /* ---- loader state and error reporting ---- */
 
 typedef struct {
-    const char *file;   /* display name for messages */
+    const char *file; /* display name for messages */
     GError **error;
     SchedProgram *prog; /* being built; NULL until `ranks` is known */
     uint32_t n_ranks;
-    uint32_t *stamp;    /* per rank, for duplicate detection; compared with stamp_gen */
+    uint32_t *stamp; /* per rank, for duplicate detection; compared with stamp_gen */
     uint32_t stamp_gen;
 } Loader;
 
@@ -137,8 +137,7 @@ static char *loc_of(const Loader *ld, const YNode *at)
 /* Sets the one error of this load: "LOC: key 'KEY': MESSAGE" (no key part if `key` is NULL).
  * Always returns false so callers can `return fail(...)`. */
 G_GNUC_PRINTF(5, 6)
-static bool fail_code(Loader *ld, int code, const YNode *at, const char *key, const char *fmt,
-                      ...)
+static bool fail_code(Loader *ld, int code, const YNode *at, const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -585,8 +584,7 @@ static YNode *convert(Loader *ld, yaml_document_t *doc, yaml_node_t *node, int d
             yaml_node_t *kn = yaml_document_get_node(doc, pr->key);
             if (kn->type != YAML_SCALAR_NODE) {
                 YNode at = {.line = mark_line(kn->start_mark)};
-                fail(ld, &at, NULL,
-                     "a mapping key is a %s; keys must be plain names or numbers",
+                fail(ld, &at, NULL, "a mapping key is a %s; keys must be plain names or numbers",
                      kn->type == YAML_MAPPING_NODE ? "mapping" : "list");
                 return NULL;
             }
@@ -595,7 +593,8 @@ static YNode *convert(Loader *ld, yaml_document_t *doc, yaml_node_t *node, int d
                 return NULL;
             guint prev = GPOINTER_TO_UINT(g_hash_table_lookup(seen, key->text));
             if (prev) {
-                fail(ld, key, key->text, "duplicate key (first at line %u); each key may appear "
+                fail(ld, key, key->text,
+                     "duplicate key (first at line %u); each key may appear "
                      "once in a mapping",
                      map_key(n, prev - 1)->line);
                 ynode_free(key);
@@ -621,8 +620,18 @@ static YNode *convert(Loader *ld, yaml_document_t *doc, yaml_node_t *node, int d
 }
 
 static const char *const top_keys[] = {
-    "name",   "kind",        "description", "ranks",    "groups",                "programs",
-    "hardware", "on_mismatch", "watchdog",  "faults", "straggler_threshold_s", NULL,
+    "name",
+    "kind",
+    "description",
+    "ranks",
+    "groups",
+    "programs",
+    "hardware",
+    "on_mismatch",
+    "watchdog",
+    "faults",
+    "straggler_threshold_s",
+    NULL,
 };
 
 /* Parses `text` into a tree. Returns NULL with the error set. */
@@ -703,8 +712,8 @@ static bool apply_override(Loader *ld, YNode *root, const char *ov)
         g_strstrip(parts[i]);
         if (parts[i][0] == '\0')
             return g_set_error(ld->error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
-                               "--set '%s': empty key in '%s'; expected --set dotted.key=value",
-                               ov, path),
+                               "--set '%s': empty key in '%s'; expected --set dotted.key=value", ov,
+                               path),
                    false;
     }
     YNode *cur = root;
@@ -779,8 +788,7 @@ static bool parse_rank_set(Loader *ld, const YNode *at, const char *key, const c
             while (*p == ' ')
                 p++;
             if (!g_ascii_isdigit(*p))
-                return fail(ld, at, key, "'%s' is not a rank set; valid: %s", text,
-                            rank_set_forms);
+                return fail(ld, at, key, "'%s' is not a rank set; valid: %s", text, rank_set_forms);
             const char *digits = p;
             int64_t v = 0;
             for (; g_ascii_isdigit(*p); p++)
@@ -788,8 +796,8 @@ static bool parse_rank_set(Loader *ld, const YNode *at, const char *key, const c
                     v = v * 10 + (*p - '0');
             if (v >= ld->n_ranks) {
                 g_autofree char *shown = g_strndup(digits, MIN((gsize)(p - digits), 40));
-                return fail(ld, at, key, "rank %s is out of range; valid: 0..%u (ranks: %u)",
-                            shown, ld->n_ranks - 1, ld->n_ranks);
+                return fail(ld, at, key, "rank %s is out of range; valid: 0..%u (ranks: %u)", shown,
+                            ld->n_ranks - 1, ld->n_ranks);
             }
             while (*p == ' ')
                 p++;
@@ -803,12 +811,14 @@ static bool parse_rank_set(Loader *ld, const YNode *at, const char *key, const c
             }
         }
         if (hi < lo)
-            return fail(ld, at, key, "range %" G_GINT64_FORMAT "-%" G_GINT64_FORMAT
+            return fail(ld, at, key,
+                        "range %" G_GINT64_FORMAT "-%" G_GINT64_FORMAT
                         " runs backwards; write it as %" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
                         lo, hi, hi, lo);
         for (int64_t r = lo; r <= hi; r++) {
             if (ld->stamp[r] == gen)
-                return fail(ld, at, key, "rank %" G_GINT64_FORMAT " appears twice in '%s'; "
+                return fail(ld, at, key,
+                            "rank %" G_GINT64_FORMAT " appears twice in '%s'; "
                             "list each rank once",
                             r, text);
             ld->stamp[r] = gen;
@@ -846,7 +856,8 @@ static bool load_groups(Loader *ld, const YNode *groups)
                 if (!get_int(ld, item, name, 0, ld->n_ranks - 1, &r))
                     return false;
                 if (ld->stamp[r] == gen)
-                    return fail(ld, item, name, "duplicate member %" G_GINT64_FORMAT
+                    return fail(ld, item, name,
+                                "duplicate member %" G_GINT64_FORMAT
                                 " in group '%s'; list each rank once",
                                 r, name);
                 ld->stamp[r] = gen;
@@ -862,16 +873,17 @@ static bool load_groups(Loader *ld, const YNode *groups)
                     g_array_append_val(members, r);
         } else {
             g_autofree char *got = describe(v);
-            return fail(ld, v, name, "expected a list of ranks or a rank-set string, got %s; "
+            return fail(ld, v, name,
+                        "expected a list of ranks or a rank-set string, got %s; "
                         "valid: [0, 1, 2] or \"0-7\"",
                         got);
         }
         if (members->len == 0)
-            return fail(ld, v, name, "group '%s' is empty; a group needs at least one rank",
-                        name);
+            return fail(ld, v, name, "group '%s' is empty; a group needs at least one rank", name);
         total += members->len;
         if (total > MAX_GROUP_MEMBERS)
-            return fail(ld, v, name, "groups hold more than %" G_GUINT64_FORMAT
+            return fail(ld, v, name,
+                        "groups hold more than %" G_GUINT64_FORMAT
                         " members in total; that is the limit",
                         MAX_GROUP_MEMBERS);
         sched_program_add_group(ld->prog, name, (const int32_t *)(void *)members->data,
@@ -884,18 +896,17 @@ static bool load_groups(Loader *ld, const YNode *groups)
 
 /* Ranks a program key applies to, and which groups were already checked for them. */
 typedef struct {
-    const char *key;       /* the programs key, for messages */
+    const char *key; /* the programs key, for messages */
     const int32_t *ranks;
     uint32_t n;
     uint8_t *group_checked; /* per group id */
 } KeyCtx;
 
-static const char *const dtype_names_list[] = {"bf16", "fp16", "fp32", "fp8", "int8", "int32",
-                                               NULL};
+static const char *const dtype_names_list[] = {"bf16", "fp16",  "fp32", "fp8",
+                                               "int8", "int32", NULL};
 static const char *const op_names_list[] = {
-    "compute",   "all_reduce", "reduce_scatter", "all_gather", "all_to_all",
-    "broadcast", "barrier",    "send",           "recv",       "repeat",
-    NULL,
+    "compute", "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast",
+    "barrier", "send",       "recv",           "repeat",     NULL,
 };
 
 static const char *const keys_compute[] = {"op", "name", "us", "tokens", "layer", NULL};
@@ -906,9 +917,9 @@ static const char *const keys_bcast[] = {"op",   "group",  "count", "dtype", "ro
 static const char *const keys_p2p[] = {"op",   "peer",   "count", "dtype",
                                        "name", "tokens", "layer", NULL};
 static const char *const keys_repeat[] = {"op", "times", "ops", "layer_start", NULL};
-static const char *const keys_any_op[] = {"op",    "name",  "us",   "tokens", "layer",
-                                          "group", "count", "dtype", "root",  "peer",
-                                          "times", "ops",   "layer_start",    NULL};
+static const char *const keys_any_op[] = {"op",    "name",  "us",          "tokens", "layer",
+                                          "group", "count", "dtype",       "root",   "peer",
+                                          "times", "ops",   "layer_start", NULL};
 
 static const char *const *op_keys(SchedOpKind k)
 {
@@ -954,7 +965,8 @@ static bool op_group(Loader *ld, const YNode *n, KeyCtx *kc, int32_t *out)
     int32_t g = sched_program_find_group(p, name);
     if (g < 0) {
         if (p->groups->len == 0)
-            return fail(ld, n, "group", "no group named '%s'; no groups are defined, add "
+            return fail(ld, n, "group",
+                        "no group named '%s'; no groups are defined, add "
                         "groups: {%s: [RANKS]}",
                         name, name);
         g_autoptr(GPtrArray) names = g_ptr_array_new();
@@ -971,7 +983,8 @@ static bool op_group(Loader *ld, const YNode *n, KeyCtx *kc, int32_t *out)
             if (sched_group_index_of(grp, kc->ranks[i]) < 0) {
                 g_autofree char *members = group_members_text(grp);
                 g_autofree char *mine = groups_of_rank(p, kc->ranks[i]);
-                return fail(ld, n, "group", "rank %d (programs key '%s') is not a member of "
+                return fail(ld, n, "group",
+                            "rank %d (programs key '%s') is not a member of "
                             "group '%s' (members %s); valid groups for rank %d: %s",
                             kc->ranks[i], kc->key, name, members, kc->ranks[i], mine);
             }
@@ -1002,8 +1015,8 @@ static bool op_u64(Loader *ld, const YNode *m, const char *key, bool required, u
     const YNode *n = map_get(m, key);
     if (!n) {
         if (required)
-            return fail(ld, m, key, "missing; %s needs %s: a number in 0..%" G_GUINT64_FORMAT,
-                        what, key, max);
+            return fail(ld, m, key, "missing; %s needs %s: a number in 0..%" G_GUINT64_FORMAT, what,
+                        key, max);
         return true;
     }
     int64_t v = 0;
@@ -1034,7 +1047,8 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
                            "broadcast, barrier, send, recv, repeat";
     if (m->type != YN_MAP) {
         g_autofree char *got = describe(m);
-        return fail(ld, m, kc->key, "an op must be a mapping such as {op: all_gather, group: "
+        return fail(ld, m, kc->key,
+                    "an op must be a mapping such as {op: all_gather, group: "
                     "tp, count: 1024}, got %s",
                     got);
     }
@@ -1065,7 +1079,8 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
             return false;
         const YNode *us = map_get(m, "us");
         if (!us)
-            return fail(ld, m, "us", "missing; a compute op needs us: DURATION in "
+            return fail(ld, m, "us",
+                        "missing; a compute op needs us: DURATION in "
                         "microseconds (0..1e12)");
         double d = 0;
         if (!get_number(ld, us, "us", 0, false, MAX_US, "microseconds", &d))
@@ -1089,7 +1104,8 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
         if (kind == SCHED_OP_BROADCAST) {
             const YNode *rn = map_get(m, "root");
             if (!rn)
-                return fail(ld, m, "root", "missing; broadcast needs root: RANK (a member of "
+                return fail(ld, m, "root",
+                            "missing; broadcast needs root: RANK (a member of "
                             "its group)");
             int64_t root = 0;
             if (!get_int(ld, rn, "root", 0, ld->n_ranks - 1, &root))
@@ -1097,7 +1113,8 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
             const SchedGroup *grp = sched_program_group(ld->prog, g);
             if (sched_group_index_of(grp, (int32_t)root) < 0) {
                 g_autofree char *members = group_members_text(grp);
-                return fail(ld, rn, "root", "root %" G_GINT64_FORMAT " is not a member of group "
+                return fail(ld, rn, "root",
+                            "root %" G_GINT64_FORMAT " is not a member of group "
                             "'%s'; valid: one of %s",
                             root, grp->name, members);
             }
@@ -1112,7 +1129,8 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
             return false;
         for (uint32_t i = 0; i < kc->n; i++)
             if (kc->ranks[i] == peer)
-                return fail(ld, pn, "peer", "rank %" G_GINT64_FORMAT " (programs key '%s') "
+                return fail(ld, pn, "peer",
+                            "rank %" G_GINT64_FORMAT " (programs key '%s') "
                             "cannot be its own peer; valid: another rank in 0..%u",
                             peer, kc->key, ld->n_ranks - 1);
         uint64_t count = 0;
@@ -1136,7 +1154,8 @@ static bool build_op(Loader *ld, const YNode *m, KeyCtx *kc, int depth, GArray *
         if (ls && !get_int(ld, ls, "layer_start", 0, MAX_LAYER, &layer_start))
             return false;
         if (depth + 1 > SCHED_MAX_REPEAT_DEPTH)
-            return fail(ld, opn, "op", "repeats nest deeper than %d levels; valid: at most %d "
+            return fail(ld, opn, "op",
+                        "repeats nest deeper than %d levels; valid: at most %d "
                         "nested repeats",
                         SCHED_MAX_REPEAT_DEPTH, SCHED_MAX_REPEAT_DEPTH);
         const YNode *body = map_get(m, "ops");
@@ -1204,7 +1223,8 @@ static bool load_programs(Loader *ld, const YNode *pkey, const YNode *programs)
         for (guint j = 0; j < set->len; j++) {
             int32_t r = g_array_index(set, int32_t, j);
             if (owner[r] >= 0)
-                return fail(ld, k, k->text, "rank %d already has a program (key '%s' at line "
+                return fail(ld, k, k->text,
+                            "rank %d already has a program (key '%s' at line "
                             "%u); give each rank exactly one",
                             r, map_key(programs, (uint32_t)owner[r])->text,
                             map_key(programs, (uint32_t)owner[r])->line);
@@ -1229,7 +1249,8 @@ static bool load_programs(Loader *ld, const YNode *pkey, const YNode *programs)
         if (missing->len) {
             g_autofree char *text =
                 sched_format_ranks((const int32_t *)(void *)missing->data, missing->len);
-            return fail(ld, pkey, "programs", "rank%s %s ha%s no program; add a key for "
+            return fail(ld, pkey, "programs",
+                        "rank%s %s ha%s no program; add a key for "
                         "%s, or \"*\" for all ranks not listed",
                         missing->len > 1 ? "s" : "", text, missing->len > 1 ? "ve" : "s",
                         missing->len > 1 ? "them" : "it");
@@ -1368,20 +1389,20 @@ static bool fault_op(Loader *ld, const YNode *n, int32_t rank, int64_t *id)
     g_ptr_array_add(names, NULL);
     g_autofree char *list = g_strjoinv(", ", (char **)names->pdata);
     if (best && best_d <= SUGGEST_MAX_DISTANCE && best_d < strlen(name))
-        return fail(ld, n, "op", "rank %d has no op named '%s'; did you mean '%s'? (ops of rank "
+        return fail(ld, n, "op",
+                    "rank %d has no op named '%s'; did you mean '%s'? (ops of rank "
                     "%d: %s%s)",
                     rank, name, best, rank, list, shown < total ? ", ..." : "");
-    return fail(ld, n, "op", "rank %d has no op named '%s'; valid: the ops of rank %d: %s%s",
-                rank, name, rank, list, shown < total ? ", ..." : "");
+    return fail(ld, n, "op", "rank %d has no op named '%s'; valid: the ops of rank %d: %s%s", rank,
+                name, rank, list, shown < total ? ", ..." : "");
 }
 
 static bool load_fault(Loader *ld, const YNode *m, GArray *faults)
 {
     static const char *const kinds[] = {"delay", "slowdown", "crash", "skip", NULL};
-    static const char *const keys_all[] = {"rank",   "kind", "op",   "occurrence",
+    static const char *const keys_all[] = {"rank",    "kind",   "op",   "occurrence",
                                            "seconds", "factor", "at_s", NULL};
-    static const char *const keys_delay[] = {"rank", "kind", "op", "occurrence", "seconds",
-                                             NULL};
+    static const char *const keys_delay[] = {"rank", "kind", "op", "occurrence", "seconds", NULL};
     static const char *const keys_slow[] = {"rank", "kind", "factor", NULL};
     static const char *const keys_crash[] = {"rank", "kind", "at_s", "op", "occurrence", NULL};
     static const char *const keys_skip[] = {"rank", "kind", "op", "occurrence", NULL};
@@ -1391,7 +1412,8 @@ static bool load_fault(Loader *ld, const YNode *m, GArray *faults)
         return false;
     const YNode *kn = map_get(m, "kind");
     if (!kn)
-        return fail(ld, m, "kind", "missing; a fault needs kind: one of delay, slowdown, crash, "
+        return fail(ld, m, "kind",
+                    "missing; a fault needs kind: one of delay, slowdown, crash, "
                     "skip");
     int ki = 0;
     if (!get_enum(ld, kn, "kind", kinds, &ki))
@@ -1406,24 +1428,32 @@ static bool load_fault(Loader *ld, const YNode *m, GArray *faults)
     if (!get_int(ld, rn, "rank", 0, ld->n_ranks - 1, &rank))
         return false;
 
-    SchedFault f = {.kind = (SchedFaultKind)ki, .rank = (int32_t)rank, .op_name = -1,
-                    .occurrence = 0, .delay_ns = 0, .factor = 1.0, .at_ns = -1};
+    SchedFault f = {.kind = (SchedFaultKind)ki,
+                    .rank = (int32_t)rank,
+                    .op_name = -1,
+                    .occurrence = 0,
+                    .delay_ns = 0,
+                    .factor = 1.0,
+                    .at_ns = -1};
     const YNode *opn = map_get(m, "op");
     const YNode *occ = map_get(m, "occurrence");
     if (f.kind == SCHED_FAULT_SLOWDOWN) {
         const YNode *fn = map_get(m, "factor");
         if (!fn)
-            return fail(ld, m, "factor", "missing; a slowdown needs factor: F (> 0; 2 = twice "
+            return fail(ld, m, "factor",
+                        "missing; a slowdown needs factor: F (> 0; 2 = twice "
                         "as slow)");
         if (!get_number(ld, fn, "factor", 0, true, MAX_FACTOR, NULL, &f.factor))
             return false;
     } else if (f.kind == SCHED_FAULT_CRASH) {
         const YNode *at = map_get(m, "at_s");
         if (at && opn)
-            return fail(ld, at, "at_s", "a crash takes either at_s or op, not both; valid: "
+            return fail(ld, at, "at_s",
+                        "a crash takes either at_s or op, not both; valid: "
                         "{kind: crash, at_s: T} or {kind: crash, op: NAME, occurrence: N}");
         if (!at && !opn)
-            return fail(ld, m, "kind", "a crash needs at_s: SECONDS or op: NAME; valid: "
+            return fail(ld, m, "kind",
+                        "a crash needs at_s: SECONDS or op: NAME; valid: "
                         "{kind: crash, at_s: T} or {kind: crash, op: NAME, occurrence: N}");
         if (at && occ)
             return fail(ld, occ, "occurrence", "occurrence goes with op, not at_s; remove it");
@@ -1431,8 +1461,8 @@ static bool load_fault(Loader *ld, const YNode *m, GArray *faults)
             return false;
     } else {
         if (!opn)
-            return fail(ld, m, "op", "missing; a %s fault needs op: NAME (an op of rank %"
-                        G_GINT64_FORMAT ")",
+            return fail(ld, m, "op",
+                        "missing; a %s fault needs op: NAME (an op of rank %" G_GINT64_FORMAT ")",
                         kinds[ki], rank);
     }
     if (f.kind == SCHED_FAULT_DELAY) {
@@ -1485,7 +1515,8 @@ static bool interpret(Loader *ld, const YNode *root, Scenario *s)
     if (n && !get_enum(ld, n, "kind", kinds, &kind))
         return false;
     if (kind == 1)
-        return fail(ld, n ? n : root, "kind", "%skind 'model' is not supported yet by this "
+        return fail(ld, n ? n : root, "kind",
+                    "%skind 'model' is not supported yet by this "
                     "build; use kind: program",
                     n ? "" : "missing (the default is 'model'); ");
 
@@ -1505,7 +1536,8 @@ static bool interpret(Loader *ld, const YNode *root, Scenario *s)
         return false;
     int pi = map_find(root, "programs");
     if (pi < 0)
-        return fail(ld, root, "programs", "missing; a program scenario needs programs: "
+        return fail(ld, root, "programs",
+                    "missing; a program scenario needs programs: "
                     "{RANKSET: [OPS]}, e.g. programs: {\"*\": [{op: compute, name: fwd, us: 10}]}");
     if (!load_programs(ld, map_key(root, (uint32_t)pi), map_value(root, (uint32_t)pi)))
         return false;
@@ -1518,7 +1550,7 @@ static bool interpret(Loader *ld, const YNode *root, Scenario *s)
         int pol = 0;
         if (!get_enum(ld, n, "on_mismatch", policies, &pol))
             return false;
-        s->on_mismatch = pol == 0 ? SCHED_MISMATCH_HANG
+        s->on_mismatch = pol == 0   ? SCHED_MISMATCH_HANG
                          : pol == 1 ? SCHED_MISMATCH_ABORT
                                     : SCHED_MISMATCH_CONTINUE;
     }
@@ -1533,7 +1565,8 @@ static bool interpret(Loader *ld, const YNode *root, Scenario *s)
         return false;
 
     if ((n = map_get(root, "faults"))) {
-        if (!expect_seq(ld, n, "faults", "a list of faults, e.g. [{rank: 3, kind: slowdown, "
+        if (!expect_seq(ld, n, "faults",
+                        "a list of faults, e.g. [{rank: 3, kind: slowdown, "
                         "factor: 2}]"))
             return false;
         for (guint i = 0; i < n->items->len; i++)

@@ -39,9 +39,9 @@ static char *load_fail_set(const char *yaml, const char *const *ov, int code)
     return msg;
 }
 
-#define assert_has(msg, sub)                                                                     \
+#define assert_has(msg, sub)                                                                       \
     cr_assert(strstr((msg), (sub)) != NULL, "expected \"%s\" in: %s", (sub), (msg))
-#define assert_lacks(msg, sub)                                                                   \
+#define assert_lacks(msg, sub)                                                                     \
     cr_assert(strstr((msg), (sub)) == NULL, "did not expect \"%s\" in: %s", (sub), (msg))
 
 /* Expects SCENARIO_ERROR_INVALID whose message starts with `loc` ("t.yaml:7"), names
@@ -76,11 +76,11 @@ static const char *op_name(const Scenario *s, const SchedOp *op)
 }
 
 /* Four ranks, two groups; lines 1-5. Tests append `programs:` at line 6. */
-#define HEAD4                                                                                    \
-    "name: t\n"                                                                                  \
-    "kind: program\n"                                                                            \
-    "ranks: 4\n"                                                                                 \
-    "groups:\n"                                                                                  \
+#define HEAD4                                                                                      \
+    "name: t\n"                                                                                    \
+    "kind: program\n"                                                                              \
+    "ranks: 4\n"                                                                                   \
+    "groups:\n"                                                                                    \
     "  tp: [0, 1, 2, 3]\n"
 
 /* ---- good input ---- */
@@ -167,8 +167,8 @@ Test(scenario, rank_sets_and_star)
                           "  \"4,6, 8\": [{op: compute, name: even, us: 1}]\n"
                           "  \"5,7-7,9-10\": [{op: compute, name: odd, us: 1}]\n"
                           "  \"11 - 12,14\": [{op: compute, name: mixed, us: 1}]\n");
-    const char *want[16] = {"low",  "low", "low",  "three", "even",  "odd",  "even", "odd",
-                            "even", "odd", "odd",  "mixed", "mixed", "rest", "mixed", "rest"};
+    const char *want[16] = {"low",  "low", "low", "three", "even",  "odd",  "even",  "odd",
+                            "even", "odd", "odd", "mixed", "mixed", "rest", "mixed", "rest"};
     for (uint32_t r = 0; r < 16; r++) {
         const SchedOpList *l = ops_of(s, r);
         cr_assert_eq(l->len, 1);
@@ -207,22 +207,23 @@ Test(scenario, group_rank_set_strings)
 
 Test(scenario, every_op_kind)
 {
-    Scenario *s = load_ok(
-        "kind: program\n"
-        "ranks: 2\n"
-        "groups: {g: [0, 1]}\n"
-        "programs:\n"
-        "  \"0\":\n"
-        "    - {op: compute, name: fwd, us: 1.5, tokens: 128, layer: 3}\n"
-        "    - {op: all_reduce, group: g, count: 1_048_576, dtype: fp32, name: grad}\n"
-        "    - {op: reduce_scatter, group: g, count: 1e3, dtype: fp16}\n"
-        "    - {op: all_gather, group: g, count: 0, dtype: fp8, tokens: 7}\n"
-        "    - {op: all_to_all, group: g, count: 5, dtype: int8}\n"
-        "    - {op: broadcast, group: g, count: 5, dtype: int32, root: 1}\n"
-        "    - {op: barrier, group: g, name: sync}\n"
-        "    - {op: send, peer: 1, count: 4}\n"
-        "    - {op: recv, peer: 1, count: 4, name: r, dtype: fp32}\n"
-        "  \"1\": [{op: compute, name: tiny, us: 0.0004}, {op: compute, name: small, us: 0.0006}]\n");
+    Scenario *s =
+        load_ok("kind: program\n"
+                "ranks: 2\n"
+                "groups: {g: [0, 1]}\n"
+                "programs:\n"
+                "  \"0\":\n"
+                "    - {op: compute, name: fwd, us: 1.5, tokens: 128, layer: 3}\n"
+                "    - {op: all_reduce, group: g, count: 1_048_576, dtype: fp32, name: grad}\n"
+                "    - {op: reduce_scatter, group: g, count: 1e3, dtype: fp16}\n"
+                "    - {op: all_gather, group: g, count: 0, dtype: fp8, tokens: 7}\n"
+                "    - {op: all_to_all, group: g, count: 5, dtype: int8}\n"
+                "    - {op: broadcast, group: g, count: 5, dtype: int32, root: 1}\n"
+                "    - {op: barrier, group: g, name: sync}\n"
+                "    - {op: send, peer: 1, count: 4}\n"
+                "    - {op: recv, peer: 1, count: 4, name: r, dtype: fp32}\n"
+                "  \"1\": [{op: compute, name: tiny, us: 0.0004}, {op: compute, name: small, us: "
+                "0.0006}]\n");
     const SchedOpList *l = ops_of(s, 0);
     cr_assert_eq(l->len, 9);
     cr_assert_eq(l->ops[0].kind, SCHED_OP_COMPUTE);
@@ -459,8 +460,8 @@ Test(scenario, load_from_file_and_io_error)
     cr_assert_str_eq(s->text, cycle_yaml);
     scenario_free(s);
 
-    cr_assert(g_file_set_contents(path, "kind: program\nranks: 1\nprograms: {\"0\": []}\n", -1,
-                                  NULL));
+    cr_assert(
+        g_file_set_contents(path, "kind: program\nranks: 1\nprograms: {\"0\": []}\n", -1, NULL));
     s = scenario_load(path, NULL, &err);
     cr_assert_not_null(s);
     cr_assert_str_eq(s->name, "from-file");
@@ -493,9 +494,8 @@ Test(scenario, anchors_without_aliases_are_fine)
 
 Test(scenario_errors, malformed_yaml)
 {
-    g_autofree char *msg =
-        load_fail_set("name: t\nkind: program\nranks: [1, 2\nprograms: {}\n", NULL,
-                      SCENARIO_ERROR_SYNTAX);
+    g_autofree char *msg = load_fail_set("name: t\nkind: program\nranks: [1, 2\nprograms: {}\n",
+                                         NULL, SCENARIO_ERROR_SYNTAX);
     assert_has(msg, "t.yaml:");
     assert_has(msg, "malformed YAML");
     assert_has(msg, "did not find expected ',' or ']'");
@@ -560,8 +560,7 @@ Test(scenario_errors, kind_missing_or_unsupported)
                    "kind 'model' is not supported yet by this build; use kind: program");
     expect_invalid("name: t\nkind: model\n", "t.yaml:2", "kind",
                    "kind 'model' is not supported yet");
-    expect_invalid("name: t\nkind: programm\n", "t.yaml:2", "kind",
-                   "did you mean 'program'?");
+    expect_invalid("name: t\nkind: programm\n", "t.yaml:2", "kind", "did you mean 'program'?");
 }
 
 Test(scenario_errors, missing_required_keys)
@@ -581,10 +580,10 @@ Test(scenario_errors, wrong_types)
                    "expected a mapping, got a list");
     expect_invalid("kind: program\nranks: 2\nprograms:\n  - a\n", "t.yaml:4", "programs",
                    "expected a mapping, got a list");
-    expect_invalid("kind: program\nranks: 2\nprograms:\n  \"*\": {op: compute}\n", "t.yaml:4",
-                   "*", "expected a list, got a mapping");
-    expect_invalid("kind: program\nranks: 2\nprograms:\n  \"*\": [compute]\n", "t.yaml:4",
-                   "*", "an op must be a mapping");
+    expect_invalid("kind: program\nranks: 2\nprograms:\n  \"*\": {op: compute}\n", "t.yaml:4", "*",
+                   "expected a list, got a mapping");
+    expect_invalid("kind: program\nranks: 2\nprograms:\n  \"*\": [compute]\n", "t.yaml:4", "*",
+                   "an op must be a mapping");
     expect_invalid("kind: program\nranks: 2\nprograms:\n  \"*\": [{op: compute, name: [x], "
                    "us: 1}]\n",
                    "t.yaml:4", "name", "expected a string, got a list");
@@ -592,8 +591,8 @@ Test(scenario_errors, wrong_types)
                    "watchdog", "expected a mapping");
     expect_invalid("kind: program\nranks: 2\nprograms: {\"*\": []}\nfaults: {rank: 1}\n",
                    "t.yaml:4", "faults", "expected a list");
-    expect_invalid("kind: program\nranks: 2\nprograms: {\"*\": []}\nhardware: [h100]\n",
-                   "t.yaml:4", "hardware", "got a list");
+    expect_invalid("kind: program\nranks: 2\nprograms: {\"*\": []}\nhardware: [h100]\n", "t.yaml:4",
+                   "hardware", "got a list");
     expect_invalid("kind: program\nranks:\nprograms: {\"*\": []}\n", "t.yaml:2", "ranks",
                    "got nothing");
     expect_invalid("kind: program\nranks: 1\n? [a, b]\n: 1\n", "t.yaml:3", NULL,
@@ -740,12 +739,13 @@ Test(scenario_errors, group_member_problems)
 
 Test(scenario_errors, unknown_group)
 {
-    expect_invalid(HEAD4 "  dp: [0, 2]\nprograms:\n  \"*\": [{op: all_reduce, group: td, count: 1}]\n",
+    expect_invalid(HEAD4
+                   "  dp: [0, 2]\nprograms:\n  \"*\": [{op: all_reduce, group: td, count: 1}]\n",
                    "t.yaml:8", "group", "no group named 'td'; did you mean 'tp'? (valid: tp, dp)");
     expect_invalid("kind: program\nranks: 2\nprograms:\n  \"*\": [{op: barrier, group: w}]\n",
                    "t.yaml:4", "group", "no groups are defined");
-    expect_invalid(HEAD4 "programs:\n  \"*\": [{op: all_reduce, count: 1}]\n", "t.yaml:7",
-                   "group", "missing");
+    expect_invalid(HEAD4 "programs:\n  \"*\": [{op: all_reduce, count: 1}]\n", "t.yaml:7", "group",
+                   "missing");
 }
 
 Test(scenario_errors, rank_not_in_group)
@@ -793,7 +793,8 @@ Test(scenario_errors, send_recv_peer)
 
 Test(scenario_errors, unknown_dtype)
 {
-    expect_invalid(HEAD4 "programs:\n  \"*\": [{op: all_gather, group: tp, count: 1, dtype: bf61}]\n",
+    expect_invalid(HEAD4
+                   "programs:\n  \"*\": [{op: all_gather, group: tp, count: 1, dtype: bf61}]\n",
                    "t.yaml:7", "dtype",
                    "unknown value 'bf61'; did you mean 'bf16'? (valid: bf16, fp16, fp32, fp8, "
                    "int8, int32)");
@@ -823,8 +824,8 @@ Test(scenario_errors, key_of_another_op_kind)
                    "t.yaml:7", "root", "not valid for op all_gather");
     expect_invalid(HEAD4 "programs:\n  \"*\": [{op: compute, name: x, us: 1, group: tp}]\n",
                    "t.yaml:7", "group", "not valid for op compute");
-    expect_invalid(HEAD4 "programs:\n  \"*\": [{op: all_gather, group: tp, cout: 1}]\n",
-                   "t.yaml:7", "cout", "unknown key in op all_gather; did you mean 'count'?");
+    expect_invalid(HEAD4 "programs:\n  \"*\": [{op: all_gather, group: tp, cout: 1}]\n", "t.yaml:7",
+                   "cout", "unknown key in op all_gather; did you mean 'count'?");
 }
 
 Test(scenario_errors, compute_fields)
@@ -845,8 +846,8 @@ Test(scenario_errors, repeat_problems)
 {
     expect_invalid(HEAD4 "programs:\n  \"*\":\n    - {op: repeat, times: 3}\n", "t.yaml:8", "ops",
                    "missing; repeat needs ops:");
-    expect_invalid(HEAD4 "programs:\n  \"*\":\n    - {op: repeat, times: 3, ops: []}\n",
-                   "t.yaml:8", "ops", "empty list");
+    expect_invalid(HEAD4 "programs:\n  \"*\":\n    - {op: repeat, times: 3, ops: []}\n", "t.yaml:8",
+                   "ops", "empty list");
     expect_invalid(HEAD4 "programs:\n  \"*\":\n    - {op: repeat, ops: [{op: compute, name: x, "
                          "us: 1}]}\n",
                    "t.yaml:8", "times", "missing");
@@ -886,8 +887,8 @@ Test(scenario_errors, repeat_problems)
 
 Test(scenario_errors, hardware_problems)
 {
-    expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\nhardware: h1000\n",
-                   "t.yaml:4", "hardware",
+    expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\nhardware: h1000\n", "t.yaml:4",
+                   "hardware",
                    "unknown hardware preset 'h1000'; did you mean 'h100'? (valid: h100, h200, "
                    "b200, ascend-910b, ascend-910c)");
     expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\nhardware: {preset: tpu}\n",
@@ -909,10 +910,10 @@ Test(scenario_errors, on_mismatch_value)
 
 /* ---- bad input: faults ---- */
 
-#define FAULT_HEAD                                                                               \
-    HEAD4 "programs:\n"                                                                          \
-          "  \"*\": [{op: compute, name: attn_fwd, us: 5}, {op: all_reduce, group: tp, count: "  \
-          "8}]\n"                                                                                \
+#define FAULT_HEAD                                                                                 \
+    HEAD4 "programs:\n"                                                                            \
+          "  \"*\": [{op: compute, name: attn_fwd, us: 5}, {op: all_reduce, group: tp, count: "    \
+          "8}]\n"                                                                                  \
           "faults:\n"
 
 Test(scenario_errors, unknown_fault_kind)
@@ -960,8 +961,8 @@ Test(scenario_errors, fault_fields)
                    "occurrence", "goes with op");
     expect_invalid(FAULT_HEAD "  - {rank: 1, kind: delay, op: attn_fwd}\n", "t.yaml:9", "seconds",
                    "missing");
-    expect_invalid(FAULT_HEAD "  - {rank: 1, kind: delay, op: attn_fwd, seconds: -2}\n",
-                   "t.yaml:9", "seconds", "out of range");
+    expect_invalid(FAULT_HEAD "  - {rank: 1, kind: delay, op: attn_fwd, seconds: -2}\n", "t.yaml:9",
+                   "seconds", "out of range");
     expect_invalid(FAULT_HEAD "  - {rank: 1, kind: delay, op: attn_fwd, second: 2}\n", "t.yaml:9",
                    "second", "did you mean 'seconds'?");
 }

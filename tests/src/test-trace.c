@@ -8,6 +8,7 @@
  * (unknown run, unwritable path) fails cleanly.
  */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -16,6 +17,7 @@
 #include <sqlite3.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "../../src/store.h"
 #include "../../src/trace.h"
@@ -431,6 +433,42 @@ Test(trace, flow_chains_over_three_ranks)
     trace_clear(&t);
 }
 
+/* send/recv pair on the implicit channel group "p2p:0->1": one flow, send to recv. The receiver
+ * is there first; the sender arrives 4 us later. */
+Test(trace, p2p_flow)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    uint32_t work = sched_program_name(p, "work");
+    uint32_t xfer = sched_program_name(p, "xfer");
+    SchedOp r0[] = {
+        sched_op_compute(work, 5000, 0),
+        sched_op_p2p(SCHED_OP_SEND, xfer, 1, 256, SCHED_DTYPE_FP32),
+    };
+    SchedOp r1[] = {
+        sched_op_compute(work, 1000, 0),
+        sched_op_p2p(SCHED_OP_RECV, xfer, 0, 256, SCHED_DTYPE_FP32),
+    };
+    sched_program_set_ops(p, 0, r0, G_N_ELEMENTS(r0));
+    sched_program_set_ops(p, 1, r1, G_N_ELEMENTS(r1));
+    Trace t = trace_load(record_run(p, "p2p"));
+    JsonObject *send = slice_of(&t, 0, "xfer", 0), *recv = slice_of(&t, 1, "xfer", 0);
+    cr_assert_str_eq(str_member(send, "cat"), "send");
+    cr_assert_str_eq(str_member(recv, "cat"), "recv");
+    cr_assert_str_eq(str_member(args_of(send), "group"), "p2p:0->1");
+    g_autoptr(GPtrArray) s = events_where(&t, "s", NULL);
+    g_autoptr(GPtrArray) f = events_where(&t, "f", NULL);
+    cr_assert_eq(s->len, 1);
+    cr_assert_eq(f->len, 1);
+    JsonObject *fs = g_ptr_array_index(s, 0), *ff = g_ptr_array_index(f, 0);
+    cr_assert_str_eq(str_member(fs, "name"), "p2p:0->1#1");
+    cr_assert_eq(int_member(fs, "tid"), 0);
+    cr_assert_eq(int_member(ff, "tid"), 1);
+    cr_assert_leq(us_member_ns(fs, "ts"), us_member_ns(ff, "ts"));
+    cr_assert_gt(us_member_ns(fs, "ts"), us_member_ns(send, "ts"));
+    cr_assert_gt(us_member_ns(ff, "ts"), us_member_ns(recv, "ts"));
+    trace_clear(&t);
+}
+
 Test(trace, hang_incomplete_and_deadlock)
 {
     int64_t id = run_hang();
@@ -667,4 +705,29 @@ Test(trace, write_failure_removes_file)
     cr_assert_eq(err->domain, G_IO_ERROR);
     cr_assert_not_null(strstr(err->message, fx.trace_path), "%s", err->message);
     cr_assert_not(g_file_test(fx.trace_path, G_FILE_TEST_EXISTS), "partial file removed");
+}
+
+/* "-" writes to stdout (captured here), the same document as a file. */
+Test(trace, stdout_output)
+{
+    int64_t id = run_two_ranks();
+    g_autoptr(GError) err = NULL;
+    cr_assert(trace_write(fx.store, id, fx.trace_path, &err), "%s", err ? err->message : "");
+    g_autofree char *want = NULL;
+    gsize want_len = 0;
+    cr_assert(g_file_get_contents(fx.trace_path, &want, &want_len, NULL));
+
+    cr_redirect_stdout();
+    cr_assert(trace_write(fx.store, id, "-", &err), "%s", err ? err->message : "");
+    fflush(stdout);
+    close(STDOUT_FILENO); /* end of the pipe for the reader */
+    FILE *got = cr_get_redirected_stdout();
+    GString *text = g_string_new(NULL);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, got)) > 0)
+        g_string_append_len(text, chunk, n);
+    cr_assert_eq(text->len, want_len);
+    cr_assert(memcmp(text->str, want, want_len) == 0);
+    g_string_free(text, TRUE);
 }
