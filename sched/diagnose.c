@@ -418,9 +418,10 @@ void diagnose_straggler(Engine *e, Instance *inst)
 void diagnose_crash(Engine *e, uint32_t rank, const char *why)
 {
     g_autofree char *t = fmt_time(e->now);
-    char *msg = why ? g_strdup_printf("rank %u crashed at %s on reaching %s (injected fault)", rank,
-                                      t, why)
-                    : g_strdup_printf("rank %u crashed at %s (injected fault)", rank, t);
+    char *msg = why ? g_strdup_printf("crash: rank %u crashed at %s on reaching %s (injected "
+                                      "fault)",
+                                      rank, t, why)
+                    : g_strdup_printf("crash: rank %u crashed at %s (injected fault)", rank, t);
     diag_add(e, "crash", SCHED_SEV_ERROR, (int32_t)rank, -1, 0, e->actors[rank].layer, why, msg,
              NULL);
 }
@@ -841,42 +842,70 @@ void diagnose_deadlock(Engine *e)
         g_string_append(msg, "\n  culprits: none identified");
     g_string_free(cul, TRUE);
 
-    /* How it surfaces on hardware: one watchdog line per blocked instance, victims named. */
-    GString *hw = g_string_new(NULL);
-    int64_t timeout = e->cfg.collective_timeout_ns;
-    uint32_t hw_lines = 0;
+    /* How it surfaces on hardware: the watchdog line of each blocked instance, on its victims;
+     * instances that would print the same line at the same time are merged. */
+    typedef struct {
+        char *work;
+        int64_t first;
+        GArray *victims;
+    } HwLine;
+    g_autoptr(GArray) hwl = g_array_new(FALSE, FALSE, sizeof(HwLine));
     for (guint k = 0; k < insts->len; k++) {
         Instance *inst = g_ptr_array_index(insts, k);
         const SchedGroup *g = e->groups[inst->group].def;
-        g_autoptr(GArray) victims = g_array_new(FALSE, FALSE, sizeof(int32_t));
-        int64_t first = INT64_MAX;
-        uint32_t ref = 0;
-        for (uint32_t i = 0; i < inst->n; i++) {
-            if (inst->arr[i].present && blocked[g->ranks[i]]) {
-                g_array_append_val(victims, g->ranks[i]);
-                if (inst->arr[i].arrive_ns < first) {
-                    first = inst->arr[i].arrive_ns;
-                    ref = i;
-                }
+        int64_t t_first = INT64_MAX;
+        uint32_t ref_i = 0;
+        for (uint32_t i = 0; i < inst->n; i++)
+            if (inst->arr[i].present && blocked[g->ranks[i]] && inst->arr[i].arrive_ns < t_first) {
+                t_first = inst->arr[i].arrive_ns;
+                ref_i = i;
+            }
+        if (t_first == INT64_MAX)
+            continue;
+        char *work = work_nccl(e, inst, ref_i);
+        HwLine *line = NULL;
+        for (guint j = 0; j < hwl->len && !line; j++) {
+            HwLine *h = &g_array_index(hwl, HwLine, j);
+            if (h->first == t_first && strcmp(h->work, work) == 0)
+                line = h;
+        }
+        if (line) {
+            g_free(work);
+        } else {
+            HwLine h = {work, t_first, g_array_new(FALSE, FALSE, sizeof(int32_t))};
+            g_array_append_val(hwl, h);
+            line = &g_array_index(hwl, HwLine, hwl->len - 1);
+        }
+        for (uint32_t i = 0; i < inst->n; i++)
+            if (inst->arr[i].present && blocked[g->ranks[i]])
+                g_array_append_val(line->victims, g->ranks[i]);
+    }
+    GString *hw = g_string_new(NULL);
+    int64_t timeout = e->cfg.collective_timeout_ns;
+    for (guint j = 0; j < hwl->len; j++) {
+        HwLine *h = &g_array_index(hwl, HwLine, j);
+        if (j < 6) {
+            g_autofree char *rs = fmt_rank_array(h->victims);
+            const char *pl = h->victims->len > 1 ? "s" : "";
+            if (timeout > 0) {
+                g_autofree char *t = fmt_time(timeout);
+                g_autofree char *at = fmt_time(h->first + timeout);
+                g_string_append_printf(hw,
+                                       "\n  on hardware: PyTorch's watchdog would fire on rank%s %s "
+                                       "after %s (at t=%s): %s",
+                                       pl, rs, t, at, h->work);
+            } else {
+                g_string_append_printf(hw,
+                                       "\n  on hardware: rank%s %s would hang in %s forever (the "
+                                       "watchdog is disabled)",
+                                       pl, rs, h->work);
             }
         }
-        if (!victims->len || hw_lines >= 6)
-            continue;
-        g_autofree char *rs = fmt_rank_array(victims);
-        g_autofree char *work = work_nccl(e, inst, ref);
-        if (timeout > 0) {
-            g_autofree char *t = fmt_time(timeout);
-            g_autofree char *at = fmt_time(first + timeout);
-            g_string_append_printf(hw,
-                                   "\n  PyTorch's watchdog would fire on rank%s %s after %s (first at "
-                                   "t=%s): %s",
-                                   victims->len > 1 ? "s" : "", rs, t, at, work);
-        } else {
-            g_string_append_printf(hw, "\n  ranks %s would hang in %s forever (watchdog disabled)",
-                                   rs, work);
-        }
-        hw_lines++;
+        g_free(h->work);
+        g_array_unref(h->victims);
     }
+    if (hwl->len > 6)
+        g_string_append_printf(hw, "\n  ... and %u more watchdog lines", hwl->len - 6);
     g_string_append(msg, hw->str);
     json_builder_set_member_name(b, "hardware");
     json_builder_add_string_value(b, hw->len ? hw->str + 3 : "");

@@ -209,9 +209,14 @@ const char *sched_program_name_str(const SchedProgram *p, uint32_t id)
     return g_ptr_array_index(p->names.strings, id);
 }
 
-static int cmp_int32(const void *a, const void *b)
+typedef struct {
+    int32_t rank;
+    uint32_t pos;
+} RankPos;
+
+static int cmp_rank_pos(const void *a, const void *b)
 {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int32_t x = ((const RankPos *)a)->rank, y = ((const RankPos *)b)->rank;
     return (x > y) - (x < y);
 }
 
@@ -223,19 +228,21 @@ int32_t sched_program_add_group(SchedProgram *p, const char *name, const int32_t
     g->name = g_strdup(name);
     g->n = n;
     g->ranks = g_memdup2(ranks, sizeof(int32_t) * n);
-    g->sorted = g_memdup2(ranks, sizeof(int32_t) * n);
-    qsort(g->sorted, n, sizeof(int32_t), cmp_int32);
-    g->sorted_pos = g_new(uint32_t, n);
+    /* Sort (rank, position) pairs once: O(n log n). */
+    g_autofree RankPos *pairs = g_new(RankPos, n);
     for (uint32_t i = 0; i < n; i++) {
         g_assert(ranks[i] >= 0 && (uint32_t)ranks[i] < p->n_ranks);
-        g_assert(i == 0 || g->sorted[i] != g->sorted[i - 1]);
+        pairs[i].rank = ranks[i];
+        pairs[i].pos = i;
     }
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < n; j++)
-            if (g->ranks[j] == g->sorted[i]) {
-                g->sorted_pos[i] = j;
-                break;
-            }
+    qsort(pairs, n, sizeof *pairs, cmp_rank_pos);
+    g->sorted = g_new(int32_t, n);
+    g->sorted_pos = g_new(uint32_t, n);
+    for (uint32_t i = 0; i < n; i++) {
+        g_assert(i == 0 || pairs[i].rank != pairs[i - 1].rank);
+        g->sorted[i] = pairs[i].rank;
+        g->sorted_pos[i] = pairs[i].pos;
+    }
     g_ptr_array_add(p->groups, g);
     return (int32_t)(p->groups->len - 1);
 }
@@ -281,6 +288,12 @@ uint32_t sched_program_set_ops(SchedProgram *p, uint32_t rank, const SchedOp *op
     }
     p->list_of_rank[rank] = (int32_t)idx;
     return idx;
+}
+
+void sched_program_share_ops(SchedProgram *p, uint32_t rank, uint32_t list)
+{
+    g_assert(rank < p->n_ranks && list < p->lists->len);
+    p->list_of_rank[rank] = (int32_t)list;
 }
 
 /* Validates ops[from..to) of one rank's list at nesting `depth`. */

@@ -145,6 +145,9 @@ int32_t sched_group_index_of(const SchedGroup *g, int32_t rank);
 /* Gives `rank` the op list `ops[0..len)` (copied). Identical lists are stored once.
  * Returns the list index. */
 uint32_t sched_program_set_ops(SchedProgram *p, uint32_t rank, const SchedOp *ops, uint32_t len);
+/* Gives `rank` the already-stored list `list` (an index returned by sched_program_set_ops).
+ * O(1): the way to hand one list to many ranks. */
+void sched_program_share_ops(SchedProgram *p, uint32_t rank, uint32_t list);
 static inline const SchedOpList *sched_program_ops(const SchedProgram *p, uint32_t rank)
 {
     return g_ptr_array_index(p->lists, (guint)p->list_of_rank[rank]);

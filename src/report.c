@@ -57,11 +57,9 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
                 warnings, warnings == 1 ? "" : "s");
         for (guint i = 0; i < o->diags->len; i++) {
             const SchedDiag *d = g_ptr_array_index(o->diags, i);
-            g_autofree char *t = report_format_ns(d->time_ns);
-            fprintf(out, "  [%s] %s at %s:", sched_severity_name(d->severity), d->kind, t);
-            /* Indent continuation lines under the finding. */
+            /* Every message starts with its kind; continuation lines are indented under it. */
             const char *p = d->message;
-            fprintf(out, " ");
+            fprintf(out, "  [%s] ", sched_severity_name(d->severity));
             for (; *p; p++) {
                 fputc(*p, out);
                 if (*p == '\n')

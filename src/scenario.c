@@ -1269,9 +1269,10 @@ static bool load_programs(Loader *ld, const YNode *pkey, const YNode *programs)
             return false;
         if (ops->len > UINT32_MAX)
             return fail(ld, map_value(programs, i), kc.key, "op list too long");
-        for (guint j = 0; j < set->len; j++)
-            sched_program_set_ops(p, (uint32_t)g_array_index(set, int32_t, j),
-                                  (const SchedOp *)(void *)ops->data, ops->len);
+        uint32_t list = sched_program_set_ops(p, (uint32_t)g_array_index(set, int32_t, 0),
+                                              (const SchedOp *)(void *)ops->data, ops->len);
+        for (guint j = 1; j < set->len; j++)
+            sched_program_share_ops(p, (uint32_t)g_array_index(set, int32_t, j), list);
     }
     return true;
 }

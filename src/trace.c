@@ -54,10 +54,10 @@ typedef struct {
     sqlite3 *db;
     int64_t run_id;
     const char *out_path;
-    FILE *f;          /* the output; stdout for "-" */
-    bool regular;     /* the output is a regular file (removed again on failure) */
-    GString *buf;     /* the event being formatted, reused */
-    GString *meta;    /* the trailing "metadata" object */
+    FILE *f;       /* the output; stdout for "-" */
+    bool regular;  /* the output is a regular file (removed again on failure) */
+    GString *buf;  /* the event being formatted, reused */
+    GString *meta; /* the trailing "metadata" object */
     uint64_t n_events;
     int64_t n_ranks;
     int64_t sim_end_ns; /* runs.sim_end_us in ns; -1 if unknown */
@@ -205,8 +205,8 @@ static int64_t us_to_ns(double us)
 
 static bool set_sql_error(TraceWriter *w, GError **error, const char *what)
 {
-    g_set_error(error, STORE_ERROR, 0, "%s: trace of run %" PRId64 ": %s: %s",
-                store_path(w->store), w->run_id, what, sqlite3_errmsg(w->db));
+    g_set_error(error, STORE_ERROR, 0, "%s: trace of run %" PRId64 ": %s: %s", store_path(w->store),
+                w->run_id, what, sqlite3_errmsg(w->db));
     return false;
 }
 
@@ -291,9 +291,8 @@ static bool read_run(TraceWriter *w, char **name, GError **error)
     const char *run_name = (const char *)sqlite3_column_text(st, 1);
     *name = g_strdup(run_name ? run_name : "?");
     w->n_ranks = sqlite3_column_int64(st, 5); /* NULL (invalid runs) -> 0 */
-    w->sim_end_ns = sqlite3_column_type(st, 6) == SQLITE_NULL
-                        ? -1
-                        : us_to_ns(sqlite3_column_double(st, 6));
+    w->sim_end_ns =
+        sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : us_to_ns(sqlite3_column_double(st, 6));
 
     GString *m = w->meta;
     g_string_append_c(m, '{');
@@ -365,19 +364,19 @@ static int64_t op_end_ns(const TraceWriter *w, int64_t start_ns, sqlite3_stmt *s
 static bool write_ops(TraceWriter *w, GError **error)
 {
     enum { RANK, IDX, LAYER, NAME, KIND, TOKENS, GROUP, GROUP_ID, SEQ, COUNT, DTYPE, START, END };
-    g_autoptr(sqlite3_stmt) st = prepare(
-        w,
-        "SELECT o.rank, o.idx, o.layer, COALESCE(n.name, 'name ' || o.name_id),"
-        " COALESCE(k.name, 'kind ' || o.kind), o.tokens,"
-        " COALESCE(g.name, 'group ' || o.group_id), o.group_id, o.seq, o.count,"
-        " COALESCE(d.name, 'dtype ' || o.dtype), o.start_ns, o.end_ns"
-        " FROM op_rows o"
-        " LEFT JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
-        " LEFT JOIN op_kinds k ON k.id = o.kind"
-        " LEFT JOIN dtypes d ON d.id = o.dtype"
-        " LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
-        " WHERE o.run_id = ? ORDER BY o.rank, o.idx",
-        "read ops", error);
+    g_autoptr(sqlite3_stmt) st =
+        prepare(w,
+                "SELECT o.rank, o.idx, o.layer, COALESCE(n.name, 'name ' || o.name_id),"
+                " COALESCE(k.name, 'kind ' || o.kind), o.tokens,"
+                " COALESCE(g.name, 'group ' || o.group_id), o.group_id, o.seq, o.count,"
+                " COALESCE(d.name, 'dtype ' || o.dtype), o.start_ns, o.end_ns"
+                " FROM op_rows o"
+                " LEFT JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
+                " LEFT JOIN op_kinds k ON k.id = o.kind"
+                " LEFT JOIN dtypes d ON d.id = o.dtype"
+                " LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+                " WHERE o.run_id = ? ORDER BY o.rank, o.idx",
+                "read ops", error);
     if (!st)
         return false;
     GString *b = w->buf;
@@ -462,19 +461,19 @@ static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64
 static bool write_flows(TraceWriter *w, GError **error)
 {
     enum { GROUP_ID, SEQ, RANK, GROUP, START, END, LAST_START, FIRST_END, MEMBERS };
-    g_autoptr(sqlite3_stmt) st = prepare(
-        w,
-        "SELECT group_id, seq, rank, group_name, start_ns, end_ns,"
-        "  MAX(start_ns) OVER w, MIN(end_ns) OVER w, COUNT(*) OVER w"
-        " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns,"
-        "   COALESCE(g.name, 'group ' || o.group_id) AS group_name,"
-        "   MAX(o.start_ns, COALESCE(o.end_ns, ?2, o.start_ns)) AS end_ns"
-        "  FROM op_rows o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
-        "  WHERE o.run_id = ?1 AND o.group_id IS NOT NULL)"
-        " WINDOW w AS (PARTITION BY group_id, seq ORDER BY rank"
-        "  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
-        " ORDER BY group_id, seq, rank",
-        "read collectives", error);
+    g_autoptr(sqlite3_stmt) st =
+        prepare(w,
+                "SELECT group_id, seq, rank, group_name, start_ns, end_ns,"
+                "  MAX(start_ns) OVER w, MIN(end_ns) OVER w, COUNT(*) OVER w"
+                " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns,"
+                "   COALESCE(g.name, 'group ' || o.group_id) AS group_name,"
+                "   MAX(o.start_ns, COALESCE(o.end_ns, ?2, o.start_ns)) AS end_ns"
+                "  FROM op_rows o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+                "  WHERE o.run_id = ?1 AND o.group_id IS NOT NULL)"
+                " WINDOW w AS (PARTITION BY group_id, seq ORDER BY rank"
+                "  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+                " ORDER BY group_id, seq, rank",
+                "read collectives", error);
     if (!st)
         return false;
     if (w->sim_end_ns >= 0)
@@ -508,8 +507,8 @@ static bool write_flows(TraceWriter *w, GError **error)
         const char *ph = pos == 0 ? "s" : pos == members - 1 ? "f" : "t";
         const char *g = (const char *)sqlite3_column_text(st, GROUP);
         gsize glen = g ? (gsize)sqlite3_column_bytes(st, GROUP) : 0;
-        if (!write_flow_event(w, ph, sqlite3_column_int64(st, RANK), ts, flow_id, g ? g : "",
-                              glen, seq, error))
+        if (!write_flow_event(w, ph, sqlite3_column_int64(st, RANK), ts, flow_id, g ? g : "", glen,
+                              seq, error))
             return false;
     }
 }
@@ -683,8 +682,13 @@ bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)
     g_autoptr(GString) buf = g_string_sized_new(512);
     g_autoptr(GString) meta = g_string_sized_new(512);
     TraceWriter w = {
-        .store = s, .db = store_db(s), .run_id = run_id, .out_path = out_path,
-        .buf = buf, .meta = meta, .sim_end_ns = -1,
+        .store = s,
+        .db = store_db(s),
+        .run_id = run_id,
+        .out_path = out_path,
+        .buf = buf,
+        .meta = meta,
+        .sim_end_ns = -1,
     };
     /* One read transaction, so every section sees the same snapshot — unless the caller is
      * already inside a transaction on this connection. */

@@ -2,6 +2,7 @@
  * ordering invariants. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../sched/queue.h"
 
@@ -31,9 +32,15 @@ Test(queue, matches_sorted_array_oracle)
                 int64_t t = floor_t + rand() % 50; /* many equal times: seq must break ties */
                 uint32_t tag = (uint32_t)rand();
                 uint64_t seq = sched_queue_push(&q, t, 1, tag, (uint64_t)step);
-                oracle[n++] = (SchedEvent){t, seq, 1, tag, (uint64_t)step};
+                /* keep the oracle sorted: insert after every event that sorts before it */
+                SchedEvent ev = {t, seq, 1, tag, (uint64_t)step};
+                size_t at = n;
+                while (at > 0 && cmp_event(&ev, &oracle[at - 1]) < 0)
+                    at--;
+                memmove(oracle + at + 1, oracle + at, (n - at) * sizeof *oracle);
+                oracle[at] = ev;
+                n++;
             } else {
-                qsort(oracle, n, sizeof *oracle, cmp_event);
                 SchedEvent got;
                 cr_assert(sched_queue_pop(&q, &got));
                 cr_assert_eq(got.time_ns, oracle[0].time_ns);

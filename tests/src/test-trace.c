@@ -3,9 +3,10 @@
  * Every test builds its database through the real path (program -> engine -> store), writes
  * the trace with trace_write() and reads it back with json-glib. Checks: the document parses;
  * metadata names the process and every rank; one X event per op row, equal to the `ops` view
- * (oracle); one flow chain per collective instance with two or more members; incomplete ops
- * reach the run's end; diagnostics become instant events; strings are escaped; bad input
- * (unknown run, unwritable path) fails cleanly.
+ * (oracle); one flow chain per collective or send/recv instance with two or more members, in
+ * time order and inside its slices; incomplete ops reach the run's end; diagnostics become
+ * instant events; strings are escaped; "-" writes the same bytes to stdout; bad input (unknown
+ * run, unwritable path, a write failing midway) fails cleanly and leaves no partial file.
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
@@ -24,7 +25,8 @@
 
 #define WEIRD_NAME "we\"ird\\name"
 
-/* Per-test state: a temp folder holding the database and the trace. */
+/* Per-test state: a temp folder holding the database and the trace. Criterion fixtures take no
+ * user pointer, hence file scope; each test runs in its own process. */
 typedef struct {
     char *dir;
     char *db_path;
@@ -77,8 +79,8 @@ static int64_t record_run(SchedProgram *p, const char *name)
     cfg.record = store_run_record;
     cfg.record_data = run;
     g_autoptr(SchedOutcome) o = sched_engine_run(p, &cfg);
-    int64_t id = store_run_finish(run, o, o->failed ? "failed" : "ok", o->failed ? 3 : 0, 1.0,
-                                  &err);
+    int64_t id =
+        store_run_finish(run, o, o->failed ? "failed" : "ok", o->failed ? 3 : 0, 1.0, &err);
     cr_assert_geq(id, 1, "%s", err ? err->message : "");
     return id;
 }
@@ -141,7 +143,11 @@ static int64_t run_three_ranks_layers(void)
     for (uint32_t r = 0; r < 3; r++) {
         SchedOp ops[] = {
             sched_op_repeat(50, 2, 0),
-            sched_op_compute(mlp, r == 0 ? 3000 : r == 1 ? 1000 : 2000, 16),
+            sched_op_compute(mlp,
+                             r == 0   ? 3000
+                             : r == 1 ? 1000
+                                      : 2000,
+                             16),
             sched_op_collective(SCHED_OP_ALL_REDUCE, ar, dp, 4096, SCHED_DTYPE_FP32),
         };
         sched_program_set_ops(p, r, ops, G_N_ELEMENTS(ops));
@@ -612,7 +618,10 @@ Test(trace, strings_escaped)
 {
     g_autoptr(SchedProgram) p = sched_program_new(1);
     const char *names[] = {
-        WEIRD_NAME, "ctl\x01\t\n\x1f end", "bad \xff\xfe utf8", "ok \xe2\x82\xac \xf0\x9f\x98\x80",
+        WEIRD_NAME,
+        "ctl\x01\t\n\x1f end",
+        "bad \xff\xfe utf8",
+        "ok \xe2\x82\xac \xf0\x9f\x98\x80",
     };
     SchedOp ops[G_N_ELEMENTS(names)];
     for (guint i = 0; i < G_N_ELEMENTS(names); i++)

@@ -1,0 +1,151 @@
+/* tests/src/test-cli.c — the `ranksim` command as users meet it: exit codes, help, --json,
+ * --trace, --set, bad options; runs the built binary (RANKSIM_BINARY). */
+#include <criterion/criterion.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+typedef struct {
+    int code;
+    char *out;
+    char *err;
+} Result;
+
+static Result ranksim(const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)RANKSIM_BINARY);
+    for (const char *const *a = args; *a; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, NULL);
+    Result r = {0};
+    GError *err = NULL;
+    int status = 0;
+    gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &r.out, &r.err, &status, &err);
+    cr_assert(ok, "spawn: %s", err ? err->message : "");
+    cr_assert(WIFEXITED(status), "ranksim did not exit normally (status %d): %s", status, r.err);
+    r.code = WEXITSTATUS(status);
+    g_ptr_array_free(argv, TRUE);
+    return r;
+}
+
+static void result_clear(Result *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+}
+
+static char *tmpdir(void)
+{
+    return g_dir_make_tmp("ranksim-cli-XXXXXX", NULL);
+}
+
+#define SCN(name) RANKSIM_SOURCE_DIR "/scenarios/" name
+
+Test(cli, version_and_help)
+{
+    Result r = ranksim((const char *[]){"--version", NULL});
+    cr_assert_eq(r.code, 0);
+    cr_assert(g_str_has_prefix(r.out, "ranksim "));
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", "--help", NULL});
+    cr_assert_eq(r.code, 0);
+    cr_assert(strstr(r.out, "--timeline"), "%s", r.out);
+    result_clear(&r);
+    r = ranksim((const char *[]){"frobnicate", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "unknown command 'frobnicate'"), "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){NULL});
+    cr_assert_eq(r.code, 2);
+    result_clear(&r);
+}
+
+Test(cli, healthy_run_exits_0_and_reports)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    cr_assert(g_str_has_prefix(r.out, "healthy-tp-layers: HEALTHY"), "%s", r.out);
+    cr_assert(strstr(r.out, "ranks:"));
+    cr_assert(strstr(r.out, "stored as run 1"));
+    result_clear(&r);
+}
+
+Test(cli, failing_cluster_exits_3_with_json)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result r = ranksim(
+        (const char *[]){"run", SCN("lse-size-mismatch.yaml"), "--db", db, "--json", NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    g_autoptr(JsonParser) p = json_parser_new();
+    cr_assert(json_parser_load_from_data(p, r.out, -1, NULL), "not JSON: %s", r.out);
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    cr_assert_str_eq(json_object_get_string_member(o, "status"), "failed");
+    cr_assert_eq(json_object_get_int_member(o, "exit_code"), 3);
+    JsonArray *d = json_object_get_array_member(o, "diagnostics");
+    cr_assert_geq(json_array_get_length(d), 2);
+    JsonObject *m = json_array_get_object_element(d, 0);
+    cr_assert_str_eq(json_object_get_string_member(m, "kind"), "mismatch");
+    cr_assert_eq(json_object_get_int_member(m, "rank"), 0);
+    cr_assert_eq(json_array_get_length(json_object_get_array_member(o, "rank_stats")), 4);
+    result_clear(&r);
+}
+
+Test(cli, trace_file_is_written)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    g_autofree char *trace = g_build_filename(dir, "t.json", NULL);
+    Result r = ranksim(
+        (const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "--trace", trace, NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    g_autoptr(JsonParser) p = json_parser_new();
+    cr_assert(json_parser_load_from_file(p, trace, NULL));
+    result_clear(&r);
+}
+
+Test(cli, set_overrides_a_key)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    /* With the watchdog at 50 s the 45 s straggler still completes; at 30 s it times out. */
+    Result r = ranksim((const char *[]){"run", SCN("straggler-jit.yaml"), "--db", db, "--set",
+                                        "watchdog.collective_timeout_s=30", "-q", NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+}
+
+Test(cli, bad_options_exit_2_with_one_message)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db,
+                                        "--timeline", "some", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "valid: full, collectives, none"), "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", "--db", db, NULL});
+    cr_assert_eq(r.code, 2);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", "/nonexistent/x.yaml", "--db", db, NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "/nonexistent/x.yaml"), "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "--set",
+                                 "nonsense", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "--set"), "%s", r.err);
+    result_clear(&r);
+}
+
+Test(cli, unwritable_database_is_exit_1)
+{
+    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db",
+                                        "/proc/no/such/r.db", NULL});
+    cr_assert_eq(r.code, 1, "%s", r.err);
+    cr_assert(strstr(r.err, "/proc/no/such/r.db"), "%s", r.err);
+    result_clear(&r);
+}
