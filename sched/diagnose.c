@@ -478,43 +478,60 @@ void diagnose_timeout(Engine *e, int64_t at_ns)
         if (inst->first_arrive_ns + timeout > at_ns)
             break;
         const SchedGroup *g = e->groups[inst->group].def;
+        /* The victims: members whose own wait has reached the timeout (crashed ones print
+         * nothing). One diagnostic per instance names them all. */
+        g_autoptr(GArray) waiting = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        uint32_t ref = 0;
         for (uint32_t i = 0; i < inst->n; i++) {
             const Arrival *ar = &inst->arr[i];
-            if (!ar->present || ar->arrive_ns + timeout > at_ns)
+            if (!ar->present || ar->arrive_ns + timeout > at_ns ||
+                e->actors[g->ranks[i]].st == ACT_CRASHED)
                 continue;
-            if (e->actors[g->ranks[i]].st == ACT_CRASHED)
-                continue;
-            g_autofree char *layer = fmt_layer(ar->layer);
-            g_autofree char *t = fmt_time(timeout);
-            g_autofree char *work = work_nccl(e, inst, i);
-            g_autoptr(JsonBuilder) b = json_builder_new();
-            json_builder_begin_object(b);
-            json_builder_set_member_name(b, "group");
-            json_builder_add_string_value(b, g->name);
-            json_builder_set_member_name(b, "seq");
-            json_builder_add_int_value(b, (gint64)inst->seq);
-            json_builder_set_member_name(b, "arrive_us");
-            json_builder_add_double_value(b, (double)ar->arrive_ns / 1e3);
-            g_autoptr(GArray) arrived = g_array_new(FALSE, FALSE, sizeof(int32_t));
-            arrived_ranks(e, inst, arrived);
-            json_add_ranks(b, "arrived", arrived);
-            GString *msg = g_string_new(NULL);
-            g_string_append_printf(msg,
-                                   "timeout: rank %d waited %s in %s (group %s, seq %" G_GUINT64_FORMAT
-                                   "%s); late: ",
-                                   g->ranks[i], t, name_of(e, ar->name), g->name, inst->seq,
-                                   layer);
-            append_missing(e, inst, msg, b, 8);
-            g_string_append_printf(msg,
-                                   ". On hardware: Watchdog caught collective operation timeout: "
-                                   "%s ran for %" G_GINT64_FORMAT " milliseconds before timing out",
-                                   work, timeout / 1000000);
-            json_builder_set_member_name(b, "hardware");
-            json_builder_add_string_value(b, work);
-            json_builder_end_object(b);
-            diag_add(e, "timeout", SCHED_SEV_ERROR, g->ranks[i], inst->group, inst->seq,
-                     ar->layer, name_of(e, ar->name), g_string_free(msg, FALSE), json_finish(b));
+            if (!waiting->len)
+                ref = i;
+            g_array_append_val(waiting, g->ranks[i]);
         }
+        if (!waiting->len)
+            continue;
+        const Arrival *ar = &inst->arr[ref];
+        int32_t culprit = g_array_index(waiting, int32_t, 0);
+        for (uint32_t i = 0; i < inst->n; i++)
+            if (!inst->arr[i].present) {
+                culprit = g->ranks[i];
+                break;
+            }
+        g_autofree char *layer = fmt_layer(ar->layer);
+        g_autofree char *t = fmt_time(timeout);
+        g_autofree char *work = work_nccl(e, inst, ref);
+        g_autofree char *victims = fmt_rank_array(waiting);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "group");
+        json_builder_add_string_value(b, g->name);
+        json_builder_set_member_name(b, "seq");
+        json_builder_add_int_value(b, (gint64)inst->seq);
+        json_builder_set_member_name(b, "arrive_us");
+        json_builder_add_double_value(b, (double)ar->arrive_ns / 1e3);
+        json_add_ranks(b, "waiting", waiting);
+        g_autoptr(GArray) arrived = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        arrived_ranks(e, inst, arrived);
+        json_add_ranks(b, "arrived", arrived);
+        GString *msg = g_string_new(NULL);
+        g_string_append_printf(msg,
+                               "timeout: rank%s %s waited %s in %s (group %s, seq %" G_GUINT64_FORMAT
+                               "%s); late: ",
+                               waiting->len > 1 ? "s" : "", victims, t, name_of(e, ar->name),
+                               g->name, inst->seq, layer);
+        append_missing(e, inst, msg, b, 8);
+        g_string_append_printf(msg,
+                               ".\n  on hardware, each of them: Watchdog caught collective operation "
+                               "timeout: %s ran for %" G_GINT64_FORMAT " milliseconds before timing out",
+                               work, timeout / 1000000);
+        json_builder_set_member_name(b, "hardware");
+        json_builder_add_string_value(b, work);
+        json_builder_end_object(b);
+        diag_add(e, "timeout", SCHED_SEV_ERROR, culprit, inst->group, inst->seq, ar->layer,
+                 name_of(e, ar->name), g_string_free(msg, FALSE), json_finish(b));
     }
 }
 
