@@ -45,9 +45,11 @@ test: build
 
 demo: build
 	@mkdir -p results
-	-./$(BUILD)/ranksim run scenarios/three-way-cycle.yaml --trace results/three-way-cycle.json
-	@echo
-	-./$(BUILD)/ranksim run scenarios/healthy-tp-layers.yaml
+	@./$(BUILD)/ranksim run scenarios/lse-size-mismatch.yaml --trace results/lse-size-mismatch.json; \
+	  echo "(exit $$? — 3 means the simulated cluster fails, as this scenario expects)"; echo
+	@./$(BUILD)/ranksim run scenarios/three-way-cycle.yaml; \
+	  echo "(exit $$?)"; echo
+	@echo "results: results/ranksim.db (sqlite3), trace: results/lse-size-mismatch.json (https://ui.perfetto.dev)"
 
 bench: deps
 	@test -f build-bench/build.ninja || meson setup build-bench --buildtype=release

@@ -691,7 +691,8 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
         }
         g_assert(ev.time_ns >= e.now);
         e.now = ev.time_ns;
-        e.events++;
+        if ((++e.events & (SCHED_PROGRESS_EVENTS - 1)) == 0 && cfg->progress)
+            cfg->progress(cfg->progress_data, e.now, e.rank_ops, e.events);
         switch (ev.type) {
         case EV_RESUME:
             on_resume(&e, ev.target, ev.time_ns);

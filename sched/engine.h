@@ -82,6 +82,10 @@ typedef struct {
 } SchedRecord;
 
 typedef void (*SchedRecordFn)(void *user_data, const SchedRecord *rec);
+/* Called every SCHED_PROGRESS_EVENTS events with the simulated time and work so far. */
+typedef void (*SchedProgressFn)(void *user_data, int64_t now_ns, uint64_t rank_ops,
+                                uint64_t events);
+#define SCHED_PROGRESS_EVENTS (1u << 18)
 
 typedef struct {
     SchedMismatchPolicy on_mismatch;
@@ -93,6 +97,8 @@ typedef struct {
     SchedTimeline timeline;
     SchedRecordFn record;           /* may be NULL */
     void *record_data;
+    SchedProgressFn progress;       /* may be NULL */
+    void *progress_data;
 } SchedConfig;
 
 typedef struct {

@@ -74,6 +74,26 @@ static double elapsed_ms(gint64 start_us)
     return (double)(g_get_monotonic_time() - start_us) / 1000.0;
 }
 
+/* Progress on stderr for runs that take more than a second, when stderr is a terminal. */
+typedef struct {
+    gint64 start_us;
+    bool shown;
+} Progress;
+
+static void progress_cb(void *ud, int64_t now_ns, uint64_t rank_ops, uint64_t events)
+{
+    Progress *p = ud;
+    double wall = (double)(g_get_monotonic_time() - p->start_us) / 1e6;
+    if (wall < 1.0)
+        return;
+    g_autofree char *t = report_format_ns(now_ns);
+    fprintf(stderr, "\r  simulating: t = %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
+                    " events, %.0f s wall   ",
+            t, rank_ops, events, wall);
+    fflush(stderr);
+    p->shown = true;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     RunOptions o = {0};
@@ -158,7 +178,14 @@ static int cmd_run(int argc, char **argv)
     cfg.timeline = timeline;
     cfg.record = store_run_record;
     cfg.record_data = sr;
+    Progress prog = {t0, false};
+    if (isatty(STDERR_FILENO)) {
+        cfg.progress = progress_cb;
+        cfg.progress_data = &prog;
+    }
     g_autoptr(SchedOutcome) out = sched_engine_run(sc->program, &cfg);
+    if (prog.shown)
+        fprintf(stderr, "\r%*s\r", 78, "");
     int code = out->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
     const char *status = out->failed ? "failed" : "ok";
     double wall = elapsed_ms(t0);
