@@ -7,8 +7,8 @@ BUILD := build-strict
 MESON_ARGS += -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
 endif
 
-DEB_PACKAGES := meson ninja-build pkg-config gcc libglib2.0-dev libuv1-dev libsqlite3-dev \
-                libyaml-dev libjson-glib-dev libcriterion-dev sqlite3 valgrind
+DEB_PACKAGES := meson ninja-build pkg-config gcc libglib2.0-dev libglib2.0-dev-bin libuv1-dev \
+                libsqlite3-dev libyaml-dev libjson-glib-dev libcriterion-dev sqlite3 valgrind
 PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion
 
 .PHONY: all deps configure build test demo bench clean

@@ -1,92 +1,71 @@
-/* net/cost.c — placeholder collective cost; see cost.h for the formula and its sources. */
+/* net/cost.c — collective shapes (sizes, bus factors, steps); see cost.h for the sources. */
 #include "cost.h"
 
-#include <math.h>
 #include <string.h>
 
-typedef struct {
-    const char *name;
-    double bw_gb_s;   /* scale-up, per direction, decimal GB/s */
-    double base_us;
-    double step_us;
-} Preset;
-
-/* Scale-up tiers from shared/reference/hardware.md: NVLink4 450 GB/s (H100/H200 SXM), NVLink5
- * 900 GB/s (B200), HCCS 196 GB/s at 0.5 us (Ascend 910B), UB 196 GB/s at 0.5 us (910C).
- * NVIDIA latencies: NCCL LL base 6.6 us + 0.6 us per NVLink hop. */
-static const Preset presets[] = {
-    {"h100", 450.0, 6.6, 0.6},        {"h200", 450.0, 6.6, 0.6},
-    {"b200", 900.0, 6.6, 0.6},        {"ascend-910b", 196.0, 6.6, 0.5},
-    {"ascend-910c", 196.0, 6.6, 0.5},
+static const char *const kind_names[NET_COLL_KIND_COUNT] = {
+    "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "barrier", "p2p",
 };
 
-NetModel net_model_default(void)
+const char *net_coll_kind_name(NetCollKind k)
 {
-    NetModel m;
-    net_model_preset("h100", &m);
-    return m;
+    return k < NET_COLL_KIND_COUNT ? kind_names[k] : "?";
 }
 
-bool net_model_preset(const char *name, NetModel *out)
+bool net_coll_kind_parse(const char *s, NetCollKind *out)
 {
-    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
-        if (strcmp(presets[i].name, name) == 0) {
-            memset(out, 0, sizeof *out);
-            strncpy(out->name, presets[i].name, sizeof out->name - 1);
-            out->bw_bytes_per_s = presets[i].bw_gb_s * 1e9;
-            out->base_latency_ns = (int64_t)llround(presets[i].base_us * 1000.0);
-            out->step_latency_ns = (int64_t)llround(presets[i].step_us * 1000.0);
+    for (int i = 0; i < NET_COLL_KIND_COUNT; i++)
+        if (strcmp(s, kind_names[i]) == 0) {
+            *out = (NetCollKind)i;
             return true;
         }
-    }
     return false;
 }
 
-const char *net_model_preset_names(void)
+double net_bus_factor(NetCollKind kind, uint32_t n)
 {
-    return "h100, h200, b200, ascend-910b, ascend-910c";
-}
-
-int64_t net_collective_cost_ns(const NetModel *m, NetCollKind kind, uint32_t n,
-                               uint64_t per_rank_bytes)
-{
-    const double cap = (double)(INT64_MAX / 4);
-    if (n <= 1 && kind != NET_P2P)
-        return m->base_latency_ns;
-    double steps, bus, bytes = (double)per_rank_bytes;
-    double dn = (double)n;
+    double dn = n ? (double)n : 1.0;
     switch (kind) {
     case NET_ALL_REDUCE:
-        steps = 2.0 * (dn - 1);
-        bus = 2.0 * (dn - 1) / dn;
-        break;
-    case NET_ALL_GATHER: /* the algorithm size is the gathered output: n inputs */
-        steps = dn - 1;
-        bus = (dn - 1) / dn;
-        bytes *= dn;
-        break;
+        return 2.0 * (dn - 1) / dn;
     case NET_REDUCE_SCATTER:
+    case NET_ALL_GATHER:
     case NET_ALL_TO_ALL:
-        steps = dn - 1;
-        bus = (dn - 1) / dn;
-        break;
+        return (dn - 1) / dn;
     case NET_BROADCAST:
-        steps = dn - 1;
-        bus = 1.0;
-        break;
-    case NET_BARRIER:
-        steps = 2.0 * (dn - 1);
-        bus = 0.0;
-        break;
     case NET_P2P:
+        return n > 1 ? 1.0 : 0.0;
+    case NET_BARRIER:
     default:
-        steps = 1.0;
-        bus = 1.0;
-        break;
+        return 0.0;
     }
-    double t = (double)m->base_latency_ns + steps * (double)m->step_latency_ns +
-               bytes * bus / m->bw_bytes_per_s * 1e9;
-    if (!(t < cap))
-        return INT64_MAX / 4;
-    return (int64_t)llround(t);
+}
+
+double net_algo_size(NetCollKind kind, uint32_t n, uint64_t per_rank_bytes)
+{
+    double b = (double)per_rank_bytes;
+    return kind == NET_ALL_GATHER ? b * (double)n : b;
+}
+
+uint32_t net_ring_steps(NetCollKind kind, uint32_t n)
+{
+    if (n <= 1)
+        return 0;
+    switch (kind) {
+    case NET_ALL_REDUCE:
+    case NET_BARRIER:
+        return 2 * (n - 1);
+    case NET_P2P:
+        return 1;
+    default:
+        return n - 1;
+    }
+}
+
+uint32_t net_tree_steps(uint32_t n)
+{
+    uint32_t depth = 0;
+    while ((1u << depth) < n && depth < 31)
+        depth++;
+    return 2 * depth;
 }

@@ -99,6 +99,7 @@ typedef struct {
     Instance *live_head, *live_tail;
     FaultRt *faults;
     uint32_t n_faults;
+    NetFabric *fabric;
     bool stop;
     SchedOutcome *out;
 } Engine;

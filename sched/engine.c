@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-enum { EV_RESUME = 1, EV_COMPLETE = 2, EV_CRASH = 3 };
+enum { EV_RESUME = 1, EV_NET = 2, EV_CRASH = 3 };
 
 SchedConfig sched_config_default(void)
 {
@@ -14,7 +14,7 @@ SchedConfig sched_config_default(void)
     c.on_mismatch = SCHED_MISMATCH_HANG;
     c.collective_timeout_ns = 600LL * 1000000000LL;
     c.straggler_threshold_ns = 10LL * 1000000000LL;
-    c.net = net_model_default();
+    c.fabric.contention = true;
     c.timeline = SCHED_TIMELINE_FULL;
     return c;
 }
@@ -194,6 +194,15 @@ bool arrival_same_signature(const Arrival *a, const Arrival *b, bool p2p)
            a->root == b->root;
 }
 
+/* Queues an event for every flow whose next event time the fabric changed. */
+static void drain_fabric(Engine *e)
+{
+    uint32_t flow, gen;
+    int64_t t;
+    while (net_fabric_pop_changed(e->fabric, &flow, &t, &gen))
+        sched_queue_push(&e->q, t, EV_NET, flow, gen);
+}
+
 static void schedule_completion(Engine *e, Instance *inst, int64_t now)
 {
     const Arrival *a0 = &inst->arr[0];
@@ -202,9 +211,9 @@ static void schedule_completion(Engine *e, Instance *inst, int64_t now)
         if (inst->arr[i].count > max_count)
             max_count = inst->arr[i].count;
     uint64_t bytes = max_count * sched_dtype_size((SchedDtype)a0->dtype);
-    int64_t cost = net_collective_cost_ns(&e->cfg.net, net_kind(a0->kind), inst->n, bytes);
     inst->completing = true;
-    sched_queue_push(&e->q, now + cost, EV_COMPLETE, inst->id, inst->gen);
+    net_fabric_start(e->fabric, now, (uint32_t)inst->group, net_kind(a0->kind), bytes, inst->id);
+    drain_fabric(e);
 }
 
 /* Every member is here: check the signatures, then complete or apply the mismatch policy. */
@@ -531,6 +540,7 @@ static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg
     e->p = p;
     e->cfg = *cfg;
     e->n_ranks = p->n_ranks;
+    e->cfg.fabric.n_ranks = p->n_ranks;
     sched_queue_init(&e->q, (size_t)p->n_ranks * 2 + 16);
     e->own_groups = g_ptr_array_new_with_free_func(channel_group_free);
     e->channels = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -542,9 +552,13 @@ static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg
     engine_build_channels(e, defs);
     e->n_groups = defs->len;
     e->groups = g_new0(GroupRt, e->n_groups);
+    e->fabric = net_fabric_new(&e->cfg.fabric);
     for (uint32_t i = 0; i < e->n_groups; i++) {
         e->groups[i].def = g_ptr_array_index(defs, i);
         e->groups[i].member_seq = g_new0(uint64_t, e->groups[i].def->n);
+        uint32_t fid = net_fabric_add_group(e->fabric, e->groups[i].def->ranks,
+                                            e->groups[i].def->n);
+        g_assert(fid == i);
     }
 
     e->actors = g_new0(Actor, p->n_ranks);
@@ -609,6 +623,7 @@ static void engine_free(Engine *e)
     g_hash_table_destroy(e->channels);
     g_free(e->actors);
     g_free(e->faults);
+    net_fabric_free(e->fabric);
     sched_queue_clear(&e->q);
 }
 
@@ -697,10 +712,13 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
         case EV_RESUME:
             on_resume(&e, ev.target, ev.time_ns);
             break;
-        case EV_COMPLETE: {
-            Instance *inst = g_ptr_array_index(e.instances, ev.target);
-            if (inst->gen == (uint32_t)ev.arg)
-                instance_complete(&e, inst, ev.time_ns);
+        case EV_NET: {
+            if (net_fabric_flow_gen(e.fabric, ev.target) != (uint32_t)ev.arg)
+                break; /* superseded: the flow's rate changed */
+            uint64_t tag = net_fabric_flow_tag(e.fabric, ev.target);
+            if (net_fabric_step(e.fabric, ev.target, ev.time_ns))
+                instance_complete(&e, g_ptr_array_index(e.instances, tag), ev.time_ns);
+            drain_fabric(&e);
             break;
         }
         case EV_CRASH:

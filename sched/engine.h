@@ -20,7 +20,7 @@
 #ifndef SCHED_ENGINE_H
 #define SCHED_ENGINE_H
 
-#include "../net/cost.h"
+#include "../net/fabric.h"
 #include "program.h"
 
 typedef enum {
@@ -91,7 +91,8 @@ typedef struct {
     SchedMismatchPolicy on_mismatch;
     int64_t collective_timeout_ns;  /* 0 disables the watchdog; default 600 s */
     int64_t straggler_threshold_ns; /* 0 disables straggler warnings */
-    NetModel net;
+    NetFabricConfig fabric;         /* hardware, nodes, algorithms, contention, link faults;
+                                       n_ranks is taken from the program */
     const SchedFault *faults;       /* borrowed for the run */
     uint32_t n_faults;
     SchedTimeline timeline;
@@ -138,7 +139,8 @@ typedef struct {
 } SchedOutcome;
 
 /* Defaults: hang on mismatch, 600 s watchdog (PyTorch's default), 10 s straggler threshold,
- * the default net model, full timeline, no faults, no recorder. */
+ * the flat default fabric (net_hardware_flat) with contention on and automatic algorithms,
+ * full timeline, no faults, no recorder. */
 SchedConfig sched_config_default(void);
 
 /* Runs `p` (validated with sched_program_validate by the caller) to completion, quiescence or

@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include "../sched/engine.h"
+#include "../net/fabric.h"
 #include "../sched/program.h"
 
 #define SCENARIO_ERROR (scenario_error_quark())
@@ -32,8 +33,13 @@ typedef struct {
     SchedMismatchPolicy on_mismatch;
     int64_t collective_timeout_ns;  /* default 600 s; 0 = watchdog off */
     int64_t straggler_threshold_ns; /* default 10 s; 0 = off */
-    NetModel net;                   /* from `hardware:`, default net_model_default() */
+    NetHardware hardware;           /* `hardware:` preset or file plus overrides; default h100 */
+    char *hardware_source;          /* "preset h100" or the hardware file's path */
+    uint32_t nodes;                 /* `nodes:`; 0 = the fewest that hold all ranks */
+    NetAlgo algo[NET_COLL_KIND_COUNT]; /* `collective_algorithm:`; NET_ALGO_AUTO by default */
+    bool contention;                /* `contention:`; default true */
     GArray *faults;                 /* SchedFault, op names interned in `program` */
+    GArray *link_faults;            /* NetLinkFault from faults of kind `link` */
 } Scenario;
 
 /* Loads and validates `path`. `overrides` is a NULL-terminated list of "dotted.key=value"
@@ -46,7 +52,7 @@ Scenario *scenario_load_string(const char *text, const char *display_name,
 void scenario_free(Scenario *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Scenario, scenario_free)
 
-/* Fills an engine configuration from the scenario (faults borrowed from `s`). */
+/* Fills an engine configuration from the scenario (hardware and faults borrowed from `s`). */
 SchedConfig scenario_engine_config(const Scenario *s);
 
 #endif

@@ -19,11 +19,19 @@ static void record(void *ud, const SchedRecord *r)
     g_array_append_val((GArray *)ud, *r);
 }
 
+/* One flat tier at 1 GB/s, no hop latency, 1 us per call: easy sums. */
+static const NetHardware test_hw = {
+    .name = "test",
+    .devices_per_node = 1u << 20,
+    .launch_latency_ns = 1000,
+    .n_tiers = 1,
+    .tiers = {{.name = "link", .span_devices = 0, .bw_bytes_per_s = 1e9, .latency_ns = 0}},
+};
+
 static SchedConfig quiet_config(void)
 {
     SchedConfig c = sched_config_default();
-    NetModel m = {"test", 1e9, 1000, 0}; /* 1 GB/s, 1 us per collective: easy sums */
-    c.net = m;
+    c.fabric.hw = &test_hw;
     return c;
 }
 

@@ -134,10 +134,15 @@ Test(scenario, three_way_cycle_loads)
     cr_assert_eq(s->on_mismatch, SCHED_MISMATCH_HANG);
     cr_assert_eq(s->collective_timeout_ns, INT64_C(600000000000));
     cr_assert_eq(s->straggler_threshold_ns, INT64_C(10000000000));
-    NetModel dflt = net_model_default();
-    cr_assert_str_eq(s->net.name, dflt.name);
-    cr_assert_eq(s->net.bw_bytes_per_s, dflt.bw_bytes_per_s);
+    cr_assert_str_eq(s->hardware.name, "h100");
+    cr_assert_str_eq(s->hardware_source, "preset h100");
+    cr_assert_eq(s->hardware.tiers[0].bw_bytes_per_s, 450e9);
+    cr_assert_eq(s->nodes, 0);
+    cr_assert(s->contention);
+    for (int k = 0; k < NET_COLL_KIND_COUNT; k++)
+        cr_assert_eq(s->algo[k], NET_ALGO_AUTO);
     cr_assert_eq(s->faults->len, 0);
+    cr_assert_eq(s->link_faults->len, 0);
     scenario_free(s);
 }
 
@@ -369,34 +374,204 @@ Test(scenario, fault_on_op_inside_repeat)
 
 Test(scenario, hardware_preset_and_overrides)
 {
-    NetModel b200;
-    cr_assert(net_model_preset("b200", &b200));
     Scenario *s = load_ok("kind: program\nranks: 1\nprograms: {\"0\": []}\nhardware: b200\n");
-    cr_assert_str_eq(s->net.name, "b200");
-    cr_assert_eq(s->net.bw_bytes_per_s, b200.bw_bytes_per_s);
+    cr_assert_str_eq(s->hardware.name, "b200");
+    cr_assert_str_eq(s->hardware_source, "preset b200");
+    cr_assert_eq(s->hardware.tiers[0].bw_bytes_per_s, 900e9);
     scenario_free(s);
 
-    NetModel h200;
-    cr_assert(net_model_preset("h200", &h200));
     s = load_ok("kind: program\nranks: 1\nprograms: {\"0\": []}\n"
-                "hardware: {preset: h200, link_bandwidth_gb_s: 100}\n");
-    cr_assert_str_eq(s->net.name, "custom");
-    cr_assert_eq(s->net.bw_bytes_per_s, 100e9);
-    cr_assert_eq(s->net.base_latency_ns, h200.base_latency_ns);
-    cr_assert_eq(s->net.step_latency_ns, h200.step_latency_ns);
+                "hardware: {preset: h200, hbm_gib: 100, tiers: {ib: {bandwidth_gb_s: 25}}}\n");
+    cr_assert_str_eq(s->hardware.name, "h200");
+    cr_assert_str_eq(s->hardware_source, "preset h200");
+    cr_assert_eq(s->hardware.hbm_bytes, UINT64_C(100) << 30);
+    cr_assert_eq(s->hardware.tiers[1].bw_bytes_per_s, 25e9);
+    cr_assert_eq(s->hardware.tiers[1].latency_ns, 2700); /* untouched fields stay */
+    cr_assert_eq(s->hardware.tiers[0].bw_bytes_per_s, 450e9);
     scenario_free(s);
 
-    NetModel dflt = net_model_default();
+    /* a mapping without preset or file overrides the default preset */
     s = load_ok("kind: program\nranks: 1\nprograms: {\"0\": []}\n"
-                "hardware:\n  base_latency_us: 2.5\n  step_latency_us: 0\n");
-    cr_assert_eq(s->net.bw_bytes_per_s, dflt.bw_bytes_per_s);
-    cr_assert_eq(s->net.base_latency_ns, 2500);
-    cr_assert_eq(s->net.step_latency_ns, 0);
+                "hardware:\n  launch_latency_us: 2.5\n  tiers: {nvlink: {latency_us: 0}}\n");
+    cr_assert_str_eq(s->hardware.name, "h100");
+    cr_assert_eq(s->hardware.launch_latency_ns, 2500);
+    cr_assert_eq(s->hardware.tiers[0].latency_ns, 0);
     scenario_free(s);
 
     s = load_ok("kind: program\nranks: 1\nprograms: {\"0\": []}\nhardware: {preset: h200}\n");
-    cr_assert_str_eq(s->net.name, "h200");
+    cr_assert_str_eq(s->hardware.name, "h200");
     scenario_free(s);
+}
+
+Test(scenario, nodes_algorithms_contention_link_faults)
+{
+    Scenario *s = load_ok("kind: program\nranks: 12\nprograms: {\"*\": []}\n"
+                          "nodes: 3\n"
+                          "collective_algorithm: {all_reduce: tree, all_gather: ring, "
+                          "all_to_all: direct, reduce_scatter: auto}\n"
+                          "contention: false\n"
+                          "faults:\n"
+                          "  - {kind: link, tier: ib, node: 2, factor: 0.25}\n"
+                          "  - {rank: 1, kind: slowdown, factor: 2}\n"
+                          "  - {kind: link, tier: nvlink, node: 0, factor: 3}\n");
+    cr_assert_eq(s->nodes, 3);
+    cr_assert_eq(s->algo[NET_ALL_REDUCE], NET_ALGO_TREE);
+    cr_assert_eq(s->algo[NET_ALL_GATHER], NET_ALGO_RING);
+    cr_assert_eq(s->algo[NET_ALL_TO_ALL], NET_ALGO_DIRECT);
+    cr_assert_eq(s->algo[NET_REDUCE_SCATTER], NET_ALGO_AUTO);
+    cr_assert_eq(s->algo[NET_BROADCAST], NET_ALGO_AUTO);
+    cr_assert_not(s->contention);
+    cr_assert_eq(s->faults->len, 1);
+    cr_assert_eq(s->link_faults->len, 2);
+    const NetLinkFault *lf = (const NetLinkFault *)(const void *)s->link_faults->data;
+    cr_assert_eq(lf[0].tier, 1);
+    cr_assert_eq(lf[0].node, 2);
+    cr_assert_eq(lf[0].factor, 0.25);
+    cr_assert_eq(lf[1].tier, 0);
+    cr_assert_eq(lf[1].factor, 3.0);
+
+    SchedConfig cfg = scenario_engine_config(s);
+    cr_assert_eq(cfg.fabric.hw, &s->hardware);
+    cr_assert_eq(cfg.fabric.n_ranks, 12);
+    cr_assert_eq(cfg.fabric.nodes, 3);
+    cr_assert_eq(cfg.fabric.algo[NET_ALL_REDUCE], NET_ALGO_TREE);
+    cr_assert_not(cfg.fabric.contention);
+    cr_assert_eq(cfg.fabric.n_faults, 2);
+    cr_assert_eq(cfg.fabric.faults, lf);
+    cr_assert_eq(cfg.n_faults, 1);
+    scenario_free(s);
+
+    /* without nodes: the fewest that fit (12 ranks on 8 per node: 2), which link faults use */
+    s = load_ok("kind: program\nranks: 12\nprograms: {\"*\": []}\ncontention: true\n"
+                "faults: [{kind: link, tier: ib, node: 1, factor: 0.5}]\n");
+    cr_assert_eq(s->nodes, 0);
+    cr_assert(s->contention);
+    cr_assert_eq(s->link_faults->len, 1);
+    cfg = scenario_engine_config(s);
+    cr_assert_eq(cfg.fabric.nodes, 0);
+    cr_assert(cfg.fabric.contention);
+    scenario_free(s);
+
+    /* nodes exactly full, and more nodes than needed */
+    s = load_ok("kind: program\nranks: 16\nprograms: {\"*\": []}\nnodes: 2\n");
+    cr_assert_eq(s->nodes, 2);
+    scenario_free(s);
+    s = load_ok("kind: program\nranks: 1\nprograms: {\"*\": []}\nnodes: 4\n"
+                "faults: [{kind: link, tier: ib, node: 3, factor: 0.5}]\n");
+    cr_assert_eq(s->nodes, 4);
+    scenario_free(s);
+}
+
+/* Writes `text` to DIR/NAME, creating DIR's subfolders. */
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    g_autofree char *parent = g_path_get_dirname(path);
+    cr_assert_eq(g_mkdir_with_parents(parent, 0700), 0);
+    cr_assert(g_file_set_contents(path, text, -1, NULL));
+}
+
+static void remove_tree(const char *dir)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(dir, name, NULL);
+        if (g_file_test(p, G_FILE_TEST_IS_DIR))
+            remove_tree(p);
+        else
+            g_unlink(p);
+    }
+    g_rmdir(dir);
+}
+
+static const char cluster_yaml[] =
+    "# a two-tier test cluster\n"
+    "name: lab\n"
+    "devices_per_node: 4\n"
+    "launch_latency_us: 5\n"
+    "tiers:\n"
+    "  - {name: pcie, span: node, bandwidth_gb_s: 32, latency_us: 1}\n"
+    "  - {name: eth, span: cluster, bandwidth_gb_s: 12.5, "
+    "latency_us: 10}\n";
+
+Test(scenario, hardware_file_relative_to_the_scenario)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-hw-XXXXXX", NULL);
+    cr_assert_not_null(dir);
+    write_file(dir, "hw/lab.yaml", cluster_yaml);
+    write_file(dir, "scn/x.yaml",
+               "kind: program\nranks: 6\nprograms: {\"*\": []}\nhardware: ../hw/lab.yaml\n"
+               "faults: [{kind: link, tier: eth, node: 1, factor: 0.5}]\n");
+    write_file(dir, "scn/y.yaml",
+               "kind: program\nranks: 6\nprograms: {\"*\": []}\n"
+               "hardware: {file: ../hw/lab.yaml, tiers: {eth: {bandwidth_gb_s: 25}}}\n");
+    write_file(dir, "scn/local.yml", cluster_yaml);
+    write_file(dir, "scn/z.yaml",
+               "kind: program\nranks: 6\nprograms: {\"*\": []}\nhardware: local.yml\n");
+    write_file(dir, "scn/missing.yaml",
+               "kind: program\nranks: 6\nprograms: {\"*\": []}\nhardware: ./nope.yaml\n");
+    write_file(dir, "hw/bad.yaml",
+               "name: bad\ndevices_per_node: 4\nlaunch_latency_us: 5\n"
+               "tiers:\n  - {name: eth, span: cluster, bandwidth_gb_s: -1, "
+               "latency_us: 10}\n");
+    write_file(dir, "scn/bad.yaml",
+               "kind: program\nranks: 6\nprograms: {\"*\": []}\nhardware: ../hw/bad.yaml\n");
+
+    GError *err = NULL;
+    g_autofree char *x = g_build_filename(dir, "scn", "x.yaml", NULL);
+    Scenario *s = scenario_load(x, NULL, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    g_autofree char *want = g_build_filename(dir, "scn", "../hw/lab.yaml", NULL);
+    cr_assert_str_eq(s->hardware_source, want);
+    cr_assert_str_eq(s->hardware.name, "lab");
+    cr_assert_eq(s->hardware.devices_per_node, 4);
+    cr_assert_eq(s->hardware.n_tiers, 2);
+    cr_assert_eq(s->hardware.tiers[0].span_devices, 4);
+    cr_assert_eq(s->hardware.tiers[1].bw_bytes_per_s, 12.5e9);
+    cr_assert_eq(s->link_faults->len, 1);
+    scenario_free(s);
+
+    g_autofree char *y = g_build_filename(dir, "scn", "y.yaml", NULL);
+    s = scenario_load(y, NULL, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    cr_assert_eq(s->hardware.tiers[1].bw_bytes_per_s, 25e9);
+    scenario_free(s);
+
+    g_autofree char *z = g_build_filename(dir, "scn", "z.yaml", NULL);
+    s = scenario_load(z, NULL, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    cr_assert_str_eq(s->hardware.name, "lab");
+    scenario_free(s);
+
+    /* --set can point at a hardware file too, relative to the scenario */
+    const char *ov[] = {"hardware=../hw/lab.yaml", NULL};
+    g_autofree char *m = g_build_filename(dir, "scn", "missing.yaml", NULL);
+    s = scenario_load(m, ov, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    cr_assert_str_eq(s->hardware.name, "lab");
+    scenario_free(s);
+
+    s = scenario_load(m, NULL, &err);
+    cr_assert_null(s);
+    cr_assert_eq(err->domain, SCENARIO_ERROR);
+    cr_assert_eq(err->code, SCENARIO_ERROR_IO);
+    g_autofree char *prefix = g_strdup_printf("%s:4: key 'hardware': cannot read hardware file", m);
+    cr_assert(g_str_has_prefix(err->message, prefix), "%s", err->message);
+    assert_has(err->message, "no such file");
+    g_clear_error(&err);
+
+    /* an error inside the hardware file names that file and line */
+    g_autofree char *b = g_build_filename(dir, "scn", "bad.yaml", NULL);
+    s = scenario_load(b, NULL, &err);
+    cr_assert_null(s);
+    cr_assert_eq(err->code, SCENARIO_ERROR_INVALID);
+    g_autofree char *bad_hw = g_build_filename(dir, "scn", "../hw/bad.yaml", NULL);
+    g_autofree char *prefix2 = g_strdup_printf("%s:5: key 'bandwidth_gb_s': ", bad_hw);
+    cr_assert(g_str_has_prefix(err->message, prefix2), "%s", err->message);
+    g_clear_error(&err);
+
+    remove_tree(dir);
 }
 
 Test(scenario, policies_and_timeouts)
@@ -420,7 +595,7 @@ Test(scenario, policies_and_timeouts)
 Test(scenario, set_overrides)
 {
     const char *yaml = "name: t\nkind: program\nranks: 2\n"
-                       "hardware: {preset: h200, link_bandwidth_gb_s: 100}\n"
+                       "hardware: {preset: h200, tiers: {nvlink: {bandwidth_gb_s: 100}}}\n"
                        "watchdog: {collective_timeout_s: 60}\n"
                        "programs: {\"*\": [{op: compute, name: fwd, us: 1}]}\n";
     const char *ov[] = {"on_mismatch=continue",
@@ -433,16 +608,24 @@ Test(scenario, set_overrides)
     cr_assert_eq(s->on_mismatch, SCHED_MISMATCH_CONTINUE);
     cr_assert_eq(s->collective_timeout_ns, INT64_C(300000000000));
     cr_assert_eq(s->straggler_threshold_ns, 0);
-    cr_assert_str_eq(s->net.name, "b200");
+    cr_assert_str_eq(s->hardware.name, "b200");
+    cr_assert_eq(s->hardware.tiers[0].bw_bytes_per_s, 900e9);
     cr_assert_str_eq(s->name, "renamed");
     cr_assert_str_eq(s->text, yaml); /* the stored text is the file, not the overrides */
     scenario_free(s);
 
     /* creating keys and intermediate mappings */
-    const char *ov2[] = {"hardware.link_bandwidth_gb_s=50", "watchdog.collective_timeout_s=7",
+    const char *ov2[] = {"hardware.tiers.ib.bandwidth_gb_s=25",
+                         "watchdog.collective_timeout_s=7",
+                         "nodes=2",
+                         "collective_algorithm.all_reduce=ring",
+                         "contention=false",
                          NULL};
     s = load_ok_set("kind: program\nranks: 1\nprograms: {\"0\": []}\n", ov2);
-    cr_assert_eq(s->net.bw_bytes_per_s, 50e9);
+    cr_assert_eq(s->hardware.tiers[1].bw_bytes_per_s, 25e9);
+    cr_assert_eq(s->nodes, 2);
+    cr_assert_eq(s->algo[NET_ALL_REDUCE], NET_ALGO_RING);
+    cr_assert_not(s->contention);
     cr_assert_eq(s->collective_timeout_ns, INT64_C(7000000000));
     scenario_free(s);
 }
@@ -551,7 +734,7 @@ Test(scenario_errors, unknown_key_with_suggestion)
                    "t.yaml:5", "collective_timeout", "did you mean 'collective_timeout_s'?");
     expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\n"
                    "hardware: {preset: h100, bandwidth: 5}\n",
-                   "t.yaml:4", "bandwidth", "valid: preset, link_bandwidth_gb_s");
+                   "t.yaml:4", "bandwidth", "unknown key in hardware; valid: preset, file, name");
 }
 
 Test(scenario_errors, kind_missing_or_unsupported)
@@ -887,18 +1070,129 @@ Test(scenario_errors, repeat_problems)
 
 Test(scenario_errors, hardware_problems)
 {
-    expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\nhardware: h1000\n", "t.yaml:4",
-                   "hardware",
+    const char *h = "kind: program\nranks: 1\nprograms: {\"0\": []}\n";
+    g_autofree char *y1 = g_strconcat(h, "hardware: h1000\n", NULL);
+    expect_invalid(y1, "t.yaml:4", "hardware",
                    "unknown hardware preset 'h1000'; did you mean 'h100'? (valid: h100, h200, "
                    "b200, ascend-910b, ascend-910c)");
-    expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\nhardware: {preset: tpu}\n",
-                   "t.yaml:4", "preset", "valid: h100, h200, b200");
-    expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\n"
-                   "hardware: {link_bandwidth_gb_s: 0}\n",
-                   "t.yaml:4", "link_bandwidth_gb_s", "valid: a number > 0");
-    expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\n"
-                   "hardware: {step_latency_us: -1}\n",
-                   "t.yaml:4", "step_latency_us", "out of range");
+    g_autofree char *y2 = g_strconcat(h, "hardware: {preset: tpu}\n", NULL);
+    expect_invalid(y2, "t.yaml:4", "preset", "valid: h100, h200, b200");
+    g_autofree char *y3 =
+        g_strconcat(h, "hardware: {tiers: {nvlink: {bandwidth_gb_s: 0}}}\n", NULL);
+    expect_invalid(y3, "t.yaml:4", "bandwidth_gb_s", "valid: a number > 0");
+    g_autofree char *y4 = g_strconcat(h, "hardware:\n  tiers:\n    ib: {latency_us: -1}\n", NULL);
+    expect_invalid(y4, "t.yaml:6", "latency_us", "out of range");
+    g_autofree char *y5 =
+        g_strconcat(h, "hardware:\n  preset: b200\n  tiers:\n    ibx: {}\n", NULL);
+    expect_invalid(
+        y5, "t.yaml:7", "ibx",
+        "no tier named 'ibx' in hardware 'b200'; did you mean 'ib'? (valid: nvlink, ib)");
+    g_autofree char *y6 = g_strconcat(h, "hardware: {preset: b200, file: x.yaml}\n", NULL);
+    expect_invalid(y6, "t.yaml:4", "file", "either preset or file");
+    g_autofree char *y7 = g_strconcat(h, "hardware: [h100]\n", NULL);
+    expect_invalid(y7, "t.yaml:4", "hardware", "expected a string or a mapping, got a list");
+    /* an override that breaks the tier structure points at the tier it names */
+    g_autofree char *y8 = g_strconcat(h,
+                                      "hardware:\n  preset: ascend-910c\n  tiers:\n"
+                                      "    d2d: {bandwidth_gb_s: 100}\n    ub2: {span: 8}\n",
+                                      NULL);
+    expect_invalid(y8, "t.yaml:8", "ub2",
+                   "the hardware after these overrides is inconsistent: tier 'ub2': span 8");
+    g_autofree char *y9 = g_strconcat(h, "hardware: {link_bandwidth_gb_s: 100}\n", NULL);
+    expect_invalid(y9, "t.yaml:4", "link_bandwidth_gb_s", "unknown key in hardware");
+    g_autofree char *y10 = g_strconcat(h, "hardware: {preset: b200, description: x}\n", NULL);
+    expect_invalid(y10, "t.yaml:4", "description", "not valid for hardware");
+    g_autofree char *y11 = g_strconcat(h, "hardware: {hbm_gb: 80, hbm_gib: 80}\n", NULL);
+    expect_invalid(y11, "t.yaml:4", NULL, "HBM capacity is given twice");
+}
+
+Test(scenario_errors, nodes_too_few)
+{
+    expect_invalid("kind: program\nranks: 17\nprograms: {\"*\": []}\nnodes: 2\n", "t.yaml:4",
+                   "nodes",
+                   "17 ranks do not fit on 2 nodes of 8 devices (h100: 16 devices); valid: nodes "
+                   ">= 3");
+    expect_invalid("kind: program\nranks: 17\nprograms: {\"*\": []}\nhardware: ascend-910c\n"
+                   "nodes: 1\n",
+                   "t.yaml:5", "nodes", "17 ranks do not fit on 1 node of 16 devices");
+    expect_invalid("kind: program\nranks: 1\nprograms: {\"*\": []}\nnodes: 0\n", "t.yaml:4",
+                   "nodes", "out of range; valid: 1..1048576");
+    expect_invalid("kind: program\nranks: 1\nprograms: {\"*\": []}\nnodes: many\n", "t.yaml:4",
+                   "nodes", "expected a number");
+}
+
+Test(scenario_errors, collective_algorithm_values)
+{
+    const char *h = "kind: program\nranks: 1\nprograms: {\"*\": []}\n";
+    g_autofree char *y1 = g_strconcat(h, "collective_algorithm: {all_gather: tree}\n", NULL);
+    expect_invalid(y1, "t.yaml:4", "all_gather",
+                   "algorithm 'tree' cannot run all_gather; valid for all_gather: auto, ring");
+    g_autofree char *y2 = g_strconcat(h, "collective_algorithm:\n  all_to_all: rign\n", NULL);
+    expect_invalid(y2, "t.yaml:5", "all_to_all", "unknown algorithm 'rign'; did you mean 'ring'?");
+    g_autofree char *y3 = g_strconcat(h, "collective_algorithm: {allreduce: ring}\n", NULL);
+    expect_invalid(y3, "t.yaml:4", "allreduce", "did you mean 'all_reduce'?");
+    g_autofree char *y4 = g_strconcat(h, "collective_algorithm: ring\n", NULL);
+    expect_invalid(y4, "t.yaml:4", "collective_algorithm", "expected a mapping");
+    g_autofree char *y5 = g_strconcat(h, "collective_algorithm: {all_reduce: [ring]}\n", NULL);
+    expect_invalid(y5, "t.yaml:4", "all_reduce", "expected a string, got a list");
+    g_autofree char *y6 = g_strconcat(h, "contention: \"false\"\n", NULL);
+    expect_invalid(y6, "t.yaml:4", "contention", "without quotes");
+    g_autofree char *y7 = g_strconcat(h, "contention: 1\n", NULL);
+    expect_invalid(y7, "t.yaml:4", "contention", "expected true or false");
+    /* every value net_algo_supports() accepts for a kind loads */
+    static const char *const kinds[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                        "all_to_all", "broadcast",  "barrier"};
+    for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
+        NetCollKind kind;
+        cr_assert(net_coll_kind_parse(kinds[k], &kind));
+        for (int a = 0; a < NET_ALGO_COUNT; a++) {
+            g_autofree char *y = g_strdup_printf("%scollective_algorithm: {%s: %s}\n", h, kinds[k],
+                                                 net_algo_name((NetAlgo)a));
+            if (a == NET_ALGO_AUTO || net_algo_supports((NetAlgo)a, kind)) {
+                Scenario *s = load_ok(y);
+                cr_assert_eq(s->algo[kind], (NetAlgo)a);
+                scenario_free(s);
+            } else {
+                expect_invalid(y, "t.yaml:4", kinds[k], "cannot run");
+            }
+        }
+    }
+}
+
+Test(scenario_errors, link_faults)
+{
+    const char *h = "kind: program\nranks: 16\nprograms: {\"*\": []}\n";
+    g_autofree char *y1 =
+        g_strconcat(h, "faults: [{kind: link, tier: nvlnk, node: 0, factor: 0.5}]\n", NULL);
+    expect_invalid(y1, "t.yaml:4", "tier",
+                   "no tier named 'nvlnk' in hardware 'h100'; did you mean 'nvlink'? (valid: "
+                   "nvlink, ib)");
+    g_autofree char *y2 =
+        g_strconcat(h, "faults:\n  - {kind: link, tier: ib, node: 2, factor: 0.5}\n", NULL);
+    expect_invalid(y2, "t.yaml:5", "node", "node 2 is out of range; valid: 0..1 (2 nodes");
+    g_autofree char *y3 =
+        g_strconcat(h, "nodes: 4\nfaults: [{kind: link, tier: ib, node: 4, factor: 0.5}]\n", NULL);
+    expect_invalid(y3, "t.yaml:5", "node", "valid: 0..3 (4 nodes: as set by nodes:)");
+    g_autofree char *y4 =
+        g_strconcat(h, "faults: [{kind: link, tier: ib, node: 0, factor: 0}]\n", NULL);
+    expect_invalid(y4, "t.yaml:4", "factor", "valid: a number > 0 and <= 1e+06");
+    g_autofree char *y5 =
+        g_strconcat(h, "faults: [{kind: link, tier: ib, node: 0, factor: 2e6}]\n", NULL);
+    expect_invalid(y5, "t.yaml:4", "factor", "out of range");
+    g_autofree char *y6 = g_strconcat(h, "faults: [{kind: link, tier: ib, factor: 2}]\n", NULL);
+    expect_invalid(y6, "t.yaml:4", "node", "missing; a link fault needs node: 0..1");
+    g_autofree char *y7 =
+        g_strconcat(h, "faults: [{kind: link, rank: 0, tier: ib, node: 0, factor: 2}]\n", NULL);
+    expect_invalid(y7, "t.yaml:4", "rank", "not valid for fault kind link");
+    g_autofree char *y8 = g_strconcat(h, "faults: [{kind: link, node: 0, factor: 2}]\n", NULL);
+    expect_invalid(y8, "t.yaml:4", "tier", "missing; a link fault needs tier: one of nvlink, ib");
+    g_autofree char *y9 =
+        g_strconcat(h, "faults: [{kind: slowdown, rank: 0, factor: 2, tier: ib}]\n", NULL);
+    expect_invalid(y9, "t.yaml:4", "tier", "not valid for fault kind slowdown");
+    /* tiers of the scenario's hardware, not of the default */
+    g_autofree char *y10 = g_strconcat(
+        h, "hardware: ascend-910c\nfaults: [{kind: link, tier: ib, node: 0, factor: 2}]\n", NULL);
+    expect_invalid(y10, "t.yaml:5", "tier", "valid: d2d, ub, ub2, roce");
 }
 
 Test(scenario_errors, on_mismatch_value)
@@ -921,7 +1215,7 @@ Test(scenario_errors, unknown_fault_kind)
     expect_invalid(FAULT_HEAD "  - {rank: 1, kind: dealy, op: attn_fwd, seconds: 1}\n", "t.yaml:9",
                    "kind",
                    "unknown value 'dealy'; did you mean 'delay'? (valid: delay, slowdown, crash, "
-                   "skip)");
+                   "skip, link)");
     expect_invalid(FAULT_HEAD "  - {rank: 1}\n", "t.yaml:9", "kind", "missing");
     expect_invalid(FAULT_HEAD "  - 3\n", "t.yaml:9", "faults", "expected a mapping");
 }
@@ -1023,7 +1317,8 @@ static void load_any(const char *text)
 static const char fuzz_seed[] =
     "name: fuzz\nkind: program\nranks: 4\n"
     "groups: {tp: [0, 1, 2, 3], pair: \"0-1\"}\n"
-    "hardware: {preset: h100, link_bandwidth_gb_s: 100}\n"
+    "hardware: {preset: h100, tiers: {ib: {bandwidth_gb_s: 25}}}\n"
+    "nodes: 1\ncollective_algorithm: {all_reduce: tree}\ncontention: false\n"
     "on_mismatch: continue\nwatchdog: {collective_timeout_s: 30}\n"
     "programs:\n"
     "  0-1: [{op: all_reduce, group: pair, count: 8}, {op: send, peer: 2, count: 4}]\n"
@@ -1034,7 +1329,8 @@ static const char fuzz_seed[] =
     "    - {op: recv, peer: 0, count: 4}\n"
     "faults:\n"
     "  - {rank: 2, kind: delay, op: fwd, occurrence: 2, seconds: 0.5}\n"
-    "  - {rank: 0, kind: crash, at_s: 3}\n";
+    "  - {rank: 0, kind: crash, at_s: 3}\n"
+    "  - {kind: link, tier: ib, node: 0, factor: 0.5}\n";
 
 Test(scenario_robust, truncations)
 {

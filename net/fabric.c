@@ -1,0 +1,730 @@
+/* net/fabric.c — algorithm planning, flows and max-min bandwidth sharing; see fabric.h. */
+#include "fabric.h"
+
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- names and the default fabric ---- */
+
+static const char *const algo_names[NET_ALGO_COUNT] = {"auto", "ring", "tree", "direct",
+                                                       "hierarchical"};
+
+const char *net_algo_name(NetAlgo a)
+{
+    return a < NET_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+bool net_algo_parse(const char *s, NetAlgo *out)
+{
+    for (int i = 0; i < NET_ALGO_COUNT; i++)
+        if (strcmp(s, algo_names[i]) == 0) {
+            *out = (NetAlgo)i;
+            return true;
+        }
+    return false;
+}
+
+bool net_algo_supports(NetAlgo a, NetCollKind kind)
+{
+    switch (a) {
+    case NET_ALGO_AUTO:
+        return true;
+    case NET_ALGO_RING:
+        return kind != NET_P2P;
+    case NET_ALGO_TREE:
+        return kind == NET_ALL_REDUCE || kind == NET_BARRIER;
+    case NET_ALGO_DIRECT:
+        return kind == NET_ALL_TO_ALL || kind == NET_P2P;
+    case NET_ALGO_HIERARCHICAL:
+        return kind == NET_ALL_REDUCE || kind == NET_ALL_GATHER || kind == NET_REDUCE_SCATTER;
+    default:
+        return false;
+    }
+}
+
+static const NetHardware flat_hw = {
+    .name = "flat",
+    .devices_per_node = 1u << 30,
+    .peak_flops = {989e12, 989e12, 1979e12, 1979e12, 0},
+    .hbm_bytes = 80000000000ull,
+    .hbm_bw_bytes_per_s = 3.35e12,
+    .launch_latency_ns = 6600,
+    .n_tiers = 1,
+    .tiers = {{.name = "link", .span_devices = 0, .bw_bytes_per_s = 450e9, .latency_ns = 600}},
+};
+
+const NetHardware *net_hardware_flat(void)
+{
+    return &flat_hw;
+}
+
+/* ---- fabric state ---- */
+
+typedef struct {
+    uint32_t res;  /* global shared-resource index */
+    double weight; /* members of the group behind that resource */
+} Use;
+
+typedef struct {
+    uint32_t n;
+    uint32_t m;           /* distinct nodes */
+    uint32_t k;           /* members per node when uniform, else 0 */
+    int tier;             /* lowest tier spanning all members */
+    int intra_tier;       /* lowest tier spanning each node's members (hierarchical) */
+    uint32_t cross;       /* sub-domains of tier-1 a ring crosses (see ring_latency) */
+    double cap[2];        /* device bandwidth on tier / intra_tier after link faults, B/s */
+    GArray *uses[2];      /* Use on the shared part of tier / intra_tier (NULL: none) */
+} Group;
+
+typedef struct {
+    int which;        /* 0 = the spanning tier, 1 = the intra-node tier */
+    int64_t latency_ns;
+    double bytes;     /* bytes to move at the bus rate */
+} Phase;
+
+#define MAX_PHASES 3
+
+typedef enum { SEG_LATENCY = 0, SEG_TRANSFER, SEG_ALL } Seg;
+
+typedef struct {
+    bool live;
+    uint32_t gen;
+    uint64_t tag;
+    uint32_t group;
+    uint32_t n_phases, phase;
+    Phase phases[MAX_PHASES];
+    Seg seg;
+    int64_t t_end;    /* the flow's next event time */
+    /* transfer under contention */
+    bool contended;
+    double rem_bytes;
+    double rate;      /* B/s */
+    int64_t t_last;
+    bool in_changed;
+    uint32_t next_free;
+} Flow;
+
+struct NetFabric {
+    NetFabricConfig cfg;
+    const NetHardware *hw;
+    uint32_t nodes;
+    uint32_t res_base[NET_MAX_TIERS + 1];
+    double *res_cap;   /* capacity of each shared resource, B/s */
+    double *factor;    /* [tier * nodes + node] bandwidth multiplier from link faults */
+    GArray *groups;    /* Group */
+    GArray *flows;     /* Flow */
+    uint32_t free_head; /* UINT32_MAX = empty */
+    GArray *changed;   /* uint32 flow ids */
+    GArray *active;    /* uint32 flow ids in contended transfer */
+    /* scratch for progressive filling, sized to the resources */
+    double *res_left;
+    double *res_w;
+    GArray *touched;   /* uint32 resources touched this round */
+};
+
+#define NONE UINT32_MAX
+
+static bool tier_crosses_nodes(const NetFabric *f, int t)
+{
+    uint32_t s = f->hw->tiers[t].span_devices;
+    return s == 0 || s > f->hw->devices_per_node;
+}
+
+/* The shared resource a device uses on tier t. */
+static uint32_t res_of(const NetFabric *f, int t, uint32_t device)
+{
+    uint32_t dpn = f->hw->devices_per_node;
+    if (tier_crosses_nodes(f, t))
+        return f->res_base[t] + device / dpn;
+    return f->res_base[t] + device / f->hw->tiers[t].span_devices;
+}
+
+NetFabric *net_fabric_new(const NetFabricConfig *cfg)
+{
+    NetFabric *f = g_new0(NetFabric, 1);
+    f->cfg = *cfg;
+    f->hw = cfg->hw ? cfg->hw : &flat_hw;
+    uint32_t dpn = f->hw->devices_per_node;
+    uint32_t need = cfg->n_ranks ? (uint32_t)((cfg->n_ranks + (uint64_t)dpn - 1) / dpn) : 1;
+    f->nodes = cfg->nodes ? cfg->nodes : need;
+    g_assert(f->nodes >= need);
+    uint64_t devices = (uint64_t)f->nodes * dpn;
+    f->factor = g_new(double, (size_t)f->hw->n_tiers * f->nodes);
+    for (size_t i = 0; i < (size_t)f->hw->n_tiers * f->nodes; i++)
+        f->factor[i] = 1.0;
+    for (uint32_t i = 0; i < cfg->n_faults; i++) {
+        const NetLinkFault *lf = &cfg->faults[i];
+        g_assert(lf->tier >= 0 && (uint32_t)lf->tier < f->hw->n_tiers && lf->node < f->nodes);
+        f->factor[(size_t)lf->tier * f->nodes + lf->node] *= lf->factor;
+    }
+    /* Shared resources: one per node for tiers spanning nodes, one per domain otherwise. */
+    uint32_t total = 0;
+    for (uint32_t t = 0; t < f->hw->n_tiers; t++) {
+        f->res_base[t] = total;
+        if (f->hw->tiers[t].shared_bw_bytes_per_s > 0) {
+            uint64_t cnt = tier_crosses_nodes(f, (int)t)
+                               ? f->nodes
+                               : (devices + f->hw->tiers[t].span_devices - 1) /
+                                     f->hw->tiers[t].span_devices;
+            total += (uint32_t)cnt;
+        }
+    }
+    f->res_base[f->hw->n_tiers] = total;
+    f->res_cap = g_new0(double, total ? total : 1);
+    f->res_left = g_new0(double, total ? total : 1);
+    f->res_w = g_new0(double, total ? total : 1);
+    for (uint32_t t = 0; t < f->hw->n_tiers; t++) {
+        const NetTier *tier = &f->hw->tiers[t];
+        if (!(tier->shared_bw_bytes_per_s > 0))
+            continue;
+        for (uint32_t r = f->res_base[t]; r < f->res_base[t + 1]; r++) {
+            uint32_t idx = r - f->res_base[t];
+            uint32_t node = tier_crosses_nodes(f, (int)t)
+                                ? idx
+                                : (uint32_t)((uint64_t)idx * tier->span_devices / dpn);
+            if (node >= f->nodes)
+                node = f->nodes - 1;
+            f->res_cap[r] = tier->shared_bw_bytes_per_s * f->factor[(size_t)t * f->nodes + node];
+        }
+    }
+    f->groups = g_array_new(FALSE, TRUE, sizeof(Group));
+    f->flows = g_array_new(FALSE, TRUE, sizeof(Flow));
+    f->free_head = NONE;
+    f->changed = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    f->active = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    f->touched = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    return f;
+}
+
+void net_fabric_free(NetFabric *f)
+{
+    if (!f)
+        return;
+    for (guint i = 0; i < f->groups->len; i++) {
+        Group *g = &g_array_index(f->groups, Group, i);
+        for (int w = 0; w < 2; w++)
+            if (g->uses[w])
+                g_array_unref(g->uses[w]);
+    }
+    g_array_unref(f->groups);
+    g_array_unref(f->flows);
+    g_array_unref(f->changed);
+    g_array_unref(f->active);
+    g_array_unref(f->touched);
+    g_free(f->res_cap);
+    g_free(f->res_left);
+    g_free(f->res_w);
+    g_free(f->factor);
+    g_free(f);
+}
+
+uint32_t net_fabric_nodes(const NetFabric *f)
+{
+    return f->nodes;
+}
+
+uint32_t net_fabric_contended(const NetFabric *f)
+{
+    return f->active->len;
+}
+
+/* ---- groups ---- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Lowest tier whose domain holds all of sorted devices d[0..n). */
+static int spanning_tier(const NetFabric *f, const uint32_t *d, uint32_t n)
+{
+    for (uint32_t t = 0; t < f->hw->n_tiers; t++) {
+        uint32_t s = f->hw->tiers[t].span_devices;
+        if (s == 0 || d[0] / s == d[n - 1] / s)
+            return (int)t;
+    }
+    return (int)f->hw->n_tiers - 1;
+}
+
+static double tier_cap(const NetFabric *f, int t, const uint32_t *nodes, uint32_t m)
+{
+    double factor = 1.0;
+    for (uint32_t i = 0; i < m; i++) {
+        double x = f->factor[(size_t)t * f->nodes + nodes[i]];
+        if (x < factor)
+            factor = x;
+    }
+    return f->hw->tiers[t].bw_bytes_per_s * factor;
+}
+
+static GArray *tier_uses(const NetFabric *f, int t, const uint32_t *d, uint32_t n)
+{
+    if (!(f->hw->tiers[t].shared_bw_bytes_per_s > 0))
+        return NULL;
+    GArray *uses = g_array_new(FALSE, FALSE, sizeof(Use));
+    for (uint32_t i = 0; i < n;) { /* d is sorted, so a resource's devices are adjacent */
+        uint32_t r = res_of(f, t, d[i]), j = i;
+        while (j < n && res_of(f, t, d[j]) == r)
+            j++;
+        Use u = {r, (double)(j - i)};
+        g_array_append_val(uses, u);
+        i = j;
+    }
+    return uses;
+}
+
+uint32_t net_fabric_add_group(NetFabric *f, const int32_t *ranks, uint32_t n)
+{
+    g_assert(n >= 1);
+    uint32_t dpn = f->hw->devices_per_node;
+    g_autofree uint32_t *d = g_new(uint32_t, n);
+    for (uint32_t i = 0; i < n; i++) {
+        g_assert(ranks[i] >= 0 && (uint64_t)ranks[i] < (uint64_t)f->nodes * dpn);
+        d[i] = (uint32_t)ranks[i];
+    }
+    qsort(d, n, sizeof *d, cmp_u32);
+    Group g = {0};
+    g.n = n;
+    g.tier = spanning_tier(f, d, n);
+    /* nodes and members per node */
+    g_autofree uint32_t *nodes = g_new(uint32_t, n);
+    uint32_t k = 0, m = 0;
+    bool uniform = true;
+    int intra = 0;
+    for (uint32_t i = 0; i < n;) {
+        uint32_t node = d[i] / dpn, j = i;
+        while (j < n && d[j] / dpn == node)
+            j++;
+        if (m == 0)
+            k = j - i;
+        else if (j - i != k)
+            uniform = false;
+        int t = spanning_tier(f, d + i, j - i);
+        if (t > intra)
+            intra = t;
+        nodes[m++] = node;
+        i = j;
+    }
+    g.m = m;
+    g.k = uniform ? k : 0;
+    g.intra_tier = intra;
+    /* A flat ring crosses the tier below the spanning one once per sub-domain it visits. */
+    if (g.tier > 0) {
+        uint32_t s = f->hw->tiers[g.tier - 1].span_devices, doms = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (i == 0 || d[i] / s != d[i - 1] / s)
+                doms++;
+        g.cross = doms;
+    }
+    g.cap[0] = tier_cap(f, g.tier, nodes, m);
+    g.cap[1] = tier_cap(f, g.intra_tier, nodes, m);
+    g.uses[0] = tier_uses(f, g.tier, d, n);
+    g.uses[1] = g.intra_tier != g.tier ? tier_uses(f, g.intra_tier, d, n) : NULL;
+    g_array_append_val(f->groups, g);
+    return f->groups->len - 1;
+}
+
+/* ---- planning ---- */
+
+static int64_t lat(const NetFabric *f, int t, double steps)
+{
+    return (int64_t)llround(steps * (double)f->hw->tiers[t].latency_ns);
+}
+
+/* Ring latency for `traversals` passes of n-1 steps: the steps that cross sub-domains pay the
+ * spanning tier's hop latency, the others the tier below's (NCCL's rings stay on NVLink inside
+ * a node and leave it once per node). */
+static int64_t ring_latency(const NetFabric *f, const Group *g, uint32_t traversals)
+{
+    if (g->n <= 1)
+        return 0;
+    uint32_t steps = g->n - 1;
+    if (g->tier == 0 || g->cross <= 1)
+        return lat(f, g->tier, (double)steps * traversals);
+    uint32_t cross = g->cross < steps ? g->cross : steps;
+    return lat(f, g->tier, (double)cross * traversals) +
+           lat(f, g->tier - 1, (double)(steps - cross) * traversals);
+}
+
+static int64_t phase_time(const NetFabric *f, const Group *g, const Phase *p)
+{
+    double bw = g->cap[p->which];
+    return p->latency_ns + (int64_t)ceil(p->bytes / bw * 1e9);
+}
+
+/* Fills phases for `algo`; returns the phase count, 0 if not eligible. */
+static uint32_t build_phases(const NetFabric *f, const Group *g, NetCollKind kind,
+                             uint64_t per_rank_bytes, NetAlgo algo, Phase *ph)
+{
+    if (!net_algo_supports(algo, kind))
+        return 0;
+    const int64_t launch = f->hw->launch_latency_ns;
+    const uint32_t n = g->n;
+    const double size = net_algo_size(kind, n, per_rank_bytes);
+    switch (algo) {
+    case NET_ALGO_RING: {
+        uint32_t trav = (kind == NET_ALL_REDUCE || kind == NET_BARRIER) ? 2 : 1;
+        ph[0] = (Phase){0, launch + ring_latency(f, g, trav), size * net_bus_factor(kind, n)};
+        return 1;
+    }
+    case NET_ALGO_TREE:
+        ph[0] = (Phase){0, launch + lat(f, g->tier, net_tree_steps(n)),
+                        size * net_bus_factor(kind, n)};
+        return 1;
+    case NET_ALGO_DIRECT:
+        ph[0] = (Phase){0, launch + (n > 1 ? lat(f, g->tier, 1) : 0),
+                        size * net_bus_factor(kind, n)};
+        return 1;
+    case NET_ALGO_HIERARCHICAL: {
+        /* Only for groups over several nodes with k >= 2 members on every node. */
+        if (g->m < 2 || g->k < 2 || g->intra_tier >= g->tier)
+            return 0;
+        const double k = g->k, m = g->m;
+        const int ti = g->intra_tier, tx = g->tier;
+        const double c = (double)per_rank_bytes;
+        switch (kind) {
+        case NET_ALL_REDUCE: /* RS in node, AR across nodes on 1/k, AG in node */
+            ph[0] = (Phase){1, launch + lat(f, ti, k - 1), c * (k - 1) / k};
+            ph[1] = (Phase){0, launch + lat(f, tx, 2 * (m - 1)), c / k * 2 * (m - 1) / m};
+            ph[2] = (Phase){1, launch + lat(f, ti, k - 1), c * (k - 1) / k};
+            return 3;
+        case NET_ALL_GATHER: /* AG across nodes (k rails), then AG in node of m inputs */
+            ph[0] = (Phase){0, launch + lat(f, tx, m - 1), c * m * (m - 1) / m};
+            ph[1] = (Phase){1, launch + lat(f, ti, k - 1), c * m * k * (k - 1) / k};
+            return 2;
+        case NET_REDUCE_SCATTER: /* RS in node, RS across nodes on 1/k */
+            ph[0] = (Phase){1, launch + lat(f, ti, k - 1), c * (k - 1) / k};
+            ph[1] = (Phase){0, launch + lat(f, tx, m - 1), c / k * (m - 1) / m};
+            return 2;
+        default:
+            return 0;
+        }
+    }
+    default:
+        return 0;
+    }
+}
+
+static int64_t phases_time(const NetFabric *f, const Group *g, const Phase *ph, uint32_t np)
+{
+    int64_t t = 0;
+    for (uint32_t i = 0; i < np; i++)
+        t += phase_time(f, g, &ph[i]);
+    return t;
+}
+
+bool net_fabric_plan_algo(const NetFabric *f, uint32_t group, NetCollKind kind,
+                          uint64_t per_rank_bytes, NetAlgo algo, NetPlan *out)
+{
+    const Group *g = &g_array_index(f->groups, Group, group);
+    Phase ph[MAX_PHASES];
+    uint32_t np = build_phases(f, g, kind, per_rank_bytes, algo, ph);
+    if (!np)
+        return false;
+    out->algo = algo;
+    out->tier = g->tier;
+    out->phases = np;
+    out->time_ns = phases_time(f, g, ph, np);
+    return true;
+}
+
+/* Chooses the algorithm: the configured one if eligible, else the fastest eligible (ties go to
+ * the earlier in ring, tree, direct, hierarchical order). Fills ph. */
+static uint32_t choose(const NetFabric *f, const Group *g, NetCollKind kind,
+                       uint64_t per_rank_bytes, Phase *ph, NetAlgo *chosen)
+{
+    NetAlgo want = f->cfg.algo[kind];
+    if (want != NET_ALGO_AUTO) {
+        uint32_t np = build_phases(f, g, kind, per_rank_bytes, want, ph);
+        if (np) {
+            *chosen = want;
+            return np;
+        }
+    }
+    uint32_t best_np = 0;
+    int64_t best_t = INT64_MAX;
+    for (int a = NET_ALGO_RING; a < NET_ALGO_COUNT; a++) {
+        Phase tmp[MAX_PHASES];
+        uint32_t np = build_phases(f, g, kind, per_rank_bytes, (NetAlgo)a, tmp);
+        if (!np)
+            continue;
+        int64_t t = phases_time(f, g, tmp, np);
+        if (t < best_t) {
+            best_t = t;
+            best_np = np;
+            *chosen = (NetAlgo)a;
+            memcpy(ph, tmp, sizeof(Phase) * np);
+        }
+    }
+    g_assert(best_np > 0);
+    return best_np;
+}
+
+NetPlan net_fabric_plan(const NetFabric *f, uint32_t group, NetCollKind kind,
+                        uint64_t per_rank_bytes)
+{
+    const Group *g = &g_array_index(f->groups, Group, group);
+    Phase ph[MAX_PHASES];
+    NetPlan p = {0};
+    p.phases = choose(f, g, kind, per_rank_bytes, ph, &p.algo);
+    p.tier = g->tier;
+    p.time_ns = phases_time(f, g, ph, p.phases);
+    return p;
+}
+
+/* ---- flows and sharing ---- */
+
+static Flow *flow_at(NetFabric *f, uint32_t id)
+{
+    return &g_array_index(f->flows, Flow, id);
+}
+
+static void mark_changed(NetFabric *f, uint32_t id)
+{
+    Flow *fl = flow_at(f, id);
+    fl->gen++;
+    if (!fl->in_changed) {
+        fl->in_changed = true;
+        g_array_append_val(f->changed, id);
+    }
+}
+
+static bool phase_contended(const NetFabric *f, const Flow *fl)
+{
+    const Group *g = &g_array_index(f->groups, Group, fl->group);
+    return f->cfg.contention && g->uses[fl->phases[fl->phase].which] != NULL;
+}
+
+/* Brings every contended flow's remaining bytes up to now. */
+static void progress_active(NetFabric *f, int64_t now)
+{
+    for (guint i = 0; i < f->active->len; i++) {
+        Flow *fl = flow_at(f, g_array_index(f->active, uint32_t, i));
+        fl->rem_bytes -= fl->rate * (double)(now - fl->t_last) / 1e9;
+        if (fl->rem_bytes < 0)
+            fl->rem_bytes = 0;
+        fl->t_last = now;
+    }
+}
+
+/* Max-min fair rates by progressive filling over the contended flows, then their end times.
+ * A flow's demand on a resource is its rate times its weight there; its own cap is the
+ * device bandwidth of its tier. */
+static void assign_rates(NetFabric *f, int64_t now)
+{
+    GArray *act = f->active;
+    if (!act->len)
+        return;
+    g_autofree bool *frozen = g_new0(bool, act->len);
+    g_autofree double *rate = g_new0(double, act->len);
+    g_array_set_size(f->touched, 0);
+    for (guint i = 0; i < act->len; i++) {
+        Flow *fl = flow_at(f, g_array_index(act, uint32_t, i));
+        const Group *g = &g_array_index(f->groups, Group, fl->group);
+        GArray *uses = g->uses[fl->phases[fl->phase].which];
+        for (guint u = 0; u < uses->len; u++) {
+            uint32_t r = g_array_index(uses, Use, u).res;
+            if (f->res_w[r] == 0 && f->res_left[r] == 0) {
+                f->res_left[r] = f->res_cap[r];
+                g_array_append_val(f->touched, r);
+            }
+            f->res_w[r] += g_array_index(uses, Use, u).weight;
+        }
+    }
+    guint unfrozen = act->len;
+    while (unfrozen) {
+        double delta = INFINITY;
+        for (guint i = 0; i < act->len; i++) {
+            if (frozen[i])
+                continue;
+            Flow *fl = flow_at(f, g_array_index(act, uint32_t, i));
+            const Group *g = &g_array_index(f->groups, Group, fl->group);
+            double room = g->cap[fl->phases[fl->phase].which] - rate[i];
+            if (room < delta)
+                delta = room;
+        }
+        for (guint k = 0; k < f->touched->len; k++) {
+            uint32_t r = g_array_index(f->touched, uint32_t, k);
+            if (f->res_w[r] > 0 && f->res_left[r] / f->res_w[r] < delta)
+                delta = f->res_left[r] / f->res_w[r];
+        }
+        if (delta < 0)
+            delta = 0;
+        for (guint k = 0; k < f->touched->len; k++) {
+            uint32_t r = g_array_index(f->touched, uint32_t, k);
+            f->res_left[r] -= delta * f->res_w[r];
+        }
+        /* Freeze flows at their cap or on a saturated resource. */
+        guint before = unfrozen;
+        for (guint i = 0; i < act->len; i++) {
+            if (frozen[i])
+                continue;
+            rate[i] += delta;
+            Flow *fl = flow_at(f, g_array_index(act, uint32_t, i));
+            const Group *g = &g_array_index(f->groups, Group, fl->group);
+            GArray *uses = g->uses[fl->phases[fl->phase].which];
+            bool stop = rate[i] >= g->cap[fl->phases[fl->phase].which] * (1 - 1e-12);
+            for (guint u = 0; u < uses->len && !stop; u++) {
+                uint32_t r = g_array_index(uses, Use, u).res;
+                stop = f->res_left[r] <= f->res_cap[r] * 1e-12;
+            }
+            if (stop) {
+                frozen[i] = true;
+                unfrozen--;
+                for (guint u = 0; u < uses->len; u++) {
+                    uint32_t r = g_array_index(uses, Use, u).res;
+                    f->res_w[r] -= g_array_index(uses, Use, u).weight;
+                }
+            }
+        }
+        if (unfrozen == before) /* cannot happen with delta at a binding constraint; guard */
+            break;
+    }
+    for (guint k = 0; k < f->touched->len; k++) {
+        uint32_t r = g_array_index(f->touched, uint32_t, k);
+        f->res_left[r] = 0;
+        f->res_w[r] = 0;
+    }
+    for (guint i = 0; i < act->len; i++) {
+        uint32_t id = g_array_index(act, uint32_t, i);
+        Flow *fl = flow_at(f, id);
+        double r = rate[i] > 0 ? rate[i] : 1.0;
+        int64_t end = now + (int64_t)ceil(fl->rem_bytes / r * 1e9);
+        fl->rate = r;
+        if (end != fl->t_end) {
+            fl->t_end = end;
+            mark_changed(f, id);
+        }
+    }
+}
+
+static void active_remove(NetFabric *f, uint32_t id)
+{
+    for (guint i = 0; i < f->active->len; i++)
+        if (g_array_index(f->active, uint32_t, i) == id) {
+            g_array_remove_index(f->active, i); /* keeps the order: deterministic */
+            return;
+        }
+}
+
+/* Starts phase fl->phase at now: its latency segment, or everything at once when no phase
+ * from here on is contended. */
+static void flow_begin_phase(NetFabric *f, uint32_t id, int64_t now)
+{
+    Flow *fl = flow_at(f, id);
+    const Group *g = &g_array_index(f->groups, Group, fl->group);
+    bool any = false;
+    for (uint32_t p = fl->phase; p < fl->n_phases && !any; p++) {
+        uint32_t save = fl->phase;
+        fl->phase = p;
+        any = phase_contended(f, fl);
+        fl->phase = save;
+    }
+    if (!any) {
+        fl->seg = SEG_ALL;
+        fl->t_end = now + phases_time(f, g, fl->phases + fl->phase, fl->n_phases - fl->phase);
+    } else {
+        fl->seg = SEG_LATENCY;
+        fl->t_end = now + fl->phases[fl->phase].latency_ns;
+    }
+    mark_changed(f, id);
+}
+
+uint32_t net_fabric_start(NetFabric *f, int64_t now_ns, uint32_t group, NetCollKind kind,
+                          uint64_t per_rank_bytes, uint64_t tag)
+{
+    g_assert(group < f->groups->len);
+    uint32_t id;
+    if (f->free_head != NONE) {
+        id = f->free_head;
+        f->free_head = flow_at(f, id)->next_free;
+    } else {
+        id = f->flows->len;
+        g_array_set_size(f->flows, id + 1);
+    }
+    Flow *fl = flow_at(f, id);
+    uint32_t gen = fl->gen;
+    memset(fl, 0, sizeof *fl);
+    fl->gen = gen;
+    fl->live = true;
+    fl->tag = tag;
+    fl->group = group;
+    NetAlgo algo;
+    fl->n_phases = choose(f, &g_array_index(f->groups, Group, group), kind, per_rank_bytes,
+                          fl->phases, &algo);
+    flow_begin_phase(f, id, now_ns);
+    return id;
+}
+
+bool net_fabric_step(NetFabric *f, uint32_t id, int64_t now_ns)
+{
+    Flow *fl = flow_at(f, id);
+    g_assert(fl->live && now_ns == fl->t_end);
+    const Group *g = &g_array_index(f->groups, Group, fl->group);
+    switch (fl->seg) {
+    case SEG_LATENCY:
+        fl->seg = SEG_TRANSFER;
+        if (phase_contended(f, fl)) {
+            progress_active(f, now_ns);
+            fl->contended = true;
+            fl->rem_bytes = fl->phases[fl->phase].bytes;
+            fl->t_last = now_ns;
+            fl->t_end = -1;
+            g_array_append_val(f->active, id);
+            assign_rates(f, now_ns);
+        } else {
+            fl->t_end = now_ns + (int64_t)ceil(fl->phases[fl->phase].bytes /
+                                               g->cap[fl->phases[fl->phase].which] * 1e9);
+            mark_changed(f, id);
+        }
+        return false;
+    case SEG_TRANSFER:
+        if (fl->contended) {
+            progress_active(f, now_ns);
+            active_remove(f, id);
+            fl->contended = false;
+            assign_rates(f, now_ns);
+        }
+        if (++fl->phase < fl->n_phases) {
+            flow_begin_phase(f, id, now_ns);
+            return false;
+        }
+        break;
+    case SEG_ALL:
+        break;
+    }
+    fl->live = false;
+    fl->gen++;
+    fl->next_free = f->free_head;
+    f->free_head = id;
+    return true;
+}
+
+bool net_fabric_pop_changed(NetFabric *f, uint32_t *flow, int64_t *time_ns, uint32_t *gen)
+{
+    while (f->changed->len) {
+        uint32_t id = g_array_index(f->changed, uint32_t, 0);
+        g_array_remove_index(f->changed, 0);
+        Flow *fl = flow_at(f, id);
+        fl->in_changed = false;
+        if (!fl->live)
+            continue;
+        *flow = id;
+        *time_ns = fl->t_end;
+        *gen = fl->gen;
+        return true;
+    }
+    return false;
+}
+
+uint32_t net_fabric_flow_gen(const NetFabric *f, uint32_t flow)
+{
+    return g_array_index(f->flows, Flow, flow).gen;
+}
+
+uint64_t net_fabric_flow_tag(const NetFabric *f, uint32_t flow)
+{
+    return g_array_index(f->flows, Flow, flow).tag;
+}

@@ -1,0 +1,374 @@
+/* tests/net/test-fabric.c — the interconnect model: golden bus bandwidths against the
+ * nccl-tests formulas, latency-bound small messages, the hierarchical/flat crossover, the
+ * spanning tier, max-min sharing (two flows on one shared part take twice as long, disjoint
+ * ones do not slow each other, a late starter, weights), link faults, hardware checks. */
+#include <criterion/criterion.h>
+#include <glib.h>
+#include <math.h>
+
+#include "../../net/fabric.h"
+
+/* One tier, 1 GB/s, no latencies: time in ns == bus bytes. */
+static const NetHardware one_gbps = {
+    .name = "golden", .devices_per_node = 1u << 20, .launch_latency_ns = 0, .n_tiers = 1,
+    .tiers = {{.name = "link", .span_devices = 0, .bw_bytes_per_s = 1e9, .latency_ns = 0}},
+};
+
+/* Two tiers like an H100 cluster, but with ONE shared 50 GB/s NIC per node of 8 devices. */
+static const NetHardware two_tier = {
+    .name = "twotier", .devices_per_node = 8, .launch_latency_ns = 6600, .n_tiers = 2,
+    .tiers = {{.name = "nvlink", .span_devices = 8, .bw_bytes_per_s = 450e9, .latency_ns = 600},
+              {.name = "ib", .span_devices = 0, .bw_bytes_per_s = 50e9, .latency_ns = 2700,
+               .shared_bw_bytes_per_s = 50e9}},
+};
+
+static NetFabric *fabric(const NetHardware *hw, uint32_t ranks)
+{
+    NetFabricConfig c = {0};
+    c.hw = hw;
+    c.n_ranks = ranks;
+    c.contention = true;
+    return net_fabric_new(&c);
+}
+
+static uint32_t group_range(NetFabric *f, int32_t first, uint32_t n, int32_t stride)
+{
+    int32_t r[1024];
+    for (uint32_t i = 0; i < n; i++)
+        r[i] = first + (int32_t)i * stride;
+    return net_fabric_add_group(f, r, n);
+}
+
+/* Runs flows to completion: returns each flow's completion time (indexed by tag). */
+static void run_flows(NetFabric *f, int64_t *done, uint32_t n_flows)
+{
+    int64_t when[64];
+    uint32_t gens[64];
+    for (uint32_t i = 0; i < 64; i++)
+        when[i] = -1;
+    uint32_t left = n_flows;
+    while (left) {
+        uint32_t fl, gen;
+        int64_t t;
+        while (net_fabric_pop_changed(f, &fl, &t, &gen)) {
+            when[fl] = t;
+            gens[fl] = gen;
+        }
+        /* next event: the earliest pending flow time */
+        int best = -1;
+        for (uint32_t i = 0; i < 64; i++)
+            if (when[i] >= 0 && (best < 0 || when[i] < when[best]))
+                best = (int)i;
+        cr_assert_geq(best, 0, "no pending flow");
+        cr_assert_eq(net_fabric_flow_gen(f, (uint32_t)best), gens[best]);
+        int64_t at = when[best];
+        uint64_t tag = net_fabric_flow_tag(f, (uint32_t)best);
+        when[best] = -1;
+        if (net_fabric_step(f, (uint32_t)best, at)) {
+            done[tag] = at;
+            left--;
+        }
+    }
+}
+
+Test(fabric, golden_bus_bandwidth_matches_nccl_tests)
+{
+    NetFabric *f = fabric(&one_gbps, 64);
+    const NetCollKind kinds[] = {NET_ALL_REDUCE, NET_ALL_GATHER, NET_REDUCE_SCATTER,
+                                 NET_ALL_TO_ALL, NET_BROADCAST};
+    for (uint32_t n = 2; n <= 64; n *= 2) {
+        uint32_t g = group_range(f, 0, n, 1);
+        for (uint64_t size = 1024; size <= (1ull << 30); size *= 4) {
+            for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                /* nccl-tests "size": for all_gather the output, so the per-rank input is
+                 * size / n */
+                uint64_t per_rank = kinds[k] == NET_ALL_GATHER ? size / n : size;
+                NetPlan p = net_fabric_plan(f, g, kinds[k], per_rank);
+                double algbw = (double)(per_rank * (kinds[k] == NET_ALL_GATHER ? n : 1)) /
+                               ((double)p.time_ns / 1e9);
+                double busbw = algbw * net_bus_factor(kinds[k], n);
+                cr_assert(fabs(busbw - 1e9) / 1e9 < 1e-3,
+                          "%s n=%u size=%lu: busbw %.6g != link 1e9 (time %ld ns)",
+                          net_coll_kind_name(kinds[k]), n, (unsigned long)size, busbw,
+                          (long)p.time_ns);
+            }
+        }
+    }
+    net_fabric_free(f);
+}
+
+Test(fabric, time_is_launch_plus_steps_plus_bytes)
+{
+    NetHardware hw = one_gbps;
+    hw.launch_latency_ns = 5000;
+    hw.tiers[0].latency_ns = 100;
+    NetFabric *f = fabric(&hw, 8);
+    uint32_t g = group_range(f, 0, 8, 1);
+    NetPlan p;
+    cr_assert(net_fabric_plan_algo(f, g, NET_ALL_REDUCE, 8000, NET_ALGO_RING, &p));
+    cr_assert_eq(p.time_ns, 5000 + 14 * 100 + 14000); /* 8000 B x 2 x 7/8 at 1 GB/s */
+    cr_assert(net_fabric_plan_algo(f, g, NET_ALL_REDUCE, 8000, NET_ALGO_TREE, &p));
+    cr_assert_eq(p.time_ns, 5000 + 6 * 100 + 14000);
+    cr_assert(net_fabric_plan_algo(f, g, NET_ALL_GATHER, 1000, NET_ALGO_RING, &p));
+    cr_assert_eq(p.time_ns, 5000 + 7 * 100 + 7000);
+    cr_assert(net_fabric_plan_algo(f, g, NET_ALL_TO_ALL, 8000, NET_ALGO_DIRECT, &p));
+    cr_assert_eq(p.time_ns, 5000 + 100 + 7000);
+    cr_assert_not(net_fabric_plan_algo(f, g, NET_ALL_GATHER, 1000, NET_ALGO_TREE, &p));
+    /* auto: tree and ring move the same bytes, tree has fewer steps */
+    cr_assert_eq(net_fabric_plan(f, g, NET_ALL_REDUCE, 8000).algo, NET_ALGO_TREE);
+    net_fabric_free(f);
+}
+
+Test(fabric, small_messages_are_latency_bound)
+{
+    NetFabric *f = fabric(&two_tier, 16);
+    uint32_t g = group_range(f, 0, 8, 1); /* one node: nvlink */
+    NetPlan p = net_fabric_plan(f, g, NET_ALL_REDUCE, 1024);
+    cr_assert_eq(p.tier, 0);
+    int64_t latency_only = 6600 + 6 * 600; /* tree: 2 x log2(8) hops */
+    cr_assert_geq(p.time_ns, latency_only);
+    cr_assert_lt(p.time_ns - latency_only, latency_only / 20, "bandwidth term < 5%%");
+    /* and a large message is bandwidth bound */
+    NetPlan big = net_fabric_plan(f, g, NET_ALL_REDUCE, 1ull << 30);
+    double bw_term = (double)(1ull << 30) * 2 * 7 / 8 / 450e9 * 1e9;
+    cr_assert_lt(fabs((double)big.time_ns - bw_term) / bw_term, 0.01);
+    net_fabric_free(f);
+}
+
+Test(fabric, lowest_spanning_tier_decides)
+{
+    NetFabric *f = fabric(&two_tier, 32);
+    cr_assert_eq(net_fabric_plan(f, group_range(f, 0, 8, 1), NET_ALL_GATHER, 1 << 20).tier, 0);
+    cr_assert_eq(net_fabric_plan(f, group_range(f, 4, 8, 1), NET_ALL_GATHER, 1 << 20).tier, 1);
+    cr_assert_eq(net_fabric_plan(f, group_range(f, 0, 4, 8), NET_ALL_GATHER, 1 << 20).tier, 1);
+    net_fabric_free(f);
+}
+
+Test(fabric, hierarchical_and_flat_cross_over)
+{
+    NetFabric *f = fabric(&two_tier, 16);
+    uint32_t g = group_range(f, 0, 16, 1); /* 2 nodes x 8 */
+    int64_t prev_diff = 0;
+    bool flat_wins_small = false, hier_wins_large = false;
+    uint64_t crossover = 0;
+    for (uint64_t s = 1024; s <= (1ull << 30); s *= 2) {
+        NetPlan ring, hier;
+        cr_assert(net_fabric_plan_algo(f, g, NET_ALL_REDUCE, s, NET_ALGO_RING, &ring));
+        cr_assert(net_fabric_plan_algo(f, g, NET_ALL_REDUCE, s, NET_ALGO_HIERARCHICAL, &hier));
+        cr_assert_eq(hier.phases, 3);
+        int64_t diff = hier.time_ns - ring.time_ns;
+        if (s == 1024)
+            flat_wins_small = diff > 0;
+        if (s == (1ull << 30))
+            hier_wins_large = diff < 0;
+        if (prev_diff > 0 && diff <= 0 && !crossover)
+            crossover = s;
+        prev_diff = diff;
+        NetPlan a = net_fabric_plan(f, g, NET_ALL_REDUCE, s);
+        cr_assert_leq(a.time_ns, ring.time_ns);
+        cr_assert_leq(a.time_ns, hier.time_ns);
+    }
+    cr_assert(flat_wins_small, "the single flat call wins on tiny messages (fewer launches)");
+    cr_assert(hier_wins_large, "hierarchical wins on large messages (1/8 of the bytes on IB)");
+    cr_assert_gt(crossover, 1024);
+    cr_assert_lt(crossover, 1ull << 30);
+    /* Not eligible: one member per node, or uneven nodes */
+    NetPlan p;
+    cr_assert_not(net_fabric_plan_algo(f, group_range(f, 0, 2, 8), NET_ALL_REDUCE, 1 << 20,
+                                       NET_ALGO_HIERARCHICAL, &p));
+    cr_assert_not(net_fabric_plan_algo(f, group_range(f, 5, 9, 1), NET_ALL_REDUCE, 1 << 20,
+                                       NET_ALGO_HIERARCHICAL, &p));
+    net_fabric_free(f);
+}
+
+static int64_t alone(const NetHardware *hw, uint32_t ranks, int32_t first, uint32_t n,
+                     int32_t stride, uint64_t bytes)
+{
+    NetFabric *f = fabric(hw, ranks);
+    uint32_t g = group_range(f, first, n, stride);
+    net_fabric_start(f, 0, g, NET_ALL_GATHER, bytes, 0);
+    int64_t done[1];
+    run_flows(f, done, 1);
+    net_fabric_free(f);
+    return done[0];
+}
+
+Test(fabric, two_flows_on_one_shared_part_take_twice_as_long)
+{
+    const uint64_t B = 256ull << 20;
+    int64_t t1 = alone(&two_tier, 32, 0, 2, 8, B); /* ranks 0 and 8: nodes 0, 1 */
+    NetFabric *f = fabric(&two_tier, 32);
+    uint32_t a = group_range(f, 0, 2, 8), b = group_range(f, 1, 2, 8); /* both on nodes 0, 1 */
+    net_fabric_start(f, 0, a, NET_ALL_GATHER, B, 0);
+    net_fabric_start(f, 0, b, NET_ALL_GATHER, B, 1);
+    int64_t done[2];
+    run_flows(f, done, 2);
+    double r0 = (double)done[0] / (double)t1, r1 = (double)done[1] / (double)t1;
+    cr_assert(r0 > 1.95 && r0 < 2.0 && r1 > 1.95 && r1 < 2.0, "ratios %.4f %.4f", r0, r1);
+    cr_assert_eq(net_fabric_contended(f), 0);
+    net_fabric_free(f);
+}
+
+Test(fabric, disjoint_flows_do_not_slow_each_other)
+{
+    const uint64_t B = 256ull << 20;
+    int64_t t1 = alone(&two_tier, 32, 0, 2, 8, B);
+    NetFabric *f = fabric(&two_tier, 32);
+    uint32_t a = group_range(f, 0, 2, 8), b = group_range(f, 16, 2, 8); /* nodes 0,1 vs 2,3 */
+    net_fabric_start(f, 0, a, NET_ALL_GATHER, B, 0);
+    net_fabric_start(f, 0, b, NET_ALL_GATHER, B, 1);
+    int64_t done[2];
+    run_flows(f, done, 2);
+    cr_assert_eq(done[0], t1);
+    cr_assert_eq(done[1], t1);
+    net_fabric_free(f);
+}
+
+Test(fabric, contention_off_ignores_sharing)
+{
+    const uint64_t B = 256ull << 20;
+    int64_t t1 = alone(&two_tier, 32, 0, 2, 8, B);
+    NetFabricConfig c = {0};
+    c.hw = &two_tier;
+    c.n_ranks = 32;
+    c.contention = false;
+    NetFabric *f = net_fabric_new(&c);
+    uint32_t a = group_range(f, 0, 2, 8), b = group_range(f, 1, 2, 8);
+    net_fabric_start(f, 0, a, NET_ALL_GATHER, B, 0);
+    net_fabric_start(f, 0, b, NET_ALL_GATHER, B, 1);
+    int64_t done[2];
+    run_flows(f, done, 2);
+    cr_assert_eq(done[0], t1);
+    cr_assert_eq(done[1], t1);
+    net_fabric_free(f);
+}
+
+/* A second flow starting halfway: rates are re-evaluated at its start and at the first end.
+ * With no latency: A alone takes T. B joins at T/2: both at half rate until A's remaining
+ * half is done at 3T/2; B then has half left at full rate: done at 2T. */
+Test(fabric, a_late_starter_reshapes_both)
+{
+    NetHardware hw = two_tier;
+    hw.launch_latency_ns = 0;
+    hw.tiers[0].latency_ns = hw.tiers[1].latency_ns = 0;
+    const uint64_t B = 100000000; /* gathered 2 x 1e8 B, half moves: 1e8 B at 50 GB/s = 2 ms */
+    int64_t T = alone(&hw, 32, 0, 2, 8, B);
+    cr_assert_eq(T, 2000000);
+    NetFabric *f = fabric(&hw, 32);
+    uint32_t a = group_range(f, 0, 2, 8), b = group_range(f, 1, 2, 8);
+    net_fabric_start(f, 0, a, NET_ALL_GATHER, B, 0);
+    uint32_t fl, gen;
+    int64_t t;
+    /* A: latency segment (0 ns), then its transfer */
+    cr_assert(net_fabric_pop_changed(f, &fl, &t, &gen));
+    cr_assert_not(net_fabric_step(f, fl, t));
+    cr_assert(net_fabric_pop_changed(f, &fl, &t, &gen));
+    cr_assert_eq(t, T);
+    /* B at T/2 */
+    uint32_t fb = net_fabric_start(f, T / 2, b, NET_ALL_GATHER, B, 1);
+    cr_assert(net_fabric_pop_changed(f, &fl, &t, &gen));
+    cr_assert_eq(fl, fb);
+    cr_assert_not(net_fabric_step(f, fb, T / 2));
+    int64_t end_a = -1, end_b = -1;
+    while (net_fabric_pop_changed(f, &fl, &t, &gen)) {
+        if (fl == fb)
+            end_b = t;
+        else
+            end_a = t;
+    }
+    cr_assert_eq(end_a, 3 * T / 2);
+    cr_assert_eq(end_b, 5 * T / 2, "both at half rate: B would end at T/2 + 2T");
+    cr_assert(net_fabric_step(f, 0, end_a)); /* A done, B speeds up */
+    cr_assert(net_fabric_pop_changed(f, &fl, &t, &gen));
+    cr_assert_eq(fl, fb);
+    cr_assert(llabs(t - 2 * T) <= 1, "B ends at %ld, want %ld", (long)t, (long)(2 * T));
+    cr_assert(net_fabric_step(f, fb, t));
+    net_fabric_free(f);
+}
+
+Test(fabric, weights_follow_members_per_node)
+{
+    /* Flow A has 2 members on each of nodes 0,1 (weight 2), B one member (weight 1). With
+     * capacity C per node and a device cap above C, max-min gives both the same rate r with
+     * 2r + r = C: r = C/3. Alone, A would get C/2 (2r = C) and B C. */
+    NetHardware hw = two_tier;
+    hw.launch_latency_ns = 0;
+    hw.tiers[0].latency_ns = hw.tiers[1].latency_ns = 0;
+    hw.tiers[1].bw_bytes_per_s = 100e9;
+    NetFabricConfig c = {0};
+    c.hw = &hw;
+    c.n_ranks = 32;
+    c.contention = true;
+    c.algo[NET_ALL_REDUCE] = NET_ALGO_RING; /* flat, so all 4 of A's members cross IB */
+    NetFabric *f = net_fabric_new(&c);
+    int32_t ra[] = {0, 1, 8, 9}, rb[] = {2, 10};
+    uint32_t a = net_fabric_add_group(f, ra, 4), b = net_fabric_add_group(f, rb, 2);
+    const uint64_t B = 60000000;
+    net_fabric_start(f, 0, a, NET_ALL_REDUCE, B, 0);
+    net_fabric_start(f, 0, b, NET_ALL_REDUCE, B, 1);
+    int64_t done[2];
+    run_flows(f, done, 2);
+    /* A moves 6e7 x 2 x 3/4 = 9e7 B at 50/3 GB/s until B ends; B moves 6e7 B at 50/3 GB/s */
+    double r = 50e9 / 3;
+    int64_t b_end = (int64_t)ceil(6e7 / r * 1e9);
+    cr_assert(llabs(done[1] - b_end) <= 2, "B %ld want %ld", (long)done[1], (long)b_end);
+    /* then A alone: rate min(cap 100e9, C/2 = 25e9) */
+    double a_left = 9e7 - r * (double)b_end / 1e9;
+    int64_t a_end = b_end + (int64_t)ceil(a_left / 25e9 * 1e9);
+    cr_assert(llabs(done[0] - a_end) <= 2, "A %ld want %ld", (long)done[0], (long)a_end);
+    net_fabric_free(f);
+}
+
+Test(fabric, link_fault_degrades_the_nodes_links)
+{
+    const uint64_t B = 256ull << 20;
+    int64_t t1 = alone(&two_tier, 32, 0, 2, 8, B);
+    NetLinkFault lf = {1, 1, 0.5}; /* ib on node 1 at half bandwidth */
+    NetFabricConfig c = {0};
+    c.hw = &two_tier;
+    c.n_ranks = 32;
+    c.contention = true;
+    c.faults = &lf;
+    c.n_faults = 1;
+    NetFabric *f = net_fabric_new(&c);
+    uint32_t a = group_range(f, 0, 2, 8);  /* touches node 1 */
+    uint32_t b = group_range(f, 16, 2, 8); /* nodes 2, 3: unaffected */
+    NetPlan pa = net_fabric_plan(f, a, NET_ALL_GATHER, B);
+    NetPlan pb = net_fabric_plan(f, b, NET_ALL_GATHER, B);
+    cr_assert_eq(pb.time_ns, t1);
+    double bw_part = (double)(t1 - 6600 - 2700);
+    cr_assert(fabs((double)(pa.time_ns - 6600 - 2700) / bw_part - 2.0) < 1e-3);
+    net_fabric_free(f);
+}
+
+Test(fabric, hardware_checks)
+{
+    char why[200];
+    cr_assert(net_hardware_check(&two_tier, why, sizeof why), "%s", why);
+    NetHardware hw = two_tier;
+    hw.tiers[1].bw_bytes_per_s = -1;
+    cr_assert_not(net_hardware_check(&hw, why, sizeof why));
+    cr_assert(strstr(why, "'ib'"));
+    hw = two_tier;
+    hw.tiers[1].span_devices = 16;
+    cr_assert_not(net_hardware_check(&hw, why, sizeof why));
+    hw = two_tier;
+    hw.tiers[0].span_devices = 0;
+    cr_assert_not(net_hardware_check(&hw, why, sizeof why));
+    hw = two_tier;
+    hw.tiers[0].span_devices = 3;
+    cr_assert_not(net_hardware_check(&hw, why, sizeof why));
+    cr_assert_eq(net_hardware_tier(&two_tier, "ib"), 1);
+    cr_assert_eq(net_hardware_tier(&two_tier, "eth"), -1);
+    cr_assert(net_hardware_check(net_hardware_flat(), why, sizeof why), "%s", why);
+}
+
+Test(fabric, algo_names)
+{
+    NetAlgo a;
+    cr_assert(net_algo_parse("hierarchical", &a));
+    cr_assert_eq(a, NET_ALGO_HIERARCHICAL);
+    cr_assert_not(net_algo_parse("butterfly", &a));
+    cr_assert(net_algo_supports(NET_ALGO_DIRECT, NET_ALL_TO_ALL));
+    cr_assert_not(net_algo_supports(NET_ALGO_TREE, NET_ALL_GATHER));
+}
