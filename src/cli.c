@@ -154,7 +154,7 @@ static int cmd_run(int argc, char **argv)
             g_file_get_contents(path, &text, NULL, NULL);
             if (text && !g_utf8_validate(text, -1, NULL))
                 g_clear_pointer(&text, g_free);
-            StoreRunInfo info = {base, "program", path, text, timeline_names[timeline]};
+            StoreRunInfo info = {base, "program", path, text, timeline_names[timeline], NULL};
             store_insert_invalid(st, &info, err->message, NULL);
         }
         run_options_clear(&o);
@@ -167,7 +167,19 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INTERNAL;
     }
-    StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, timeline_names[timeline]};
+    uint32_t dpn = sc->hardware.devices_per_node;
+    uint32_t nodes = sc->nodes ? sc->nodes : (sc->program->n_ranks + dpn - 1) / dpn;
+    GString *algos = g_string_new(NULL);
+    for (int k = 0; k < NET_COLL_KIND_COUNT; k++)
+        if (sc->algo[k] != NET_ALGO_AUTO)
+            g_string_append_printf(algos, "%s%s=%s", algos->len ? ", " : "",
+                                   net_coll_kind_name((NetCollKind)k), net_algo_name(sc->algo[k]));
+    g_autofree char *hw = g_strdup_printf(
+        "%s (%s), %u node%s x %u devices, algorithms %s, contention %s", sc->hardware.name,
+        sc->hardware_source, nodes, nodes == 1 ? "" : "s", dpn, algos->len ? algos->str : "auto",
+        sc->contention ? "on" : "off");
+    g_string_free(algos, TRUE);
+    StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, timeline_names[timeline], hw};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
         print_error(err->message);
@@ -201,7 +213,7 @@ static int cmd_run(int argc, char **argv)
         return CLI_EXIT_INTERNAL;
     }
     ReportRun rr = {run_id, sc->name, sc->kind, sc->path, db_path, o.trace, status, code,
-                    elapsed_ms(t0)};
+                    elapsed_ms(t0), hw};
     if (o.json) {
         g_autofree char *js = report_json(&rr, out);
         printf("%s\n", js);

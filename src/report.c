@@ -51,6 +51,8 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
     fprintf(out, "  %u ranks, simulated %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
                  " events, wall %.1f ms, exit %d\n",
             o->n_ranks, end, o->rank_ops, o->events, run->wall_ms, run->exit_code);
+    if (run->hardware)
+        fprintf(out, "  hardware: %s\n", run->hardware);
 
     if (o->diags->len) {
         fprintf(out, "\ndiagnostics (%u error%s, %u warning%s):\n", errors, errors == 1 ? "" : "s",
@@ -134,6 +136,7 @@ char *report_json(const ReportRun *run, const SchedOutcome *o)
     json_builder_add_double_value(b, run->wall_ms);
     add_str(b, "db", run->db_path);
     add_str(b, "trace", run->trace_path);
+    add_str(b, "hardware", run->hardware);
 
     json_builder_set_member_name(b, "diagnostics");
     json_builder_begin_array(b);

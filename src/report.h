@@ -21,6 +21,7 @@ typedef struct {
     const char *status;  /* "ok" | "failed" */
     int exit_code;
     double wall_ms;
+    const char *hardware; /* one line describing the fabric, may be NULL */
 } ReportRun;
 
 /* Writes the text report to `out`. Can't fail (write errors are the stream's). */

@@ -49,7 +49,7 @@ static const char schema_sql[] =
     " status TEXT NOT NULL CHECK (status IN ('ok','failed','invalid')),"
     " exit_code INTEGER NOT NULL, ranks INTEGER, sim_end_us REAL, events INTEGER,"
     " wall_ms REAL, created_at TEXT NOT NULL, scenario TEXT,"
-    " path TEXT, rank_ops INTEGER, timeline TEXT, version TEXT);"
+    " path TEXT, rank_ops INTEGER, timeline TEXT, version TEXT, hardware TEXT);"
     "CREATE TABLE IF NOT EXISTS names("
     " run_id INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,"
     " PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
@@ -236,7 +236,7 @@ static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *st
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO runs(name, kind, status, exit_code, created_at, scenario,"
-                           " path, timeline, version) VALUES (?,?,?,?,?,?,?,?,?)",
+                           " path, timeline, version, hardware) VALUES (?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         set_sql_error(error, s, "prepare runs");
         return -1;
@@ -254,6 +254,8 @@ static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *st
     if (info->timeline)
         sqlite3_bind_text(st, 8, info->timeline, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 9, RANKSIM_VERSION, -1, SQLITE_STATIC);
+    if (info->hardware)
+        sqlite3_bind_text(st, 10, info->hardware, -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {

@@ -34,6 +34,7 @@ typedef struct {
     const char *path;     /* scenario path, may be NULL */
     const char *scenario; /* full scenario text, may be NULL */
     const char *timeline; /* "full", "collectives", "none" */
+    const char *hardware; /* one-line fabric description, may be NULL */
 } StoreRunInfo;
 
 /* Opens (creating the file, its folder and the schema if needed) the database at `path`.

@@ -718,3 +718,48 @@ Test(invariants, timeline_levels_filter_records)
     cr_assert_eq(recorded->len, 0);
     cr_assert_eq(a->end_ns, b->end_ns);
 }
+
+/* ---- the engine on a fabric with a shared tier ---- */
+
+/* 2 devices per node; one 10 GB/s uplink per node shared by every flow leaving it. */
+static const NetHardware shared_hw = {
+    .name = "shared",
+    .devices_per_node = 2,
+    .launch_latency_ns = 0,
+    .n_tiers = 2,
+    .tiers = {{.name = "nvlink", .span_devices = 2, .bw_bytes_per_s = 100e9, .latency_ns = 0},
+              {.name = "nic", .span_devices = 0, .bw_bytes_per_s = 10e9, .latency_ns = 0,
+               .shared_bw_bytes_per_s = 10e9}},
+};
+
+/* Ranks 0,2 form group a and ranks 1,3 group b: both cross the same two uplinks. */
+static SchedOutcome *two_gathers(bool both, bool contention)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(4);
+    int32_t ga[] = {0, 2}, gb[] = {1, 3};
+    int32_t a = sched_program_add_group(p, "a", ga, 2);
+    int32_t b = sched_program_add_group(p, "b", gb, 2);
+    SchedOp opa[] = {AG(p, "ag", a, 25000000)};
+    SchedOp opb[] = {AG(p, "ag", b, 25000000)};
+    SchedOp idle[] = {C(p, "idle", 1)};
+    sched_program_set_ops(p, 0, opa, 1);
+    sched_program_set_ops(p, 2, opa, 1);
+    sched_program_set_ops(p, 1, both ? opb : idle, 1);
+    sched_program_set_ops(p, 3, both ? opb : idle, 1);
+    SchedConfig c = sched_config_default();
+    c.fabric.hw = &shared_hw;
+    c.fabric.contention = contention;
+    return run(p, c);
+}
+
+Test(engine, two_gathers_over_one_shared_uplink_take_twice_as_long)
+{
+    g_autoptr(SchedOutcome) one = two_gathers(false, true);
+    g_autoptr(SchedOutcome) two = two_gathers(true, true);
+    g_autoptr(SchedOutcome) off = two_gathers(true, false);
+    /* 25e6 bf16 = 5e7 B per rank, 1e8 B gathered, bus bytes 5e7 at 10 GB/s = 5 ms alone */
+    cr_assert_eq(one->ranks[0].end_ns, 5000000);
+    cr_assert_eq(two->ranks[0].end_ns, 10000000);
+    cr_assert_eq(two->ranks[1].end_ns, 10000000);
+    cr_assert_eq(off->ranks[0].end_ns, 5000000);
+}
