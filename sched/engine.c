@@ -741,13 +741,43 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
     return out;
 }
 
-static void diag_free(gpointer data)
+void sched_diag_free(SchedDiag *d)
 {
-    SchedDiag *d = data;
+    if (!d)
+        return;
     g_free(d->op_name);
     g_free(d->message);
     g_free(d->detail);
     g_free(d);
+}
+
+static void diag_free(gpointer data)
+{
+    sched_diag_free(data);
+}
+
+SchedDiag *sched_diag_new(const char *kind, SchedSeverity sev, int32_t rank, int32_t group,
+                          uint64_t seq, int32_t layer, const char *op_name, const char *message,
+                          const char *detail)
+{
+    SchedDiag *d = g_new0(SchedDiag, 1);
+    d->kind = kind;
+    d->severity = sev;
+    d->rank = rank;
+    d->group = group;
+    d->seq = seq;
+    d->layer = layer;
+    d->op_name = g_strdup(op_name);
+    d->message = g_strdup(message);
+    d->detail = g_strdup(detail);
+    return d;
+}
+
+void sched_outcome_add_diag(SchedOutcome *o, SchedDiag *d)
+{
+    g_ptr_array_add(o->diags, d);
+    if (d->severity == SCHED_SEV_ERROR)
+        o->failed = true;
 }
 
 void sched_outcome_free(SchedOutcome *o)

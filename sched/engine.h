@@ -150,6 +150,15 @@ SchedConfig sched_config_default(void);
 SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg);
 
 void sched_outcome_free(SchedOutcome *o);
+
+/* A diagnostic from outside the engine (model checks, memory plan): strings are copied. */
+SchedDiag *sched_diag_new(const char *kind, SchedSeverity sev, int32_t rank, int32_t group,
+                          uint64_t seq, int32_t layer, const char *op_name, const char *message,
+                          const char *detail);
+void sched_diag_free(SchedDiag *d);
+/* Appends `d` (taken over) to the outcome; an error marks the outcome failed. `kind` must be a
+ * static string. */
+void sched_outcome_add_diag(SchedOutcome *o, SchedDiag *d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SchedOutcome, sched_outcome_free)
 
 const char *sched_rank_state_name(SchedRankState s);

@@ -1,0 +1,74 @@
+/* model/arch.h — a model's architecture as the lowering and the memory plan need it, read from
+ * a Hugging Face config.json (json-glib) or a preset (model/presets/NAME.json, the same format,
+ * embedded in the binary).
+ *
+ * Structure is detected from fields, never from model names: MLA when `kv_lora_rank` is present,
+ * a DSA indexer + sparse attention when `index_topk` is present (with `index_n_heads`,
+ * `index_head_dim`), IndexShare when `indexer_types` lists per-layer "full"/"shared" entries,
+ * MoE when `n_routed_experts` (DeepSeek/GLM) or `num_experts` (Qwen) is present, with
+ * `first_k_dense_replace` dense layers first. Otherwise a dense GQA model (Llama/Qwen) with
+ * `num_key_value_heads` and `head_dim` (default hidden_size / num_attention_heads).
+ */
+#ifndef MODEL_ARCH_H
+#define MODEL_ARCH_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MODEL_ARCH_ERROR (model_arch_error_quark())
+GQuark model_arch_error_quark(void);
+/* Codes: 0 = unreadable file or unknown preset, 1 = malformed JSON, 2 = missing/wrong field. */
+
+#define MODEL_MAX_LAYERS 1024
+
+typedef struct {
+    char name[64];          /* preset name, or the config file's folder/basename */
+    char architecture[64];  /* architectures[0], informative only */
+    uint32_t hidden_size;
+    uint32_t num_layers;    /* num_hidden_layers (MTP layers not included) */
+    uint32_t num_heads;     /* num_attention_heads */
+    uint32_t num_kv_heads;  /* GQA: num_key_value_heads; MLA: = num_heads */
+    uint32_t head_dim;      /* GQA only */
+    uint32_t intermediate_size; /* dense MLP */
+    uint32_t vocab_size;
+    bool tie_word_embeddings;
+    uint32_t num_nextn_predict_layers; /* MTP, informative */
+
+    bool mla;
+    uint32_t q_lora_rank;   /* 0 = no q compression (q_proj directly) */
+    uint32_t kv_lora_rank;
+    uint32_t qk_nope_head_dim;
+    uint32_t qk_rope_head_dim;
+    uint32_t v_head_dim;
+
+    bool dsa;               /* indexer + sparse attention */
+    uint32_t index_n_heads;
+    uint32_t index_head_dim;
+    uint32_t index_topk;
+    uint32_t index_topk_freq;     /* IndexShare: 1 = every layer has its own indexer */
+    bool index_shared[MODEL_MAX_LAYERS]; /* true: layer reuses the previous full layer's top-k */
+
+    bool moe;
+    uint32_t n_routed_experts;
+    uint32_t num_experts_per_tok;
+    uint32_t moe_intermediate_size;
+    uint32_t n_shared_experts;
+    uint32_t first_k_dense_replace; /* the first k layers are dense MLP */
+} ModelArch;
+
+/* Loads a config.json. Returns false and sets `error` naming the file and field on failure. */
+bool model_arch_load_file(const char *path, ModelArch *out, GError **error);
+/* Parses config.json text; `display` names it in messages. */
+bool model_arch_load_string(const char *json, const char *display, ModelArch *out,
+                            GError **error);
+/* Loads a built-in preset: glm-5, glm-5.2, deepseek-v3.2, deepseek-v3, llama-3.1-70b,
+ * qwen3-235b-a22b. Unknown name -> error listing them. */
+bool model_arch_load_preset(const char *name, ModelArch *out, GError **error);
+/* Comma-separated preset names (static storage). */
+const char *model_arch_preset_names(void);
+
+/* Whether layer i (0-based) has a MoE block (else a dense MLP). */
+bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer);
+
+#endif

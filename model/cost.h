@@ -1,0 +1,47 @@
+/* model/cost.h — how long a compute op takes: a roofline per op (flops at the device's dense
+ * peak x a compute efficiency, bytes at HBM bandwidth x a memory efficiency, whichever is
+ * longer) plus a fixed launch cost, optionally overridden by a measured per-op profile.
+ *
+ * Defaults follow what other analytic models use (shared/reference/hardware.md): compute
+ * efficiency 0.7, memory efficiency 0.6, 5 us per op. A profile is a CSV file with a header
+ * `op,rows,seconds`: for an op name listed there, the time at `rows` is interpolated linearly
+ * between the two nearest measured rows (extrapolated proportionally beyond the last, clamped
+ * to the first below it); ops not listed keep the roofline.
+ */
+#ifndef MODEL_COST_H
+#define MODEL_COST_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "../net/hardware.h"
+
+#define MODEL_COST_ERROR (model_cost_error_quark())
+GQuark model_cost_error_quark(void);
+
+typedef struct ModelCost ModelCost;
+
+typedef struct {
+    double compute_efficiency; /* (0, 1], default 0.7 */
+    double memory_efficiency;  /* (0, 1], default 0.6 */
+    int64_t launch_ns;         /* >= 0, default 5000 */
+} ModelCostParams;
+
+void model_cost_params_defaults(ModelCostParams *p);
+
+/* A cost model for `hw` (borrowed; must outlive the model). Never fails. */
+ModelCost *model_cost_new(const NetHardware *hw, const ModelCostParams *params);
+void model_cost_free(ModelCost *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelCost, model_cost_free)
+
+/* Loads a profile CSV (see above). Errors name the file, line and column (bad header, a
+ * non-number, negative rows or seconds, duplicate (op, rows)). */
+bool model_cost_load_profile(ModelCost *c, const char *path, GError **error);
+
+/* Duration in ns of op `name` processing `rows` token rows with `flops` floating-point
+ * operations and `bytes` of HBM traffic, computing in `dtype` (its dense peak; a dtype the
+ * device lacks falls back to bf16). A profiled op uses the profile instead. */
+int64_t model_cost_op_ns(const ModelCost *c, const char *name, uint64_t rows, double flops,
+                         double bytes, NetPeakDtype dtype);
+
+#endif

@@ -1,0 +1,131 @@
+/* model/lower.h — lowers a model, a parallel plan, engine settings and a workload into one
+ * SchedProgram: every rank's ops, the way vLLM / vLLM-Ascend would run them.
+ *
+ * Each engine step becomes: embedding, the decoder layers as repeat blocks (one block per run of
+ * identical layers: dense layers, MoE layers, DSA full / shared-indexer layers), final norm and
+ * lm_head. Canonical op names (used in the database and traces): compute input_layernorm,
+ * q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj, kv_a_layernorm, kv_b_proj, indexer,
+ * sparse_attention, mla_attention, o_proj, post_attention_layernorm, moe_gate, moe_topk,
+ * moe_experts, shared_experts, mlp, lm_head (plus embed, final_norm, q_proj, k_proj, v_proj,
+ * attention for dense GQA models); collectives sp_all_gather, sp_reduce_scatter, tp_all_reduce,
+ * ep_dispatch, ep_combine, dcp_q_all_gather, dcp_lse_all_gather, dcp_out_reduce_scatter,
+ * dcp_out_all_reduce, dcp_all_to_all, dcp_kv_all_gather, pcp_kv_all_gather, pcp_out_all_gather,
+ * shared_expert_all_reduce, mc2_all_gather. Every op records its token rows on that rank.
+ *
+ * doc/lowering.md states, per parallel mode and backend, which ops run on how many rows and
+ * which collectives carry what counts, with the vLLM behaviour each rule comes from.
+ */
+#ifndef MODEL_LOWER_H
+#define MODEL_LOWER_H
+
+#include <glib.h>
+
+#include "../sched/engine.h"
+#include "../sched/program.h"
+#include "arch.h"
+#include "cost.h"
+#include "plan.h"
+
+#define MODEL_LOWER_ERROR (model_lower_error_quark())
+GQuark model_lower_error_quark(void);
+
+typedef enum {
+    MODEL_BACKEND_AUTO = 0,
+    MODEL_BACKEND_FLASHINFER_MLA_SPARSE,
+    MODEL_BACKEND_FLASHMLA_SPARSE,
+    MODEL_BACKEND_FLASHMLA,
+    MODEL_BACKEND_FLASHINFER_MLA,
+    MODEL_BACKEND_TRITON_MLA,
+    MODEL_BACKEND_FLASH_ATTN,
+    MODEL_BACKEND_ASCEND, /* vLLM-Ascend: SFA for DSA models, MLA otherwise; MC2 MoE */
+    MODEL_BACKEND_COUNT
+} ModelBackend;
+
+typedef enum {
+    MODEL_QUANT_BF16 = 0,
+    MODEL_QUANT_FP8,
+    MODEL_QUANT_W8A8,
+    MODEL_QUANT_W4A8,
+    MODEL_QUANT_NVFP4,
+    MODEL_QUANT_COUNT
+} ModelQuant;
+
+typedef enum {
+    MODEL_CUDAGRAPH_NONE = 0,
+    MODEL_CUDAGRAPH_PIECEWISE,
+    MODEL_CUDAGRAPH_FULL,
+    MODEL_CUDAGRAPH_FULL_AND_PIECEWISE,
+} ModelCudagraph;
+
+typedef struct {
+    ModelBackend attention_backend;
+    ModelQuant quantization;
+    SchedDtype kv_cache_dtype;      /* bf16 ("auto") or fp8 */
+    double gpu_memory_utilization;  /* (0, 1], default 0.92 */
+    uint32_t max_num_batched_tokens; /* default 8192 */
+    uint32_t max_model_len;          /* default 8192 */
+    uint32_t max_num_seqs;           /* default 256 */
+    ModelCudagraph cudagraph_mode;   /* default FULL_AND_PIECEWISE */
+} ModelEngine;
+
+/* One DP rank's batch in one step: prompts prefilled and sequences decoding one token. */
+typedef struct {
+    GArray *prefill; /* uint32 prompt lengths */
+    GArray *decode;  /* uint32 context lengths */
+} ModelBatch;
+
+typedef struct {
+    GPtrArray *per_dp; /* ModelBatch*; 1 entry = the same batch on every DP rank */
+} ModelStep;
+
+typedef struct {
+    GPtrArray *steps; /* ModelStep* */
+} ModelWorkload;
+
+const char *model_backend_name(ModelBackend b);
+bool model_backend_parse(const char *s, ModelBackend *out);
+const char *model_quant_name(ModelQuant q);
+bool model_quant_parse(const char *s, ModelQuant *out);
+const char *model_cudagraph_name(ModelCudagraph m);
+bool model_cudagraph_parse(const char *s, ModelCudagraph *out);
+void model_engine_defaults(ModelEngine *e);
+
+ModelBatch *model_batch_new(void);
+void model_batch_free(ModelBatch *b);
+ModelWorkload *model_workload_new(void);
+void model_workload_free(ModelWorkload *w);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelWorkload, model_workload_free)
+/* Appends a step whose batches (taken over) run on the DP ranks. */
+void model_workload_add_step(ModelWorkload *w, GPtrArray *per_dp);
+
+/* Deliberately broken lowerings, for testing the layout checker (seed 000 §3.3.1). */
+typedef enum {
+    MODEL_BREAK_NONE = 0,
+    MODEL_BREAK_EARLY_GATHER,     /* full tokens restored before the MoE gate / shared experts */
+    MODEL_BREAK_LOCAL_ATTENTION,  /* local tokens propagated into the next layer's attention */
+    MODEL_BREAK_GATHER_RESIDUAL,  /* the residual all-gathered across layers as well */
+} ModelBreak;
+
+typedef struct {
+    const ModelArch *arch;
+    const ModelPlan *plan;
+    const ModelEngine *engine;
+    const ModelWorkload *workload;
+    const ModelCost *cost;
+    ModelBreak broken; /* MODEL_BREAK_NONE outside tests */
+} ModelLowerInput;
+
+/* Builds the program: adds the plan's groups to a new program and every rank's ops.
+ * Returns NULL with `error` (MODEL_LOWER_ERROR) for a workload the configuration cannot run
+ * (e.g. a prompt longer than max_model_len, a step with more DP batches than DP ranks, a
+ * backend that does not exist for this architecture). Caller owns the program. */
+SchedProgram *model_lower(const ModelLowerInput *in, GError **error);
+
+/* The layout checker: reads the lowered program back (rows per op, collectives per layer) and
+ * returns `layout` diagnostics (SchedDiag*, caller owns) for the three error classes of seed
+ * 000 §3.3.1 under DSA CP — full tokens before the MoE, local tokens into attention, gathered
+ * residuals (rows above the full token count or more than one sp_all_gather per layer) — and
+ * for any op above the step's full token count. Empty when the contract holds or DSA CP is off. */
+GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in);
+
+#endif

@@ -1,0 +1,78 @@
+/* model/plan.h — a vLLM-style parallel configuration: validation with vLLM's rules and
+ * messages, the world size, every rank's coordinates and its communication groups.
+ *
+ * Rank layout follows vLLM's parallel_state: ranks = arange(world).reshape(DP, PP=1, PCP, TP),
+ * TP innermost. DCP does not grow the world: without PCP it splits each TP group into
+ * consecutive blocks of DCP ranks; with PCP it spans the PCP axis (DCP = PCP, ranks with the
+ * same TP index) or the whole TP x PCP block (DCP = TP x PCP). The EP group, when expert
+ * parallelism is on, spans TP x PCP x DP (all ranks). Sequence parallel (and DSA CP) reuses the
+ * TP group.
+ *
+ * The plan owns nothing of the program: model_plan_add_groups() creates its groups in a
+ * SchedProgram and records their ids.
+ */
+#ifndef MODEL_PLAN_H
+#define MODEL_PLAN_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../sched/program.h"
+#include "arch.h"
+
+#define MODEL_PLAN_ERROR (model_plan_error_quark())
+GQuark model_plan_error_quark(void);
+
+typedef enum { MODEL_DCP_AG_RS = 0, MODEL_DCP_A2A } ModelDcpBackend;
+
+typedef struct {
+    uint32_t tensor_parallel_size;          /* >= 1 */
+    uint32_t data_parallel_size;            /* >= 1 */
+    uint32_t prefill_context_parallel_size; /* >= 1 */
+    uint32_t decode_context_parallel_size;  /* >= 1 */
+    bool enable_expert_parallel;
+    bool enable_sequence_parallel;
+    ModelDcpBackend dcp_comm_backend;
+    uint32_t cp_kv_cache_interleave_size;   /* >= 1, default 1 */
+} ModelParallel;
+
+typedef struct {
+    uint32_t dp, pcp, tp; /* coordinates on vLLM's axes */
+    uint32_t dcp;         /* index inside its DCP group */
+} ModelCoord;
+
+typedef struct {
+    ModelParallel par;
+    uint32_t world;       /* DP x PCP x TP */
+    uint32_t ep_size;     /* EP group size (1 when EP is off) */
+    ModelCoord *coord;    /* [world] */
+    /* group ids in the SchedProgram, per rank (-1: none); set by model_plan_add_groups */
+    int32_t *tp_group, *pcp_group, *dcp_group, *dp_group, *ep_group;
+} ModelPlan;
+
+/* Fills `par` with vLLM's defaults (all sizes 1, ag_rs, interleave 1, no EP/SP). */
+void model_parallel_defaults(ModelParallel *par);
+
+/* Validates `par` against vLLM's rules (messages in vLLM's words, e.g. "PCP does not support
+ * data parallelism yet.", "tp_size=2 must be divisible by dcp_size=4.") and the architecture
+ * (heads divisible by TP, a2a needing heads x DCP... ). Returns a new plan or NULL with
+ * `error` (MODEL_PLAN_ERROR) set. */
+ModelPlan *model_plan_new(const ModelParallel *par, const ModelArch *arch, GError **error);
+void model_plan_free(ModelPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelPlan, model_plan_free)
+
+/* Adds the plan's groups to `p` (named tp0, tp1, ..., pcp0, dcp0, dp0, ep0) and records their
+ * ids in the plan. Groups of one rank are still created (collectives over them are free). */
+void model_plan_add_groups(ModelPlan *plan, SchedProgram *p);
+
+/* ---- token splits (pure functions; tests check them against vLLM's formulas) ---- */
+
+/* PCP DualChunkSwap: the rows of a prefill of `len` tokens that PCP rank `r` of `pcp` owns:
+ * chunks r and 2*pcp-1-r of size ceil(len / (2*pcp)), each clipped to what is left. */
+uint32_t model_pcp_rows(uint32_t len, uint32_t pcp, uint32_t r);
+/* DCP interleaved KV sharding: tokens of a sequence of `len` that DCP rank `r` of `dcp` stores
+ * with interleave size `il`. */
+uint32_t model_dcp_local_len(uint32_t len, uint32_t dcp, uint32_t r, uint32_t il);
+
+#endif
