@@ -19,6 +19,11 @@
 #define MODEL_COST_ERROR (model_cost_error_quark())
 GQuark model_cost_error_quark(void);
 
+typedef enum {
+    MODEL_COST_ERROR_IO,    /* the profile file cannot be read */
+    MODEL_COST_ERROR_PARSE, /* the profile is not a valid `op,rows,seconds` table */
+} ModelCostError;
+
 typedef struct ModelCost ModelCost;
 
 typedef struct {
@@ -29,18 +34,26 @@ typedef struct {
 
 void model_cost_params_defaults(ModelCostParams *p);
 
-/* A cost model for `hw` (borrowed; must outlive the model). Never fails. */
+/* A cost model for `hw` (borrowed; must outlive the model); `params` is copied, NULL = the
+ * defaults. Never fails. */
 ModelCost *model_cost_new(const NetHardware *hw, const ModelCostParams *params);
 void model_cost_free(ModelCost *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelCost, model_cost_free)
 
 /* Loads a profile CSV (see above). Errors name the file, line and column (bad header, a
- * non-number, negative rows or seconds, duplicate (op, rows)). */
+ * non-number, negative rows or seconds, duplicate (op, rows)). All or nothing: on error the
+ * model is unchanged. An op listed in a second profile replaces that op's earlier points.
+ * doc/cost-model.md gives the format. */
 bool model_cost_load_profile(ModelCost *c, const char *path, GError **error);
+
+/* Whether op `name` has measured points (so model_cost_op_ns ignores flops and bytes). */
+bool model_cost_is_profiled(const ModelCost *c, const char *name);
 
 /* Duration in ns of op `name` processing `rows` token rows with `flops` floating-point
  * operations and `bytes` of HBM traffic, computing in `dtype` (its dense peak; a dtype the
- * device lacks falls back to bf16). A profiled op uses the profile instead. */
+ * device lacks falls back to bf16; a device with no bf16 peak or no HBM bandwidth makes that
+ * term 0). The result is rounded up to whole ns. A profiled op uses the profile instead, with
+ * no launch cost added (the measurement includes it). O(1) hash + O(log points). */
 int64_t model_cost_op_ns(const ModelCost *c, const char *name, uint64_t rows, double flops,
                          double bytes, NetPeakDtype dtype);
 

@@ -1,0 +1,314 @@
+/* model/cost.c — compute op durations: roofline + launch cost, or a measured profile.
+ *
+ * The profile is a GHashTable op name (owned) -> GArray of CostPoint, sorted by rows with no
+ * two points on the same rows. A lookup is one hash and a binary search: O(log points). It
+ * runs when ops are lowered, never in the engine's event loop. Loading is O(lines) plus a sort
+ * per op; a load parses into a table of its own and merges it only when the whole file is
+ * valid, so a failed load leaves the model unchanged. doc/cost-model.md is the user's side.
+ */
+#include "cost.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+G_DEFINE_QUARK(ranksim - model - cost - error - quark, model_cost_error)
+
+#define PROFILE_HEADER "op,rows,seconds"
+/* Rows above this cannot be held exactly in a double (2^53). */
+#define PROFILE_MAX_ROWS 9007199254740992.0
+
+typedef struct {
+    uint64_t rows;  /* >= 1 */
+    double seconds; /* >= 0, finite */
+    guint line;     /* where it was read, for duplicate messages */
+} CostPoint;
+
+struct ModelCost {
+    const NetHardware *hw; /* borrowed */
+    ModelCostParams params;
+    GHashTable *profile; /* char* op (owned) -> GArray<CostPoint> (owned), sorted by rows */
+};
+
+void model_cost_params_defaults(ModelCostParams *p)
+{
+    g_return_if_fail(p != NULL);
+    /* shared/reference/hardware.md: "Efficiencies other analytic models use: compute 0.7,
+     * memory 0.6, ... fixed per-op costs of a few µs". */
+    p->compute_efficiency = 0.7;
+    p->memory_efficiency = 0.6;
+    p->launch_ns = 5000;
+}
+
+static GHashTable *profile_table_new(void)
+{
+    return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
+}
+
+ModelCost *model_cost_new(const NetHardware *hw, const ModelCostParams *params)
+{
+    g_return_val_if_fail(hw != NULL, NULL);
+    ModelCostParams p;
+    if (params)
+        p = *params;
+    else
+        model_cost_params_defaults(&p);
+    g_return_val_if_fail(p.compute_efficiency > 0 && p.compute_efficiency <= 1, NULL);
+    g_return_val_if_fail(p.memory_efficiency > 0 && p.memory_efficiency <= 1, NULL);
+    g_return_val_if_fail(p.launch_ns >= 0, NULL);
+
+    ModelCost *c = g_new0(ModelCost, 1);
+    c->hw = hw;
+    c->params = p;
+    c->profile = profile_table_new();
+    return c;
+}
+
+void model_cost_free(ModelCost *c)
+{
+    if (!c)
+        return;
+    g_hash_table_unref(c->profile);
+    g_free(c);
+}
+
+/* ---- profile loading ---------------------------------------------------------------------- */
+
+static bool G_GNUC_PRINTF(5, 6) parse_fail(GError **error, const char *path, guint line,
+                                           const char *column, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    if (column)
+        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE, "%s:%u: column '%s': %s", path,
+                    line, column, what);
+    else
+        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE, "%s:%u: %s", path, line, what);
+    return false;
+}
+
+/* Parses a whole field (already stripped) as a finite number >= 0. */
+static bool parse_number(const char *path, guint line, const char *column, const char *field,
+                         double *out, GError **error)
+{
+    if (!*field)
+        return parse_fail(error, path, line, column, "empty, expected a number");
+    char *end = NULL;
+    double v = g_ascii_strtod(field, &end);
+    if (end == field || *end != '\0')
+        return parse_fail(error, path, line, column, "'%s' is not a number", field);
+    if (!isfinite(v))
+        return parse_fail(error, path, line, column, "'%s' is not a finite number", field);
+    if (v < 0)
+        return parse_fail(error, path, line, column, "%s is negative, expected a value >= 0",
+                          field);
+    *out = v;
+    return true;
+}
+
+static bool check_header(const char *path, guint line, const char *text, GError **error)
+{
+    g_auto(GStrv) fields = g_strsplit(text, ",", -1);
+    static const char *const want[] = {"op", "rows", "seconds"};
+    bool ok = g_strv_length(fields) == G_N_ELEMENTS(want);
+    for (guint i = 0; ok && i < G_N_ELEMENTS(want); i++)
+        ok = strcmp(g_strstrip(fields[i]), want[i]) == 0;
+    if (!ok)
+        return parse_fail(error, path, line, NULL,
+                          "bad header '%s': expected '" PROFILE_HEADER
+                          "' (op name, token rows, measured seconds)",
+                          text);
+    return true;
+}
+
+static int point_cmp(gconstpointer a, gconstpointer b)
+{
+    const CostPoint *pa = a, *pb = b;
+    return (pa->rows > pb->rows) - (pa->rows < pb->rows);
+}
+
+/* Parses one data line (stripped, not blank, not a comment) into `into`. `seen` maps
+ * "op\nrows" to the line that gave that point, for duplicates. */
+static bool parse_row(const char *path, guint line, const char *text, GHashTable *into,
+                      GHashTable *seen, GError **error)
+{
+    g_auto(GStrv) f = g_strsplit(text, ",", -1);
+    guint n = g_strv_length(f);
+    if (n != 3)
+        return parse_fail(error, path, line, NULL,
+                          "expected 3 columns '" PROFILE_HEADER "', got %u", n);
+    const char *op = g_strstrip(f[0]);
+    const char *rows_s = g_strstrip(f[1]);
+    const char *seconds_s = g_strstrip(f[2]);
+
+    if (!*op)
+        return parse_fail(error, path, line, "op", "empty, expected an op name");
+    if (!g_utf8_validate(op, -1, NULL))
+        return parse_fail(error, path, line, "op", "the op name is not valid UTF-8");
+
+    double rows_d, seconds;
+    if (!parse_number(path, line, "rows", rows_s, &rows_d, error))
+        return false;
+    if (rows_d == 0)
+        return parse_fail(error, path, line, "rows", "0, expected a token count >= 1");
+    if (rows_d != floor(rows_d))
+        return parse_fail(error, path, line, "rows", "%s is not a whole number of rows", rows_s);
+    if (rows_d > PROFILE_MAX_ROWS)
+        return parse_fail(error, path, line, "rows", "%s is too large (at most 2^53)", rows_s);
+    if (!parse_number(path, line, "seconds", seconds_s, &seconds, error))
+        return false;
+
+    CostPoint pt = {.rows = (uint64_t)rows_d, .seconds = seconds, .line = line};
+    char *key = g_strdup_printf("%s\n%" PRIu64, op, pt.rows);
+    gpointer first = g_hash_table_lookup(seen, key);
+    if (first) {
+        g_free(key);
+        return parse_fail(error, path, line, "rows",
+                          "op '%s' already has a point at rows %" PRIu64 " (line %u)", op, pt.rows,
+                          GPOINTER_TO_UINT(first));
+    }
+    g_hash_table_insert(seen, key, GUINT_TO_POINTER(line));
+
+    GArray *pts = g_hash_table_lookup(into, op);
+    if (!pts) {
+        pts = g_array_new(false, false, sizeof(CostPoint));
+        g_hash_table_insert(into, g_strdup(op), pts);
+    }
+    g_array_append_val(pts, pt);
+    return true;
+}
+
+bool model_cost_load_profile(ModelCost *c, const char *path, GError **error)
+{
+    g_return_val_if_fail(c != NULL, false);
+    g_return_val_if_fail(path != NULL, false);
+    g_return_val_if_fail(error == NULL || *error == NULL, false);
+
+    g_autofree char *contents = NULL;
+    gsize len = 0;
+    g_autoptr(GError) io = NULL;
+    if (!g_file_get_contents(path, &contents, &len, &io)) {
+        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_IO, "%s: cannot read the profile: %s",
+                    path, io->message);
+        return false;
+    }
+    if (memchr(contents, '\0', len)) {
+        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE,
+                    "%s: contains a NUL byte; expected a text CSV with header '" PROFILE_HEADER "'",
+                    path);
+        return false;
+    }
+
+    g_autoptr(GHashTable) into = profile_table_new();
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);
+    bool have_header = false;
+    for (guint i = 0; lines[i]; i++) {
+        guint line = i + 1;
+        char *text = lines[i];
+        if (i == 0 && g_str_has_prefix(text, "\xEF\xBB\xBF")) /* a UTF-8 BOM (spreadsheets) */
+            text += 3;
+        text = g_strstrip(text); /* also drops the '\r' of CRLF files */
+        if (!*text || *text == '#')
+            continue;
+        if (!have_header) {
+            if (!check_header(path, line, text, error))
+                return false;
+            have_header = true;
+            continue;
+        }
+        if (!parse_row(path, line, text, into, seen, error))
+            return false;
+    }
+    if (!have_header) {
+        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE,
+                    "%s: no header; expected a first line '" PROFILE_HEADER "'", path);
+        return false;
+    }
+
+    /* Valid: sort each op's points and move them over, replacing earlier points of that op. */
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, into);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        g_array_sort(value, point_cmp);
+        g_hash_table_iter_steal(&it);
+        g_hash_table_replace(c->profile, key, value);
+    }
+    return true;
+}
+
+bool model_cost_is_profiled(const ModelCost *c, const char *name)
+{
+    g_return_val_if_fail(c != NULL, false);
+    return name && g_hash_table_contains(c->profile, name);
+}
+
+/* ---- durations ---------------------------------------------------------------------------- */
+
+/* Seconds at `rows` from points sorted by rows: the first point's time below it, linear
+ * between neighbours, proportional to rows beyond the last. O(log n). */
+static double profile_seconds(const GArray *pts, uint64_t rows)
+{
+    const CostPoint *p = (const CostPoint *)(const void *)pts->data;
+    guint n = pts->len;
+    g_assert(n > 0);
+    if (rows <= p[0].rows)
+        return p[0].seconds;
+    if (rows >= p[n - 1].rows)
+        return rows == p[n - 1].rows ? p[n - 1].seconds
+                                     : p[n - 1].seconds * ((double)rows / (double)p[n - 1].rows);
+    guint lo = 0, hi = n - 1; /* p[lo].rows < rows <= p[hi].rows */
+    while (hi - lo > 1) {
+        guint mid = lo + (hi - lo) / 2;
+        if (p[mid].rows < rows)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (p[hi].rows == rows)
+        return p[hi].seconds;
+    double f = (double)(rows - p[lo].rows) / (double)(p[hi].rows - p[lo].rows);
+    return p[lo].seconds + f * (p[hi].seconds - p[lo].seconds);
+}
+
+/* Nanoseconds rounded up, forgiving floating-point noise (1e-12 relative) so that exactly
+ * 1 ms does not become 1,000,001 ns; saturates at INT64_MAX. */
+static int64_t ns_round_up(double ns)
+{
+    if (!(ns > 0))
+        return 0;
+    if (ns >= 9.2e18)
+        return INT64_MAX;
+    double r = nearbyint(ns);
+    if (fabs(ns - r) <= 1e-12 * ns)
+        return (int64_t)r;
+    return (int64_t)ceil(ns);
+}
+
+int64_t model_cost_op_ns(const ModelCost *c, const char *name, uint64_t rows, double flops,
+                         double bytes, NetPeakDtype dtype)
+{
+    g_return_val_if_fail(c != NULL, 0);
+    g_return_val_if_fail((unsigned)dtype < NET_PEAK_COUNT, 0);
+    g_return_val_if_fail(flops >= 0 && bytes >= 0, 0); /* also refuses NaN */
+
+    if (name) {
+        const GArray *pts = g_hash_table_lookup(c->profile, name);
+        if (pts)
+            return ns_round_up(profile_seconds(pts, rows) * 1e9);
+    }
+
+    const NetHardware *hw = c->hw;
+    double peak = hw->peak_flops[dtype];
+    if (!(peak > 0))
+        peak = hw->peak_flops[NET_PEAK_BF16];
+    double compute_s = peak > 0 ? flops / (peak * c->params.compute_efficiency) : 0.0;
+    double bw = hw->hbm_bw_bytes_per_s;
+    double memory_s = bw > 0 ? bytes / (bw * c->params.memory_efficiency) : 0.0;
+    int64_t body_ns = ns_round_up(fmax(compute_s, memory_s) * 1e9);
+    return body_ns > INT64_MAX - c->params.launch_ns ? INT64_MAX : body_ns + c->params.launch_ns;
+}

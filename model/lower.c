@@ -1,0 +1,944 @@
+/* model/lower.c — model + plan + engine + workload -> per-rank programs; see lower.h and
+ * doc/lowering.md for the rules and where each comes from. */
+#include "lower.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK(ranksim-model-lower-error-quark, model_lower_error)
+
+/* ---- names ---- */
+
+static const char *const backend_names[MODEL_BACKEND_COUNT] = {
+    "AUTO", "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHMLA", "FLASHINFER_MLA",
+    "TRITON_MLA", "FLASH_ATTN", "ASCEND",
+};
+static const char *const quant_names[MODEL_QUANT_COUNT] = {"bf16", "fp8", "w8a8", "w4a8",
+                                                           "nvfp4"};
+static const char *const cudagraph_names[] = {"NONE", "PIECEWISE", "FULL", "FULL_AND_PIECEWISE"};
+
+const char *model_backend_name(ModelBackend b)
+{
+    return b < MODEL_BACKEND_COUNT ? backend_names[b] : "?";
+}
+
+bool model_backend_parse(const char *s, ModelBackend *out)
+{
+    for (int i = 0; i < MODEL_BACKEND_COUNT; i++)
+        if (g_ascii_strcasecmp(s, backend_names[i]) == 0) {
+            *out = (ModelBackend)i;
+            return true;
+        }
+    return false;
+}
+
+const char *model_quant_name(ModelQuant q)
+{
+    return q < MODEL_QUANT_COUNT ? quant_names[q] : "?";
+}
+
+bool model_quant_parse(const char *s, ModelQuant *out)
+{
+    for (int i = 0; i < MODEL_QUANT_COUNT; i++)
+        if (g_ascii_strcasecmp(s, quant_names[i]) == 0) {
+            *out = (ModelQuant)i;
+            return true;
+        }
+    return false;
+}
+
+const char *model_cudagraph_name(ModelCudagraph m)
+{
+    return (unsigned)m < G_N_ELEMENTS(cudagraph_names) ? cudagraph_names[m] : "?";
+}
+
+bool model_cudagraph_parse(const char *s, ModelCudagraph *out)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(cudagraph_names); i++)
+        if (g_ascii_strcasecmp(s, cudagraph_names[i]) == 0) {
+            *out = (ModelCudagraph)i;
+            return true;
+        }
+    return false;
+}
+
+void model_engine_defaults(ModelEngine *e)
+{
+    memset(e, 0, sizeof *e);
+    e->attention_backend = MODEL_BACKEND_AUTO;
+    e->quantization = MODEL_QUANT_BF16;
+    e->kv_cache_dtype = SCHED_DTYPE_BF16;
+    e->gpu_memory_utilization = 0.92;
+    e->max_num_batched_tokens = 8192;
+    e->max_model_len = 8192;
+    e->max_num_seqs = 256;
+    e->cudagraph_mode = MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
+}
+
+ModelBatch *model_batch_new(void)
+{
+    ModelBatch *b = g_new0(ModelBatch, 1);
+    b->prefill = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    b->decode = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    return b;
+}
+
+void model_batch_free(ModelBatch *b)
+{
+    if (!b)
+        return;
+    g_array_unref(b->prefill);
+    g_array_unref(b->decode);
+    g_free(b);
+}
+
+static void step_free(gpointer data)
+{
+    ModelStep *s = data;
+    g_ptr_array_unref(s->per_dp);
+    g_free(s);
+}
+
+ModelWorkload *model_workload_new(void)
+{
+    ModelWorkload *w = g_new0(ModelWorkload, 1);
+    w->steps = g_ptr_array_new_with_free_func(step_free);
+    return w;
+}
+
+void model_workload_free(ModelWorkload *w)
+{
+    if (!w)
+        return;
+    g_ptr_array_unref(w->steps);
+    g_free(w);
+}
+
+void model_workload_add_step(ModelWorkload *w, GPtrArray *per_dp)
+{
+    ModelStep *s = g_new0(ModelStep, 1);
+    g_ptr_array_set_free_func(per_dp, (GDestroyNotify)model_batch_free);
+    s->per_dp = per_dp;
+    g_ptr_array_add(w->steps, s);
+}
+
+/* ---- the lowering context ---- */
+
+typedef enum { MODE_TP = 0, MODE_SP, MODE_DSA_CP } Mode;
+
+typedef struct {
+    const ModelLowerInput *in;
+    const ModelArch *a;
+    const ModelPlan *pl;
+    const ModelEngine *e;
+    SchedProgram *p;
+    ModelBackend backend; /* AUTO resolved */
+    double wbytes;        /* bytes per weight element under the quantization */
+    NetPeakDtype cdt;     /* the dtype linear layers compute in */
+    uint32_t act_bytes;   /* activation element size (bf16) */
+    uint32_t kv_bytes;    /* KV-cache element size */
+    GArray *ops;          /* SchedOp being built for one rank */
+} Ctx;
+
+/* What one rank processes in one step. */
+typedef struct {
+    uint32_t n_prefill, n_decode; /* requests */
+    uint64_t tokens;      /* N: this DP rank's tokens (prefill + one per decode) */
+    uint64_t real;        /* rows this rank really owns in attention (PCP split) */
+    uint64_t padded;      /* rows every rank of the PCP group runs (batch padded) */
+    uint64_t moe_rows;    /* rows entering the MoE on this rank */
+    uint64_t full, local; /* SP / DSA CP: full (padded to TP) and local rows */
+    double ctx_avg;       /* mean context length seen by a query row */
+    uint64_t ctx_max;     /* longest context in the step */
+    uint64_t logits_rows; /* sequences sampled this step */
+    Mode mode;
+    bool has_prefill;
+} StepRows;
+
+static uint32_t op_name(Ctx *c, const char *name)
+{
+    return sched_program_name(c->p, name);
+}
+
+static void emit_compute(Ctx *c, const char *name, uint64_t rows, double flops, double bytes,
+                         NetPeakDtype dt)
+{
+    int64_t ns = model_cost_op_ns(c->in->cost, name, rows, flops, bytes, dt);
+    SchedOp op = sched_op_compute(op_name(c, name), ns, rows);
+    g_array_append_val(c->ops, op);
+}
+
+/* A linear layer [rows, in] x [in, out]. */
+static void emit_linear(Ctx *c, const char *name, uint64_t rows, double in, double out)
+{
+    double flops = 2.0 * (double)rows * in * out;
+    double bytes = in * out * c->wbytes + (double)rows * (in + out) * c->act_bytes;
+    emit_compute(c, name, rows, flops, bytes, c->cdt);
+}
+
+static void emit_norm(Ctx *c, const char *name, uint64_t rows, double dim)
+{
+    emit_compute(c, name, rows, 4.0 * (double)rows * dim, 2.0 * (double)rows * dim * c->act_bytes,
+                 NET_PEAK_BF16);
+}
+
+static void emit_coll(Ctx *c, SchedOpKind kind, const char *name, int32_t group, uint64_t count,
+                      SchedDtype dt, uint64_t rows)
+{
+    if (group < 0)
+        return;
+    SchedOp op = sched_op_collective(kind, op_name(c, name), group, count, dt);
+    op.tokens = rows;
+    g_array_append_val(c->ops, op);
+}
+
+/* ---- per-step rows ---- */
+
+static const ModelBatch *batch_of(const ModelStep *s, uint32_t dp)
+{
+    if (s->per_dp->len == 1)
+        return g_ptr_array_index(s->per_dp, 0);
+    if (dp < s->per_dp->len)
+        return g_ptr_array_index(s->per_dp, dp);
+    return NULL; /* an idle DP rank: runs a dummy batch (see moe_rows) */
+}
+
+static uint64_t batch_tokens(const ModelBatch *b)
+{
+    if (!b)
+        return 0;
+    uint64_t n = b->decode->len;
+    for (guint i = 0; i < b->prefill->len; i++)
+        n += g_array_index(b->prefill, uint32_t, i);
+    return n;
+}
+
+static uint64_t pcp_rows_of(const ModelBatch *b, uint32_t pcp, uint32_t r)
+{
+    if (!b)
+        return 0;
+    uint64_t n = b->decode->len; /* decode requests are replicated on every PCP rank */
+    for (guint i = 0; i < b->prefill->len; i++)
+        n += model_pcp_rows(g_array_index(b->prefill, uint32_t, i), pcp, r);
+    return n;
+}
+
+static StepRows step_rows(const Ctx *c, const ModelStep *s, uint32_t rank)
+{
+    const ModelParallel *par = &c->pl->par;
+    const ModelCoord *co = &c->pl->coord[rank];
+    const ModelBatch *b = batch_of(s, co->dp);
+    StepRows r;
+    memset(&r, 0, sizeof r);
+    r.n_prefill = b ? b->prefill->len : 0;
+    r.n_decode = b ? b->decode->len : 0;
+    r.has_prefill = r.n_prefill > 0;
+    r.tokens = batch_tokens(b);
+    uint32_t pcp = par->prefill_context_parallel_size;
+    if (pcp > 1) {
+        r.real = pcp_rows_of(b, pcp, co->pcp);
+        for (uint32_t k = 0; k < pcp; k++) {
+            uint64_t x = pcp_rows_of(b, pcp, k);
+            if (x > r.padded)
+                r.padded = x;
+        }
+    } else {
+        r.real = r.padded = r.tokens;
+    }
+    /* Context: a prefill row sees on average half its prompt (causal), a decode row its whole
+     * context. */
+    double ctx_sum = 0;
+    uint64_t rows = 0;
+    if (b) {
+        for (guint i = 0; i < b->prefill->len; i++) {
+            uint32_t l = g_array_index(b->prefill, uint32_t, i);
+            ctx_sum += (double)l * ((double)l + 1) / 2.0;
+            rows += l;
+            if (l > r.ctx_max)
+                r.ctx_max = l;
+        }
+        for (guint i = 0; i < b->decode->len; i++) {
+            uint32_t l = g_array_index(b->decode, uint32_t, i);
+            ctx_sum += l;
+            rows++;
+            if (l > r.ctx_max)
+                r.ctx_max = l;
+        }
+    }
+    r.ctx_avg = rows ? ctx_sum / (double)rows : 0;
+    r.logits_rows = r.n_prefill + r.n_decode;
+    uint32_t tp = par->tensor_parallel_size;
+    if (par->enable_sequence_parallel && tp > 1 && r.has_prefill)
+        r.mode = c->a->dsa && c->a->mla ? MODE_DSA_CP : MODE_SP;
+    if (r.mode != MODE_TP) {
+        r.full = (r.padded + tp - 1) / tp * tp;
+        r.local = r.full / tp;
+    }
+    /* DP ranks pad to the largest DP batch so EP collectives agree (vLLM syncs
+     * num_tokens_across_dp and idle ranks run dummy batches). */
+    r.moe_rows = r.mode == MODE_TP ? r.padded : r.local;
+    if (par->data_parallel_size > 1 && c->pl->ep_size > 1) {
+        uint64_t most = 0;
+        for (uint32_t dp = 0; dp < par->data_parallel_size; dp++) {
+            uint64_t x = batch_tokens(batch_of(s, dp));
+            if (x > most)
+                most = x;
+        }
+        if (r.mode == MODE_TP)
+            r.moe_rows = most;
+    }
+    return r;
+}
+
+/* ---- attention ---- */
+
+static uint32_t heads_per_rank(const Ctx *c)
+{
+    return c->a->num_heads / c->pl->par.tensor_parallel_size;
+}
+
+/* MLA projections on `rows`; `heads` query/key heads this rank projects. */
+static void emit_mla_projections(Ctx *c, uint64_t rows, uint32_t heads)
+{
+    const ModelArch *a = c->a;
+    double qk = a->qk_nope_head_dim + a->qk_rope_head_dim;
+    if (a->q_lora_rank) {
+        emit_linear(c, "q_a_proj", rows, a->hidden_size, a->q_lora_rank);
+        emit_norm(c, "q_a_layernorm", rows, a->q_lora_rank);
+        emit_linear(c, "q_b_proj", rows, a->q_lora_rank, heads * qk);
+    } else {
+        emit_linear(c, "q_b_proj", rows, a->hidden_size, heads * qk);
+    }
+    emit_linear(c, "kv_a_proj", rows, a->hidden_size, a->kv_lora_rank + a->qk_rope_head_dim);
+    emit_norm(c, "kv_a_layernorm", rows, a->kv_lora_rank);
+    emit_linear(c, "kv_b_proj", rows, a->kv_lora_rank,
+                heads * (double)(a->qk_nope_head_dim + a->v_head_dim));
+}
+
+static void emit_indexer(Ctx *c, uint64_t rows, const StepRows *sr)
+{
+    const ModelArch *a = c->a;
+    double ih = a->index_n_heads, id = a->index_head_dim;
+    double proj = 2.0 * (double)rows *
+                  ((a->q_lora_rank ? a->q_lora_rank : a->hidden_size) * ih * id +
+                   a->hidden_size * id + a->hidden_size * ih);
+    double score = 2.0 * (double)rows * sr->ctx_avg * ih * id;
+    double bytes = (double)rows * sr->ctx_avg * id * 1.0 /* fp8 index keys */ +
+                   (double)rows * a->hidden_size * c->act_bytes;
+    emit_compute(c, "indexer", rows, proj + score, bytes, NET_PEAK_FP8);
+}
+
+/* Attention compute for `rows` query rows over `heads` heads against `kv_share` of each
+ * context (1/DCP when the KV is sharded). */
+static void emit_attention(Ctx *c, uint64_t rows, uint32_t heads, const StepRows *sr,
+                           double kv_share)
+{
+    const ModelArch *a = c->a;
+    if (a->mla) {
+        double ctx = sr->ctx_avg * kv_share;
+        double d_qk = a->kv_lora_rank + a->qk_rope_head_dim, d_v = a->kv_lora_rank;
+        const char *name = "mla_attention";
+        if (a->dsa) {
+            name = "sparse_attention";
+            if (ctx > a->index_topk)
+                ctx = (double)a->index_topk;
+        }
+        double flops = 2.0 * (double)rows * heads * ctx * (d_qk + d_v);
+        double bytes = (double)rows * ctx * d_qk * c->kv_bytes;
+        emit_compute(c, name, rows, flops, bytes, NET_PEAK_BF16);
+    } else {
+        double ctx = sr->ctx_avg * kv_share;
+        double flops = 4.0 * (double)rows * heads * ctx * a->head_dim;
+        double kvh = (double)a->num_kv_heads / c->pl->par.tensor_parallel_size;
+        if (kvh < 1)
+            kvh = 1;
+        double bytes = (double)rows * ctx * 2.0 * kvh * a->head_dim * c->kv_bytes;
+        emit_compute(c, "attention", rows, flops, bytes, NET_PEAK_BF16);
+    }
+}
+
+/* The context-parallel exchanges around the attention kernel. */
+static void emit_cp_attention(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t lin_rows)
+{
+    const ModelArch *a = c->a;
+    const ModelPlan *pl = c->pl;
+    const ModelParallel *par = &pl->par;
+    uint32_t dcp = par->decode_context_parallel_size, pcp = par->prefill_context_parallel_size;
+    uint32_t h = heads_per_rank(c);
+    int32_t gd = pl->dcp_group[rank], gp = pl->pcp_group[rank];
+    double kv_dim = a->mla ? a->kv_lora_rank + a->qk_rope_head_dim
+                           : 2.0 * a->head_dim * MAX(1u, a->num_kv_heads / par->tensor_parallel_size);
+    double v_dim = a->mla ? a->kv_lora_rank : a->head_dim;
+    bool flashinfer = c->backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE;
+
+    if (pcp > 1) /* every PCP rank needs the new tokens' KV to write its shard and attend */
+        emit_coll(c, SCHED_OP_ALL_GATHER, "pcp_kv_all_gather", gp,
+                  sr->padded * (uint64_t)kv_dim, c->e->kv_cache_dtype == SCHED_DTYPE_FP8
+                                                     ? SCHED_DTYPE_FP8
+                                                     : SCHED_DTYPE_BF16,
+                  sr->padded);
+    if (dcp <= 1) {
+        emit_attention(c, sr->real, h, sr, 1.0);
+        return;
+    }
+    if (pcp > 1) {
+        /* PCP + DCP: no query gather. FLASHMLA_SPARSE gathers the DCP KV shards first and
+         * exchanges padded rows; FLASHINFER_MLA_SPARSE keeps the shards and sizes its LSE
+         * exchange by the rank's real rows. A rank with no rows of its own skips the KV gather
+         * in the FLASHMLA_SPARSE path (the short-prefill hang in vllm-cp.md). */
+        uint64_t rows = flashinfer ? sr->real : sr->padded;
+        if (!flashinfer && sr->real > 0) {
+            uint64_t shard = 0;
+            for (uint32_t k = 0; k < dcp; k++) {
+                uint64_t x = model_dcp_local_len((uint32_t)sr->ctx_max, dcp, k,
+                                                 par->cp_kv_cache_interleave_size);
+                if (x > shard)
+                    shard = x;
+            }
+            emit_coll(c, SCHED_OP_ALL_GATHER, "dcp_kv_all_gather", gd, shard * (uint64_t)kv_dim,
+                      SCHED_DTYPE_BF16, sr->padded);
+        }
+        emit_attention(c, sr->real, h, sr, flashinfer ? 1.0 / dcp : 1.0);
+        emit_coll(c, SCHED_OP_ALL_GATHER, "dcp_lse_all_gather", gd, rows * h, SCHED_DTYPE_FP32,
+                  rows);
+        emit_coll(c, SCHED_OP_ALL_REDUCE, "dcp_out_all_reduce", gd,
+                  rows * h * (uint64_t)v_dim, SCHED_DTYPE_BF16, rows);
+        (void)lin_rows;
+        return;
+    }
+    /* DCP inside TP: gather the query heads of the DCP group, attend over the local KV shard,
+     * then combine: LSE all-gather + output reduce-scatter (ag_rs) or one all-to-all (a2a). */
+    uint64_t rows = sr->real;
+    uint32_t hg = h * dcp;
+    double q_dim = a->mla ? a->kv_lora_rank + a->qk_rope_head_dim : a->head_dim;
+    emit_coll(c, SCHED_OP_ALL_GATHER, "dcp_q_all_gather", gd, rows * h * (uint64_t)q_dim,
+              SCHED_DTYPE_BF16, rows);
+    emit_attention(c, rows, hg, sr, 1.0 / dcp);
+    if (par->dcp_comm_backend == MODEL_DCP_A2A) {
+        emit_coll(c, SCHED_OP_ALL_TO_ALL, "dcp_all_to_all", gd,
+                  rows * hg * (uint64_t)(v_dim + 2), SCHED_DTYPE_BF16, rows);
+    } else {
+        emit_coll(c, SCHED_OP_ALL_GATHER, "dcp_lse_all_gather", gd, rows * hg, SCHED_DTYPE_FP32,
+                  rows);
+        emit_coll(c, SCHED_OP_REDUCE_SCATTER, "dcp_out_reduce_scatter", gd,
+                  rows * hg * (uint64_t)v_dim, SCHED_DTYPE_BF16, rows);
+    }
+}
+
+/* ---- MLP / MoE ---- */
+
+static void emit_dense_mlp(Ctx *c, uint64_t rows, uint32_t tp)
+{
+    const ModelArch *a = c->a;
+    double inter = (double)a->intermediate_size / tp;
+    double flops = 2.0 * (double)rows * a->hidden_size * inter * 3.0;
+    double bytes = 3.0 * a->hidden_size * inter * c->wbytes +
+                   (double)rows * (2.0 * a->hidden_size + 2.0 * inter) * c->act_bytes;
+    emit_compute(c, "mlp", rows, flops, bytes, c->cdt);
+}
+
+static void emit_experts(Ctx *c, const char *name, uint64_t rows, double tokens_per_row,
+                         double experts_here, double inter)
+{
+    const ModelArch *a = c->a;
+    double pairs = (double)rows * tokens_per_row;
+    double flops = 2.0 * pairs * a->hidden_size * inter * 3.0;
+    double touched = pairs < experts_here ? pairs : experts_here;
+    double bytes = touched * 3.0 * a->hidden_size * inter * c->wbytes +
+                   pairs * 2.0 * a->hidden_size * c->act_bytes;
+    emit_compute(c, name, rows, flops, bytes, c->cdt);
+}
+
+static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, bool sp_local)
+{
+    const ModelArch *a = c->a;
+    const ModelPlan *pl = c->pl;
+    uint32_t tp = pl->par.tensor_parallel_size;
+    int32_t gt = pl->tp_group[rank], ge = pl->ep_group[rank];
+    bool ep = pl->ep_size > 1;
+    double topk = a->num_experts_per_tok;
+    double shared_inter = (double)a->moe_intermediate_size * MAX(1u, a->n_shared_experts);
+    bool mc2 = c->backend == MODEL_BACKEND_ASCEND && ep && !sr->has_prefill && tp > 1;
+
+    emit_linear(c, "moe_gate", rows, a->hidden_size, a->n_routed_experts);
+    uint64_t route_rows = rows;
+    if (mc2) {
+        /* vLLM-Ascend MC2 decode: the gate ran on the full packed-local tokens; pad to a
+         * multiple of TP and keep this TP rank's slice for top-k and dispatch (seed 000 §3.8:
+         * dp8tp4, 9 tokens -> 12 -> 3). */
+        route_rows = (rows + tp - 1) / tp;
+    }
+    emit_compute(c, "moe_topk", route_rows, 4.0 * (double)route_rows * a->n_routed_experts,
+                 (double)route_rows * a->n_routed_experts * 4.0, NET_PEAK_BF16);
+    if (ep) {
+        uint64_t send = route_rows * (uint64_t)topk * a->hidden_size;
+        emit_coll(c, SCHED_OP_ALL_TO_ALL, "ep_dispatch", ge, send, SCHED_DTYPE_BF16, route_rows);
+        emit_experts(c, "moe_experts", route_rows, topk,
+                     (double)a->n_routed_experts / pl->ep_size, a->moe_intermediate_size);
+        emit_coll(c, SCHED_OP_ALL_TO_ALL, "ep_combine", ge, send, SCHED_DTYPE_BF16, route_rows);
+    } else {
+        emit_experts(c, "moe_experts", route_rows, topk, a->n_routed_experts,
+                     (double)a->moe_intermediate_size / tp);
+    }
+    if (a->n_shared_experts) {
+        double inter = ep && !mc2 ? shared_inter / tp : shared_inter / tp;
+        emit_experts(c, "shared_experts", route_rows, 1.0, 1.0, inter);
+    }
+    if (mc2) {
+        emit_coll(c, SCHED_OP_ALL_GATHER, "mc2_all_gather", gt, route_rows * a->hidden_size,
+                  SCHED_DTYPE_BF16, route_rows);
+    } else if (tp > 1) {
+        /* The feature shards of the experts merge over TP. On local (SP) tokens this all-reduce
+         * keeps the token layout (seed 000 §3.3.1). */
+        emit_coll(c, SCHED_OP_ALL_REDUCE, sp_local ? "shared_expert_all_reduce" : "tp_all_reduce",
+                  gt, rows * a->hidden_size, SCHED_DTYPE_BF16, rows);
+    }
+}
+
+/* ---- one decoder layer ---- */
+
+typedef struct {
+    bool moe;
+    bool indexer; /* DSA layer with its own indexer (IndexShare: shared layers reuse top-k) */
+} LayerKind;
+
+static LayerKind layer_kind(const ModelArch *a, uint32_t l)
+{
+    LayerKind k = {model_arch_layer_is_moe(a, l), a->dsa && !a->index_shared[l]};
+    return k;
+}
+
+static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
+{
+    const ModelArch *a = c->a;
+    uint32_t tp = c->pl->par.tensor_parallel_size;
+    int32_t gt = c->pl->tp_group[rank];
+    uint64_t rows = sr->padded;
+    uint32_t h = heads_per_rank(c);
+    emit_norm(c, "input_layernorm", rows, a->hidden_size);
+    if (a->mla) {
+        emit_mla_projections(c, rows, h);
+    } else {
+        double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
+        emit_linear(c, "q_proj", rows, a->hidden_size, (double)h * a->head_dim);
+        emit_linear(c, "k_proj", rows, a->hidden_size, kvh * a->head_dim);
+        emit_linear(c, "v_proj", rows, a->hidden_size, kvh * a->head_dim);
+    }
+    if (lk.indexer)
+        emit_indexer(c, sr->real, sr);
+    emit_cp_attention(c, rank, sr, rows);
+    double attn_out = a->mla ? (double)h * a->v_head_dim : (double)h * a->head_dim;
+    emit_linear(c, "o_proj", rows, attn_out, a->hidden_size);
+    if (tp > 1)
+        emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, rows * a->hidden_size,
+                  SCHED_DTYPE_BF16, rows);
+    emit_norm(c, "post_attention_layernorm", rows, a->hidden_size);
+    if (lk.moe) {
+        emit_moe(c, rank, sr, sr->moe_rows, false);
+    } else {
+        emit_dense_mlp(c, rows, tp);
+        if (tp > 1)
+            emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, rows * a->hidden_size,
+                      SCHED_DTYPE_BF16, rows);
+    }
+}
+
+/* Sequence parallel for models without DSA: all-reduces become reduce-scatter + all-gather
+ * around the norms, which run on local tokens. */
+static void emit_layer_sp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
+{
+    const ModelArch *a = c->a;
+    uint32_t tp = c->pl->par.tensor_parallel_size;
+    int32_t gt = c->pl->tp_group[rank];
+    uint32_t h = heads_per_rank(c);
+    emit_norm(c, "input_layernorm", sr->local, a->hidden_size);
+    emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, sr->local * a->hidden_size,
+              SCHED_DTYPE_BF16, sr->local);
+    if (a->mla) {
+        emit_mla_projections(c, sr->full, h);
+    } else {
+        double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
+        emit_linear(c, "q_proj", sr->full, a->hidden_size, (double)h * a->head_dim);
+        emit_linear(c, "k_proj", sr->full, a->hidden_size, kvh * a->head_dim);
+        emit_linear(c, "v_proj", sr->full, a->hidden_size, kvh * a->head_dim);
+    }
+    StepRows full = *sr;
+    full.real = full.padded = sr->full;
+    emit_cp_attention(c, rank, &full, sr->full);
+    double attn_out = a->mla ? (double)h * a->v_head_dim : (double)h * a->head_dim;
+    emit_linear(c, "o_proj", sr->full, attn_out, a->hidden_size);
+    emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt, sr->full * a->hidden_size,
+              SCHED_DTYPE_BF16, sr->full);
+    emit_norm(c, "post_attention_layernorm", sr->local, a->hidden_size);
+    emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, sr->local * a->hidden_size,
+              SCHED_DTYPE_BF16, sr->local);
+    if (lk.moe) {
+        /* MoE on full tokens, experts TP-sharded, then back to local tokens. */
+        emit_linear(c, "moe_gate", sr->full, a->hidden_size, a->n_routed_experts);
+        emit_compute(c, "moe_topk", sr->full, 4.0 * (double)sr->full * a->n_routed_experts,
+                     (double)sr->full * a->n_routed_experts * 4.0, NET_PEAK_BF16);
+        emit_experts(c, "moe_experts", sr->full, a->num_experts_per_tok, a->n_routed_experts,
+                     (double)a->moe_intermediate_size / tp);
+        if (a->n_shared_experts)
+            emit_experts(c, "shared_experts", sr->full, 1.0, 1.0,
+                         (double)a->moe_intermediate_size * a->n_shared_experts / tp);
+    } else {
+        emit_dense_mlp(c, sr->full, tp);
+    }
+    emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt, sr->full * a->hidden_size,
+              SCHED_DTYPE_BF16, sr->full);
+}
+
+/* DSA CP (sequence parallel on a DSA model, seed 000 §3.3): full-token attention with
+ * replicated q_b/kv_b, a token slice before a replicated o_proj without all-reduce, everything
+ * after on local tokens, and one all-gather per layer of the normalized attention input. */
+static void emit_layer_dsa_cp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
+{
+    const ModelArch *a = c->a;
+    uint32_t tp = c->pl->par.tensor_parallel_size;
+    int32_t gt = c->pl->tp_group[rank];
+    ModelBreak brk = c->in->broken;
+    uint64_t full = sr->full, local = sr->local;
+    if (brk == MODEL_BREAK_GATHER_RESIDUAL)
+        full = sr->full * tp; /* the residual's gather expands the tokens again */
+    emit_norm(c, "input_layernorm", local, a->hidden_size);
+    if (brk != MODEL_BREAK_LOCAL_ATTENTION)
+        emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, local * a->hidden_size,
+                  SCHED_DTYPE_BF16, local);
+    if (brk == MODEL_BREAK_GATHER_RESIDUAL)
+        emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, local * a->hidden_size,
+                  SCHED_DTYPE_BF16, local);
+    uint64_t arows = brk == MODEL_BREAK_LOCAL_ATTENTION ? local : full;
+    emit_mla_projections(c, arows, a->num_heads); /* replicated: full heads */
+    StepRows fr = *sr;
+    fr.real = fr.padded = arows;
+    if (lk.indexer)
+        emit_indexer(c, arows, &fr);
+    emit_attention(c, arows, a->num_heads, &fr, 1.0);
+    /* token slice (a layout change, no op), replicated o_proj on local tokens */
+    emit_linear(c, "o_proj", local, (double)a->num_heads * a->v_head_dim, a->hidden_size);
+    uint64_t frows = brk == MODEL_BREAK_EARLY_GATHER ? sr->full : local;
+    if (brk == MODEL_BREAK_EARLY_GATHER)
+        emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, local * a->hidden_size,
+                  SCHED_DTYPE_BF16, local);
+    emit_norm(c, "post_attention_layernorm", frows, a->hidden_size);
+    if (lk.moe) {
+        emit_moe(c, rank, sr, frows, true);
+    } else {
+        emit_dense_mlp(c, frows, tp);
+        emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, frows * a->hidden_size,
+                  SCHED_DTYPE_BF16, frows);
+    }
+}
+
+static void emit_layer(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
+{
+    switch (sr->mode) {
+    case MODE_DSA_CP:
+        emit_layer_dsa_cp(c, rank, sr, lk);
+        break;
+    case MODE_SP:
+        emit_layer_sp(c, rank, sr, lk);
+        break;
+    default:
+        emit_layer_tp(c, rank, sr, lk);
+        break;
+    }
+}
+
+/* ---- a whole step ---- */
+
+static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
+{
+    const ModelArch *a = c->a;
+    const ModelPlan *pl = c->pl;
+    uint32_t tp = pl->par.tensor_parallel_size;
+    int32_t gt = pl->tp_group[rank];
+    StepRows sr = step_rows(c, s, rank);
+    uint64_t in_rows = sr.mode == MODE_TP ? sr.padded : sr.full;
+    /* Embedding: vocab-parallel lookup, combined over TP (reduce-scattered to local tokens
+     * under sequence parallelism). */
+    emit_compute(c, "embed", in_rows, 0, (double)in_rows * a->hidden_size * c->act_bytes,
+                 NET_PEAK_BF16);
+    if (tp > 1) {
+        if (sr.mode == MODE_TP)
+            emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, in_rows * a->hidden_size,
+                      SCHED_DTYPE_BF16, in_rows);
+        else
+            emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt,
+                      in_rows * a->hidden_size, SCHED_DTYPE_BF16, in_rows);
+    }
+    /* Layers: one repeat block per run of identical layers. */
+    for (uint32_t l = 0; l < a->num_layers;) {
+        LayerKind lk = layer_kind(a, l);
+        uint32_t end = l + 1;
+        while (end < a->num_layers) {
+            LayerKind nk = layer_kind(a, end);
+            if (nk.moe != lk.moe || nk.indexer != lk.indexer)
+                break;
+            end++;
+        }
+        guint header = c->ops->len;
+        SchedOp rep = sched_op_repeat(end - l, 0, (int32_t)l);
+        g_array_append_val(c->ops, rep);
+        emit_layer(c, rank, &sr, lk);
+        g_array_index(c->ops, SchedOp, header).body_len = c->ops->len - header - 1;
+        l = end;
+    }
+    uint64_t out_rows = sr.mode == MODE_TP ? sr.padded : sr.local;
+    if (sr.mode != MODE_TP) {
+        emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, sr.local * a->hidden_size,
+                  SCHED_DTYPE_BF16, sr.local);
+        out_rows = sr.full;
+    }
+    emit_norm(c, "final_norm", out_rows, a->hidden_size);
+    if (pl->par.prefill_context_parallel_size > 1)
+        emit_coll(c, SCHED_OP_ALL_GATHER, "pcp_out_all_gather", pl->pcp_group[rank],
+                  sr.padded * a->hidden_size, SCHED_DTYPE_BF16, sr.padded);
+    uint64_t lr = sr.logits_rows ? sr.logits_rows : 1;
+    emit_linear(c, "lm_head", lr, a->hidden_size, (double)a->vocab_size / tp);
+}
+
+/* ---- entry point ---- */
+
+static ModelBackend resolve_backend(const ModelArch *a, ModelBackend b)
+{
+    if (b != MODEL_BACKEND_AUTO)
+        return b;
+    if (a->mla)
+        return a->dsa ? MODEL_BACKEND_FLASHMLA_SPARSE : MODEL_BACKEND_FLASHMLA;
+    return MODEL_BACKEND_FLASH_ATTN;
+}
+
+static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError **error)
+{
+    const ModelArch *a = in->arch;
+    const ModelParallel *par = &in->plan->par;
+    bool mla_backend = backend != MODEL_BACKEND_FLASH_ATTN && backend != MODEL_BACKEND_ASCEND;
+    if (mla_backend && !a->mla) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                    "attention backend %s needs an MLA model; %s uses grouped-query attention "
+                    "(valid: FLASH_ATTN, ASCEND, AUTO)",
+                    model_backend_name(backend), a->name);
+        return false;
+    }
+    bool sparse = backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE ||
+                  backend == MODEL_BACKEND_FLASHMLA_SPARSE;
+    if (sparse && !a->dsa) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                    "attention backend %s needs a sparse-attention (DSA) model; %s has no "
+                    "indexer (valid: FLASHMLA, FLASHINFER_MLA, TRITON_MLA, AUTO)",
+                    model_backend_name(backend), a->name);
+        return false;
+    }
+    if (a->dsa && a->mla && (backend == MODEL_BACKEND_FLASHMLA ||
+                             backend == MODEL_BACKEND_FLASHINFER_MLA ||
+                             backend == MODEL_BACKEND_TRITON_MLA)) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                    "attention backend %s is dense; %s needs a sparse one "
+                    "(valid: FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE, ASCEND, AUTO)",
+                    model_backend_name(backend), a->name);
+        return false;
+    }
+    for (guint i = 0; i < in->workload->steps->len; i++) {
+        const ModelStep *s = g_ptr_array_index(in->workload->steps, i);
+        if (s->per_dp->len > par->data_parallel_size) {
+            g_set_error(error, MODEL_LOWER_ERROR, 0,
+                        "step %u lists %u per-DP-rank batches but data_parallel_size is %u", i + 1,
+                        s->per_dp->len, par->data_parallel_size);
+            return false;
+        }
+        for (guint d = 0; d < s->per_dp->len; d++) {
+            const ModelBatch *b = g_ptr_array_index(s->per_dp, d);
+            GArray *lists[] = {b->prefill, b->decode};
+            for (int k = 0; k < 2; k++)
+                for (guint j = 0; j < lists[k]->len; j++) {
+                    uint32_t len = g_array_index(lists[k], uint32_t, j);
+                    if (len > in->engine->max_model_len) {
+                        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                                    "step %u: a %s of %u tokens exceeds max_model_len=%u", i + 1,
+                                    k ? "decode context" : "prompt", len,
+                                    in->engine->max_model_len);
+                        return false;
+                    }
+                }
+        }
+    }
+    return true;
+}
+
+SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
+{
+    g_return_val_if_fail(in && in->arch && in->plan && in->engine && in->workload && in->cost,
+                         NULL);
+    ModelBackend backend = resolve_backend(in->arch, in->engine->attention_backend);
+    if (!check_input(in, backend, error))
+        return NULL;
+    Ctx c;
+    memset(&c, 0, sizeof c);
+    c.in = in;
+    c.a = in->arch;
+    c.pl = in->plan;
+    c.e = in->engine;
+    c.backend = backend;
+    c.act_bytes = 2;
+    c.kv_bytes = in->engine->kv_cache_dtype == SCHED_DTYPE_FP8 ? 1 : 2;
+    switch (in->engine->quantization) {
+    case MODEL_QUANT_FP8:
+        c.wbytes = 1, c.cdt = NET_PEAK_FP8;
+        break;
+    case MODEL_QUANT_W8A8:
+        c.wbytes = 1, c.cdt = NET_PEAK_INT8;
+        break;
+    case MODEL_QUANT_W4A8:
+        c.wbytes = 0.5, c.cdt = NET_PEAK_INT8;
+        break;
+    case MODEL_QUANT_NVFP4:
+        c.wbytes = 0.5 + 1.0 / 16, c.cdt = NET_PEAK_FP4;
+        break;
+    default:
+        c.wbytes = 2, c.cdt = NET_PEAK_BF16;
+        break;
+    }
+    c.p = sched_program_new(in->plan->world);
+    model_plan_add_groups((ModelPlan *)in->plan, c.p);
+    c.ops = g_array_new(FALSE, FALSE, sizeof(SchedOp));
+    for (uint32_t r = 0; r < in->plan->world; r++) {
+        g_array_set_size(c.ops, 0);
+        for (guint s = 0; s < in->workload->steps->len; s++)
+            emit_step(&c, r, g_ptr_array_index(in->workload->steps, s));
+        sched_program_set_ops(c.p, r, (SchedOp *)(void *)c.ops->data, c.ops->len);
+    }
+    g_array_unref(c.ops);
+    return c.p;
+}
+
+/* ---- the layout checker (seed 000 §3.3.1) ---- */
+
+static bool is_attention_side(const char *n)
+{
+    static const char *const names[] = {"q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj",
+                                        "kv_a_layernorm", "kv_b_proj", "indexer",
+                                        "sparse_attention", "mla_attention", NULL};
+    for (int i = 0; names[i]; i++)
+        if (strcmp(n, names[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool is_local_side(const char *n)
+{
+    static const char *const names[] = {"o_proj", "post_attention_layernorm", "moe_gate",
+                                        "moe_topk", "moe_experts", "shared_experts", "mlp",
+                                        "input_layernorm", NULL};
+    for (int i = 0; names[i]; i++)
+        if (strcmp(n, names[i]) == 0)
+            return true;
+    return false;
+}
+
+typedef struct {
+    GPtrArray *out;
+    const SchedProgram *p;
+    GArray *ranks; /* ranks sharing the list */
+    bool seen[4];  /* one finding per class per list */
+} Check;
+
+static void finding(Check *k, int cls, int32_t layer, const char *op, uint64_t rows,
+                    uint64_t want, const char *what)
+{
+    if (k->seen[cls])
+        return;
+    k->seen[cls] = true;
+    static const char *const classes[] = {
+        "", "full tokens restored before the MoE", "local tokens propagated into attention",
+        "residual gathered across layers"};
+    g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)k->ranks->data,
+                                             k->ranks->len);
+    g_autofree char *msg = g_strdup_printf(
+        "layout: %s (seed 000 §3.3.1 error class %d) on rank%s %s, layer %d: %s %s has %" G_GUINT64_FORMAT
+        " rows where the DSA CP contract wants %" G_GUINT64_FORMAT,
+        classes[cls], cls, k->ranks->len > 1 ? "s" : "", rs, layer, what, op, rows, want);
+    g_autofree char *detail = g_strdup_printf(
+        "{\"class\":%d,\"op\":\"%s\",\"rows\":%" G_GUINT64_FORMAT ",\"expected_rows\":%" G_GUINT64_FORMAT
+        ",\"ranks\":\"%s\"}",
+        cls, op, rows, want, rs);
+    g_ptr_array_add(k->out, sched_diag_new("layout", SCHED_SEV_ERROR,
+                                           g_array_index(k->ranks, int32_t, 0), -1, 0, layer, op,
+                                           msg, detail));
+}
+
+GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);
+    Ctx c;
+    memset(&c, 0, sizeof c);
+    c.in = in;
+    c.a = in->arch;
+    c.pl = in->plan;
+    c.e = in->engine;
+    c.p = (SchedProgram *)p;
+    for (guint li = 0; li < p->lists->len; li++) {
+        Check k = {out, p, g_array_new(FALSE, FALSE, sizeof(int32_t)), {false}};
+        for (uint32_t r = 0; r < p->n_ranks; r++)
+            if ((guint)p->list_of_rank[r] == li)
+                g_array_append_val(k.ranks, r);
+        if (!k.ranks->len) {
+            g_array_unref(k.ranks);
+            continue;
+        }
+        uint32_t rank = (uint32_t)g_array_index(k.ranks, int32_t, 0);
+        const SchedOpList *l = g_ptr_array_index(p->lists, li);
+        int step = -1;
+        StepRows sr;
+        memset(&sr, 0, sizeof sr);
+        uint64_t max_full = 0;
+        for (guint s = 0; s < in->workload->steps->len; s++) {
+            StepRows x = step_rows(&c, g_ptr_array_index(in->workload->steps, s), rank);
+            uint64_t m = MAX(MAX(x.padded, x.full), x.moe_rows);
+            max_full = MAX(max_full, m);
+        }
+        for (uint32_t i = 0; i < l->len; i++) {
+            const SchedOp *op = &l->ops[i];
+            const char *name = sched_program_name_str(p, op->name);
+            if (op->kind == SCHED_OP_COMPUTE && strcmp(name, "embed") == 0 &&
+                (guint)(step + 1) < in->workload->steps->len) {
+                step++;
+                sr = step_rows(&c, g_ptr_array_index(in->workload->steps, (guint)step), rank);
+            }
+            if (op->kind != SCHED_OP_REPEAT && op->tokens > max_full)
+                finding(&k, 3, op->layer, name, op->tokens, max_full, "op");
+            if (op->kind != SCHED_OP_REPEAT || sr.mode != MODE_DSA_CP)
+                continue;
+            /* One layer block: check its body once (every iteration runs the same ops). */
+            uint32_t gathers = 0;
+            int32_t layer = op->layer_start;
+            for (uint32_t j = i + 1; j <= i + op->body_len; j++) {
+                const SchedOp *b = &l->ops[j];
+                const char *bn = sched_program_name_str(p, b->name);
+                if (strcmp(bn, "sp_all_gather") == 0) {
+                    gathers++;
+                    continue;
+                }
+                if (b->kind != SCHED_OP_COMPUTE)
+                    continue;
+                if (b->tokens > sr.full)
+                    finding(&k, 3, layer, bn, b->tokens, sr.full, "op");
+                else if (is_attention_side(bn) && b->tokens < sr.full)
+                    finding(&k, 2, layer, bn, b->tokens, sr.full, "attention-side op");
+                else if (is_local_side(bn) && b->tokens > sr.local)
+                    finding(&k, 1, layer, bn, b->tokens, sr.local, "local-side op");
+            }
+            if (gathers > 1) {
+                g_autofree char *what = g_strdup_printf("%u sp_all_gather in one layer:", gathers);
+                finding(&k, 3, layer, "sp_all_gather", gathers, 1, what);
+            } else if (gathers == 0) {
+                finding(&k, 2, layer, "sp_all_gather", 0, 1,
+                        "no all-gather restores full tokens before attention:");
+            }
+            i += op->body_len;
+        }
+        g_array_unref(k.ranks);
+    }
+    return out;
+}

@@ -1,0 +1,378 @@
+/* model/plan.c — vLLM parallel configuration: validation, rank coordinates, communication
+ * groups and the PCP / DCP token splits; see plan.h and doc/parallel-plan.md.
+ *
+ * Layout (vllm/distributed/parallel_state.py, initialize_model_parallel): all ranks are
+ * arange(world).reshape(ExtDP=1, DP, PP=1, PCP, TP), so rank = ((dp * PCP) + pcp) * TP + tp.
+ * Each group kind is "that axis moved last, reshape(-1, size), one row per group":
+ *   TP   all_ranks.view(-1, TP)                     consecutive ranks
+ *   DCP  all_ranks.transpose(-1, -2).reshape(-1, DCP) when DCP > 1 ("DCP spans PCP first, then
+ *        TP for full TP x PCP groups"); all_ranks.reshape(-1, 1) when DCP == 1
+ *   PCP  all_ranks.transpose(3, 4).reshape(-1, PCP)
+ *   DP   all_ranks.transpose(1, 4).reshape(-1, DP)
+ *   EP   all_ranks.transpose(1, 2).reshape(-1, DP * PCP * TP)   (only for MoE models)
+ * Group ids are numbered in that row order and members listed in that column order, so a
+ * rank's position in its group is vLLM's rank_in_group.
+ *
+ * Costs: model_plan_new is O(world) time and memory (coordinates plus five int32 arrays);
+ * model_plan_add_groups adds O(world) groups, O(world log world) in the program.
+ */
+#include "plan.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* clang-format off */
+G_DEFINE_QUARK(ranksim-model-plan-error-quark, model_plan_error)
+/* clang-format on */
+
+/* Bounds that keep every product in 32 bits and every array allocatable. */
+#define PLAN_MAX_SIZE 65536u
+#define PLAN_MAX_WORLD 1048576u
+
+void model_parallel_defaults(ModelParallel *par)
+{
+    g_return_if_fail(par != NULL);
+    memset(par, 0, sizeof *par);
+    par->tensor_parallel_size = 1;
+    par->data_parallel_size = 1;
+    par->prefill_context_parallel_size = 1;
+    par->decode_context_parallel_size = 1;
+    par->enable_expert_parallel = false;
+    par->enable_sequence_parallel = false;
+    par->dcp_comm_backend = MODEL_DCP_AG_RS;
+    par->cp_kv_cache_interleave_size = 1;
+}
+
+/* Every validation failure is MODEL_PLAN_ERROR code 0; the message names the key. */
+static void plan_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void plan_error(GError **error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(error, MODEL_PLAN_ERROR, 0, msg);
+}
+
+static bool check_size(const char *key, uint32_t v, GError **error)
+{
+    if (v >= 1 && v <= PLAN_MAX_SIZE)
+        return true;
+    plan_error(error, "parallel.%s: must be between 1 and %u, got %u.", key, PLAN_MAX_SIZE, v);
+    return false;
+}
+
+/* Heads one rank holds in the DCP combine after the query gather, the H of
+ * dcp_a2a_lse_reduce's [B, H, D] (vllm/v1/attention/ops/dcp.py). Without PCP the query is
+ * all-gathered over the DCP group (H = heads/TP x DCP); with PCP it is all-gathered over TP
+ * only when DCP spans TP x PCP (mla_attention.py: "if dcp_world_size > pcp_world_size"), so
+ * H = heads/TP x DCP/PCP. */
+static uint64_t dcp_gathered_heads(const ModelParallel *par, uint32_t num_heads)
+{
+    uint64_t per_rank = num_heads / par->tensor_parallel_size;
+    uint32_t pcp = par->prefill_context_parallel_size;
+    uint32_t dcp = par->decode_context_parallel_size;
+    return pcp > 1 ? per_rank * (dcp / pcp) : per_rank * dcp;
+}
+
+/* ParallelConfig._validate_parallel_config (vllm/config/parallel.py) and our own bounds. */
+static bool validate_parallel(const ModelParallel *par, GError **error)
+{
+    if (!check_size("tensor_parallel_size", par->tensor_parallel_size, error) ||
+        !check_size("data_parallel_size", par->data_parallel_size, error) ||
+        !check_size("prefill_context_parallel_size", par->prefill_context_parallel_size, error) ||
+        !check_size("decode_context_parallel_size", par->decode_context_parallel_size, error))
+        return false;
+    if (par->cp_kv_cache_interleave_size < 1) {
+        plan_error(error, "parallel.cp_kv_cache_interleave_size: must be >= 1, got %u.",
+                   par->cp_kv_cache_interleave_size);
+        return false;
+    }
+    if (par->dcp_comm_backend != MODEL_DCP_AG_RS && par->dcp_comm_backend != MODEL_DCP_A2A) {
+        plan_error(error, "parallel.dcp_comm_backend: unknown backend %d (expected ag_rs or a2a).",
+                   (int)par->dcp_comm_backend);
+        return false;
+    }
+    uint32_t tp = par->tensor_parallel_size, dp = par->data_parallel_size;
+    uint32_t pcp = par->prefill_context_parallel_size, dcp = par->decode_context_parallel_size;
+    uint64_t world = (uint64_t)dp * pcp * tp;
+    if (world > PLAN_MAX_WORLD) {
+        plan_error(error,
+                   "parallel: world size data_parallel_size x prefill_context_parallel_size x "
+                   "tensor_parallel_size = %u x %u x %u = %" G_GUINT64_FORMAT
+                   " exceeds the limit of %u ranks.",
+                   dp, pcp, tp, world, PLAN_MAX_WORLD);
+        return false;
+    }
+    if (pcp > 1 && dp > 1) {
+        plan_error(error,
+                   "parallel.prefill_context_parallel_size: PCP does not support data "
+                   "parallelism yet. (prefill_context_parallel_size=%u, "
+                   "data_parallel_size=%u)",
+                   pcp, dp);
+        return false;
+    }
+    if (pcp == 1) {
+        /* "DCP reuses the TP ranks when PCP is disabled." */
+        if (tp % dcp != 0) {
+            plan_error(error,
+                       "parallel.decode_context_parallel_size: tp_size=%u must be divisible by "
+                       "dcp_size=%u.",
+                       tp, dcp);
+            return false;
+        }
+    } else if (dcp != 1 && dcp != pcp && dcp != tp * pcp) {
+        /* Python prints sorted({1, pcp, tp * pcp}); pcp >= 2 here, so only pcp == tp*pcp
+         * (TP = 1) can collapse two entries. */
+        g_autofree char *valid = tp == 1 ? g_strdup_printf("[1, %u]", pcp)
+                                         : g_strdup_printf("[1, %u, %u]", pcp, tp * pcp);
+        plan_error(error,
+                   "parallel.decode_context_parallel_size: When PCP is enabled, DCP must be "
+                   "disabled, span the PCP axis, or span the full TP x PCP axis. Got TP=%u, "
+                   "PCP=%u, DCP=%u; valid DCP sizes are %s.",
+                   tp, pcp, dcp, valid);
+        return false;
+    }
+    if (par->dcp_comm_backend == MODEL_DCP_A2A && dcp <= 1) {
+        plan_error(error, "parallel.dcp_comm_backend: dcp_comm_backend='a2a' requires "
+                          "decode_context_parallel_size > 1.");
+        return false;
+    }
+    return true;
+}
+
+/* ModelConfig.verify_with_parallel_config (vllm/config/model.py), then the checks vLLM only
+ * meets while building the model (QKVParallelLinear) or on the first forward
+ * (dcp_a2a_lse_reduce), in that order. */
+static bool validate_arch(const ModelParallel *par, const ModelArch *arch, GError **error)
+{
+    uint32_t tp = par->tensor_parallel_size, dcp = par->decode_context_parallel_size;
+    uint32_t heads = arch->num_heads;
+    if (heads % tp != 0) {
+        plan_error(error,
+                   "parallel.tensor_parallel_size: Total number of attention heads (%u) must be "
+                   "divisible by tensor parallel size (%u).",
+                   heads, tp);
+        return false;
+    }
+    bool has_experts = arch->moe || arch->n_routed_experts > 0;
+    if (par->enable_expert_parallel && !has_experts) {
+        plan_error(error,
+                   "parallel.enable_expert_parallel: Number of experts in the model must be "
+                   "greater than 0 when expert parallelism is enabled. (model %s has no "
+                   "routed experts)",
+                   arch->name[0] ? arch->name : "(unnamed)");
+        return false;
+    }
+    /* GQA/MQA: KV heads are split over TP, or replicated when TP >= KV heads. MLA decode is
+     * MQA over one latent "head" replicated on every rank, so none of this applies. */
+    uint32_t kv = arch->num_kv_heads ? arch->num_kv_heads : heads;
+    if (!arch->mla && kv > 0) {
+        if (dcp > 1) {
+            if (tp <= kv) {
+                plan_error(error,
+                           "parallel.decode_context_parallel_size: Decode context parallelism "
+                           "for GQA/MQA requires --tensor-parallel-size (%u) to be greater than "
+                           "the model's total number of KV heads (%u).",
+                           tp, kv);
+                return false;
+            }
+            uint32_t max_dcp = tp / kv;
+            if (dcp > max_dcp) {
+                plan_error(error,
+                           "parallel.decode_context_parallel_size: --decode-context-parallel-size "
+                           "(%u) exceeds the maximum supported value (%u) for "
+                           "--tensor-parallel-size (%u) and %u model KV heads.",
+                           dcp, max_dcp, tp, kv);
+                return false;
+            }
+            uint32_t q_per_kv = heads / kv;
+            if (q_per_kv % dcp != 0) {
+                plan_error(error,
+                           "parallel.decode_context_parallel_size: The model's number of query "
+                           "heads per KV head (%u) must be divisible by "
+                           "--decode-context-parallel-size (%u) for GQA/MQA.",
+                           q_per_kv, dcp);
+                return false;
+            }
+        }
+        /* QKVParallelLinear: divide(tp, kv) when tp >= kv, else divide(kv, tp);
+         * ensure_divisibility says "{} is not divisible by {}". */
+        uint32_t num = tp >= kv ? tp : kv, den = tp >= kv ? kv : tp;
+        if (num % den != 0) {
+            plan_error(error,
+                       "parallel.tensor_parallel_size: %u is not divisible by %u "
+                       "(tensor_parallel_size=%u, num_key_value_heads=%u: KV heads are split "
+                       "over TP ranks, or replicated when TP >= KV heads, so one must divide the "
+                       "other).",
+                       num, den, tp, kv);
+            return false;
+        }
+    }
+    if (par->dcp_comm_backend == MODEL_DCP_A2A && dcp > 1 && heads > 0) {
+        uint64_t h = dcp_gathered_heads(par, heads);
+        if (h % dcp != 0) {
+            plan_error(error,
+                       "parallel.dcp_comm_backend: H=%" G_GUINT64_FORMAT
+                       " must be divisible by DCP world size %u. (a2a splits the %" G_GUINT64_FORMAT
+                       " gathered attention heads across the DCP group)",
+                       h, dcp, h);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Index of (dp, pcp, tp) in all_ranks.transpose(-1, -2) flattened: the DCP row-major order. */
+static uint32_t dcp_flat_index(const ModelParallel *par, uint32_t dp, uint32_t pcp, uint32_t tp)
+{
+    uint32_t P = par->prefill_context_parallel_size, T = par->tensor_parallel_size;
+    if (par->decode_context_parallel_size == 1)
+        return (dp * P + pcp) * T + tp; /* no transpose: one group per rank, in rank order */
+    return dp * (T * P) + tp * P + pcp;
+}
+
+ModelPlan *model_plan_new(const ModelParallel *par, const ModelArch *arch, GError **error)
+{
+    g_return_val_if_fail(par != NULL, NULL);
+    g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+    if (!validate_parallel(par, error))
+        return NULL;
+    if (arch != NULL && !validate_arch(par, arch, error))
+        return NULL;
+
+    ModelPlan *plan = g_new0(ModelPlan, 1);
+    plan->par = *par;
+    uint32_t T = par->tensor_parallel_size, P = par->prefill_context_parallel_size;
+    uint32_t D = par->data_parallel_size, C = par->decode_context_parallel_size;
+    plan->world = D * P * T;
+    /* FusedMoEParallelConfig: EP spans DP x PCP x TP. vLLM builds the EP group when the model
+     * is MoE or no model config is known (parallel_state.py), hence arch == NULL counts. */
+    bool has_experts = arch == NULL || arch->moe || arch->n_routed_experts > 0;
+    plan->ep_size = par->enable_expert_parallel && has_experts ? plan->world : 1;
+
+    plan->coord = g_new(ModelCoord, plan->world);
+    for (uint32_t d = 0; d < D; d++)
+        for (uint32_t q = 0; q < P; q++)
+            for (uint32_t t = 0; t < T; t++) {
+                uint32_t r = (d * P + q) * T + t;
+                plan->coord[r].dp = d;
+                plan->coord[r].pcp = q;
+                plan->coord[r].tp = t;
+                plan->coord[r].dcp = dcp_flat_index(par, d, q, t) % C;
+            }
+    int32_t **ids[] = {&plan->tp_group, &plan->pcp_group, &plan->dcp_group, &plan->dp_group,
+                       &plan->ep_group};
+    for (size_t i = 0; i < G_N_ELEMENTS(ids); i++) {
+        *ids[i] = g_new(int32_t, plan->world);
+        for (uint32_t r = 0; r < plan->world; r++)
+            (*ids[i])[r] = -1;
+    }
+    return plan;
+}
+
+void model_plan_free(ModelPlan *plan)
+{
+    if (plan == NULL)
+        return;
+    g_free(plan->coord);
+    g_free(plan->tp_group);
+    g_free(plan->pcp_group);
+    g_free(plan->dcp_group);
+    g_free(plan->dp_group);
+    g_free(plan->ep_group);
+    g_free(plan);
+}
+
+/* rank = ((dp * PCP) + pcp) * TP + tp */
+static int32_t rank_of(const ModelParallel *par, uint32_t dp, uint32_t pcp, uint32_t tp)
+{
+    return (int32_t)((dp * par->prefill_context_parallel_size + pcp) * par->tensor_parallel_size +
+                     tp);
+}
+
+static int32_t add_group(SchedProgram *p, const char *kind, uint32_t index, const int32_t *ranks,
+                         uint32_t n, int32_t *ids)
+{
+    char name[32];
+    g_snprintf(name, sizeof name, "%s%u", kind, index);
+    int32_t g = sched_program_add_group(p, name, ranks, n);
+    for (uint32_t i = 0; i < n; i++)
+        ids[ranks[i]] = g;
+    return g;
+}
+
+void model_plan_add_groups(ModelPlan *plan, SchedProgram *p)
+{
+    g_return_if_fail(plan != NULL && p != NULL);
+    g_return_if_fail(p->n_ranks >= plan->world);
+    const ModelParallel *par = &plan->par;
+    uint32_t T = par->tensor_parallel_size, P = par->prefill_context_parallel_size;
+    uint32_t D = par->data_parallel_size, C = par->decode_context_parallel_size;
+    uint32_t W = plan->world;
+    g_autofree int32_t *m = g_new(int32_t, W);
+
+    /* TP: view(-1, TP), group k = dp * PCP + pcp, members by tp. */
+    for (uint32_t k = 0; k < D * P; k++) {
+        for (uint32_t t = 0; t < T; t++)
+            m[t] = (int32_t)(k * T + t);
+        add_group(p, "tp", k, m, T, plan->tp_group);
+    }
+    /* PCP: transpose(3, 4), group k = dp * TP + tp, members by pcp. */
+    for (uint32_t d = 0; d < D; d++)
+        for (uint32_t t = 0; t < T; t++) {
+            for (uint32_t q = 0; q < P; q++)
+                m[q] = rank_of(par, d, q, t);
+            add_group(p, "pcp", d * T + t, m, P, plan->pcp_group);
+        }
+    /* DCP: rows of DCP consecutive entries of the (transposed when DCP > 1) rank order. */
+    g_autofree int32_t *order = g_new(int32_t, W);
+    for (uint32_t d = 0; d < D; d++)
+        for (uint32_t q = 0; q < P; q++)
+            for (uint32_t t = 0; t < T; t++)
+                order[dcp_flat_index(par, d, q, t)] = rank_of(par, d, q, t);
+    for (uint32_t k = 0; k < W / C; k++)
+        add_group(p, "dcp", k, order + (size_t)k * C, C, plan->dcp_group);
+    /* DP: transpose(1, 4), group k = tp * PCP + pcp, members by dp. */
+    for (uint32_t t = 0; t < T; t++)
+        for (uint32_t q = 0; q < P; q++) {
+            for (uint32_t d = 0; d < D; d++)
+                m[d] = rank_of(par, d, q, t);
+            add_group(p, "dp", t * P + q, m, D, plan->dp_group);
+        }
+    /* EP: transpose(1, 2) with PP = 1 leaves the rank order; one group of every rank. */
+    if (plan->ep_size > 1) {
+        for (uint32_t r = 0; r < W; r++)
+            m[r] = (int32_t)r;
+        add_group(p, "ep", 0, m, W, plan->ep_group);
+    }
+}
+
+uint32_t model_pcp_rows(uint32_t len, uint32_t pcp, uint32_t r)
+{
+    g_return_val_if_fail(pcp >= 1 && r < pcp, 0);
+    /* PCPManager._get_rank_segments (vllm/v1/worker/gpu/pcp_manager.py). 64-bit: len and
+     * 2 * pcp may be near UINT32_MAX. */
+    uint64_t chunks = 2 * (uint64_t)pcp;
+    uint64_t chunk = ((uint64_t)len + chunks - 1) / chunks;
+    uint64_t idx[2] = {r, chunks - 1 - r};
+    uint64_t rows = 0;
+    for (int i = 0; i < 2; i++) {
+        uint64_t off = idx[i] * chunk;
+        if (off < len)
+            rows += MIN(chunk, (uint64_t)len - off);
+    }
+    return (uint32_t)rows;
+}
+
+uint32_t model_dcp_local_len(uint32_t len, uint32_t dcp, uint32_t r, uint32_t il)
+{
+    g_return_val_if_fail(dcp >= 1 && r < dcp && il >= 1, 0);
+    /* get_dcp_local_seq_lens (vllm/v1/attention/backends/utils.py):
+     * base = L // I // D * I; rem = clip(L - base * D - r * I, 0, I). */
+    int64_t L = len, D = dcp, I = il;
+    int64_t base = L / I / D * I;
+    int64_t rem = L - base * D - (int64_t)r * I;
+    rem = CLAMP(rem, 0, I);
+    return (uint32_t)(base + rem);
+}

@@ -1,0 +1,445 @@
+/* tests/model/test-lower.c — the lowering's semantics (issue: DSA CP token layout, PCP/DCP and
+ * the seed-004 hang, MC2 decode MoE, EP all-to-all), the layout checker against deliberately
+ * broken lowerings, and repeat-vs-unrolled equivalence on a real model. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../../model/lower.h"
+
+typedef struct {
+    ModelArch arch;
+    ModelPlan *plan;
+    ModelEngine engine;
+    ModelWorkload *wl;
+    ModelCost *cost;
+    ModelLowerInput in;
+    SchedProgram *p;
+} Fixture;
+
+static void setup(Fixture *f, const char *model, ModelParallel par, ModelBackend backend)
+{
+    memset(f, 0, sizeof *f);
+    GError *err = NULL;
+    cr_assert(model_arch_load_preset(model, &f->arch, &err), "%s", err ? err->message : "");
+    f->plan = model_plan_new(&par, &f->arch, &err);
+    cr_assert_not_null(f->plan, "%s", err ? err->message : "");
+    model_engine_defaults(&f->engine);
+    f->engine.attention_backend = backend;
+    f->engine.max_model_len = 1 << 20;
+    f->wl = model_workload_new();
+    f->cost = model_cost_new(net_hardware_flat(), NULL);
+}
+
+static void add_step(Fixture *f, const uint32_t *prefill, guint np, const uint32_t *decode,
+                     guint nd)
+{
+    GPtrArray *per = g_ptr_array_new();
+    ModelBatch *b = model_batch_new();
+    g_array_append_vals(b->prefill, prefill, np);
+    g_array_append_vals(b->decode, decode, nd);
+    g_ptr_array_add(per, b);
+    model_workload_add_step(f->wl, per);
+}
+
+static void lower(Fixture *f, ModelBreak brk)
+{
+    f->in = (ModelLowerInput){&f->arch, f->plan, &f->engine, f->wl, f->cost, brk};
+    GError *err = NULL;
+    if (f->p)
+        sched_program_free(f->p);
+    f->p = model_lower(&f->in, &err);
+    cr_assert_not_null(f->p, "%s", err ? err->message : "");
+    cr_assert(sched_program_validate(f->p, &err), "%s", err ? err->message : "");
+}
+
+static void teardown(Fixture *f)
+{
+    sched_program_free(f->p);
+    model_plan_free(f->plan);
+    model_workload_free(f->wl);
+    model_cost_free(f->cost);
+}
+
+static ModelParallel par_of(uint32_t tp, uint32_t dp, uint32_t pcp, uint32_t dcp, bool ep,
+                            bool sp)
+{
+    ModelParallel p;
+    model_parallel_defaults(&p);
+    p.tensor_parallel_size = tp;
+    p.data_parallel_size = dp;
+    p.prefill_context_parallel_size = pcp;
+    p.decode_context_parallel_size = dcp;
+    p.enable_expert_parallel = ep;
+    p.enable_sequence_parallel = sp;
+    return p;
+}
+
+/* The unrolled op list of one rank. */
+static const SchedOpList *unrolled(Fixture *f, SchedProgram **keep, uint32_t rank)
+{
+    *keep = sched_program_unroll(f->p);
+    return sched_program_ops(*keep, rank);
+}
+
+static const char *nm(SchedProgram *p, const SchedOp *op)
+{
+    return sched_program_name_str(p, op->name);
+}
+
+static uint32_t count_named(SchedProgram *p, const SchedOpList *l, const char *name, int32_t layer)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < l->len; i++)
+        if (strcmp(nm(p, &l->ops[i]), name) == 0 && (layer < -1 || l->ops[i].layer == layer))
+            n++;
+    return n;
+}
+
+static const SchedOp *first_named(SchedProgram *p, const SchedOpList *l, const char *name)
+{
+    for (uint32_t i = 0; i < l->len; i++)
+        if (strcmp(nm(p, &l->ops[i]), name) == 0)
+            return &l->ops[i];
+    return NULL;
+}
+
+/* ---- 1. DSA CP ---- */
+
+Test(dsa_cp, glm5_tp16_sp_prefill_4096_follows_the_token_layout_contract)
+{
+    Fixture f;
+    setup(&f, "glm-5", par_of(16, 1, 1, 1, false, true), MODEL_BACKEND_ASCEND);
+    uint32_t pre[] = {4096};
+    add_step(&f, pre, 1, NULL, 0);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u;
+    const SchedOpList *l = unrolled(&f, &u, 5);
+    static const char *const full[] = {"q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj",
+                                       "kv_a_layernorm", "kv_b_proj", "indexer",
+                                       "sparse_attention"};
+    static const char *const local[] = {"o_proj", "post_attention_layernorm", "moe_gate",
+                                        "moe_topk", "moe_experts", "shared_experts", "mlp",
+                                        "input_layernorm"};
+    uint32_t seen_full = 0, seen_local = 0, all_reduces_after_o_proj = 0;
+    for (uint32_t i = 0; i < l->len; i++) {
+        const SchedOp *op = &l->ops[i];
+        const char *n = nm(u, op);
+        cr_assert_leq(op->tokens, 4096, "%s has %lu rows", n, (unsigned long)op->tokens);
+        for (guint k = 0; k < G_N_ELEMENTS(full); k++)
+            if (strcmp(n, full[k]) == 0) {
+                cr_assert_eq(op->tokens, 4096, "%s layer %d: %lu rows", n, op->layer,
+                             (unsigned long)op->tokens);
+                seen_full++;
+            }
+        for (guint k = 0; k < G_N_ELEMENTS(local); k++)
+            if (strcmp(n, local[k]) == 0 && op->layer >= 0) {
+                cr_assert_eq(op->tokens, 256, "%s layer %d: %lu rows", n, op->layer,
+                             (unsigned long)op->tokens);
+                seen_local++;
+            }
+        /* o_proj is replicated: no all-reduce follows it before the post-attention norm */
+        if (strcmp(n, "o_proj") == 0 && i + 1 < l->len)
+            all_reduces_after_o_proj += l->ops[i + 1].kind == SCHED_OP_ALL_REDUCE;
+    }
+    cr_assert_eq(all_reduces_after_o_proj, 0);
+    cr_assert_gt(seen_full, 78 * 6);
+    cr_assert_gt(seen_local, 78 * 4);
+    for (int32_t layer = 0; layer < 78; layer++) {
+        cr_assert_eq(count_named(u, l, "sp_all_gather", layer), 1, "layer %d", layer);
+        cr_assert_eq(count_named(u, l, "sparse_attention", layer), 1);
+    }
+    /* 78 DSA boundaries, the normalized input gathered (256 x hidden per rank) */
+    cr_assert_eq(count_named(u, l, "sparse_attention", -2), 78);
+    const SchedOp *g = first_named(u, l, "sp_all_gather");
+    cr_assert_eq(g->count, 256ull * 6144);
+    /* MoE layers merge shared-expert shards over TP on local tokens */
+    const SchedOp *sh = first_named(u, l, "shared_expert_all_reduce");
+    cr_assert_not_null(sh);
+    cr_assert_eq(sh->count, 256ull * 6144);
+    cr_assert_eq(sh->layer, 3);
+    GPtrArray *findings = model_layout_check(f.p, &f.in);
+    cr_assert_eq(findings->len, 0, "%s",
+                 findings->len ? ((SchedDiag *)g_ptr_array_index(findings, 0))->message : "");
+    g_ptr_array_unref(findings);
+    sched_program_free(u);
+    teardown(&f);
+}
+
+static void expect_layout_class(ModelBreak brk, int cls)
+{
+    Fixture f;
+    setup(&f, "glm-5", par_of(16, 1, 1, 1, false, true), MODEL_BACKEND_ASCEND);
+    uint32_t pre[] = {4096};
+    add_step(&f, pre, 1, NULL, 0);
+    lower(&f, brk);
+    GPtrArray *findings = model_layout_check(f.p, &f.in);
+    cr_assert_gt(findings->len, 0, "broken lowering %d not caught", brk);
+    g_autofree char *want = g_strdup_printf("error class %d", cls);
+    bool hit = false;
+    for (guint i = 0; i < findings->len; i++) {
+        SchedDiag *d = g_ptr_array_index(findings, i);
+        cr_assert_str_eq(d->kind, "layout");
+        hit |= strstr(d->message, want) != NULL;
+    }
+    cr_assert(hit, "no class-%d finding; first: %s", cls,
+              ((SchedDiag *)g_ptr_array_index(findings, 0))->message);
+    g_ptr_array_unref(findings);
+    teardown(&f);
+}
+
+Test(dsa_cp, checker_catches_early_gather_before_moe)
+{
+    expect_layout_class(MODEL_BREAK_EARLY_GATHER, 1);
+}
+
+Test(dsa_cp, checker_catches_local_tokens_into_attention)
+{
+    expect_layout_class(MODEL_BREAK_LOCAL_ATTENTION, 2);
+}
+
+Test(dsa_cp, checker_catches_gathered_residual)
+{
+    expect_layout_class(MODEL_BREAK_GATHER_RESIDUAL, 3);
+}
+
+static GArray *records;
+static void rec(void *ud, const SchedRecord *r)
+{
+    (void)ud;
+    g_array_append_val(records, *r);
+}
+
+Test(dsa_cp, repetition_on_and_off_run_identically)
+{
+    Fixture f;
+    setup(&f, "glm-5", par_of(16, 1, 1, 1, false, true), MODEL_BACKEND_ASCEND);
+    uint32_t pre[] = {4096};
+    add_step(&f, pre, 1, NULL, 0);
+    uint32_t dec[] = {4096, 4096};
+    add_step(&f, NULL, 0, dec, 2);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u = sched_program_unroll(f.p);
+    SchedConfig c = sched_config_default();
+    c.record = rec;
+    records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    SchedOutcome *a = sched_engine_run(f.p, &c);
+    GArray *ra = records;
+    records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    SchedOutcome *b = sched_engine_run(u, &c);
+    cr_assert_not(a->failed);
+    cr_assert_eq(ra->len, records->len);
+    cr_assert(memcmp(ra->data, records->data, ra->len * sizeof(SchedRecord)) == 0);
+    cr_assert_eq(a->end_ns, b->end_ns);
+    sched_outcome_free(a);
+    sched_outcome_free(b);
+    g_array_unref(ra);
+    g_array_unref(records);
+    sched_program_free(u);
+    teardown(&f);
+}
+
+/* ---- 2. PCP / DCP and the seed-004 hang ---- */
+
+static SchedOutcome *seed004(ModelBackend backend, uint32_t len)
+{
+    Fixture f;
+    setup(&f, "glm-5.2", par_of(1, 1, 4, 4, true, false), backend);
+    uint32_t pre[] = {len};
+    add_step(&f, pre, 1, NULL, 0);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedConfig c = sched_config_default();
+    SchedOutcome *o = sched_engine_run(f.p, &c);
+    teardown(&f);
+    return o;
+}
+
+static const SchedDiag *diag(const SchedOutcome *o, const char *kind)
+{
+    for (guint i = 0; i < o->diags->len; i++)
+        if (strcmp(((SchedDiag *)g_ptr_array_index(o->diags, i))->kind, kind) == 0)
+            return g_ptr_array_index(o->diags, i);
+    return NULL;
+}
+
+Test(pcp_dcp, flashinfer_sparse_hangs_on_an_uneven_split)
+{
+    SchedOutcome *o = seed004(MODEL_BACKEND_FLASHINFER_MLA_SPARSE, 633);
+    cr_assert(o->failed);
+    const SchedDiag *m = diag(o, "mismatch");
+    cr_assert_not_null(m);
+    cr_assert_str_eq(m->op_name, "dcp_lse_all_gather");
+    cr_assert_eq(m->rank, 0);
+    cr_assert(strstr(m->message, "all_gather 9792 fp32"), "%s", m->message);
+    cr_assert(strstr(m->message, "all_gather 10240 fp32"), "%s", m->message);
+    cr_assert(strstr(m->message, "ranks 1-3 (majority)"), "%s", m->message);
+    const SchedDiag *d = diag(o, "deadlock");
+    cr_assert_not_null(d);
+    cr_assert_eq(d->rank, 0);
+    sched_outcome_free(o);
+}
+
+Test(pcp_dcp, flashmla_sparse_runs_healthy)
+{
+    SchedOutcome *o = seed004(MODEL_BACKEND_FLASHMLA_SPARSE, 633);
+    cr_assert_not(o->failed, "%s",
+                  o->diags->len ? ((SchedDiag *)g_ptr_array_index(o->diags, 0))->message : "");
+    for (uint32_t r = 0; r < 4; r++)
+        cr_assert_eq(o->ranks[r].state, SCHED_RANK_DONE);
+    sched_outcome_free(o);
+}
+
+Test(pcp_dcp, an_even_split_is_healthy_on_both)
+{
+    SchedOutcome *o = seed004(MODEL_BACKEND_FLASHINFER_MLA_SPARSE, 640);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+}
+
+Test(pcp_dcp, rows_follow_dual_chunk_swap_and_padding)
+{
+    Fixture f;
+    setup(&f, "glm-5.2", par_of(1, 1, 4, 4, true, false), MODEL_BACKEND_FLASHMLA_SPARSE);
+    uint32_t pre[] = {633};
+    add_step(&f, pre, 1, NULL, 0);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u;
+    const SchedOpList *l0 = unrolled(&f, &u, 0);
+    cr_assert_eq(first_named(u, l0, "sparse_attention")->tokens, 153);
+    cr_assert_eq(first_named(u, l0, "q_a_proj")->tokens, 160, "linear ops run the padded batch");
+    cr_assert_eq(first_named(u, l0, "dcp_lse_all_gather")->count, 160ull * 64);
+    cr_assert_not_null(first_named(u, l0, "pcp_kv_all_gather"));
+    cr_assert_not_null(first_named(u, l0, "dcp_kv_all_gather"));
+    const SchedOpList *l1 = sched_program_ops(u, 1);
+    cr_assert_eq(first_named(u, l1, "sparse_attention")->tokens, 160);
+    sched_program_free(u);
+    teardown(&f);
+}
+
+Test(pcp_dcp, a_rank_without_rows_skips_the_kv_gather_and_hangs)
+{
+    /* TP1/PCP2/DCP2, a 1-token prefill: rank 1 owns no row; FLASHMLA_SPARSE's path skips the
+     * DCP KV gather there, so its next collective meets rank 0's gather: a hang. */
+    Fixture f;
+    setup(&f, "glm-5.2", par_of(1, 1, 2, 2, false, false), MODEL_BACKEND_FLASHMLA_SPARSE);
+    uint32_t pre[] = {1};
+    add_step(&f, pre, 1, NULL, 0);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedConfig c = sched_config_default();
+    SchedOutcome *o = sched_engine_run(f.p, &c);
+    cr_assert(o->failed);
+    cr_assert_not_null(diag(o, "mismatch"));
+    cr_assert_not_null(diag(o, "deadlock"));
+    sched_outcome_free(o);
+    teardown(&f);
+}
+
+Test(pcp_dcp, dcp_inside_tp_gathers_queries_and_combines)
+{
+    Fixture f;
+    setup(&f, "deepseek-v3.2", par_of(8, 1, 1, 4, false, false), MODEL_BACKEND_FLASHMLA_SPARSE);
+    uint32_t dec[] = {8000, 8000, 8000};
+    add_step(&f, NULL, 0, dec, 3);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u;
+    const SchedOpList *l = unrolled(&f, &u, 0);
+    const SchedOp *q = first_named(u, l, "dcp_q_all_gather");
+    cr_assert_not_null(q);
+    cr_assert_eq(q->count, 3ull * 16 * (512 + 64)); /* rows x heads per rank x latent+rope */
+    const SchedOp *lse = first_named(u, l, "dcp_lse_all_gather");
+    cr_assert_eq(lse->count, 3ull * 64); /* rows x heads gathered over DCP (16 x 4) */
+    cr_assert_eq(lse->dtype, SCHED_DTYPE_FP32);
+    cr_assert_not_null(first_named(u, l, "dcp_out_reduce_scatter"));
+    sched_program_free(u);
+    f.plan->par.dcp_comm_backend = MODEL_DCP_A2A;
+    lower(&f, MODEL_BREAK_NONE);
+    l = unrolled(&f, &u, 0);
+    cr_assert_not_null(first_named(u, l, "dcp_all_to_all"));
+    cr_assert_null(first_named(u, l, "dcp_lse_all_gather"));
+    SchedConfig c = sched_config_default();
+    SchedOutcome *o = sched_engine_run(f.p, &c);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+    sched_program_free(u);
+    teardown(&f);
+}
+
+/* ---- 3. MC2 decode MoE on Ascend ---- */
+
+Test(moe, mc2_decode_gates_full_tokens_and_slices_before_topk)
+{
+    Fixture f;
+    setup(&f, "glm-5", par_of(4, 8, 1, 1, true, false), MODEL_BACKEND_ASCEND);
+    uint32_t dec[] = {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000};
+    add_step(&f, NULL, 0, dec, 9);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u;
+    const SchedOpList *l = unrolled(&f, &u, 6);
+    cr_assert_eq(first_named(u, l, "moe_gate")->tokens, 9);
+    cr_assert_eq(first_named(u, l, "moe_topk")->tokens, 3);
+    const SchedOp *d = first_named(u, l, "ep_dispatch");
+    cr_assert_eq(d->kind, SCHED_OP_ALL_TO_ALL);
+    cr_assert_eq(d->tokens, 3);
+    cr_assert_not_null(first_named(u, l, "mc2_all_gather"));
+    sched_program_free(u);
+    SchedConfig c = sched_config_default();
+    SchedOutcome *o = sched_engine_run(f.p, &c);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+    teardown(&f);
+}
+
+/* ---- 4. EP ---- */
+
+Test(moe, ep_dispatch_and_combine_are_all_to_all_over_the_ep_group)
+{
+    Fixture f;
+    setup(&f, "deepseek-v3.2", par_of(8, 1, 1, 1, true, false), MODEL_BACKEND_FLASHMLA_SPARSE);
+    uint32_t dec[] = {2048, 2048, 2048, 2048};
+    add_step(&f, NULL, 0, dec, 4);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u;
+    const SchedOpList *l = unrolled(&f, &u, 3);
+    const SchedOp *d = first_named(u, l, "ep_dispatch");
+    const SchedOp *cmb = first_named(u, l, "ep_combine");
+    cr_assert_eq(d->kind, SCHED_OP_ALL_TO_ALL);
+    cr_assert_eq(cmb->kind, SCHED_OP_ALL_TO_ALL);
+    cr_assert_eq(sched_program_group(u, d->group)->n, 8);
+    cr_assert_eq(d->count, 4ull * 8 * 7168);
+    cr_assert_eq(count_named(u, l, "ep_dispatch", -2), 61 - 3);
+    sched_program_free(u);
+    teardown(&f);
+}
+
+Test(lower, dense_gqa_model_runs_tp)
+{
+    Fixture f;
+    setup(&f, "llama-3.1-70b", par_of(8, 1, 1, 1, false, false), MODEL_BACKEND_AUTO);
+    uint32_t pre[] = {2048};
+    add_step(&f, pre, 1, NULL, 0);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u;
+    const SchedOpList *l = unrolled(&f, &u, 0);
+    cr_assert_eq(count_named(u, l, "attention", -2), 80);
+    cr_assert_eq(count_named(u, l, "tp_all_reduce", -2), 2 * 80 + 1);
+    cr_assert_null(first_named(u, l, "moe_gate"));
+    SchedConfig c = sched_config_default();
+    SchedOutcome *o = sched_engine_run(f.p, &c);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+    sched_program_free(u);
+    teardown(&f);
+}
+
+Test(lower, wrong_backend_for_the_architecture_is_an_error)
+{
+    Fixture f;
+    setup(&f, "llama-3.1-70b", par_of(8, 1, 1, 1, false, false), MODEL_BACKEND_FLASHMLA_SPARSE);
+    uint32_t pre[] = {16};
+    add_step(&f, pre, 1, NULL, 0);
+    ModelLowerInput in = {&f.arch, f.plan, &f.engine, f.wl, f.cost, MODEL_BREAK_NONE};
+    GError *err = NULL;
+    cr_assert_null(model_lower(&in, &err));
+    cr_assert(strstr(err->message, "MLA"), "%s", err->message);
+    g_error_free(err);
+    teardown(&f);
+}
