@@ -49,6 +49,9 @@ typedef struct {
     char *timeline;
     char **sets;
     gboolean quiet;
+    char *hardware;
+    char **prefill;
+    char **decode;
 } RunOptions;
 
 static void run_options_clear(RunOptions *o)
@@ -57,6 +60,47 @@ static void run_options_clear(RunOptions *o)
     g_free(o->trace);
     g_free(o->timeline);
     g_strfreev(o->sets);
+    g_free(o->hardware);
+    g_strfreev(o->prefill);
+    g_strfreev(o->decode);
+}
+
+/* Parses --prefill N and --decode B:CTX into the extras' arrays. Returns false with a message
+ * naming the option on a malformed value. */
+static bool parse_workload_flags(const RunOptions *o, ScenarioExtras *x, GError **error)
+{
+    for (char **p = o->prefill; p && *p; p++) {
+        guint64 v;
+        if (!g_ascii_string_to_unsigned(*p, 10, 1, 10000000, &v, NULL)) {
+            g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                        "--prefill '%s': expected a prompt length in tokens, 1..10000000", *p);
+            return false;
+        }
+        uint32_t len = (uint32_t)v;
+        if (!x->prefill)
+            x->prefill = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        g_array_append_val(x->prefill, len);
+    }
+    for (char **d = o->decode; d && *d; d++) {
+        g_auto(GStrv) parts = g_strsplit(*d, ":", 2);
+        guint64 b, ctx;
+        if (g_strv_length(parts) != 2 ||
+            !g_ascii_string_to_unsigned(parts[0], 10, 1, 65536, &b, NULL) ||
+            !g_ascii_string_to_unsigned(parts[1], 10, 1, 10000000, &ctx, NULL)) {
+            g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                        "--decode '%s': expected BATCH:CONTEXT, e.g. 8:4096 (8 sequences at a "
+                        "4096-token context)",
+                        *d);
+            return false;
+        }
+        if (!x->decode)
+            x->decode = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        for (guint64 i = 0; i < b; i++) {
+            uint32_t c = (uint32_t)ctx;
+            g_array_append_val(x->decode, c);
+        }
+    }
+    return true;
 }
 
 static bool parse_timeline(const char *s, SchedTimeline *out)
@@ -108,6 +152,14 @@ static int cmd_run(int argc, char **argv)
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
          "Override a scenario key, e.g. --set watchdog.collective_timeout_s=300", "KEY=VALUE"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print nothing but errors", NULL},
+        {"hardware", 0, 0, G_OPTION_ARG_STRING, &o.hardware,
+         "Hardware preset or file, for scenarios that name none (vLLM eval configs)",
+         "NAME|FILE"},
+        {"prefill", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.prefill,
+         "A prefill step of N tokens, for scenarios without a workload (repeatable)", "N"},
+        {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.decode,
+         "A decode step of B sequences at context CTX, for scenarios without a workload",
+         "B:CTX"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - simulate one scenario");
@@ -142,7 +194,14 @@ static int cmd_run(int argc, char **argv)
     const char *db_path = o.db ? o.db : DEFAULT_DB;
     gint64 t0 = g_get_monotonic_time();
 
-    g_autoptr(Scenario) sc = scenario_load(path, (const char *const *)o.sets, &err);
+    ScenarioExtras extras = {(const char *const *)o.sets, o.hardware, NULL, NULL};
+    g_autoptr(Scenario) sc = NULL;
+    if (parse_workload_flags(&o, &extras, &err))
+        sc = scenario_load_extras(path, &extras, &err);
+    if (extras.prefill)
+        g_array_unref(extras.prefill);
+    if (extras.decode)
+        g_array_unref(extras.decode);
     if (!sc) {
         print_error(err->message);
         /* Keep a record of the rejected run, like a sweep does; best effort. */
@@ -154,7 +213,8 @@ static int cmd_run(int argc, char **argv)
             g_file_get_contents(path, &text, NULL, NULL);
             if (text && !g_utf8_validate(text, -1, NULL))
                 g_clear_pointer(&text, g_free);
-            StoreRunInfo info = {base, "program", path, text, timeline_names[timeline], NULL};
+            const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
+            StoreRunInfo info = {base, kind, path, text, timeline_names[timeline], NULL};
             store_insert_invalid(st, &info, err->message, NULL);
         }
         run_options_clear(&o);
@@ -198,6 +258,13 @@ static int cmd_run(int argc, char **argv)
     g_autoptr(SchedOutcome) out = sched_engine_run(sc->program, &cfg);
     if (prog.shown)
         fprintf(stderr, "\r%*s\r", 78, "");
+    /* Findings from before the simulation (the lowering's layout check) join the outcome. */
+    for (guint i = 0; sc->findings && i < sc->findings->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(sc->findings, i);
+        sched_outcome_add_diag(out, sched_diag_new(d->kind, d->severity, d->rank, d->group,
+                                                   d->seq, d->layer, d->op_name, d->message,
+                                                   d->detail));
+    }
     int code = out->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
     const char *status = out->failed ? "failed" : "ok";
     double wall = elapsed_ms(t0);

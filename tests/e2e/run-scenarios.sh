@@ -3,7 +3,7 @@
 # checks each against what its header comment promises (TAP output for meson).
 #   run-scenarios.sh RANKSIM SCENARIO_DIR [BAD_DIR] [--valgrind]
 # Headers:  "# expect-exit: N"  and optionally  "# expect-diag: kind kind ..." (each kind must
-# appear among the run's diagnostics). Bad inputs must exit 2 with one message on stderr that
+# appear among the run's diagnostics) and "# valgrind: skip" (too large to run under valgrind). Bad inputs must exit 2 with one message on stderr that
 # names the file and a line ("FILE:LINE:") — or "--set" for override errors.
 set -u
 bin=$1
@@ -20,6 +20,7 @@ badfiles=("$bad"/*.yaml)
 echo "1..$(( ${#files[@]} + ${#badfiles[@]} + 2 ))"
 n=0
 fail=0
+skipped=0
 
 for f in "${files[@]}"; do
   n=$((n + 1))
@@ -28,6 +29,9 @@ for f in "${files[@]}"; do
   diags=$(sed -n 's/^# expect-diag: *//p' "$f" | head -1)
   if [ -z "$want" ]; then
     echo "not ok $n - $name: no '# expect-exit:' header"; fail=1; continue
+  fi
+  if [ -n "$vg" ] && grep -q '^# valgrind: skip' "$f"; then
+    echo "ok $n - $name # SKIP too large for valgrind (header says so)"; skipped=$((skipped + 1)); continue
   fi
   $vg "$bin" run "$f" --db "$db" --json --timeline collectives >"$tmp/out.json" 2>"$tmp/err.txt"
   got=$?
@@ -66,7 +70,7 @@ n=$((n + 1))
 if command -v sqlite3 >/dev/null; then
   rows=$(sqlite3 "$db" "SELECT count(*) FROM runs")
   invalid=$(sqlite3 "$db" "SELECT count(*) FROM runs WHERE status = 'invalid'")
-  if [ "$rows" = "$(( ${#files[@]} + ${#badfiles[@]} ))" ] && [ "$invalid" = "${#badfiles[@]}" ]; then
+  if [ "$rows" = "$(( ${#files[@]} + ${#badfiles[@]} - skipped ))" ] && [ "$invalid" = "${#badfiles[@]}" ]; then
     echo "ok $n - database holds $rows runs ($invalid invalid)"
   else
     echo "not ok $n - database holds $rows runs ($invalid invalid)"; fail=1

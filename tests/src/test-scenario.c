@@ -725,10 +725,15 @@ Test(scenario_errors, unknown_key_with_suggestion)
                    "did you mean 'groups'? (valid: name, kind,");
     expect_invalid("name: t\nkind: program\nranks: 4\nranks_per_node: 8\n", "t.yaml:4",
                    "ranks_per_node", "unknown key");
+    /* without kind: a model scenario, whose keys are listed */
     g_autofree char *msg = load_fail_set("zzzzzzz: 1\n", NULL, SCENARIO_ERROR_INVALID);
     assert_has(msg, "t.yaml:1: key 'zzzzzzz': unknown key");
-    assert_has(msg, "valid: name, kind, description, ranks, groups, programs");
+    assert_has(msg, "valid: name, kind, description, model, parallel, engine, workload");
     assert_lacks(msg, "did you mean");
+    g_autofree char *msg2 =
+        load_fail_set("kind: program\nzzzzzzz: 1\n", NULL, SCENARIO_ERROR_INVALID);
+    assert_has(msg2, "t.yaml:2: key 'zzzzzzz': unknown key");
+    assert_has(msg2, "valid: name, kind, description, ranks, groups, programs");
     expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\n"
                    "watchdog:\n  collective_timeout: 5\n",
                    "t.yaml:5", "collective_timeout", "did you mean 'collective_timeout_s'?");
@@ -737,12 +742,16 @@ Test(scenario_errors, unknown_key_with_suggestion)
                    "t.yaml:4", "bandwidth", "unknown key in hardware; valid: preset, file, name");
 }
 
-Test(scenario_errors, kind_missing_or_unsupported)
+Test(scenario_errors, kind_missing_means_model)
 {
-    expect_invalid("name: t\nranks: 1\nprograms: {\"0\": []}\n", "t.yaml:1", "kind",
-                   "kind 'model' is not supported yet by this build; use kind: program");
-    expect_invalid("name: t\nkind: model\n", "t.yaml:2", "kind",
-                   "kind 'model' is not supported yet");
+    /* an old program file without kind: reads as kind: model and says what to write */
+    expect_invalid("name: t\nranks: 1\nprograms: {\"0\": []}\n", "t.yaml:2", "ranks",
+                   "not valid for kind: model (the default when kind: is left out)");
+    expect_invalid("name: t\nranks: 1\nprograms: {\"0\": []}\n", "t.yaml:2", "ranks",
+                   "write kind: program for hand-written programs");
+    expect_invalid("name: t\nkind: model\n", "t.yaml:1", "model",
+                   "missing; a model scenario (kind: model, the default) needs model: a preset "
+                   "(glm-5, glm-5.2,");
     expect_invalid("name: t\nkind: programm\n", "t.yaml:2", "kind", "did you mean 'program'?");
 }
 
@@ -1370,4 +1379,938 @@ Test(scenario_robust, large_rank_count)
     cr_assert_eq(s->program->lists->len, 2);
     cr_assert_eq(ops_of(s, 1048575)->ops[0].kind, SCHED_OP_COMPUTE);
     scenario_free(s);
+}
+
+/* ==== kind: model ==== */
+
+/* The issue's example: GLM-5.2 on B200, TP1 x PCP4 with DCP4, a prefill then a decode step. */
+static const char glm_yaml[] =
+    "name: glm5.2-b200-tp1-pcp4-dcp4\n"
+    "model: glm-5.2\n"
+    "hardware: b200\n"
+    "parallel: {tensor_parallel_size: 1, prefill_context_parallel_size: 4, "
+    "decode_context_parallel_size: 4,\n"
+    "           dcp_comm_backend: ag_rs, enable_expert_parallel: true}\n"
+    "engine: {attention_backend: FLASHINFER_MLA_SPARSE, quantization: nvfp4, kv_cache_dtype: "
+    "fp8,\n"
+    "         gpu_memory_utilization: 0.96, max_num_batched_tokens: 4096, max_model_len: 4096, "
+    "cudagraph_mode: PIECEWISE}\n"
+    "workload:\n"
+    "  steps:\n"
+    "    - {prefill: [633]}\n"
+    "    - {decode: [633, 633]}\n";
+
+/* Lines 1-2; tests add parallel/engine/workload from line 3 on. */
+#define MODEL_HEAD "model: glm-5.2\nhardware: b200\n"
+#define DECODE_STEP "workload: {steps: [{decode: [100]}]}\n"
+
+static const ModelBatch *batch_of(const Scenario *s, guint step, guint dp)
+{
+    const ModelStep *st = g_ptr_array_index(s->workload->steps, step);
+    return g_ptr_array_index(st->per_dp, dp);
+}
+
+static uint32_t len_at(const GArray *a, guint i)
+{
+    return g_array_index(a, uint32_t, i);
+}
+
+/* A load with extras; `display` names the file. */
+static Scenario *load_x_ok(const char *yaml, const char *display, const ScenarioExtras *x)
+{
+    GError *err = NULL;
+    Scenario *s = scenario_load_string_extras(yaml, display, x, &err);
+    cr_assert_not_null(s, "unexpected error: %s", err ? err->message : "(none)");
+    return s;
+}
+
+static char *load_x_fail(const char *yaml, const char *display, const ScenarioExtras *x, int code)
+{
+    GError *err = NULL;
+    Scenario *s = scenario_load_string_extras(yaml, display, x, &err);
+    cr_assert_null(s, "expected an error for:\n%s", yaml);
+    cr_assert_eq(err->domain, SCENARIO_ERROR);
+    cr_assert_eq(err->code, code, "code %d (wanted %d): %s", err->code, code, err->message);
+    cr_assert_null(strchr(err->message, '\n'), "multi-line message: %s", err->message);
+    char *msg = g_strdup(err->message);
+    g_error_free(err);
+    return msg;
+}
+
+static bool has_ignored(const Scenario *s, const char *text)
+{
+    for (guint i = 0; i < s->ignored_flags->len; i++)
+        if (strcmp(g_ptr_array_index(s->ignored_flags, i), text) == 0)
+            return true;
+    return false;
+}
+
+/* Whether `rank` runs an op named `name`. */
+static bool rank_has_op(const Scenario *s, uint32_t rank, const char *name)
+{
+    const SchedOpList *l = ops_of(s, rank);
+    for (uint32_t i = 0; i < l->len; i++)
+        if (l->ops[i].kind != SCHED_OP_REPEAT && strcmp(op_name(s, &l->ops[i]), name) == 0)
+            return true;
+    return false;
+}
+
+Test(scenario_model, issue_example_loads)
+{
+    Scenario *s = load_ok(glm_yaml);
+    cr_assert_str_eq(s->kind, "model");
+    cr_assert_str_eq(s->name, "glm5.2-b200-tp1-pcp4-dcp4");
+    cr_assert_str_eq(s->model_source, "preset glm-5.2");
+    cr_assert_str_eq(s->arch->name, "glm-5.2");
+    cr_assert_str_eq(s->hardware.name, "b200");
+    const ModelParallel *par = &s->plan->par;
+    cr_assert_eq(par->tensor_parallel_size, 1);
+    cr_assert_eq(par->prefill_context_parallel_size, 4);
+    cr_assert_eq(par->decode_context_parallel_size, 4);
+    cr_assert_eq(par->data_parallel_size, 1);
+    cr_assert_eq(par->dcp_comm_backend, MODEL_DCP_AG_RS);
+    cr_assert(par->enable_expert_parallel);
+    cr_assert_not(par->enable_sequence_parallel);
+    cr_assert_eq(s->plan->world, 4);
+    cr_assert_eq(s->program->n_ranks, 4);
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_FLASHINFER_MLA_SPARSE);
+    cr_assert_eq(s->engine.quantization, MODEL_QUANT_NVFP4);
+    cr_assert_eq(s->engine.kv_cache_dtype, SCHED_DTYPE_FP8);
+    cr_assert_eq(s->engine.gpu_memory_utilization, 0.96);
+    cr_assert_eq(s->engine.max_num_batched_tokens, 4096);
+    cr_assert_eq(s->engine.max_model_len, 4096);
+    cr_assert_eq(s->engine.max_num_seqs, 256); /* vLLM's default */
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_PIECEWISE);
+    cr_assert_eq(s->workload->steps->len, 2);
+    const ModelBatch *b0 = batch_of(s, 0, 0), *b1 = batch_of(s, 1, 0);
+    cr_assert_eq(b0->prefill->len, 1);
+    cr_assert_eq(len_at(b0->prefill, 0), 633);
+    cr_assert_eq(b0->decode->len, 0);
+    cr_assert_eq(b1->decode->len, 2);
+    cr_assert_eq(len_at(b1->decode, 1), 633);
+    cr_assert_not_null(s->cost);
+    cr_assert_null(s->op_profile);
+    cr_assert_not_null(s->findings);
+    cr_assert_eq(s->ignored_flags->len, 0);
+    cr_assert(rank_has_op(s, 0, "input_layernorm"));
+    SchedConfig cfg = scenario_engine_config(s);
+    cr_assert_eq(cfg.fabric.n_ranks, 4);
+    scenario_free(s);
+}
+
+Test(scenario_model, kind_defaults_to_model_and_vllm_defaults)
+{
+    Scenario *s = load_ok("model: llama-3.1-70b\n" DECODE_STEP);
+    cr_assert_str_eq(s->kind, "model");
+    cr_assert_str_eq(s->name, "t");
+    cr_assert_str_eq(s->hardware.name, "h100");
+    cr_assert_eq(s->plan->world, 1);
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_AUTO);
+    cr_assert_eq(s->engine.quantization, MODEL_QUANT_BF16);
+    cr_assert_eq(s->engine.kv_cache_dtype, SCHED_DTYPE_BF16);
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_FULL_AND_PIECEWISE);
+    scenario_free(s);
+    s = load_ok("kind: model\nmodel: llama-3.1-70b\n" DECODE_STEP);
+    cr_assert_str_eq(s->kind, "model");
+    scenario_free(s);
+}
+
+Test(scenario_model, set_parallel_and_engine_keys)
+{
+    const char *ov[] = {"parallel.tensor_parallel_size=2", "engine.max_num_seqs=8", NULL};
+    Scenario *s = load_ok_set(glm_yaml, ov);
+    cr_assert_eq(s->plan->par.tensor_parallel_size, 2);
+    cr_assert_eq(s->plan->world, 8);
+    cr_assert_eq(s->program->n_ranks, 8);
+    cr_assert_eq(s->engine.max_num_seqs, 8);
+    cr_assert_str_eq(s->text, glm_yaml);
+    scenario_free(s);
+
+    /* creating parallel: in a file without one; values are parsed like file content */
+    const char *ov2[] = {"parallel.tensor_parallel_size=8", "parallel.enable_expert_parallel=true",
+                         "engine.attention_backend=flashmla_sparse", NULL};
+    s = load_ok_set(MODEL_HEAD DECODE_STEP, ov2);
+    cr_assert_eq(s->plan->world, 8);
+    cr_assert(s->plan->par.enable_expert_parallel);
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_FLASHMLA_SPARSE);
+    scenario_free(s);
+
+    const char *ov3[] = {"parallel.tensor_parallel_size=two", NULL};
+    expect_invalid_set(glm_yaml, ov3, "t.yaml: --set parallel.tensor_parallel_size",
+                       "tensor_parallel_size", "expected a number, got 'two'; valid: 1..1048576");
+}
+
+Test(scenario_model, workload_forms)
+{
+    /* mixed batch; per_dp_rank shorter than DP is padded with empty batches */
+    Scenario *s =
+        load_ok("model: deepseek-v3\nhardware: h200\n"
+                "parallel: {tensor_parallel_size: 2, data_parallel_size: 4, "
+                "enable_expert_parallel: true}\n"
+                "workload:\n"
+                "  steps:\n"
+                "    - {prefill: [100, 200], decode: [50]}\n"
+                "    - per_dp_rank: [{decode: [10]}, {}, {prefill: [7], decode: [3, 4]}]\n");
+    cr_assert_eq(s->plan->world, 8);
+    cr_assert_eq(s->workload->steps->len, 2);
+    const ModelStep *st0 = g_ptr_array_index(s->workload->steps, 0);
+    cr_assert_eq(st0->per_dp->len, 1); /* the same batch on every DP rank */
+    cr_assert_eq(batch_of(s, 0, 0)->prefill->len, 2);
+    cr_assert_eq(batch_of(s, 0, 0)->decode->len, 1);
+    const ModelStep *st1 = g_ptr_array_index(s->workload->steps, 1);
+    cr_assert_eq(st1->per_dp->len, 4);
+    cr_assert_eq(len_at(batch_of(s, 1, 0)->decode, 0), 10);
+    cr_assert_eq(batch_of(s, 1, 1)->decode->len, 0);
+    cr_assert_eq(len_at(batch_of(s, 1, 2)->prefill, 0), 7);
+    cr_assert_eq(batch_of(s, 1, 3)->prefill->len + batch_of(s, 1, 3)->decode->len, 0);
+    scenario_free(s);
+}
+
+Test(scenario_model, command_line_extras)
+{
+    g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GArray) dc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t n = 633, ctx = 1000;
+    g_array_append_val(pf, n);
+    for (int i = 0; i < 3; i++) /* --decode 3:1000 */
+        g_array_append_val(dc, ctx);
+    ScenarioExtras x = {.hardware = "h200", .prefill = pf, .decode = dc};
+
+    /* no workload and no hardware in the file: both come from the command line, one step */
+    Scenario *s = load_x_ok("model: glm-5.2\n", "t.yaml", &x);
+    cr_assert_str_eq(s->hardware.name, "h200");
+    cr_assert_str_eq(s->hardware_source, "preset h200");
+    cr_assert_eq(s->workload->steps->len, 1);
+    const ModelBatch *b = batch_of(s, 0, 0);
+    cr_assert_eq(b->prefill->len, 1);
+    cr_assert_eq(len_at(b->prefill, 0), 633);
+    cr_assert_eq(b->decode->len, 3);
+    cr_assert_eq(len_at(b->decode, 2), 1000);
+    cr_assert_eq(s->ignored_flags->len, 0);
+    scenario_free(s);
+
+    /* the file's hardware and workload win; the extras are noted */
+    s = load_x_ok(glm_yaml, "t.yaml", &x);
+    cr_assert_str_eq(s->hardware.name, "b200");
+    cr_assert_eq(s->workload->steps->len, 2);
+    cr_assert(has_ignored(s, "--hardware h200 (the scenario names hardware:)"));
+    cr_assert(has_ignored(s, "--prefill/--decode (the scenario has workload:)"));
+    scenario_free(s);
+
+    /* extras with a program scenario: hardware used, workload noted */
+    s = load_x_ok("kind: program\nranks: 2\nprograms: {\"*\": []}\n", "t.yaml", &x);
+    cr_assert_str_eq(s->hardware.name, "h200");
+    cr_assert_null(s->plan);
+    cr_assert_null(s->findings);
+    cr_assert(has_ignored(s, "--prefill/--decode (a kind: program scenario has no workload)"));
+    scenario_free(s);
+
+    /* bad extras: the message names the flag instead of a line */
+    ScenarioExtras bad_hw = {.hardware = "h1000", .prefill = pf};
+    g_autofree char *m1 =
+        load_x_fail("model: glm-5.2\n", "t.yaml", &bad_hw, SCENARIO_ERROR_INVALID);
+    assert_has(m1, "t.yaml: --hardware h1000: unknown hardware preset 'h1000'; did you mean "
+                   "'h100'?");
+    ScenarioExtras missing_hw = {.hardware = "/nonexistent/hw.yaml", .prefill = pf};
+    g_autofree char *m2 = load_x_fail("model: glm-5.2\n", "t.yaml", &missing_hw, SCENARIO_ERROR_IO);
+    assert_has(m2, "t.yaml: --hardware /nonexistent/hw.yaml: cannot read hardware file");
+    g_autoptr(GArray) long_pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t too_long = 9000, zero = 0;
+    g_array_append_val(long_pf, too_long);
+    ScenarioExtras xl = {.prefill = long_pf};
+    g_autofree char *m3 = load_x_fail("model: glm-5.2\n", "t.yaml", &xl, SCENARIO_ERROR_INVALID);
+    assert_has(m3, "t.yaml: --prefill 9000: a prompt of 9000 tokens is longer than "
+                   "max_model_len=8192");
+    g_array_index(long_pf, uint32_t, 0) = zero;
+    g_autofree char *m4 = load_x_fail("model: glm-5.2\n", "t.yaml", &xl, SCENARIO_ERROR_INVALID);
+    assert_has(m4, "t.yaml: --prefill 0: prompt length out of range; valid: 1..10000000");
+    g_autoptr(GArray) big_dc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t c100 = 100;
+    for (int i = 0; i < 300; i++) /* --decode 300:100 */
+        g_array_append_val(big_dc, c100);
+    ScenarioExtras xd = {.decode = big_dc};
+    g_autofree char *m5 = load_x_fail("model: glm-5.2\n", "t.yaml", &xd, SCENARIO_ERROR_INVALID);
+    assert_has(m5, "t.yaml: --prefill/--decode: 300 sequences in one batch exceed "
+                   "max_num_seqs=256");
+    g_autoptr(GArray) long_dc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t c9000 = 9000;
+    g_array_append_val(long_dc, c9000);
+    ScenarioExtras xc = {.decode = long_dc};
+    g_autofree char *m6 = load_x_fail("model: glm-5.2\n", "t.yaml", &xc, SCENARIO_ERROR_INVALID);
+    assert_has(m6, "t.yaml: --decode (context 9000): a decode context of 9000 tokens is longer "
+                   "than max_model_len=8192");
+}
+
+/* The preset's config.json, copied into `dir`/`rel`. */
+static void copy_preset(const char *dir, const char *rel, const char *preset)
+{
+    g_autofree char *src = g_strdup_printf("%s/model/presets/%s.json", RANKSIM_SOURCE_DIR, preset);
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(src, &text, NULL, NULL), "cannot read %s", src);
+    write_file(dir, rel, text);
+}
+
+Test(scenario_model, config_json_and_op_profile_relative_to_the_scenario)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-model-XXXXXX", NULL);
+    cr_assert_not_null(dir);
+    copy_preset(dir, "models/llama/config.json", "llama-3.1-70b");
+    write_file(dir, "prof/ops.csv",
+               "op,rows,seconds\nattention, 1, 0.0002\nattention, 64, 0.001\n");
+    write_file(dir, "prof/bad.csv", "op,rows,seconds\nattention, 0, 0.0002\n");
+    write_file(dir, "scn/file.yaml",
+               "model: ../models/llama/config.json\nengine: {op_profile: ../prof/ops.csv, "
+               "compute_efficiency: 0.5, memory_efficiency: 0.8, launch_us: 3}\n" DECODE_STEP);
+    write_file(dir, "scn/folder.yaml", "model: ../models/llama/\n" DECODE_STEP);
+    write_file(dir, "scn/nofile.yaml", "model: ./nope/config.json\n" DECODE_STEP);
+    write_file(dir, "scn/badprof.yaml",
+               "model: ../models/llama\nengine:\n  op_profile: ../prof/bad.csv\n" DECODE_STEP);
+    write_file(dir, "scn/noprof.yaml",
+               "model: llama-3.1-70b\nengine:\n  op_profile: none.csv\n" DECODE_STEP);
+
+    GError *err = NULL;
+    g_autofree char *f = g_build_filename(dir, "scn", "file.yaml", NULL);
+    Scenario *s = scenario_load(f, NULL, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    g_autofree char *want = g_build_filename(dir, "scn", "../models/llama/config.json", NULL);
+    cr_assert_str_eq(s->model_source, want);
+    cr_assert_eq(s->arch->num_layers, 80);
+    g_autofree char *want_prof = g_build_filename(dir, "scn", "../prof/ops.csv", NULL);
+    cr_assert_str_eq(s->op_profile, want_prof);
+    cr_assert(model_cost_is_profiled(s->cost, "attention"));
+    scenario_free(s);
+
+    g_autofree char *fo = g_build_filename(dir, "scn", "folder.yaml", NULL);
+    s = scenario_load(fo, NULL, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    cr_assert(g_str_has_suffix(s->model_source, "config.json"), "%s", s->model_source);
+    scenario_free(s);
+
+    g_autofree char *nf = g_build_filename(dir, "scn", "nofile.yaml", NULL);
+    s = scenario_load(nf, NULL, &err);
+    cr_assert_null(s);
+    cr_assert_eq(err->code, SCENARIO_ERROR_IO, "%s", err->message);
+    g_autofree char *p1 = g_strdup_printf("%s:1: key 'model': cannot read model config", nf);
+    cr_assert(g_str_has_prefix(err->message, p1), "%s", err->message);
+    g_clear_error(&err);
+
+    g_autofree char *bp = g_build_filename(dir, "scn", "badprof.yaml", NULL);
+    s = scenario_load(bp, NULL, &err);
+    cr_assert_null(s);
+    cr_assert_eq(err->code, SCENARIO_ERROR_INVALID, "%s", err->message);
+    g_autofree char *p2 = g_strdup_printf("%s:3: key 'op_profile': ", bp);
+    cr_assert(g_str_has_prefix(err->message, p2), "%s", err->message);
+    assert_has(err->message, "bad.csv:2: column 'rows'");
+    g_clear_error(&err);
+
+    g_autofree char *np = g_build_filename(dir, "scn", "noprof.yaml", NULL);
+    s = scenario_load(np, NULL, &err);
+    cr_assert_null(s);
+    cr_assert_eq(err->code, SCENARIO_ERROR_IO, "%s", err->message);
+    g_autofree char *p3 = g_strdup_printf("%s:3: key 'op_profile': cannot read op profile", np);
+    cr_assert(g_str_has_prefix(err->message, p3), "%s", err->message);
+    g_clear_error(&err);
+    remove_tree(dir);
+}
+
+Test(scenario_model, faults_name_lowered_ops)
+{
+    Scenario *s = load_ok(MODEL_HEAD "parallel: {tensor_parallel_size: 2}\n" DECODE_STEP "faults:\n"
+                                     "  - {rank: 1, kind: delay, op: input_layernorm, "
+                                     "occurrence: 3, seconds: 2}\n"
+                                     "  - {kind: link, tier: nvlink, node: 0, factor: 0.5}\n"
+                                     "watchdog: {collective_timeout_s: 30}\n"
+                                     "on_mismatch: abort\n");
+    cr_assert_eq(s->faults->len, 1);
+    const SchedFault *f = &g_array_index(s->faults, SchedFault, 0);
+    cr_assert_eq(f->rank, 1);
+    cr_assert_str_eq(sched_program_name_str(s->program, (uint32_t)f->op_name), "input_layernorm");
+    cr_assert_eq(f->occurrence, 3);
+    cr_assert_eq(s->link_faults->len, 1);
+    cr_assert_eq(s->collective_timeout_ns, INT64_C(30000000000));
+    cr_assert_eq(s->on_mismatch, SCHED_MISMATCH_ABORT);
+    scenario_free(s);
+
+    expect_invalid(MODEL_HEAD DECODE_STEP "faults: [{rank: 0, kind: skip, op: input_layernom}]\n",
+                   "t.yaml:4", "op", "did you mean 'input_layernorm'?");
+    expect_invalid(MODEL_HEAD DECODE_STEP "faults: [{rank: 1, kind: skip, op: o_proj}]\n",
+                   "t.yaml:4", "rank", "1 is out of range; valid: 0..0");
+}
+
+/* ---- kind: model, bad input ---- */
+
+Test(scenario_model_errors, program_keys_and_model_keys)
+{
+    expect_invalid(MODEL_HEAD "ranks: 4\n", "t.yaml:3", "ranks", "not valid for kind: model");
+    expect_invalid(MODEL_HEAD "groups: {tp: [0]}\n", "t.yaml:3", "groups",
+                   "not valid for kind: model");
+    expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\nparallel: {}\n", "t.yaml:4",
+                   "parallel", "not valid for kind: program (it belongs to kind: model)");
+    expect_invalid(MODEL_HEAD "paralel: {}\n", "t.yaml:3", "paralel",
+                   "unknown key in the scenario; did you mean 'parallel'?");
+}
+
+Test(scenario_model_errors, model_key)
+{
+    expect_invalid("model: glm-5.3\n" DECODE_STEP, "t.yaml:1", "model",
+                   "unknown model preset 'glm-5.3'; did you mean 'glm-5.2'? (valid: glm-5, "
+                   "glm-5.2, deepseek-v3.2, deepseek-v3, llama-3.1-70b, qwen3-235b-a22b); or the "
+                   "path of a Hugging Face config.json");
+    expect_invalid("model: [glm-5]\n" DECODE_STEP, "t.yaml:1", "model",
+                   "expected a string, got a list");
+    g_autofree char *msg =
+        load_fail_set("model: ./no/such/config.json\n" DECODE_STEP, NULL, SCENARIO_ERROR_IO);
+    assert_has(msg, "t.yaml:1: key 'model': cannot read model config 'no/such/config.json': no "
+                    "such file");
+}
+
+Test(scenario_model_errors, parallel_keys)
+{
+    expect_invalid(MODEL_HEAD "parallel: {tensr_parallel_size: 2}\n" DECODE_STEP, "t.yaml:3",
+                   "tensr_parallel_size",
+                   "unknown key in parallel; did you mean 'tensor_parallel_size'?");
+    expect_invalid(MODEL_HEAD "parallel: {tensor_parallel_size: 0}\n" DECODE_STEP, "t.yaml:3",
+                   "tensor_parallel_size", "0 is out of range; valid: 1..1048576");
+    expect_invalid(MODEL_HEAD "parallel: {dcp_comm_backend: a2c}\n" DECODE_STEP, "t.yaml:3",
+                   "dcp_comm_backend", "did you mean 'a2a'? (valid: ag_rs, a2a)");
+    expect_invalid(MODEL_HEAD "parallel: {enable_expert_parallel: yes}\n" DECODE_STEP, "t.yaml:3",
+                   "enable_expert_parallel", "expected true or false");
+    expect_invalid(MODEL_HEAD "parallel: {pipeline_parallel_size: 2}\n" DECODE_STEP, "t.yaml:3",
+                   "pipeline_parallel_size", "pipeline parallelism is not modelled; valid: 1");
+    expect_invalid(MODEL_HEAD "parallel: 4\n" DECODE_STEP, "t.yaml:3", "parallel",
+                   "expected a mapping, got '4'");
+    expect_invalid(MODEL_HEAD "parallel: {tensor_parallel_size: 1024, data_parallel_size: 1024, "
+                              "prefill_context_parallel_size: 2}\n" DECODE_STEP,
+                   "t.yaml:3", "parallel", "= 2097152 ranks; valid: at most 1048576");
+}
+
+Test(scenario_model_errors, vllm_rules_surface_at_parallel)
+{
+    /* vLLM's own messages, at the line of parallel: */
+    expect_invalid(MODEL_HEAD "parallel:\n  prefill_context_parallel_size: 2\n"
+                              "  data_parallel_size: 2\n" DECODE_STEP,
+                   "t.yaml:3", "parallel", "PCP does not support data parallelism yet.");
+    expect_invalid(MODEL_HEAD "engine: {}\nparallel: {tensor_parallel_size: 2, "
+                              "decode_context_parallel_size: 4}\n" DECODE_STEP,
+                   "t.yaml:4", "parallel", "must be divisible by");
+    /* the same rule broken by --set still points at parallel: */
+    const char *ov[] = {"parallel.data_parallel_size=2", NULL};
+    expect_invalid_set(glm_yaml, ov, "t.yaml:4", "parallel",
+                       "PCP does not support data parallelism yet.");
+    /* without a parallel: key, the defaults are used and errors name it at line 1 */
+    expect_invalid("model: llama-3.1-70b\n" DECODE_STEP "engine: {attention_backend: FLASHMLA}\n",
+                   "t.yaml:3", "engine", "attention backend FLASHMLA needs an MLA model");
+}
+
+Test(scenario_model_errors, engine_values)
+{
+    g_autofree char *msg =
+        load_fail_set(MODEL_HEAD "engine: {attention_backend: FLASHMLA_SPARS}\n" DECODE_STEP, NULL,
+                      SCENARIO_ERROR_INVALID);
+    assert_has(msg, "t.yaml:3: key 'attention_backend': unknown attention backend "
+                    "'FLASHMLA_SPARS'; did you mean 'FLASHMLA_SPARSE'? (valid: AUTO, "
+                    "FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE, FLASHMLA, FLASHINFER_MLA, TRITON_MLA, "
+                    "FLASH_ATTN, ASCEND)");
+    expect_invalid(MODEL_HEAD "engine: {attention_backend: cutlass}\n" DECODE_STEP, "t.yaml:3",
+                   "attention_backend",
+                   "valid: AUTO, FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE, FLASHMLA, "
+                   "FLASHINFER_MLA, TRITON_MLA, FLASH_ATTN, ASCEND");
+    expect_invalid(MODEL_HEAD "engine:\n  gpu_memory_utilization: 1.5\n" DECODE_STEP, "t.yaml:4",
+                   "gpu_memory_utilization", "1.5 is out of range; valid: a number > 0 and <= 1");
+    expect_invalid(MODEL_HEAD "engine:\n  gpu_memory_utilization: 0\n" DECODE_STEP, "t.yaml:4",
+                   "gpu_memory_utilization", "out of range");
+    expect_invalid(MODEL_HEAD "engine: {quantization: int3}\n" DECODE_STEP, "t.yaml:3",
+                   "quantization", "valid: bf16, fp8, w8a8, w4a8, nvfp4, none");
+    expect_invalid(MODEL_HEAD "engine: {kv_cache_dtype: fp16}\n" DECODE_STEP, "t.yaml:3",
+                   "kv_cache_dtype", "unknown KV cache dtype 'fp16'");
+    expect_invalid(MODEL_HEAD "engine: {cudagraph_mode: FULL_DECODE_ONLY}\n" DECODE_STEP,
+                   "t.yaml:3", "cudagraph_mode", "not modelled; FULL is the closest");
+    expect_invalid(MODEL_HEAD "engine: {max_model_len: 0}\n" DECODE_STEP, "t.yaml:3",
+                   "max_model_len", "valid: 1..10000000");
+    expect_invalid(MODEL_HEAD "engine: {launch_us: -1}\n" DECODE_STEP, "t.yaml:3", "launch_us",
+                   "out of range");
+    expect_invalid(MODEL_HEAD "engine: {compute_efficiency: 2}\n" DECODE_STEP, "t.yaml:3",
+                   "compute_efficiency", "out of range");
+    expect_invalid(MODEL_HEAD "engine: {backend: FLASHMLA}\n" DECODE_STEP, "t.yaml:3", "backend",
+                   "unknown key in engine");
+    /* accepted spellings */
+    Scenario *s =
+        load_ok(MODEL_HEAD "engine: {attention_backend: flashmla_sparse, quantization: "
+                           "null, kv_cache_dtype: fp8_e4m3, cudagraph_mode: full}\n" DECODE_STEP);
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_FLASHMLA_SPARSE);
+    cr_assert_eq(s->engine.quantization, MODEL_QUANT_BF16);
+    cr_assert_eq(s->engine.kv_cache_dtype, SCHED_DTYPE_FP8);
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_FULL);
+    scenario_free(s);
+    s = load_ok(MODEL_HEAD "engine: {quantization: none, kv_cache_dtype: auto}\n" DECODE_STEP);
+    cr_assert_eq(s->engine.quantization, MODEL_QUANT_BF16);
+    cr_assert_eq(s->engine.kv_cache_dtype, SCHED_DTYPE_BF16);
+    scenario_free(s);
+}
+
+Test(scenario_model_errors, workload_problems)
+{
+    expect_invalid(MODEL_HEAD, "t.yaml:1", "workload",
+                   "missing; give workload.steps in the file or --prefill N / --decode B:CTX");
+    expect_invalid(MODEL_HEAD "workload: {}\n", "t.yaml:3", "steps", "missing");
+    expect_invalid(MODEL_HEAD "workload: {steps: []}\n", "t.yaml:3", "steps",
+                   "empty list; give at least one step");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefill: []}\n", "t.yaml:5", "steps",
+                   "step 1 is empty");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {decode: [1]}\n    - {}\n", "t.yaml:6",
+                   "steps", "step 2 is empty");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefill: [0]}\n", "t.yaml:5", "prefill",
+                   "0 is out of range; valid: 1..10000000");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {decode: [20000000]}\n", "t.yaml:5",
+                   "decode", "out of range; valid: 1..10000000");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {decode: 5}\n", "t.yaml:5", "decode",
+                   "expected a list, got '5'");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefil: [5]}\n", "t.yaml:5", "prefil",
+                   "did you mean 'prefill'?");
+    /* engine limits, with the line of the length or the step */
+    expect_invalid(MODEL_HEAD "engine: {max_model_len: 1000}\n"
+                              "workload:\n  steps:\n    - prefill: [500,\n        1001]\n",
+                   "t.yaml:7", "prefill",
+                   "a prompt of 1001 tokens is longer than max_model_len=1000");
+    expect_invalid(MODEL_HEAD "engine: {max_model_len: 1000}\n"
+                              "workload:\n  steps:\n    - {decode: [1000, 1001]}\n",
+                   "t.yaml:6", "decode",
+                   "a decode context of 1001 tokens is longer than max_model_len=1000");
+    expect_invalid(MODEL_HEAD "engine: {max_num_batched_tokens: 1000}\n"
+                              "workload:\n  steps:\n    - {decode: [5]}\n"
+                              "    - {prefill: [600, 600]}\n",
+                   "t.yaml:7", "steps",
+                   "step 2: 1200 tokens in one batch exceed max_num_batched_tokens=1000");
+    expect_invalid(MODEL_HEAD "engine: {max_num_seqs: 2}\n"
+                              "workload:\n  steps:\n    - {decode: [5, 5, 5]}\n",
+                   "t.yaml:6", "steps", "3 sequences in one batch exceed max_num_seqs=2");
+}
+
+Test(scenario_model_errors, per_dp_rank_problems)
+{
+    /* longer than DP */
+    expect_invalid(MODEL_HEAD "parallel: {data_parallel_size: 2}\n"
+                              "workload:\n  steps:\n"
+                              "    - per_dp_rank: [{decode: [1]}, {decode: [2]}, {decode: [3]}]\n",
+                   "t.yaml:6", "per_dp_rank",
+                   "3 batches for 2 DP ranks (data_parallel_size=2); valid: at most 2");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n"
+                              "    - per_dp_rank: [{decode: [1]}, {decode: [2]}]\n",
+                   "t.yaml:5", "per_dp_rank", "2 batches for 1 DP rank");
+    expect_invalid(MODEL_HEAD "parallel: {data_parallel_size: 2}\n"
+                              "workload:\n  steps:\n"
+                              "    - {decode: [1], per_dp_rank: [{decode: [2]}]}\n",
+                   "t.yaml:6", "decode", "move decode into the per_dp_rank entries");
+    expect_invalid(MODEL_HEAD "parallel: {data_parallel_size: 2}\n"
+                              "workload:\n  steps:\n    - per_dp_rank: [{}, {}]\n",
+                   "t.yaml:6", "steps", "step 1 is empty");
+    expect_invalid(MODEL_HEAD "parallel: {data_parallel_size: 2}\n"
+                              "workload:\n  steps:\n    - per_dp_rank: []\n",
+                   "t.yaml:6", "per_dp_rank", "empty list");
+    expect_invalid(MODEL_HEAD "parallel: {data_parallel_size: 2}\n"
+                              "workload:\n  steps:\n"
+                              "    - per_dp_rank: [{per_dp_rank: []}]\n",
+                   "t.yaml:6", "per_dp_rank", "not valid for a per_dp_rank batch");
+    expect_invalid(MODEL_HEAD "parallel: {data_parallel_size: 2}\n"
+                              "engine: {max_num_seqs: 1}\n"
+                              "workload:\n  steps:\n"
+                              "    - per_dp_rank: [{decode: [1]}, {decode: [2, 2]}]\n",
+                   "t.yaml:7", "per_dp_rank", "step 1, DP rank 1: 2 sequences in one batch");
+}
+
+/* ==== vLLM eval configs ==== */
+
+/* vllm-project/vllm tests/evals/gsm8k/configs/GLM-5.2-NVFP4-TP1-PCP4-DCP4-EP.yaml */
+static const char glm_eval[] =
+    "model_name: \"nvidia/GLM-5.2-NVFP4\"\n"
+    "accuracy_threshold: 0.90\n"
+    "num_questions: 1319\n"
+    "num_fewshot: 5\n"
+    "max_concurrency: 100\n"
+    "# Preserve KV-cache headroom after CUDA graph memory profiling and bound the\n"
+    "# DCP-aware FlashInfer workspace to 2.39 GiB at the 4,096-token scheduler cap.\n"
+    "server_args: >-\n"
+    "  --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'\n"
+    "  --gpu-memory-utilization 0.96\n"
+    "  --max-model-len 4096\n"
+    "  --max-num-batched-tokens 4096\n"
+    "  --safetensors-load-strategy prefetch\n"
+    "  --moe-backend flashinfer_cutlass\n"
+    "  --prefill-context-parallel-size 4\n"
+    "  --decode-context-parallel-size 4\n"
+    "  --dcp-comm-backend ag_rs\n"
+    "  --enable-expert-parallel\n"
+    "  --kv-cache-dtype fp8\n"
+    "env:\n"
+    "  PYTORCH_CUDA_ALLOC_CONF: \"expandable_segments:True\"\n"
+    "  VLLM_LOGGING_LEVEL: \"DEBUG\"\n"
+    "  VLLM_USE_V2_MODEL_RUNNER: \"1\"\n";
+
+#define GLM_EVAL_FILE "configs/GLM-5.2-NVFP4-TP1-PCP4-DCP4-EP.yaml"
+
+/* Extras with --hardware and one --prefill (static storage; not thread-safe, tests run -j1). */
+static const ScenarioExtras *eval_extras(const char *hardware, uint32_t prefill)
+{
+    static ScenarioExtras x;
+    static GArray *pf;
+    if (!pf)
+        pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_array_set_size(pf, 0);
+    g_array_append_val(pf, prefill);
+    x = (ScenarioExtras){.hardware = hardware, .prefill = pf};
+    return &x;
+}
+
+/* An eval config of `model_name` and `server_args`, loaded with b200 and a 100-token prefill. */
+static Scenario *eval_ok(const char *model_name, const char *server_args)
+{
+    g_autofree char *yaml =
+        g_strdup_printf("model_name: %s\nserver_args: >-\n  %s\n", model_name, server_args);
+    return load_x_ok(yaml, "e.yaml", eval_extras("b200", 100));
+}
+
+static void eval_invalid(const char *yaml, const char *loc, const char *key, const char *also)
+{
+    g_autofree char *msg =
+        load_x_fail(yaml, "e.yaml", eval_extras("b200", 100), SCENARIO_ERROR_INVALID);
+    g_autofree char *prefix = g_strdup_printf("%s: ", loc);
+    cr_assert(g_str_has_prefix(msg, prefix), "expected prefix \"%s\" in: %s", prefix, msg);
+    if (key) {
+        g_autofree char *k = g_strdup_printf("key '%s'", key);
+        assert_has(msg, k);
+    }
+    if (also)
+        assert_has(msg, also);
+}
+
+Test(scenario_eval, glm_pcp_dcp_config_loads)
+{
+    Scenario *s = load_x_ok(glm_eval, GLM_EVAL_FILE, eval_extras("b200", 633));
+    cr_assert_str_eq(s->kind, "model");
+    cr_assert_str_eq(s->name, "GLM-5.2-NVFP4-TP1-PCP4-DCP4-EP");
+    cr_assert_str_eq(s->model_source, "preset glm-5.2");
+    cr_assert_str_eq(s->hardware.name, "b200");
+    const ModelParallel *par = &s->plan->par;
+    cr_assert_eq(par->tensor_parallel_size, 1);
+    cr_assert_eq(par->prefill_context_parallel_size, 4);
+    cr_assert_eq(par->decode_context_parallel_size, 4);
+    cr_assert_eq(par->dcp_comm_backend, MODEL_DCP_AG_RS);
+    cr_assert(par->enable_expert_parallel);
+    cr_assert_eq(s->plan->world, 4);
+    cr_assert_eq(s->engine.quantization, MODEL_QUANT_NVFP4); /* from the -NVFP4 suffix */
+    cr_assert_eq(s->engine.kv_cache_dtype, SCHED_DTYPE_FP8);
+    cr_assert_eq(s->engine.gpu_memory_utilization, 0.96);
+    cr_assert_eq(s->engine.max_model_len, 4096);
+    cr_assert_eq(s->engine.max_num_batched_tokens, 4096);
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_PIECEWISE);
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_AUTO);
+    cr_assert_eq(s->workload->steps->len, 1);
+    cr_assert_eq(len_at(batch_of(s, 0, 0)->prefill, 0), 633);
+    /* flags that change nothing in a simulation are dropped; others are reported */
+    cr_assert_eq(s->ignored_flags->len, 1);
+    cr_assert(has_ignored(s, "--moe-backend flashinfer_cutlass"));
+    cr_assert_str_eq(s->text, glm_eval);
+    scenario_free(s);
+}
+
+Test(scenario_eval, hardware_and_workload_required)
+{
+    g_autofree char *m1 =
+        load_x_fail(glm_eval, "e.yaml", eval_extras(NULL, 633), SCENARIO_ERROR_INVALID);
+    cr_assert(g_str_has_prefix(m1, "e.yaml:1: an eval config names no hardware; pass --hardware "
+                                   "NAME (h100, h200, b200"),
+              "%s", m1);
+    g_autofree char *m2 = load_x_fail(glm_eval, "e.yaml", NULL, SCENARIO_ERROR_INVALID);
+    assert_has(m2, "an eval config names no hardware");
+    ScenarioExtras hw_only = {.hardware = "b200"};
+    g_autofree char *m3 = load_x_fail(glm_eval, "e.yaml", &hw_only, SCENARIO_ERROR_INVALID);
+    assert_has(m3, "e.yaml:1: key 'workload': missing; give workload.steps in the file or "
+                   "--prefill N / --decode B:CTX");
+    /* hardware: from --set counts */
+    const char *ov[] = {"hardware=h200", NULL};
+    ScenarioExtras x = *eval_extras(NULL, 100);
+    x.overrides = ov;
+    Scenario *s = load_x_ok(glm_eval, "e.yaml", &x);
+    cr_assert_str_eq(s->hardware.name, "h200");
+    scenario_free(s);
+}
+
+Test(scenario_eval, model_name_mapping)
+{
+    static const struct {
+        const char *model_name, *preset;
+        ModelQuant quant;
+    } cases[] = {
+        {"nvidia/GLM-5.2-NVFP4", "glm-5.2", MODEL_QUANT_NVFP4},
+        {"zai-org/GLM-5", "glm-5", MODEL_QUANT_BF16},
+        {"zai-org/GLM-5-FP8", "glm-5", MODEL_QUANT_FP8},
+        {"deepseek-ai/DeepSeek-V3.2", "deepseek-v3.2", MODEL_QUANT_BF16},
+        {"deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-v3.2", MODEL_QUANT_BF16},
+        {"nvidia/DeepSeek-V3.2-NVFP4", "deepseek-v3.2", MODEL_QUANT_NVFP4},
+        {"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3", MODEL_QUANT_BF16},
+        {"deepseek-ai/DeepSeek-R1", "deepseek-v3", MODEL_QUANT_BF16},
+        {"meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b", MODEL_QUANT_BF16},
+        {"RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8-dynamic", "llama-3.1-70b", MODEL_QUANT_FP8},
+        {"Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b", MODEL_QUANT_BF16},
+        {"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-a22b", MODEL_QUANT_FP8},
+        {"Eco-Tech/GLM-5.2-w8a8", "glm-5.2", MODEL_QUANT_W8A8},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Scenario *s = eval_ok(cases[i].model_name, "--tensor-parallel-size 8");
+        g_autofree char *want = g_strdup_printf("preset %s", cases[i].preset);
+        cr_assert_str_eq(s->model_source, want, "%s", cases[i].model_name);
+        cr_assert_eq(s->engine.quantization, cases[i].quant, "%s", cases[i].model_name);
+        scenario_free(s);
+    }
+    /* --quantization wins over the name */
+    Scenario *s = eval_ok("nvidia/GLM-5.2-NVFP4", "-tp 8 --quantization fp8");
+    cr_assert_eq(s->engine.quantization, MODEL_QUANT_FP8);
+    scenario_free(s);
+    s = eval_ok("zai-org/GLM-5.2", "-tp 8 -q modelopt_fp4");
+    cr_assert_eq(s->engine.quantization, MODEL_QUANT_NVFP4);
+    scenario_free(s);
+    s = eval_ok("zai-org/GLM-5.2", "-tp 8 --quantization ascend");
+    cr_assert_eq(s->engine.quantization, MODEL_QUANT_W8A8);
+    scenario_free(s);
+
+    /* unknown: the presets and the way out */
+    eval_invalid("model_name: mistralai/Mistral-Large-Instruct-2411\n", "e.yaml:1", "model_name",
+                 "no built-in model matches 'mistralai/Mistral-Large-Instruct-2411' (read as "
+                 "'mistral-large'); valid: glm-5, glm-5.2,");
+    eval_invalid("model_name: mistralai/Mistral-Large-Instruct-2411\n", "e.yaml:1", "model_name",
+                 "write a model scenario with model: path/to/config.json");
+    eval_invalid("model_name: 42\n", "e.yaml:1", "model_name", "no built-in model matches '42'");
+    /* a model: key (e.g. from --set) names the architecture instead */
+    s = load_x_ok("model_name: mistralai/Mistral-Large-Instruct-2411\nmodel: llama-3.1-70b\n",
+                  "e.yaml", eval_extras("b200", 100));
+    cr_assert_str_eq(s->model_source, "preset llama-3.1-70b");
+    scenario_free(s);
+}
+
+Test(scenario_eval, server_args_variants)
+{
+    Scenario *s =
+        eval_ok("zai-org/GLM-5.2", "--tensor-parallel-size=2 -dp 2 --enable_expert_parallel "
+                                   "--max-model-len=4k --max-num-seqs 64 -O0");
+    cr_assert_eq(s->plan->par.tensor_parallel_size, 2);
+    cr_assert_eq(s->plan->par.data_parallel_size, 2);
+    cr_assert(s->plan->par.enable_expert_parallel);
+    cr_assert_eq(s->engine.max_model_len, 4000);
+    cr_assert_eq(s->engine.max_num_seqs, 64);
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_NONE);
+    cr_assert_eq(s->ignored_flags->len, 0);
+    scenario_free(s);
+
+    s = eval_ok("zai-org/GLM-5.2", "-tp 8 -O 1 --max-model-len 8K");
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_PIECEWISE);
+    cr_assert_eq(s->engine.max_model_len, 8192);
+    scenario_free(s);
+
+    /* --enforce-eager wins over a compilation config; -cc.KEY=VALUE; pass_config.enable_sp */
+    s = eval_ok("zai-org/GLM-5.2", "-tp 8 --enforce-eager -cc.cudagraph_mode=FULL");
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_NONE);
+    scenario_free(s);
+    s = eval_ok("zai-org/GLM-5.2", "-tp 8 -cc.cudagraph_mode=FULL");
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_FULL);
+    scenario_free(s);
+    s = eval_ok("zai-org/GLM-5.2",
+                "-tp 8 --compilation-config '{\"pass_config\": {\"enable_sp\": true}, "
+                "\"cudagraph_mode\": \"FULL_DECODE_ONLY\"}'");
+    cr_assert(s->plan->par.enable_sequence_parallel);
+    cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_FULL);
+    cr_assert(has_ignored(s, "cudagraph_mode FULL_DECODE_ONLY (simulated as FULL)"));
+    scenario_free(s);
+
+    /* attention backend: flag, JSON config, dotted config, environment */
+    s = eval_ok("zai-org/GLM-5.2", "-tp 8 --attention-backend flashmla_sparse");
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_FLASHMLA_SPARSE);
+    scenario_free(s);
+    s = eval_ok("zai-org/GLM-5.2",
+                "-tp 8 --attention-config '{\"backend\":\"FLASHINFER_MLA_SPARSE\"}'");
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_FLASHINFER_MLA_SPARSE);
+    scenario_free(s);
+    s = eval_ok("zai-org/GLM-5.2", "-tp 8 -ac.backend=FLASHMLA_SPARSE");
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_FLASHMLA_SPARSE);
+    scenario_free(s);
+    s = load_x_ok("model_name: zai-org/GLM-5.2\nserver_args: -tp 8\n"
+                  "env: {VLLM_ATTENTION_BACKEND: FLASHMLA_SPARSE}\n",
+                  "e.yaml", eval_extras("b200", 100));
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_FLASHMLA_SPARSE);
+    scenario_free(s);
+    s = load_x_ok("model_name: zai-org/GLM-5.2\n"
+                  "server_args: -tp 8 --attention-backend FLASHINFER_MLA_SPARSE\n"
+                  "env: {VLLM_ATTENTION_BACKEND: FLASHMLA_SPARSE}\n",
+                  "e.yaml", eval_extras("b200", 100));
+    cr_assert_eq(s->engine.attention_backend, MODEL_BACKEND_FLASHINFER_MLA_SPARSE);
+    scenario_free(s);
+
+    /* DCP knobs, PCP short form, DP via -dp with a per-rank-agnostic workload */
+    s = eval_ok("zai-org/GLM-5.2", "-tp 4 -dcp 2 --dcp-comm-backend=a2a "
+                                   "--cp-kv-cache-interleave-size 64 --kv-cache-dtype auto");
+    cr_assert_eq(s->plan->par.decode_context_parallel_size, 2);
+    cr_assert_eq(s->plan->par.dcp_comm_backend, MODEL_DCP_A2A);
+    cr_assert_eq(s->plan->par.cp_kv_cache_interleave_size, 64);
+    cr_assert_eq(s->engine.kv_cache_dtype, SCHED_DTYPE_BF16);
+    scenario_free(s);
+
+    /* unknown flags, with or without a value, and stray words are reported, never fatal */
+    s = eval_ok("deepseek-ai/DeepSeek-V3.2",
+                "-tp 8 --speculative-config '{\"method\":\"mtp\"}' --no-enable-prefix-caching "
+                "--block-size=64 --trust-remote-code --port 8000 stray");
+    cr_assert_eq(s->ignored_flags->len, 4);
+    cr_assert(has_ignored(s, "--speculative-config {\"method\":\"mtp\"}"));
+    cr_assert(has_ignored(s, "--no-enable-prefix-caching"));
+    cr_assert(has_ignored(s, "--block-size=64"));
+    cr_assert(has_ignored(s, "stray"));
+    scenario_free(s);
+
+    /* top-level max_model_len (lm-eval configs) is the default; other keys are noted */
+    s = load_x_ok("model_name: deepseek-ai/DeepSeek-V3.2\nmax_model_len: 2048\n"
+                  "server_args: -tp 8\nlimit: 250\ntasks: [gsm8k]\n",
+                  "e.yaml", eval_extras("b200", 100));
+    cr_assert_eq(s->engine.max_model_len, 2048);
+    cr_assert(has_ignored(s, "eval config key 'limit'"));
+    cr_assert(has_ignored(s, "eval config key 'tasks'"));
+    scenario_free(s);
+
+    /* no server_args at all: vLLM's defaults */
+    s = load_x_ok("model_name: meta-llama/Meta-Llama-3.1-70B-Instruct\n", "e.yaml",
+                  eval_extras("b200", 100));
+    cr_assert_eq(s->plan->world, 1);
+    scenario_free(s);
+}
+
+Test(scenario_eval, set_overrides_on_eval_configs)
+{
+    const char *ov[] = {"parallel.tensor_parallel_size=2", "engine.max_num_seqs=16", NULL};
+    ScenarioExtras x = *eval_extras("b200", 100);
+    x.overrides = ov;
+    Scenario *s = load_x_ok(glm_eval, "e.yaml", &x);
+    cr_assert_eq(s->plan->par.tensor_parallel_size, 2);
+    cr_assert_eq(s->plan->par.prefill_context_parallel_size, 4); /* from server_args */
+    cr_assert_eq(s->plan->world, 8);
+    cr_assert_eq(s->engine.max_num_seqs, 16);
+    scenario_free(s);
+}
+
+Test(scenario_eval, bad_server_args)
+{
+    const char *head = "model_name: zai-org/GLM-5.2\n";
+    g_autofree char *y1 = g_strdup_printf("%sserver_args: --tensor-parallel-size two\n", head);
+    eval_invalid(y1, "e.yaml:2", "server_args",
+                 "--tensor-parallel-size: expected an integer, got 'two'; valid: 1..1048576");
+    g_autofree char *y2 = g_strdup_printf("%sserver_args: -tp 8 --max-model-len\n", head);
+    eval_invalid(y2, "e.yaml:2", "server_args", "--max-model-len: needs a value");
+    g_autofree char *y3 = g_strdup_printf("%sserver_args: -tp 8 --enforce-eager=true\n", head);
+    eval_invalid(y3, "e.yaml:2", "server_args", "--enforce-eager: takes no value");
+    g_autofree char *y4 =
+        g_strdup_printf("%sserver_args: -tp 8 --compilation-config '{\"cudagraph_mode\n", head);
+    eval_invalid(y4, "e.yaml:2", "server_args", "cannot split it like a shell command line");
+    g_autofree char *y5 =
+        g_strdup_printf("%sserver_args: -tp 8 --compilation-config '{cudagraph_mode}'\n", head);
+    eval_invalid(y5, "e.yaml:2", "server_args", "--compilation-config: not valid JSON");
+    g_autofree char *y6 = g_strdup_printf("%sserver_args: -tp 8 -pp 2\n", head);
+    eval_invalid(y6, "e.yaml:2", "server_args",
+                 "-pp: pipeline parallelism is not modelled; valid: 1");
+    g_autofree char *y7 =
+        g_strdup_printf("%sserver_args: -tp 8 --attention-backend ROCM_AITER_MLA\n", head);
+    eval_invalid(y7, "e.yaml:2", "server_args",
+                 "--attention-backend: unknown attention backend 'ROCM_AITER_MLA'; valid: AUTO, "
+                 "FLASHINFER_MLA_SPARSE");
+    g_autofree char *y8 =
+        g_strdup_printf("%sserver_args: -tp 8 --gpu-memory-utilization 1.2\n", head);
+    eval_invalid(y8, "e.yaml:2", "server_args",
+                 "--gpu-memory-utilization: 1.2 is out of range; valid: a number > 0 and <= 1");
+    g_autofree char *y9 =
+        g_strdup_printf("%sserver_args: -tp 8 -cc.cudagraph_mode=SOMETIMES\n", head);
+    eval_invalid(y9, "e.yaml:2", "server_args", "unknown cudagraph_mode 'SOMETIMES'");
+    g_autofree char *y10 = g_strdup_printf("%sserver_args: -tp 8 --quantization gguf\n", head);
+    eval_invalid(y10, "e.yaml:2", "server_args", "quantization 'gguf' is not modelled");
+    g_autofree char *y11 = g_strdup_printf("%sserver_args: [-tp, 8]\n", head);
+    eval_invalid(y11, "e.yaml:2", "server_args", "expected a string, got a list");
+    /* vLLM's validation errors surface at server_args */
+    g_autofree char *y12 = g_strdup_printf("%sserver_args: -tp 2 -pcp 2 -dp 2\n", head);
+    eval_invalid(y12, "e.yaml:2", "server_args", "PCP does not support data parallelism yet.");
+    g_autofree char *y13 = g_strdup_printf("%sserver_args: -tp 8 -O 7\n", head);
+    eval_invalid(y13, "e.yaml:2", "server_args", "-O: expected an optimization level, got '7'");
+    g_autofree char *y14 = g_strdup_printf("%senv: {VLLM_ATTENTION_BACKEND: FOO}\n", head);
+    eval_invalid(y14, "e.yaml:2", "VLLM_ATTENTION_BACKEND", "unknown attention backend 'FOO'");
+}
+
+Test(scenario_eval, bad_keys)
+{
+    eval_invalid("model_name: zai-org/GLM-5.2\nserver_arg: -tp 8\n", "e.yaml:2", "server_arg",
+                 "unknown key in a vLLM eval config; did you mean 'server_args'?");
+    eval_invalid("model_name: zai-org/GLM-5.2\nranks: 8\n", "e.yaml:2", "ranks",
+                 "not valid in a vLLM eval config");
+    eval_invalid("model_name: zai-org/GLM-5.2\nkind: program\n", "e.yaml:2", "kind",
+                 "a vLLM eval config (model_name:) is a model scenario");
+    eval_invalid("model_name: [a]\n", "e.yaml:1", "model_name", "expected a string, got a list");
+    eval_invalid("model_name: zai-org/GLM-5.2\nenv: [a]\n", "e.yaml:2", "env",
+                 "expected a mapping, got a list");
+}
+
+/* ---- robustness of the model loaders ---- */
+
+static void load_any_x(const char *text, const ScenarioExtras *x)
+{
+    GError *err = NULL;
+    Scenario *s = scenario_load_string_extras(text, "t.yaml", x, &err);
+    cr_assert((s == NULL) != (err == NULL));
+    if (s) {
+        scenario_free(s);
+    } else {
+        cr_assert_eq(err->domain, SCENARIO_ERROR);
+        cr_assert_null(strchr(err->message, '\n'), "multi-line: %s", err->message);
+        cr_assert(g_str_has_prefix(err->message, "t.yaml:"), "%s", err->message);
+        g_error_free(err);
+    }
+}
+
+static const char model_fuzz_seed[] =
+    "model: glm-5.2\nhardware: b200\n"
+    "parallel: {tensor_parallel_size: 2, prefill_context_parallel_size: 2, "
+    "decode_context_parallel_size: 2, enable_expert_parallel: true}\n"
+    "engine: {attention_backend: FLASHMLA_SPARSE, quantization: nvfp4, kv_cache_dtype: fp8,\n"
+    "         max_num_batched_tokens: 4096, max_model_len: 4096}\n"
+    "workload:\n  steps:\n    - {prefill: [633, 20]}\n    - {decode: [633, 1], prefill: [5]}\n"
+    "faults: [{rank: 1, kind: delay, op: input_layernorm, seconds: 1}]\n";
+
+static const char eval_fuzz_seed[] =
+    "model_name: \"nvidia/GLM-5.2-NVFP4\"\nnum_fewshot: 5\n"
+    "server_args: >-\n"
+    "  --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}' -tp 2\n"
+    "  --max-model-len=4096 --prefill-context-parallel-size 2 -dcp 2 --moe-backend x\n"
+    "  --enable-expert-parallel --kv-cache-dtype fp8\n"
+    "env: {VLLM_ATTENTION_BACKEND: FLASHMLA_SPARSE}\n";
+
+static void fuzz(const char *seed, const ScenarioExtras *x, int iters, guint32 rng_seed)
+{
+    size_t n = strlen(seed);
+    for (size_t len = 0; len < n; len += 3) {
+        g_autofree char *t = g_strndup(seed, len);
+        load_any_x(t, x);
+    }
+    static const char alphabet[] = " \n\t:-,[]{}\"'*&!#|>%@`0123456789abcz.~=_\xc3\xff";
+    GRand *rng = g_rand_new_with_seed(rng_seed);
+    for (int iter = 0; iter < iters; iter++) {
+        g_autofree char *t = g_strdup(seed);
+        int edits = g_rand_int_range(rng, 1, 4);
+        for (int e = 0; e < edits; e++) {
+            size_t pos = (size_t)g_rand_int_range(rng, 0, (gint32)n);
+            t[pos] = alphabet[g_rand_int_range(rng, 0, (gint32)(sizeof alphabet - 1))];
+        }
+        load_any_x(t, x);
+    }
+    g_rand_free(rng);
+}
+
+Test(scenario_robust, model_truncations_and_mutations)
+{
+    fuzz(model_fuzz_seed, NULL, 600, 20240612);
+}
+
+Test(scenario_robust, eval_truncations_and_mutations)
+{
+    fuzz(eval_fuzz_seed, eval_extras("b200", 100), 600, 20240613);
 }

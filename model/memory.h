@@ -1,0 +1,84 @@
+/* model/memory.h — what each rank needs in device memory, and whether the KV cache fits: the
+ * class of failures that surface twenty minutes into loading a model.
+ *
+ * Per rank, by component (names are a contract): weights, quant_scales, derived_weights,
+ * kv_cache, attn_workspace, activations, cudagraph, reserved. Each component is the sum of
+ * itemised entries (tensor name, shape, dtype, bytes) that `--memory-detail` lists.
+ *
+ * The KV budget follows vLLM's gpu_worker: requested = ceil(HBM x gpu_memory_utilization);
+ * available KV = requested - non-KV (every component but kv_cache). Findings are SchedDiag*
+ * (kind `kv_budget` or `oom`, severity error) in vLLM's words, with the utilization that would
+ * fit. doc/memory.md has every formula and its source; doc/validation.md compares the seeds'
+ * reported figures with ranksim's.
+ */
+#ifndef MODEL_MEMORY_H
+#define MODEL_MEMORY_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "../net/hardware.h"
+#include "../sched/engine.h"
+#include "../sched/program.h"
+#include "arch.h"
+#include "lower.h"
+#include "plan.h"
+
+typedef enum {
+    MODEL_MEM_WEIGHTS = 0,
+    MODEL_MEM_QUANT_SCALES,
+    MODEL_MEM_DERIVED_WEIGHTS,
+    MODEL_MEM_KV_CACHE,
+    MODEL_MEM_ATTN_WORKSPACE,
+    MODEL_MEM_ACTIVATIONS,
+    MODEL_MEM_CUDAGRAPH,
+    MODEL_MEM_RESERVED,
+    MODEL_MEM_COUNT
+} ModelMemComponent;
+
+typedef struct {
+    ModelMemComponent component;
+    char *name;  /* e.g. "layers.3-77.mlp.experts.w13_weight" (a run of layers may be one item) */
+    char *shape; /* e.g. "[75 x 256/8, 4096, 6144]" */
+    char *dtype; /* "bf16", "int8", "fp4", "fp8_e4m3", "fp32", ... */
+    uint64_t bytes;
+} ModelMemItem;
+
+typedef struct {
+    uint64_t bytes[MODEL_MEM_COUNT];
+    GPtrArray *items;               /* ModelMemItem*, owned */
+    int64_t kv_budget_bytes;        /* requested - non-KV; may be negative */
+    uint64_t kv_bytes_per_token;    /* on this rank, all layers */
+} ModelMemRank;
+
+typedef struct {
+    uint32_t world;
+    ModelMemRank *ranks;           /* [world] */
+    uint64_t hbm_bytes;
+    uint64_t requested_bytes;      /* ceil(HBM x gpu_memory_utilization) */
+    double utilization;
+    GPtrArray *diags;              /* SchedDiag*, owned: kv_budget, oom */
+} ModelMemPlan;
+
+const char *model_mem_component_name(ModelMemComponent c);
+
+/* Plans memory for every rank. `lowered` is the lowered program (for activation shapes); may be
+ * NULL, then activations come from the architecture alone. Never fails: problems are
+ * diagnostics. Caller owns the result. */
+ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
+                                const ModelEngine *engine, const NetHardware *hw,
+                                const SchedProgram *lowered);
+void model_memory_plan_free(ModelMemPlan *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelMemPlan, model_memory_plan_free)
+
+/* The FlashInfer trtllm-gen sparse-MLA workspace in bytes (vllm-cp.md): 394 MiB; with DCP > 1
+ * add 8 x heads_per_rank x DCP x max_num_batched_tokens x 256 + 1 MiB. */
+uint64_t model_flashinfer_sparse_workspace(uint32_t heads_per_rank, uint32_t dcp,
+                                           uint32_t max_num_batched_tokens);
+
+/* KV-cache bytes per token per layer on one rank (MLA latent + rope, DSA indexer keys with their
+ * scales, divided by DCP as vLLM shards it). */
+uint64_t model_kv_bytes_per_token_layer(const ModelArch *arch, const ModelPlan *plan,
+                                        const ModelEngine *engine);
+
+#endif
