@@ -55,6 +55,8 @@ bench: deps
 	@test -f build-bench/build.ninja || meson setup build-bench --buildtype=release
 	ninja -C build-bench
 	./build-bench/tests/bench-engine
+	@echo
+	./build-bench/tests/bench-model scenarios/glm5-1024-ranks-prefill.yaml 3
 
 clean:
 	rm -rf build build-strict build-bench

@@ -221,6 +221,9 @@ static int cmd_run(int argc, char **argv)
         return CLI_EXIT_INVALID;
     }
 
+    if (!o.json && !o.quiet)
+        for (guint i = 0; sc->ignored_flags && i < sc->ignored_flags->len; i++)
+            fprintf(stderr, "ranksim: note: %s\n", (char *)g_ptr_array_index(sc->ignored_flags, i));
     g_autoptr(Store) store = store_open(db_path, &err);
     if (!store) {
         print_error(err->message);

@@ -149,3 +149,44 @@ Test(cli, unwritable_database_is_exit_1)
     cr_assert(strstr(r.err, "/proc/no/such/r.db"), "%s", r.err);
     result_clear(&r);
 }
+
+Test(cli, vllm_eval_config_with_hardware_and_prefill)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    const char *eval = RANKSIM_SOURCE_DIR "/scenarios/eval-configs/GLM-5.2-NVFP4-tp1-pcp4-dcp4.yaml";
+    Result r = ranksim((const char *[]){"run", eval, "--db", db, "--hardware", "b200", "--prefill",
+                                        "633", "--json", NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    cr_assert(strstr(r.out, "9792"), "%s", r.out);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", eval, "--db", db, "--hardware", "b200", "--prefill",
+                                 "640", "-q", NULL});
+    cr_assert_eq(r.code, 0, "an even split runs healthy: %s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", eval, "--db", db, "--prefill", "633", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "--hardware"), "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", eval, "--db", db, "--hardware", "b200", "--decode",
+                                 "8x4096", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "BATCH:CONTEXT"), "%s", r.err);
+    result_clear(&r);
+}
+
+Test(cli, model_scenario_set_override)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"),
+                                        "--db", db, "--set",
+                                        "engine.attention_backend=FLASHMLA_SPARSE", "-q", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"), "--db",
+                                 db, "--set", "parallel.data_parallel_size=2", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "PCP does not support data parallelism yet."), "%s", r.err);
+    result_clear(&r);
+}
