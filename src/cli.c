@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "runner.h"
 #include "scenario.h"
 #include "store.h"
 #include "trace.h"
@@ -207,16 +208,8 @@ static int cmd_run(int argc, char **argv)
         /* Keep a record of the rejected run, like a sweep does; best effort. */
         g_autoptr(GError) serr = NULL;
         g_autoptr(Store) st = store_open(db_path, &serr);
-        if (st) {
-            g_autofree char *base = g_path_get_basename(path);
-            g_autofree char *text = NULL;
-            g_file_get_contents(path, &text, NULL, NULL);
-            if (text && !g_utf8_validate(text, -1, NULL))
-                g_clear_pointer(&text, g_free);
-            const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
-            StoreRunInfo info = {base, kind, path, text, timeline_names[timeline], NULL};
-            store_insert_invalid(st, &info, err->message, NULL);
-        }
+        if (st)
+            runner_store_invalid(st, path, timeline_names[timeline], err->message, NULL);
         run_options_clear(&o);
         return CLI_EXIT_INVALID;
     }
@@ -230,18 +223,7 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INTERNAL;
     }
-    uint32_t dpn = sc->hardware.devices_per_node;
-    uint32_t nodes = sc->nodes ? sc->nodes : (sc->program->n_ranks + dpn - 1) / dpn;
-    GString *algos = g_string_new(NULL);
-    for (int k = 0; k < NET_COLL_KIND_COUNT; k++)
-        if (sc->algo[k] != NET_ALGO_AUTO)
-            g_string_append_printf(algos, "%s%s=%s", algos->len ? ", " : "",
-                                   net_coll_kind_name((NetCollKind)k), net_algo_name(sc->algo[k]));
-    g_autofree char *hw = g_strdup_printf(
-        "%s (%s), %u node%s x %u devices, algorithms %s, contention %s", sc->hardware.name,
-        sc->hardware_source, nodes, nodes == 1 ? "" : "s", dpn, algos->len ? algos->str : "auto",
-        sc->contention ? "on" : "off");
-    g_string_free(algos, TRUE);
+    g_autofree char *hw = runner_hardware_line(sc);
     StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, timeline_names[timeline], hw};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
@@ -249,27 +231,15 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INTERNAL;
     }
-    SchedConfig cfg = scenario_engine_config(sc);
-    cfg.timeline = timeline;
-    cfg.record = store_run_record;
-    cfg.record_data = sr;
     Progress prog = {t0, false};
-    if (isatty(STDERR_FILENO)) {
-        cfg.progress = progress_cb;
-        cfg.progress_data = &prog;
-    }
-    g_autoptr(SchedOutcome) out = sched_engine_run(sc->program, &cfg);
+    bool tty = isatty(STDERR_FILENO);
+    g_autoptr(RunnerResult) res = runner_simulate(sc, timeline, store_run_record, sr,
+                                                  tty ? progress_cb : NULL, tty ? &prog : NULL);
     if (prog.shown)
         fprintf(stderr, "\r%*s\r", 78, "");
-    /* Findings from before the simulation (the lowering's layout check) join the outcome. */
-    for (guint i = 0; sc->findings && i < sc->findings->len; i++) {
-        const SchedDiag *d = g_ptr_array_index(sc->findings, i);
-        sched_outcome_add_diag(out, sched_diag_new(d->kind, d->severity, d->rank, d->group,
-                                                   d->seq, d->layer, d->op_name, d->message,
-                                                   d->detail));
-    }
-    int code = out->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
-    const char *status = out->failed ? "failed" : "ok";
+    const SchedOutcome *out = res->outcome;
+    int code = res->exit_code;
+    const char *status = res->status;
     double wall = elapsed_ms(t0);
     int64_t run_id = store_run_finish(sr, out, status, code, wall, &err);
     if (run_id < 0) {

@@ -1,0 +1,85 @@
+/* src/runner.c — simulate and store one scenario; see runner.h. */
+#include "runner.h"
+
+#include <string.h>
+
+char *runner_hardware_line(const Scenario *sc)
+{
+    uint32_t dpn = sc->hardware.devices_per_node;
+    uint32_t nodes = sc->nodes ? sc->nodes : (sc->program->n_ranks + dpn - 1) / dpn;
+    GString *algos = g_string_new(NULL);
+    for (int k = 0; k < NET_COLL_KIND_COUNT; k++)
+        if (sc->algo[k] != NET_ALGO_AUTO)
+            g_string_append_printf(algos, "%s%s=%s", algos->len ? ", " : "",
+                                   net_coll_kind_name((NetCollKind)k), net_algo_name(sc->algo[k]));
+    char *line = g_strdup_printf("%s (%s), %u node%s x %u devices, algorithms %s, contention %s",
+                                 sc->hardware.name, sc->hardware_source, nodes,
+                                 nodes == 1 ? "" : "s", dpn, algos->len ? algos->str : "auto",
+                                 sc->contention ? "on" : "off");
+    g_string_free(algos, TRUE);
+    return line;
+}
+
+static void add_copy(SchedOutcome *o, const SchedDiag *d)
+{
+    sched_outcome_add_diag(o, sched_diag_new(d->kind, d->severity, d->rank, d->group, d->seq,
+                                             d->layer, d->op_name, d->message, d->detail));
+}
+
+RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedRecordFn record,
+                              void *record_data, SchedProgressFn progress, void *progress_data)
+{
+    RunnerResult *r = g_new0(RunnerResult, 1);
+    SchedConfig cfg = scenario_engine_config(sc);
+    cfg.timeline = timeline;
+    cfg.record = record;
+    cfg.record_data = record_data;
+    cfg.progress = progress;
+    cfg.progress_data = progress_data;
+    r->outcome = sched_engine_run(sc->program, &cfg);
+    /* Findings from before the simulation (the lowering's layout check) join the outcome. */
+    for (guint i = 0; sc->findings && i < sc->findings->len; i++)
+        add_copy(r->outcome, g_ptr_array_index(sc->findings, i));
+    r->exit_code = r->outcome->failed ? 3 : 0;
+    r->status = r->outcome->failed ? "failed" : "ok";
+    return r;
+}
+
+void runner_result_free(RunnerResult *r)
+{
+    if (!r)
+        return;
+    sched_outcome_free(r->outcome);
+    g_free(r);
+}
+
+void runner_collect_record(void *garray, const SchedRecord *rec)
+{
+    g_array_append_val((GArray *)garray, *rec);
+}
+
+int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const RunnerResult *r,
+                     GArray *records, double wall_ms, GError **error)
+{
+    g_autofree char *hw = runner_hardware_line(sc);
+    StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, timeline, hw};
+    StoreRun *run = store_run_begin(st, &info, sc->program, error);
+    if (!run)
+        return -1;
+    for (guint i = 0; records && i < records->len; i++)
+        store_run_record(run, &g_array_index(records, SchedRecord, i));
+    return store_run_finish(run, r->outcome, r->status, r->exit_code, wall_ms, error);
+}
+
+int64_t runner_store_invalid(Store *st, const char *path, const char *timeline,
+                             const char *message, GError **error)
+{
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *text = NULL;
+    g_file_get_contents(path, &text, NULL, NULL);
+    if (text && !g_utf8_validate(text, -1, NULL))
+        g_clear_pointer(&text, g_free);
+    const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
+    StoreRunInfo info = {base, kind, path, text, timeline, NULL};
+    return store_insert_invalid(st, &info, message, error);
+}

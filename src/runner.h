@@ -1,0 +1,49 @@
+/* src/runner.h — one scenario from loaded to stored: the steps `run` and `sweep` share.
+ *
+ * runner_simulate() is pure computation on an immutable Scenario (safe to call from worker
+ * threads on distinct or shared scenarios); the store functions must run on the thread that
+ * owns the Store (one writer).
+ */
+#ifndef SRC_RUNNER_H
+#define SRC_RUNNER_H
+
+#include <glib.h>
+
+#include "../model/memory.h"
+#include "../sched/engine.h"
+#include "scenario.h"
+#include "store.h"
+
+typedef struct {
+    SchedOutcome *outcome; /* engine outcome + layout findings + memory findings */
+    ModelMemPlan *memory;  /* NULL for program scenarios */
+    int exit_code;         /* 0 healthy, 3 failed */
+    const char *status;    /* "ok" | "failed" */
+} RunnerResult;
+
+/* The fabric in one line: "b200 (preset b200), 1 node x 8 devices, algorithms auto, contention
+ * on". Caller frees. */
+char *runner_hardware_line(const Scenario *sc);
+
+/* Plans memory (model scenarios) and simulates. Records go to `record` (may be NULL) in event
+ * order. Never fails. Caller frees with runner_result_free. */
+RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedRecordFn record,
+                              void *record_data, SchedProgressFn progress, void *progress_data);
+void runner_result_free(RunnerResult *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RunnerResult, runner_result_free)
+
+/* A SchedRecordFn that appends to a GArray of SchedRecord (for runs stored after the fact). */
+void runner_collect_record(void *garray, const SchedRecord *rec);
+
+/* Stores a finished run in one transaction: the run row, names, the collected `records` (GArray
+ * of SchedRecord, may be NULL), groups, ranks, diagnostics, memory. Returns the run id or -1
+ * with `error`. */
+int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const RunnerResult *r,
+                     GArray *records, double wall_ms, GError **error);
+
+/* Stores a rejected scenario as an `invalid` run (best effort: the text is read from `path`
+ * when it is valid UTF-8). Returns the run id or -1. */
+int64_t runner_store_invalid(Store *st, const char *path, const char *timeline,
+                             const char *message, GError **error);
+
+#endif
