@@ -46,7 +46,8 @@ typedef struct {
 
 typedef struct {
     uint64_t bytes[MODEL_MEM_COUNT];
-    GPtrArray *items;               /* ModelMemItem*, owned */
+    GPtrArray *items;               /* ModelMemItem*, owned (a reference: ranks with identical
+                                       contents share one array; treat it as read-only) */
     int64_t kv_budget_bytes;        /* requested - non-KV; may be negative */
     uint64_t kv_bytes_per_token;    /* on this rank, all layers */
 } ModelMemRank;

@@ -53,6 +53,7 @@ typedef struct {
     char *hardware;
     char **prefill;
     char **decode;
+    gboolean memory_detail;
 } RunOptions;
 
 static void run_options_clear(RunOptions *o)
@@ -153,6 +154,8 @@ static int cmd_run(int argc, char **argv)
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
          "Override a scenario key, e.g. --set watchdog.collective_timeout_s=300", "KEY=VALUE"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print nothing but errors", NULL},
+        {"memory-detail", 0, 0, G_OPTION_ARG_NONE, &o.memory_detail,
+         "List every tensor of the memory plan (model scenarios)", NULL},
         {"hardware", 0, 0, G_OPTION_ARG_STRING, &o.hardware,
          "Hardware preset or file, for scenarios that name none (vLLM eval configs)",
          "NAME|FILE"},
@@ -238,6 +241,8 @@ static int cmd_run(int argc, char **argv)
     if (prog.shown)
         fprintf(stderr, "\r%*s\r", 78, "");
     const SchedOutcome *out = res->outcome;
+    if (res->memory)
+        store_run_set_memory(sr, res->memory);
     int code = res->exit_code;
     const char *status = res->status;
     double wall = elapsed_ms(t0);
@@ -255,10 +260,11 @@ static int cmd_run(int argc, char **argv)
     ReportRun rr = {run_id, sc->name, sc->kind, sc->path, db_path, o.trace, status, code,
                     elapsed_ms(t0), hw};
     if (o.json) {
-        g_autofree char *js = report_json(&rr, out);
+        g_autofree char *js = report_json_with_memory(&rr, out, res->memory, o.memory_detail);
         printf("%s\n", js);
     } else if (!o.quiet) {
         report_text(stdout, &rr, out);
+        report_memory_text(stdout, res->memory, o.memory_detail);
     }
     run_options_clear(&o);
     return code;

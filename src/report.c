@@ -62,6 +62,8 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
             /* Every message starts with its kind; continuation lines are indented under it. */
             const char *p = d->message;
             fprintf(out, "  [%s] ", sched_severity_name(d->severity));
+            if (!g_str_has_prefix(p, d->kind))
+                fprintf(out, "%s: ", d->kind);
             for (; *p; p++) {
                 fputc(*p, out);
                 if (*p == '\n')
@@ -114,7 +116,15 @@ static void add_us(JsonBuilder *b, const char *k, int64_t ns)
     json_builder_add_double_value(b, (double)ns / 1e3);
 }
 
+static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail);
+
 char *report_json(const ReportRun *run, const SchedOutcome *o)
+{
+    return report_json_with_memory(run, o, NULL, false);
+}
+
+char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const ModelMemPlan *m,
+                              bool detail)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
@@ -190,6 +200,8 @@ char *report_json(const ReportRun *run, const SchedOutcome *o)
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
+    if (m)
+        add_memory_json(b, m, detail);
     json_builder_end_object(b);
 
     g_autoptr(JsonNode) root = json_builder_get_root(b);
@@ -197,4 +209,104 @@ char *report_json(const ReportRun *run, const SchedOutcome *o)
     json_generator_set_pretty(gen, TRUE);
     json_generator_set_root(gen, root);
     return json_generator_to_data(gen, NULL);
+}
+
+/* ---- memory ---- */
+
+static double gib(double bytes)
+{
+    return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+static uint64_t non_kv(const ModelMemRank *r)
+{
+    uint64_t t = 0;
+    for (int c = 0; c < MODEL_MEM_COUNT; c++)
+        if (c != MODEL_MEM_KV_CACHE)
+            t += r->bytes[c];
+    return t;
+}
+
+static bool same_mem(const ModelMemRank *a, const ModelMemRank *b)
+{
+    return memcmp(a->bytes, b->bytes, sizeof a->bytes) == 0 &&
+           a->kv_budget_bytes == b->kv_budget_bytes;
+}
+
+void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
+{
+    if (!m || !m->world)
+        return;
+    fprintf(out, "\nmemory per rank (GiB; HBM %.2f, requested at %.4g utilization %.2f):\n",
+            gib((double)m->hbm_bytes), m->utilization, gib((double)m->requested_bytes));
+    static const char *const short_names[MODEL_MEM_COUNT] = {
+        "weights", "scales", "derived", "kv_cache", "attn_ws", "activ", "cudagraph", "reserved"};
+    fprintf(out, "  %-10s", "rank");
+    for (int c = 0; c < MODEL_MEM_COUNT; c++)
+        fprintf(out, " %9s", short_names[c]);
+    fprintf(out, " %9s %10s\n", "non-KV", "KV budget");
+    for (uint32_t r = 0; r < m->world;) {
+        uint32_t j = r;
+        while (j + 1 < m->world && same_mem(&m->ranks[r], &m->ranks[j + 1]))
+            j++;
+        const ModelMemRank *x = &m->ranks[r];
+        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
+        fprintf(out, "  %-10s", label);
+        for (int c = 0; c < MODEL_MEM_COUNT; c++)
+            fprintf(out, " %9.2f", gib((double)x->bytes[c]));
+        fprintf(out, " %9.2f %10.2f\n", gib((double)non_kv(x)), gib((double)x->kv_budget_bytes));
+        if (detail && x->items) {
+            for (guint i = 0; i < x->items->len; i++) {
+                const ModelMemItem *it = g_ptr_array_index(x->items, i);
+                fprintf(out, "      %-9s %-52s %-28s %-8s %12.4f\n",
+                        model_mem_component_name(it->component), it->name,
+                        it->shape ? it->shape : "", it->dtype ? it->dtype : "",
+                        gib((double)it->bytes));
+            }
+        }
+        r = j + 1;
+    }
+}
+
+static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)
+{
+    json_builder_set_member_name(b, "memory");
+    json_builder_begin_object(b);
+    add_int(b, "hbm_bytes", (int64_t)m->hbm_bytes);
+    add_int(b, "requested_bytes", (int64_t)m->requested_bytes);
+    json_builder_set_member_name(b, "utilization");
+    json_builder_add_double_value(b, m->utilization);
+    json_builder_set_member_name(b, "ranks");
+    json_builder_begin_array(b);
+    for (uint32_t r = 0; r < m->world; r++) {
+        const ModelMemRank *x = &m->ranks[r];
+        json_builder_begin_object(b);
+        add_int(b, "rank", r);
+        json_builder_set_member_name(b, "bytes");
+        json_builder_begin_object(b);
+        for (int c = 0; c < MODEL_MEM_COUNT; c++)
+            add_int(b, model_mem_component_name((ModelMemComponent)c), (int64_t)x->bytes[c]);
+        json_builder_end_object(b);
+        add_int(b, "non_kv_bytes", (int64_t)non_kv(x));
+        add_int(b, "kv_budget_bytes", x->kv_budget_bytes);
+        add_int(b, "kv_bytes_per_token", (int64_t)x->kv_bytes_per_token);
+        if (detail && x->items) {
+            json_builder_set_member_name(b, "items");
+            json_builder_begin_array(b);
+            for (guint i = 0; i < x->items->len; i++) {
+                const ModelMemItem *it = g_ptr_array_index(x->items, i);
+                json_builder_begin_object(b);
+                add_str(b, "component", model_mem_component_name(it->component));
+                add_str(b, "name", it->name);
+                add_str(b, "shape", it->shape);
+                add_str(b, "dtype", it->dtype);
+                add_int(b, "bytes", (int64_t)it->bytes);
+                json_builder_end_object(b);
+            }
+            json_builder_end_array(b);
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
 }

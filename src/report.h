@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "../model/memory.h"
 #include "../sched/engine.h"
 
 typedef struct {
@@ -29,6 +30,13 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o);
 /* The report as a JSON object (text, caller frees). Diagnostic details are embedded as
  * objects. */
 char *report_json(const ReportRun *run, const SchedOutcome *o);
+
+/* The per-rank memory table in GiB (identical ranks folded), the KV budget, and with `detail`
+ * every itemised tensor of each distinct rank. */
+void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail);
+/* report_json plus a "memory" member (per-rank components, budget; items when `detail`). */
+char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const ModelMemPlan *m,
+                              bool detail);
 
 /* "12.345 ms" style formatting of a duration in ns, caller frees. */
 char *report_format_ns(int64_t ns);

@@ -30,6 +30,11 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
                               void *record_data, SchedProgressFn progress, void *progress_data)
 {
     RunnerResult *r = g_new0(RunnerResult, 1);
+    /* Memory first (a budget failure is a finding; the simulation still runs: both are
+     * useful). */
+    if (sc->arch && sc->plan)
+        r->memory = model_memory_plan(sc->arch, sc->plan, &sc->engine, &sc->hardware,
+                                      sc->program);
     SchedConfig cfg = scenario_engine_config(sc);
     cfg.timeline = timeline;
     cfg.record = record;
@@ -40,6 +45,8 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
     /* Findings from before the simulation (the lowering's layout check) join the outcome. */
     for (guint i = 0; sc->findings && i < sc->findings->len; i++)
         add_copy(r->outcome, g_ptr_array_index(sc->findings, i));
+    for (guint i = 0; r->memory && r->memory->diags && i < r->memory->diags->len; i++)
+        add_copy(r->outcome, g_ptr_array_index(r->memory->diags, i));
     r->exit_code = r->outcome->failed ? 3 : 0;
     r->status = r->outcome->failed ? "failed" : "ok";
     return r;
@@ -50,6 +57,7 @@ void runner_result_free(RunnerResult *r)
     if (!r)
         return;
     sched_outcome_free(r->outcome);
+    model_memory_plan_free(r->memory);
     g_free(r);
 }
 
@@ -68,6 +76,8 @@ int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const 
         return -1;
     for (guint i = 0; records && i < records->len; i++)
         store_run_record(run, &g_array_index(records, SchedRecord, i));
+    if (r->memory)
+        store_run_set_memory(run, r->memory);
     return store_run_finish(run, r->outcome, r->status, r->exit_code, wall_ms, error);
 }
 

@@ -40,6 +40,7 @@ struct StoreRun {
     bool closing;
     Chunk *cur;
     char *writer_error; /* first SQLite error seen by the writer, under mu */
+    const ModelMemPlan *memory; /* borrowed, may be NULL */
 };
 
 static const char schema_sql[] =
@@ -75,6 +76,16 @@ static const char schema_sql[] =
     " rank INTEGER, group_name TEXT, seq INTEGER, layer INTEGER, op_name TEXT,"
     " message TEXT NOT NULL, detail TEXT, time_us REAL);"
     "CREATE INDEX IF NOT EXISTS diagnostics_run ON diagnostics(run_id);"
+    "CREATE TABLE IF NOT EXISTS memory("
+    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, component TEXT NOT NULL,"
+    " bytes INTEGER NOT NULL, PRIMARY KEY (run_id, rank, component)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS memory_items("
+    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, component TEXT NOT NULL,"
+    " name TEXT NOT NULL, shape TEXT, dtype TEXT, bytes INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS memory_items_run ON memory_items(run_id, rank);"
+    "CREATE TABLE IF NOT EXISTS memory_runs("
+    " run_id INTEGER PRIMARY KEY, hbm_bytes INTEGER, requested_bytes INTEGER,"
+    " utilization REAL, min_kv_budget_bytes INTEGER, kv_bytes_per_token INTEGER);"
     "CREATE VIEW IF NOT EXISTS ops AS"
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
     "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us"
@@ -163,6 +174,9 @@ static bool ensure_schema(Store *s, GError **error)
                     s->path, v, STORE_SCHEMA_VERSION);
         ok = false;
     } else if (v < STORE_SCHEMA_VERSION) {
+        /* Version 1 lacked runs.hardware and the memory tables; the rest is idempotent. */
+        if (v == 1)
+            exec(s, "ALTER TABLE runs ADD COLUMN hardware TEXT", NULL);
         ok = exec(s, schema_sql, error) && fill_lookup_tables(s, error);
         if (ok) {
             g_autofree char *sql = g_strdup_printf("PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
@@ -467,6 +481,76 @@ static char *stop_writer(StoreRun *r)
     return r->writer_error;
 }
 
+void store_run_set_memory(StoreRun *r, const ModelMemPlan *m)
+{
+    r->memory = m;
+}
+
+static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **error)
+{
+    sqlite3_stmt *st = NULL, *it = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO memory(run_id, rank, component, bytes) VALUES (?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db,
+                           "INSERT INTO memory_items(run_id, rank, component, name, shape, dtype,"
+                           " bytes) VALUES (?,?,?,?,?,?,?)",
+                           -1, &it, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return set_sql_error(error, s, "prepare memory");
+    }
+    bool ok = true;
+    int64_t min_kv = INT64_MAX;
+    uint64_t per_token = 0;
+    for (uint32_t r = 0; r < m->world && ok; r++) {
+        const ModelMemRank *mr = &m->ranks[r];
+        if (mr->kv_budget_bytes < min_kv) {
+            min_kv = mr->kv_budget_bytes;
+            per_token = mr->kv_bytes_per_token;
+        }
+        for (int c = 0; c < MODEL_MEM_COUNT && ok; c++) {
+            sqlite3_bind_int64(st, 1, id);
+            sqlite3_bind_int64(st, 2, r);
+            sqlite3_bind_text(st, 3, model_mem_component_name((ModelMemComponent)c), -1,
+                              SQLITE_STATIC);
+            sqlite3_bind_int64(st, 4, (int64_t)mr->bytes[c]);
+            ok = sqlite3_step(st) == SQLITE_DONE;
+            sqlite3_reset(st);
+        }
+        for (guint i = 0; mr->items && i < mr->items->len && ok; i++) {
+            const ModelMemItem *x = g_ptr_array_index(mr->items, i);
+            sqlite3_bind_int64(it, 1, id);
+            sqlite3_bind_int64(it, 2, r);
+            sqlite3_bind_text(it, 3, model_mem_component_name(x->component), -1, SQLITE_STATIC);
+            sqlite3_bind_text(it, 4, x->name, -1, SQLITE_STATIC);
+            sqlite3_bind_text(it, 5, x->shape, -1, SQLITE_STATIC);
+            sqlite3_bind_text(it, 6, x->dtype, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(it, 7, (int64_t)x->bytes);
+            ok = sqlite3_step(it) == SQLITE_DONE;
+            sqlite3_reset(it);
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(it);
+    if (!ok)
+        return set_sql_error(error, s, "insert memory");
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO memory_runs(run_id, hbm_bytes, requested_bytes,"
+                           " utilization, min_kv_budget_bytes, kv_bytes_per_token)"
+                           " VALUES (?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare memory_runs");
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, (int64_t)m->hbm_bytes);
+    sqlite3_bind_int64(st, 3, (int64_t)m->requested_bytes);
+    sqlite3_bind_double(st, 4, m->utilization);
+    sqlite3_bind_int64(st, 5, m->world ? min_kv : 0);
+    sqlite3_bind_int64(st, 6, (int64_t)per_token);
+    ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_finalize(st);
+    return ok || set_sql_error(error, s, "insert memory_runs");
+}
+
 void store_run_abort(StoreRun *r)
 {
     if (!r)
@@ -575,6 +659,7 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
 {
     Store *s = r->store;
     int64_t id = r->run_id;
+    const ModelMemPlan *memory = r->memory;
     g_autofree char *werr = stop_writer(r);
     g_free(r);
     if (werr) {
@@ -582,7 +667,7 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
         exec(s, "ROLLBACK", NULL);
         return -1;
     }
-    if (!insert_outcome(s, id, o, error)) {
+    if (!insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error))) {
         exec(s, "ROLLBACK", NULL);
         return -1;
     }

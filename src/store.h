@@ -17,13 +17,14 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "../model/memory.h"
 #include "../sched/engine.h"
 
 #define STORE_ERROR (store_error_quark())
 GQuark store_error_quark(void);
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;
@@ -56,6 +57,9 @@ void store_run_record(void *run, const SchedRecord *rec);
  * either way. */
 int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status, int exit_code,
                          double wall_ms, GError **error);
+/* Attaches a memory plan (borrowed until store_run_finish) whose per-rank components and items
+ * are written into `memory` and `memory_items` with the run. */
+void store_run_set_memory(StoreRun *r, const ModelMemPlan *m);
 /* Rolls the run back and frees it. */
 void store_run_abort(StoreRun *r);
 /* The id the run will have once committed. */

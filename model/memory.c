@@ -1,0 +1,1202 @@
+/* model/memory.c — per-rank device memory plan and the KV-cache budget; see memory.h for the
+ * contract and doc/memory.md for every formula with its source.
+ *
+ * Design. A rank's memory is built as a list of items (tensor name, shape, dtype, bytes), each
+ * in one component; a component's bytes are the sum of its items. Decoder tensors are
+ * accumulated per layer and merged across the layers where the same tensor (same name, shape,
+ * dtype, bytes) appears, so a 78-layer model yields a few dozen items per rank, named with a
+ * compact layer list ("layers.3-77.mlp.experts.w13_weight"). The only per-rank difference in
+ * what vLLM holds is the number of local experts under EP (E % EP leftovers go to the first
+ * ranks); ranks with the same count share one item array (refcounted GPtrArray) and one set of
+ * figures, so planning costs O(classes x layers x tensors) plus O(world).
+ *
+ * Units: bytes everywhere (uint64_t); GiB (2^30) only in messages, as vLLM prints them.
+ */
+#include "memory.h"
+
+#include <math.h>
+#include <string.h>
+
+#define KIB 1024ull
+#define MIB (1024ull * KIB)
+#define GIB (1024ull * MIB)
+
+/* ---- constants, each with its source (doc/memory.md repeats them) ---- */
+
+/* VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE default, 394 MiB (vllm/envs.py; vllm-cp.md). */
+#define FLASHINFER_WORKSPACE_BYTES (394ull * MIB)
+/* trtllm-gen sparse MLA softmax-stats slab: sizeof(float2) x gathered heads x tokens x 256
+ * + 1 MiB (vllm PR #50791 compute_trtllm_sparse_mla_workspace_bytes; vllm-cp.md). */
+#define TRTLLM_SLAB_ROW_BYTES 8ull
+#define TRTLLM_SLAB_COLS 256ull
+#define TRTLLM_SLAB_EXTRA (1ull * MIB)
+/* VLLM_SPARSE_INDEXER_MAX_LOGITS_MB default: the indexer's prefill logits chunk bound. */
+#define INDEXER_MAX_LOGITS_BYTES (512ull * MIB)
+/* vLLM's CUDA-graph profiler floor, "at least 1 MiB per graph for driver overhead"
+ * (gpu_model_runner.py profile_cudagraph_memory); applied here per captured graph object. */
+#define GRAPH_OVERHEAD_BYTES (1ull * MIB)
+/* DEFAULT_VOCAB_PADDING_SIZE (vocab_parallel_embedding.py). */
+#define VOCAB_PADDING 64u
+/* Block sizes of the quantization formats. */
+#define FP8_BLOCK 128u      /* DeepSeek-style fp8: one fp32 scale per 128 x 128 block */
+#define NVFP4_GROUP 16u     /* NVFP4: one fp8 e4m3 scale per 16 values */
+#define W4A8_GROUP 256u     /* ASSUMPTION: Ascend W4A8 per-group scale over 256 input values */
+#define INDEXER_QBLOCK 128u /* indexer keys: one fp32 scale per 128 fp8 values */
+/* ASSUMPTIONS (doc/memory.md, "reserved"): driver/runtime context and communicator buffers. */
+#define CUDA_CONTEXT_BYTES (512ull * MIB)
+#define CANN_CONTEXT_BYTES (1ull * GIB)
+#define NCCL_COMM_BYTES (256ull * MIB)
+/* HCCL: each communicator holds 2 x HCCL_BUFFSIZE, default 200 MB (Huawei CANN env-var docs). */
+#define HCCL_COMM_BYTES (2ull * 200ull * MIB)
+/* KV-cache block sizes the budget is rounded to (FlashMLA needs 64; vLLM-Ascend uses 128). */
+#define KV_BLOCK_CUDA 64u
+#define KV_BLOCK_ASCEND 128u
+#define DETAIL_MAX_RANKS 256u
+
+static const char *const component_names[MODEL_MEM_COUNT] = {
+    "weights",        "quant_scales", "derived_weights", "kv_cache",
+    "attn_workspace", "activations",  "cudagraph",       "reserved",
+};
+
+const char *model_mem_component_name(ModelMemComponent c)
+{
+    return (unsigned)c < MODEL_MEM_COUNT ? component_names[c] : "?";
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+static double gib(double bytes)
+{
+    return bytes / (double)GIB;
+}
+
+uint64_t model_flashinfer_sparse_workspace(uint32_t heads_per_rank, uint32_t dcp,
+                                           uint32_t max_num_batched_tokens)
+{
+    if (dcp <= 1)
+        return FLASHINFER_WORKSPACE_BYTES;
+    uint64_t gathered = (uint64_t)heads_per_rank * dcp;
+    return FLASHINFER_WORKSPACE_BYTES +
+           TRTLLM_SLAB_ROW_BYTES * gathered * max_num_batched_tokens * TRTLLM_SLAB_COLS +
+           TRTLLM_SLAB_EXTRA;
+}
+
+/* ---- the planning context ---- */
+
+typedef struct {
+    const ModelArch *a;
+    const ModelPlan *pl;
+    const ModelEngine *e;
+    const NetHardware *hw;
+    ModelBackend backend; /* AUTO resolved as the lowering does */
+    bool ascend;          /* vLLM-Ascend semantics (backend ASCEND) */
+    bool npu;             /* Ascend hardware, by preset name */
+    bool dsa_cp;          /* sequence parallel on a DSA model: q_b/kv_b/o_proj replicated */
+    bool sp;              /* sequence parallel otherwise (TP > 1) */
+    uint32_t tp, dp, pcp, dcp, ep;
+    uint32_t moe_world; /* devices an MoE layer shards over: TP x DP x PCP */
+    uint32_t heads;     /* attention heads whose weights a rank holds */
+} Ctx;
+
+/* The lowering's AUTO rule (model/lower.c resolve_backend): FLASHMLA_SPARSE for DSA models,
+ * FLASHMLA for other MLA models, FLASH_ATTN for GQA. */
+static ModelBackend resolve_backend(const ModelArch *a, ModelBackend b)
+{
+    if (b != MODEL_BACKEND_AUTO)
+        return b;
+    if (a->mla)
+        return a->dsa ? MODEL_BACKEND_FLASHMLA_SPARSE : MODEL_BACKEND_FLASHMLA;
+    return MODEL_BACKEND_FLASH_ATTN;
+}
+
+static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const ModelEngine *e,
+                     const NetHardware *hw)
+{
+    memset(c, 0, sizeof *c);
+    c->a = a, c->pl = pl, c->e = e, c->hw = hw;
+    c->backend = resolve_backend(a, e->attention_backend);
+    c->ascend = c->backend == MODEL_BACKEND_ASCEND;
+    c->npu = hw && g_ascii_strncasecmp(hw->name, "ascend", 6) == 0;
+    c->tp = pl->par.tensor_parallel_size;
+    c->dp = pl->par.data_parallel_size;
+    c->pcp = pl->par.prefill_context_parallel_size;
+    c->dcp = pl->par.decode_context_parallel_size;
+    c->ep = a->moe && pl->ep_size > 1 ? pl->ep_size : 1;
+    c->moe_world = c->tp * c->dp * c->pcp;
+    bool seq = pl->par.enable_sequence_parallel && c->tp > 1;
+    c->dsa_cp = seq && a->dsa && a->mla;
+    c->sp = seq && !c->dsa_cp;
+    c->heads = c->dsa_cp ? a->num_heads : a->num_heads / c->tp;
+}
+
+/* ---- items ---- */
+
+static void item_free(gpointer p)
+{
+    ModelMemItem *it = p;
+    g_free(it->name);
+    g_free(it->shape);
+    g_free(it->dtype);
+    g_free(it);
+}
+
+typedef struct {
+    GPtrArray *items; /* ModelMemItem* */
+    uint64_t bytes[MODEL_MEM_COUNT];
+} Build;
+
+static void build_add(Build *b, ModelMemComponent comp, char *name, char *shape, const char *dtype,
+                      uint64_t bytes)
+{
+    ModelMemItem *it = g_new0(ModelMemItem, 1);
+    it->component = comp;
+    it->name = name;   /* taken over */
+    it->shape = shape; /* taken over */
+    it->dtype = g_strdup(dtype);
+    it->bytes = bytes;
+    g_ptr_array_add(b->items, it);
+    b->bytes[comp] += bytes;
+}
+
+/* A tensor repeated over layers: merged while name, shape, dtype and bytes agree. */
+typedef struct {
+    ModelMemComponent comp;
+    char *suffix, *shape, *dtype;
+    uint64_t bytes; /* per layer */
+    GArray *layers; /* int32 */
+} LayerAcc;
+
+typedef struct {
+    GPtrArray *accs;   /* LayerAcc*, in first-seen order */
+    GHashTable *index; /* key -> LayerAcc* (borrowed) */
+    int32_t layer;     /* the layer being described */
+} Layers;
+
+static void layer_acc_free(gpointer p)
+{
+    LayerAcc *x = p;
+    g_free(x->suffix);
+    g_free(x->shape);
+    g_free(x->dtype);
+    g_array_unref(x->layers);
+    g_free(x);
+}
+
+static void layers_init(Layers *L)
+{
+    L->accs = g_ptr_array_new_with_free_func(layer_acc_free);
+    L->index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    L->layer = 0;
+}
+
+static void layers_clear(Layers *L)
+{
+    g_hash_table_unref(L->index);
+    g_ptr_array_unref(L->accs);
+}
+
+/* Records one tensor of the current layer; takes `shape` over. */
+static void layer_add(Layers *L, ModelMemComponent comp, const char *suffix, char *shape,
+                      const char *dtype, uint64_t bytes)
+{
+    char *key =
+        g_strdup_printf("%d|%s|%s|%s|%" G_GUINT64_FORMAT, (int)comp, suffix, shape, dtype, bytes);
+    LayerAcc *x = g_hash_table_lookup(L->index, key);
+    if (!x) {
+        x = g_new0(LayerAcc, 1);
+        x->comp = comp;
+        x->suffix = g_strdup(suffix);
+        x->shape = shape;
+        shape = NULL;
+        x->dtype = g_strdup(dtype);
+        x->bytes = bytes;
+        x->layers = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        g_ptr_array_add(L->accs, x);
+        g_hash_table_insert(L->index, key, x);
+    } else {
+        g_free(key);
+    }
+    g_free(shape);
+    g_array_append_val(x->layers, L->layer);
+}
+
+static void layers_emit(Layers *L, Build *b)
+{
+    for (guint i = 0; i < L->accs->len; i++) {
+        LayerAcc *x = g_ptr_array_index(L->accs, i);
+        g_autofree char *ranges =
+            sched_format_ranks((const int32_t *)(void *)x->layers->data, x->layers->len);
+        uint32_t n = x->layers->len;
+        char *shape = n > 1 ? g_strdup_printf("%u x %s", n, x->shape) : g_strdup(x->shape);
+        build_add(b, x->comp, g_strdup_printf("layers.%s.%s", ranges, x->suffix), shape, x->dtype,
+                  x->bytes * n);
+    }
+}
+
+static char *shape2(uint64_t a, uint64_t b)
+{
+    return g_strdup_printf("[%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]", a, b);
+}
+
+static char *shape3(uint64_t a, uint64_t b, uint64_t c)
+{
+    return g_strdup_printf("[%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                           a, b, c);
+}
+
+/* [B, d...] when batch > 1, else [d...] */
+static char *shape_b(uint64_t batch, uint64_t a, uint64_t b)
+{
+    return batch > 1 ? shape3(batch, a, b) : shape2(a, b);
+}
+
+static char *shape1(uint64_t a)
+{
+    return g_strdup_printf("[%" G_GUINT64_FORMAT "]", a);
+}
+
+/* ---- quantization formats ---- */
+
+/* What kind of linear a weight is, for deciding its format under a scheme. */
+typedef enum {
+    QC_FLOAT = 0, /* never quantized: router gate, indexer weights_proj */
+    QC_ATTN,      /* attention projections */
+    QC_INDEXER,   /* indexer wq_b, wk */
+    QC_DENSE,     /* dense MLP */
+    QC_SHARED,    /* shared experts */
+    QC_EXPERT,    /* routed experts */
+} QClass;
+
+typedef enum { F_BF16 = 0, F_FP8_BLOCK, F_FP8_TENSOR, F_INT8, F_INT4, F_NVFP4 } Fmt;
+
+/* The per-scheme layout (doc/memory.md, "Quantization schemes"). */
+static Fmt fmt_of(const Ctx *c, QClass q)
+{
+    if (q == QC_FLOAT)
+        return F_BF16;
+    switch (c->e->quantization) {
+    case MODEL_QUANT_FP8: /* DeepSeek-V3/V3.2 checkpoints: every linear of the decoder */
+        return F_FP8_BLOCK;
+    case MODEL_QUANT_W8A8: /* Ascend msModelSlim W8A8; indexer kept float (assumption) */
+        return q == QC_INDEXER ? F_BF16 : F_INT8;
+    case MODEL_QUANT_W4A8: /* routed experts int4, the other linears as W8A8 */
+        return q == QC_EXPERT ? F_INT4 : q == QC_INDEXER ? F_BF16 : F_INT8;
+    case MODEL_QUANT_NVFP4:
+        /* NVIDIA ModelOpt MoE checkpoints (nvidia/GLM-5.x-NVFP4): routed experts NVFP4, the
+         * dense MLP of the first layers FP8 per-tensor, the rest BF16. Dense models: every
+         * decoder linear NVFP4. */
+        if (c->a->moe)
+            return q == QC_EXPERT ? F_NVFP4 : q == QC_DENSE ? F_FP8_TENSOR : F_BF16;
+        return q == QC_ATTN || q == QC_DENSE ? F_NVFP4 : F_BF16;
+    default:
+        return F_BF16;
+    }
+}
+
+static const char *fmt_dtype(Fmt f)
+{
+    static const char *const n[] = {"bf16", "fp8_e4m3", "fp8_e4m3", "int8", "int4", "fp4"};
+    return n[f];
+}
+
+static uint64_t fmt_weight_bytes(Fmt f, uint64_t elems_out, uint64_t in)
+{
+    switch (f) {
+    case F_BF16:
+        return elems_out * in * 2;
+    case F_INT4:
+    case F_NVFP4:
+        return elems_out * ceil_div(in, 2); /* two 4-bit values per byte */
+    default:
+        return elems_out * in;
+    }
+}
+
+/* A linear layer: `batch` copies (experts) of a weight [sum(parts), in]. `parts` are the
+ * output widths of the fused projections (each has its own scales). Disposed weights (vLLM-
+ * Ascend frees kv_b_proj once W_UK_T / W_UV exist) are listed with 0 bytes. */
+static void add_linear(const Ctx *c, Layers *L, const char *name, uint64_t batch,
+                       const uint64_t *parts, int nparts, uint64_t in, QClass q, bool disposed)
+{
+    /* FusedMoE names its parameters w13_weight, w13_weight_scale, ...; linears name.weight */
+    char sep = q == QC_EXPERT ? '_' : '.';
+    Fmt f = fmt_of(c, q);
+    uint64_t out = 0, blk_rows = 0;
+    for (int i = 0; i < nparts; i++) {
+        out += parts[i];
+        blk_rows += ceil_div(parts[i], FP8_BLOCK);
+    }
+    const char *tail = disposed ? " (disposed after load)" : "";
+    g_autofree char *wname = g_strdup_printf("%s%cweight%s", name, sep, tail);
+    uint64_t wbytes = disposed ? 0 : batch * fmt_weight_bytes(f, out, in);
+    layer_add(L, MODEL_MEM_WEIGHTS, wname, shape_b(batch, out, in), fmt_dtype(f), wbytes);
+    uint64_t k = disposed ? 0 : 1;
+    switch (f) {
+    case F_FP8_BLOCK: {
+        g_autofree char *s = g_strdup_printf("%s%cweight_scale_inv%s", name, sep, tail);
+        uint64_t cols = ceil_div(in, FP8_BLOCK);
+        layer_add(L, MODEL_MEM_QUANT_SCALES, s, shape_b(batch, blk_rows, cols), "fp32",
+                  k * batch * blk_rows * cols * 4);
+        break;
+    }
+    case F_FP8_TENSOR: {
+        g_autofree char *s1 = g_strdup_printf("%s%cweight_scale%s", name, sep, tail);
+        g_autofree char *s2 = g_strdup_printf("%s%cinput_scale%s", name, sep, tail);
+        char *sh1 = batch > 1 ? shape2(batch, (uint64_t)nparts) : shape1((uint64_t)nparts);
+        char *sh2 = batch > 1 ? shape2(batch, (uint64_t)nparts) : shape1((uint64_t)nparts);
+        layer_add(L, MODEL_MEM_QUANT_SCALES, s1, sh1, "fp32", k * batch * (uint64_t)nparts * 4);
+        layer_add(L, MODEL_MEM_QUANT_SCALES, s2, sh2, "fp32", k * batch * (uint64_t)nparts * 4);
+        break;
+    }
+    case F_INT8:
+    case F_INT4: {
+        g_autofree char *s1 = g_strdup_printf("%s%cweight_scale%s", name, sep, tail);
+        g_autofree char *s2 = g_strdup_printf("%s%cweight_offset%s", name, sep, tail);
+        if (f == F_INT8) {
+            /* per output channel: fp32 scale and fp32 offset */
+            char *sh = batch > 1 ? shape2(batch, out) : shape1(out);
+            layer_add(L, MODEL_MEM_QUANT_SCALES, s1, sh, "fp32", k * batch * out * 4);
+        } else {
+            /* ASSUMPTION: one fp32 scale per group of 256 input values, per-channel offset */
+            uint64_t g = ceil_div(in, W4A8_GROUP);
+            layer_add(L, MODEL_MEM_QUANT_SCALES, s1, shape_b(batch, out, g), "fp32",
+                      k * batch * out * g * 4);
+        }
+        char *sh = batch > 1 ? shape2(batch, out) : shape1(out);
+        layer_add(L, MODEL_MEM_QUANT_SCALES, s2, sh, "fp32", k * batch * out * 4);
+        break;
+    }
+    case F_NVFP4: {
+        g_autofree char *s1 = g_strdup_printf("%s%cweight_scale%s", name, sep, tail);
+        g_autofree char *s2 = g_strdup_printf("%s%cweight_scale_2%s", name, sep, tail);
+        g_autofree char *s3 = g_strdup_printf("%s%cinput_scale%s", name, sep, tail);
+        uint64_t g = ceil_div(in, NVFP4_GROUP);
+        layer_add(L, MODEL_MEM_QUANT_SCALES, s1, shape_b(batch, out, g), "fp8_e4m3",
+                  k * batch * out * g);
+        char *sh2 = batch > 1 ? shape2(batch, (uint64_t)nparts) : shape1((uint64_t)nparts);
+        char *sh3 = batch > 1 ? shape2(batch, (uint64_t)nparts) : shape1((uint64_t)nparts);
+        layer_add(L, MODEL_MEM_QUANT_SCALES, s2, sh2, "fp32", k * batch * (uint64_t)nparts * 4);
+        layer_add(L, MODEL_MEM_QUANT_SCALES, s3, sh3, "fp32", k * batch * (uint64_t)nparts * 4);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void add_norm(Layers *L, const char *name, uint64_t dim)
+{
+    layer_add(L, MODEL_MEM_WEIGHTS, name, shape1(dim), "bf16", dim * 2);
+}
+
+/* ---- weights of one decoder layer ---- */
+
+static void layer_attention_mla(const Ctx *c, Layers *L, bool own_indexer)
+{
+    const ModelArch *a = c->a;
+    uint64_t H = a->hidden_size, h = c->heads;
+    uint64_t qk = (uint64_t)a->qk_nope_head_dim + a->qk_rope_head_dim;
+    uint64_t kva = (uint64_t)a->kv_lora_rank + a->qk_rope_head_dim;
+    if (a->q_lora_rank) {
+        /* q_a_proj and kv_a_proj_with_mqa fused, MergedReplicatedLinear (deepseek_v2.py) */
+        uint64_t p[2] = {a->q_lora_rank, kva};
+        add_linear(c, L, "self_attn.fused_qkv_a_proj", 1, p, 2, H, QC_ATTN, false);
+        add_norm(L, "self_attn.q_a_layernorm.weight", a->q_lora_rank);
+        uint64_t q[1] = {h * qk};
+        add_linear(c, L, "self_attn.q_b_proj", 1, q, 1, a->q_lora_rank, QC_ATTN, false);
+    } else {
+        uint64_t q[1] = {h * qk};
+        add_linear(c, L, "self_attn.q_proj", 1, q, 1, H, QC_ATTN, false);
+        uint64_t p[1] = {kva};
+        add_linear(c, L, "self_attn.kv_a_proj_with_mqa", 1, p, 1, H, QC_ATTN, false);
+    }
+    add_norm(L, "self_attn.kv_a_layernorm.weight", a->kv_lora_rank);
+    uint64_t kvb[1] = {h * ((uint64_t)a->qk_nope_head_dim + a->v_head_dim)};
+    add_linear(c, L, "self_attn.kv_b_proj", 1, kvb, 1, a->kv_lora_rank, QC_ATTN, c->ascend);
+    uint64_t o[1] = {H};
+    add_linear(c, L, "self_attn.o_proj", 1, o, 1, h * a->v_head_dim, QC_ATTN, false);
+
+    /* W_UK_T [h, nope, lora] and W_UV [h, lora, v], bf16, from kv_b_proj as this rank holds it
+     * (full layout under DSA CP). vLLM (CUDA): views of the dequantized kv_b_proj, so a copy
+     * exists only when kv_b_proj is quantized; vLLM-Ascend: contiguous copies. */
+    bool copies = c->ascend || fmt_of(c, QC_ATTN) != F_BF16;
+    uint64_t uk = h * a->qk_nope_head_dim * a->kv_lora_rank * 2;
+    uint64_t uv = h * a->kv_lora_rank * a->v_head_dim * 2;
+    const char *dt = copies ? "bf16" : "bf16 (view of kv_b_proj.weight)";
+    layer_add(L, MODEL_MEM_DERIVED_WEIGHTS, "self_attn.W_UK_T",
+              shape3(h, a->qk_nope_head_dim, a->kv_lora_rank), dt, copies ? uk : 0);
+    layer_add(L, MODEL_MEM_DERIVED_WEIGHTS, "self_attn.W_UV",
+              shape3(h, a->kv_lora_rank, a->v_head_dim), dt, copies ? uv : 0);
+
+    if (own_indexer) {
+        /* Indexer (deepseek_v2.py Indexer): wq_b, wk ReplicatedLinear with the model's
+         * quant_config; k_norm LayerNorm (weight + bias); weights_proj unquantized. */
+        uint64_t ih = a->index_n_heads, id = a->index_head_dim;
+        uint64_t qin = a->q_lora_rank ? a->q_lora_rank : H;
+        uint64_t wq[1] = {ih * id}, wk[1] = {id}, wp[1] = {ih};
+        add_linear(c, L, "self_attn.indexer.wq_b", 1, wq, 1, qin, QC_INDEXER, false);
+        add_linear(c, L, "self_attn.indexer.wk", 1, wk, 1, H, QC_INDEXER, false);
+        add_norm(L, "self_attn.indexer.k_norm.weight", id);
+        add_norm(L, "self_attn.indexer.k_norm.bias", id);
+        add_linear(c, L, "self_attn.indexer.weights_proj", 1, wp, 1, H, QC_FLOAT, false);
+    }
+}
+
+/* GQA (Llama, Qwen): QKVParallelLinear + RowParallelLinear; KV heads replicated when fewer
+ * than TP ranks. */
+static uint64_t gqa_kv_heads(const Ctx *c)
+{
+    uint64_t k = c->a->num_kv_heads / c->tp;
+    return k ? k : 1;
+}
+
+static void layer_attention_gqa(const Ctx *c, Layers *L)
+{
+    const ModelArch *a = c->a;
+    uint64_t H = a->hidden_size, hd = a->head_dim, h = c->heads, kvh = gqa_kv_heads(c);
+    uint64_t p[3] = {h * hd, kvh * hd, kvh * hd};
+    add_linear(c, L, "self_attn.qkv_proj", 1, p, 3, H, QC_ATTN, false);
+    uint64_t o[1] = {H};
+    add_linear(c, L, "self_attn.o_proj", 1, o, 1, h * hd, QC_ATTN, false);
+}
+
+/* Local experts of rank `r`: vLLM's linear expert placement gives E / EP to each EP rank and
+ * one more to the first E % EP (fused_moe/layer.py determine_expert_map). The EP rank is the
+ * flattened TP x PCP x DP index (FusedMoEParallelConfig.flatten_tp_across_dp_and_pcp). */
+static uint32_t local_experts(const Ctx *c, uint32_t rank)
+{
+    const ModelArch *a = c->a;
+    if (c->ep <= 1)
+        return a->n_routed_experts;
+    const ModelCoord *co = &c->pl->coord[rank];
+    uint32_t er = (co->dp * c->pcp + co->pcp) * c->tp + co->tp;
+    uint32_t base = a->n_routed_experts / c->ep, rem = a->n_routed_experts % c->ep;
+    return base + (er < rem ? 1 : 0);
+}
+
+static void layer_ffn(const Ctx *c, Layers *L, bool moe, uint32_t n_local)
+{
+    const ModelArch *a = c->a;
+    uint64_t H = a->hidden_size;
+    if (!moe) {
+        uint64_t i = ceil_div(a->intermediate_size, c->tp);
+        uint64_t gu[2] = {i, i}, d[1] = {H};
+        add_linear(c, L, "mlp.gate_up_proj", 1, gu, 2, H, QC_DENSE, false);
+        add_linear(c, L, "mlp.down_proj", 1, d, 1, i, QC_DENSE, false);
+        return;
+    }
+    uint64_t E = a->n_routed_experts;
+    uint64_t g[1] = {E};
+    add_linear(c, L, "mlp.gate", 1, g, 1, H, QC_FLOAT, false);
+    if (a->mla) /* DeepSeek/GLM noaux_tc routing: fp32 e_score_correction_bias */
+        layer_add(L, MODEL_MEM_WEIGHTS, "mlp.gate.e_score_correction_bias", shape1(E), "fp32",
+                  E * 4);
+    /* FusedMoE: w13 [E_local, 2 x I_local, H], w2 [E_local, H, I_local]. EP: whole experts;
+     * otherwise every expert's intermediate split over TP x DP x PCP. */
+    uint64_t il =
+        c->ep > 1 ? a->moe_intermediate_size : ceil_div(a->moe_intermediate_size, c->moe_world);
+    uint64_t w13[2] = {il, il}, w2[1] = {H};
+    add_linear(c, L, "mlp.experts.w13", n_local, w13, 2, H, QC_EXPERT, false);
+    add_linear(c, L, "mlp.experts.w2", n_local, w2, 1, il, QC_EXPERT, false);
+    if (a->n_shared_experts) {
+        uint64_t is = ceil_div((uint64_t)a->moe_intermediate_size * a->n_shared_experts, c->tp);
+        uint64_t gu[2] = {is, is}, d[1] = {H};
+        add_linear(c, L, "mlp.shared_experts.gate_up_proj", 1, gu, 2, H, QC_SHARED, false);
+        add_linear(c, L, "mlp.shared_experts.down_proj", 1, d, 1, is, QC_SHARED, false);
+    }
+}
+
+static uint64_t vocab_per_rank(const Ctx *c)
+{
+    uint64_t vp = ceil_div(c->a->vocab_size, VOCAB_PADDING) * VOCAB_PADDING;
+    return ceil_div(vp, c->tp);
+}
+
+static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
+{
+    const ModelArch *a = c->a;
+    uint64_t H = a->hidden_size, v = vocab_per_rank(c);
+    build_add(b, MODEL_MEM_WEIGHTS, g_strdup("embed_tokens.weight"), shape2(v, H), "bf16",
+              v * H * 2);
+    Layers L;
+    layers_init(&L);
+    for (uint32_t l = 0; l < a->num_layers; l++) {
+        L.layer = (int32_t)l;
+        add_norm(&L, "input_layernorm.weight", H);
+        if (a->mla)
+            layer_attention_mla(c, &L, a->dsa && !a->index_shared[l]);
+        else
+            layer_attention_gqa(c, &L);
+        add_norm(&L, "post_attention_layernorm.weight", H);
+        layer_ffn(c, &L, model_arch_layer_is_moe(a, l), n_local);
+    }
+    layers_emit(&L, b);
+    layers_clear(&L);
+    build_add(b, MODEL_MEM_WEIGHTS, g_strdup("norm.weight"), shape1(H), "bf16", H * 2);
+    if (!a->tie_word_embeddings)
+        build_add(b, MODEL_MEM_WEIGHTS, g_strdup("lm_head.weight"), shape2(v, H), "bf16",
+                  v * H * 2);
+}
+
+/* ---- KV cache ---- */
+
+/* Bytes one token's latent (MLA) or K+V (GQA) takes in one layer before DCP sharding. */
+static uint64_t kv_main_width(const Ctx *c)
+{
+    const ModelArch *a = c->a;
+    bool fp8 = c->e->kv_cache_dtype == SCHED_DTYPE_FP8;
+    uint64_t elt = fp8 ? 1 : 2;
+    if (a->mla) {
+        /* FlashMLA sparse stores fp8 as "fp8_ds_mla": 512 fp8 latent + 4 fp32 scales (one per
+         * 128) + 64 bf16 rope = 656 B (flashmla_sparse.py get_kv_cache_shape). */
+        if (fp8 && c->backend == MODEL_BACKEND_FLASHMLA_SPARSE)
+            return a->kv_lora_rank + ceil_div(a->kv_lora_rank, FP8_BLOCK) * 4 +
+                   (uint64_t)a->qk_rope_head_dim * 2;
+        return ((uint64_t)a->kv_lora_rank + a->qk_rope_head_dim) * elt;
+    }
+    return 2 * gqa_kv_heads(c) * a->head_dim * elt;
+}
+
+/* The indexer's key cache per token in a layer with its own indexer: fp8 keys plus one fp32
+ * scale per 128 (DeepseekV32IndexerCache, head_dim + head_dim / 128 * 4 = 132 B), whatever
+ * kv_cache_dtype is. vLLM-Ascend keeps bf16 keys (no fp8 on the NPU). */
+static uint64_t kv_index_width(const Ctx *c)
+{
+    uint64_t id = c->a->index_head_dim;
+    return c->ascend ? id * 2 : id + ceil_div(id, INDEXER_QBLOCK) * 4;
+}
+
+/* Whether the indexer cache is sharded by DCP like the latent: yes in vLLM (the indexer
+ * localizes decode lengths per DCP rank), no on vLLM-Ascend (SFA replicates it). */
+static bool index_sharded(const Ctx *c)
+{
+    return !c->ascend;
+}
+
+uint64_t model_kv_bytes_per_token_layer(const ModelArch *arch, const ModelPlan *plan,
+                                        const ModelEngine *engine)
+{
+    g_return_val_if_fail(arch && plan && engine, 0);
+    Ctx c;
+    ctx_init(&c, arch, plan, engine, NULL);
+    uint64_t bytes = ceil_div(kv_main_width(&c), c.dcp);
+    if (arch->dsa)
+        bytes += index_sharded(&c) ? ceil_div(kv_index_width(&c), c.dcp) : kv_index_width(&c);
+    return bytes;
+}
+
+static uint32_t indexer_layers(const ModelArch *a)
+{
+    uint32_t n = 0;
+    if (a->dsa)
+        for (uint32_t l = 0; l < a->num_layers; l++)
+            n += a->index_shared[l] ? 0 : 1;
+    return n;
+}
+
+static uint64_t kv_bytes_per_token_rank(const Ctx *c)
+{
+    uint64_t main = ceil_div(kv_main_width(c), c->dcp) * c->a->num_layers;
+    uint64_t idx = index_sharded(c) ? ceil_div(kv_index_width(c), c->dcp) : kv_index_width(c);
+    return main + idx * indexer_layers(c->a);
+}
+
+/* ---- attention workspaces ---- */
+
+static void plan_workspace(const Ctx *c, Build *b)
+{
+    const ModelArch *a = c->a;
+    const ModelEngine *e = c->e;
+    if (c->backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE) {
+        uint64_t heads = a->num_heads / c->tp;
+        uint64_t ws =
+            model_flashinfer_sparse_workspace((uint32_t)heads, c->dcp, e->max_num_batched_tokens);
+        char *shape = c->dcp > 1 ? g_strdup_printf("394 MiB + 8 x (%" G_GUINT64_FORMAT
+                                                   " heads x DCP %u) x %u tokens x 256 + 1 MiB",
+                                                   heads, c->dcp, e->max_num_batched_tokens)
+                                 : g_strdup("394 MiB");
+        build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("flashinfer.trtllm_sparse_mla_workspace"),
+                  shape, "uint8", ws);
+    } else if (c->backend == MODEL_BACKEND_FLASHINFER_MLA) {
+        build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("flashinfer.workspace_buffer"),
+                  g_strdup("394 MiB"), "uint8", FLASHINFER_WORKSPACE_BYTES);
+    }
+    /* FLASHMLA(_SPARSE): tile-scheduler metadata of a few KiB; TRITON_MLA, FLASH_ATTN, ASCEND:
+     * no persistent workspace (per-call scratch falls under activations). */
+    if (a->dsa) {
+        /* DeepseekV2Model allocates topk_indices_buffer [max_num_batched_tokens, index_topk]
+         * int32 at model construction, shared by every layer's indexer. */
+        uint64_t rows = e->max_num_batched_tokens, k = a->index_topk;
+        build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("indexer.topk_indices_buffer"),
+                  shape2(rows, k), "int32", rows * k * 4);
+    }
+}
+
+/* ---- activations: the peak live set of a profile forward ---- */
+
+typedef struct {
+    const char *name;
+    uint64_t d[3];
+    int nd;
+    const char *dtype;
+    uint64_t elt;
+} ATens;
+
+typedef struct {
+    const char *phase;
+    ATens t[8];
+    int n;
+} APhase;
+
+static void aph_add(APhase *p, const char *name, int nd, uint64_t d0, uint64_t d1, uint64_t d2,
+                    const char *dtype, uint64_t elt)
+{
+    g_assert(p->n < (int)G_N_ELEMENTS(p->t));
+    ATens *t = &p->t[p->n++];
+    t->name = name;
+    t->nd = nd;
+    t->d[0] = d0, t->d[1] = d1, t->d[2] = d2;
+    t->dtype = dtype;
+    t->elt = elt;
+}
+
+static uint64_t atens_bytes(const ATens *t)
+{
+    uint64_t b = t->elt;
+    for (int i = 0; i < t->nd; i++)
+        b *= t->d[i];
+    return b;
+}
+
+static uint64_t aph_bytes(const APhase *p)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < p->n; i++)
+        s += atens_bytes(&p->t[i]);
+    return s;
+}
+
+/* Rows the profile forward runs on a rank for `tokens` tokens: vLLM's dummy run feeds
+ * max_num_batched_tokens rows to every rank (PCP splits scheduled batches, not the dummy run).
+ * Sequence parallel / DSA CP: attention on the full (TP-padded) tokens, the rest on local. */
+typedef struct {
+    uint64_t attn, local, moe;
+} ARows;
+
+static ARows act_rows(const Ctx *c, uint64_t tokens)
+{
+    ARows r;
+    if (c->dsa_cp || c->sp) {
+        r.attn = ceil_div(tokens, c->tp) * c->tp;
+        r.local = r.attn / c->tp;
+        r.moe = c->dsa_cp ? r.local : r.attn; /* SP runs the MoE on full tokens */
+    } else {
+        r.attn = r.local = r.moe = tokens;
+    }
+    return r;
+}
+
+/* Query heads the attention kernel sees after the DCP query gather (model/plan.c
+ * dcp_gathered_heads: x DCP without PCP, x DCP / PCP with PCP). */
+static uint64_t gathered_heads(const Ctx *c)
+{
+    if (c->dcp <= 1)
+        return c->heads;
+    return c->pcp > 1 ? c->heads * (c->dcp / c->pcp) : c->heads * c->dcp;
+}
+
+/* Fills `phases` with the candidate peak sets; returns how many. `with_sampler` adds the
+ * sampler's logits (profile run, not CUDA-graph capture). */
+static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, APhase *ph)
+{
+    const ModelArch *a = c->a;
+    ARows r = act_rows(c, tokens);
+    uint64_t H = a->hidden_size, h = c->heads;
+    int n = 0;
+    if (a->mla) {
+        uint64_t qk = (uint64_t)a->qk_nope_head_dim + a->qk_rope_head_dim;
+        uint64_t kva = (uint64_t)a->kv_lora_rank + a->qk_rope_head_dim;
+        APhase *p = &ph[n++];
+        memset(p, 0, sizeof *p);
+        if (a->dsa) {
+            /* absorbed (MQA) path of sparse MLA: q, q projected into the latent, latent out */
+            uint64_t hq = gathered_heads(c);
+            p->phase = "sparse_attention";
+            if (a->q_lora_rank)
+                aph_add(p, "q_c", 2, r.attn, a->q_lora_rank, 0, "bf16", 2);
+            aph_add(p, "kv_c_k_pe", 2, r.attn, kva, 0, "bf16", 2);
+            aph_add(p, "q", 3, r.attn, h, qk, "bf16", 2);
+            aph_add(p, "q_latent", 3, r.attn, hq, kva, "bf16", 2);
+            aph_add(p, "attn_out_latent", 3, r.attn, hq, a->kv_lora_rank, "bf16", 2);
+            APhase *x = &ph[n++];
+            memset(x, 0, sizeof *x);
+            x->phase = "indexer";
+            uint64_t ih = a->index_n_heads, id = a->index_head_dim;
+            if (a->q_lora_rank)
+                aph_add(x, "q_c", 2, r.attn, a->q_lora_rank, 0, "bf16", 2);
+            aph_add(x, "kv_c_k_pe", 2, r.attn, kva, 0, "bf16", 2);
+            aph_add(x, "index_q", 3, r.attn, ih, id, "bf16", 2);
+            aph_add(x, "index_q_fp8", 3, r.attn, ih, id, "fp8_e4m3", 1);
+            aph_add(x, "index_weights", 2, r.attn, ih, 0, "fp32", 4);
+            /* logits [rows, context] fp32 per prefill chunk, bounded by 512 MiB */
+            uint64_t lg = r.attn * r.attn * 4;
+            if (lg > INDEXER_MAX_LOGITS_BYTES)
+                lg = INDEXER_MAX_LOGITS_BYTES;
+            aph_add(x, "index_logits", 1, lg / 4, 0, 0, "fp32", 4);
+        } else {
+            /* dense MLA prefill (forward_mha): kv_b_proj output expanded to per-head K and V */
+            p->phase = "mla_prefill";
+            if (a->q_lora_rank)
+                aph_add(p, "q_c", 2, r.attn, a->q_lora_rank, 0, "bf16", 2);
+            aph_add(p, "kv_c_k_pe", 2, r.attn, kva, 0, "bf16", 2);
+            aph_add(p, "q", 3, r.attn, h, qk, "bf16", 2);
+            aph_add(p, "kv", 3, r.attn, h, (uint64_t)a->qk_nope_head_dim + a->v_head_dim, "bf16",
+                    2);
+            aph_add(p, "k", 3, r.attn, h, qk, "bf16", 2);
+            aph_add(p, "attn_out", 3, r.attn, h, a->v_head_dim, "bf16", 2);
+        }
+    } else {
+        APhase *p = &ph[n++];
+        memset(p, 0, sizeof *p);
+        p->phase = "attention";
+        uint64_t hd = a->head_dim, kvh = gqa_kv_heads(c);
+        aph_add(p, "qkv", 2, r.attn, (h + 2 * kvh) * hd, 0, "bf16", 2);
+        aph_add(p, "attn_out", 2, r.attn, h * hd, 0, "bf16", 2);
+    }
+    if (a->moe) {
+        /* routed experts: every rank receives rows x top-k token-expert pairs (uniform routing
+         * with EP; all of them with the experts TP-sharded) */
+        uint64_t pairs = r.moe * a->num_experts_per_tok;
+        uint64_t il =
+            c->ep > 1 ? a->moe_intermediate_size : ceil_div(a->moe_intermediate_size, c->moe_world);
+        APhase *p1 = &ph[n++], *p2 = &ph[n++];
+        memset(p1, 0, sizeof *p1);
+        memset(p2, 0, sizeof *p2);
+        p1->phase = "moe_w13";
+        p2->phase = "moe_w2";
+        APhase *both[2] = {p1, p2};
+        for (int i = 0; i < 2; i++) {
+            aph_add(both[i], "router_logits", 2, r.moe, a->n_routed_experts, 0, "fp32", 4);
+            aph_add(both[i], "topk_ids_weights", 2, r.moe, a->num_experts_per_tok, 0, "int32+fp32",
+                    8);
+            aph_add(both[i], "permuted_hidden", 2, pairs, H, 0, "bf16", 2);
+            aph_add(both[i], "act_out", 2, pairs, il, 0, "bf16", 2);
+        }
+        aph_add(p1, "gate_up_out", 2, pairs, 2 * il, 0, "bf16", 2);
+        aph_add(p2, "down_out", 2, pairs, H, 0, "bf16", 2);
+    }
+    if (!a->moe || a->first_k_dense_replace > 0) {
+        uint64_t i = ceil_div(a->intermediate_size, c->tp);
+        APhase *p = &ph[n++];
+        memset(p, 0, sizeof *p);
+        p->phase = "mlp";
+        aph_add(p, "gate_up_out", 2, r.moe, 2 * i, 0, "bf16", 2);
+        aph_add(p, "act_out", 2, r.moe, i, 0, "bf16", 2);
+        aph_add(p, "down_out", 2, r.moe, H, 0, "bf16", 2);
+    }
+    if (with_sampler) {
+        /* the dummy sampler run: logits of min(max_num_seqs, tokens) rows over the gathered
+         * vocabulary, fp32, and the probabilities computed from them */
+        uint64_t s = MIN((uint64_t)MAX(1u, c->e->max_num_seqs), tokens);
+        uint64_t vp = ceil_div(a->vocab_size, VOCAB_PADDING) * VOCAB_PADDING;
+        APhase *p = &ph[n++];
+        memset(p, 0, sizeof *p);
+        p->phase = "sampler";
+        aph_add(p, "logits", 2, s, vp, 0, "fp32", 4);
+        aph_add(p, "probs", 2, s, vp, 0, "fp32", 4);
+    }
+    return n;
+}
+
+static char *atens_shape(const ATens *t)
+{
+    if (t->nd == 1)
+        return shape1(t->d[0]);
+    if (t->nd == 2)
+        return shape2(t->d[0], t->d[1]);
+    return shape3(t->d[0], t->d[1], t->d[2]);
+}
+
+/* The peak: residual + hidden states + the largest phase. Adds items to `b` under `comp`
+ * when `b` is given; returns the bytes. */
+static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sampler, Build *b)
+{
+    ARows r = act_rows(c, tokens);
+    uint64_t H = c->a->hidden_size;
+    APhase ph[8];
+    int n = act_phases(c, tokens, with_sampler, ph);
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (aph_bytes(&ph[i]) > aph_bytes(&ph[best]))
+            best = i;
+    uint64_t resid = r.local * H * 2, hidden = r.attn * H * 2;
+    uint64_t total = resid + hidden + aph_bytes(&ph[best]);
+    if (b) {
+        build_add(b, MODEL_MEM_ACTIVATIONS, g_strdup("activations.residual"), shape2(r.local, H),
+                  "bf16", resid);
+        build_add(b, MODEL_MEM_ACTIVATIONS, g_strdup("activations.hidden_states"),
+                  shape2(r.attn, H), "bf16", hidden);
+        for (int i = 0; i < ph[best].n; i++) {
+            const ATens *t = &ph[best].t[i];
+            build_add(b, MODEL_MEM_ACTIVATIONS,
+                      g_strdup_printf("activations.%s.%s", ph[best].phase, t->name), atens_shape(t),
+                      t->dtype, atens_bytes(t));
+        }
+    }
+    return total;
+}
+
+/* ---- CUDA graphs ---- */
+
+/* vLLM's default capture sizes: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16), with
+ * max = min(2 x max_num_seqs, 512) capped by max_num_batched_tokens (config/compilation.py).
+ * Counts those <= `limit`; sets *largest. */
+static uint32_t capture_sizes(const ModelEngine *e, uint32_t limit, uint32_t *largest)
+{
+    uint32_t mx = MIN(2u * MAX(1u, e->max_num_seqs), 512u);
+    mx = MIN(mx, MAX(1u, e->max_num_batched_tokens));
+    mx = MIN(mx, limit);
+    uint32_t n = 0, big = 0;
+    for (uint32_t s = 1; s <= mx;) {
+        n++, big = s;
+        s = s < 4 ? s * 2 : s < 8 ? 8 : s < 256 ? s + 8 : s + 16;
+    }
+    *largest = big;
+    return n;
+}
+
+static void plan_cudagraph(const Ctx *c, Build *b)
+{
+    ModelCudagraph m = c->e->cudagraph_mode;
+    if (m == MODEL_CUDAGRAPH_NONE)
+        return;
+    uint32_t largest = 0;
+    uint32_t n_all = capture_sizes(c->e, UINT32_MAX, &largest);
+    if (n_all == 0)
+        return;
+    /* vLLM: max over modes of the first capture + (n - 1) x the next graph's cost, per mode.
+     * First capture = the graph pool's live set at the largest size. */
+    uint64_t pool = plan_activations(c, largest, false, NULL);
+    build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.pool"),
+              g_strdup_printf("activations at %u tokens", largest), "bf16", pool);
+    uint64_t pieces = (uint64_t)c->a->num_layers + 1; /* split at every attention op */
+    if (m == MODEL_CUDAGRAPH_PIECEWISE || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
+        uint64_t g = (uint64_t)(n_all - 1) * pieces;
+        build_add(
+            b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.piecewise_graphs"),
+            g_strdup_printf("(%u - 1) sizes x %" G_GUINT64_FORMAT " pieces x 1 MiB", n_all, pieces),
+            "graph", g * GRAPH_OVERHEAD_BYTES);
+    }
+    if (m == MODEL_CUDAGRAPH_FULL || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
+        /* FULL: every size; FULL_AND_PIECEWISE: uniform-decode sizes up to max_num_seqs */
+        uint32_t l2 = 0;
+        uint32_t n_full = m == MODEL_CUDAGRAPH_FULL
+                              ? n_all
+                              : capture_sizes(c->e, MAX(1u, c->e->max_num_seqs), &l2);
+        if (n_full > 1)
+            build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.full_graphs"),
+                      g_strdup_printf("(%u - 1) sizes x 1 MiB", n_full), "graph",
+                      (uint64_t)(n_full - 1) * GRAPH_OVERHEAD_BYTES);
+    }
+}
+
+/* ---- reserved: runtime context and communicator buffers ---- */
+
+static void add_comm(const Ctx *c, Build *b, const char *group, uint32_t size)
+{
+    if (size <= 1)
+        return;
+    uint64_t bytes = c->npu ? HCCL_COMM_BYTES : NCCL_COMM_BYTES;
+    build_add(b, MODEL_MEM_RESERVED,
+              g_strdup_printf("%s.%s_communicator", c->npu ? "hccl" : "nccl", group),
+              g_strdup_printf("%u ranks", size), "uint8", bytes);
+}
+
+static void plan_reserved(const Ctx *c, Build *b)
+{
+    if (c->npu)
+        build_add(b, MODEL_MEM_RESERVED, g_strdup("cann_context"), g_strdup("-"), "-",
+                  CANN_CONTEXT_BYTES);
+    else
+        build_add(b, MODEL_MEM_RESERVED, g_strdup("cuda_context"), g_strdup("-"), "-",
+                  CUDA_CONTEXT_BYTES);
+    add_comm(c, b, "tp", c->tp);
+    add_comm(c, b, "pcp", c->pcp);
+    add_comm(c, b, "dcp", c->dcp);
+    add_comm(c, b, "dp", c->dp);
+    add_comm(c, b, "ep", c->ep);
+}
+
+/* ---- one rank class ---- */
+
+typedef struct {
+    uint32_t n_local;       /* local experts: the class key */
+    ModelMemRank r;         /* items shared by every rank of the class */
+    uint64_t weights_total; /* weights + quant_scales + derived */
+    uint64_t non_kv;
+    uint64_t one_request; /* KV bytes of one max_model_len request */
+} RankClass;
+
+static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
+{
+    Build b;
+    memset(&b, 0, sizeof b);
+    b.items = g_ptr_array_new_with_free_func(item_free);
+    plan_weights(c, &b, k->n_local);
+    plan_workspace(c, &b);
+    plan_activations(c, MAX(1u, c->e->max_num_batched_tokens), true, &b);
+    plan_cudagraph(c, &b);
+    plan_reserved(c, &b);
+
+    uint64_t non_kv = 0;
+    for (int i = 0; i < MODEL_MEM_COUNT; i++)
+        if (i != MODEL_MEM_KV_CACHE)
+            non_kv += b.bytes[i];
+    int64_t budget = (int64_t)requested - (int64_t)non_kv;
+    uint64_t bpt = kv_bytes_per_token_rank(c);
+
+    /* The KV cache the engine would allocate: whole blocks of rank-local slots. */
+    if (budget > 0 && bpt > 0) {
+        const ModelArch *a = c->a;
+        uint64_t main_w = kv_main_width(c), idx_w = a->dsa ? kv_index_width(c) : 0;
+        uint64_t nidx = indexer_layers(a);
+        /* a slot holds one token of the rank's shard in every layer */
+        uint64_t slot = main_w * a->num_layers + (index_sharded(c) ? idx_w * nidx : 0);
+        uint64_t per_token_repl = index_sharded(c) ? 0 : idx_w * nidx; /* not sharded */
+        uint32_t blk = c->ascend ? KV_BLOCK_ASCEND : KV_BLOCK_CUDA;
+        /* slots s hold s x DCP tokens; replicated parts need one entry per token */
+        uint64_t denom = slot + per_token_repl * c->dcp;
+        uint64_t slots = (uint64_t)budget / denom / blk * blk;
+        const char *kvdt =
+            c->e->kv_cache_dtype == SCHED_DTYPE_FP8
+                ? (c->backend == MODEL_BACKEND_FLASHMLA_SPARSE && a->mla ? "fp8_ds_mla"
+                                                                         : "fp8_e4m3")
+                : "bf16";
+        build_add(&b, MODEL_MEM_KV_CACHE,
+                  g_strdup_printf("layers.0-%u.kv_cache", a->num_layers - 1),
+                  g_strdup_printf("%u x [%" G_GUINT64_FORMAT " slots, %" G_GUINT64_FORMAT " B]",
+                                  a->num_layers, slots, main_w),
+                  kvdt, slots * main_w * a->num_layers);
+        if (nidx) {
+            uint64_t n_entries = index_sharded(c) ? slots : slots * c->dcp;
+            int32_t *ls = g_new(int32_t, nidx);
+            uint32_t j = 0;
+            for (uint32_t l = 0; l < a->num_layers; l++)
+                if (!a->index_shared[l])
+                    ls[j++] = (int32_t)l;
+            g_autofree char *ranges = sched_format_ranks(ls, j);
+            g_free(ls);
+            build_add(&b, MODEL_MEM_KV_CACHE, g_strdup_printf("layers.%s.indexer.k_cache", ranges),
+                      g_strdup_printf("%" G_GUINT64_FORMAT " x [%" G_GUINT64_FORMAT
+                                      " slots, %" G_GUINT64_FORMAT " B]",
+                                      nidx, n_entries, idx_w),
+                      c->ascend ? "bf16" : "fp8_e4m3+fp32 scale", n_entries * idx_w * nidx);
+        }
+    }
+
+    k->r.items = b.items;
+    memcpy(k->r.bytes, b.bytes, sizeof b.bytes);
+    k->r.kv_budget_bytes = budget;
+    k->r.kv_bytes_per_token = bpt;
+    k->weights_total = b.bytes[MODEL_MEM_WEIGHTS] + b.bytes[MODEL_MEM_QUANT_SCALES] +
+                       b.bytes[MODEL_MEM_DERIVED_WEIGHTS];
+    k->non_kv = non_kv;
+    k->one_request = (uint64_t)c->e->max_model_len * bpt;
+}
+
+/* ---- diagnostics ---- */
+
+typedef enum { P_OOM = 0, P_NO_KV, P_TOO_SMALL, P_COUNT } Problem;
+
+static double util_ceil4(double x)
+{
+    return ceil(x * 10000.0 - 1e-7) / 10000.0;
+}
+
+static void json_rank(GString *s, uint32_t rank, const RankClass *k)
+{
+    g_string_append_printf(s,
+                           "{\"rank\":%u,\"non_kv_bytes\":%" G_GUINT64_FORMAT
+                           ",\"kv_budget_bytes\":%" G_GINT64_FORMAT
+                           ",\"weights_total_bytes\":%" G_GUINT64_FORMAT
+                           ",\"one_request_bytes\":%" G_GUINT64_FORMAT "}",
+                           rank, k->non_kv, k->r.kv_budget_bytes, k->weights_total, k->one_request);
+}
+
+static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const uint32_t *cls_of)
+{
+    static const char *const pname[P_COUNT] = {"weights_exceed_hbm", "no_kv_cache",
+                                               "kv_below_one_request"};
+    double hbm = (double)m->hbm_bytes;
+    for (int p = 0; p < P_COUNT; p++) {
+        GArray *ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        int32_t worst = -1;
+        for (uint32_t r = 0; r < m->world; r++) {
+            const RankClass *k = &classes[cls_of[r]];
+            bool oom = k->weights_total > m->hbm_bytes;
+            int64_t bud = k->r.kv_budget_bytes;
+            bool hit = p == P_OOM     ? oom
+                       : p == P_NO_KV ? !oom && bud <= 0
+                                      : !oom && bud > 0 && (uint64_t)bud < k->one_request;
+            if (!hit)
+                continue;
+            int32_t rr = (int32_t)r;
+            g_array_append_val(ranks, rr);
+            if (worst < 0)
+                worst = rr;
+            const RankClass *w = &classes[cls_of[worst]];
+            bool worse = p == P_OOM ? k->weights_total > w->weights_total
+                                    : bud - (int64_t)k->one_request <
+                                          w->r.kv_budget_bytes - (int64_t)w->one_request;
+            if (worse)
+                worst = rr;
+        }
+        if (ranks->len == 0) {
+            g_array_unref(ranks);
+            continue;
+        }
+        const RankClass *w = &classes[cls_of[worst]];
+        g_autofree char *rl = sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
+        double u_pos = util_ceil4((double)w->non_kv / hbm);
+        double u_one = util_ceil4((double)(w->non_kv + w->one_request) / hbm);
+        const uint64_t *by = w->r.bytes;
+        g_autofree char *parts = g_strdup_printf(
+            "weights %.2f, quant scales %.2f, derived weights %.2f, attention workspace %.2f, "
+            "activations %.2f, CUDA graphs %.2f, reserved %.2f GiB",
+            gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
+            gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
+            gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_CUDAGRAPH]),
+            gib((double)by[MODEL_MEM_RESERVED]));
+        char *msg = NULL;
+        const char *kind = p == P_OOM ? "oom" : "kv_budget";
+        if (p == P_OOM) {
+            msg = g_strdup_printf(
+                "%s out of memory while loading the model: rank %d needs %.2f GiB for its "
+                "weights alone (weights %.2f, quant scales %.2f, derived weights %.2f GiB) but "
+                "the device holds %.2f GiB. Shard the model over more ranks (tensor or expert "
+                "parallelism) or use a smaller quantization. Ranks affected: %s.",
+                c->npu ? "NPU" : "CUDA", worst, gib((double)w->weights_total),
+                gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
+                gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib(hbm), rl);
+        } else if (p == P_NO_KV) {
+            g_autofree char *fit =
+                u_one <= 1.0
+                    ? g_strdup_printf("; one max_model_len request (%u tokens, %.2f GiB of KV "
+                                      "cache on this rank) needs >= %.4f",
+                                      c->e->max_model_len, gib((double)w->one_request), u_one)
+                    : g_strdup_printf("; one max_model_len request (%u tokens, %.2f GiB) would "
+                                      "need %.4f, more than the device: reduce the non-KV "
+                                      "memory instead",
+                                      c->e->max_model_len, gib((double)w->one_request), u_one);
+            msg = g_strdup_printf(
+                "No available memory for the cache blocks. Try increasing "
+                "`gpu_memory_utilization` when initializing the engine. Rank %d (worst of ranks "
+                "%s): KV budget %.2f GiB = requested %.2f GiB (%.2f GiB x %.4g) - non-KV %.2f "
+                "GiB (%s). A positive budget needs gpu_memory_utilization >= %.4f%s.",
+                worst, rl, gib((double)w->r.kv_budget_bytes), gib((double)m->requested_bytes),
+                gib(hbm), m->utilization, gib((double)w->non_kv), parts, u_pos, fit);
+        } else {
+            uint64_t est = w->r.kv_bytes_per_token
+                               ? (uint64_t)w->r.kv_budget_bytes / w->r.kv_bytes_per_token
+                               : 0;
+            msg = g_strdup_printf(
+                "To serve at least one request with the models's max seq len (%u), (%.2f GiB KV "
+                "cache is needed, which is larger than the available KV cache memory (%.2f "
+                "GiB). Based on the available memory, the estimated maximum model length is "
+                "%" G_GUINT64_FORMAT ". Try increasing `gpu_memory_utilization` or decreasing "
+                "`max_model_len` when initializing the engine. Rank %d (worst of ranks %s): "
+                "non-KV %.2f GiB (%s); gpu_memory_utilization >= %.4f fits one request.",
+                c->e->max_model_len, gib((double)w->one_request), gib((double)w->r.kv_budget_bytes),
+                est, worst, rl, gib((double)w->non_kv), parts, u_one);
+        }
+        GString *d = g_string_new(NULL);
+        g_string_append_printf(d,
+                               "{\"problem\":\"%s\",\"worst_rank\":%d,\"ranks\":\"%s\","
+                               "\"hbm_bytes\":%" G_GUINT64_FORMAT
+                               ",\"requested_bytes\":%" G_GUINT64_FORMAT
+                               ",\"gpu_memory_utilization\":%.6g,"
+                               "\"utilization_positive_budget\":%.4f,"
+                               "\"utilization_one_request\":%.4f,\"max_model_len\":%u,"
+                               "\"per_rank\":[",
+                               pname[p], worst, rl, m->hbm_bytes, m->requested_bytes,
+                               m->utilization, u_pos, u_one, c->e->max_model_len);
+        guint shown = MIN(ranks->len, DETAIL_MAX_RANKS);
+        for (guint i = 0; i < shown; i++) {
+            uint32_t r = (uint32_t)g_array_index(ranks, int32_t, i);
+            if (i)
+                g_string_append_c(d, ',');
+            json_rank(d, r, &classes[cls_of[r]]);
+        }
+        g_string_append_printf(d, "],\"truncated\":%s}", shown < ranks->len ? "true" : "false");
+        g_ptr_array_add(m->diags,
+                        sched_diag_new(kind, SCHED_SEV_ERROR, worst, -1, 0, -1, NULL, msg, d->str));
+        g_string_free(d, TRUE);
+        g_free(msg);
+        g_array_unref(ranks);
+    }
+}
+
+/* ---- entry points ---- */
+
+ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
+                                const ModelEngine *engine, const NetHardware *hw,
+                                const SchedProgram *lowered)
+{
+    g_return_val_if_fail(arch && plan && engine && hw, NULL);
+    (void)lowered; /* activations come from the architecture (doc/memory.md) */
+    Ctx c;
+    ctx_init(&c, arch, plan, engine, hw);
+
+    ModelMemPlan *m = g_new0(ModelMemPlan, 1);
+    m->world = plan->world;
+    m->hbm_bytes = hw->hbm_bytes;
+    m->utilization = engine->gpu_memory_utilization;
+    m->requested_bytes = (uint64_t)ceil((double)hw->hbm_bytes * engine->gpu_memory_utilization);
+    m->diags = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);
+    m->ranks = g_new0(ModelMemRank, m->world);
+
+    /* Rank classes by local expert count (at most two values under EP). */
+    GArray *classes = g_array_new(FALSE, TRUE, sizeof(RankClass));
+    uint32_t *cls_of = g_new(uint32_t, m->world);
+    for (uint32_t r = 0; r < m->world; r++) {
+        uint32_t nl = arch->moe ? local_experts(&c, r) : 0;
+        guint k = 0;
+        while (k < classes->len && g_array_index(classes, RankClass, k).n_local != nl)
+            k++;
+        if (k == classes->len) {
+            RankClass rc;
+            memset(&rc, 0, sizeof rc);
+            rc.n_local = nl;
+            plan_class(&c, m->requested_bytes, &rc);
+            g_array_append_val(classes, rc);
+        }
+        cls_of[r] = k;
+    }
+    for (uint32_t r = 0; r < m->world; r++) {
+        RankClass *k = &g_array_index(classes, RankClass, cls_of[r]);
+        m->ranks[r] = k->r;
+        m->ranks[r].items = g_ptr_array_ref(k->r.items);
+    }
+    add_diags(&c, m, (RankClass *)(void *)classes->data, cls_of);
+    for (guint k = 0; k < classes->len; k++)
+        g_ptr_array_unref(g_array_index(classes, RankClass, k).r.items);
+    g_array_unref(classes);
+    g_free(cls_of);
+    return m;
+}
+
+void model_memory_plan_free(ModelMemPlan *m)
+{
+    if (!m)
+        return;
+    for (uint32_t r = 0; r < m->world; r++)
+        if (m->ranks[r].items)
+            g_ptr_array_unref(m->ranks[r].items);
+    g_free(m->ranks);
+    if (m->diags)
+        g_ptr_array_unref(m->diags);
+    g_free(m);
+}
