@@ -190,3 +190,32 @@ Test(cli, model_scenario_set_override)
     cr_assert(strstr(r.err, "PCP does not support data parallelism yet."), "%s", r.err);
     result_clear(&r);
 }
+
+Test(cli, memory_plan_is_reported_and_stored)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("glm52-b200-tp1-pcp4-dcp4-kv-budget.yaml"),
+                                        "--db", db, "--json", "--memory-detail", NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    g_autoptr(JsonParser) p = json_parser_new();
+    cr_assert(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    JsonObject *m = json_object_get_object_member(o, "memory");
+    cr_assert_not_null(m);
+    JsonArray *ranks = json_object_get_array_member(m, "ranks");
+    cr_assert_eq(json_array_get_length(ranks), 4);
+    JsonObject *r0 = json_array_get_object_element(ranks, 0);
+    cr_assert_lt(json_object_get_int_member(r0, "kv_budget_bytes"), 0);
+    cr_assert_gt(json_array_get_length(json_object_get_array_member(r0, "items")), 10);
+    JsonObject *d0 = json_array_get_object_element(json_object_get_array_member(o, "diagnostics"), 0);
+    cr_assert_str_eq(json_object_get_string_member(d0, "kind"), "kv_budget");
+    result_clear(&r);
+    /* the contract table: 4 ranks x 8 components */
+    g_autofree char *cmd = g_strdup_printf(
+        "sqlite3 %s \"SELECT count(*), count(DISTINCT component) FROM memory\"", db);
+    g_autofree char *out = NULL;
+    int status = 0;
+    cr_assert(g_spawn_command_line_sync(cmd, &out, NULL, &status, NULL));
+    cr_assert_str_eq(g_strstrip(out), "32|8");
+}
