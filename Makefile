@@ -45,11 +45,23 @@ test: build
 
 demo: build
 	@mkdir -p results
-	@./$(BUILD)/ranksim run scenarios/lse-size-mismatch.yaml --trace results/lse-size-mismatch.json; \
-	  echo "(exit $$? — 3 means the simulated cluster fails, as this scenario expects)"; echo
-	@./$(BUILD)/ranksim run scenarios/three-way-cycle.yaml; \
-	  echo "(exit $$?)"; echo
-	@echo "results: results/ranksim.db (sqlite3), trace: results/lse-size-mismatch.json (https://ui.perfetto.dev)"
+	@./$(BUILD)/ranksim run scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml \
+	    --trace results/seed004-hang.json > results/seed004-hang.txt; \
+	  echo "exit $$?" >> results/seed004-hang.txt
+	@./$(BUILD)/ranksim run scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml \
+	    --trace results/seed004-healthy.json > results/seed004-healthy.txt; \
+	  echo "exit $$?" >> results/seed004-healthy.txt
+	@echo "Seed 004: GLM-5.2 NVFP4 on B200, TP1/PCP4/DCP4, a 633-token prompt"
+	@printf "%-78s | %s\n" "FLASHINFER_MLA_SPARSE: sizes the LSE exchange by real rows" \
+	    "FLASHMLA_SPARSE: gathers the KV shards, exchanges padded rows"
+	@echo
+	@fold -s -w 78 results/seed004-hang.txt > results/.left.txt; \
+	  fold -s -w 78 results/seed004-healthy.txt > results/.right.txt; \
+	  awk 'NR==FNR { l[FNR] = $$0; n = FNR; next } { r[FNR] = $$0; m = FNR } \
+	       END { k = n > m ? n : m; for (i = 1; i <= k; i++) printf "%-78s | %s\n", l[i], r[i] }' \
+	      results/.left.txt results/.right.txt; rm -f results/.left.txt results/.right.txt
+	@echo
+	@echo "results: results/ranksim.db (sqlite3); traces: results/seed004-*.json (https://ui.perfetto.dev)"
 
 bench: deps
 	@test -f build-bench/build.ninja || meson setup build-bench --buildtype=release
