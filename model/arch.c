@@ -33,6 +33,19 @@
  * the resource object in a static link. */
 extern GResource *ranksim_models_get_resource(void);
 
+/* The embedded resource. GLib's generated getter initialises lazily without a lock, so two
+ * threads loading presets at once (a sweep's workers) could race; g_once makes it safe. */
+static GResource *embedded_resource(void)
+{
+    static gsize once = 0;
+    static GResource *res = NULL;
+    if (g_once_init_enter(&once)) {
+        res = ranksim_models_get_resource();
+        g_once_init_leave(&once, 1);
+    }
+    return res;
+}
+
 enum { ERR_IO = 0, ERR_JSON = 1, ERR_FIELD = 2 };
 
 #define MAX_FIELD INT32_MAX                       /* largest integer a field may hold */
@@ -513,7 +526,7 @@ bool model_arch_load_preset(const char *name, ModelArch *out, GError **error)
     g_autofree char *rpath = g_strdup_printf("/org/ranksim/models/%s.json", name);
     g_autofree char *display = g_strdup_printf("model/presets/%s.json", name);
     g_autoptr(GError) rerr = NULL;
-    g_autoptr(GBytes) data = g_resource_lookup_data(ranksim_models_get_resource(), rpath,
+    g_autoptr(GBytes) data = g_resource_lookup_data(embedded_resource(), rpath,
                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, &rerr);
     if (!data) {
         /* preset_names and model/presets/presets.gresource.xml disagree: a build problem. */

@@ -31,8 +31,16 @@ static int usage(void)
             "mismatches, timeouts and the time line.\n"
             "\n"
             "Commands:\n"
-            "  run SCENARIO     simulate one scenario file and store the result\n"
-            "  help [COMMAND]   show help\n"
+            "  run SCENARIO            simulate one scenario file and store the result\n"
+            "  sweep SCENARIO --vary KEY=V1,V2,...\n"
+            "                          run every combination of the values on a thread pool\n"
+            "  runs                    list the stored runs\n"
+            "  report [RUN|latest]     print the report of a stored run\n"
+            "  explain RUN             tell why a run failed: first divergence, wait-for graph\n"
+            "                          (--dot FILE for Graphviz), cycles, culprits, watchdog\n"
+            "  trace RUN -o FILE.json  write the Chrome/Perfetto trace of a stored run\n"
+            "  diff RUN_A RUN_B        compare two stored runs\n"
+            "  help [COMMAND]          show help\n"
             "\n"
             "Options:\n"
             "  --version        print the version\n"
@@ -280,17 +288,41 @@ int cli_main(int argc, char **argv)
         printf("ranksim %s\n", RANKSIM_VERSION);
         return CLI_EXIT_OK;
     }
+    static const struct {
+        const char *name;
+        int (*fn)(int argc, char **argv);
+    } commands[] = {
+        {"sweep", cli_sweep},     {"runs", cli_runs},   {"report", cli_report},
+        {"explain", cli_explain}, {"trace", cli_trace}, {"diff", cli_diff},
+    };
+    /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
+    g_autofree char *prg =
+        g_strdup_printf("ranksim %s", argc >= 3 && strcmp(cmd, "help") == 0 ? argv[2] : cmd);
+    g_set_prgname(prg);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        if (argc >= 3 && strcmp(argv[2], "run") == 0) {
-            char *args[] = {"run", "--help", NULL};
-            return cmd_run(2, args);
+        if (argc < 3) {
+            usage();
+            return CLI_EXIT_OK;
         }
-        usage();
-        return CLI_EXIT_OK;
+        char *args[] = {argv[2], "--help", NULL};
+        if (strcmp(argv[2], "run") == 0)
+            return cmd_run(2, args);
+        for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+            if (strcmp(argv[2], commands[i].name) == 0)
+                return commands[i].fn(2, args);
+        g_autofree char *msg = g_strdup_printf(
+            "help: unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff",
+            argv[2]);
+        print_error(msg);
+        return CLI_EXIT_INVALID;
     }
-    g_autofree char *msg = g_strdup_printf("unknown command '%s'; valid: run, help", cmd);
+    g_autofree char *msg = g_strdup_printf(
+        "unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, help", cmd);
     print_error(msg);
     return CLI_EXIT_INVALID;
 }

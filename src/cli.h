@@ -17,4 +17,13 @@ enum {
 /* Runs the command line; returns the process exit code. */
 int cli_main(int argc, char **argv);
 
+/* The subcommands other than `run`, each with its own GOptionContext: `argv[0]` is the
+ * command name, the rest its arguments. Each returns the process exit code. */
+int cli_sweep(int argc, char **argv);   /* src/cmd-sweep.c */
+int cli_report(int argc, char **argv);  /* src/cmd-query.c */
+int cli_runs(int argc, char **argv);    /* src/cmd-query.c */
+int cli_explain(int argc, char **argv); /* src/cmd-query.c */
+int cli_trace(int argc, char **argv);   /* src/cmd-query.c */
+int cli_diff(int argc, char **argv);    /* src/cmd-query.c */
+
 #endif

@@ -18,6 +18,19 @@
 #include "ranksim-presets.h" /* generated from net/presets/presets.gresource.xml */
 #include "scenario.h"
 
+/* The embedded resource. GLib's generated getter initialises lazily without a lock, so two
+ * threads loading presets at once (a sweep's workers) could race; g_once makes it safe. */
+static GResource *embedded_resource(void)
+{
+    static gsize once = 0;
+    static GResource *res = NULL;
+    if (g_once_init_enter(&once)) {
+        res = ranksim_presets_get_resource();
+        g_once_init_leave(&once, 1);
+    }
+    return res;
+}
+
 #define MAX_DEVICES_PER_NODE 1048576
 #define MAX_SPAN (INT64_C(1) << 30)
 #define MAX_TFLOPS 1e6
@@ -479,7 +492,7 @@ bool hardware_load_preset(const char *name, NetHardware *out, GError **error)
     g_autofree char *rpath = g_strdup_printf("/org/ranksim/presets/%s.yaml", name);
     g_autofree char *display = g_strdup_printf("net/presets/%s.yaml", name);
     g_autoptr(GError) rerr = NULL;
-    g_autoptr(GBytes) data = g_resource_lookup_data(ranksim_presets_get_resource(), rpath,
+    g_autoptr(GBytes) data = g_resource_lookup_data(embedded_resource(), rpath,
                                                     G_RESOURCE_LOOKUP_FLAGS_NONE, &rerr);
     if (!data) {
         /* The preset list and net/presets/presets.gresource.xml disagree: a build problem. */

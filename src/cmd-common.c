@@ -1,0 +1,103 @@
+/* src/cmd-common.c — helpers shared by the subcommands; see cmd-common.h. */
+#include "cmd-common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "query.h"
+
+static const char *const timeline_names[] = {"none", "collectives", "full"};
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+    fprintf(stderr, "ranksim: error: %s\n", msg);
+}
+
+bool cli_timeline_parse(const char *s, SchedTimeline *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, timeline_names[i]) == 0) {
+            *out = (SchedTimeline)i;
+            return true;
+        }
+    return false;
+}
+
+const char *cli_timeline_name(SchedTimeline t)
+{
+    g_assert((int)t >= 0 && (int)t < 3);
+    return timeline_names[t];
+}
+
+bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **prefill,
+                        GArray **decode, GError **error)
+{
+    for (char **p = prefill_flags; p && *p; p++) {
+        guint64 v;
+        if (!g_ascii_string_to_unsigned(*p, 10, 1, 10000000, &v, NULL)) {
+            g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                        "--prefill '%s': expected a prompt length in tokens, 1..10000000", *p);
+            return false;
+        }
+        uint32_t len = (uint32_t)v;
+        if (!*prefill)
+            *prefill = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        g_array_append_val(*prefill, len);
+    }
+    for (char **d = decode_flags; d && *d; d++) {
+        g_auto(GStrv) parts = g_strsplit(*d, ":", 2);
+        guint64 b, ctx;
+        if (g_strv_length(parts) != 2 ||
+            !g_ascii_string_to_unsigned(parts[0], 10, 1, 65536, &b, NULL) ||
+            !g_ascii_string_to_unsigned(parts[1], 10, 1, 10000000, &ctx, NULL)) {
+            g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                        "--decode '%s': expected BATCH:CONTEXT, e.g. 8:4096 (8 sequences at a "
+                        "4096-token context)",
+                        *d);
+            return false;
+        }
+        if (!*decode)
+            *decode = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        for (guint64 i = 0; i < b; i++) {
+            uint32_t c = (uint32_t)ctx;
+            g_array_append_val(*decode, c);
+        }
+    }
+    return true;
+}
+
+Store *cli_store_open_existing(const char *path, int *exit_code)
+{
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        cli_error("no results database at %s (run 'ranksim run SCENARIO' first, or pass --db "
+                  "FILE)",
+                  path);
+        *exit_code = CLI_EXIT_INVALID;
+        return NULL;
+    }
+    g_autoptr(GError) err = NULL;
+    Store *st = store_open(path, &err);
+    if (!st) {
+        cli_error("%s", err->message);
+        *exit_code = CLI_EXIT_INTERNAL;
+    }
+    return st;
+}
+
+int64_t cli_run_resolve(Store *st, const char *arg, int *exit_code)
+{
+    g_autoptr(GError) err = NULL;
+    int64_t id = query_run_resolve(st, arg, &err);
+    if (id < 0) {
+        cli_error("%s", err->message);
+        *exit_code = g_error_matches(err, QUERY_ERROR, QUERY_ERROR_SQL) ? CLI_EXIT_INTERNAL
+                                                                        : CLI_EXIT_INVALID;
+    }
+    return id;
+}

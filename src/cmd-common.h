@@ -1,0 +1,43 @@
+/* src/cmd-common.h — what the subcommands share: the default database, one error format
+ * ("ranksim: error: ..." on stderr), --timeline and --prefill/--decode parsing, and opening an
+ * existing results database for the read-only commands (report, runs, explain, trace, diff).
+ *
+ * Exit codes are cli.h's: a user error (bad option, unknown run, missing database) is 2, an
+ * environment error (the database cannot be read) is 1.
+ */
+#ifndef SRC_CMD_COMMON_H
+#define SRC_CMD_COMMON_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "../sched/engine.h"
+#include "scenario.h"
+#include "store.h"
+
+#define CLI_DEFAULT_DB "results/ranksim.db"
+
+/* Prints "ranksim: error: MESSAGE" on stderr. */
+void cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+/* "none" | "collectives" | "full" -> *out. Returns false for anything else. */
+bool cli_timeline_parse(const char *s, SchedTimeline *out);
+const char *cli_timeline_name(SchedTimeline t);
+
+/* Appends --prefill N values (prompt lengths, 1..10,000,000) to *prefill and --decode B:CTX
+ * values (B copies of CTX) to *decode, creating the arrays (uint32) when needed. Either list
+ * may be NULL. Returns false with a SCENARIO_ERROR naming the flag on a malformed value. */
+bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **prefill,
+                        GArray **decode, GError **error);
+
+/* Opens the database at `path` for reading. A missing file is a user error (exit 2: nothing
+ * to read, and opening would create it); a file that cannot be opened is exit 1. Returns NULL
+ * after printing the error and setting *exit_code. */
+Store *cli_store_open_existing(const char *path, int *exit_code);
+
+/* Opens the database and resolves the RUN argument ("12" or "latest"). Returns the run id, or
+ * -1 after printing the error and setting *exit_code (2 for an unknown run or a bad RUN, 1
+ * when the database cannot be read). */
+int64_t cli_run_resolve(Store *st, const char *arg, int *exit_code);
+
+#endif

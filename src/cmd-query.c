@@ -1,0 +1,760 @@
+/* src/cmd-query.c — the subcommands that read the results database: report, runs, explain,
+ * trace and diff. None of them simulates; all of them take --db (default results/ranksim.db)
+ * and refuse to create a database that does not exist. A RUN is an id or `latest`.
+ *
+ * Exit codes: 0 when the command did its job (whatever the stored run's outcome: that is in
+ * the output), 2 for bad arguments, an unknown run or a missing database, 1 when the database
+ * or an output file cannot be read or written.
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd-common.h"
+#include "explain.h"
+#include "query.h"
+#include "report.h"
+#include "trace.h"
+
+/* Parses the options of a read-only command. Returns false after printing the error (exit
+ * 2). `ctx` keeps the entries. */
+static bool parse_options(GOptionContext *ctx, int *argc, char ***argv)
+{
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, argc, argv, &err)) {
+        cli_error("%s", err->message);
+        return false;
+    }
+    return true;
+}
+
+static GOptionContext *context_new(const char *params, const char *summary,
+                                   const GOptionEntry *entries)
+{
+    GOptionContext *ctx = g_option_context_new(params);
+    g_option_context_set_summary(ctx, summary);
+    g_option_context_set_description(
+        ctx, "Exit status: 0 done, 2 bad arguments, an unknown run or no database,\n"
+             "1 the database or an output file cannot be read or written.\n"
+             "RUN is a run id (see 'ranksim runs') or 'latest'. Details: doc/cli.md.\n");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    return ctx;
+}
+
+/* Loads run `arg` from `db`; prints the error and sets *code on failure. */
+static QueryRun *load_run(Store *st, const char *arg, int *code)
+{
+    int64_t id = cli_run_resolve(st, arg, code);
+    if (id < 0)
+        return NULL;
+    g_autoptr(GError) err = NULL;
+    QueryRun *r = query_run_load(st, id, &err);
+    if (!r) {
+        cli_error("%s", err->message);
+        *code = g_error_matches(err, QUERY_ERROR, QUERY_ERROR_NOT_FOUND) ? CLI_EXIT_INVALID
+                                                                         : CLI_EXIT_INTERNAL;
+    }
+    return r;
+}
+
+static char *run_title(const QueryRun *r)
+{
+    return g_strdup_printf("run %" G_GINT64_FORMAT " (%s)", r->id, r->name ? r->name : "?");
+}
+
+static bool is_invalid(const QueryRun *r)
+{
+    return g_strcmp0(r->status, "invalid") == 0;
+}
+
+/* The config error of an invalid run. */
+static const char *invalid_message(const QueryRun *r)
+{
+    const SchedDiag *d = query_first_diag(r->outcome);
+    return d ? d->message : "(no message stored)";
+}
+
+/* ---- report ---- */
+
+int cli_report(int argc, char **argv)
+{
+    g_autofree char *db = NULL;
+    gboolean json = FALSE, memory_detail = FALSE;
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as one JSON object", NULL},
+        {"memory-detail", 0, 0, G_OPTION_ARG_NONE, &memory_detail,
+         "List every tensor of the memory plan (model scenarios)", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx =
+        context_new("[RUN|latest] - the report of a stored run",
+                    "Prints the report of a run from the database, as 'ranksim run' printed it:\n"
+                    "outcome, diagnostics, per-rank times and the memory plan. RUN defaults to\n"
+                    "the latest run.",
+                    entries);
+    if (!parse_options(ctx, &argc, &argv))
+        return CLI_EXIT_INVALID;
+    if (argc > 2) {
+        cli_error("report: at most one RUN expected (try 'ranksim report --help')");
+        return CLI_EXIT_INVALID;
+    }
+    const char *db_path = db ? db : CLI_DEFAULT_DB;
+    int code = CLI_EXIT_OK;
+    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
+    if (!st)
+        return code;
+    g_autoptr(QueryRun) r = load_run(st, argc == 2 ? argv[1] : "latest", &code);
+    if (!r)
+        return code;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(ModelMemPlan) mem = query_memory_load(st, r->id, memory_detail, &err);
+    if (err) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INTERNAL;
+    }
+    ReportRun rr = query_run_report(r, db_path);
+    if (json) {
+        g_autofree char *js = report_json_with_memory(&rr, r->outcome, mem, memory_detail);
+        printf("%s\n", js);
+        return CLI_EXIT_OK;
+    }
+    if (is_invalid(r)) {
+        printf("%s: INVALID — the scenario was rejected; nothing was simulated\n  %s\n",
+               r->name ? r->name : "?", invalid_message(r));
+        printf("\nstored as run %" G_GINT64_FORMAT " in %s\n", r->id, db_path);
+    } else {
+        report_text(stdout, &rr, r->outcome);
+        report_memory_text(stdout, mem, memory_detail);
+    }
+    printf("recorded %s by ranksim %s, timeline %s%s%s\n", r->created_at ? r->created_at : "?",
+           r->version ? r->version : "?", r->timeline ? r->timeline : "?",
+           r->path ? "; scenario " : "", r->path ? r->path : "");
+    return CLI_EXIT_OK;
+}
+
+/* ---- runs ---- */
+
+int cli_runs(int argc, char **argv)
+{
+    g_autofree char *db = NULL;
+    int limit = 20;
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {"limit", 'n', 0, G_OPTION_ARG_INT, &limit, "Show the last N runs (default 20; 0 = all)",
+         "N"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx = context_new(
+        "- list the stored runs",
+        "Lists the runs of the database, oldest first: id, name, kind, status, exit code,\n"
+        "ranks, simulated end time, when it was recorded, and its first diagnostic.",
+        entries);
+    if (!parse_options(ctx, &argc, &argv))
+        return CLI_EXIT_INVALID;
+    if (argc != 1) {
+        cli_error("runs: unexpected argument '%s' (try 'ranksim runs --help')", argv[1]);
+        return CLI_EXIT_INVALID;
+    }
+    if (limit < 0) {
+        cli_error("--limit %d: expected 0 (all) or a positive count", limit);
+        return CLI_EXIT_INVALID;
+    }
+    const char *db_path = db ? db : CLI_DEFAULT_DB;
+    int code = CLI_EXIT_OK;
+    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
+    if (!st)
+        return code;
+    sqlite3 *sdb = store_db(st);
+    sqlite3_stmt *s = NULL;
+    int64_t total = 0;
+    if (sqlite3_prepare_v2(sdb, "SELECT COUNT(*) FROM runs", -1, &s, NULL) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+        total = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    const char *sql = "SELECT r.*, d.kind, d.message FROM"
+                      " (SELECT id, name, kind, status, exit_code, ranks, sim_end_us, created_at,"
+                      "  (SELECT id FROM diagnostics d WHERE d.run_id = runs.id"
+                      "   ORDER BY severity = 'warning', id LIMIT 1) AS diag"
+                      "  FROM runs ORDER BY id DESC LIMIT ?) r"
+                      " LEFT JOIN diagnostics d ON d.id = r.diag ORDER BY r.id";
+    if (sqlite3_prepare_v2(sdb, sql, -1, &s, NULL) != SQLITE_OK) {
+        cli_error("%s: reading runs: %s", db_path, sqlite3_errmsg(sdb));
+        return CLI_EXIT_INTERNAL;
+    }
+    sqlite3_bind_int64(s, 1, limit > 0 ? limit : -1);
+    /* Rows first: the name column is as wide as the longest name shown (at most 48). */
+    g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    int name_w = 4;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *created = (const char *)sqlite3_column_text(s, 7);
+        char *when = g_strndup(created ? created : "-", 19);
+        for (char *p = when; *p; p++)
+            if (*p == 'T')
+                *p = ' ';
+        char *end = sqlite3_column_type(s, 6) == SQLITE_NULL
+                        ? g_strdup("-")
+                        : report_format_ns((int64_t)llround(sqlite3_column_double(s, 6) * 1e3));
+        char *ranks =
+            sqlite3_column_type(s, 5) == SQLITE_NULL
+                ? g_strdup("-")
+                : g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)sqlite3_column_int64(s, 5));
+        char *diag = query_diag_summary((const char *)sqlite3_column_text(s, 9),
+                                        (const char *)sqlite3_column_text(s, 10), 60);
+        const char *name = (const char *)sqlite3_column_text(s, 1);
+        char **row = g_new0(char *, 10);
+        row[0] = g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)sqlite3_column_int64(s, 0));
+        row[1] = query_short_message(name ? name : "?", 48);
+        row[2] = g_strdup((const char *)sqlite3_column_text(s, 2));
+        row[3] = g_strdup((const char *)sqlite3_column_text(s, 3));
+        row[4] = g_strdup_printf("%d", sqlite3_column_int(s, 4));
+        row[5] = ranks;
+        row[6] = end;
+        row[7] = when;
+        if (!*diag) {
+            g_free(diag);
+            diag = g_strdup("-");
+        }
+        row[8] = diag;
+        name_w = MAX(name_w, (int)g_utf8_strlen(row[1], -1));
+        g_ptr_array_add(rows, row);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        cli_error("%s: reading runs: %s", db_path, sqlite3_errmsg(sdb));
+        return CLI_EXIT_INTERNAL;
+    }
+    printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  %-19s  %s\n", "id", name_w, "name", "kind", "status",
+           "exit", "ranks", "sim end", "created", "first diagnostic");
+    for (guint i = 0; i < rows->len; i++) {
+        char **row = g_ptr_array_index(rows, i);
+        printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  %-19s  %s\n", row[0], name_w, row[1],
+               row[2] ? row[2] : "?", row[3] ? row[3] : "?", row[4], row[5], row[6], row[7],
+               row[8]);
+    }
+    int64_t shown = rows->len;
+    if (total == 0)
+        printf("(no runs in %s yet)\n", db_path);
+    else if (shown < total)
+        printf("(%" G_GINT64_FORMAT " older run%s not shown; --limit 0 lists all)\n", total - shown,
+               total - shown == 1 ? "" : "s");
+    return CLI_EXIT_OK;
+}
+
+/* ---- explain ---- */
+
+static bool write_file(const char *path, const char *text, int *code)
+{
+    if (strcmp(path, "-") == 0) {
+        fputs(text, stdout);
+        return true;
+    }
+    g_autoptr(GError) err = NULL;
+    if (!g_file_set_contents(path, text, -1, &err)) {
+        cli_error("%s", err->message);
+        *code = CLI_EXIT_INTERNAL;
+        return false;
+    }
+    return true;
+}
+
+int cli_explain(int argc, char **argv)
+{
+    g_autofree char *db = NULL, *dot = NULL;
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {"dot", 0, 0, G_OPTION_ARG_FILENAME, &dot,
+         "Also write the wait-for graph as Graphviz DOT ('-': only the DOT, on stdout)",
+         "FILE.dot"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx = context_new(
+        "RUN - the hang story of a failed run",
+        "Tells why a stored run failed, from its diagnostics: the first divergence (the first\n"
+        "mismatched or diverging collective, with each signature and its ranks; or the first\n"
+        "collective left waiting and what its missing ranks were doing), the wait-for graph,\n"
+        "its cycles, the culprits, and what PyTorch's watchdog would print on hardware and when.\n"
+        "With --dot, the graph for Graphviz: 'dot -Tsvg FILE.dot -o graph.svg'.",
+        entries);
+    if (!parse_options(ctx, &argc, &argv))
+        return CLI_EXIT_INVALID;
+    if (argc != 2) {
+        cli_error(argc < 2 ? "explain: missing RUN (try 'ranksim explain --help')"
+                           : "explain: exactly one RUN expected");
+        return CLI_EXIT_INVALID;
+    }
+    const char *db_path = db ? db : CLI_DEFAULT_DB;
+    int code = CLI_EXIT_OK;
+    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
+    if (!st)
+        return code;
+    g_autoptr(QueryRun) r = load_run(st, argv[1], &code);
+    if (!r)
+        return code;
+    g_autofree char *title = run_title(r);
+    bool dot_only = dot && strcmp(dot, "-") == 0;
+    if (dot) {
+        g_autofree char *graph = explain_dot(title, r->outcome);
+        if (!write_file(dot, graph, &code))
+            return code;
+    }
+    if (dot_only)
+        return CLI_EXIT_OK;
+    if (is_invalid(r))
+        printf("%s: INVALID — the scenario was rejected, nothing was simulated:\n  %s\n", title,
+               invalid_message(r));
+    else
+        explain_text(stdout, title, r->outcome);
+    if (dot)
+        printf("\nwait-for graph: %s (render with 'dot -Tsvg %s -o graph.svg')\n", dot, dot);
+    return CLI_EXIT_OK;
+}
+
+/* ---- trace ---- */
+
+int cli_trace(int argc, char **argv)
+{
+    g_autofree char *db = NULL, *out = NULL;
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Where to write the trace ('-': stdout)",
+         "FILE.json"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx = context_new(
+        "RUN -o FILE.json - the Chrome/Perfetto trace of a stored run",
+        "Writes the trace of a stored run (the same file 'ranksim run --trace' writes): one\n"
+        "track per rank, collectives linked across ranks, diagnostics as instant events.\n"
+        "Open it in https://ui.perfetto.dev or chrome://tracing.",
+        entries);
+    if (!parse_options(ctx, &argc, &argv))
+        return CLI_EXIT_INVALID;
+    if (argc != 2) {
+        cli_error(argc < 2 ? "trace: missing RUN (try 'ranksim trace --help')"
+                           : "trace: exactly one RUN expected");
+        return CLI_EXIT_INVALID;
+    }
+    if (!out) {
+        cli_error("trace: missing -o FILE.json (or -o - for stdout)");
+        return CLI_EXIT_INVALID;
+    }
+    const char *db_path = db ? db : CLI_DEFAULT_DB;
+    int code = CLI_EXIT_OK;
+    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
+    if (!st)
+        return code;
+    g_autoptr(QueryRun) r = load_run(st, argv[1], &code);
+    if (!r)
+        return code;
+    if (is_invalid(r)) {
+        cli_error("run %" G_GINT64_FORMAT " is invalid (the scenario was rejected): there is no "
+                  "time line to trace",
+                  r->id);
+        return CLI_EXIT_INVALID;
+    }
+    fflush(stdout);
+    g_autoptr(GError) err = NULL;
+    if (!trace_write(st, r->id, out, &err)) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INTERNAL;
+    }
+    bool to_stdout = strcmp(out, "-") == 0;
+    FILE *msg = to_stdout ? stderr : stdout;
+    if (g_strcmp0(r->timeline, "full") != 0)
+        fprintf(msg,
+                "ranksim: note: run %" G_GINT64_FORMAT " was stored with --timeline %s: the "
+                "trace holds only %s and the diagnostics\n",
+                r->id, r->timeline ? r->timeline : "?",
+                g_strcmp0(r->timeline, "collectives") == 0
+                    ? "the collectives"
+                    : "the collectives that never completed");
+    if (!to_stdout)
+        printf("trace of run %" G_GINT64_FORMAT ": %s (open in https://ui.perfetto.dev)\n", r->id,
+               out);
+    return CLI_EXIT_OK;
+}
+
+/* ---- diff ---- */
+
+static char *fmt_pct(double a, double b)
+{
+    if (a == b)
+        return g_strdup("0%");
+    if (a == 0)
+        return g_strdup("new");
+    return g_strdup_printf("%+.1f%%", (b - a) / fabs(a) * 100.0);
+}
+
+/* Signed duration: "+1.234 ms" / "-12.000 us". */
+static char *fmt_delta_ns(int64_t d)
+{
+    g_autofree char *abs = report_format_ns(d < 0 ? -d : d);
+    return g_strdup_printf("%s%s", d < 0 ? "-" : d > 0 ? "+" : "", abs);
+}
+
+static void diff_time_row(const char *label, const char *metric, int64_t a, int64_t b, bool has_a,
+                          bool has_b)
+{
+    g_autofree char *sa = has_a ? report_format_ns(a) : g_strdup("-");
+    g_autofree char *sb = has_b ? report_format_ns(b) : g_strdup("-");
+    g_autofree char *d = has_a && has_b ? fmt_delta_ns(b - a) : g_strdup("-");
+    g_autofree char *p = has_a && has_b ? fmt_pct((double)a, (double)b) : g_strdup("-");
+    printf("  %-12s %-8s %14s %14s %15s %9s\n", label, metric, sa, sb, d, p);
+}
+
+static bool same_stats(const SchedRankStats *x, const SchedRankStats *y)
+{
+    return x->state == y->state && x->end_ns == y->end_ns && x->compute_ns == y->compute_ns &&
+           x->comm_ns == y->comm_ns && x->wait_ns == y->wait_ns;
+}
+
+/* Rank r's pair (A, B) equals rank q's pair (absent ranks compare equal to absent ones). */
+static bool same_pair(const SchedOutcome *a, const SchedOutcome *b, uint32_t r, uint32_t q)
+{
+    bool ra = r < a->n_ranks, qa = q < a->n_ranks, rb = r < b->n_ranks, qb = q < b->n_ranks;
+    if (ra != qa || rb != qb)
+        return false;
+    return (!ra || same_stats(&a->ranks[r], &a->ranks[q])) &&
+           (!rb || same_stats(&b->ranks[r], &b->ranks[q]));
+}
+
+static void diff_ranks(const SchedOutcome *a, const SchedOutcome *b)
+{
+    uint32_t n = MAX(a->n_ranks, b->n_ranks);
+    printf("\nper rank (identical rows folded; delta = B - A):\n");
+    printf("  %-12s %-8s %14s %14s %15s %9s\n", "rank", "", "A", "B", "delta", "%");
+    for (uint32_t r = 0; r < n;) {
+        uint32_t j = r;
+        while (j + 1 < n && same_pair(a, b, r, j + 1))
+            j++;
+        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
+        bool ha = r < a->n_ranks, hb = r < b->n_ranks;
+        const SchedRankStats zero = {0};
+        const SchedRankStats *x = ha ? &a->ranks[r] : &zero, *y = hb ? &b->ranks[r] : &zero;
+        if (ha && hb && x->state != y->state)
+            printf("  %-12s %-8s %14s %14s\n", label, "state", sched_rank_state_name(x->state),
+                   sched_rank_state_name(y->state));
+        diff_time_row(ha && hb && x->state != y->state ? "" : label, "end", x->end_ns, y->end_ns,
+                      ha, hb);
+        diff_time_row("", "compute", x->compute_ns, y->compute_ns, ha, hb);
+        diff_time_row("", "comm", x->comm_ns, y->comm_ns, ha, hb);
+        diff_time_row("", "wait", x->wait_ns, y->wait_ns, ha, hb);
+        r = j + 1;
+    }
+}
+
+typedef struct {
+    int64_t ns;
+    int64_t calls;
+} CommTotal;
+
+/* name -> CommTotal* over the completed collective rows of a run. Returns NULL on a read
+ * error. */
+static GHashTable *comm_by_name(Store *st, int64_t id)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT name, SUM(done_us - arrive_us), COUNT(*) FROM collectives"
+                           " WHERE run_id = ? AND done_us IS NOT NULL GROUP BY name",
+                           -1, &s, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_int64(s, 1, id);
+    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        CommTotal *t = g_new(CommTotal, 1);
+        t->ns = (int64_t)llround(sqlite3_column_double(s, 1) * 1e3);
+        t->calls = sqlite3_column_int64(s, 2);
+        g_hash_table_insert(h, g_strdup((const char *)sqlite3_column_text(s, 0)), t);
+    }
+    sqlite3_finalize(s);
+    return h;
+}
+
+static gint cmp_str_ptr(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void diff_comm(Store *st, const QueryRun *a, const QueryRun *b)
+{
+    printf("\ncommunication by collective (sum over ranks of done - arrive, completed calls):\n");
+    g_autoptr(GHashTable) ha = comm_by_name(st, a->id);
+    g_autoptr(GHashTable) hb = comm_by_name(st, b->id);
+    if (!ha || !hb) {
+        printf("  (cannot read the collectives view)\n");
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        const QueryRun *r = k ? b : a;
+        if (g_strcmp0(r->timeline, "none") == 0)
+            printf("  note: run %" G_GINT64_FORMAT " (%s) was stored with --timeline none: it "
+                   "has no rows of completed collectives\n",
+                   r->id, k ? "B" : "A");
+    }
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, ha);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_ptr_array_add(names, key);
+    g_hash_table_iter_init(&it, hb);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        if (!g_hash_table_contains(ha, key))
+            g_ptr_array_add(names, key);
+    g_ptr_array_sort(names, cmp_str_ptr);
+    if (!names->len) {
+        printf("  (no completed collectives in either run)\n");
+        return;
+    }
+    printf("  %-32s %22s %22s %15s %9s\n", "collective", "A (calls)", "B (calls)", "delta", "%");
+    CommTotal ta = {0, 0}, tb = {0, 0};
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = g_ptr_array_index(names, i);
+        const CommTotal *x = g_hash_table_lookup(ha, name), *y = g_hash_table_lookup(hb, name);
+        CommTotal zx = {0, 0}, zy = {0, 0};
+        if (!x)
+            x = &zx;
+        if (!y)
+            y = &zy;
+        ta.ns += x->ns, ta.calls += x->calls, tb.ns += y->ns, tb.calls += y->calls;
+        g_autofree char *fa = report_format_ns(x->ns), *fb = report_format_ns(y->ns);
+        g_autofree char *ca = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fa, x->calls);
+        g_autofree char *cb = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fb, y->calls);
+        g_autofree char *d = fmt_delta_ns(y->ns - x->ns);
+        g_autofree char *p = fmt_pct((double)x->ns, (double)y->ns);
+        printf("  %-32s %22s %22s %15s %9s\n", name, ca, cb, d, p);
+    }
+    g_autofree char *fa = report_format_ns(ta.ns), *fb = report_format_ns(tb.ns);
+    g_autofree char *ca = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fa, ta.calls);
+    g_autofree char *cb = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fb, tb.calls);
+    g_autofree char *d = fmt_delta_ns(tb.ns - ta.ns);
+    g_autofree char *p = fmt_pct((double)ta.ns, (double)tb.ns);
+    printf("  %-32s %22s %22s %15s %9s\n", "total", ca, cb, d, p);
+}
+
+/* "error mismatch" -> count, in first-seen order. */
+static void diag_counts(const SchedOutcome *o, GPtrArray *keys, GHashTable *counts)
+{
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        char *k = g_strdup_printf("%-8s %s", sched_severity_name(d->severity), d->kind);
+        gpointer old = g_hash_table_lookup(counts, k);
+        if (!old)
+            g_ptr_array_add(keys, g_strdup(k));
+        g_hash_table_insert(counts, k, GINT_TO_POINTER(GPOINTER_TO_INT(old) + 1));
+    }
+}
+
+static void diff_outcome(const QueryRun *a, const QueryRun *b)
+{
+    printf("\ndiagnostics (count by kind):\n");
+    g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GHashTable) ca = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) cb = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    diag_counts(a->outcome, keys, ca);
+    g_autoptr(GPtrArray) kb = g_ptr_array_new_with_free_func(g_free);
+    diag_counts(b->outcome, kb, cb);
+    for (guint i = 0; i < kb->len; i++)
+        if (!g_hash_table_contains(ca, g_ptr_array_index(kb, i)))
+            g_ptr_array_add(keys, g_strdup(g_ptr_array_index(kb, i)));
+    if (!keys->len) {
+        printf("  none in either run\n");
+    } else {
+        printf("  %-24s %6s %6s\n", "", "A", "B");
+        for (guint i = 0; i < keys->len; i++) {
+            const char *k = g_ptr_array_index(keys, i);
+            int x = GPOINTER_TO_INT(g_hash_table_lookup(ca, k));
+            int y = GPOINTER_TO_INT(g_hash_table_lookup(cb, k));
+            printf("  %-24s %6d %6d%s\n", k, x, y, x != y ? "   <- differs" : "");
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        const QueryRun *r = k ? b : a;
+        const SchedDiag *d = query_first_diag(r->outcome);
+        if (!d || d->severity != SCHED_SEV_ERROR)
+            continue;
+        g_autofree char *m = query_short_message(d->message, 160);
+        printf("  first error in %s: %s\n", k ? "B" : "A", m);
+    }
+}
+
+/* model/memory.h's component order; others sort after them by name. */
+static int component_rank(const char *c)
+{
+    static const char *const order[] = {"weights",   "quant_scales",   "derived_weights",
+                                        "kv_cache",  "attn_workspace", "activations",
+                                        "cudagraph", "reserved"};
+    for (size_t i = 0; i < G_N_ELEMENTS(order); i++)
+        if (strcmp(c, order[i]) == 0)
+            return (int)i;
+    return (int)G_N_ELEMENTS(order);
+}
+
+static gint cmp_component(gconstpointer a, gconstpointer b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    int rx = component_rank(x), ry = component_rank(y);
+    return rx != ry ? rx - ry : strcmp(x, y);
+}
+
+/* Per component, the largest bytes over ranks; NULL when the run has no memory rows. New
+ * component names are added to `order`. */
+static GHashTable *memory_max(Store *st, int64_t id, GPtrArray *order)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT component, MAX(bytes) FROM memory WHERE run_id = ?"
+                           " GROUP BY component",
+                           -1, &s, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_int64(s, 1, id);
+    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(s, 0);
+        if (!c)
+            continue;
+        int64_t *v = g_new(int64_t, 1);
+        *v = sqlite3_column_int64(s, 1);
+        if (!g_ptr_array_find_with_equal_func(order, c, g_str_equal, NULL))
+            g_ptr_array_add(order, g_strdup(c));
+        g_hash_table_insert(h, g_strdup(c), v);
+    }
+    sqlite3_finalize(s);
+    if (!g_hash_table_size(h)) {
+        g_hash_table_unref(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* Largest per-rank total (all components), or -1. */
+static int64_t memory_peak(Store *st, int64_t id)
+{
+    sqlite3_stmt *s = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT MAX(t) FROM (SELECT SUM(bytes) AS t FROM memory"
+                           " WHERE run_id = ? GROUP BY rank)",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, id);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+            v = sqlite3_column_int64(s, 0);
+    }
+    sqlite3_finalize(s);
+    return v;
+}
+
+static void mem_row(const char *label, int64_t a, int64_t b)
+{
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    g_autofree char *p = fmt_pct((double)a, (double)b);
+    g_autofree char *d = a == b ? g_strdup("0") : g_strdup_printf("%+.3f", (double)(b - a) / gib);
+    printf("  %-20s %12.3f %12.3f %13s %9s\n", label, (double)a / gib, (double)b / gib, d, p);
+}
+
+static void diff_memory(Store *st, const QueryRun *a, const QueryRun *b)
+{
+    if (!query_has_table(st, "memory"))
+        return;
+    g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GHashTable) ma = memory_max(st, a->id, order);
+    g_autoptr(GHashTable) mb = memory_max(st, b->id, order);
+    if (!ma || !mb) {
+        if (ma || mb)
+            printf("\nmemory: only run %" G_GINT64_FORMAT " has a memory plan\n",
+                   ma ? a->id : b->id);
+        return;
+    }
+    g_ptr_array_sort(order, cmp_component);
+    printf("\nmemory per rank (GiB, the largest rank of each run):\n");
+    printf("  %-20s %12s %12s %13s %9s\n", "component", "A", "B", "delta", "%");
+    for (guint i = 0; i < order->len; i++) {
+        const char *c = g_ptr_array_index(order, i);
+        int64_t *x = g_hash_table_lookup(ma, c), *y = g_hash_table_lookup(mb, c);
+        mem_row(c, x ? *x : 0, y ? *y : 0);
+    }
+    mem_row("total (peak rank)", memory_peak(st, a->id), memory_peak(st, b->id));
+    if (query_has_table(st, "memory_runs")) {
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(store_db(st),
+                               "SELECT a.min_kv_budget_bytes, b.min_kv_budget_bytes"
+                               " FROM memory_runs a, memory_runs b"
+                               " WHERE a.run_id = ? AND b.run_id = ?",
+                               -1, &s, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(s, 1, a->id);
+            sqlite3_bind_int64(s, 2, b->id);
+            if (sqlite3_step(s) == SQLITE_ROW)
+                mem_row("KV budget (min rank)", sqlite3_column_int64(s, 0),
+                        sqlite3_column_int64(s, 1));
+        }
+        sqlite3_finalize(s);
+    }
+}
+
+int cli_diff(int argc, char **argv)
+{
+    g_autofree char *db = NULL;
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx = context_new(
+        "RUN_A RUN_B - compare two stored runs",
+        "Compares two runs (e.g. FLASHINFER_MLA_SPARSE vs FLASHMLA_SPARSE, or utilization\n"
+        "0.92 vs 0.96): outcome, per-rank end/compute/comm/wait times (A, B, B - A, %),\n"
+        "communication time by collective name, diagnostics by kind, and memory per\n"
+        "component when both runs have a memory plan.",
+        entries);
+    if (!parse_options(ctx, &argc, &argv))
+        return CLI_EXIT_INVALID;
+    if (argc != 3) {
+        cli_error("diff: expected two runs, RUN_A RUN_B (try 'ranksim diff --help')");
+        return CLI_EXIT_INVALID;
+    }
+    const char *db_path = db ? db : CLI_DEFAULT_DB;
+    int code = CLI_EXIT_OK;
+    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
+    if (!st)
+        return code;
+    g_autoptr(QueryRun) a = load_run(st, argv[1], &code);
+    if (!a)
+        return code;
+    g_autoptr(QueryRun) b = load_run(st, argv[2], &code);
+    if (!b)
+        return code;
+
+    g_autofree char *ta = run_title(a), *tb = run_title(b);
+    printf("A: %s, %s, exit %d\nB: %s, %s, exit %d\n", ta, a->status, a->exit_code, tb, b->status,
+           b->exit_code);
+    if (g_strcmp0(a->hardware, b->hardware) != 0)
+        printf("hardware A: %s\nhardware B: %s\n", a->hardware ? a->hardware : "-",
+               b->hardware ? b->hardware : "-");
+    if (is_invalid(a) || is_invalid(b)) {
+        for (int k = 0; k < 2; k++) {
+            const QueryRun *r = k ? b : a;
+            if (is_invalid(r))
+                printf("%s is invalid (nothing was simulated): %s\n", k ? "B" : "A",
+                       invalid_message(r));
+        }
+        return CLI_EXIT_OK;
+    }
+    const SchedOutcome *oa = a->outcome, *ob = b->outcome;
+    printf("\n  %-21s %14s %14s %15s %9s\n", "", "A", "B", "delta", "%");
+    printf("  %-21s %14u %14u\n", "ranks", oa->n_ranks, ob->n_ranks);
+    diff_time_row("step time", "(end)", oa->end_ns, ob->end_ns, true, true);
+    printf("  %-21s %14" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT "\n", "rank-ops", oa->rank_ops,
+           ob->rank_ops);
+    diff_ranks(oa, ob);
+    diff_comm(st, a, b);
+    diff_outcome(a, b);
+    diff_memory(st, a, b);
+    return CLI_EXIT_OK;
+}
