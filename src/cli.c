@@ -7,15 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd-common.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
 #include "store.h"
 #include "trace.h"
 
-#define DEFAULT_DB "results/ranksim.db"
 
-static const char *const timeline_names[] = {"none", "collectives", "full"};
 
 static void print_error(const char *msg)
 {
@@ -75,53 +74,7 @@ static void run_options_clear(RunOptions *o)
     g_strfreev(o->decode);
 }
 
-/* Parses --prefill N and --decode B:CTX into the extras' arrays. Returns false with a message
- * naming the option on a malformed value. */
-static bool parse_workload_flags(const RunOptions *o, ScenarioExtras *x, GError **error)
-{
-    for (char **p = o->prefill; p && *p; p++) {
-        guint64 v;
-        if (!g_ascii_string_to_unsigned(*p, 10, 1, 10000000, &v, NULL)) {
-            g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
-                        "--prefill '%s': expected a prompt length in tokens, 1..10000000", *p);
-            return false;
-        }
-        uint32_t len = (uint32_t)v;
-        if (!x->prefill)
-            x->prefill = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        g_array_append_val(x->prefill, len);
-    }
-    for (char **d = o->decode; d && *d; d++) {
-        g_auto(GStrv) parts = g_strsplit(*d, ":", 2);
-        guint64 b, ctx;
-        if (g_strv_length(parts) != 2 ||
-            !g_ascii_string_to_unsigned(parts[0], 10, 1, 65536, &b, NULL) ||
-            !g_ascii_string_to_unsigned(parts[1], 10, 1, 10000000, &ctx, NULL)) {
-            g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
-                        "--decode '%s': expected BATCH:CONTEXT, e.g. 8:4096 (8 sequences at a "
-                        "4096-token context)",
-                        *d);
-            return false;
-        }
-        if (!x->decode)
-            x->decode = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        for (guint64 i = 0; i < b; i++) {
-            uint32_t c = (uint32_t)ctx;
-            g_array_append_val(x->decode, c);
-        }
-    }
-    return true;
-}
 
-static bool parse_timeline(const char *s, SchedTimeline *out)
-{
-    for (int i = 0; i < 3; i++)
-        if (strcmp(s, timeline_names[i]) == 0) {
-            *out = (SchedTimeline)i;
-            return true;
-        }
-    return false;
-}
 
 static double elapsed_ms(gint64 start_us)
 {
@@ -152,7 +105,7 @@ static int cmd_run(int argc, char **argv)
 {
     RunOptions o = {0};
     GOptionEntry entries[] = {
-        {"db", 0, 0, G_OPTION_ARG_FILENAME, &o.db, "Results database (default " DEFAULT_DB ")",
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &o.db, "Results database (default " CLI_DEFAULT_DB ")",
          "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o.trace,
          "Also write a Chrome/Perfetto trace of the run", "FILE.json"},
@@ -196,19 +149,19 @@ static int cmd_run(int argc, char **argv)
     }
     const char *path = argv[1];
     SchedTimeline timeline = SCHED_TIMELINE_FULL;
-    if (o.timeline && !parse_timeline(o.timeline, &timeline)) {
+    if (o.timeline && !cli_timeline_parse(o.timeline, &timeline)) {
         g_autofree char *msg = g_strdup_printf(
             "--timeline '%s': unknown level; valid: full, collectives, none", o.timeline);
         print_error(msg);
         run_options_clear(&o);
         return CLI_EXIT_INVALID;
     }
-    const char *db_path = o.db ? o.db : DEFAULT_DB;
+    const char *db_path = o.db ? o.db : CLI_DEFAULT_DB;
     gint64 t0 = g_get_monotonic_time();
 
     ScenarioExtras extras = {(const char *const *)o.sets, o.hardware, NULL, NULL};
     g_autoptr(Scenario) sc = NULL;
-    if (parse_workload_flags(&o, &extras, &err))
+    if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err))
         sc = scenario_load_extras(path, &extras, &err);
     if (extras.prefill)
         g_array_unref(extras.prefill);
@@ -220,7 +173,7 @@ static int cmd_run(int argc, char **argv)
         g_autoptr(GError) serr = NULL;
         g_autoptr(Store) st = store_open(db_path, &serr);
         if (st)
-            runner_store_invalid(st, path, timeline_names[timeline], err->message, NULL);
+            runner_store_invalid(st, path, cli_timeline_name(timeline), err->message, NULL);
         run_options_clear(&o);
         return CLI_EXIT_INVALID;
     }
@@ -235,7 +188,7 @@ static int cmd_run(int argc, char **argv)
         return CLI_EXIT_INTERNAL;
     }
     g_autofree char *hw = runner_hardware_line(sc);
-    StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, timeline_names[timeline], hw};
+    StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, cli_timeline_name(timeline), hw};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
         print_error(err->message);
