@@ -232,7 +232,12 @@ static StepRows step_rows(const Ctx *c, const ModelStep *s, uint32_t rank)
     memset(&r, 0, sizeof r);
     r.n_prefill = b ? b->prefill->len : 0;
     r.n_decode = b ? b->decode->len : 0;
-    r.has_prefill = r.n_prefill > 0;
+    /* Whether the step prefills is agreed across DP (vLLM and vLLM-Ascend sync it with the
+     * token counts), so every DP rank takes the same path and MoE method. */
+    for (uint32_t dp = 0; dp < par->data_parallel_size && !r.has_prefill; dp++) {
+        const ModelBatch *x = batch_of(s, dp);
+        r.has_prefill = x && x->prefill->len > 0;
+    }
     r.tokens = batch_tokens(b);
     uint32_t pcp = par->prefill_context_parallel_size;
     if (pcp > 1) {
@@ -270,22 +275,21 @@ static StepRows step_rows(const Ctx *c, const ModelStep *s, uint32_t rank)
     uint32_t tp = par->tensor_parallel_size;
     if (par->enable_sequence_parallel && tp > 1 && r.has_prefill)
         r.mode = c->a->dsa && c->a->mla ? MODE_DSA_CP : MODE_SP;
-    if (r.mode != MODE_TP) {
-        r.full = (r.padded + tp - 1) / tp * tp;
-        r.local = r.full / tp;
-    }
     /* DP ranks pad to the largest DP batch so EP collectives agree (vLLM syncs
      * num_tokens_across_dp and idle ranks run dummy batches). */
-    r.moe_rows = r.mode == MODE_TP ? r.padded : r.local;
-    if (par->data_parallel_size > 1 && c->pl->ep_size > 1) {
-        uint64_t most = 0;
+    uint64_t dp_most = r.padded;
+    if (par->data_parallel_size > 1 && c->pl->ep_size > 1)
         for (uint32_t dp = 0; dp < par->data_parallel_size; dp++) {
             uint64_t x = batch_tokens(batch_of(s, dp));
-            if (x > most)
-                most = x;
+            if (x > dp_most)
+                dp_most = x;
         }
-        if (r.mode == MODE_TP)
-            r.moe_rows = most;
+    if (r.mode != MODE_TP) {
+        r.full = (dp_most + tp - 1) / tp * tp;
+        r.local = r.full / tp;
+        r.moe_rows = r.local;
+    } else {
+        r.moe_rows = dp_most;
     }
     return r;
 }
@@ -449,7 +453,9 @@ static void emit_experts(Ctx *c, const char *name, uint64_t rows, double tokens_
     emit_compute(c, name, rows, flops, bytes, c->cdt);
 }
 
-static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, bool sp_local)
+typedef enum { MOE_REDUCE_TP = 0, MOE_REDUCE_SHARED, MOE_REDUCE_NONE } MoeReduce;
+
+static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, MoeReduce reduce)
 {
     const ModelArch *a = c->a;
     const ModelPlan *pl = c->pl;
@@ -481,17 +487,20 @@ static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, b
                      (double)a->moe_intermediate_size / tp);
     }
     if (a->n_shared_experts) {
-        double inter = ep && !mc2 ? shared_inter / tp : shared_inter / tp;
+        /* Under MC2 the shared experts run on this rank's slice of the tokens with full
+         * weights; otherwise on all rows with the intermediate size split by TP. */
+        double inter = mc2 ? shared_inter : shared_inter / tp;
         emit_experts(c, "shared_experts", route_rows, 1.0, 1.0, inter);
     }
     if (mc2) {
         emit_coll(c, SCHED_OP_ALL_GATHER, "mc2_all_gather", gt, route_rows * a->hidden_size,
                   SCHED_DTYPE_BF16, route_rows);
-    } else if (tp > 1) {
+    } else if (tp > 1 && reduce != MOE_REDUCE_NONE) {
         /* The feature shards of the experts merge over TP. On local (SP) tokens this all-reduce
          * keeps the token layout (seed 000 §3.3.1). */
-        emit_coll(c, SCHED_OP_ALL_REDUCE, sp_local ? "shared_expert_all_reduce" : "tp_all_reduce",
-                  gt, rows * a->hidden_size, SCHED_DTYPE_BF16, rows);
+        emit_coll(c, SCHED_OP_ALL_REDUCE,
+                  reduce == MOE_REDUCE_SHARED ? "shared_expert_all_reduce" : "tp_all_reduce", gt,
+                  rows * a->hidden_size, SCHED_DTYPE_BF16, rows);
     }
 }
 
@@ -534,7 +543,7 @@ static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
                   SCHED_DTYPE_BF16, rows);
     emit_norm(c, "post_attention_layernorm", rows, a->hidden_size);
     if (lk.moe) {
-        emit_moe(c, rank, sr, sr->moe_rows, false);
+        emit_moe(c, rank, sr, sr->moe_rows, MOE_REDUCE_TP);
     } else {
         emit_dense_mlp(c, rows, tp);
         if (tp > 1)
@@ -573,15 +582,9 @@ static void emit_layer_sp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, sr->local * a->hidden_size,
               SCHED_DTYPE_BF16, sr->local);
     if (lk.moe) {
-        /* MoE on full tokens, experts TP-sharded, then back to local tokens. */
-        emit_linear(c, "moe_gate", sr->full, a->hidden_size, a->n_routed_experts);
-        emit_compute(c, "moe_topk", sr->full, 4.0 * (double)sr->full * a->n_routed_experts,
-                     (double)sr->full * a->n_routed_experts * 4.0, NET_PEAK_BF16);
-        emit_experts(c, "moe_experts", sr->full, a->num_experts_per_tok, a->n_routed_experts,
-                     (double)a->moe_intermediate_size / tp);
-        if (a->n_shared_experts)
-            emit_experts(c, "shared_experts", sr->full, 1.0, 1.0,
-                         (double)a->moe_intermediate_size * a->n_shared_experts / tp);
+        /* MoE on the gathered tokens (EP dispatch/combine when on); the reduce-scatter below
+         * merges the shards and returns to local tokens. */
+        emit_moe(c, rank, sr, sr->full, MOE_REDUCE_NONE);
     } else {
         emit_dense_mlp(c, sr->full, tp);
     }
@@ -623,7 +626,7 @@ static void emit_layer_dsa_cp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKi
                   SCHED_DTYPE_BF16, local);
     emit_norm(c, "post_attention_layernorm", frows, a->hidden_size);
     if (lk.moe) {
-        emit_moe(c, rank, sr, frows, true);
+        emit_moe(c, rank, sr, frows, MOE_REDUCE_SHARED);
     } else {
         emit_dense_mlp(c, frows, tp);
         emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, frows * a->hidden_size,
@@ -738,6 +741,14 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
                     "attention backend %s is dense; %s needs a sparse one "
                     "(valid: FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE, ASCEND, AUTO)",
                     model_backend_name(backend), a->name);
+        return false;
+    }
+    if (par->enable_sequence_parallel && a->dsa && a->mla && par->tensor_parallel_size > 1 &&
+        (par->prefill_context_parallel_size > 1 || par->decode_context_parallel_size > 1)) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                    "DSA CP (enable_sequence_parallel on a sparse-attention model) is modelled "
+                    "without PCP or DCP, as seed 000 scopes it; set prefill_context_parallel_size "
+                    "and decode_context_parallel_size to 1, or turn sequence parallel off");
         return false;
     }
     for (guint i = 0; i < in->workload->steps->len; i++) {

@@ -121,6 +121,9 @@ struct NetFabric {
     double *res_left;
     double *res_w;
     GArray *touched;   /* uint32 resources touched this round */
+    GArray *frozen;    /* bool per active flow, scratch (grows, never shrinks) */
+    GArray *rates;     /* double per active flow, scratch */
+    guint changed_head; /* read cursor into `changed` */
 };
 
 #define NONE UINT32_MAX
@@ -194,6 +197,8 @@ NetFabric *net_fabric_new(const NetFabricConfig *cfg)
     f->changed = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     f->active = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     f->touched = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    f->frozen = g_array_new(FALSE, TRUE, sizeof(bool));
+    f->rates = g_array_new(FALSE, TRUE, sizeof(double));
     return f;
 }
 
@@ -212,6 +217,8 @@ void net_fabric_free(NetFabric *f)
     g_array_unref(f->changed);
     g_array_unref(f->active);
     g_array_unref(f->touched);
+    g_array_unref(f->frozen);
+    g_array_unref(f->rates);
     g_free(f->res_cap);
     g_free(f->res_left);
     g_free(f->res_w);
@@ -517,8 +524,13 @@ static void assign_rates(NetFabric *f, int64_t now)
     GArray *act = f->active;
     if (!act->len)
         return;
-    g_autofree bool *frozen = g_new0(bool, act->len);
-    g_autofree double *rate = g_new0(double, act->len);
+    /* scratch that grows to the most flows ever in contention: no allocation per event */
+    g_array_set_size(f->frozen, act->len);
+    g_array_set_size(f->rates, act->len);
+    bool *frozen = (bool *)(void *)f->frozen->data;
+    double *rate = (double *)(void *)f->rates->data;
+    memset(frozen, 0, act->len * sizeof *frozen);
+    memset(rate, 0, act->len * sizeof *rate);
     g_array_set_size(f->touched, 0);
     for (guint i = 0; i < act->len; i++) {
         Flow *fl = flow_at(f, g_array_index(act, uint32_t, i));
@@ -704,9 +716,12 @@ bool net_fabric_step(NetFabric *f, uint32_t id, int64_t now_ns)
 
 bool net_fabric_pop_changed(NetFabric *f, uint32_t *flow, int64_t *time_ns, uint32_t *gen)
 {
-    while (f->changed->len) {
-        uint32_t id = g_array_index(f->changed, uint32_t, 0);
-        g_array_remove_index(f->changed, 0);
+    while (f->changed_head < f->changed->len) {
+        uint32_t id = g_array_index(f->changed, uint32_t, f->changed_head++);
+        if (f->changed_head == f->changed->len) {
+            g_array_set_size(f->changed, 0);
+            f->changed_head = 0;
+        }
         Flow *fl = flow_at(f, id);
         fl->in_changed = false;
         if (!fl->live)

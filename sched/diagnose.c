@@ -458,8 +458,17 @@ static void append_missing(const Engine *e, const Instance *inst, GString *s, Js
     json_builder_end_array(b);
     if (missing > shown)
         g_string_append_printf(s, " and %u more", missing - shown);
-    if (missing == 0)
-        g_string_append(s, "none — every member arrived but their signatures disagree");
+    if (missing == 0) {
+        bool crashed = false;
+        for (uint32_t i = 0; i < inst->n; i++)
+            crashed |= inst->arr[i].present && e->actors[g->ranks[i]].st == ACT_CRASHED;
+        if (inst->mismatched)
+            g_string_append(s, "none — every member arrived but their signatures disagree");
+        else if (crashed)
+            g_string_append(s, "none — every member arrived but one crashed, so it never completes");
+        else
+            g_string_append(s, "none — every member arrived and the transfer is still under way");
+    }
 }
 
 static void arrived_ranks(const Engine *e, const Instance *inst, GArray *out)
@@ -470,11 +479,14 @@ static void arrived_ranks(const Engine *e, const Instance *inst, GArray *out)
             g_array_append_val(out, g->ranks[i]);
 }
 
-void diagnose_timeout(Engine *e, int64_t at_ns)
+guint diagnose_timeout(Engine *e, int64_t at_ns)
 {
     e->now = at_ns;
     const int64_t timeout = e->cfg.collective_timeout_ns;
+    guint written = 0;
     for (Instance *inst = e->live_head; inst; inst = inst->live_next) {
+        if (inst->unwatched)
+            continue;
         if (inst->first_arrive_ns + timeout > at_ns)
             break;
         const SchedGroup *g = e->groups[inst->group].def;
@@ -532,7 +544,9 @@ void diagnose_timeout(Engine *e, int64_t at_ns)
         json_builder_end_object(b);
         diag_add(e, "timeout", SCHED_SEV_ERROR, culprit, inst->group, inst->seq, ar->layer,
                  name_of(e, ar->name), g_string_free(msg, FALSE), json_finish(b));
+        written++;
     }
+    return written;
 }
 
 /* ---- deadlock ---- */

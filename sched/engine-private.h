@@ -30,6 +30,8 @@ struct Instance {
     bool poisoned;   /* a mismatch under `hang`, or a crashed member: never completes */
     bool mismatched; /* members disagreed (mismatch or shape) */
     bool completing; /* completion event scheduled */
+    bool unwatched;  /* every member that arrived has crashed: no watchdog runs for it until
+                        the next arrival (which restarts first_arrive_ns) */
     Arrival *arr;    /* n entries, indexed by member position */
     Instance *live_prev, *live_next; /* Engine live list, ordered by first arrival */
     Instance *grp_next;              /* group's live list, or its free list */
@@ -113,7 +115,10 @@ void diag_add(Engine *e, const char *kind, SchedSeverity sev, int32_t rank, int3
 void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only);
 void diagnose_divergence(Engine *e, Instance *inst);
 void diagnose_straggler(Engine *e, Instance *inst);
-void diagnose_timeout(Engine *e, int64_t at_ns);
+/* Writes the timeout diagnostics due at `at_ns`; returns how many it wrote. */
+guint diagnose_timeout(Engine *e, int64_t at_ns);
+/* The first live instance the watchdog watches, or NULL. */
+Instance *watch_head(const Engine *e);
 void diagnose_deadlock(Engine *e);
 void diagnose_crash(Engine *e, uint32_t rank, const char *why);
 /* "blocked in X (group g, seq s, layer l)", "finished at ...", ...; caller frees. */

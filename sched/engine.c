@@ -129,7 +129,7 @@ static Instance *instance_get(Engine *e, int32_t gid, uint64_t seq, int64_t now)
     inst->group = gid;
     inst->seq = seq;
     inst->arrived = 0;
-    inst->poisoned = inst->mismatched = inst->completing = false;
+    inst->poisoned = inst->mismatched = inst->completing = inst->unwatched = false;
     inst->first_arrive_ns = inst->last_arrive_ns = now;
     memset(inst->arr, 0, sizeof(Arrival) * inst->n);
     inst->grp_next = g->live;
@@ -146,13 +146,8 @@ static Instance *instance_get(Engine *e, int32_t gid, uint64_t seq, int64_t now)
     return inst;
 }
 
-static void instance_release(Engine *e, Instance *inst)
+static void live_unlink(Engine *e, Instance *inst)
 {
-    GroupRt *g = &e->groups[inst->group];
-    Instance **pp = &g->live;
-    while (*pp != inst)
-        pp = &(*pp)->grp_next;
-    *pp = inst->grp_next;
     if (inst->live_prev)
         inst->live_prev->live_next = inst->live_next;
     else
@@ -161,6 +156,36 @@ static void instance_release(Engine *e, Instance *inst)
         inst->live_next->live_prev = inst->live_prev;
     else
         e->live_tail = inst->live_prev;
+    inst->live_prev = inst->live_next = NULL;
+}
+
+static void live_move_to_tail(Engine *e, Instance *inst)
+{
+    live_unlink(e, inst);
+    inst->live_prev = e->live_tail;
+    if (e->live_tail)
+        e->live_tail->live_next = inst;
+    else
+        e->live_head = inst;
+    e->live_tail = inst;
+}
+
+Instance *watch_head(const Engine *e)
+{
+    Instance *i = e->live_head;
+    while (i && i->unwatched)
+        i = i->live_next;
+    return i;
+}
+
+static void instance_release(Engine *e, Instance *inst)
+{
+    GroupRt *g = &e->groups[inst->group];
+    Instance **pp = &g->live;
+    while (*pp != inst)
+        pp = &(*pp)->grp_next;
+    *pp = inst->grp_next;
+    live_unlink(e, inst);
     inst->gen++;
     inst->grp_next = g->free;
     g->free = inst;
@@ -200,7 +225,7 @@ static void drain_fabric(Engine *e)
     uint32_t flow, gen;
     int64_t t;
     while (net_fabric_pop_changed(e->fabric, &flow, &t, &gen))
-        sched_queue_push(&e->q, t, EV_NET, flow, gen);
+        sched_queue_push(&e->q, t < SCHED_TIME_MAX ? t : SCHED_TIME_MAX, EV_NET, flow, gen);
 }
 
 static void schedule_completion(Engine *e, Instance *inst, int64_t now)
@@ -261,7 +286,8 @@ static void instance_complete(Engine *e, Instance *inst, int64_t now)
     if (e->cfg.straggler_threshold_ns > 0 &&
         inst->last_arrive_ns - inst->first_arrive_ns > e->cfg.straggler_threshold_ns)
         diagnose_straggler(e, inst);
-    if (!g->divergence_reported && !inst->mismatched) {
+    /* A send and its recv may carry different names: not a divergence. */
+    if (!g->divergence_reported && !inst->mismatched && !sched_op_is_p2p(inst->arr[0].kind)) {
         for (uint32_t i = 1; i < inst->n; i++) {
             if (inst->arr[i].name != inst->arr[0].name ||
                 inst->arr[i].layer != inst->arr[0].layer) {
@@ -350,7 +376,37 @@ static void crash_rank(Engine *e, uint32_t rank, const char *why)
         a->stats.compute_ns -= a->cur.end_ns - e->now;
     }
     if (a->st == ACT_BLOCKED && a->waiting) {
-        a->waiting->poisoned = true;
+        Instance *inst = a->waiting;
+        inst->poisoned = true;
+        /* The watchdog watches the members still alive: restart its clock from the earliest
+         * surviving arrival, or stop watching until someone else arrives. Crashes are rare, so
+         * re-sorting the live list here (O(live)) is fine. */
+        const SchedGroup *g = e->groups[inst->group].def;
+        int64_t first = INT64_MAX;
+        for (uint32_t i = 0; i < inst->n; i++)
+            if (inst->arr[i].present && (uint32_t)g->ranks[i] != rank &&
+                e->actors[g->ranks[i]].st != ACT_CRASHED && inst->arr[i].arrive_ns < first)
+                first = inst->arr[i].arrive_ns;
+        live_unlink(e, inst);
+        if (first == INT64_MAX) {
+            inst->unwatched = true;
+        } else {
+            inst->first_arrive_ns = first;
+        }
+        /* re-insert sorted by first_arrive_ns */
+        Instance *after = e->live_tail;
+        while (after && after->first_arrive_ns > inst->first_arrive_ns)
+            after = after->live_prev;
+        inst->live_prev = after;
+        inst->live_next = after ? after->live_next : e->live_head;
+        if (inst->live_next)
+            inst->live_next->live_prev = inst;
+        else
+            e->live_tail = inst;
+        if (after)
+            after->live_next = inst;
+        else
+            e->live_head = inst;
     }
     a->st = ACT_CRASHED;
     a->stats.end_ns = e->now;
@@ -393,14 +449,30 @@ static inline bool can_run_ahead(const Engine *e, int64_t t)
     const SchedEvent *next = sched_queue_peek(&e->q);
     if (next && t >= next->time_ns)
         return false;
-    if (e->cfg.collective_timeout_ns > 0 && e->live_head &&
-        t > e->live_head->first_arrive_ns + e->cfg.collective_timeout_ns)
-        return false;
+    if (e->cfg.collective_timeout_ns > 0) {
+        const Instance *w = watch_head(e);
+        if (w && t > w->first_arrive_ns + e->cfg.collective_timeout_ns)
+            return false;
+    }
     return true;
+}
+
+/* Simulated time would pass SCHED_TIME_MAX: a scenario beyond what integer ns can hold.
+ * Reported as an error and the run stops there, rather than wrapping around. */
+static void time_overflow(Engine *e, uint32_t rank, const SchedOp *op)
+{
+    g_autofree char *msg = g_strdup_printf(
+        "time: rank %u's %s would end beyond %.0f simulated days, the longest time the engine "
+        "represents; the run stops here (check durations, repeat counts and slowdown factors)",
+        rank, sched_program_name_str(e->p, op->name), (double)SCHED_TIME_MAX / 1e9 / 86400.0);
+    diag_add(e, "time", SCHED_SEV_ERROR, (int32_t)rank, -1, 0, e->actors[rank].layer,
+             sched_program_name_str(e->p, op->name), g_strdup(msg), NULL);
+    e->stop = true;
 }
 
 static void actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, int64_t now)
 {
+    e->now = now; /* the actor may have run ahead of the last event */
     int32_t gid;
     if (sched_op_is_p2p(op->kind)) {
         uint32_t peer = (uint32_t)op->group;
@@ -416,6 +488,13 @@ static void actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, 
     g_assert(mi >= 0);
     uint64_t seq = ++g->member_seq[mi];
     Instance *inst = instance_get(e, gid, seq, now);
+    if (inst->unwatched) {
+        /* Its earlier members all crashed: the watchdog restarts from this arrival, which is
+         * the latest time so far, so the instance moves to the tail of the live list. */
+        inst->unwatched = false;
+        inst->first_arrive_ns = now;
+        live_move_to_tail(e, inst);
+    }
     Arrival *ar = &inst->arr[mi];
     ar->arrive_ns = now;
     ar->idx = a->idx;
@@ -466,10 +545,13 @@ static void actor_run(Engine *e, uint32_t rank, int64_t now)
         }
         a->faults_checked = false;
         if (op->kind == SCHED_OP_COMPUTE) {
-            int64_t dur = op->dur_ns;
-            if (a->slowdown != 1.0)
-                dur = (int64_t)llround((double)dur * a->slowdown);
-            dur += delay;
+            double d = (double)op->dur_ns * a->slowdown + (double)delay;
+            if (!(d < (double)(SCHED_TIME_MAX - now))) {
+                e->now = now;
+                time_overflow(e, rank, op);
+                return;
+            }
+            int64_t dur = (int64_t)llround(d);
             a->pc++;
             SchedRecord r = {
                 .rank = rank, .kind = SCHED_OP_COMPUTE, .layer = op->layer >= 0 ? op->layer : a->layer,
@@ -490,6 +572,11 @@ static void actor_run(Engine *e, uint32_t rank, int64_t now)
             a->cur = r;
             a->st = ACT_COMPUTING;
             sched_queue_push(&e->q, r.end_ns, EV_RESUME, rank, 0);
+            return;
+        }
+        if (delay > SCHED_TIME_MAX - now) {
+            e->now = now;
+            time_overflow(e, rank, op);
             return;
         }
         if (delay > 0) {
@@ -699,10 +786,12 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
     const int64_t timeout = cfg->collective_timeout_ns;
     SchedEvent ev;
     while (!e.stop && sched_queue_pop(&e.q, &ev)) {
-        if (timeout > 0 && e.live_head && ev.time_ns > e.live_head->first_arrive_ns + timeout) {
-            diagnose_timeout(&e, e.live_head->first_arrive_ns + timeout);
-            e.stop = true;
-            break;
+        const Instance *w = timeout > 0 ? watch_head(&e) : NULL;
+        if (w && ev.time_ns > w->first_arrive_ns + timeout) {
+            if (diagnose_timeout(&e, w->first_arrive_ns + timeout)) {
+                e.stop = true;
+                break;
+            }
         }
         g_assert(ev.time_ns >= e.now);
         e.now = ev.time_ns;

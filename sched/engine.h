@@ -23,6 +23,10 @@
 #include "../net/fabric.h"
 #include "program.h"
 
+/* The latest simulated time the engine represents (INT64_MAX / 4 ns, about 73 years);
+ * an op that would end later stops the run with a `time` diagnostic. */
+#define SCHED_TIME_MAX (INT64_MAX / 4)
+
 typedef enum {
     SCHED_MISMATCH_HANG = 0, /* the instance never completes (what NCCL does) */
     SCHED_MISMATCH_ABORT,    /* stop the run at the mismatch */
