@@ -443,3 +443,52 @@ Test(lower, wrong_backend_for_the_architecture_is_an_error)
     g_error_free(err);
     teardown(&f);
 }
+
+/* Review regressions: DP ranks agree on the path and pad to the largest batch. */
+static SchedOutcome *dp_pair(const char *model, ModelParallel par, ModelBackend be,
+                             const uint32_t *a, guint na, bool a_prefill, const uint32_t *b,
+                             guint nb, bool b_prefill)
+{
+    Fixture f;
+    setup(&f, model, par, be);
+    GPtrArray *per = g_ptr_array_new();
+    ModelBatch *x = model_batch_new(), *y = model_batch_new();
+    g_array_append_vals(a_prefill ? x->prefill : x->decode, a, na);
+    g_array_append_vals(b_prefill ? y->prefill : y->decode, b, nb);
+    g_ptr_array_add(per, x);
+    g_ptr_array_add(per, y);
+    model_workload_add_step(f.wl, per);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedConfig c = sched_config_default();
+    SchedOutcome *o = sched_engine_run(f.p, &c);
+    teardown(&f);
+    return o;
+}
+
+Test(regress, dsa_cp_with_dp_and_uneven_batches_is_healthy)
+{
+    uint32_t a[] = {1000}, b[] = {200};
+    SchedOutcome *o = dp_pair("glm-5", par_of(8, 2, 1, 1, true, true), MODEL_BACKEND_AUTO, a, 1,
+                              true, b, 1, true);
+    cr_assert_not(o->failed, "%s", o->diags->len ? ((SchedDiag *)g_ptr_array_index(o->diags, 0))->message : "");
+    sched_outcome_free(o);
+}
+
+Test(regress, prefill_and_decode_dp_ranks_take_one_path)
+{
+    uint32_t a[] = {1000}, b[] = {200};
+    SchedOutcome *o = dp_pair("glm-5", par_of(8, 2, 1, 1, true, true), MODEL_BACKEND_AUTO, a, 1,
+                              true, b, 1, false);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+    uint32_t c[] = {2048, 2048, 2048}, d[] = {9};
+    o = dp_pair("glm-5", par_of(4, 2, 1, 1, true, false), MODEL_BACKEND_ASCEND, c, 3, false, d,
+                1, true);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+    uint32_t e[] = {1000}, g[] = {2048};
+    o = dp_pair("qwen3-235b-a22b", par_of(4, 2, 1, 1, true, true), MODEL_BACKEND_AUTO, e, 1,
+                true, g, 1, false);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+}

@@ -763,3 +763,70 @@ Test(engine, two_gathers_over_one_shared_uplink_take_twice_as_long)
     cr_assert_eq(two->ranks[1].end_ns, 10000000);
     cr_assert_eq(off->ranks[0].end_ns, 5000000);
 }
+
+/* ---- regressions from review ---- */
+
+Test(regress, abort_after_run_ahead_uses_the_arrival_time)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    int32_t g = all_group(p, "tp");
+    SchedOp r0[] = {C(p, "a", 80 * US), AR(p, "ar", g, 4096)};
+    SchedOp r1[] = {C(p, "a", 100 * US), C(p, "a", 100 * US),
+                    sched_op_collective(SCHED_OP_ALL_REDUCE, sched_program_name(p, "ar"), g, 4096,
+                                        SCHED_DTYPE_FP32)};
+    sched_program_set_ops(p, 0, r0, 2);
+    sched_program_set_ops(p, 1, r1, 3);
+    SchedConfig c = quiet_config();
+    c.on_mismatch = SCHED_MISMATCH_ABORT;
+    g_autoptr(SchedOutcome) o = run(p, c);
+    cr_assert_eq(o->end_ns, 200 * US);
+    cr_assert_eq(find_diag(o, "mismatch")->time_ns, 200 * US);
+    cr_assert_geq(o->ranks[1].wait_ns, 0);
+    cr_assert_eq(o->ranks[0].wait_ns, 120 * US);
+}
+
+Test(regress, send_and_recv_names_may_differ)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    SchedOp r0[] = {sched_op_p2p(SCHED_OP_SEND, sched_program_name(p, "pp_send"), 1, 10,
+                                 SCHED_DTYPE_BF16)};
+    SchedOp r1[] = {sched_op_p2p(SCHED_OP_RECV, sched_program_name(p, "pp_recv"), 0, 10,
+                                 SCHED_DTYPE_BF16)};
+    sched_program_set_ops(p, 0, r0, 1);
+    sched_program_set_ops(p, 1, r1, 1);
+    g_autoptr(SchedOutcome) o = run(p, quiet_config());
+    cr_assert_eq(o->diags->len, 0);
+}
+
+Test(regress, time_overflow_stops_with_a_diagnostic)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(1);
+    SchedOp ops[] = {sched_op_repeat(10000000, 1, 0), C(p, "long", 1000000000000000LL)};
+    sched_program_set_ops(p, 0, ops, 2);
+    g_autoptr(SchedOutcome) o = run(p, quiet_config());
+    cr_assert(o->failed);
+    cr_assert_not_null(find_diag(o, "time"));
+    cr_assert_geq(o->end_ns, 0);
+}
+
+Test(regress, watchdog_ignores_a_crashed_first_arrival)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    int32_t g = all_group(p, "tp");
+    SchedOp r0[] = {AR(p, "ar", g, 16)};
+    SchedOp r1[] = {C(p, "slow", 1500LL * 1000000), AR(p, "ar", g, 16)};
+    sched_program_set_ops(p, 0, r0, 1);
+    sched_program_set_ops(p, 1, r1, 2);
+    SchedFault f = {SCHED_FAULT_CRASH, 0, -1, 0, 0, 1.0, 500LL * 1000000};
+    SchedConfig c = quiet_config();
+    c.collective_timeout_ns = 1 * S;
+    c.faults = &f;
+    c.n_faults = 1;
+    g_autoptr(SchedOutcome) o = run(p, c);
+    /* no silent stop at 1 s: rank 1 arrives at 1.5 s and waits on the crashed rank */
+    cr_assert_null(find_diag(o, "timeout"));
+    const SchedDiag *t = find_diag(o, "deadlock");
+    cr_assert_not_null(t);
+    cr_assert_eq(t->rank, 0);
+    cr_assert_eq(o->ranks[1].state, SCHED_RANK_BLOCKED);
+}
