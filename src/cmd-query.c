@@ -18,29 +18,31 @@
 #include "report.h"
 #include "trace.h"
 
-/* Parses the options of a read-only command. Returns false after printing the error (exit
- * 2). `ctx` keeps the entries. */
-static bool parse_options(GOptionContext *ctx, int *argc, char ***argv)
+/* Parses the options of a read-only command: --db (into *db), then the command's own
+ * `entries` (NULL: none). Returns false after printing the error (exit 2). */
+static bool parse_command(const char *params, const char *summary, char **db,
+                          const GOptionEntry *entries, int *argc, char ***argv)
 {
+    const GOptionEntry db_entry[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new(params);
+    g_option_context_set_summary(ctx, summary);
+    g_option_context_set_description(
+        ctx, "Exit status: 0 done, 2 bad arguments, an unknown run or no database,\n"
+             "1 the database or an output file cannot be read or written.\n"
+             "RUN is a run id (see 'ranksim runs') or 'latest'. Details: doc/cli.md.\n");
+    g_option_context_add_main_entries(ctx, db_entry, NULL);
+    if (entries)
+        g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
     if (!g_option_context_parse(ctx, argc, argv, &err)) {
         cli_error("%s", err->message);
         return false;
     }
     return true;
-}
-
-static GOptionContext *context_new(const char *params, const char *summary,
-                                   const GOptionEntry *entries)
-{
-    GOptionContext *ctx = g_option_context_new(params);
-    g_option_context_set_summary(ctx, summary);
-    g_option_context_set_description(
-        ctx, "Exit status: 0 done, 2 bad arguments, an unknown run or no database,\n"
-             "1 the database or an output file cannot be read or written.\n"
-             "RUN is a run id (see 'ranksim runs') or 'latest'. Details: doc/cli.md.\n");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    return ctx;
 }
 
 /* Loads run `arg` from `db`; prints the error and sets *code on failure. */
@@ -57,6 +59,38 @@ static QueryRun *load_run(Store *st, const char *arg, int *code)
                                                                          : CLI_EXIT_INTERNAL;
     }
     return r;
+}
+
+/* What a command opened: the database and the runs it loaded from it. */
+typedef struct {
+    const char *db_path;
+    Store *st;
+    QueryRun *run[2];
+} Opened;
+
+static void opened_clear(Opened *o)
+{
+    g_clear_pointer(&o->run[1], query_run_free);
+    g_clear_pointer(&o->run[0], query_run_free);
+    g_clear_pointer(&o->st, store_close);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Opened, opened_clear)
+
+/* Opens the database `db` names (CLI_DEFAULT_DB when NULL), which must exist, then loads
+ * runs `run_a` and `run_b` (each NULL: not wanted). Returns false after printing the error,
+ * *code set; true with *code CLI_EXIT_OK. */
+static bool open_runs(Opened *o, const char *db, const char *run_a, const char *run_b, int *code)
+{
+    *code = CLI_EXIT_OK;
+    o->db_path = db ? db : CLI_DEFAULT_DB;
+    o->st = cli_store_open_existing(o->db_path, code);
+    if (!o->st)
+        return false;
+    const char *names[] = {run_a, run_b};
+    for (int i = 0; i < 2 && names[i]; i++)
+        if (!(o->run[i] = load_run(o->st, names[i], code)))
+            return false;
+    return true;
 }
 
 static char *run_title(const QueryRun *r)
@@ -83,40 +117,34 @@ int cli_report(int argc, char **argv)
     g_autofree char *db = NULL;
     gboolean json = FALSE, memory_detail = FALSE;
     GOptionEntry entries[] = {
-        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
-         "FILE"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as one JSON object", NULL},
         {"memory-detail", 0, 0, G_OPTION_ARG_NONE, &memory_detail,
          "List every tensor of the memory plan (model scenarios)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx =
-        context_new("[RUN|latest] - the report of a stored run",
-                    "Prints the report of a run from the database, as 'ranksim run' printed it:\n"
-                    "outcome, diagnostics, per-rank times and the memory plan. RUN defaults to\n"
-                    "the latest run.",
-                    entries);
-    if (!parse_options(ctx, &argc, &argv))
+    if (!parse_command(
+            "[RUN|latest] - the report of a stored run",
+            "Prints the report of a run from the database, as 'ranksim run' printed it:\n"
+            "outcome, diagnostics, per-rank times and the memory plan. RUN defaults to\n"
+            "the latest run.",
+            &db, entries, &argc, &argv))
         return CLI_EXIT_INVALID;
     if (argc > 2) {
         cli_error("report: at most one RUN expected (try 'ranksim report --help')");
         return CLI_EXIT_INVALID;
     }
-    const char *db_path = db ? db : CLI_DEFAULT_DB;
-    int code = CLI_EXIT_OK;
-    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
-    if (!st)
+    g_auto(Opened) o = {0};
+    int code;
+    if (!open_runs(&o, db, argc == 2 ? argv[1] : "latest", NULL, &code))
         return code;
-    g_autoptr(QueryRun) r = load_run(st, argc == 2 ? argv[1] : "latest", &code);
-    if (!r)
-        return code;
+    const QueryRun *r = o.run[0];
     g_autoptr(GError) err = NULL;
-    g_autoptr(ModelMemPlan) mem = query_memory_load(st, r->id, memory_detail, &err);
+    g_autoptr(ModelMemPlan) mem = query_memory_load(o.st, r->id, memory_detail, &err);
     if (err) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
     }
-    ReportRun rr = query_run_report(r, db_path);
+    ReportRun rr = query_run_report(r, o.db_path);
     if (json) {
         g_autofree char *js = report_json_with_memory(&rr, r->outcome, mem, memory_detail);
         printf("%s\n", js);
@@ -125,7 +153,7 @@ int cli_report(int argc, char **argv)
     if (is_invalid(r)) {
         printf("%s: INVALID — the scenario was rejected; nothing was simulated\n  %s\n",
                r->name ? r->name : "?", invalid_message(r));
-        printf("\nstored as run %" G_GINT64_FORMAT " in %s\n", r->id, db_path);
+        printf("\nstored as run %" G_GINT64_FORMAT " in %s\n", r->id, o.db_path);
     } else {
         report_text(stdout, &rr, r->outcome);
         report_memory_text(stdout, mem, memory_detail);
@@ -143,18 +171,15 @@ int cli_runs(int argc, char **argv)
     g_autofree char *db = NULL;
     int limit = 20;
     GOptionEntry entries[] = {
-        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
-         "FILE"},
         {"limit", 'n', 0, G_OPTION_ARG_INT, &limit, "Show the last N runs (default 20; 0 = all)",
          "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx = context_new(
-        "- list the stored runs",
-        "Lists the runs of the database, oldest first: id, name, kind, status, exit code,\n"
-        "ranks, simulated end time, when it was recorded, and its first diagnostic.",
-        entries);
-    if (!parse_options(ctx, &argc, &argv))
+    if (!parse_command(
+            "- list the stored runs",
+            "Lists the runs of the database, oldest first: id, name, kind, status, exit code,\n"
+            "ranks, simulated end time, when it was recorded, and its first diagnostic.",
+            &db, entries, &argc, &argv))
         return CLI_EXIT_INVALID;
     if (argc != 1) {
         cli_error("runs: unexpected argument '%s' (try 'ranksim runs --help')", argv[1]);
@@ -164,12 +189,12 @@ int cli_runs(int argc, char **argv)
         cli_error("--limit %d: expected 0 (all) or a positive count", limit);
         return CLI_EXIT_INVALID;
     }
-    const char *db_path = db ? db : CLI_DEFAULT_DB;
-    int code = CLI_EXIT_OK;
-    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
-    if (!st)
+    g_auto(Opened) o = {0};
+    int code;
+    if (!open_runs(&o, db, NULL, NULL, &code))
         return code;
-    sqlite3 *sdb = store_db(st);
+    const char *db_path = o.db_path;
+    sqlite3 *sdb = store_db(o.st);
     sqlite3_stmt *s = NULL;
     int64_t total = 0;
     if (sqlite3_prepare_v2(sdb, "SELECT COUNT(*) FROM runs", -1, &s, NULL) == SQLITE_OK &&
@@ -267,36 +292,31 @@ int cli_explain(int argc, char **argv)
 {
     g_autofree char *db = NULL, *dot = NULL;
     GOptionEntry entries[] = {
-        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
-         "FILE"},
         {"dot", 0, 0, G_OPTION_ARG_FILENAME, &dot,
          "Also write the wait-for graph as Graphviz DOT ('-': only the DOT, on stdout)",
          "FILE.dot"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx = context_new(
-        "RUN - the hang story of a failed run",
-        "Tells why a stored run failed, from its diagnostics: the first divergence (the first\n"
-        "mismatched or diverging collective, with each signature and its ranks; or the first\n"
-        "collective left waiting and what its missing ranks were doing), the wait-for graph,\n"
-        "its cycles, the culprits, and what PyTorch's watchdog would print on hardware and when.\n"
-        "With --dot, the graph for Graphviz: 'dot -Tsvg FILE.dot -o graph.svg'.",
-        entries);
-    if (!parse_options(ctx, &argc, &argv))
+    if (!parse_command(
+            "RUN - the hang story of a failed run",
+            "Tells why a stored run failed, from its diagnostics: the first divergence (the first\n"
+            "mismatched or diverging collective, with each signature and its ranks; or the first\n"
+            "collective left waiting and what its missing ranks were doing), the wait-for graph,\n"
+            "its cycles, the culprits, and what PyTorch's watchdog would print on hardware and "
+            "when.\n"
+            "With --dot, the graph for Graphviz: 'dot -Tsvg FILE.dot -o graph.svg'.",
+            &db, entries, &argc, &argv))
         return CLI_EXIT_INVALID;
     if (argc != 2) {
         cli_error(argc < 2 ? "explain: missing RUN (try 'ranksim explain --help')"
                            : "explain: exactly one RUN expected");
         return CLI_EXIT_INVALID;
     }
-    const char *db_path = db ? db : CLI_DEFAULT_DB;
-    int code = CLI_EXIT_OK;
-    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
-    if (!st)
+    g_auto(Opened) o = {0};
+    int code;
+    if (!open_runs(&o, db, argv[1], NULL, &code))
         return code;
-    g_autoptr(QueryRun) r = load_run(st, argv[1], &code);
-    if (!r)
-        return code;
+    const QueryRun *r = o.run[0];
     g_autofree char *title = run_title(r);
     bool dot_only = dot && strcmp(dot, "-") == 0;
     if (dot) {
@@ -322,19 +342,16 @@ int cli_trace(int argc, char **argv)
 {
     g_autofree char *db = NULL, *out = NULL;
     GOptionEntry entries[] = {
-        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
-         "FILE"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Where to write the trace ('-': stdout)",
          "FILE.json"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx = context_new(
-        "RUN -o FILE.json - the Chrome/Perfetto trace of a stored run",
-        "Writes the trace of a stored run (the same file 'ranksim run --trace' writes): one\n"
-        "track per rank, collectives linked across ranks, diagnostics as instant events.\n"
-        "Open it in https://ui.perfetto.dev or chrome://tracing.",
-        entries);
-    if (!parse_options(ctx, &argc, &argv))
+    if (!parse_command(
+            "RUN -o FILE.json - the Chrome/Perfetto trace of a stored run",
+            "Writes the trace of a stored run (the same file 'ranksim run --trace' writes): one\n"
+            "track per rank, collectives linked across ranks, diagnostics as instant events.\n"
+            "Open it in https://ui.perfetto.dev or chrome://tracing.",
+            &db, entries, &argc, &argv))
         return CLI_EXIT_INVALID;
     if (argc != 2) {
         cli_error(argc < 2 ? "trace: missing RUN (try 'ranksim trace --help')"
@@ -345,14 +362,11 @@ int cli_trace(int argc, char **argv)
         cli_error("trace: missing -o FILE.json (or -o - for stdout)");
         return CLI_EXIT_INVALID;
     }
-    const char *db_path = db ? db : CLI_DEFAULT_DB;
-    int code = CLI_EXIT_OK;
-    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
-    if (!st)
+    g_auto(Opened) o = {0};
+    int code;
+    if (!open_runs(&o, db, argv[1], NULL, &code))
         return code;
-    g_autoptr(QueryRun) r = load_run(st, argv[1], &code);
-    if (!r)
-        return code;
+    const QueryRun *r = o.run[0];
     if (is_invalid(r)) {
         cli_error("run %" G_GINT64_FORMAT " is invalid (the scenario was rejected): there is no "
                   "time line to trace",
@@ -361,7 +375,7 @@ int cli_trace(int argc, char **argv)
     }
     fflush(stdout);
     g_autoptr(GError) err = NULL;
-    if (!trace_write(st, r->id, out, &err)) {
+    if (!trace_write(o.st, r->id, out, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
     }
@@ -701,35 +715,23 @@ static void diff_memory(Store *st, const QueryRun *a, const QueryRun *b)
 int cli_diff(int argc, char **argv)
 {
     g_autofree char *db = NULL;
-    GOptionEntry entries[] = {
-        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
-         "FILE"},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    g_autoptr(GOptionContext) ctx = context_new(
-        "RUN_A RUN_B - compare two stored runs",
-        "Compares two runs (e.g. FLASHINFER_MLA_SPARSE vs FLASHMLA_SPARSE, or utilization\n"
-        "0.92 vs 0.96): outcome, per-rank end/compute/comm/wait times (A, B, B - A, %),\n"
-        "communication time by collective name, diagnostics by kind, and memory per\n"
-        "component when both runs have a memory plan.",
-        entries);
-    if (!parse_options(ctx, &argc, &argv))
+    if (!parse_command(
+            "RUN_A RUN_B - compare two stored runs",
+            "Compares two runs (e.g. FLASHINFER_MLA_SPARSE vs FLASHMLA_SPARSE, or utilization\n"
+            "0.92 vs 0.96): outcome, per-rank end/compute/comm/wait times (A, B, B - A, %),\n"
+            "communication time by collective name, diagnostics by kind, and memory per\n"
+            "component when both runs have a memory plan.",
+            &db, NULL, &argc, &argv))
         return CLI_EXIT_INVALID;
     if (argc != 3) {
         cli_error("diff: expected two runs, RUN_A RUN_B (try 'ranksim diff --help')");
         return CLI_EXIT_INVALID;
     }
-    const char *db_path = db ? db : CLI_DEFAULT_DB;
-    int code = CLI_EXIT_OK;
-    g_autoptr(Store) st = cli_store_open_existing(db_path, &code);
-    if (!st)
+    g_auto(Opened) o = {0};
+    int code;
+    if (!open_runs(&o, db, argv[1], argv[2], &code))
         return code;
-    g_autoptr(QueryRun) a = load_run(st, argv[1], &code);
-    if (!a)
-        return code;
-    g_autoptr(QueryRun) b = load_run(st, argv[2], &code);
-    if (!b)
-        return code;
+    const QueryRun *a = o.run[0], *b = o.run[1];
 
     g_autofree char *ta = run_title(a), *tb = run_title(b);
     printf("A: %s, %s, exit %d\nB: %s, %s, exit %d\n", ta, a->status, a->exit_code, tb, b->status,
@@ -753,8 +755,8 @@ int cli_diff(int argc, char **argv)
     printf("  %-21s %14" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT "\n", "rank-ops", oa->rank_ops,
            ob->rank_ops);
     diff_ranks(oa, ob);
-    diff_comm(st, a, b);
+    diff_comm(o.st, a, b);
     diff_outcome(a, b);
-    diff_memory(st, a, b);
+    diff_memory(o.st, a, b);
     return CLI_EXIT_OK;
 }
