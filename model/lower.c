@@ -704,7 +704,7 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
 
 /* ---- entry point ---- */
 
-static ModelBackend resolve_backend(const ModelArch *a, ModelBackend b)
+ModelBackend model_backend_resolve(const ModelArch *a, ModelBackend b)
 {
     if (b != MODEL_BACKEND_AUTO)
         return b;
@@ -782,7 +782,7 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
 {
     g_return_val_if_fail(in && in->arch && in->plan && in->engine && in->workload && in->cost,
                          NULL);
-    ModelBackend backend = resolve_backend(in->arch, in->engine->attention_backend);
+    ModelBackend backend = model_backend_resolve(in->arch, in->engine->attention_backend);
     if (!check_input(in, backend, error))
         return NULL;
     Ctx c;

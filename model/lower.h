@@ -89,6 +89,10 @@ bool model_quant_parse(const char *s, ModelQuant *out);
 const char *model_cudagraph_name(ModelCudagraph m);
 bool model_cudagraph_parse(const char *s, ModelCudagraph *out);
 void model_engine_defaults(ModelEngine *e);
+/* The backend `b` means for `a`: AUTO becomes FLASHMLA_SPARSE for DSA models, FLASHMLA for other
+ * MLA models, FLASH_ATTN for GQA (the choice vLLM makes once it rejects FLASHINFER_MLA_SPARSE
+ * for PCP + DCP); any other value is returned as is. */
+ModelBackend model_backend_resolve(const ModelArch *a, ModelBackend b);
 
 ModelBatch *model_batch_new(void);
 void model_batch_free(ModelBatch *b);

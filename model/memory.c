@@ -101,23 +101,12 @@ typedef struct {
     uint32_t heads;     /* attention heads whose weights a rank holds */
 } Ctx;
 
-/* The lowering's AUTO rule (model/lower.c resolve_backend): FLASHMLA_SPARSE for DSA models,
- * FLASHMLA for other MLA models, FLASH_ATTN for GQA. */
-static ModelBackend resolve_backend(const ModelArch *a, ModelBackend b)
-{
-    if (b != MODEL_BACKEND_AUTO)
-        return b;
-    if (a->mla)
-        return a->dsa ? MODEL_BACKEND_FLASHMLA_SPARSE : MODEL_BACKEND_FLASHMLA;
-    return MODEL_BACKEND_FLASH_ATTN;
-}
-
 static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const ModelEngine *e,
                      const NetHardware *hw)
 {
     memset(c, 0, sizeof *c);
     c->a = a, c->pl = pl, c->e = e, c->hw = hw;
-    c->backend = resolve_backend(a, e->attention_backend);
+    c->backend = model_backend_resolve(a, e->attention_backend);
     c->ascend = c->backend == MODEL_BACKEND_ASCEND;
     c->npu = hw && g_ascii_strncasecmp(hw->name, "ascend", 6) == 0;
     c->tp = pl->par.tensor_parallel_size;

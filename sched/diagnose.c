@@ -81,15 +81,8 @@ static char *json_finish(JsonBuilder *b)
 void diag_add(Engine *e, const char *kind, SchedSeverity sev, int32_t rank, int32_t group,
               uint64_t seq, int32_t layer, const char *op_name, char *message, char *detail)
 {
-    SchedDiag *d = g_new0(SchedDiag, 1);
-    d->kind = kind;
-    d->severity = sev;
-    d->rank = rank;
-    d->group = group;
-    d->seq = seq;
-    d->layer = layer;
-    d->op_name = g_strdup(op_name);
-    d->message = message;
+    SchedDiag *d = sched_diag_new(kind, sev, rank, group, seq, layer, op_name, NULL, NULL);
+    d->message = message; /* taken over, not copied */
     d->detail = detail;
     d->time_ns = e->now;
     g_ptr_array_add(e->out->diags, d);

@@ -739,6 +739,16 @@ static bool hardware_base_file(Loader *ld, const YamlDocNode *at, const char *ke
     return true;
 }
 
+/* Loads a known preset into the scenario and records where the hardware came from. */
+static bool use_preset(Loader *ld, const char *name, Scenario *s)
+{
+    if (!hardware_load_preset(name, &s->hardware, ld->doc.error))
+        return false;
+    g_free(s->hardware_source);
+    s->hardware_source = g_strdup_printf("preset %s", name);
+    return true;
+}
+
 static bool hardware_base_preset(Loader *ld, const YamlDocNode *at, const char *key,
                                  const char *name, Scenario *s)
 {
@@ -749,11 +759,7 @@ static bool hardware_base_preset(Loader *ld, const YamlDocNode *at, const char *
                             "./cluster.yaml",
                             name, hint);
     }
-    if (!hardware_load_preset(name, &s->hardware, ld->doc.error))
-        return false;
-    g_free(s->hardware_source);
-    s->hardware_source = g_strdup_printf("preset %s", name);
-    return true;
+    return use_preset(ld, name, s);
 }
 
 /* --hardware NAME|PATH from the command line: a preset, or a hardware file relative to the
@@ -784,11 +790,7 @@ static bool hardware_from_extras(Loader *ld, const char *given, Scenario *s)
                            "./cluster.yaml",
                            given, hint);
     }
-    if (!hardware_load_preset(given, &s->hardware, ld->doc.error))
-        return false;
-    g_free(s->hardware_source);
-    s->hardware_source = g_strdup_printf("preset %s", given);
-    return true;
+    return use_preset(ld, given, s);
 }
 
 /* `hardware:` absent (`hw` NULL): --hardware, else the default preset; a string: a preset or a

@@ -17,38 +17,8 @@
 #include "../../src/scenario.h"
 #include "../../src/store.h"
 
-typedef struct {
-    int code;
-    char *out;
-    char *err;
-} Result;
+#include "run-binary.h"
 
-static Result ranksim(const char *const *args)
-{
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)RANKSIM_BINARY);
-    for (const char *const *a = args; *a; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
-    g_ptr_array_add(argv, NULL);
-    Result r = {0};
-    GError *err = NULL;
-    int status = 0;
-    gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               &r.out, &r.err, &status, &err);
-    cr_assert(ok, "spawn: %s", err ? err->message : "");
-    cr_assert(WIFEXITED(status), "ranksim did not exit normally (status %d): %s", status, r.err);
-    r.code = WEXITSTATUS(status);
-    g_ptr_array_free(argv, TRUE);
-    return r;
-}
-
-static void result_clear(Result *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
-
-#define SCN(name) RANKSIM_SOURCE_DIR "/scenarios/" name
 
 /* A database with run 1 = three-way-cycle, 2 = lse-size-mismatch, 3 = healthy-tp-layers, each
  * stored by `ranksim run` (whose outputs and traces are kept for comparison). */
