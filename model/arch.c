@@ -454,6 +454,10 @@ static bool load_text(const char *text, gssize len, const char *display, ModelAr
     if (!read_common(&c, &a) || !read_attention(&c, &a) || !read_indexer(&c, &a) ||
         !read_mlp(&c, &a))
         return false;
+    a.native_dtype = MODEL_WFMT_BF16;
+    model_quant_spec_native(&a.quant, a.native_dtype, a.num_layers + a.num_nextn_predict_layers);
+    for (uint32_t l = 0; l < a.num_layers; l++)
+        a.layer_moe[l] = a.moe && l >= a.first_k_dense_replace;
     memcpy(out, &a, sizeof a);
     return true;
 }

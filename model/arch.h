@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "quant.h"
+
 #define MODEL_ARCH_ERROR (model_arch_error_quark())
 GQuark model_arch_error_quark(void);
 /* Codes: 0 = unreadable file or unknown preset, 1 = malformed JSON, 2 = missing/wrong field. */
@@ -54,7 +56,45 @@ typedef struct {
     uint32_t num_experts_per_tok;
     uint32_t moe_intermediate_size;
     uint32_t n_shared_experts;
-    uint32_t first_k_dense_replace; /* the first k layers are dense MLP */
+    uint32_t first_k_dense_replace; /* the first k layers are dense MLP (informative once
+                                       layer_moe is filled) */
+    bool layer_moe[MODEL_MAX_LAYERS]; /* layer i has a MoE block (first_k_dense_replace,
+                                         moe_layer_freq, decoder_sparse_step, mlp_only_layers,
+                                         interleave_moe_layer_step) */
+    uint32_t shared_expert_intermediate_size; /* total width of the shared expert(s) of a MoE
+                                                 layer: n_shared_experts x moe_intermediate_size,
+                                                 or Qwen2-MoE's shared_expert_intermediate_size;
+                                                 0 = none */
+    bool shared_expert_gate;  /* Qwen2-MoE: a sigmoid gate Linear(hidden, 1) on the shared expert */
+    bool expert_bias;         /* gpt-oss: biases on the expert linears (gate_up, down) */
+    bool router_bias;         /* gpt-oss: a bias on the router */
+    bool router_score_bias;   /* DeepSeek/GLM noaux_tc: fp32 e_score_correction_bias [E] */
+
+    /* attention details (GQA) */
+    bool attention_bias;      /* q/k/v projections carry biases (Qwen2, gpt-oss) */
+    bool o_proj_bias;         /* o_proj carries a bias (gpt-oss) */
+    bool attention_sinks;     /* gpt-oss: one learned sink logit per head (bf16 [heads]) */
+    uint32_t qk_norm_dim;     /* Qwen3 / MiniMax q_norm, k_norm weight length: head_dim (per
+                                 head) or heads x head_dim (MiniMax per-layer); 0 = none */
+    bool qk_norm_per_layer;   /* MiniMax: q_norm [heads x head_dim], k_norm [kv x head_dim] */
+    uint32_t sliding_window;  /* tokens; 0 = none */
+    bool layer_sliding[MODEL_MAX_LAYERS]; /* layer i uses the sliding window (layer_types
+                                             "sliding_attention", or every layer when
+                                             sliding_window is set without layer_types) */
+
+    /* context length as vLLM derives it (_get_and_verify_max_len): the smallest of
+     * max_position_embeddings and friends, times the rope_scaling factor (YaRN:
+     * original_max_position_embeddings x factor); 0 = unknown */
+    uint32_t max_model_len;
+
+    /* multimodal: parameters of the vision tower and projector (counted from vision_config),
+     * loaded as `vision` weights; 0 = text-only */
+    uint64_t vision_params;
+
+    /* how the checkpoint stores each tensor group (from quantization_config; native dtype when
+     * absent) */
+    ModelWeightKind native_dtype; /* torch_dtype: BF16 (default), FP16 or FP32 */
+    ModelQuantSpec quant;
 } ModelArch;
 
 /* Loads a config.json. Returns false and sets `error` naming the file and field on failure. */
