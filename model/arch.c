@@ -67,7 +67,16 @@ const char *model_arch_preset_names(void)
 bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer)
 {
     g_return_val_if_fail(a != NULL, false);
-    return a->moe && layer >= a->first_k_dense_replace;
+    return a->moe && layer < MODEL_MAX_LAYERS && a->layer_moe[layer];
+}
+
+uint32_t model_arch_dense_layers(const ModelArch *a)
+{
+    g_return_val_if_fail(a != NULL, 0);
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < a->num_layers; l++)
+        n += model_arch_layer_is_moe(a, l) ? 0 : 1;
+    return n;
 }
 
 /* ---- reading fields ---- */
@@ -458,6 +467,8 @@ static bool load_text(const char *text, gssize len, const char *display, ModelAr
     model_quant_spec_native(&a.quant, a.native_dtype, a.num_layers + a.num_nextn_predict_layers);
     for (uint32_t l = 0; l < a.num_layers; l++)
         a.layer_moe[l] = a.moe && l >= a.first_k_dense_replace;
+    a.shared_expert_intermediate_size = a.n_shared_experts * a.moe_intermediate_size;
+    a.router_score_bias = a.moe && a.mla;
     memcpy(out, &a, sizeof a);
     return true;
 }

@@ -110,5 +110,7 @@ const char *model_arch_preset_names(void);
 
 /* Whether layer i (0-based) has a MoE block (else a dense MLP). */
 bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer);
+/* How many decoder layers have a dense MLP (all of them for a dense model). */
+uint32_t model_arch_dense_layers(const ModelArch *a);
 
 #endif

@@ -778,6 +778,52 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
     return true;
 }
 
+/* Bytes per weight value and the dtype linears compute in, from the format of the tensors that
+ * dominate the weight bytes (routed experts of a MoE model, else the dense MLP), in the
+ * checkpoint's spec or the engine.quantization override. Weight-only formats (int4 groups)
+ * compute in bf16; fp8 in fp8; int8 in int8; nvfp4 / mxfp4 in fp4 (net/cost.c falls back to the
+ * bf16 peak on devices without one). APPROXIMATION: one format for every linear of the step. */
+static void weight_dtype(const ModelLowerInput *in, double *wbytes, NetPeakDtype *cdt)
+{
+    const ModelArch *a = in->arch;
+    ModelQuantSpec ov;
+    const ModelQuantSpec *q = &a->quant;
+    if (in->engine->quantization_override &&
+        model_quant_spec_from_name(model_quant_name(in->engine->quantization), a->moe,
+                                   a->native_dtype, a->num_layers, &ov))
+        q = &ov;
+    int32_t layer = 0;
+    while (a->moe && (uint32_t)layer < a->num_layers && !model_arch_layer_is_moe(a, (uint32_t)layer))
+        layer++;
+    ModelTensorRole role = a->moe && (uint32_t)layer < a->num_layers ? MODEL_ROLE_EXPERT
+                                                                      : MODEL_ROLE_DENSE_MLP;
+    if ((uint32_t)layer >= a->num_layers)
+        layer = 0;
+    const ModelWeightFormat *f = model_quant_format(q, layer, role);
+    *wbytes = model_weight_format_bytes_per_value(f);
+    switch (f->kind) {
+    case MODEL_WFMT_FP8_BLOCK:
+    case MODEL_WFMT_FP8_CHANNEL:
+    case MODEL_WFMT_FP8_TENSOR:
+        *cdt = NET_PEAK_FP8;
+        break;
+    case MODEL_WFMT_INT8_CHANNEL:
+        *cdt = NET_PEAK_INT8;
+        break;
+    case MODEL_WFMT_NVFP4:
+    case MODEL_WFMT_MXFP4:
+        *cdt = NET_PEAK_FP4;
+        break;
+    case MODEL_WFMT_INT4_GROUP:
+        /* Ascend W4A8 computes in int8; GPU W4A16 dequantizes to bf16 */
+        *cdt = f->scheme == MODEL_QSCHEME_ASCEND ? NET_PEAK_INT8 : NET_PEAK_BF16;
+        break;
+    default:
+        *cdt = NET_PEAK_BF16;
+        break;
+    }
+}
+
 SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
 {
     g_return_val_if_fail(in && in->arch && in->plan && in->engine && in->workload && in->cost,
@@ -794,23 +840,7 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
     c.backend = backend;
     c.act_bytes = 2;
     c.kv_bytes = in->engine->kv_cache_dtype == SCHED_DTYPE_FP8 ? 1 : 2;
-    switch (in->engine->quantization) {
-    case MODEL_QUANT_FP8:
-        c.wbytes = 1, c.cdt = NET_PEAK_FP8;
-        break;
-    case MODEL_QUANT_W8A8:
-        c.wbytes = 1, c.cdt = NET_PEAK_INT8;
-        break;
-    case MODEL_QUANT_W4A8:
-        c.wbytes = 0.5, c.cdt = NET_PEAK_INT8;
-        break;
-    case MODEL_QUANT_NVFP4:
-        c.wbytes = 0.5 + 1.0 / 16, c.cdt = NET_PEAK_FP4;
-        break;
-    default:
-        c.wbytes = 2, c.cdt = NET_PEAK_BF16;
-        break;
-    }
+    weight_dtype(in, &c.wbytes, &c.cdt);
     c.p = sched_program_new(in->plan->world);
     model_plan_add_groups((ModelPlan *)in->plan, c.p);
     c.ops = g_array_new(FALSE, FALSE, sizeof(SchedOp));

@@ -57,9 +57,21 @@ typedef enum {
     MODEL_CUDAGRAPH_FULL_AND_PIECEWISE,
 } ModelCudagraph;
 
+typedef enum {
+    MODEL_SPEC_NONE = 0,
+    MODEL_SPEC_MTP,    /* the model's own MTP layers (deepseek_mtp, glm4_moe_mtp, ...) */
+    MODEL_SPEC_EAGLE,  /* a separate draft model (eagle, eagle3): not loaded by ranksim */
+    MODEL_SPEC_NGRAM,  /* prompt lookup: no weights */
+    MODEL_SPEC_OTHER,
+} ModelSpecMethod;
+
 typedef struct {
     ModelBackend attention_backend;
-    ModelQuant quantization;
+    ModelQuant quantization;        /* meaningful when quantization_override */
+    bool quantization_override;     /* engine.quantization given: it replaces the formats the
+                                       checkpoint's quantization_config says */
+    ModelSpecMethod speculative_method; /* --speculative-config method */
+    uint32_t num_speculative_tokens;    /* 0 = speculative decoding off */
     SchedDtype kv_cache_dtype;      /* bf16 ("auto") or fp8 */
     double gpu_memory_utilization;  /* (0, 1], default 0.92 */
     uint32_t max_num_batched_tokens; /* default 8192 */

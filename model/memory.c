@@ -99,6 +99,8 @@ typedef struct {
     uint32_t tp, dp, pcp, dcp, ep;
     uint32_t moe_world; /* devices an MoE layer shards over: TP x DP x PCP */
     uint32_t heads;     /* attention heads whose weights a rank holds */
+    const ModelQuantSpec *q;  /* the formats in force: the checkpoint's or the override */
+    ModelQuantSpec override;  /* engine.quantization, when given */
 } Ctx;
 
 static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const ModelEngine *e,
@@ -119,6 +121,11 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
     c->dsa_cp = seq && a->dsa && a->mla;
     c->sp = seq && !c->dsa_cp;
     c->heads = c->dsa_cp ? a->num_heads : a->num_heads / c->tp;
+    c->q = &a->quant;
+    if (e->quantization_override &&
+        model_quant_spec_from_name(model_quant_name(e->quantization), a->moe, a->native_dtype,
+                                   a->num_layers + a->num_nextn_predict_layers, &c->override))
+        c->q = &c->override;
 }
 
 /* ---- items ---- */
@@ -161,7 +168,7 @@ typedef struct {
 typedef struct {
     GPtrArray *accs;   /* LayerAcc*, in first-seen order */
     GHashTable *index; /* key -> LayerAcc* (borrowed) */
-    int32_t layer;     /* the layer being described */
+    int32_t layer;     /* the layer being described; -1: tensors outside the decoder layers */
 } Layers;
 
 static void layer_acc_free(gpointer p)
@@ -219,9 +226,10 @@ static void layers_emit(Layers *L, Build *b)
         g_autofree char *ranges =
             sched_format_ranks((const int32_t *)(void *)x->layers->data, x->layers->len);
         uint32_t n = x->layers->len;
+        bool global = g_array_index(x->layers, int32_t, 0) < 0;
         char *shape = n > 1 ? g_strdup_printf("%u x %s", n, x->shape) : g_strdup(x->shape);
-        build_add(b, x->comp, g_strdup_printf("layers.%s.%s", ranges, x->suffix), shape, x->dtype,
-                  x->bytes * n);
+        char *name = global ? g_strdup(x->suffix) : g_strdup_printf("layers.%s.%s", ranges, x->suffix);
+        build_add(b, x->comp, name, shape, x->dtype, x->bytes * n);
     }
 }
 
@@ -236,12 +244,6 @@ static char *shape3(uint64_t a, uint64_t b, uint64_t c)
                            a, b, c);
 }
 
-/* [B, d...] when batch > 1, else [d...] */
-static char *shape_b(uint64_t batch, uint64_t a, uint64_t b)
-{
-    return batch > 1 ? shape3(batch, a, b) : shape2(a, b);
-}
-
 static char *shape1(uint64_t a)
 {
     return g_strdup_printf("[%" G_GUINT64_FORMAT "]", a);
@@ -249,131 +251,50 @@ static char *shape1(uint64_t a)
 
 /* ---- quantization formats ---- */
 
-/* What kind of linear a weight is, for deciding its format under a scheme. */
-typedef enum {
-    QC_FLOAT = 0, /* never quantized: router gate, indexer weights_proj */
-    QC_ATTN,      /* attention projections */
-    QC_INDEXER,   /* indexer wq_b, wk */
-    QC_DENSE,     /* dense MLP */
-    QC_SHARED,    /* shared experts */
-    QC_EXPERT,    /* routed experts */
-} QClass;
-
-typedef enum { F_BF16 = 0, F_FP8_BLOCK, F_FP8_TENSOR, F_INT8, F_INT4, F_NVFP4 } Fmt;
-
-/* The per-scheme layout (doc/memory.md, "Quantization schemes"). */
-static Fmt fmt_of(const Ctx *c, QClass q)
-{
-    if (q == QC_FLOAT)
-        return F_BF16;
-    switch (c->e->quantization) {
-    case MODEL_QUANT_FP8: /* DeepSeek-V3/V3.2 checkpoints: every linear of the decoder */
-        return F_FP8_BLOCK;
-    case MODEL_QUANT_W8A8: /* Ascend msModelSlim W8A8; indexer kept float (assumption) */
-        return q == QC_INDEXER ? F_BF16 : F_INT8;
-    case MODEL_QUANT_W4A8: /* routed experts int4, the other linears as W8A8 */
-        return q == QC_EXPERT ? F_INT4 : q == QC_INDEXER ? F_BF16 : F_INT8;
-    case MODEL_QUANT_NVFP4:
-        /* NVIDIA ModelOpt MoE checkpoints (nvidia/GLM-5.x-NVFP4): routed experts NVFP4, the
-         * dense MLP of the first layers FP8 per-tensor, the rest BF16. Dense models: every
-         * decoder linear NVFP4. */
-        if (c->a->moe)
-            return q == QC_EXPERT ? F_NVFP4 : q == QC_DENSE ? F_FP8_TENSOR : F_BF16;
-        return q == QC_ATTN || q == QC_DENSE ? F_NVFP4 : F_BF16;
-    default:
-        return F_BF16;
-    }
-}
-
-static const char *fmt_dtype(Fmt f)
-{
-    static const char *const n[] = {"bf16", "fp8_e4m3", "fp8_e4m3", "int8", "int4", "fp4"};
-    return n[f];
-}
-
-static uint64_t fmt_weight_bytes(Fmt f, uint64_t elems_out, uint64_t in)
-{
-    switch (f) {
-    case F_BF16:
-        return elems_out * in * 2;
-    case F_INT4:
-    case F_NVFP4:
-        return elems_out * ceil_div(in, 2); /* two 4-bit values per byte */
-    default:
-        return elems_out * in;
-    }
-}
-
-/* A linear layer: `batch` copies (experts) of a weight [sum(parts), in]. `parts` are the
- * output widths of the fused projections (each has its own scales). Disposed weights (vLLM-
- * Ascend frees kv_b_proj once W_UK_T / W_UV exist) are listed with 0 bytes. */
-static void add_linear(const Ctx *c, Layers *L, const char *name, uint64_t batch,
-                       const uint64_t *parts, int nparts, uint64_t in, QClass q, bool disposed)
+/* A linear layer: `batch` copies (experts) of a weight [sum(parts), in] in the format the spec
+ * gives role `role` in the current layer (`L->layer`; `global` for embedding / lm_head /
+ * vision). `parts` are the output widths of the fused projections (each has its own per-tensor
+ * scales). Disposed weights (vLLM-Ascend frees kv_b_proj once W_UK_T / W_UV exist) are listed
+ * with 0 bytes. Tensors, names and bytes per format: model/quant.c. */
+static void add_linear_fmt(Layers *L, const char *name, uint64_t batch, const uint64_t *parts,
+                           int nparts, uint64_t in, const ModelWeightFormat *f, bool expert,
+                           bool disposed)
 {
     /* FusedMoE names its parameters w13_weight, w13_weight_scale, ...; linears name.weight */
-    char sep = q == QC_EXPERT ? '_' : '.';
-    Fmt f = fmt_of(c, q);
-    uint64_t out = 0, blk_rows = 0;
-    for (int i = 0; i < nparts; i++) {
-        out += parts[i];
-        blk_rows += ceil_div(parts[i], FP8_BLOCK);
-    }
+    char sep = expert ? '_' : '.';
+    ModelQuantTensor t[MODEL_QUANT_MAX_TENSORS];
+    int n = model_quant_linear_tensors(f, batch, parts, nparts, in, t);
     const char *tail = disposed ? " (disposed after load)" : "";
-    g_autofree char *wname = g_strdup_printf("%s%cweight%s", name, sep, tail);
-    uint64_t wbytes = disposed ? 0 : batch * fmt_weight_bytes(f, out, in);
-    layer_add(L, MODEL_MEM_WEIGHTS, wname, shape_b(batch, out, in), fmt_dtype(f), wbytes);
-    uint64_t k = disposed ? 0 : 1;
-    switch (f) {
-    case F_FP8_BLOCK: {
-        g_autofree char *s = g_strdup_printf("%s%cweight_scale_inv%s", name, sep, tail);
-        uint64_t cols = ceil_div(in, FP8_BLOCK);
-        layer_add(L, MODEL_MEM_QUANT_SCALES, s, shape_b(batch, blk_rows, cols), "fp32",
-                  k * batch * blk_rows * cols * 4);
-        break;
+    for (int i = 0; i < n; i++) {
+        g_autofree char *tname = g_strdup_printf("%s%c%s%s", name, sep, t[i].suffix, tail);
+        char *shape = t[i].ndims == 1   ? shape1(t[i].dims[0])
+                      : t[i].ndims == 2 ? shape2(t[i].dims[0], t[i].dims[1])
+                                        : shape3(t[i].dims[0], t[i].dims[1], t[i].dims[2]);
+        layer_add(L, t[i].is_scale ? MODEL_MEM_QUANT_SCALES : MODEL_MEM_WEIGHTS, tname, shape,
+                  t[i].dtype, disposed ? 0 : t[i].bytes);
     }
-    case F_FP8_TENSOR: {
-        g_autofree char *s1 = g_strdup_printf("%s%cweight_scale%s", name, sep, tail);
-        g_autofree char *s2 = g_strdup_printf("%s%cinput_scale%s", name, sep, tail);
-        char *sh1 = batch > 1 ? shape2(batch, (uint64_t)nparts) : shape1((uint64_t)nparts);
-        char *sh2 = batch > 1 ? shape2(batch, (uint64_t)nparts) : shape1((uint64_t)nparts);
-        layer_add(L, MODEL_MEM_QUANT_SCALES, s1, sh1, "fp32", k * batch * (uint64_t)nparts * 4);
-        layer_add(L, MODEL_MEM_QUANT_SCALES, s2, sh2, "fp32", k * batch * (uint64_t)nparts * 4);
-        break;
-    }
-    case F_INT8:
-    case F_INT4: {
-        g_autofree char *s1 = g_strdup_printf("%s%cweight_scale%s", name, sep, tail);
-        g_autofree char *s2 = g_strdup_printf("%s%cweight_offset%s", name, sep, tail);
-        if (f == F_INT8) {
-            /* per output channel: fp32 scale and fp32 offset */
-            char *sh = batch > 1 ? shape2(batch, out) : shape1(out);
-            layer_add(L, MODEL_MEM_QUANT_SCALES, s1, sh, "fp32", k * batch * out * 4);
-        } else {
-            /* ASSUMPTION: one fp32 scale per group of 256 input values, per-channel offset */
-            uint64_t g = ceil_div(in, W4A8_GROUP);
-            layer_add(L, MODEL_MEM_QUANT_SCALES, s1, shape_b(batch, out, g), "fp32",
-                      k * batch * out * g * 4);
-        }
-        char *sh = batch > 1 ? shape2(batch, out) : shape1(out);
-        layer_add(L, MODEL_MEM_QUANT_SCALES, s2, sh, "fp32", k * batch * out * 4);
-        break;
-    }
-    case F_NVFP4: {
-        g_autofree char *s1 = g_strdup_printf("%s%cweight_scale%s", name, sep, tail);
-        g_autofree char *s2 = g_strdup_printf("%s%cweight_scale_2%s", name, sep, tail);
-        g_autofree char *s3 = g_strdup_printf("%s%cinput_scale%s", name, sep, tail);
-        uint64_t g = ceil_div(in, NVFP4_GROUP);
-        layer_add(L, MODEL_MEM_QUANT_SCALES, s1, shape_b(batch, out, g), "fp8_e4m3",
-                  k * batch * out * g);
-        char *sh2 = batch > 1 ? shape2(batch, (uint64_t)nparts) : shape1((uint64_t)nparts);
-        char *sh3 = batch > 1 ? shape2(batch, (uint64_t)nparts) : shape1((uint64_t)nparts);
-        layer_add(L, MODEL_MEM_QUANT_SCALES, s2, sh2, "fp32", k * batch * (uint64_t)nparts * 4);
-        layer_add(L, MODEL_MEM_QUANT_SCALES, s3, sh3, "fp32", k * batch * (uint64_t)nparts * 4);
-        break;
-    }
-    default:
-        break;
-    }
+}
+
+static const ModelWeightFormat *fmt_of(const Ctx *c, const Layers *L, ModelTensorRole role)
+{
+    return model_quant_format(c->q, L->layer, role);
+}
+
+static void add_linear(const Ctx *c, Layers *L, const char *name, uint64_t batch,
+                       const uint64_t *parts, int nparts, uint64_t in, ModelTensorRole role,
+                       bool disposed)
+{
+    add_linear_fmt(L, name, batch, parts, nparts, in, fmt_of(c, L, role),
+                   role == MODEL_ROLE_EXPERT, disposed);
+}
+
+/* A bias vector of `n` values in the checkpoint's native dtype (fp32 for gpt-oss is bf16 too). */
+static void add_bias(const Ctx *c, Layers *L, const char *name, uint64_t batch, uint64_t n)
+{
+    uint64_t elt = c->a->native_dtype == MODEL_WFMT_FP32 ? 4 : 2;
+    const char *dt = elt == 4 ? "fp32" : c->a->native_dtype == MODEL_WFMT_FP16 ? "fp16" : "bf16";
+    layer_add(L, MODEL_MEM_WEIGHTS, name, batch > 1 ? shape2(batch, n) : shape1(n), dt,
+              batch * n * elt);
 }
 
 static void add_norm(Layers *L, const char *name, uint64_t dim)
@@ -392,26 +313,29 @@ static void layer_attention_mla(const Ctx *c, Layers *L, bool own_indexer)
     if (a->q_lora_rank) {
         /* q_a_proj and kv_a_proj_with_mqa fused, MergedReplicatedLinear (deepseek_v2.py) */
         uint64_t p[2] = {a->q_lora_rank, kva};
-        add_linear(c, L, "self_attn.fused_qkv_a_proj", 1, p, 2, H, QC_ATTN, false);
+        add_linear(c, L, "self_attn.fused_qkv_a_proj", 1, p, 2, H, MODEL_ROLE_ATTN_QKV, false);
         add_norm(L, "self_attn.q_a_layernorm.weight", a->q_lora_rank);
         uint64_t q[1] = {h * qk};
-        add_linear(c, L, "self_attn.q_b_proj", 1, q, 1, a->q_lora_rank, QC_ATTN, false);
+        add_linear(c, L, "self_attn.q_b_proj", 1, q, 1, a->q_lora_rank, MODEL_ROLE_ATTN_Q_B,
+                   false);
     } else {
         uint64_t q[1] = {h * qk};
-        add_linear(c, L, "self_attn.q_proj", 1, q, 1, H, QC_ATTN, false);
+        add_linear(c, L, "self_attn.q_proj", 1, q, 1, H, MODEL_ROLE_ATTN_QKV, false);
         uint64_t p[1] = {kva};
-        add_linear(c, L, "self_attn.kv_a_proj_with_mqa", 1, p, 1, H, QC_ATTN, false);
+        add_linear(c, L, "self_attn.kv_a_proj_with_mqa", 1, p, 1, H, MODEL_ROLE_ATTN_QKV, false);
     }
     add_norm(L, "self_attn.kv_a_layernorm.weight", a->kv_lora_rank);
     uint64_t kvb[1] = {h * ((uint64_t)a->qk_nope_head_dim + a->v_head_dim)};
-    add_linear(c, L, "self_attn.kv_b_proj", 1, kvb, 1, a->kv_lora_rank, QC_ATTN, c->ascend);
+    add_linear(c, L, "self_attn.kv_b_proj", 1, kvb, 1, a->kv_lora_rank, MODEL_ROLE_ATTN_KV_B,
+               c->ascend);
     uint64_t o[1] = {H};
-    add_linear(c, L, "self_attn.o_proj", 1, o, 1, h * a->v_head_dim, QC_ATTN, false);
+    add_linear(c, L, "self_attn.o_proj", 1, o, 1, h * a->v_head_dim, MODEL_ROLE_ATTN_O, false);
 
     /* W_UK_T [h, nope, lora] and W_UV [h, lora, v], bf16, from kv_b_proj as this rank holds it
      * (full layout under DSA CP). vLLM (CUDA): views of the dequantized kv_b_proj, so a copy
      * exists only when kv_b_proj is quantized; vLLM-Ascend: contiguous copies. */
-    bool copies = c->ascend || fmt_of(c, QC_ATTN) != F_BF16;
+    ModelWeightKind kvb_kind = fmt_of(c, L, MODEL_ROLE_ATTN_KV_B)->kind;
+    bool copies = c->ascend || (kvb_kind != MODEL_WFMT_BF16 && kvb_kind != MODEL_WFMT_FP16);
     uint64_t uk = h * a->qk_nope_head_dim * a->kv_lora_rank * 2;
     uint64_t uv = h * a->kv_lora_rank * a->v_head_dim * 2;
     const char *dt = copies ? "bf16" : "bf16 (view of kv_b_proj.weight)";
@@ -426,11 +350,12 @@ static void layer_attention_mla(const Ctx *c, Layers *L, bool own_indexer)
         uint64_t ih = a->index_n_heads, id = a->index_head_dim;
         uint64_t qin = a->q_lora_rank ? a->q_lora_rank : H;
         uint64_t wq[1] = {ih * id}, wk[1] = {id}, wp[1] = {ih};
-        add_linear(c, L, "self_attn.indexer.wq_b", 1, wq, 1, qin, QC_INDEXER, false);
-        add_linear(c, L, "self_attn.indexer.wk", 1, wk, 1, H, QC_INDEXER, false);
+        add_linear(c, L, "self_attn.indexer.wq_b", 1, wq, 1, qin, MODEL_ROLE_INDEXER, false);
+        add_linear(c, L, "self_attn.indexer.wk", 1, wk, 1, H, MODEL_ROLE_INDEXER, false);
         add_norm(L, "self_attn.indexer.k_norm.weight", id);
         add_norm(L, "self_attn.indexer.k_norm.bias", id);
-        add_linear(c, L, "self_attn.indexer.weights_proj", 1, wp, 1, H, QC_FLOAT, false);
+        add_linear(c, L, "self_attn.indexer.weights_proj", 1, wp, 1, H,
+                   MODEL_ROLE_INDEXER_WEIGHTS, false);
     }
 }
 
@@ -447,9 +372,23 @@ static void layer_attention_gqa(const Ctx *c, Layers *L)
     const ModelArch *a = c->a;
     uint64_t H = a->hidden_size, hd = a->head_dim, h = c->heads, kvh = gqa_kv_heads(c);
     uint64_t p[3] = {h * hd, kvh * hd, kvh * hd};
-    add_linear(c, L, "self_attn.qkv_proj", 1, p, 3, H, QC_ATTN, false);
+    add_linear(c, L, "self_attn.qkv_proj", 1, p, 3, H, MODEL_ROLE_ATTN_QKV, false);
+    if (a->attention_bias)
+        add_bias(c, L, "self_attn.qkv_proj.bias", 1, (h + 2 * kvh) * hd);
     uint64_t o[1] = {H};
-    add_linear(c, L, "self_attn.o_proj", 1, o, 1, h * hd, QC_ATTN, false);
+    add_linear(c, L, "self_attn.o_proj", 1, o, 1, h * hd, MODEL_ROLE_ATTN_O, false);
+    if (a->o_proj_bias) /* RowParallelLinear keeps the whole bias on every rank */
+        add_bias(c, L, "self_attn.o_proj.bias", 1, H);
+    if (a->qk_norm_dim) {
+        /* Qwen3: RMSNorm over head_dim, shared by the heads; MiniMax per layer: over the
+         * rank's heads x head_dim (q) and KV heads x head_dim (k), split by TP */
+        uint64_t qn = a->qk_norm_per_layer ? h * hd : a->qk_norm_dim;
+        uint64_t kn = a->qk_norm_per_layer ? kvh * hd : a->qk_norm_dim;
+        add_norm(L, "self_attn.q_norm.weight", qn);
+        add_norm(L, "self_attn.k_norm.weight", kn);
+    }
+    if (a->attention_sinks) /* gpt-oss: one sink logit per local head */
+        add_bias(c, L, "self_attn.sinks", 1, h);
 }
 
 /* Local experts of rank `r`: vLLM's linear expert placement gives E / EP to each EP rank and
@@ -466,21 +405,33 @@ static uint32_t local_experts(const Ctx *c, uint32_t rank)
     return base + (er < rem ? 1 : 0);
 }
 
+/* The dense MLP of width `inter` split over TP (MergedColumnParallel gate_up, RowParallel down). */
+static void add_dense_mlp(const Ctx *c, Layers *L, const char *prefix, uint64_t inter,
+                          ModelTensorRole role)
+{
+    uint64_t H = c->a->hidden_size;
+    uint64_t i = ceil_div(inter, c->tp);
+    uint64_t gu[2] = {i, i}, d[1] = {H};
+    g_autofree char *n1 = g_strdup_printf("%s.gate_up_proj", prefix);
+    g_autofree char *n2 = g_strdup_printf("%s.down_proj", prefix);
+    add_linear(c, L, n1, 1, gu, 2, H, role, false);
+    add_linear(c, L, n2, 1, d, 1, i, role, false);
+}
+
 static void layer_ffn(const Ctx *c, Layers *L, bool moe, uint32_t n_local)
 {
     const ModelArch *a = c->a;
     uint64_t H = a->hidden_size;
     if (!moe) {
-        uint64_t i = ceil_div(a->intermediate_size, c->tp);
-        uint64_t gu[2] = {i, i}, d[1] = {H};
-        add_linear(c, L, "mlp.gate_up_proj", 1, gu, 2, H, QC_DENSE, false);
-        add_linear(c, L, "mlp.down_proj", 1, d, 1, i, QC_DENSE, false);
+        add_dense_mlp(c, L, "mlp", a->intermediate_size, MODEL_ROLE_DENSE_MLP);
         return;
     }
     uint64_t E = a->n_routed_experts;
     uint64_t g[1] = {E};
-    add_linear(c, L, "mlp.gate", 1, g, 1, H, QC_FLOAT, false);
-    if (a->mla) /* DeepSeek/GLM noaux_tc routing: fp32 e_score_correction_bias */
+    add_linear(c, L, "mlp.gate", 1, g, 1, H, MODEL_ROLE_ROUTER, false);
+    if (a->router_bias)
+        add_bias(c, L, "mlp.gate.bias", 1, E);
+    if (a->router_score_bias) /* DeepSeek/GLM noaux_tc routing: fp32 e_score_correction_bias */
         layer_add(L, MODEL_MEM_WEIGHTS, "mlp.gate.e_score_correction_bias", shape1(E), "fp32",
                   E * 4);
     /* FusedMoE: w13 [E_local, 2 x I_local, H], w2 [E_local, H, I_local]. EP: whole experts;
@@ -488,13 +439,20 @@ static void layer_ffn(const Ctx *c, Layers *L, bool moe, uint32_t n_local)
     uint64_t il =
         c->ep > 1 ? a->moe_intermediate_size : ceil_div(a->moe_intermediate_size, c->moe_world);
     uint64_t w13[2] = {il, il}, w2[1] = {H};
-    add_linear(c, L, "mlp.experts.w13", n_local, w13, 2, H, QC_EXPERT, false);
-    add_linear(c, L, "mlp.experts.w2", n_local, w2, 1, il, QC_EXPERT, false);
-    if (a->n_shared_experts) {
-        uint64_t is = ceil_div((uint64_t)a->moe_intermediate_size * a->n_shared_experts, c->tp);
-        uint64_t gu[2] = {is, is}, d[1] = {H};
-        add_linear(c, L, "mlp.shared_experts.gate_up_proj", 1, gu, 2, H, QC_SHARED, false);
-        add_linear(c, L, "mlp.shared_experts.down_proj", 1, d, 1, is, QC_SHARED, false);
+    add_linear(c, L, "mlp.experts.w13", n_local, w13, 2, H, MODEL_ROLE_EXPERT, false);
+    add_linear(c, L, "mlp.experts.w2", n_local, w2, 1, il, MODEL_ROLE_EXPERT, false);
+    if (a->expert_bias) { /* gpt-oss: w13_bias [E, 2I], w2_bias [E, H] */
+        add_bias(c, L, "mlp.experts.w13_bias", n_local, 2 * il);
+        add_bias(c, L, "mlp.experts.w2_bias", n_local, H);
+    }
+    if (a->shared_expert_intermediate_size) {
+        add_dense_mlp(c, L, "mlp.shared_experts", a->shared_expert_intermediate_size,
+                      MODEL_ROLE_SHARED_EXPERT);
+        if (a->shared_expert_gate) {
+            uint64_t one[1] = {1};
+            add_linear(c, L, "mlp.shared_expert_gate", 1, one, 1, H, MODEL_ROLE_SHARED_EXPERT,
+                       false);
+        }
     }
 }
 
@@ -504,30 +462,74 @@ static uint64_t vocab_per_rank(const Ctx *c)
     return ceil_div(vp, c->tp);
 }
 
+/* One decoder layer's tensors into L (L->layer set by the caller). */
+static void plan_layer(const Ctx *c, Layers *L, uint32_t l, bool moe, uint32_t n_local)
+{
+    const ModelArch *a = c->a;
+    uint64_t H = a->hidden_size;
+    add_norm(L, "input_layernorm.weight", H);
+    if (a->mla)
+        layer_attention_mla(c, L, a->dsa && (l >= a->num_layers || !a->index_shared[l]));
+    else
+        layer_attention_gqa(c, L);
+    add_norm(L, "post_attention_layernorm.weight", H);
+    layer_ffn(c, L, moe, n_local);
+}
+
+/* MTP layers vLLM loads when speculative decoding uses them (deepseek_mtp.py): per layer
+ * enorm, hnorm, eh_proj [H, 2H] (replicated), one decoder layer (MoE when the model is), and
+ * shared_head.norm; embed_tokens and the head are shared with the target model. */
+static uint32_t mtp_layers_loaded(const Ctx *c)
+{
+    const ModelEngine *e = c->e;
+    if (e->speculative_method != MODEL_SPEC_MTP || e->num_speculative_tokens == 0)
+        return 0;
+    return c->a->num_nextn_predict_layers;
+}
+
 static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
 {
     const ModelArch *a = c->a;
     uint64_t H = a->hidden_size, v = vocab_per_rank(c);
-    build_add(b, MODEL_MEM_WEIGHTS, g_strdup("embed_tokens.weight"), shape2(v, H), "bf16",
-              v * H * 2);
+    const ModelWeightFormat *emb = model_quant_format(c->q, -1, MODEL_ROLE_EMBED);
+    const ModelWeightFormat *head = model_quant_format(c->q, -1, MODEL_ROLE_LM_HEAD);
+    Layers G;
+    layers_init(&G);
+    G.layer = -1;
+    uint64_t vv[1] = {v};
+    add_linear_fmt(&G, "embed_tokens", 1, vv, 1, H, emb, false, false);
     Layers L;
     layers_init(&L);
     for (uint32_t l = 0; l < a->num_layers; l++) {
         L.layer = (int32_t)l;
-        add_norm(&L, "input_layernorm.weight", H);
-        if (a->mla)
-            layer_attention_mla(c, &L, a->dsa && !a->index_shared[l]);
-        else
-            layer_attention_gqa(c, &L);
-        add_norm(&L, "post_attention_layernorm.weight", H);
-        layer_ffn(c, &L, model_arch_layer_is_moe(a, l), n_local);
+        plan_layer(c, &L, l, model_arch_layer_is_moe(a, l), n_local);
+    }
+    uint32_t mtp = mtp_layers_loaded(c);
+    for (uint32_t k = 0; k < mtp; k++) {
+        uint32_t l = a->num_layers + k;
+        L.layer = (int32_t)l;
+        add_norm(&L, "mtp.enorm.weight", H);
+        add_norm(&L, "mtp.hnorm.weight", H);
+        uint64_t eh[1] = {H};
+        add_linear(c, &L, "mtp.eh_proj", 1, eh, 1, 2 * H, MODEL_ROLE_MTP_PROJ, false);
+        plan_layer(c, &L, l, a->moe, n_local);
+        add_norm(&L, "mtp.shared_head.norm.weight", H);
     }
     layers_emit(&L, b);
     layers_clear(&L);
-    build_add(b, MODEL_MEM_WEIGHTS, g_strdup("norm.weight"), shape1(H), "bf16", H * 2);
     if (!a->tie_word_embeddings)
-        build_add(b, MODEL_MEM_WEIGHTS, g_strdup("lm_head.weight"), shape2(v, H), "bf16",
-                  v * H * 2);
+        add_linear_fmt(&G, "lm_head", 1, vv, 1, H, head, false, false);
+    if (a->vision_params) {
+        /* The vision tower and projector: counted, not itemised (model/arch.c), split over TP
+         * as vLLM's encoders shard their linears; ASSUMPTION: the native dtype. */
+        uint64_t per = ceil_div(a->vision_params, c->tp);
+        uint64_t one[1] = {per};
+        add_linear_fmt(&G, "vision_tower+projector", 1, one, 1, 1,
+                       model_quant_format(c->q, -1, MODEL_ROLE_VISION), false, false);
+    }
+    layers_emit(&G, b);
+    layers_clear(&G);
+    build_add(b, MODEL_MEM_WEIGHTS, g_strdup("norm.weight"), shape1(H), "bf16", H * 2);
 }
 
 /* ---- KV cache ---- */
@@ -777,7 +779,7 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, APhase *
         aph_add(p1, "gate_up_out", 2, pairs, 2 * il, 0, "bf16", 2);
         aph_add(p2, "down_out", 2, pairs, H, 0, "bf16", 2);
     }
-    if (!a->moe || a->first_k_dense_replace > 0) {
+    if (!a->moe || model_arch_dense_layers(a) > 0) {
         uint64_t i = ceil_div(a->intermediate_size, c->tp);
         APhase *p = &ph[n++];
         memset(p, 0, sizeof *p);

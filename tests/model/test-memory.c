@@ -270,6 +270,7 @@ Test(weights, glm5_layer_w8a8_vs_bf16_by_hand)
     cr_assert_eq(layer_bytes(r, MODEL_MEM_WEIGHTS, 77), glm5_layer_bf16_weights());
 
     f.engine.quantization = MODEL_QUANT_W8A8;
+    f.engine.quantization_override = true;
     plan(&f);
     r = &f.mem->ranks[0];
     cr_assert_eq(layer_bytes(r, MODEL_MEM_WEIGHTS, 3), glm5_layer_w8a8_weights());
@@ -292,6 +293,7 @@ Test(weights, fp8_block_scales_and_nvfp4_layout)
     Fixture f;
     setup(&f, "deepseek-v3.2", par_of(1, 1, 1, 1, false, false));
     f.engine.quantization = MODEL_QUANT_FP8;
+    f.engine.quantization_override = true;
     plan(&f);
     const ModelMemItem *s =
         find_item(&f.mem->ranks[0], "layers.0-60.self_attn.q_b_proj.weight_scale_inv");
@@ -309,6 +311,7 @@ Test(weights, fp8_block_scales_and_nvfp4_layout)
      * scale per 16, an fp32 global scale per expert projection */
     setup(&f, "glm-5.2", par_of(1, 1, 4, 4, true, false));
     f.engine.quantization = MODEL_QUANT_NVFP4;
+    f.engine.quantization_override = true;
     plan(&f);
     const ModelMemRank *r = &f.mem->ranks[0];
     w = find_item(r, "layers.3-77.mlp.experts.w13_weight");
@@ -379,6 +382,7 @@ Test(weights, ascend_derives_full_w_uk_w_uv_and_disposes_kv_b_proj)
     f.hw = hw_of("ascend-910c", 64ull * GIB);
     f.engine.attention_backend = MODEL_BACKEND_ASCEND;
     f.engine.quantization = MODEL_QUANT_W8A8;
+    f.engine.quantization_override = true;
     plan(&f);
     const ModelMemRank *r = &f.mem->ranks[0];
     const ModelMemItem *uk = find_item(r, "layers.0-77.self_attn.W_UK_T");
@@ -489,6 +493,7 @@ Test(budget, healthy_plan_allocates_what_is_left)
     setup(&f, "glm-5", par_of(8, 1, 1, 1, true, false));
     f.engine.attention_backend = MODEL_BACKEND_FLASHMLA_SPARSE;
     f.engine.quantization = MODEL_QUANT_FP8;
+    f.engine.quantization_override = true;
     plan(&f);
     cr_assert_eq(f.mem->diags->len, 0);
     cr_assert_eq(f.mem->requested_bytes, 165600000000ull); /* ceil(180e9 x 0.92) */
@@ -512,6 +517,7 @@ Test(budget, negative_budget_is_a_kv_budget_error_with_the_utilization_that_fits
     setup(&f, "glm-5.2", par_of(1, 1, 4, 4, true, false));
     f.engine.attention_backend = MODEL_BACKEND_FLASHINFER_MLA_SPARSE;
     f.engine.quantization = MODEL_QUANT_NVFP4;
+    f.engine.quantization_override = true;
     f.engine.kv_cache_dtype = SCHED_DTYPE_FP8;
     f.engine.cudagraph_mode = MODEL_CUDAGRAPH_PIECEWISE;
     f.engine.max_model_len = 4096;
@@ -551,6 +557,7 @@ Test(budget, below_one_request_is_the_max_seq_len_error)
     setup(&f, "glm-5", par_of(8, 1, 1, 1, true, false));
     f.engine.attention_backend = MODEL_BACKEND_FLASHMLA_SPARSE;
     f.engine.quantization = MODEL_QUANT_FP8;
+    f.engine.quantization_override = true;
     f.engine.max_model_len = 1u << 20;
     plan(&f);
     const ModelMemRank *k = &f.mem->ranks[0];
@@ -595,6 +602,7 @@ Test(budget, one_diagnostic_names_the_worst_rank)
     Fixture f;
     setup(&f, "deepseek-v3.2", par_of(2, 3, 1, 1, true, false));
     f.engine.quantization = MODEL_QUANT_FP8;
+    f.engine.quantization_override = true;
     plan(&f);
     uint64_t w0 = f.mem->ranks[0].bytes[MODEL_MEM_WEIGHTS];
     uint64_t w5 = f.mem->ranks[5].bytes[MODEL_MEM_WEIGHTS];
@@ -642,6 +650,7 @@ Test(invariants, components_are_the_sums_of_their_items)
             Fixture f;
             setup(&f, models[i], par_of(8, 2, 1, 1, i != 4, false)); /* llama: no experts */
             f.engine.quantization = quants[q];
+            f.engine.quantization_override = true;
             f.engine.kv_cache_dtype = SCHED_DTYPE_FP8;
             plan(&f);
             check_sums(f.mem);
@@ -658,6 +667,7 @@ Test(invariants, components_are_the_sums_of_their_items)
     f.hw = hw_of("ascend-910c", 64ull * GIB);
     f.engine.attention_backend = MODEL_BACKEND_ASCEND;
     f.engine.quantization = MODEL_QUANT_W8A8;
+    f.engine.quantization_override = true;
     plan(&f);
     check_sums(f.mem);
     cr_assert_eq(f.mem->diags->len, 0, "GLM-5 W8A8 over 32 dies fits");
