@@ -49,7 +49,8 @@
 /* HCCL: each communicator holds 2 x HCCL_BUFFSIZE, default 200 MB (Huawei CANN env-var docs). */
 #define HCCL_COMM_BYTES (2ull * 200ull * MIB)
 /* KV-cache block sizes the budget is rounded to (FlashMLA needs 64; vLLM-Ascend uses 128). */
-#define KV_BLOCK_CUDA 64u
+#define KV_BLOCK_DEFAULT 16u
+#define KV_BLOCK_MLA 64u
 #define KV_BLOCK_ASCEND 128u
 #define DETAIL_MAX_RANKS 256u
 
@@ -595,6 +596,51 @@ static uint64_t kv_bytes_per_token_rank(const Ctx *c)
     return main + idx * indexer_layers(c->a);
 }
 
+/* The KV block size vLLM uses: 128 on vLLM-Ascend; 64 for FlashMLA (dense and sparse) and
+ * FlashInfer MLA ("Forcing kv cache block size to 64 for FlashMLA backend", platforms/cuda.py);
+ * CacheConfig.DEFAULT_BLOCK_SIZE 16 otherwise. */
+static uint32_t kv_block_size(const Ctx *c)
+{
+    if (c->ascend)
+        return KV_BLOCK_ASCEND;
+    switch (c->backend) {
+    case MODEL_BACKEND_FLASHMLA:
+    case MODEL_BACKEND_FLASHMLA_SPARSE:
+    case MODEL_BACKEND_FLASHINFER_MLA:
+    case MODEL_BACKEND_FLASHINFER_MLA_SPARSE:
+        return KV_BLOCK_MLA;
+    default:
+        return KV_BLOCK_DEFAULT;
+    }
+}
+
+/* KV bytes one request of `len` tokens holds on a rank, in whole blocks: every full-attention
+ * layer its DCP shard of the tokens; a sliding-window layer at most cdiv(min(window - 1 +
+ * max_num_batched_tokens, len), block) + 1 blocks (vLLM SlidingWindowSpec.max_memory_usage_bytes,
+ * v1/kv_cache_interface.py); the indexer cache like the latent when DCP shards it, whole
+ * otherwise. */
+static uint64_t kv_request_bytes(const Ctx *c, uint64_t len)
+{
+    const ModelArch *a = c->a;
+    uint64_t bs = kv_block_size(c);
+    uint64_t main_w = kv_main_width(c);
+    uint64_t shard_blocks = ceil_div(ceil_div(len, c->dcp), bs);
+    uint64_t total = 0;
+    for (uint32_t l = 0; l < a->num_layers; l++) {
+        uint64_t blocks = shard_blocks;
+        if (a->sliding_window && a->layer_sliding[l]) {
+            uint64_t need = MIN((uint64_t)a->sliding_window - 1 + c->e->max_num_batched_tokens, len);
+            blocks = MIN(blocks, ceil_div(ceil_div(need, c->dcp), bs) + 1);
+        }
+        total += blocks * bs * main_w;
+    }
+    if (a->dsa) {
+        uint64_t idx_blocks = index_sharded(c) ? shard_blocks : ceil_div(len, bs);
+        total += (uint64_t)indexer_layers(a) * idx_blocks * bs * kv_index_width(c);
+    }
+    return total;
+}
+
 /* ---- attention workspaces ---- */
 
 static void plan_workspace(const Ctx *c, Build *b)
@@ -957,7 +1003,7 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
         /* a slot holds one token of the rank's shard in every layer */
         uint64_t slot = main_w * a->num_layers + (index_sharded(c) ? idx_w * nidx : 0);
         uint64_t per_token_repl = index_sharded(c) ? 0 : idx_w * nidx; /* not sharded */
-        uint32_t blk = c->ascend ? KV_BLOCK_ASCEND : KV_BLOCK_CUDA;
+        uint32_t blk = kv_block_size(c);
         /* slots s hold s x DCP tokens; replicated parts need one entry per token */
         uint64_t denom = slot + per_token_repl * c->dcp;
         uint64_t slots = (uint64_t)budget / denom / blk * blk;
@@ -995,7 +1041,15 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
     k->weights_total = b.bytes[MODEL_MEM_WEIGHTS] + b.bytes[MODEL_MEM_QUANT_SCALES] +
                        b.bytes[MODEL_MEM_DERIVED_WEIGHTS];
     k->non_kv = non_kv;
-    k->one_request = (uint64_t)c->e->max_model_len * bpt;
+    k->one_request = kv_request_bytes(c, c->e->max_model_len);
+    /* vLLM's capacity lines (kv_cache_utils.py get_max_concurrency_for_kv_cache_config and the
+     * "GPU KV cache size" line derived from it): requests of max_model_len tokens that fit,
+     * and that concurrency x max_model_len as the token count. */
+    k->r.kv_block_size = kv_block_size(c);
+    if (budget > 0 && k->one_request > 0) {
+        k->r.max_concurrency = (double)budget / (double)k->one_request;
+        k->r.kv_tokens = (uint64_t)(k->r.max_concurrency * (double)c->e->max_model_len);
+    }
 }
 
 /* ---- diagnostics ---- */
@@ -1130,6 +1184,28 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
     }
 }
 
+/* The tensor roles this architecture has, for describing the formats in force. */
+static uint32_t role_mask(const ModelArch *a, const Ctx *c)
+{
+    uint32_t m = 1u << MODEL_ROLE_EMBED | 1u << MODEL_ROLE_ATTN_QKV | 1u << MODEL_ROLE_ATTN_O;
+    if (!a->tie_word_embeddings)
+        m |= 1u << MODEL_ROLE_LM_HEAD;
+    if (a->mla)
+        m |= 1u << MODEL_ROLE_ATTN_KV_B | (a->q_lora_rank ? 1u << MODEL_ROLE_ATTN_Q_B : 0);
+    if (a->dsa)
+        m |= 1u << MODEL_ROLE_INDEXER | 1u << MODEL_ROLE_INDEXER_WEIGHTS;
+    if (a->moe)
+        m |= 1u << MODEL_ROLE_ROUTER | 1u << MODEL_ROLE_EXPERT |
+             (a->shared_expert_intermediate_size ? 1u << MODEL_ROLE_SHARED_EXPERT : 0);
+    if (model_arch_dense_layers(a))
+        m |= 1u << MODEL_ROLE_DENSE_MLP;
+    if (mtp_layers_loaded(c))
+        m |= 1u << MODEL_ROLE_MTP_PROJ;
+    if (a->vision_params)
+        m |= 1u << MODEL_ROLE_VISION;
+    return m;
+}
+
 /* ---- entry points ---- */
 
 ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
@@ -1145,6 +1221,12 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
     m->world = plan->world;
     m->hbm_bytes = hw->hbm_bytes;
     m->utilization = engine->gpu_memory_utilization;
+    m->max_model_len = engine->max_model_len;
+    {
+        g_autofree char *d = model_quant_spec_describe(c.q, role_mask(arch, &c));
+        m->weights_format = g_strdup_printf("%s (%s%s%s)", d, c.q->source,
+                                            c.q->method[0] ? ", " : "", c.q->method);
+    }
     m->requested_bytes = (uint64_t)ceil((double)hw->hbm_bytes * engine->gpu_memory_utilization);
     m->diags = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);
     m->ranks = g_new0(ModelMemRank, m->world);
@@ -1187,6 +1269,7 @@ void model_memory_plan_free(ModelMemPlan *m)
         if (m->ranks[r].items)
             g_ptr_array_unref(m->ranks[r].items);
     g_free(m->ranks);
+    g_free(m->weights_format);
     if (m->diags)
         g_ptr_array_unref(m->diags);
     g_free(m);

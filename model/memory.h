@@ -50,6 +50,10 @@ typedef struct {
                                        contents share one array; treat it as read-only) */
     int64_t kv_budget_bytes;        /* requested - non-KV; may be negative */
     uint64_t kv_bytes_per_token;    /* on this rank, all layers */
+    uint32_t kv_block_size;         /* tokens per KV block (vLLM's block_size) */
+    uint64_t kv_tokens;             /* "GPU KV cache size: N tokens": max_concurrency x
+                                       max_model_len (0 when the budget is not positive) */
+    double max_concurrency;         /* "Maximum concurrency for L tokens per request: C x" */
 } ModelMemRank;
 
 typedef struct {
@@ -58,6 +62,9 @@ typedef struct {
     uint64_t hbm_bytes;
     uint64_t requested_bytes;      /* ceil(HBM x gpu_memory_utilization) */
     double utilization;
+    uint32_t max_model_len;        /* the engine's, for the capacity lines; 0 when unknown (a plan
+                                      read back from the database) */
+    char *weights_format;          /* model_quant_spec_describe() of the formats in force, owned */
     GPtrArray *diags;              /* SchedDiag*, owned: kv_budget, oom */
 } ModelMemPlan;
 

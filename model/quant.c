@@ -287,9 +287,11 @@ static bool fmt_equal(const ModelWeightFormat *a, const ModelWeightFormat *b)
            a->block_k == b->block_k && a->zero_point == b->zero_point;
 }
 
-char *model_quant_spec_describe(const ModelQuantSpec *s)
+char *model_quant_spec_describe(const ModelQuantSpec *s, uint32_t role_mask)
 {
     g_assert(s != NULL);
+    if (role_mask == 0)
+        role_mask = (1u << MODEL_ROLE_COUNT) - 1;
     /* For each role: the format most of its layers use (roles merged by their format). */
     GString *out = g_string_new(NULL);
     bool done[MODEL_QUANT_MAX_FORMATS] = {false};
@@ -298,7 +300,7 @@ char *model_quant_spec_describe(const ModelQuantSpec *s)
     for (int r = 0; r < MODEL_ROLE_COUNT; r++) {
         uint32_t count[MODEL_QUANT_MAX_FORMATS] = {0};
         bool global = r == MODEL_ROLE_EMBED || r == MODEL_ROLE_LM_HEAD || r == MODEL_ROLE_VISION;
-        used[r] = global ? r != MODEL_ROLE_VISION : s->n_layers > 0;
+        used[r] = (role_mask & (1u << r)) != 0 && (global || s->n_layers > 0);
         if (global || s->n_layers == 0) {
             major[r] = s->global_fmt[r];
             continue;
@@ -325,6 +327,14 @@ char *model_quant_spec_describe(const ModelQuantSpec *s)
         }
         if (roles->len) {
             char buf[48];
+            bool all = true;
+            for (int r = 0; r < MODEL_ROLE_COUNT; r++)
+                if (used[r] && !fmt_equal(&s->formats[major[r]], &s->formats[i]))
+                    all = false;
+            if (all) {
+                g_string_assign(roles, "all weights");
+                /* every role in one format: nothing else to list */
+            }
             model_weight_format_describe(&s->formats[i], buf, sizeof buf);
             g_string_append_printf(out, "%s%s %s", out->len ? "; " : "", roles->str, buf);
         }

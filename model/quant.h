@@ -170,8 +170,10 @@ double model_weight_format_bytes_per_value(const ModelWeightFormat *f);
 const char *model_weight_format_describe(const ModelWeightFormat *f, char *buf, size_t n);
 
 /* One line saying which format each group of tensors was taken in, e.g. "routed experts nvfp4
- * (group 16); attention, shared experts, dense MLP, lm_head bf16". Caller frees. */
-char *model_quant_spec_describe(const ModelQuantSpec *s);
+ * (group 16); attention, shared experts, dense MLP, lm_head bf16", or "all weights bf16".
+ * `role_mask` has bit (1 << role) set for each role the architecture has (0 = every role).
+ * Caller frees. */
+char *model_quant_spec_describe(const ModelQuantSpec *s, uint32_t role_mask);
 
 /* Known quant_method values, comma-separated (static storage), for messages. */
 const char *model_quant_methods(void);

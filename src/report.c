@@ -213,6 +213,10 @@ char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const
 
 /* ---- memory ---- */
 
+/* How far the KV-budget figure can be trusted: the median and worst error of ranksim's KV
+ * budget against real vLLM start-up logs (doc/validation.md, "KV budget"). */
+#define REPORT_KV_UNCERTAINTY "KV budget uncertainty: see doc/validation.md"
+
 static double gib(double bytes)
 {
     return bytes / (1024.0 * 1024.0 * 1024.0);
@@ -231,6 +235,52 @@ static bool same_mem(const ModelMemRank *a, const ModelMemRank *b)
 {
     return memcmp(a->bytes, b->bytes, sizeof a->bytes) == 0 &&
            a->kv_budget_bytes == b->kv_budget_bytes;
+}
+
+/* Thousands separators, as vLLM prints token counts ("1,234,567"). Writes into buf. */
+static const char *thousands(uint64_t v, char *buf, size_t n)
+{
+    char raw[32];
+    snprintf(raw, sizeof raw, "%" G_GUINT64_FORMAT, v);
+    size_t len = strlen(raw), o = 0;
+    for (size_t i = 0; i < len && o + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* The tightest rank (smallest KV budget): the one whose log lines decide the start-up. */
+static uint32_t tightest_rank(const ModelMemPlan *m)
+{
+    uint32_t w = 0;
+    for (uint32_t r = 1; r < m->world; r++)
+        if (m->ranks[r].kv_budget_bytes < m->ranks[w].kv_budget_bytes)
+            w = r;
+    return w;
+}
+
+static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
+{
+    uint32_t max_model_len = m->max_model_len;
+    uint32_t r = tightest_rank(m);
+    const ModelMemRank *x = &m->ranks[r];
+    uint64_t loaded = x->bytes[MODEL_MEM_WEIGHTS] + x->bytes[MODEL_MEM_QUANT_SCALES] +
+                      x->bytes[MODEL_MEM_DERIVED_WEIGHTS];
+    fprintf(out, "\nvLLM start-up as its log would read (rank %u, the tightest; %s):\n", r,
+            REPORT_KV_UNCERTAINTY);
+    fprintf(out, "  Model loading took %.2f GiB memory\n", gib((double)loaded));
+    fprintf(out, "  Available KV cache memory: %.2f GiB\n", gib((double)x->kv_budget_bytes));
+    if (x->kv_budget_bytes > 0) {
+        char a[40], b[40];
+        fprintf(out, "  GPU KV cache size: %s tokens\n", thousands(x->kv_tokens, a, sizeof a));
+        fprintf(out, "  Maximum concurrency for %s tokens per request: %.2fx\n",
+                thousands(max_model_len, b, sizeof b), x->max_concurrency);
+    }
+    if (m->weights_format && *m->weights_format)
+        fprintf(out, "  weights as stored: %s\n", m->weights_format);
 }
 
 void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
@@ -266,6 +316,8 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
         }
         r = j + 1;
     }
+    if (m->max_model_len)
+        report_vllm_lines(out, m);
 }
 
 static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)
