@@ -1,0 +1,868 @@
+/* src/vllm-args.c — the vLLM argument layer: `vllm serve` flags -> ranksim settings
+ * (src/vllm-args.h), and vLLM eval configs read through it as model scenarios.
+ *
+ * Sections: the engine values as vLLM spells them (shared with `engine:`); the table of serve
+ * flags ranksim reads (VllmFlag: name, what it sets, whether it takes a value); parsing an argv
+ * into a VllmArgs and applying each flag; settling and applying the result; the model-name ->
+ * preset resolution of eval configs (to be replaced by the model catalog); the eval config
+ * itself (model_name + server_args + env, plus the scenario keys it may add).
+ *
+ * Costs: a linear search of the flag table per token (the table has ~50 entries); a JSON parse
+ * per --compilation-config / --attention-config value.
+ */
+#include "vllm-args.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "scenario-loader.h"
+
+G_DEFINE_QUARK(ranksim - vllm - args - error - quark, vllm_args_error)
+
+/* ---- engine values as vLLM spells them ---- */
+
+void vllm_args_backend_names(const char *out[MODEL_BACKEND_COUNT + 1])
+{
+    for (int b = 0; b < MODEL_BACKEND_COUNT; b++)
+        out[b] = model_backend_name((ModelBackend)b);
+    out[MODEL_BACKEND_COUNT] = NULL;
+}
+
+void vllm_args_cudagraph_names(const char *out[VLLM_ARGS_N_CUDAGRAPH + 1])
+{
+    for (int m = 0; m < VLLM_ARGS_N_CUDAGRAPH; m++)
+        out[m] = model_cudagraph_name((ModelCudagraph)m);
+    out[VLLM_ARGS_N_CUDAGRAPH] = NULL;
+}
+
+/* bf16, fp8, ... then "none" (= bf16). */
+void vllm_args_quant_names(const char *out[MODEL_QUANT_COUNT + 2])
+{
+    for (int q = 0; q < MODEL_QUANT_COUNT; q++)
+        out[q] = model_quant_name((ModelQuant)q);
+    out[MODEL_QUANT_COUNT] = "none";
+    out[MODEL_QUANT_COUNT + 1] = NULL;
+}
+
+/* An attention backend, case-insensitively. */
+bool vllm_args_parse_backend(const char *text, ModelBackend *out)
+{
+    g_autofree char *up = g_ascii_strup(text, -1);
+    return model_backend_parse(up, out) || model_backend_parse(text, out);
+}
+
+/* A quantization: ranksim's names, "none" (bf16), and the vLLM method names that mean one of
+ * them (modelopt_fp4 = nvfp4; modelopt, fbgemm_fp8, ptpc_fp8 = fp8). Case-insensitive. */
+bool vllm_args_parse_quant(const char *text, ModelQuant *out)
+{
+    static const struct {
+        const char *name;
+        ModelQuant q;
+    } aliases[] = {{"none", MODEL_QUANT_BF16},
+                   {"modelopt_fp4", MODEL_QUANT_NVFP4},
+                   {"modelopt", MODEL_QUANT_FP8},
+                   {"fbgemm_fp8", MODEL_QUANT_FP8},
+                   {"ptpc_fp8", MODEL_QUANT_FP8}};
+    g_autofree char *low = g_ascii_strdown(text, -1);
+    if (model_quant_parse(low, out) || model_quant_parse(text, out))
+        return true;
+    for (size_t i = 0; i < G_N_ELEMENTS(aliases); i++)
+        if (strcmp(low, aliases[i].name) == 0) {
+            *out = aliases[i].q;
+            return true;
+        }
+    return false;
+}
+
+const char *const vllm_args_kv_dtype_names[] = {"auto",     "bf16",     "bfloat16", "fp8",
+                                                "fp8_e4m3", "fp8_e5m2", NULL};
+
+/* vLLM's --kv-cache-dtype: auto (the model's dtype, bf16 here) or bf16 -> bf16; fp8 kinds -> fp8.
+ */
+bool vllm_args_parse_kv_dtype(const char *text, SchedDtype *out)
+{
+    g_autofree char *low = g_ascii_strdown(text, -1);
+    for (int i = 0; vllm_args_kv_dtype_names[i]; i++)
+        if (strcmp(low, vllm_args_kv_dtype_names[i]) == 0) {
+            *out = i < 3 ? SCHED_DTYPE_BF16 : SCHED_DTYPE_FP8;
+            return true;
+        }
+    return false;
+}
+
+bool vllm_args_parse_cudagraph(const char *text, ModelCudagraph *out)
+{
+    g_autofree char *up = g_ascii_strup(text, -1);
+    return model_cudagraph_parse(up, out) || model_cudagraph_parse(text, out);
+}
+
+/* ---- the serve flags ranksim reads ---- */
+
+typedef enum {
+    VF_TP,
+    VF_DP,
+    VF_PCP,
+    VF_DCP,
+    VF_PP,
+    VF_EP,
+    VF_NO_EP,
+    VF_DCP_BACKEND,
+    VF_INTERLEAVE,
+    VF_BACKEND,
+    VF_ATTENTION_CONFIG,
+    VF_QUANT,
+    VF_KV_DTYPE,
+    VF_GPU_UTIL,
+    VF_BATCHED_TOKENS,
+    VF_MODEL_LEN,
+    VF_NUM_SEQS,
+    VF_COMPILATION,
+    VF_OPT_LEVEL,
+    VF_EAGER,
+    VF_NO_EAGER,
+    VF_NO_EFFECT, /* read and dropped: no bearing on a simulation */
+} VllmFlagKind;
+
+typedef struct {
+    const char *name;
+    VllmFlagKind kind;
+    bool value; /* takes a value */
+} VllmFlag;
+
+/* vLLM's serve flags that ranksim reads (vllm/engine/arg_utils.py names and short forms). */
+static const VllmFlag vllm_flags[] = {
+    {"--tensor-parallel-size", VF_TP, true},
+    {"-tp", VF_TP, true},
+    {"--data-parallel-size", VF_DP, true},
+    {"-dp", VF_DP, true},
+    {"--prefill-context-parallel-size", VF_PCP, true},
+    {"-pcp", VF_PCP, true},
+    {"--decode-context-parallel-size", VF_DCP, true},
+    {"-dcp", VF_DCP, true},
+    {"--pipeline-parallel-size", VF_PP, true},
+    {"-pp", VF_PP, true},
+    {"--enable-expert-parallel", VF_EP, false},
+    {"-ep", VF_EP, false},
+    {"--no-enable-expert-parallel", VF_NO_EP, false},
+    {"--dcp-comm-backend", VF_DCP_BACKEND, true},
+    {"--cp-kv-cache-interleave-size", VF_INTERLEAVE, true},
+    {"--dcp-kv-cache-interleave-size", VF_INTERLEAVE, true},
+    {"--attention-backend", VF_BACKEND, true},
+    {"--attention-config", VF_ATTENTION_CONFIG, true},
+    {"-ac", VF_ATTENTION_CONFIG, true},
+    {"--quantization", VF_QUANT, true},
+    {"-q", VF_QUANT, true},
+    {"--kv-cache-dtype", VF_KV_DTYPE, true},
+    {"--gpu-memory-utilization", VF_GPU_UTIL, true},
+    {"--max-num-batched-tokens", VF_BATCHED_TOKENS, true},
+    {"--max-model-len", VF_MODEL_LEN, true},
+    {"--max-num-seqs", VF_NUM_SEQS, true},
+    {"--compilation-config", VF_COMPILATION, true},
+    {"-cc", VF_COMPILATION, true},
+    {"--optimization-level", VF_OPT_LEVEL, true},
+    {"-O", VF_OPT_LEVEL, true},
+    {"--enforce-eager", VF_EAGER, false},
+    {"--no-enforce-eager", VF_NO_EAGER, false},
+    {"--trust-remote-code", VF_NO_EFFECT, false},
+    {"--disable-log-requests", VF_NO_EFFECT, false},
+    {"--enable-log-requests", VF_NO_EFFECT, false},
+    {"--disable-log-stats", VF_NO_EFFECT, false},
+    {"--disable-uvicorn-access-log", VF_NO_EFFECT, false},
+    {"--host", VF_NO_EFFECT, true},
+    {"--port", VF_NO_EFFECT, true},
+    {"--served-model-name", VF_NO_EFFECT, true},
+    {"--revision", VF_NO_EFFECT, true},
+    {"--code-revision", VF_NO_EFFECT, true},
+    {"--tokenizer-revision", VF_NO_EFFECT, true},
+    {"--download-dir", VF_NO_EFFECT, true},
+    {"--safetensors-load-strategy", VF_NO_EFFECT, true},
+    {"--load-format", VF_NO_EFFECT, true},
+    {"--seed", VF_NO_EFFECT, true},
+    {"--uvicorn-log-level", VF_NO_EFFECT, true},
+    {"--api-key", VF_NO_EFFECT, true},
+};
+
+/* ---- parsing: one flag at a time ---- */
+
+/* The state of one parse: the settings being built and where a failure goes. */
+typedef struct {
+    VllmArgs *a;
+    GError **error;
+} Reader;
+
+/* Records a flag or value that is given but not simulated. */
+static void note(VllmArgs *a, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void note(VllmArgs *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_ptr_array_add(a->notes, g_strdup_vprintf(fmt, ap));
+    va_end(ap);
+}
+
+static bool flag_fail(Reader *ef, const char *flag, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static bool flag_fail(Reader *ef, const char *flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(ef->error, VLLM_ARGS_ERROR, VLLM_ARGS_ERROR_INVALID, "%s: %s", flag, msg);
+    return false;
+}
+
+/* A token that is an option rather than a value: "-x..." but not a negative number. */
+static bool looks_like_flag(const char *t)
+{
+    return t[0] == '-' && t[1] != '\0' && !g_ascii_isdigit(t[1]) && t[1] != '.';
+}
+
+/* An unsigned integer in [min, max]; `human` also takes vLLM's 4k / 4K (1000 / 1024) forms. */
+static bool flag_uint(Reader *ef, const char *flag, const char *v, uint64_t min, uint64_t max,
+                      bool human, uint32_t *out)
+{
+    g_autofree char *digits = g_strdup(v);
+    uint64_t mult = 1;
+    size_t len = strlen(digits);
+    if (human && len > 1) {
+        static const char units[] = "kKmMgG";
+        static const uint64_t mults[] = {1000, 1024, 1000000, 1048576, 1000000000, 1073741824};
+        const char *u = strchr(units, digits[len - 1]);
+        if (u) {
+            mult = mults[u - units];
+            digits[len - 1] = '\0';
+        }
+    }
+    guint64 x = 0;
+    if (!g_ascii_string_to_unsigned(digits, 10, 0, G_MAXUINT64 / 1073741824, &x, NULL))
+        return flag_fail(ef, flag,
+                         "expected an integer, got '%s'; valid: %" G_GUINT64_FORMAT
+                         "..%" G_GUINT64_FORMAT,
+                         v, min, max);
+    x *= mult;
+    if (x < min || x > max)
+        return flag_fail(ef, flag,
+                         "%s is out of range; valid: %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT, v,
+                         min, max);
+    *out = (uint32_t)x;
+    return true;
+}
+
+static bool flag_backend(Reader *ef, const char *flag, const char *v)
+{
+    if (vllm_args_parse_backend(v, &ef->a->engine.attention_backend)) {
+        ef->a->backend_set = true;
+        return true;
+    }
+    const char *names[MODEL_BACKEND_COUNT + 1];
+    vllm_args_backend_names(names);
+    g_autofree char *hint = yamldoc_suggestion(v, names);
+    return flag_fail(ef, flag, "unknown attention backend '%s'; %s", v, hint);
+}
+
+static bool flag_cudagraph(Reader *ef, const char *flag, const char *v)
+{
+    if (g_ascii_strcasecmp(v, "FULL_DECODE_ONLY") == 0) {
+        ef->a->engine.cudagraph_mode = MODEL_CUDAGRAPH_FULL;
+        note(ef->a, "cudagraph_mode FULL_DECODE_ONLY (simulated as FULL)");
+    } else if (!vllm_args_parse_cudagraph(v, &ef->a->engine.cudagraph_mode)) {
+        const char *names[VLLM_ARGS_N_CUDAGRAPH + 1];
+        vllm_args_cudagraph_names(names);
+        g_autofree char *hint = yamldoc_suggestion(v, names);
+        return flag_fail(ef, flag, "unknown cudagraph_mode '%s'; %s, FULL_DECODE_ONLY", v, hint);
+    }
+    ef->a->cudagraph_set = true;
+    return true;
+}
+
+static bool flag_opt_level(Reader *ef, const char *flag, const char *v)
+{
+    guint64 level = 0;
+    if (!g_ascii_string_to_unsigned(v, 10, 0, 3, &level, NULL))
+        return flag_fail(ef, flag, "expected an optimization level, got '%s'; valid: 0..3", v);
+    ef->a->opt_level = (int)level;
+    return true;
+}
+
+/* The JSON of --compilation-config: cudagraph_mode, and pass_config.enable_sp (or its older
+ * name enable_sequence_parallelism) for sequence parallelism. Other members have no bearing. */
+static bool flag_compilation_json(Reader *ef, const char *flag, const char *json)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    g_autoptr(GError) jerr = NULL;
+    if (!json_parser_load_from_data(p, json, -1, &jerr))
+        return flag_fail(ef, flag,
+                         "not valid JSON (%s); valid: e.g. '{\"cudagraph_mode\": "
+                         "\"PIECEWISE\"}'",
+                         jerr->message);
+    JsonNode *root = json_parser_get_root(p);
+    if (!root || !JSON_NODE_HOLDS_OBJECT(root))
+        return flag_fail(ef, flag,
+                         "expected a JSON object such as '{\"cudagraph_mode\": "
+                         "\"PIECEWISE\"}'");
+    JsonObject *o = json_node_get_object(root);
+    JsonNode *m = json_object_get_member(o, "cudagraph_mode");
+    if (m) {
+        if (!JSON_NODE_HOLDS_VALUE(m) || json_node_get_value_type(m) != G_TYPE_STRING)
+            return flag_fail(ef, flag, "cudagraph_mode must be a string such as \"PIECEWISE\"");
+        if (!flag_cudagraph(ef, flag, json_node_get_string(m)))
+            return false;
+    }
+    JsonNode *pc = json_object_get_member(o, "pass_config");
+    if (pc && JSON_NODE_HOLDS_OBJECT(pc)) {
+        JsonObject *po = json_node_get_object(pc);
+        static const char *const sp_names[] = {"enable_sp", "enable_sequence_parallelism"};
+        for (size_t i = 0; i < G_N_ELEMENTS(sp_names); i++) {
+            JsonNode *b = json_object_get_member(po, sp_names[i]);
+            if (b && JSON_NODE_HOLDS_VALUE(b) && json_node_get_value_type(b) == G_TYPE_BOOLEAN)
+                ef->a->par.enable_sequence_parallel = json_node_get_boolean(b);
+        }
+    }
+    return true;
+}
+
+/* --compilation-config VALUE, or --compilation-config.SUBKEY VALUE. */
+static bool flag_compilation(Reader *ef, const char *flag, const char *sub, const char *v,
+                             const char *given)
+{
+    if (sub) {
+        if (strcmp(sub, "cudagraph_mode") == 0)
+            return flag_cudagraph(ef, flag, v);
+        if (strcmp(sub, "pass_config.enable_sp") == 0 ||
+            strcmp(sub, "pass_config.enable_sequence_parallelism") == 0) {
+            if (g_ascii_strcasecmp(v, "true") != 0 && g_ascii_strcasecmp(v, "false") != 0)
+                return flag_fail(ef, given, "expected true or false, got '%s'", v);
+            ef->a->par.enable_sequence_parallel = g_ascii_strcasecmp(v, "true") == 0;
+            return true;
+        }
+        note(ef->a, "%s %s", given, v);
+        return true;
+    }
+    if (g_ascii_isdigit(v[0]))
+        return flag_opt_level(ef, flag, v); /* older vLLM: a number is the level */
+    return flag_compilation_json(ef, flag, v);
+}
+
+/* --attention-config '{"backend": ...}' or --attention-config.backend NAME. */
+static bool flag_attention_config(Reader *ef, const char *flag, const char *sub, const char *v,
+                                  const char *given)
+{
+    if (sub) {
+        if (strcmp(sub, "backend") == 0)
+            return flag_backend(ef, given, v);
+        note(ef->a, "%s %s", given, v);
+        return true;
+    }
+    g_autoptr(JsonParser) p = json_parser_new();
+    g_autoptr(GError) jerr = NULL;
+    if (!json_parser_load_from_data(p, v, -1, &jerr))
+        return flag_fail(ef, flag,
+                         "not valid JSON (%s); valid: e.g. '{\"backend\": "
+                         "\"FLASHMLA_SPARSE\"}'",
+                         jerr->message);
+    JsonNode *root = json_parser_get_root(p);
+    if (!root || !JSON_NODE_HOLDS_OBJECT(root))
+        return flag_fail(ef, flag,
+                         "expected a JSON object such as '{\"backend\": "
+                         "\"FLASHMLA_SPARSE\"}'");
+    JsonNode *b = json_object_get_member(json_node_get_object(root), "backend");
+    if (!b)
+        return true;
+    if (!JSON_NODE_HOLDS_VALUE(b) || json_node_get_value_type(b) != G_TYPE_STRING)
+        return flag_fail(ef, flag, "backend must be a string such as \"FLASHMLA_SPARSE\"");
+    return flag_backend(ef, flag, json_node_get_string(b));
+}
+
+/* One recognised flag with its value (NULL for flags without one). `flag` is the canonical
+ * spelling, `given` what the config wrote (for messages), `sub` a dotted sub-key or NULL. */
+static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const char *sub,
+                       const char *v)
+{
+    ModelParallel *par = &ef->a->par;
+    ModelEngine *e = &ef->a->engine;
+    const char *flag = f->name;
+    switch (f->kind) {
+    case VF_TP:
+        return flag_uint(ef, flag, v, 1, MAX_RANKS, false, &par->tensor_parallel_size);
+    case VF_DP:
+        return flag_uint(ef, flag, v, 1, MAX_RANKS, false, &par->data_parallel_size);
+    case VF_PCP:
+        return flag_uint(ef, flag, v, 1, MAX_RANKS, false, &par->prefill_context_parallel_size);
+    case VF_DCP:
+        return flag_uint(ef, flag, v, 1, MAX_RANKS, false, &par->decode_context_parallel_size);
+    case VF_PP: {
+        uint32_t pp = 1;
+        if (!flag_uint(ef, flag, v, 1, MAX_RANKS, false, &pp))
+            return false;
+        return pp == 1 || flag_fail(ef, flag, "pipeline parallelism is not modelled; valid: 1");
+    }
+    case VF_EP:
+        par->enable_expert_parallel = true;
+        return true;
+    case VF_NO_EP:
+        par->enable_expert_parallel = false;
+        return true;
+    case VF_DCP_BACKEND:
+        if (strcmp(v, "ag_rs") == 0 || strcmp(v, "a2a") == 0) {
+            par->dcp_comm_backend = v[1] == 'g' ? MODEL_DCP_AG_RS : MODEL_DCP_A2A;
+            return true;
+        }
+        return flag_fail(ef, flag, "unknown value '%s'; valid: ag_rs, a2a", v);
+    case VF_INTERLEAVE:
+        return flag_uint(ef, flag, v, 1, MAX_SEQ_LEN, false, &par->cp_kv_cache_interleave_size);
+    case VF_BACKEND:
+        return flag_backend(ef, flag, v);
+    case VF_ATTENTION_CONFIG:
+        return flag_attention_config(ef, flag, sub, v, given);
+    case VF_QUANT:
+        if (g_ascii_strcasecmp(v, "ascend") == 0) { /* vLLM-Ascend: the scheme is the model's */
+            ef->a->quant_ascend = true;
+            return true;
+        }
+        if (!vllm_args_parse_quant(v, &e->quantization)) {
+            const char *names[MODEL_QUANT_COUNT + 2];
+            vllm_args_quant_names(names);
+            g_autofree char *list = g_strjoinv(", ", (char **)names);
+            return flag_fail(ef, flag,
+                             "quantization '%s' is not modelled; valid: %s (also modelopt_fp4, "
+                             "modelopt, fbgemm_fp8, ptpc_fp8, ascend)",
+                             v, list);
+        }
+        ef->a->quant_set = true;
+        return true;
+    case VF_KV_DTYPE:
+        if (vllm_args_parse_kv_dtype(v, &e->kv_cache_dtype))
+            return true;
+        {
+            g_autofree char *list = g_strjoinv(", ", (char **)vllm_args_kv_dtype_names);
+            return flag_fail(ef, flag, "unknown KV cache dtype '%s'; valid: %s", v, list);
+        }
+    case VF_GPU_UTIL: {
+        char *end = NULL;
+        double x = g_ascii_strtod(v, &end);
+        if (end == v || *end || !isfinite(x))
+            return flag_fail(ef, flag,
+                             "expected a number, got '%s'; valid: a number > 0 and "
+                             "<= 1",
+                             v);
+        if (x <= 0 || x > 1)
+            return flag_fail(ef, flag, "%s is out of range; valid: a number > 0 and <= 1", v);
+        e->gpu_memory_utilization = x;
+        return true;
+    }
+    case VF_BATCHED_TOKENS:
+        return flag_uint(ef, flag, v, 1, MAX_SEQ_LEN, true, &e->max_num_batched_tokens);
+    case VF_MODEL_LEN:
+        return flag_uint(ef, flag, v, 1, MAX_SEQ_LEN, true, &e->max_model_len);
+    case VF_NUM_SEQS:
+        return flag_uint(ef, flag, v, 1, MAX_BATCH_SEQS, false, &e->max_num_seqs);
+    case VF_COMPILATION:
+        return flag_compilation(ef, flag, sub, v, given);
+    case VF_OPT_LEVEL:
+        return v[0] == '{' ? flag_compilation_json(ef, flag, v) : flag_opt_level(ef, flag, v);
+    case VF_EAGER:
+        ef->a->eager = true;
+        return true;
+    case VF_NO_EAGER:
+        ef->a->eager = false;
+        return true;
+    case VF_NO_EFFECT:
+        return true;
+    }
+    g_assert_not_reached();
+}
+
+static const VllmFlag *find_flag(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(vllm_flags); i++)
+        if (strcmp(vllm_flags[i].name, name) == 0)
+            return &vllm_flags[i];
+    return NULL;
+}
+
+/* ---- the interface ---- */
+
+VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel *par,
+                          const ModelEngine *engine, GError **error)
+{
+    g_return_val_if_fail(argc >= 0 && (argv != NULL || argc == 0), NULL);
+    g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+    g_autoptr(VllmArgs) a = g_new0(VllmArgs, 1);
+    if (par)
+        a->par = *par;
+    else
+        model_parallel_defaults(&a->par);
+    if (engine)
+        a->engine = *engine;
+    else
+        model_engine_defaults(&a->engine);
+    a->opt_level = -1;
+    a->notes = g_ptr_array_new_with_free_func(g_free);
+    Reader rd = {a, error};
+    for (int i = 0; i < argc; i++) {
+        const char *tok = argv[i];
+        if (!looks_like_flag(tok)) {
+            note(a, "%s", tok);
+            continue;
+        }
+        /* name [=value]; "-O3" is "-O 3" */
+        const char *eq = strchr(tok, '=');
+        g_autofree char *name = eq ? g_strndup(tok, (gsize)(eq - tok)) : g_strdup(tok);
+        g_autofree char *inline_val = eq ? g_strdup(eq + 1) : NULL;
+        if (name[0] == '-' && name[1] == 'O' && name[2] && name[2] != '.' && !inline_val) {
+            inline_val = g_strdup(name + 2);
+            name[2] = '\0';
+        }
+        char *sub = strchr(name, '.');
+        if (sub)
+            *sub++ = '\0';
+        if (name[1] == '-')
+            for (char *c = name + 2; *c; c++)
+                if (*c == '_')
+                    *c = '-';
+        const VllmFlag *f = find_flag(name);
+        if (f && sub && f->kind != VF_COMPILATION && f->kind != VF_ATTENTION_CONFIG)
+            f = NULL;
+        if (!f) {
+            if (!eq && i + 1 < argc && !looks_like_flag(argv[i + 1])) {
+                note(a, "%s %s", tok, argv[i + 1]);
+                i++;
+            } else {
+                note(a, "%s", tok);
+            }
+            continue;
+        }
+        g_autofree char *given = sub ? g_strdup_printf("%s.%s", name, sub) : g_strdup(name);
+        const char *v = inline_val;
+        bool ok = true;
+        if (f->value && !v) {
+            if (i + 1 >= argc || looks_like_flag(argv[i + 1]))
+                ok = flag_fail(&rd, given, "needs a value");
+            else
+                v = argv[++i];
+        } else if (!f->value && v) {
+            ok = flag_fail(&rd, given, "takes no value, got '=%s'", v);
+        }
+        if (!ok || !apply_flag(&rd, f, given, sub, v))
+            return NULL;
+    }
+    return g_steal_pointer(&a);
+}
+
+VllmArgs *vllm_args_parse_line(const char *line, const ModelParallel *par,
+                               const ModelEngine *engine, GError **error)
+{
+    g_return_val_if_fail(line != NULL, NULL);
+    int argc = 0;
+    g_auto(GStrv) argv = NULL;
+    g_autoptr(GError) serr = NULL;
+    if (!g_shell_parse_argv(line, &argc, &argv, &serr)) {
+        if (g_error_matches(serr, G_SHELL_ERROR, G_SHELL_ERROR_EMPTY_STRING))
+            return vllm_args_parse(NULL, 0, par, engine, error);
+        g_set_error(error, VLLM_ARGS_ERROR, VLLM_ARGS_ERROR_SPLIT,
+                    "cannot split it like a shell command line: %s; quote JSON values "
+                    "like '{\"cudagraph_mode\": \"PIECEWISE\"}'",
+                    serr->message);
+        return NULL;
+    }
+    return vllm_args_parse((const char *const *)argv, argc, par, engine, error);
+}
+
+void vllm_args_apply(const VllmArgs *a, int name_quant, ModelParallel *par, ModelEngine *engine,
+                     GPtrArray *ignored)
+{
+    g_return_if_fail(a != NULL && par != NULL && engine != NULL && ignored != NULL);
+    *par = a->par;
+    *engine = a->engine;
+    if (a->eager)
+        engine->cudagraph_mode = MODEL_CUDAGRAPH_NONE;
+    else if (!a->cudagraph_set && a->opt_level >= 0)
+        engine->cudagraph_mode = a->opt_level == 0   ? MODEL_CUDAGRAPH_NONE
+                                 : a->opt_level == 1 ? MODEL_CUDAGRAPH_PIECEWISE
+                                                     : MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
+    if (!a->quant_set)
+        engine->quantization = name_quant >= 0   ? (ModelQuant)name_quant
+                               : a->quant_ascend ? MODEL_QUANT_W8A8
+                                                 : MODEL_QUANT_BF16;
+    for (guint i = 0; i < a->notes->len; i++)
+        g_ptr_array_add(ignored, g_strdup(g_ptr_array_index(a->notes, i)));
+}
+
+void vllm_args_free(VllmArgs *a)
+{
+    if (!a)
+        return;
+    if (a->notes)
+        g_ptr_array_unref(a->notes);
+    g_free(a);
+}
+
+/* ---- model name -> preset (eval configs) ----
+ * To be replaced by the model catalog module; kept apart so that it can go in one piece. */
+
+static const struct {
+    const char *suffix;
+    ModelQuant q;
+} quant_suffixes[] = {
+    {"-nvfp4", MODEL_QUANT_NVFP4}, {"-fp4", MODEL_QUANT_NVFP4}, {"-fp8", MODEL_QUANT_FP8},
+    {"-w8a8", MODEL_QUANT_W8A8},   {"-int8", MODEL_QUANT_W8A8}, {"-w4a8", MODEL_QUANT_W4A8},
+    {"-w4a16", MODEL_QUANT_W4A8},  {"-awq", MODEL_QUANT_W4A8},  {"-gptq", MODEL_QUANT_W4A8},
+    {"-int4", MODEL_QUANT_W4A8},   {"-bf16", MODEL_QUANT_BF16},
+};
+/* Suffixes that name a release, not an architecture. */
+static const char *const release_suffixes[] = {
+    "-instruct", "-chat", "-exp", "-base", "-hf", "-it", "-thinking", "-preview", "-dynamic", NULL};
+/* Models with a preset's architecture under another name. */
+static const char *const model_aliases[][2] = {{"deepseek-r1", "deepseek-v3"},
+                                               {"deepseek-v3.1", "deepseek-v3"}};
+
+/* `s` lowercased without '-', '.' and '_'. Caller frees. */
+static char *model_key(const char *s)
+{
+    GString *k = g_string_new(NULL);
+    for (; *s; s++)
+        if (*s != '-' && *s != '.' && *s != '_')
+            g_string_append_c(k, g_ascii_tolower(*s));
+    return g_string_free(k, FALSE);
+}
+
+/* Strips one known suffix from `s` (lowercase) in place; sets *quant for a quantization suffix
+ * when it is still -1. Returns whether one was stripped. */
+static bool strip_model_suffix(char *s, int *quant)
+{
+    size_t len = strlen(s);
+    for (size_t i = 0; i < G_N_ELEMENTS(quant_suffixes); i++) {
+        size_t n = strlen(quant_suffixes[i].suffix);
+        if (len > n && g_str_has_suffix(s, quant_suffixes[i].suffix)) {
+            s[len - n] = '\0';
+            if (*quant < 0)
+                *quant = (int)quant_suffixes[i].q;
+            return true;
+        }
+    }
+    for (size_t i = 0; release_suffixes[i]; i++) {
+        size_t n = strlen(release_suffixes[i]);
+        if (len > n && g_str_has_suffix(s, release_suffixes[i])) {
+            s[len - n] = '\0';
+            return true;
+        }
+    }
+    /* a date such as -2507 or -0528 */
+    if (len > 5 && s[len - 5] == '-' && g_ascii_isdigit(s[len - 4]) &&
+        g_ascii_isdigit(s[len - 3]) && g_ascii_isdigit(s[len - 2]) && g_ascii_isdigit(s[len - 1])) {
+        s[len - 5] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* Maps a Hugging Face model id to a preset: the part after the last '/', lowercased, without
+ * quantization suffixes (which set *quant, else -1), release suffixes and dates, without a
+ * leading "meta-", compared with the presets ignoring '-', '.' and '_'. Returns the matching
+ * entry of `presets` or NULL; *stem gets the name as read (caller frees). */
+static const char *eval_model_preset(const char *model_name, char *const *presets, char **stem,
+                                     int *quant)
+{
+    g_autofree char *trimmed = g_strdup(model_name);
+    size_t len = strlen(trimmed);
+    while (len > 1 && trimmed[len - 1] == '/')
+        trimmed[--len] = '\0';
+    const char *slash = strrchr(trimmed, '/');
+    char *s = g_ascii_strdown(slash ? slash + 1 : trimmed, -1);
+    *quant = -1;
+    while (strip_model_suffix(s, quant))
+        ;
+    if (g_str_has_prefix(s, "meta-") && s[5]) {
+        char *t = g_strdup(s + 5);
+        g_free(s);
+        s = t;
+    }
+    *stem = s;
+    g_autofree char *key = model_key(s);
+    for (size_t i = 0; i < G_N_ELEMENTS(model_aliases); i++) {
+        g_autofree char *ak = model_key(model_aliases[i][0]);
+        if (strcmp(key, ak) == 0) {
+            g_free(key);
+            key = model_key(model_aliases[i][1]);
+            break;
+        }
+    }
+    for (size_t i = 0; presets[i]; i++) {
+        g_autofree char *pk = model_key(presets[i]);
+        if (strcmp(key, pk) == 0)
+            return presets[i];
+    }
+    return NULL;
+}
+
+/* ---- vLLM eval configs (vllm-project/vllm tests/evals/gsm8k/configs/NAME.yaml) ---- */
+
+/* The eval config's own keys. */
+static const char *const eval_keys[] = {"model_name", "server_args", "env", NULL};
+/* Keys of the eval harness that say nothing about the engine: accepted, not simulated
+ * (max_model_len, used by lm-eval configs, is the default for --max-model-len). */
+static const char *const eval_harness_keys[] = {
+    "accuracy_threshold",
+    "num_questions",
+    "num_fewshot",
+    "max_concurrency",
+    "startup_max_wait_seconds",
+    "tolerance",
+    "trust_remote_code",
+    "rocm_request_timeout_seconds",
+    "max_model_len",
+    NULL,
+};
+/* Every top-level key: ours and the scenario's are read; the harness's are accepted; ranks,
+ * groups, programs are errors; a near miss of a key we read is an error with a suggestion;
+ * anything else is another harness key, accepted and noted in ignored_flags. */
+static bool check_eval_keys(Loader *ld, const YamlDocNode *root, Scenario *s)
+{
+    /* Read: ours, then the scenario keys (of kind: model) an eval config or --set may add. */
+    g_autoptr(GPtrArray) keys = g_ptr_array_new();
+    for (size_t i = 0; eval_keys[i]; i++)
+        g_ptr_array_add(keys, (gpointer)eval_keys[i]);
+    for (size_t i = 0; scenario_model_keys[i]; i++)
+        g_ptr_array_add(keys, (gpointer)scenario_model_keys[i]);
+    g_ptr_array_add(keys, NULL);
+    const char *const *read = (const char *const *)keys->pdata;
+    for (uint32_t i = 0; i < yamldoc_map_len(root); i++) {
+        const YamlDocNode *k = yamldoc_map_key(root, i);
+        if (scenario_in_list(read, k->text) || scenario_in_list(eval_harness_keys, k->text))
+            continue;
+        g_autofree char *list = g_strjoinv(", ", (char **)read);
+        if (scenario_in_list(scenario_program_only_keys, k->text))
+            return yamldoc_fail(&ld->doc, k, k->text,
+                                "not valid in a vLLM eval config, which is a model scenario "
+                                "(its ranks, groups and programs come from lowering the model); "
+                                "valid: %s",
+                                list);
+        const char *best = yamldoc_closest(k->text, read);
+        if (best)
+            return yamldoc_fail(&ld->doc, k, k->text,
+                                "unknown key in a vLLM eval config; did you mean '%s'? (read: "
+                                "%s; other keys are eval-harness settings and ignored)",
+                                best, list);
+        scenario_note_ignored(s, "eval config key '%s'", k->text);
+    }
+    return true;
+}
+
+/* server_args: vLLM serve flags in one string, split like a shell, on top of ms's settings.
+ * Returns NULL after setting the load's error (at the server_args key). */
+static VllmArgs *eval_server_args(Loader *ld, const YamlDocNode *at, const YamlDocNode *value,
+                                  const ModelSetup *ms)
+{
+    const char *text = NULL;
+    if (!yamldoc_get_string(&ld->doc, value, "server_args",
+                            "vLLM serve flags in one string, e.g. \"--tensor-parallel-size 4 "
+                            "--enable-expert-parallel\"",
+                            &text))
+        return NULL;
+    g_autoptr(GError) err = NULL;
+    VllmArgs *a = vllm_args_parse_line(text, &ms->par, &ms->engine, &err);
+    if (!a)
+        yamldoc_fail(&ld->doc, at, "server_args", "%s", err->message);
+    return a;
+}
+
+/* A local model folder named by model_name ("/models/GLM-5.2" or "./ckpt"): its config.json,
+ * relative to the scenario's folder, or NULL. Caller frees. */
+static char *eval_local_config(const Loader *ld, const char *model_name)
+{
+    if (!(model_name[0] == '/' || g_str_has_prefix(model_name, "./") ||
+          g_str_has_prefix(model_name, "../")))
+        return NULL;
+    g_autofree char *dir = scenario_resolve_path(ld, model_name);
+    char *cfg = g_build_filename(dir, "config.json", NULL);
+    if (g_file_test(cfg, G_FILE_TEST_IS_REGULAR))
+        return cfg;
+    g_free(cfg);
+    return NULL;
+}
+
+bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
+{
+    if (!check_eval_keys(ld, root, s) || !scenario_load_identity(ld, root, s))
+        return false;
+    const YamlDocNode *n = yamldoc_map_get(root, "kind");
+    const char *kind = NULL;
+    if (n &&
+        (!yamldoc_get_string(&ld->doc, n, "kind", "model", &kind) || strcmp(kind, "model") != 0))
+        return yamldoc_fail(&ld->doc, n, "kind",
+                            "a vLLM eval config (model_name:) is a model scenario; valid: kind: "
+                            "model, or leave kind out");
+
+    /* model_name -> architecture (a `model:` key, e.g. from --set, takes precedence) */
+    const YamlDocNode *mn = yamldoc_map_get(root, "model_name");
+    const char *model_name = NULL;
+    if (!yamldoc_get_string(&ld->doc, mn, "model_name",
+                            "a Hugging Face model id such as nvidia/GLM-5.2-NVFP4", &model_name))
+        return false;
+    g_auto(GStrv) presets = scenario_model_presets();
+    g_autofree char *stem = NULL;
+    int name_quant = -1;
+    const char *preset = eval_model_preset(model_name, presets, &stem, &name_quant);
+    s->arch = g_new0(ModelArch, 1);
+    const YamlDocNode *model = yamldoc_map_get(root, "model");
+    g_autofree char *local = model ? NULL : eval_local_config(ld, model_name);
+    if (model) {
+        if (!scenario_load_arch(ld, model, s))
+            return false;
+    } else if (preset) {
+        if (!scenario_arch_from_preset(ld, mn, "model_name", preset, s))
+            return false;
+    } else if (local) {
+        if (!scenario_arch_from_file(ld, mn, "model_name", local, s))
+            return false;
+    } else {
+        g_autofree char *list = g_strjoinv(", ", presets);
+        return yamldoc_fail(&ld->doc, mn, "model_name",
+                            "no built-in model matches '%s' (read as '%s'); valid: %s; for "
+                            "another model write a model scenario with model: "
+                            "path/to/config.json, or add --set model=path/to/config.json",
+                            model_name, stem, list);
+    }
+
+    /* server_args and env -> parallel and engine settings */
+    ModelSetup ms = {.eval = true};
+    model_parallel_defaults(&ms.par);
+    model_engine_defaults(&ms.engine);
+    model_cost_params_defaults(&ms.cost);
+    if ((n = yamldoc_map_get(root, "max_model_len")) &&
+        !scenario_get_u32(ld, root, "max_model_len", 1, MAX_SEQ_LEN, &ms.engine.max_model_len))
+        return false;
+    const YamlDocNode *sa = yamldoc_map_get(root, "server_args");
+    const YamlDocNode *sak = yamldoc_map_get_key(root, "server_args");
+    ms.par_spot = ms.engine_spot = sa ? (Spot){sak, "server_args"} : (Spot){mn, "model_name"};
+    g_autoptr(VllmArgs) args = sa ? eval_server_args(ld, sak, sa, &ms)
+                                  : vllm_args_parse(NULL, 0, &ms.par, &ms.engine, NULL);
+    if (!args)
+        return false;
+    vllm_args_apply(args, name_quant, &ms.par, &ms.engine, s->ignored_flags);
+
+    const YamlDocNode *env = yamldoc_map_get(root, "env");
+    if (env) {
+        if (!yamldoc_expect_map(&ld->doc, env, "env",
+                                "a mapping of environment variables, e.g. "
+                                "{VLLM_USE_V2_MODEL_RUNNER: \"1\"}"))
+            return false;
+        const YamlDocNode *bn = yamldoc_map_get(env, "VLLM_ATTENTION_BACKEND");
+        if (bn && !args->backend_set) {
+            const char *names[MODEL_BACKEND_COUNT + 1];
+            vllm_args_backend_names(names);
+            g_autofree char *list = g_strjoinv(", ", (char **)names);
+            const char *v = NULL;
+            if (!yamldoc_get_string(&ld->doc, bn, "VLLM_ATTENTION_BACKEND", list, &v))
+                return false;
+            if (!vllm_args_parse_backend(v, &ms.engine.attention_backend)) {
+                g_autofree char *hint = yamldoc_suggestion(v, names);
+                return yamldoc_fail(&ld->doc, bn, "VLLM_ATTENTION_BACKEND",
+                                    "unknown attention backend '%s'; %s", v, hint);
+            }
+        }
+    }
+    return scenario_finish_model(ld, root, s, &ms);
+}
