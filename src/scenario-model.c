@@ -194,9 +194,11 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         const char *names[MODEL_QUANT_COUNT + 2];
         vllm_args_quant_names(names);
         g_autofree char *list = g_strjoinv(", ", (char **)names);
-        if (yamldoc_is_null(n)) {
+        if (yamldoc_is_null(n)) { /* null: as the checkpoint says */
             e->quantization = MODEL_QUANT_BF16;
+            e->quantization_override = false;
         } else {
+            e->quantization_override = true;
             if (!yamldoc_get_string(&ld->doc, n, "quantization", list, &v))
                 return false;
             if (!vllm_args_parse_quant(v, &e->quantization)) {

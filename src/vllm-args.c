@@ -582,10 +582,14 @@ void vllm_args_apply(const VllmArgs *a, int name_quant, ModelParallel *par, Mode
         engine->cudagraph_mode = a->opt_level == 0   ? MODEL_CUDAGRAPH_NONE
                                  : a->opt_level == 1 ? MODEL_CUDAGRAPH_PIECEWISE
                                                      : MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
-    if (!a->quant_set)
+    if (!a->quant_set) {
         engine->quantization = name_quant >= 0   ? (ModelQuant)name_quant
                                : a->quant_ascend ? MODEL_QUANT_W8A8
                                                  : MODEL_QUANT_BF16;
+        engine->quantization_override = name_quant >= 0 || a->quant_ascend;
+    } else {
+        engine->quantization_override = true;
+    }
     for (guint i = 0; i < a->notes->len; i++)
         g_ptr_array_add(ignored, g_strdup(g_ptr_array_index(a->notes, i)));
 }
