@@ -9,28 +9,9 @@ G_DEFINE_QUARK(ranksim-model-lower-error-quark, model_lower_error)
 
 /* ---- names ---- */
 
-static const char *const backend_names[MODEL_BACKEND_COUNT] = {
-    "AUTO", "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHMLA", "FLASHINFER_MLA",
-    "TRITON_MLA", "FLASH_ATTN", "ASCEND",
-};
 static const char *const quant_names[MODEL_QUANT_COUNT] = {"bf16", "fp8", "w8a8", "w4a8",
                                                            "nvfp4"};
 static const char *const cudagraph_names[] = {"NONE", "PIECEWISE", "FULL", "FULL_AND_PIECEWISE"};
-
-const char *model_backend_name(ModelBackend b)
-{
-    return b < MODEL_BACKEND_COUNT ? backend_names[b] : "?";
-}
-
-bool model_backend_parse(const char *s, ModelBackend *out)
-{
-    for (int i = 0; i < MODEL_BACKEND_COUNT; i++)
-        if (g_ascii_strcasecmp(s, backend_names[i]) == 0) {
-            *out = (ModelBackend)i;
-            return true;
-        }
-    return false;
-}
 
 const char *model_quant_name(ModelQuant q)
 {
@@ -704,43 +685,25 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
 
 /* ---- entry point ---- */
 
-ModelBackend model_backend_resolve(const ModelArch *a, ModelBackend b)
+ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e, const ModelParallel *par,
+                                  const NetHardware *hw)
 {
-    if (b != MODEL_BACKEND_AUTO)
-        return b;
-    if (a->mla)
-        return a->dsa ? MODEL_BACKEND_FLASHMLA_SPARSE : MODEL_BACKEND_FLASHMLA;
-    return MODEL_BACKEND_FLASH_ATTN;
+    g_return_val_if_fail(a != NULL && e != NULL && par != NULL, MODEL_BACKEND_AUTO);
+    uint32_t tp = MAX(1u, par->tensor_parallel_size);
+    ModelBackendQuery q = {.kv_fp8 = e->kv_cache_dtype == SCHED_DTYPE_FP8,
+                           .heads_per_rank = a->num_heads / tp,
+                           .pcp = par->prefill_context_parallel_size,
+                           .dcp = par->decode_context_parallel_size};
+    return model_backend_resolve(a, e->attention_backend, hw, &q, NULL);
 }
 
 static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError **error)
 {
     const ModelArch *a = in->arch;
     const ModelParallel *par = &in->plan->par;
-    bool mla_backend = backend != MODEL_BACKEND_FLASH_ATTN && backend != MODEL_BACKEND_ASCEND;
-    if (mla_backend && !a->mla) {
-        g_set_error(error, MODEL_LOWER_ERROR, 0,
-                    "attention backend %s needs an MLA model; %s uses grouped-query attention "
-                    "(valid: FLASH_ATTN, ASCEND, AUTO)",
-                    model_backend_name(backend), a->name);
-        return false;
-    }
-    bool sparse = backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE ||
-                  backend == MODEL_BACKEND_FLASHMLA_SPARSE;
-    if (sparse && !a->dsa) {
-        g_set_error(error, MODEL_LOWER_ERROR, 0,
-                    "attention backend %s needs a sparse-attention (DSA) model; %s has no "
-                    "indexer (valid: FLASHMLA, FLASHINFER_MLA, TRITON_MLA, AUTO)",
-                    model_backend_name(backend), a->name);
-        return false;
-    }
-    if (a->dsa && a->mla && (backend == MODEL_BACKEND_FLASHMLA ||
-                             backend == MODEL_BACKEND_FLASHINFER_MLA ||
-                             backend == MODEL_BACKEND_TRITON_MLA)) {
-        g_set_error(error, MODEL_LOWER_ERROR, 0,
-                    "attention backend %s is dense; %s needs a sparse one "
-                    "(valid: FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE, ASCEND, AUTO)",
-                    model_backend_name(backend), a->name);
+    char why[512];
+    if (!model_backend_check(backend, a, in->hw, why, sizeof why)) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0, "%s", why);
         return false;
     }
     if (par->enable_sequence_parallel && a->dsa && a->mla && par->tensor_parallel_size > 1 &&
@@ -828,7 +791,8 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
 {
     g_return_val_if_fail(in && in->arch && in->plan && in->engine && in->workload && in->cost,
                          NULL);
-    ModelBackend backend = model_backend_resolve(in->arch, in->engine->attention_backend);
+    ModelBackend backend =
+        model_engine_backend(in->arch, in->engine, &in->plan->par, in->hw);
     if (!check_input(in, backend, error))
         return NULL;
     Ctx c;

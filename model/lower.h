@@ -23,23 +23,13 @@
 #include "../sched/engine.h"
 #include "../sched/program.h"
 #include "arch.h"
+#include "backend.h"
 #include "cost.h"
 #include "plan.h"
 
 #define MODEL_LOWER_ERROR (model_lower_error_quark())
 GQuark model_lower_error_quark(void);
 
-typedef enum {
-    MODEL_BACKEND_AUTO = 0,
-    MODEL_BACKEND_FLASHINFER_MLA_SPARSE,
-    MODEL_BACKEND_FLASHMLA_SPARSE,
-    MODEL_BACKEND_FLASHMLA,
-    MODEL_BACKEND_FLASHINFER_MLA,
-    MODEL_BACKEND_TRITON_MLA,
-    MODEL_BACKEND_FLASH_ATTN,
-    MODEL_BACKEND_ASCEND, /* vLLM-Ascend: SFA for DSA models, MLA otherwise; MC2 MoE */
-    MODEL_BACKEND_COUNT
-} ModelBackend;
 
 typedef enum {
     MODEL_QUANT_BF16 = 0,
@@ -94,17 +84,15 @@ typedef struct {
     GPtrArray *steps; /* ModelStep* */
 } ModelWorkload;
 
-const char *model_backend_name(ModelBackend b);
-bool model_backend_parse(const char *s, ModelBackend *out);
 const char *model_quant_name(ModelQuant q);
 bool model_quant_parse(const char *s, ModelQuant *out);
 const char *model_cudagraph_name(ModelCudagraph m);
 bool model_cudagraph_parse(const char *s, ModelCudagraph *out);
 void model_engine_defaults(ModelEngine *e);
-/* The backend `b` means for `a`: AUTO becomes FLASHMLA_SPARSE for DSA models, FLASHMLA for other
- * MLA models, FLASH_ATTN for GQA (the choice vLLM makes once it rejects FLASHINFER_MLA_SPARSE
- * for PCP + DCP); any other value is returned as is. */
-ModelBackend model_backend_resolve(const ModelArch *a, ModelBackend b);
+/* The backend the lowering and the memory plan use: model_backend_resolve() on the engine's
+ * backend with the plan's context-parallel sizes and the device (NULL: an H100). */
+ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e, const ModelParallel *par,
+                                  const NetHardware *hw);
 
 ModelBatch *model_batch_new(void);
 void model_batch_free(ModelBatch *b);
@@ -128,6 +116,7 @@ typedef struct {
     const ModelEngine *engine;
     const ModelWorkload *workload;
     const ModelCost *cost;
+    const NetHardware *hw; /* the device (attention backend choice); NULL: an H100 */
     ModelBreak broken; /* MODEL_BREAK_NONE outside tests */
 } ModelLowerInput;
 

@@ -109,7 +109,7 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
 {
     memset(c, 0, sizeof *c);
     c->a = a, c->pl = pl, c->e = e, c->hw = hw;
-    c->backend = model_backend_resolve(a, e->attention_backend);
+    c->backend = model_engine_backend(a, e, &pl->par, hw);
     c->ascend = c->backend == MODEL_BACKEND_ASCEND;
     c->npu = hw && g_ascii_strncasecmp(hw->name, "ascend", 6) == 0;
     c->tp = pl->par.tensor_parallel_size;

@@ -574,7 +574,8 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     if (!load_workload(ld, root, s))
         return false;
 
-    ModelLowerInput in = {s->arch, s->plan, &s->engine, s->workload, s->cost, MODEL_BREAK_NONE};
+    ModelLowerInput in = {s->arch,    s->plan,         &s->engine,     s->workload,
+                          s->cost,    &s->hardware,    MODEL_BREAK_NONE};
     s->program = model_lower(&in, &err);
     if (!s->program) {
         /* Backend / architecture mismatches belong to the engine, the rest to the workload

@@ -43,7 +43,7 @@ static void add_step(Fixture *f, const uint32_t *prefill, guint np, const uint32
 
 static void lower(Fixture *f, ModelBreak brk)
 {
-    f->in = (ModelLowerInput){&f->arch, f->plan, &f->engine, f->wl, f->cost, brk};
+    f->in = (ModelLowerInput){&f->arch, f->plan, &f->engine, f->wl, f->cost, NULL, brk};
     GError *err = NULL;
     if (f->p)
         sched_program_free(f->p);
@@ -436,7 +436,7 @@ Test(lower, wrong_backend_for_the_architecture_is_an_error)
     setup(&f, "llama-3.1-70b", par_of(8, 1, 1, 1, false, false), MODEL_BACKEND_FLASHMLA_SPARSE);
     uint32_t pre[] = {16};
     add_step(&f, pre, 1, NULL, 0);
-    ModelLowerInput in = {&f.arch, f.plan, &f.engine, f.wl, f.cost, MODEL_BREAK_NONE};
+    ModelLowerInput in = {&f.arch, f.plan, &f.engine, f.wl, f.cost, NULL, MODEL_BREAK_NONE};
     GError *err = NULL;
     cr_assert_null(model_lower(&in, &err));
     cr_assert(strstr(err->message, "MLA"), "%s", err->message);
