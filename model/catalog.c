@@ -473,7 +473,7 @@ bool model_catalog_resolve(const char *hub_id, ModelCatalogMatch *out, GError **
     while (strip_one(stem, &format, &kv_fp8))
         ;
 
-    /* 1. the catalog, by id; 2. by name alone when one entry has it */
+    /* 1. the catalog, by id; 2. a bare name (no org) that one entry has */
     for (size_t i = 0; i < c->n_entries; i++)
         if (g_ascii_strcasecmp(c->entries[i].id, id) == 0) {
             fill_from_entry(&c->entries[i], format, kv_fp8, "", out);
@@ -481,7 +481,7 @@ bool model_catalog_resolve(const char *hub_id, ModelCatalogMatch *out, GError **
         }
     const CatalogEntry *by_name = NULL;
     size_t n_by_name = 0;
-    for (size_t i = 0; i < c->n_entries; i++) {
+    for (size_t i = 0; !org && i < c->n_entries; i++) {
         const char *es = strrchr(c->entries[i].id, '/');
         if (g_ascii_strcasecmp(es ? es + 1 : c->entries[i].id, base) == 0) {
             by_name = &c->entries[i];
@@ -489,7 +489,7 @@ bool model_catalog_resolve(const char *hub_id, ModelCatalogMatch *out, GError **
         }
     }
     if (n_by_name == 1) {
-        fill_from_entry(by_name, format, kv_fp8, " (same name, other or no org)", out);
+        fill_from_entry(by_name, format, kv_fp8, " (by name; no org given)", out);
         return true;
     }
 

@@ -4,7 +4,9 @@
  * preset (model/presets/NAME.json, the architecture) and carries the checkpoint's own
  * `quantization_config` in its HF format (ModelOpt, compressed-tensors, fp8, mxfp4, Quark, ...),
  * marked "inferred" when it was written from the publisher's documented scheme rather than read
- * from the checkpoint. An id that is not listed resolves by name rule:
+ * from the checkpoint. Ids compare case-insensitively (a huggingface.co/ URL prefix and trailing
+ * '/' are dropped); a bare name without org that exactly one entry has resolves to that entry.
+ * An id that is not listed resolves by name rule:
  *
  *   1. the org prefix is dropped and the name lowercased;
  *   2. suffixes that say the format are stripped and become `format` (-FP8, -FP8-dynamic,
