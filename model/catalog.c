@@ -25,47 +25,46 @@ extern GResource *ranksim_models_get_resource(void);
 #define CATALOG_PATH "/org/ranksim/catalog/catalog.json"
 #define PRESET_DIR "/org/ranksim/models/"
 
-G_DEFINE_QUARK(model-catalog-error-quark, model_catalog_error)
+G_DEFINE_QUARK(model - catalog - error - quark, model_catalog_error)
 
 typedef struct {
     char *id;
     char *preset;
-    char *format;   /* the entry's own "format", else NULL (then the name's) */
-    char *qc;       /* serialised quantization_config, or NULL */
+    char *format; /* the entry's own "format", else NULL (then the name's) */
+    char *qc;     /* serialised quantization_config, or NULL */
     bool inferred;
 } CatalogEntry;
 
 typedef struct {
-    char *org;      /* as written; compared case-insensitively */
+    char *org; /* as written; compared case-insensitively */
     char *format;
     char *note;
     char *qc;
 } OrgFormat;
 
 typedef struct {
-    char *error;             /* non-NULL: the catalog could not be read */
+    char *error; /* non-NULL: the catalog could not be read */
     CatalogEntry *entries;
     size_t n_entries;
-    const char **ids;        /* NULL-terminated, points into entries */
-    GHashTable *aliases;     /* lowercase name -> preset (owned strings) */
+    const char **ids;    /* NULL-terminated, points into entries */
+    GHashTable *aliases; /* lowercase name -> preset (owned strings) */
     OrgFormat *org_formats;
     size_t n_org_formats;
-    char **presets;          /* sorted, NULL-terminated */
+    char **presets; /* sorted, NULL-terminated */
 } Catalog;
 
 /* ---- loading ---- */
 
 static char **list_presets(GResource *res, GError **error)
 {
-    g_auto(GStrv) children = g_resource_enumerate_children(res, PRESET_DIR,
-                                                           G_RESOURCE_LOOKUP_FLAGS_NONE, error);
+    g_auto(GStrv) children =
+        g_resource_enumerate_children(res, PRESET_DIR, G_RESOURCE_LOOKUP_FLAGS_NONE, error);
     if (!children)
         return NULL;
     GPtrArray *names = g_ptr_array_new();
     for (size_t i = 0; children[i]; i++)
         if (g_str_has_suffix(children[i], ".json"))
-            g_ptr_array_add(names,
-                            g_strndup(children[i], strlen(children[i]) - strlen(".json")));
+            g_ptr_array_add(names, g_strndup(children[i], strlen(children[i]) - strlen(".json")));
     g_ptr_array_add(names, NULL);
     char **v = (char **)g_ptr_array_free(names, FALSE);
     size_t n = g_strv_length(v);
@@ -202,8 +201,8 @@ static gpointer catalog_load(gpointer unused)
     c->presets = list_presets(res, &err);
     if (!c->presets) {
         c->presets = g_new0(char *, 1);
-        c->error = g_strdup_printf("the preset folder is not built into this binary: %s",
-                                   err->message);
+        c->error =
+            g_strdup_printf("the preset folder is not built into this binary: %s", err->message);
         return c;
     }
     g_autoptr(GBytes) data =
@@ -275,19 +274,26 @@ static const struct {
     const char *format;
     bool kv_fp8;
 } format_suffixes[] = {
-    {"-quantized.w8a8", "w8a8", false}, {"-quantized.w4a16", "w4a16", false},
-    {"-fp8-dynamic", "fp8-dynamic", false}, {"-fp8-kv", "fp8", true},
-    {"-nvfp4", "nvfp4", false},       {"-mxfp4", "mxfp4", false},
-    {"-fp4", "nvfp4", false},         {"-fp8", "fp8", false},
-    {"-int4", "int4", false},         {"-int8", "w8a8", false},
-    {"-w8a8", "w8a8", false},         {"-w4a16", "w4a16", false},
-    {"-awq", "awq", false},           {"-gptq", "gptq", false},
+    {"-quantized.w8a8", "w8a8", false},
+    {"-quantized.w4a16", "w4a16", false},
+    {"-fp8-dynamic", "fp8-dynamic", false},
+    {"-fp8-kv", "fp8", true},
+    {"-nvfp4", "nvfp4", false},
+    {"-mxfp4", "mxfp4", false},
+    {"-fp4", "nvfp4", false},
+    {"-fp8", "fp8", false},
+    {"-int4", "int4", false},
+    {"-int8", "w8a8", false},
+    {"-w8a8", "w8a8", false},
+    {"-w4a16", "w4a16", false},
+    {"-awq", "awq", false},
+    {"-gptq", "gptq", false},
     {"-bf16", "bf16", false},
 };
 
 /* Words that name a release of the same architecture. */
-static const char *const variant_suffixes[] = {"-instruct", "-chat", "-base", "-thinking",
-                                               "-it", "-hf", "-v0.1", "-preview", "-exp"};
+static const char *const variant_suffixes[] = {"-instruct", "-chat", "-base",    "-thinking", "-it",
+                                               "-hf",       "-v0.1", "-preview", "-exp"};
 
 static bool strip(char *s, const char *suffix)
 {
@@ -438,9 +444,8 @@ static void fill_from_entry(const CatalogEntry *e, const char *format, bool kv_f
     out->kv_cache_fp8 = kv_fp8;
     out->inferred = e->inferred;
     out->quantization_config = g_strdup(e->qc);
-    out->how = g_strdup_printf("catalog entry %s%s -> preset %s, %s%s", e->id, how_extra,
-                               e->preset,
-                               e->qc                              ? "the checkpoint's quantization_config"
+    out->how = g_strdup_printf("catalog entry %s%s -> preset %s, %s%s", e->id, how_extra, e->preset,
+                               e->qc ? "the checkpoint's quantization_config"
                                : strcmp(out->format, "bf16") == 0 ? "native dtype (bf16)"
                                : out->format[0]                   ? "format from the name"
                                                                   : "native dtype",

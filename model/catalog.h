@@ -38,16 +38,16 @@ GQuark model_catalog_error_quark(void);
 enum { MODEL_CATALOG_ERROR_NO_MATCH = 0, MODEL_CATALOG_ERROR_CATALOG = 1 };
 
 typedef struct {
-    char preset[64];          /* preset name (model/presets/NAME.json) */
-    char catalog_id[160];     /* the catalog entry's id as listed; "" when resolved by rule */
-    char format[16];          /* what the name says: "fp8", "fp8-dynamic", "nvfp4", "mxfp4",
-                                 "int4", "w8a8", "w4a16", "awq", "gptq", "bf16"; "" = nothing */
-    bool kv_cache_fp8;        /* the name says -FP8-KV */
-    bool inferred;            /* quantization_config written from the publisher's scheme */
-    char *quantization_config;/* JSON object text to apply (owned), or NULL = the preset's own
-                                 (native dtype unless the preset file says otherwise) */
-    char *how;                /* one line: "catalog entry nvidia/...", "name rule: '...' ->
-                                 preset ..., format ... (...)" (owned) */
+    char preset[64];           /* preset name (model/presets/NAME.json) */
+    char catalog_id[160];      /* the catalog entry's id as listed; "" when resolved by rule */
+    char format[16];           /* what the name says: "fp8", "fp8-dynamic", "nvfp4", "mxfp4",
+                                  "int4", "w8a8", "w4a16", "awq", "gptq", "bf16"; "" = nothing */
+    bool kv_cache_fp8;         /* the name says -FP8-KV */
+    bool inferred;             /* quantization_config written from the publisher's scheme */
+    char *quantization_config; /* JSON object text to apply (owned), or NULL = the preset's own
+                                  (native dtype unless the preset file says otherwise) */
+    char *how;                 /* one line: "catalog entry nvidia/...", "name rule: '...' ->
+                                  preset ..., format ... (...)" (owned) */
 } ModelCatalogMatch;
 
 /* Resolves a Hub id (or a bare model name). On success fills *out (release it with

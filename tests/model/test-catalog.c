@@ -61,8 +61,8 @@ static const struct {
  * knows the fields (model/presets/README.md, "Not modelled"). Nested text_config presets load
  * once the loader reads text_config. */
 static const char *const not_modelled[] = {"nemotron-3-nano-30b-a3b", "nemotron-3-super-120b-a12b",
-                                           "qwen3-next-80b-a3b", "deepseek-v4-flash",
-                                           "step-3.5-flash", NULL};
+                                           "qwen3-next-80b-a3b",      "deepseek-v4-flash",
+                                           "step-3.5-flash",          NULL};
 static const char *const nested[] = {"llama-4-scout-17b-16e", NULL};
 
 static bool in(const char *const *list, const char *s)
@@ -107,8 +107,8 @@ static char *quant_method(const ModelCatalogMatch *m)
               m->catalog_id, err ? err->message : "");
     JsonNode *root = json_parser_get_root(p);
     cr_assert(JSON_NODE_HOLDS_OBJECT(root));
-    const char *qm = json_object_get_string_member_with_default(json_node_get_object(root),
-                                                                "quant_method", "");
+    const char *qm =
+        json_object_get_string_member_with_default(json_node_get_object(root), "quant_method", "");
     return g_strdup(qm);
 }
 
@@ -164,8 +164,8 @@ Test(catalog, eval_files_resolve)
             size_t k = 0;
             while (k < G_N_ELEMENTS(eval_models) && strcmp(eval_models[k].id, v) != 0)
                 k++;
-            cr_assert_lt(k, G_N_ELEMENTS(eval_models), "%s: model_name '%s' is not in the table",
-                         f, v);
+            cr_assert_lt(k, G_N_ELEMENTS(eval_models), "%s: model_name '%s' is not in the table", f,
+                         v);
             check_eval_model(v, eval_models[k].preset, eval_models[k].format);
             files++;
         }
@@ -247,7 +247,7 @@ Test(catalog, name_rules)
 {
     static const struct {
         const char *id, *preset, *format;
-        bool qc;  /* a publisher format supplies a quantization_config */
+        bool qc; /* a publisher format supplies a quantization_config */
         bool kv;
     } cases[] = {
         {"Qwen/Qwen3-8B-FP8", "qwen3-8b", "fp8", true, false},
@@ -411,8 +411,8 @@ Test(catalog, preset_files)
                                ? json_object_get_object_member(o, "text_config")
                                : o;
         /* the six presets that predate the catalog carry their sources in README.md only */
-        static const char *const older[] = {"glm-5",         "glm-5.2",        "deepseek-v3.2",
-                                            "deepseek-v3",   "llama-3.1-70b",  "qwen3-235b-a22b",
+        static const char *const older[] = {"glm-5",       "glm-5.2",       "deepseek-v3.2",
+                                            "deepseek-v3", "llama-3.1-70b", "qwen3-235b-a22b",
                                             NULL};
         if (!in(older, name))
             cr_assert(json_object_has_member(o, "_source"), "%s: no _source", f);
@@ -479,8 +479,8 @@ Test(catalog, preset_figures)
     }
     /* DeepSeek-V2-Lite: MLA without q compression */
     ModelArch a;
-    cr_assert(model_arch_load_file(RANKSIM_SOURCE_DIR "/model/presets/deepseek-v2-lite.json", &a,
-                                   NULL));
+    cr_assert(
+        model_arch_load_file(RANKSIM_SOURCE_DIR "/model/presets/deepseek-v2-lite.json", &a, NULL));
     cr_assert(a.mla);
     cr_assert_eq(a.q_lora_rank, 0);
     cr_assert_eq(a.n_shared_experts, 2);
