@@ -41,20 +41,48 @@ static GResource *embedded_resource(void)
 #define GIB 1073741824.0    /* 2^30 */
 #define TIB 1099511627776.0 /* 2^40 */
 
-static const char *const preset_names[] = {"h100",        "h200",        "b200",
-                                           "ascend-910b", "ascend-910c", NULL};
+/* The presets in the order messages list them (h100, the default, first). An alias names another
+ * preset's file; its description keeps that preset's name. */
+static const char *const preset_names[] = {
+    "h100",      "h200",   "b200",        "gb200",       "a100-80gb", "a100",
+    "a100-40gb", "h20",    "l40s",        "rtx4090",     "mi300x",    "mi325x",
+    "mi355x",    "gaudi3", "ascend-910b", "ascend-910c", NULL,
+};
+static const struct {
+    const char *alias, *preset;
+} preset_aliases[] = {
+    {"a100", "a100-80gb"},
+};
 
 static const char *const file_keys[] = {
-    "name",    "description",        "devices_per_node",    "compute_tflops",    "hbm_gb",
-    "hbm_gib", "hbm_bandwidth_gb_s", "hbm_bandwidth_tib_s", "launch_latency_us", "tiers",
+    "name",
+    "description",
+    "devices_per_node",
+    "platform",
+    "arch",
+    "native_dtypes",
+    "compute_tflops",
+    "hbm_gb",
+    "hbm_gib",
+    "hbm_visible_gib",
+    "hbm_visible_bytes",
+    "hbm_bandwidth_gb_s",
+    "hbm_bandwidth_tib_s",
+    "launch_latency_us",
+    "tiers",
     NULL,
 };
 static const char *const override_keys[] = {
     "name",
     "devices_per_node",
+    "platform",
+    "arch",
+    "native_dtypes",
     "compute_tflops",
     "hbm_gb",
     "hbm_gib",
+    "hbm_visible_gib",
+    "hbm_visible_bytes",
     "hbm_bandwidth_gb_s",
     "hbm_bandwidth_tib_s",
     "launch_latency_us",
@@ -77,12 +105,21 @@ const char *const *hardware_override_keys(void)
     return override_keys;
 }
 
-bool hardware_is_preset(const char *name)
+const char *hardware_preset_file(const char *name)
 {
+    g_return_val_if_fail(name != NULL, NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(preset_aliases); i++)
+        if (strcmp(preset_aliases[i].alias, name) == 0)
+            return preset_aliases[i].preset;
     for (size_t i = 0; preset_names[i]; i++)
         if (strcmp(preset_names[i], name) == 0)
-            return true;
-    return false;
+            return preset_names[i];
+    return NULL;
+}
+
+bool hardware_is_preset(const char *name)
+{
+    return hardware_preset_file(name) != NULL;
 }
 
 /* ---- interpreting a mapping ---- */
@@ -260,20 +297,194 @@ static bool tiers_by_name(HwLoad *hl, const YamlDocNode *map)
     return true;
 }
 
-/* Exactly one of two alternative keys (e.g. hbm_gb / hbm_gib) may appear in one mapping. */
-static bool one_of(HwLoad *hl, const YamlDocNode *m, const char *a, const char *b, const char *what,
-                   bool required)
+/* At most one of two alternative keys (e.g. hbm_gb / hbm_gib) may appear in one mapping;
+ * `a_unit` and `b_unit` say how they differ ("decimal", "binary"). */
+static bool one_of(HwLoad *hl, const YamlDocNode *m, const char *a, const char *a_unit,
+                   const char *b, const char *b_unit, const char *what)
 {
     const YamlDocNode *ka = yamldoc_map_get_key(m, a), *kb = yamldoc_map_get_key(m, b);
     if (ka && kb) {
         const YamlDocNode *later = ka->line > kb->line ? ka : kb;
         return yamldoc_fail(hl->doc, later, later->text,
-                            "%s is given twice; keep one of %s (decimal) and %s (binary)", what, a,
-                            b);
+                            "%s is given twice; keep one of %s (%s) and %s (%s)", what, a, a_unit,
+                            b, b_unit);
     }
-    if (required && !ka && !kb)
-        return yamldoc_fail(hl->doc, m, a, "missing; a hardware file needs %s: %s or %s", what, a,
-                            b);
+    return true;
+}
+
+/* HBM capacity: the datasheet's (hbm_gb / hbm_gib) and the one the software stack reports
+ * (hbm_visible_gib / hbm_visible_bytes); hbm_bytes becomes the visible one when known. In
+ * overrides, a datasheet capacity given without a visible one replaces both (the override
+ * describes another device), so hbm_bytes is the capacity given. */
+static bool hbm_capacity(HwLoad *hl, const YamlDocNode *m)
+{
+    YamlDoc *d = hl->doc;
+    NetHardware *hw = hl->hw;
+    if (!one_of(hl, m, "hbm_gb", "decimal", "hbm_gib", "binary", "HBM capacity") ||
+        !one_of(hl, m, "hbm_visible_gib", "GiB", "hbm_visible_bytes", "bytes",
+                "the visible HBM capacity"))
+        return false;
+    const YamlDocNode *n;
+    double v = 0;
+    bool datasheet = false, visible = false;
+    if ((n = yamldoc_map_get(m, "hbm_gb"))) {
+        if (!yamldoc_get_number(d, n, "hbm_gb", 0, false, MAX_GB, "GB (decimal, 1e9 bytes)", &v))
+            return false;
+        hw->hbm_datasheet_bytes = (uint64_t)llround(v * 1e9);
+        datasheet = true;
+    }
+    if ((n = yamldoc_map_get(m, "hbm_gib"))) {
+        if (!yamldoc_get_number(d, n, "hbm_gib", 0, false, MAX_GB, "GiB (binary, 2^30 bytes)", &v))
+            return false;
+        hw->hbm_datasheet_bytes = (uint64_t)llround(v * GIB);
+        datasheet = true;
+    }
+    if ((n = yamldoc_map_get(m, "hbm_visible_gib"))) {
+        if (!yamldoc_get_number(d, n, "hbm_visible_gib", 0, true, MAX_GB,
+                                "GiB as torch reports it (binary, 2^30 bytes)", &v))
+            return false;
+        hw->hbm_visible_bytes = (uint64_t)llround(v * GIB);
+        visible = true;
+    }
+    if ((n = yamldoc_map_get(m, "hbm_visible_bytes"))) {
+        int64_t b = 0;
+        if (!yamldoc_get_int(d, n, "hbm_visible_bytes", 1, (int64_t)(MAX_GB * GIB), &b))
+            return false;
+        hw->hbm_visible_bytes = (uint64_t)b;
+        visible = true;
+    }
+    if (datasheet && !visible && !hl->whole)
+        hw->hbm_visible_bytes = 0;
+    hw->hbm_bytes = hw->hbm_visible_bytes ? hw->hbm_visible_bytes : hw->hbm_datasheet_bytes;
+    return true;
+}
+
+/* "bf16, fp16, int8": the names of the dtypes in `mask`. Caller frees. */
+static char *dtype_list(uint32_t mask)
+{
+    GString *s = g_string_new(NULL);
+    for (int i = 0; i < NET_PEAK_COUNT; i++)
+        if (mask & NET_DTYPE_BIT(i))
+            g_string_append_printf(s, "%s%s", s->len ? ", " : "",
+                                   net_peak_dtype_name((NetPeakDtype)i));
+    if (!s->len)
+        g_string_append(s, "none");
+    return g_string_free(s, FALSE);
+}
+
+/* "unknown, sm80, sm86, ...": the arches of platform `p`, plus unknown. Caller frees. */
+static char *arches_of(NetPlatform p)
+{
+    GString *s = g_string_new("unknown");
+    for (int a = 1; a < NET_ARCH_COUNT; a++)
+        if (net_arch_platform((NetArch)a) == p)
+            g_string_append_printf(s, ", %s", net_arch_name((NetArch)a));
+    return g_string_free(s, FALSE);
+}
+
+/* `native_dtypes:` a list of distinct dtype names -> a NET_DTYPE_BIT mask. */
+static bool native_list(HwLoad *hl, const YamlDocNode *n, uint32_t *out)
+{
+    YamlDoc *d = hl->doc;
+    const char *names[NET_PEAK_COUNT + 1] = {0};
+    for (int i = 0; i < NET_PEAK_COUNT; i++)
+        names[i] = net_peak_dtype_name((NetPeakDtype)i);
+    if (!yamldoc_expect_seq(d, n, "native_dtypes",
+                            "a list of dtypes, e.g. [bf16, fp16, fp8, int8] (valid: bf16, fp16, "
+                            "fp8, int8, fp4)"))
+        return false;
+    if (n->items->len == 0)
+        return yamldoc_fail(d, n, "native_dtypes",
+                            "empty list; give the dtypes the device computes natively, e.g. "
+                            "[bf16, fp16, int8] (valid: bf16, fp16, fp8, int8, fp4)");
+    uint32_t mask = 0;
+    for (guint i = 0; i < n->items->len; i++) {
+        const YamlDocNode *item = g_ptr_array_index(n->items, i);
+        int dt = 0;
+        if (!yamldoc_get_enum(d, item, "native_dtypes", names, &dt))
+            return false;
+        if (mask & NET_DTYPE_BIT(dt))
+            return yamldoc_fail(d, item, "native_dtypes",
+                                "%s is listed twice; list each dtype once", names[dt]);
+        mask |= NET_DTYPE_BIT(dt);
+    }
+    *out = mask;
+    return true;
+}
+
+/* platform, arch and native_dtypes. An arch implies its platform; a platform given alone keeps
+ * the arch only if it belongs to it (else: error). native_dtypes defaults to the arch's set
+ * whenever the arch is set (a whole file always sets it); for arch unknown, to the dtypes with a
+ * peak (bf16 and fp16 when no peak is given). Runs after compute_tflops: every dtype with a peak
+ * must be native. */
+static bool device_kind(HwLoad *hl, const YamlDocNode *m)
+{
+    YamlDoc *d = hl->doc;
+    NetHardware *hw = hl->hw;
+    const YamlDocNode *pn = yamldoc_map_get(m, "platform"), *an = yamldoc_map_get(m, "arch"),
+                      *nn = yamldoc_map_get(m, "native_dtypes");
+    int p = (int)hw->platform, a = (int)hw->arch;
+    if (pn && !yamldoc_get_enum(d, pn, "platform", net_platform_names(), &p))
+        return false;
+    if (an && !yamldoc_get_enum(d, an, "arch", net_arch_names(), &a))
+        return false;
+    if (an && !pn && a != NET_ARCH_UNKNOWN)
+        p = (int)net_arch_platform((NetArch)a);
+    if (a != NET_ARCH_UNKNOWN && net_arch_platform((NetArch)a) != (NetPlatform)p) {
+        g_autofree char *valid = arches_of((NetPlatform)p);
+        const char *own = net_platform_name(net_arch_platform((NetArch)a));
+        if (an)
+            return yamldoc_fail(d, an, "arch",
+                                "arch '%s' is a %s arch, but platform is %s; valid for %s: %s",
+                                net_arch_name((NetArch)a), own, net_platform_name((NetPlatform)p),
+                                net_platform_name((NetPlatform)p), valid);
+        return yamldoc_fail(d, pn, "platform",
+                            "platform %s does not fit arch '%s' of hardware '%s' (a %s arch); give "
+                            "arch: too (valid for %s: %s)",
+                            net_platform_name((NetPlatform)p), net_arch_name((NetArch)a), hw->name,
+                            own, net_platform_name((NetPlatform)p), valid);
+    }
+    hw->platform = (NetPlatform)p;
+    hw->arch = (NetArch)a;
+
+    uint32_t native = hw->native_dtypes;
+    if (nn) {
+        if (!native_list(hl, nn, &native))
+            return false;
+    } else if (hl->whole || an) {
+        native = net_arch_native_dtypes(hw->arch);
+        if (hw->arch == NET_ARCH_UNKNOWN) {
+            for (int i = 0; i < NET_PEAK_COUNT; i++)
+                if (hw->peak_flops[i] > 0)
+                    native |= NET_DTYPE_BIT(i);
+            if (!native)
+                native = NET_DTYPE_BIT(NET_PEAK_BF16) | NET_DTYPE_BIT(NET_PEAK_FP16);
+        }
+    }
+    for (int i = 0; i < NET_PEAK_COUNT; i++) {
+        if (!(hw->peak_flops[i] > 0) || (native & NET_DTYPE_BIT(i)))
+            continue;
+        const char *dt = net_peak_dtype_name((NetPeakDtype)i);
+        const YamlDocNode *peaks = yamldoc_map_get(m, "compute_tflops");
+        const YamlDocNode *at = peaks ? yamldoc_map_get(peaks, dt) : NULL;
+        const char *key = dt;
+        if (!at)
+            at = nn, key = "native_dtypes";
+        if (!at)
+            at = an, key = "arch";
+        if (!at)
+            at = m, key = "compute_tflops";
+        g_autofree char *list = dtype_list(native);
+        g_autofree char *where =
+            nn ? g_strdup("this device") : g_strdup_printf("arch %s", net_arch_name(hw->arch));
+        return yamldoc_fail(
+            d, at, key,
+            "compute_tflops gives %s a peak of %g %s, but %s is not a native dtype of %s "
+            "(native: %s); drop the peak, or list %s in native_dtypes",
+            dt, hw->peak_flops[i] / 1e12, i == NET_PEAK_INT8 ? "TOPS" : "TFLOPS", dt, where, list,
+            dt);
+    }
+    hw->native_dtypes = native;
     return true;
 }
 
@@ -332,20 +543,12 @@ static bool apply_map(HwLoad *hl, const YamlDocNode *m)
     if ((n = yamldoc_map_get(m, "compute_tflops")) && !compute_peaks(hl, n))
         return false;
 
-    if (!one_of(hl, m, "hbm_gb", "hbm_gib", "HBM capacity", false) ||
-        !one_of(hl, m, "hbm_bandwidth_gb_s", "hbm_bandwidth_tib_s", "HBM bandwidth", false))
+    if (!hbm_capacity(hl, m) ||
+        !one_of(hl, m, "hbm_bandwidth_gb_s", "decimal", "hbm_bandwidth_tib_s", "binary",
+                "HBM bandwidth") ||
+        !device_kind(hl, m))
         return false;
     double v = 0;
-    if ((n = yamldoc_map_get(m, "hbm_gb"))) {
-        if (!yamldoc_get_number(d, n, "hbm_gb", 0, false, MAX_GB, "GB (decimal, 1e9 bytes)", &v))
-            return false;
-        hw->hbm_bytes = (uint64_t)llround(v * 1e9);
-    }
-    if ((n = yamldoc_map_get(m, "hbm_gib"))) {
-        if (!yamldoc_get_number(d, n, "hbm_gib", 0, false, MAX_GB, "GiB (binary, 2^30 bytes)", &v))
-            return false;
-        hw->hbm_bytes = (uint64_t)llround(v * GIB);
-    }
     if ((n = yamldoc_map_get(m, "hbm_bandwidth_gb_s"))) {
         if (!yamldoc_get_number(d, n, "hbm_bandwidth_gb_s", 0, false, MAX_BW_GB_S, "GB/s (decimal)",
                                 &v))
@@ -483,12 +686,14 @@ bool hardware_load_preset(const char *name, NetHardware *out, GError **error)
 {
     g_return_val_if_fail(name != NULL && out != NULL, false);
     g_return_val_if_fail(error == NULL || *error == NULL, false);
-    if (!hardware_is_preset(name)) {
+    const char *file = hardware_preset_file(name);
+    if (!file) {
         g_autofree char *hint = yamldoc_suggestion(name, preset_names);
         g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
                     "unknown hardware preset '%s'; %s", name, hint);
         return false;
     }
+    name = file;
     g_autofree char *rpath = g_strdup_printf("/org/ranksim/presets/%s.yaml", name);
     g_autofree char *display = g_strdup_printf("net/presets/%s.yaml", name);
     g_autoptr(GError) rerr = NULL;

@@ -3,7 +3,8 @@
  * The format is described key by key in doc/hardware-format.md.
  *
  * Presets are the files net/presets/NAME.yaml, embedded in the binary with GResource (so the
- * binary needs no data files); messages about them still name net/presets/NAME.yaml.
+ * binary needs no data files); messages about them still name net/presets/NAME.yaml. An alias
+ * loads another preset's file (and keeps that preset's name).
  * Every loaded description has passed net_hardware_check().
  *
  * Errors: SCENARIO_ERROR (src/scenario.h), one line "FILE:LINE: key 'KEY': problem; valid ...".
@@ -21,9 +22,13 @@
 
 #define HARDWARE_DEFAULT_PRESET "h100"
 
-/* The preset names, NULL-terminated, in a fixed order (h100 first). Static storage. */
+/* The preset names, NULL-terminated, in a fixed order (h100 first), aliases included (a100 =
+ * a100-80gb). Static storage. */
 const char *const *hardware_preset_names(void);
 bool hardware_is_preset(const char *name);
+/* The preset whose file net/presets/NAME.yaml `name` loads: `name` itself, or the preset an
+ * alias stands for ("a100" -> "a100-80gb"); NULL when `name` is no preset. Static storage. */
+const char *hardware_preset_file(const char *name);
 
 /* Loads preset `name` into *out. Fails (SCENARIO_ERROR_INVALID) for an unknown name, listing
  * the presets. `out` is untouched on failure. */

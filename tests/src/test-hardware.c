@@ -1,7 +1,8 @@
 /* tests/src/test-hardware.c — the hardware loader: every preset loads, passes
- * net_hardware_check and carries the figures of shared/reference/hardware.md (golden figures,
- * binary vs decimal units); bad hardware files give one SCENARIO_ERROR naming file, line and
- * key; overrides change exactly what they name. */
+ * net_hardware_check and carries the figures of shared/reference/hardware.md and doc/devices.md
+ * (golden figures, binary vs decimal units, the HBM the software stack reports, platform and
+ * arch); bad hardware files give one SCENARIO_ERROR naming file, line and key; files without the
+ * newer keys still load; overrides change exactly what they name. */
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <string.h>
@@ -11,7 +12,19 @@
 
 #define GIB (UINT64_C(1) << 30)
 #define TIB 1099511627776.0
+/* The bytes of `hbm_visible_gib: x`, rounded as the loader rounds (a constant expression). */
+#define VISIBLE_GIB(x) ((uint64_t)((x)*1073741824.0 + 0.5))
+#define NATIVE(...) native_mask((const NetPeakDtype[]){__VA_ARGS__, NET_PEAK_COUNT})
 
+static uint32_t native_mask(const NetPeakDtype *d)
+{
+    uint32_t m = 0;
+    for (; *d != NET_PEAK_COUNT; d++)
+        m |= NET_DTYPE_BIT(*d);
+    return m;
+}
+
+/* Loads preset `name` (an alias keeps its preset's name) and checks it. */
 static NetHardware preset(const char *name)
 {
     NetHardware hw;
@@ -19,7 +32,8 @@ static NetHardware preset(const char *name)
     cr_assert(hardware_load_preset(name, &hw, &err), "%s: %s", name, err ? err->message : "");
     char why[256];
     cr_assert(net_hardware_check(&hw, why, sizeof why), "%s: %s", name, why);
-    cr_assert_str_eq(hw.name, name);
+    cr_assert_not_null(hardware_preset_file(name));
+    cr_assert_str_eq(hw.name, hardware_preset_file(name));
     return hw;
 }
 
@@ -76,7 +90,15 @@ Test(presets, h100)
     cr_assert_eq(hw.peak_flops[NET_PEAK_FP8], 1979e12);
     cr_assert_eq(hw.peak_flops[NET_PEAK_INT8], 1979e12);
     cr_assert_eq(hw.peak_flops[NET_PEAK_FP4], 0);
-    cr_assert_eq(hw.hbm_bytes, UINT64_C(80000000000)); /* 80 GB decimal */
+    cr_assert_eq(hw.platform, NET_PLATFORM_CUDA);
+    cr_assert_eq(hw.arch, NET_ARCH_SM90);
+    cr_assert_eq(hw.native_dtypes,
+                 NATIVE(NET_PEAK_BF16, NET_PEAK_FP16, NET_PEAK_FP8, NET_PEAK_INT8));
+    /* what torch / vLLM report on an H100 80GB (vllm-omni#1144, llm-d), not the datasheet's 80 GB
+     * (74.51 GiB) */
+    cr_assert_eq(hw.hbm_visible_bytes, VISIBLE_GIB(79.18));
+    cr_assert_eq(hw.hbm_bytes, hw.hbm_visible_bytes);
+    cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(80000000000)); /* 80 GB decimal */
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 3350e9);
     cr_assert_eq(hw.launch_latency_ns, 6600);
     cr_assert_eq(hw.n_tiers, 2);
@@ -97,7 +119,9 @@ Test(presets, h200)
     NetHardware hw = preset("h200");
     cr_assert_eq(hw.peak_flops[NET_PEAK_BF16], 989e12); /* dense; 1,979 is the sparse figure */
     cr_assert_eq(hw.peak_flops[NET_PEAK_FP8], 1979e12);
-    cr_assert_eq(hw.hbm_bytes, UINT64_C(141000000000));
+    cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(141000000000));
+    cr_assert_eq(hw.hbm_bytes, VISIBLE_GIB(139.81));
+    cr_assert_eq(hw.arch, NET_ARCH_SM90);
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 4800e9);
     cr_assert_eq(hw.n_tiers, 2);
     cr_assert_eq(hw.tiers[0].bw_bytes_per_s, 450e9);
@@ -113,7 +137,14 @@ Test(presets, b200)
     cr_assert_eq(hw.peak_flops[NET_PEAK_FP8], 4500e12);
     cr_assert_eq(hw.peak_flops[NET_PEAK_INT8], 4500e12);
     cr_assert_eq(hw.peak_flops[NET_PEAK_FP4], 9000e12);
-    cr_assert_eq(hw.hbm_bytes, UINT64_C(180000000000)); /* 180 GB usable, decimal */
+    cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(180000000000)); /* 180 GB usable, decimal */
+    /* 178.35 GiB as the driver reports it (pytorch/ao#4002; seed 004, doc/validation.md) */
+    cr_assert_eq(hw.hbm_visible_bytes, VISIBLE_GIB(178.35));
+    cr_assert_eq(hw.hbm_bytes, VISIBLE_GIB(178.35));
+    cr_assert_gt(hw.hbm_bytes, hw.hbm_datasheet_bytes);
+    cr_assert_eq(hw.platform, NET_PLATFORM_CUDA);
+    cr_assert_eq(hw.arch, NET_ARCH_SM100);
+    cr_assert(hw.native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 8000e9);
     cr_assert_eq(hw.launch_latency_ns, 6600);
     cr_assert_str_eq(hw.tiers[0].name, "nvlink");
@@ -128,7 +159,11 @@ Test(presets, ascend_910b)
     cr_assert_eq(hw.peak_flops[NET_PEAK_BF16], 353.9e12);
     cr_assert_eq(hw.peak_flops[NET_PEAK_INT8], 752e12);
     cr_assert_eq(hw.peak_flops[NET_PEAK_FP8], 0);
-    cr_assert_eq(hw.hbm_bytes, 64 * GIB); /* binary: msModeling's GB is 2^30 */
+    cr_assert_eq(hw.hbm_datasheet_bytes, 64 * GIB); /* binary: msModeling's GB is 2^30 */
+    cr_assert_eq(hw.hbm_bytes, VISIBLE_GIB(60.96)); /* torch_npu on 910B2 (vllm-ascend#1127) */
+    cr_assert_eq(hw.platform, NET_PLATFORM_NPU);
+    cr_assert_eq(hw.arch, NET_ARCH_ASCEND910B);
+    cr_assert_eq(hw.native_dtypes, NATIVE(NET_PEAK_BF16, NET_PEAK_FP16, NET_PEAK_INT8));
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 1.6 * TIB);
     cr_assert_gt(hw.hbm_bw_bytes_per_s, 1.75e12); /* not 1.6e12 */
     cr_assert_eq(hw.n_tiers, 2);
@@ -145,7 +180,10 @@ Test(presets, ascend_910c)
 {
     NetHardware hw = preset("ascend-910c");
     cr_assert_eq(hw.devices_per_node, 16); /* dies */
-    cr_assert_eq(hw.hbm_bytes, 64 * GIB);
+    cr_assert_eq(hw.hbm_datasheet_bytes, 64 * GIB);
+    cr_assert_eq(hw.hbm_bytes, VISIBLE_GIB(61.27)); /* torch_npu per A3 die (sglang#29838) */
+    cr_assert_eq(hw.platform, NET_PLATFORM_NPU);
+    cr_assert_eq(hw.arch, NET_ARCH_ASCEND910_93);
     cr_assert_eq(hw.n_tiers, 4);
     static const char *const names[] = {"d2d", "ub", "ub2", "roce"};
     static const uint32_t spans[] = {2, 16, 768, 0};
@@ -160,6 +198,99 @@ Test(presets, ascend_910c)
     cr_assert_eq(net_hardware_tier(&hw, "ub2"), 2);
 }
 
+/* The presets added with the device table (doc/devices.md): platform, arch, node size, the HBM
+ * the model budgets with (the visible figure where one is cited), a peak and the first tier. */
+Test(presets, device_table)
+{
+    static const struct {
+        const char *name;
+        NetPlatform platform;
+        NetArch arch;
+        uint32_t devices_per_node;
+        uint64_t hbm_bytes;
+        double bf16_tflops;
+        const char *tier0;
+        double tier0_gb_s;
+    } want[] = {
+        {"gb200", NET_PLATFORM_CUDA, NET_ARCH_SM100, 4, VISIBLE_GIB(184), 2500, "nvlink", 900},
+        {"a100-80gb", NET_PLATFORM_CUDA, NET_ARCH_SM80, 8, VISIBLE_GIB(79.32), 312, "nvlink", 300},
+        {"a100-40gb", NET_PLATFORM_CUDA, NET_ARCH_SM80, 8, UINT64_C(42298834944), 312, "nvlink",
+         300},
+        {"h20", NET_PLATFORM_CUDA, NET_ARCH_SM90, 8, VISIBLE_GIB(95.33), 148, "nvlink", 450},
+        {"l40s", NET_PLATFORM_CUDA, NET_ARCH_SM89, 8, UINT64_C(47803596800), 362.05, "pcie", 32},
+        {"rtx4090", NET_PLATFORM_CUDA, NET_ARCH_SM89, 8, VISIBLE_GIB(23.68), 165.2, "pcie", 32},
+        {"mi300x", NET_PLATFORM_ROCM, NET_ARCH_GFX942, 8, UINT64_C(201310208) * 1024, 1307.4,
+         "xgmi", 448},
+        {"mi325x", NET_PLATFORM_ROCM, NET_ARCH_GFX942, 8, UINT64_C(268419072) * 1024, 1307.4,
+         "xgmi", 448},
+        {"mi355x", NET_PLATFORM_ROCM, NET_ARCH_GFX950, 8, UINT64_C(301973504) * 1024, 2500, "xgmi",
+         537.6},
+        {"gaudi3", NET_PLATFORM_HPU, NET_ARCH_GAUDI3, 8, 128 * GIB, 1835, "roce", 525},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        NetHardware hw = preset(want[i].name);
+        cr_assert_eq(hw.platform, want[i].platform, "%s", want[i].name);
+        cr_assert_eq(hw.arch, want[i].arch, "%s", want[i].name);
+        cr_assert_eq(hw.devices_per_node, want[i].devices_per_node, "%s", want[i].name);
+        cr_assert_eq(hw.hbm_bytes, want[i].hbm_bytes, "%s: %" G_GUINT64_FORMAT, want[i].name,
+                     hw.hbm_bytes);
+        cr_assert_eq(hw.peak_flops[NET_PEAK_BF16], want[i].bf16_tflops * 1e12, "%s", want[i].name);
+        cr_assert_str_eq(hw.tiers[0].name, want[i].tier0, "%s", want[i].name);
+        cr_assert_eq(hw.tiers[0].bw_bytes_per_s, want[i].tier0_gb_s * 1e9, "%s", want[i].name);
+        cr_assert_eq(hw.tiers[hw.n_tiers - 1].span_devices, 0, "%s", want[i].name);
+    }
+    /* native dtypes follow the arch: FP8 from sm89 / gfx942, FP4 from sm100 / gfx950, none on
+     * Ampere or Ascend */
+    cr_assert_not(preset("a100-80gb").native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP8));
+    cr_assert(preset("l40s").native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP8));
+    cr_assert_not(preset("l40s").native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
+    cr_assert(preset("mi300x").native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP8));
+    cr_assert_not(preset("mi300x").native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
+    cr_assert(preset("mi355x").native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
+    cr_assert(preset("gb200").native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
+    cr_assert_eq(preset("gb200").tiers[0].span_devices, 72); /* the NVL72 rack */
+    /* Gaudi 3: no visible figure found, the datasheet capacity stands */
+    NetHardware g = preset("gaudi3");
+    cr_assert_eq(g.hbm_visible_bytes, 0);
+    cr_assert_eq(g.hbm_bytes, g.hbm_datasheet_bytes);
+}
+
+/* Every preset (aliases too) loads, passes the check and is self-consistent: the arch belongs to
+ * the platform, every dtype with a peak is native, hbm_bytes is the visible figure when there is
+ * one. */
+Test(presets, every_preset_loads)
+{
+    size_t n = 0;
+    for (const char *const *name = hardware_preset_names(); *name; name++, n++) {
+        NetHardware hw = preset(*name);
+        cr_assert_neq(hw.arch, NET_ARCH_UNKNOWN, "%s", *name);
+        cr_assert_eq(net_arch_platform(hw.arch), hw.platform, "%s", *name);
+        cr_assert_neq(hw.native_dtypes, 0, "%s", *name);
+        for (int d = 0; d < NET_PEAK_COUNT; d++)
+            if (hw.peak_flops[d] > 0)
+                cr_assert(hw.native_dtypes & NET_DTYPE_BIT(d), "%s: %s", *name,
+                          net_peak_dtype_name((NetPeakDtype)d));
+        cr_assert_gt(hw.hbm_datasheet_bytes, 0, "%s", *name);
+        cr_assert_eq(hw.hbm_bytes,
+                     hw.hbm_visible_bytes ? hw.hbm_visible_bytes : hw.hbm_datasheet_bytes, "%s",
+                     *name);
+        cr_assert_gt(hw.hbm_bw_bytes_per_s, 0, "%s", *name);
+        cr_assert_gt(hw.peak_flops[NET_PEAK_BF16], 0, "%s", *name);
+    }
+    cr_assert_eq(n, 16);
+}
+
+Test(presets, alias_a100_is_a100_80gb)
+{
+    cr_assert_str_eq(hardware_preset_file("a100"), "a100-80gb");
+    cr_assert_str_eq(hardware_preset_file("a100-80gb"), "a100-80gb");
+    cr_assert_null(hardware_preset_file("a100-80"));
+    cr_assert(hardware_is_preset("a100"));
+    NetHardware alias = preset("a100"), full = preset("a100-80gb");
+    cr_assert_str_eq(alias.name, "a100-80gb");
+    cr_assert(memcmp(&alias, &full, sizeof alias) == 0);
+}
+
 /* The preset list, the files in net/presets and the embedded copies agree. */
 Test(presets, list_matches_files_and_embedded_copies)
 {
@@ -168,9 +299,10 @@ Test(presets, list_matches_files_and_embedded_copies)
     cr_assert_not_null(d);
     const char *const *names = hardware_preset_names();
     cr_assert_str_eq(names[0], HARDWARE_DEFAULT_PRESET);
-    size_t listed = 0;
-    while (names[listed])
-        listed++;
+    size_t listed = 0, aliases = 0;
+    for (; names[listed]; listed++)
+        if (strcmp(hardware_preset_file(names[listed]), names[listed]) != 0)
+            aliases++;
     size_t files = 0;
     const char *f;
     while ((f = g_dir_read_name(d))) {
@@ -179,6 +311,7 @@ Test(presets, list_matches_files_and_embedded_copies)
         files++;
         g_autofree char *name = g_strndup(f, strlen(f) - strlen(".yaml"));
         cr_assert(hardware_is_preset(name), "net/presets/%s is not in the preset list", f);
+        cr_assert_str_eq(hardware_preset_file(name), name, "net/presets/%s is an alias's name", f);
         g_autofree char *path = g_build_filename(dir, f, NULL);
         NetHardware from_file, embedded = preset(name);
         GError *err = NULL;
@@ -186,8 +319,13 @@ Test(presets, list_matches_files_and_embedded_copies)
         cr_assert(memcmp(&from_file, &embedded, sizeof from_file) == 0,
                   "%s differs from the embedded copy (rebuild?)", f);
     }
-    cr_assert_eq(files, listed);
+    cr_assert_eq(aliases, 1);
+    cr_assert_eq(files, listed - aliases);
 }
+
+#define ALL_PRESETS                                                                                \
+    "h100, h200, b200, gb200, a100-80gb, a100, a100-40gb, h20, l40s, rtx4090, mi300x, mi325x, "    \
+    "mi355x, gaudi3, ascend-910b, ascend-910c"
 
 Test(presets, unknown_preset_lists_the_valid_ones)
 {
@@ -196,11 +334,14 @@ Test(presets, unknown_preset_lists_the_valid_ones)
     cr_assert_not(hardware_load_preset("h1000", &hw, &err));
     cr_assert_eq(err->domain, SCENARIO_ERROR);
     cr_assert_eq(err->code, SCENARIO_ERROR_INVALID);
-    assert_has(err->message, "unknown hardware preset 'h1000'; did you mean 'h100'? (valid: h100, "
-                             "h200, b200, ascend-910b, ascend-910c)");
+    assert_has(err->message,
+               "unknown hardware preset 'h1000'; did you mean 'h100'? (valid: " ALL_PRESETS ")");
     g_clear_error(&err);
     cr_assert_not(hardware_load_preset("tpu", &hw, &err));
-    assert_has(err->message, "valid: h100, h200, b200, ascend-910b, ascend-910c");
+    assert_has(err->message, "valid: " ALL_PRESETS);
+    g_clear_error(&err);
+    cr_assert_not(hardware_load_preset("mi300", &hw, &err));
+    assert_has(err->message, "did you mean 'mi300x'?");
     g_clear_error(&err);
 }
 
@@ -222,7 +363,13 @@ Test(hardware_file, minimal_file_and_defaults)
     for (int i = 0; i < NET_PEAK_COUNT; i++)
         cr_assert_eq(hw.peak_flops[i], 0);
     cr_assert_eq(hw.hbm_bytes, 0);
+    cr_assert_eq(hw.hbm_visible_bytes, 0);
+    cr_assert_eq(hw.hbm_datasheet_bytes, 0);
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 0);
+    /* the defaults of a file without the device keys: cuda, arch unknown, bf16 and fp16 */
+    cr_assert_eq(hw.platform, NET_PLATFORM_CUDA);
+    cr_assert_eq(hw.arch, NET_ARCH_UNKNOWN);
+    cr_assert_eq(hw.native_dtypes, NATIVE(NET_PEAK_BF16, NET_PEAK_FP16));
     cr_assert_eq(hw.n_tiers, 2);
     cr_assert_eq(hw.tiers[0].span_devices, 4);
     cr_assert_eq(hw.tiers[1].span_devices, 0);
@@ -244,7 +391,10 @@ Test(hardware_file, units)
                              "shared_bandwidth_gb_s: 16}\n");
     cr_assert_str_eq(hw.name, "u");
     cr_assert_eq(hw.peak_flops[NET_PEAK_BF16], 1.5e12);
+    cr_assert_eq(hw.native_dtypes,
+                 NATIVE(NET_PEAK_BF16)); /* arch unknown: the dtypes with a peak */
     cr_assert_eq(hw.hbm_bytes, 3 * GIB / 2);
+    cr_assert_eq(hw.hbm_datasheet_bytes, 3 * GIB / 2);
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 2 * TIB);
     cr_assert_eq(hw.tiers[0].latency_ns, 1); /* 0.5 ns rounds to 1 */
     cr_assert_eq(hw.tiers[1].bw_bytes_per_s, 1e12);
@@ -256,6 +406,136 @@ Test(hardware_file, units)
     cr_assert_eq(hw.hbm_bytes, UINT64_C(1500000000));
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 2e9);
     cr_assert_eq(hw.n_tiers, 1);
+}
+
+/* A hardware file written before the device keys existed (the h100 preset as it was) loads:
+ * cuda, arch unknown, native = the dtypes with a peak, HBM = the datasheet figure. */
+Test(hardware_file, old_file_without_device_keys)
+{
+    NetHardware hw =
+        load_ok("name: old-h100\n"
+                "devices_per_node: 8\n"
+                "compute_tflops: {bf16: 989, fp16: 989, fp8: 1979, int8: 1979}\n"
+                "hbm_gb: 80\n"
+                "hbm_bandwidth_gb_s: 3350\n"
+                "launch_latency_us: 6.6\n"
+                "tiers:\n"
+                "  - {name: nvlink, span: node, bandwidth_gb_s: 450, latency_us: 0.6}\n"
+                "  - {name: ib, span: cluster, bandwidth_gb_s: 50, latency_us: 2.7,\n"
+                "     shared_bandwidth_gb_s: 400}\n");
+    cr_assert_eq(hw.platform, NET_PLATFORM_CUDA);
+    cr_assert_eq(hw.arch, NET_ARCH_UNKNOWN);
+    cr_assert_eq(hw.native_dtypes,
+                 NATIVE(NET_PEAK_BF16, NET_PEAK_FP16, NET_PEAK_FP8, NET_PEAK_INT8));
+    cr_assert_eq(hw.hbm_bytes, UINT64_C(80000000000));
+    cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(80000000000));
+    cr_assert_eq(hw.hbm_visible_bytes, 0);
+    char why[256];
+    cr_assert(net_hardware_check(&hw, why, sizeof why), "%s", why);
+}
+
+#define BASE_FILE                                                                                  \
+    "devices_per_node: 8\nlaunch_latency_us: 1\n"                                                  \
+    "tiers: [{name: a, span: cluster, bandwidth_gb_s: 1, latency_us: 0}]\n"
+
+Test(hardware_file, visible_hbm)
+{
+    NetHardware hw = load_ok(BASE_FILE "hbm_gb: 80\nhbm_visible_gib: 79.18\n");
+    cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(80000000000));
+    cr_assert_eq(hw.hbm_visible_bytes, VISIBLE_GIB(79.18));
+    cr_assert_eq(hw.hbm_bytes, VISIBLE_GIB(79.18)); /* the visible figure wins */
+    hw = load_ok(BASE_FILE "hbm_visible_bytes: 206141652992\n");
+    cr_assert_eq(hw.hbm_bytes, UINT64_C(206141652992));
+    cr_assert_eq(hw.hbm_datasheet_bytes, 0);
+    hw = load_ok(BASE_FILE "hbm_visible_bytes: 2.5e9\n"); /* integral in exponent form */
+    cr_assert_eq(hw.hbm_bytes, UINT64_C(2500000000));
+
+    expect_invalid(BASE_FILE "hbm_visible_gib: 79\nhbm_visible_bytes: 85000000000\n", "hw.yaml:5",
+                   "hbm_visible_bytes",
+                   "the visible HBM capacity is given twice; keep one of hbm_visible_gib (GiB) and "
+                   "hbm_visible_bytes (bytes)");
+    expect_invalid(BASE_FILE "hbm_visible_gib: 0\n", "hw.yaml:4", "hbm_visible_gib",
+                   "0 is out of range; valid: a number > 0 and <= 1e+06 GiB as torch reports it");
+    expect_invalid(BASE_FILE "hbm_visible_gib: \"79.18\"\n", "hw.yaml:4", "hbm_visible_gib",
+                   "without quotes");
+    expect_invalid(BASE_FILE "hbm_visible_bytes: 79.5\n", "hw.yaml:4", "hbm_visible_bytes",
+                   "expected an integer, got 79.5");
+    expect_invalid(BASE_FILE "hbm_visible_bytes: 0\n", "hw.yaml:4", "hbm_visible_bytes",
+                   "out of range; valid: 1..");
+    expect_invalid(
+        BASE_FILE "hbm_gib_visible: 79\n", "hw.yaml:4", "hbm_gib_visible",
+        "unknown key in the hardware file; valid: name, description, devices_per_node, "
+        "platform, arch, native_dtypes, compute_tflops, hbm_gb, hbm_gib, hbm_visible_gib, "
+        "hbm_visible_bytes,");
+}
+
+Test(hardware_file, platform_and_arch)
+{
+    NetHardware hw = load_ok(BASE_FILE "platform: rocm\narch: gfx942\n");
+    cr_assert_eq(hw.platform, NET_PLATFORM_ROCM);
+    cr_assert_eq(hw.arch, NET_ARCH_GFX942);
+    cr_assert_eq(hw.native_dtypes, net_arch_native_dtypes(NET_ARCH_GFX942));
+    hw = load_ok(BASE_FILE "arch: gfx950\n"); /* the arch implies its platform */
+    cr_assert_eq(hw.platform, NET_PLATFORM_ROCM);
+    cr_assert(hw.native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
+    hw = load_ok(BASE_FILE "platform: npu\n");
+    cr_assert_eq(hw.platform, NET_PLATFORM_NPU);
+    cr_assert_eq(hw.arch, NET_ARCH_UNKNOWN);
+    hw = load_ok(BASE_FILE "platform: hpu\narch: unknown\n");
+    cr_assert_eq(hw.platform, NET_PLATFORM_HPU);
+    hw = load_ok(BASE_FILE "platform: xpu\narch: pvc\n");
+    cr_assert_eq(hw.arch, NET_ARCH_PVC);
+    for (int a = 1; a < NET_ARCH_COUNT; a++) {
+        g_autofree char *y = g_strdup_printf(BASE_FILE "arch: %s\n", net_arch_name((NetArch)a));
+        hw = load_ok(y);
+        cr_assert_eq(hw.arch, (NetArch)a);
+        cr_assert_eq(hw.platform, net_arch_platform((NetArch)a));
+    }
+
+    expect_invalid(BASE_FILE "platform: cdua\n", "hw.yaml:4", "platform",
+                   "unknown value 'cdua'; did you mean 'cuda'? (valid: cuda, rocm, npu, hpu, xpu)");
+    expect_invalid(BASE_FILE "platform: 3\n", "hw.yaml:4", "platform",
+                   "unknown value '3'; valid: cuda, rocm, npu, hpu, xpu");
+    expect_invalid(BASE_FILE "arch: sm_90\n", "hw.yaml:4", "arch",
+                   "unknown value 'sm_90'; did you mean 'sm90'? (valid: unknown, sm80, sm86, sm89, "
+                   "sm90, sm100, sm103, sm120, gfx90a, gfx942, gfx950, ascend910b, ascend910_93, "
+                   "gaudi2, gaudi3, pvc, bmg)");
+    expect_invalid(BASE_FILE "arch: [sm90]\n", "hw.yaml:4", "arch", "valid: unknown, sm80");
+    expect_invalid(BASE_FILE "platform: cuda\narch: gfx942\n", "hw.yaml:5", "arch",
+                   "arch 'gfx942' is a rocm arch, but platform is cuda; valid for cuda: unknown, "
+                   "sm80, sm86, sm89, sm90, sm100, sm103, sm120");
+    expect_invalid(BASE_FILE "arch: sm90\nplatform: npu\n", "hw.yaml:4", "arch",
+                   "valid for npu: unknown, ascend910b, ascend910_93");
+}
+
+Test(hardware_file, native_dtypes)
+{
+    NetHardware hw = load_ok(BASE_FILE "native_dtypes: [bf16, fp16, fp8]\n"
+                                       "compute_tflops: {bf16: 10, fp8: 20}\n");
+    cr_assert_eq(hw.native_dtypes, NATIVE(NET_PEAK_BF16, NET_PEAK_FP16, NET_PEAK_FP8));
+    hw = load_ok(BASE_FILE "arch: sm90\nnative_dtypes: [bf16]\n"); /* the list wins */
+    cr_assert_eq(hw.native_dtypes, NATIVE(NET_PEAK_BF16));
+
+    expect_invalid(BASE_FILE "native_dtypes: [bf16, fp6]\n", "hw.yaml:4", "native_dtypes",
+                   "unknown value 'fp6'; did you mean");
+    expect_invalid(BASE_FILE "native_dtypes: [bf16, fp6]\n", "hw.yaml:4", "native_dtypes",
+                   "(valid: bf16, fp16, fp8, int8, fp4)");
+    expect_invalid(BASE_FILE "native_dtypes: [bf16, bf16]\n", "hw.yaml:4", "native_dtypes",
+                   "bf16 is listed twice");
+    expect_invalid(BASE_FILE "native_dtypes: []\n", "hw.yaml:4", "native_dtypes",
+                   "empty list; give the dtypes the device computes natively");
+    expect_invalid(BASE_FILE "native_dtypes: bf16\n", "hw.yaml:4", "native_dtypes",
+                   "expected a list");
+    /* a peak for a dtype the device does not compute natively: the line of that peak */
+    expect_invalid(BASE_FILE "arch: sm80\ncompute_tflops:\n  bf16: 312\n  fp8: 624\n", "hw.yaml:7",
+                   "fp8",
+                   "compute_tflops gives fp8 a peak of 624 TFLOPS, but fp8 is not a native dtype "
+                   "of arch sm80 (native: bf16, fp16, int8); drop the peak, or list fp8 in "
+                   "native_dtypes");
+    expect_invalid(BASE_FILE "arch: ascend910b\ncompute_tflops: {int8: 752, fp8: 1}\n", "hw.yaml:5",
+                   "fp8", "not a native dtype of arch ascend910b");
+    expect_invalid(BASE_FILE "native_dtypes: [bf16]\ncompute_tflops: {int8: 8}\n", "hw.yaml:5",
+                   "int8", "int8 a peak of 8 TOPS, but int8 is not a native dtype of this device");
 }
 
 Test(hardware_file, missing_required_fields)
@@ -418,19 +698,69 @@ Test(overrides, top_level_fields)
 {
     NetHardware b200 = preset("b200");
     NetHardware hw = override_ok("b200", "preset: b200\nhbm_gib: 178\n");
+    /* a datasheet capacity without a visible one replaces both: the capacity is the one given */
     cr_assert_eq(hw.hbm_bytes, 178 * GIB);
+    cr_assert_eq(hw.hbm_datasheet_bytes, 178 * GIB);
+    cr_assert_eq(hw.hbm_visible_bytes, 0);
     cr_assert_str_eq(hw.name, "b200");
     /* nothing else moved */
     hw.hbm_bytes = b200.hbm_bytes;
+    hw.hbm_datasheet_bytes = b200.hbm_datasheet_bytes;
+    hw.hbm_visible_bytes = b200.hbm_visible_bytes;
     cr_assert(memcmp(&hw, &b200, sizeof hw) == 0);
 
+    /* a visible capacity keeps the datasheet's */
+    hw = override_ok("b200", "hbm_visible_gib: 170\n");
+    cr_assert_eq(hw.hbm_bytes, 170 * GIB);
+    cr_assert_eq(hw.hbm_datasheet_bytes, b200.hbm_datasheet_bytes);
+    hw = override_ok("b200", "hbm_gb: 192\nhbm_visible_bytes: 1000\n");
+    cr_assert_eq(hw.hbm_bytes, 1000);
+    cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(192000000000));
+
     hw = override_ok("h100", "name: h100-slow\nlaunch_latency_us: 20\nhbm_bandwidth_tib_s: 3\n"
-                             "compute_tflops: {fp4: 4000}\n");
+                             "compute_tflops: {fp4: 4000}\n"
+                             "native_dtypes: [bf16, fp16, fp8, int8, fp4]\n");
     cr_assert_str_eq(hw.name, "h100-slow");
     cr_assert_eq(hw.launch_latency_ns, 20000);
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 3 * TIB);
     cr_assert_eq(hw.peak_flops[NET_PEAK_FP4], 4000e12);
     cr_assert_eq(hw.peak_flops[NET_PEAK_BF16], 989e12); /* other dtypes kept */
+    cr_assert(hw.native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
+    cr_assert_eq(hw.arch, NET_ARCH_SM90); /* kept */
+}
+
+Test(overrides, platform_and_arch)
+{
+    /* a new arch brings its platform and its native dtypes */
+    NetHardware hw = override_ok("h100", "arch: sm100\n");
+    cr_assert_eq(hw.arch, NET_ARCH_SM100);
+    cr_assert_eq(hw.platform, NET_PLATFORM_CUDA);
+    cr_assert(hw.native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
+    hw = override_ok("h100", "arch: gfx942\n");
+    cr_assert_eq(hw.platform, NET_PLATFORM_ROCM);
+    hw = override_ok("h100", "platform: rocm\narch: gfx942\n");
+    cr_assert_eq(hw.arch, NET_ARCH_GFX942);
+    hw = override_ok("mi300x", "platform: rocm\n"); /* the same platform: arch kept */
+    cr_assert_eq(hw.arch, NET_ARCH_GFX942);
+    hw = override_ok("h100", "platform: xpu\narch: unknown\n");
+    cr_assert_eq(hw.platform, NET_PLATFORM_XPU);
+    cr_assert_eq(hw.arch, NET_ARCH_UNKNOWN);
+    cr_assert(hw.native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP8)); /* h100's peaks */
+
+    override_fails("h100", "platform: rocm\n",
+                   "o.yaml:1: key 'platform': platform rocm does not fit arch 'sm90' of hardware "
+                   "'h100' (a cuda arch); give arch: too (valid for rocm: unknown, gfx90a, gfx942, "
+                   "gfx950)");
+    override_fails("h100", "arch: sm80\n",
+                   "o.yaml:1: key 'arch': compute_tflops gives fp8 a peak of 1979 TFLOPS, but fp8 "
+                   "is not a native dtype of arch sm80");
+    override_fails(
+        "h100", "compute_tflops: {fp4: 4000}\n",
+        "o.yaml:1: key 'fp4': compute_tflops gives fp4 a peak of 4000 TFLOPS, but fp4 is "
+        "not a native dtype of arch sm90 (native: bf16, fp16, fp8, int8)");
+    override_fails("h100", "arch: sm99\n", "key 'arch': unknown value 'sm99'; did you mean");
+    override_fails("h100", "native_dtypes: [bf16]\n",
+                   "key 'native_dtypes': compute_tflops gives fp16 a peak of 989 TFLOPS");
 }
 
 Test(overrides, tiers_by_name)
@@ -486,6 +816,8 @@ Test(overrides, errors)
     override_fails("h100", "tiers: {ib: {bandwith_gb_s: 1}}\n", "did you mean 'bandwidth_gb_s'?");
     override_fails("h100", "tiers: {ib: 5}\n", "key 'ib': expected a mapping");
     override_fails("h100", "hbm_gb: 1\nhbm_gib: 1\n", "HBM capacity is given twice");
+    override_fails("h100", "hbm_visible_gib: 1\nhbm_visible_bytes: 1\n",
+                   "the visible HBM capacity is given twice");
     override_fails("h100", "hbm_gib: -1\n", "key 'hbm_gib': -1 is out of range");
     override_fails("h100", "hbm_gbb: 1\n",
                    "key 'hbm_gbb': unknown key in hardware; did you mean 'hbm_gb'?");
