@@ -194,8 +194,11 @@ ModelBackend model_backend_resolve(const ModelArch *a, ModelBackend b, const Net
     return b;
 }
 
+/* Whether the kernel is built for `hw`; a NULL device (no hardware given) passes. */
 static bool runs_on(const BackendInfo *bi, const NetHardware *hw)
 {
+    if (!hw)
+        return true;
     NetPlatform p = platform_of(hw);
     if (!(bi->platforms & (1u << p)))
         return false;

@@ -111,7 +111,7 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
     c->a = a, c->pl = pl, c->e = e, c->hw = hw;
     c->backend = model_engine_backend(a, e, &pl->par, hw);
     c->ascend = c->backend == MODEL_BACKEND_ASCEND;
-    c->npu = hw && g_ascii_strncasecmp(hw->name, "ascend", 6) == 0;
+    c->npu = hw && hw->platform == NET_PLATFORM_NPU;
     c->tp = pl->par.tensor_parallel_size;
     c->dp = pl->par.data_parallel_size;
     c->pcp = pl->par.prefill_context_parallel_size;

@@ -1083,7 +1083,8 @@ Test(scenario_errors, hardware_problems)
     g_autofree char *y1 = g_strconcat(h, "hardware: h1000\n", NULL);
     expect_invalid(y1, "t.yaml:4", "hardware",
                    "unknown hardware preset 'h1000'; did you mean 'h100'? (valid: h100, h200, "
-                   "b200, ascend-910b, ascend-910c)");
+                   "b200, gb200, a100-80gb, a100, a100-40gb, h20, l40s, rtx4090, mi300x, mi325x, "
+                   "mi355x, gaudi3, ascend-910b, ascend-910c)");
     g_autofree char *y2 = g_strconcat(h, "hardware: {preset: tpu}\n", NULL);
     expect_invalid(y2, "t.yaml:4", "preset", "valid: h100, h200, b200");
     g_autofree char *y3 =
@@ -1799,7 +1800,10 @@ Test(scenario_model_errors, vllm_rules_surface_at_parallel)
                        "PCP does not support data parallelism yet.");
     /* without a parallel: key, the defaults are used and errors name it at line 1 */
     expect_invalid("model: llama-3.1-70b\n" DECODE_STEP "engine: {attention_backend: FLASHMLA}\n",
-                   "t.yaml:3", "engine", "attention backend FLASHMLA needs an MLA model");
+                   "t.yaml:3", "engine",
+                   "attention backend FLASHMLA is a dense MLA kernel; llama-3.1-70b uses "
+                   "grouped-query attention (valid for it on h100: FLASH_ATTN, FLASHINFER, "
+                   "TRITON_ATTN, FLEX_ATTENTION, AUTO)");
 }
 
 Test(scenario_model_errors, engine_values)
@@ -1810,7 +1814,9 @@ Test(scenario_model_errors, engine_values)
     assert_has(msg, "t.yaml:3: key 'attention_backend': unknown attention backend "
                     "'FLASHMLA_SPARS'; did you mean 'FLASHMLA_SPARSE'? (valid: AUTO, "
                     "FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE, FLASHMLA, FLASHINFER_MLA, TRITON_MLA, "
-                    "FLASH_ATTN, ASCEND)");
+                    "FLASH_ATTN, ASCEND, CUTLASS_MLA, FLASH_ATTN_MLA, FLASHINFER, TRITON_ATTN, "
+                    "FLEX_ATTENTION, ROCM_ATTN, ROCM_AITER_FA, ROCM_AITER_UNIFIED_ATTN, "
+                    "ROCM_AITER_MLA, ROCM_AITER_TRITON_MLA, ROCM_AITER_MLA_SPARSE, HPU_ATTN)");
     expect_invalid(MODEL_HEAD "engine: {attention_backend: cutlass}\n" DECODE_STEP, "t.yaml:3",
                    "attention_backend",
                    "valid: AUTO, FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE, FLASHMLA, "
@@ -2215,8 +2221,13 @@ Test(scenario_eval, bad_server_args)
     g_autofree char *y7 =
         g_strdup_printf("%sserver_args: -tp 8 --attention-backend ROCM_AITER_MLA\n", head);
     eval_invalid(y7, "e.yaml:2", "server_args",
-                 "--attention-backend: unknown attention backend 'ROCM_AITER_MLA'; valid: AUTO, "
-                 "FLASHINFER_MLA_SPARSE");
+                 "attention backend ROCM_AITER_MLA is a dense MLA kernel; glm-5.2 uses sparse "
+                 "MLA (a DSA indexer) (valid for it on b200: FLASHINFER_MLA_SPARSE, "
+                 "FLASHMLA_SPARSE, AUTO)");
+    g_autofree char *y7b = g_strdup_printf("%sserver_args: -tp 8 --attention-backend ROCM_AITR\n",
+                                           head);
+    eval_invalid(y7b, "e.yaml:2", "server_args",
+                 "--attention-backend: unknown attention backend 'ROCM_AITR'");
     g_autofree char *y8 =
         g_strdup_printf("%sserver_args: -tp 8 --gpu-memory-utilization 1.2\n", head);
     eval_invalid(y8, "e.yaml:2", "server_args",
