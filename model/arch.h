@@ -2,12 +2,19 @@
  * a Hugging Face config.json (json-glib) or a preset (model/presets/NAME.json, the same format,
  * embedded in the binary).
  *
- * Structure is detected from fields, never from model names: MLA when `kv_lora_rank` is present,
- * a DSA indexer + sparse attention when `index_topk` is present (with `index_n_heads`,
- * `index_head_dim`), IndexShare when `indexer_types` lists per-layer "full"/"shared" entries,
- * MoE when `n_routed_experts` (DeepSeek/GLM) or `num_experts` (Qwen) is present, with
- * `first_k_dense_replace` dense layers first. Otherwise a dense GQA model (Llama/Qwen) with
- * `num_key_value_heads` and `head_dim` (default hidden_size / num_attention_heads).
+ * Structure is detected from fields: MLA when `kv_lora_rank` is present, a DSA indexer + sparse
+ * attention when `index_topk` is present (with `index_n_heads`, `index_head_dim`), IndexShare when
+ * `indexer_types` lists per-layer "full"/"shared" entries, MoE when `n_routed_experts`
+ * (DeepSeek/GLM/Kimi), `num_local_experts` (Mixtral, gpt-oss, MiniMax, Llama-4) or `num_experts`
+ * (Qwen) is present and positive; which layers carry experts follows `first_k_dense_replace`,
+ * `moe_layer_freq`, `decoder_sparse_step`, `interleave_moe_layer_step`, `moe_layers` and
+ * `mlp_only_layers` (layer_moe[]). Otherwise a dense GQA model with `num_key_value_heads` and
+ * `head_dim` (default hidden_size / num_attention_heads). A nested `text_config` (Llama-4,
+ * multimodal models) holds the language model; `vision_config` the vision tower.
+ *
+ * A few tensors exist by model class alone, with no field saying so; for those the language
+ * model's `model_type` decides (Qwen2's q/k/v bias, Qwen3's q_norm/k_norm, gpt-oss's sinks and
+ * biases, Llama-4's shared expert). Hybrid Mamba / linear-attention models are refused.
  */
 #ifndef MODEL_ARCH_H
 #define MODEL_ARCH_H
@@ -27,15 +34,24 @@ GQuark model_arch_error_quark(void);
 typedef struct {
     char name[64];          /* preset name, or the config file's folder/basename */
     char architecture[64];  /* architectures[0], informative only */
+    char model_type[32];    /* the language model's model_type (text_config's when nested:
+                               "llama4_text"); "" when absent. Selects the checkpoint's module
+                               names for quantization ignore lists. */
+    char layer_prefix[48];  /* checkpoint name of decoder layer L is layer_prefix + "L.":
+                               "model.layers.", or "language_model.model.layers." under a
+                               text_config */
     uint32_t hidden_size;
     uint32_t num_layers;    /* num_hidden_layers (MTP layers not included) */
     uint32_t num_heads;     /* num_attention_heads */
     uint32_t num_kv_heads;  /* GQA: num_key_value_heads; MLA: = num_heads */
     uint32_t head_dim;      /* GQA only */
-    uint32_t intermediate_size; /* dense MLP */
+    uint32_t intermediate_size; /* dense MLP width (Llama-4: intermediate_size_mlp) */
     uint32_t vocab_size;
     bool tie_word_embeddings;
-    uint32_t num_nextn_predict_layers; /* MTP, informative */
+    uint32_t num_nextn_predict_layers; /* MTP layers after the decoder layers:
+                                          num_nextn_predict_layers (DeepSeek/GLM), MiniMax
+                                          num_mtp_modules, mtp_num_hidden_layers; loaded only
+                                          with MTP speculative decoding */
 
     bool mla;
     uint32_t q_lora_rank;   /* 0 = no q compression (q_proj directly) */
@@ -52,12 +68,15 @@ typedef struct {
     bool index_shared[MODEL_MAX_LAYERS]; /* true: layer reuses the previous full layer's top-k */
 
     bool moe;
-    uint32_t n_routed_experts;
-    uint32_t num_experts_per_tok;
-    uint32_t moe_intermediate_size;
-    uint32_t n_shared_experts;
-    uint32_t first_k_dense_replace; /* the first k layers are dense MLP (informative once
-                                       layer_moe is filled) */
+    uint32_t n_routed_experts;      /* n_routed_experts / num_local_experts / num_experts */
+    uint32_t num_experts_per_tok;   /* num_experts_per_tok / num_experts_per_token /
+                                       experts_per_token */
+    uint32_t moe_intermediate_size; /* one expert's width: moe_intermediate_size, else (Mixtral,
+                                       gpt-oss, MiniMax, Llama-4) intermediate_size */
+    uint32_t n_shared_experts;      /* shared expert modules per MoE layer (Qwen2-MoE, Llama-4:
+                                       1) */
+    uint32_t first_k_dense_replace; /* count of leading dense layers (informative: layer_moe
+                                       is the truth) */
     bool layer_moe[MODEL_MAX_LAYERS]; /* layer i has a MoE block (first_k_dense_replace,
                                          moe_layer_freq, decoder_sparse_step, mlp_only_layers,
                                          interleave_moe_layer_step) */
@@ -80,15 +99,26 @@ typedef struct {
     uint32_t sliding_window;  /* tokens; 0 = none */
     bool layer_sliding[MODEL_MAX_LAYERS]; /* layer i uses the sliding window (layer_types
                                              "sliding_attention", or every layer when
-                                             sliding_window is set without layer_types) */
+                                             sliding_window is set without layer_types; Qwen2
+                                             use_sliding_window: layers >= max_window_layers) */
+    uint32_t attention_chunk_size; /* Llama-4 chunked local attention: tokens per chunk; 0 =
+                                      none */
+    bool layer_chunked[MODEL_MAX_LAYERS]; /* layer i attends within its chunk only (Llama-4 RoPE
+                                             layers, no_rope_layers != 0; layer_types
+                                             "chunked_attention") */
 
-    /* context length as vLLM derives it (_get_and_verify_max_len): the smallest of
-     * max_position_embeddings and friends, times the rope_scaling factor (YaRN:
-     * original_max_position_embeddings x factor); 0 = unknown */
+    /* context length in tokens as vLLM derives it (vllm/config/model.py
+     * _get_and_verify_max_len): the smallest of max_position_embeddings and friends
+     * (model_max_length wins when present), times the rope_scaling / rope_parameters factor for
+     * rope types other than su/longrope/llama3 (YaRN: original_max_position_embeddings x
+     * factor); 2048 when the file has no length key, as vLLM assumes. 0 only for presets built
+     * by hand. */
     uint32_t max_model_len;
 
-    /* multimodal: parameters of the vision tower and projector (counted from vision_config),
-     * loaded as `vision` weights; 0 = text-only */
+    /* multimodal: parameters of the vision tower and projector, loaded as `vision` weights;
+     * 0 = text-only. Counted from vision_config as vLLM builds the tower (Llama-4:
+     * mllama4.py; transformers' Llama4VisionConfig defaults when the file has none); other
+     * towers are refused. */
     uint64_t vision_params;
 
     /* how the checkpoint stores each tensor group (from quantization_config; native dtype when
@@ -97,18 +127,27 @@ typedef struct {
     ModelQuantSpec quant;
 } ModelArch;
 
-/* Loads a config.json. Returns false and sets `error` naming the file and field on failure. */
+/* Loads a config.json; a vLLM-Ascend quant_model_description.json in the same folder gives the
+ * quantization. Returns false and sets `error` naming the file and field on failure. */
 bool model_arch_load_file(const char *path, ModelArch *out, GError **error);
 /* Parses config.json text; `display` names it in messages. */
 bool model_arch_load_string(const char *json, const char *display, ModelArch *out,
                             GError **error);
-/* Loads a built-in preset: glm-5, glm-5.2, deepseek-v3.2, deepseek-v3, llama-3.1-70b,
- * qwen3-235b-a22b. Unknown name -> error listing them. */
+/* Loads a built-in preset: every model/presets/NAME.json embedded in the binary (files whose
+ * name starts with "catalog" are not presets). Unknown name -> error listing them. */
 bool model_arch_load_preset(const char *name, ModelArch *out, GError **error);
-/* Comma-separated preset names (static storage). */
+/* The preset names, sorted, ", "-separated (static storage, built once, thread-safe). */
 const char *model_arch_preset_names(void);
 
-/* Whether layer i (0-based) has a MoE block (else a dense MLP). */
+/* Replaces a->quant with the scheme of a `quantization_config` given as JSON text (the object
+ * itself, or a whole config.json holding one), resolved against a's module names. `display`
+ * names the text in messages. On failure returns false, leaves *a untouched and sets
+ * MODEL_ARCH_ERROR (1 = malformed JSON, 2 = the quantization parser's message). */
+bool model_arch_apply_quant_json(ModelArch *a, const char *json_text, const char *display,
+                                 GError **error);
+
+/* Whether layer i (0-based) has a MoE block (else a dense MLP): layer_moe[i]; MTP layers
+ * (i >= num_layers) have one when the model is MoE. */
 bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer);
 /* How many decoder layers have a dense MLP (all of them for a dense model). */
 uint32_t model_arch_dense_layers(const ModelArch *a);

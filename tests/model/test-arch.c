@@ -257,6 +257,7 @@ Test(presets, deepseek_v3_no_indexer)
     a.index_n_heads = v32.index_n_heads;
     a.index_head_dim = v32.index_head_dim;
     a.index_topk = v32.index_topk;
+    memcpy(a.model_type, v32.model_type, sizeof a.model_type);
     cr_assert_eq(memcmp(&a, &v32, sizeof a), 0);
 }
 
@@ -302,15 +303,28 @@ Test(presets, qwen3_235b_a22b_all_moe)
         cr_assert(model_arch_layer_is_moe(&a, i), "layer %u", i);
 }
 
-/* Every listed name loads, and the embedded preset equals the file in model/presets/. */
+/* The listed names are the model/presets/NAME.json files (catalog files excluded), sorted; each
+ * loads, and the embedded preset equals the file. */
 Test(presets, names_and_files_agree)
 {
     g_auto(GStrv) names = g_strsplit(model_arch_preset_names(), ", ", -1);
-    cr_assert_eq(g_strv_length(names), 6);
-    static const char *const want[] = {"glm-5",       "glm-5.2",       "deepseek-v3.2",
-                                       "deepseek-v3", "llama-3.1-70b", "qwen3-235b-a22b"};
+    g_autofree char *dir_path = g_strdup_printf("%s/model/presets", RANKSIM_SOURCE_DIR);
+    GDir *dir = g_dir_open(dir_path, 0, NULL);
+    cr_assert_not_null(dir);
+    g_autoptr(GPtrArray) want = g_ptr_array_new_with_free_func(g_free);
+    for (const char *f; (f = g_dir_read_name(dir));)
+        if (g_str_has_suffix(f, ".json") && !g_str_has_prefix(f, "catalog"))
+            g_ptr_array_add(want, g_strndup(f, strlen(f) - strlen(".json")));
+    g_dir_close(dir);
+    cr_assert_geq(want->len, 6);
+    cr_assert_eq(g_strv_length(names), want->len, "%s", model_arch_preset_names());
     for (guint i = 0; names[i]; i++) {
-        cr_assert_str_eq(names[i], want[i]);
+        if (i > 0)
+            cr_assert_lt(strcmp(names[i - 1], names[i]), 0, "not sorted: %s", names[i]);
+        bool listed = false;
+        for (guint j = 0; j < want->len; j++)
+            listed = listed || strcmp(want->pdata[j], names[i]) == 0;
+        cr_assert(listed, "%s is not a file in model/presets/", names[i]);
         ModelArch embedded = preset(names[i]);
         ModelArch file;
         GError *err = NULL;
@@ -319,6 +333,29 @@ Test(presets, names_and_files_agree)
         cr_assert_str_eq(file.name, names[i]);
         cr_assert_eq(memcmp(&embedded, &file, sizeof file), 0, "%s differs", names[i]);
     }
+    /* The first presets the project shipped are there. */
+    static const char *const first[] = {"deepseek-v3", "deepseek-v3.2", "glm-5",
+                                        "glm-5.2",     "llama-3.1-70b", "qwen3-235b-a22b"};
+    for (size_t i = 0; i < G_N_ELEMENTS(first); i++)
+        cr_assert(g_strv_contains((const char *const *)names, first[i]), "%s", first[i]);
+}
+
+static gpointer names_thread(gpointer data)
+{
+    (void)data;
+    return (gpointer)model_arch_preset_names();
+}
+
+/* Built once: every thread gets the same storage. */
+Test(presets, names_built_once_across_threads)
+{
+    GThread *t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = g_thread_new("names", names_thread, NULL);
+    const char *first = g_thread_join(t[0]);
+    for (int i = 1; i < 4; i++)
+        cr_assert_eq(g_thread_join(t[i]), first);
+    cr_assert_eq(model_arch_preset_names(), first);
 }
 
 /* ---- files: names, defaults, accepted forms ---- */
@@ -509,15 +546,26 @@ Test(errors, sanity_limits)
                           "multiple of num_attention_heads 64)");
 }
 
-Test(errors, unsupported_layer_patterns)
+/* Layer patterns once refused are now placed layer by layer. */
+Test(files, layer_patterns_once_refused)
 {
-    expect_mutation_error("glm-5", "moe_layer_freq", "2",
-                          "field 'moe_layer_freq': 2 is not supported; only 1");
-    expect_mutation_error("qwen3-235b-a22b", "decoder_sparse_step", "2",
-                          "field 'decoder_sparse_step': 2 is not supported; only 1");
-    expect_mutation_error("qwen3-235b-a22b", "mlp_only_layers", "[5]",
-                          "field 'mlp_only_layers': only the first k layers may be dense");
-    expect_mutation_error("qwen3-235b-a22b", "mlp_only_layers", "[0, 0]", "layer 0 breaks that");
+    g_autofree char *t1 = mutated("glm-5", "moe_layer_freq", "2");
+    ModelArch a = load_ok(t1);
+    for (uint32_t i = 0; i < a.num_layers; i++)
+        cr_assert_eq(model_arch_layer_is_moe(&a, i), i >= 3 && i % 2 == 0, "layer %u", i);
+    cr_assert_eq(a.first_k_dense_replace, 4);
+    g_autofree char *t2 = mutated("qwen3-235b-a22b", "decoder_sparse_step", "2");
+    ModelArch b = load_ok(t2);
+    for (uint32_t i = 0; i < b.num_layers; i++)
+        cr_assert_eq(model_arch_layer_is_moe(&b, i), (i + 1) % 2 == 0, "layer %u", i);
+    cr_assert_eq(b.first_k_dense_replace, 1);
+    g_autofree char *t3 = mutated("qwen3-235b-a22b", "mlp_only_layers", "[5]");
+    ModelArch c = load_ok(t3);
+    for (uint32_t i = 0; i < c.num_layers; i++)
+        cr_assert_eq(model_arch_layer_is_moe(&c, i), i != 5, "layer %u", i);
+    cr_assert_eq(c.first_k_dense_replace, 0);
+    g_autofree char *t4 = mutated("qwen3-235b-a22b", "mlp_only_layers", "[0, 0]");
+    cr_assert_eq(load_ok(t4).first_k_dense_replace, 1);
 }
 
 Test(errors, indexer_types)
@@ -571,4 +619,731 @@ Test(errors, unknown_preset)
     g_clear_error(&err);
     cr_assert_not(model_arch_load_preset("GLM-5", &a, &err));
     g_clear_error(&err);
+}
+
+/* ---- real config.json files (shared/real/hf-configs/, outside this repository) ---- */
+
+/* What a real file must read as. -1 in an int: not checked. */
+typedef struct {
+    uint32_t layers, experts, per_tok, expert_width, shared_width, moe_layers, sliding, chunked;
+    uint32_t max_model_len, mtp, qk_norm;
+    bool tie, mla, dsa, bias, sinks;
+    uint64_t vision;
+} RealWant;
+
+/* Loads shared/real/hf-configs/NAME/config.json, or skips the test when that folder is absent
+ * (a checkout without the shared files). */
+static ModelArch real_file(const char *name)
+{
+    g_autofree char *dir =
+        g_strdup_printf("%s/../shared/real/hf-configs/%s", RANKSIM_SOURCE_DIR, name);
+    if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+        cr_skip_test("%s is absent (the shared real config files are not here)", dir);
+    g_autofree char *path = g_build_filename(dir, "config.json", NULL);
+    ModelArch a;
+    GError *err = NULL;
+    cr_assert(model_arch_load_file(path, &a, &err), "%s", err ? err->message : "");
+    cr_assert_str_eq(a.name, name);
+    return a;
+}
+
+static void expect_real(const char *name, const RealWant *w)
+{
+    ModelArch a = real_file(name);
+    uint32_t moe = 0, sliding = 0, chunked = 0;
+    for (uint32_t i = 0; i < a.num_layers; i++) {
+        moe += model_arch_layer_is_moe(&a, i);
+        sliding += a.layer_sliding[i];
+        chunked += a.layer_chunked[i];
+    }
+    cr_assert_eq(a.num_layers, w->layers, "%s layers %u", name, a.num_layers);
+    cr_assert_eq(a.moe, w->experts > 0, "%s", name);
+    cr_assert_eq(a.n_routed_experts, w->experts, "%s experts %u", name, a.n_routed_experts);
+    cr_assert_eq(a.num_experts_per_tok, w->per_tok, "%s per token %u", name, a.num_experts_per_tok);
+    cr_assert_eq(a.moe_intermediate_size, w->expert_width, "%s expert width %u", name,
+                 a.moe_intermediate_size);
+    cr_assert_eq(a.shared_expert_intermediate_size, w->shared_width, "%s shared width %u", name,
+                 a.shared_expert_intermediate_size);
+    cr_assert_eq(moe, w->moe_layers, "%s MoE layers %u", name, moe);
+    cr_assert_eq(sliding, w->sliding, "%s sliding layers %u", name, sliding);
+    cr_assert_eq(chunked, w->chunked, "%s chunked layers %u", name, chunked);
+    cr_assert_eq(a.max_model_len, w->max_model_len, "%s max_model_len %u", name, a.max_model_len);
+    cr_assert_eq(a.num_nextn_predict_layers, w->mtp, "%s MTP %u", name, a.num_nextn_predict_layers);
+    cr_assert_eq(a.qk_norm_dim, w->qk_norm, "%s qk norm %u", name, a.qk_norm_dim);
+    cr_assert_eq(a.tie_word_embeddings, w->tie, "%s", name);
+    cr_assert_eq(a.mla, w->mla, "%s", name);
+    cr_assert_eq(a.dsa, w->dsa, "%s", name);
+    cr_assert_eq(a.attention_bias, w->bias, "%s", name);
+    cr_assert_eq(a.attention_sinks, w->sinks, "%s", name);
+    cr_assert_eq(a.vision_params, w->vision, "%s vision %" G_GUINT64_FORMAT, name, a.vision_params);
+    cr_assert_eq(a.first_k_dense_replace, a.moe ? a.num_layers - moe : 0, "%s", name);
+    cr_assert_eq(a.native_dtype, MODEL_WFMT_BF16, "%s", name);
+}
+
+Test(real, llama_3_1_8b)
+{
+    expect_real("meta-llama--Meta-Llama-3.1-8B",
+                &(RealWant){.layers = 32, .max_model_len = 131072});
+    ModelArch a = real_file("meta-llama--Meta-Llama-3.1-8B");
+    cr_assert_eq(a.hidden_size, 4096);
+    cr_assert_eq(a.num_kv_heads, 8);
+    cr_assert_eq(a.intermediate_size, 14336);
+}
+
+Test(real, llama_3_1_70b)
+{
+    expect_real("meta-llama--Meta-Llama-3.1-70B",
+                &(RealWant){.layers = 80, .max_model_len = 131072});
+}
+
+Test(real, llama_3_1_405b)
+{
+    expect_real("meta-llama--Meta-Llama-3.1-405B",
+                &(RealWant){.layers = 126, .max_model_len = 131072});
+    cr_assert_eq(real_file("meta-llama--Meta-Llama-3.1-405B").intermediate_size, 53248);
+}
+
+/* text_config holds the language model; no vision_config in this (trimmed) copy, so the
+ * vision tower is transformers' default Llama4VisionConfig (455,178,240 parameters; the
+ * released Scout tower is 871,932,416, see fixtures/llama4-tiny.json). 3 of 4 layers are
+ * chunked (RoPE layers), every layer MoE with one shared expert 8192 wide. */
+Test(real, llama_4_scout)
+{
+    expect_real("meta-llama--Llama-4-Scout-17B-16E-Instruct", &(RealWant){.layers = 48,
+                                                                          .experts = 16,
+                                                                          .per_tok = 1,
+                                                                          .expert_width = 8192,
+                                                                          .shared_width = 8192,
+                                                                          .moe_layers = 48,
+                                                                          .chunked = 36,
+                                                                          .max_model_len = 10485760,
+                                                                          .vision = 455178240});
+    ModelArch a = real_file("meta-llama--Llama-4-Scout-17B-16E-Instruct");
+    cr_assert_str_eq(a.architecture, "Llama4ForConditionalGeneration");
+    cr_assert_str_eq(a.model_type, "llama4_text");
+    cr_assert_str_eq(a.layer_prefix, "language_model.model.layers.");
+    cr_assert_eq(a.hidden_size, 5120);
+    cr_assert_eq(a.intermediate_size, 16384); /* intermediate_size_mlp */
+    cr_assert_eq(a.attention_chunk_size, 8192);
+    for (uint32_t i = 0; i < a.num_layers; i++)
+        cr_assert_eq(a.layer_chunked[i], (i + 1) % 4 != 0, "layer %u", i);
+    cr_assert_gt(a.vision_params, 0);
+}
+
+Test(real, qwen2_5_72b)
+{
+    /* sliding_window 131072 with use_sliding_window false: no sliding layer. */
+    expect_real("Qwen--Qwen2.5-72B-Instruct",
+                &(RealWant){.layers = 80, .max_model_len = 32768, .bias = true});
+    ModelArch a = real_file("Qwen--Qwen2.5-72B-Instruct");
+    cr_assert_not(a.o_proj_bias);
+    cr_assert_eq(a.sliding_window, 0);
+}
+
+Test(real, deepseek_r1_distill_qwen_14b)
+{
+    expect_real("deepseek-ai--DeepSeek-R1-Distill-Qwen-14B",
+                &(RealWant){.layers = 48, .max_model_len = 131072, .bias = true});
+}
+
+Test(real, qwen3_4b)
+{
+    expect_real("Qwen--Qwen3-4B",
+                &(RealWant){.layers = 36, .max_model_len = 40960, .qk_norm = 128, .tie = true});
+}
+
+Test(real, qwen3_8b)
+{
+    expect_real("Qwen--Qwen3-8B",
+                &(RealWant){.layers = 36, .max_model_len = 40960, .qk_norm = 128});
+}
+
+Test(real, qwen3_32b)
+{
+    expect_real("Qwen--Qwen3-32B",
+                &(RealWant){.layers = 64, .max_model_len = 40960, .qk_norm = 128});
+}
+
+Test(real, qwen3_30b_a3b)
+{
+    expect_real("Qwen--Qwen3-30B-A3B", &(RealWant){.layers = 48,
+                                                   .experts = 128,
+                                                   .per_tok = 8,
+                                                   .expert_width = 768,
+                                                   .moe_layers = 48,
+                                                   .max_model_len = 40960,
+                                                   .qk_norm = 128});
+}
+
+static const RealWant qwen3_235b = {.layers = 94,
+                                    .experts = 128,
+                                    .per_tok = 8,
+                                    .expert_width = 1536,
+                                    .moe_layers = 94,
+                                    .max_model_len = 40960,
+                                    .qk_norm = 128};
+
+Test(real, qwen3_235b_a22b)
+{
+    expect_real("Qwen--Qwen3-235B-A22B", &qwen3_235b);
+}
+
+Test(real, qwen3_235b_a22b_fp8)
+{
+    expect_real("Qwen--Qwen3-235B-A22B-FP8", &qwen3_235b);
+}
+
+Test(real, mixtral_8x7b)
+{
+    expect_real("mistralai--Mixtral-8x7B-v0.1", &(RealWant){.layers = 32,
+                                                            .experts = 8,
+                                                            .per_tok = 2,
+                                                            .expert_width = 14336,
+                                                            .moe_layers = 32,
+                                                            .max_model_len = 32768});
+}
+
+Test(real, mixtral_8x22b)
+{
+    expect_real("mistralai--Mixtral-8x22B-v0.1", &(RealWant){.layers = 56,
+                                                             .experts = 8,
+                                                             .per_tok = 2,
+                                                             .expert_width = 16384,
+                                                             .moe_layers = 56,
+                                                             .max_model_len = 65536});
+}
+
+/* YaRN: original_max_position_embeddings 4096 x factor 32. */
+Test(real, gpt_oss_120b)
+{
+    expect_real("openai--gpt-oss-120b", &(RealWant){.layers = 36,
+                                                    .experts = 128,
+                                                    .per_tok = 4,
+                                                    .expert_width = 2880,
+                                                    .moe_layers = 36,
+                                                    .sliding = 18,
+                                                    .max_model_len = 131072,
+                                                    .bias = true,
+                                                    .sinks = true});
+    ModelArch a = real_file("openai--gpt-oss-120b");
+    cr_assert_eq(a.sliding_window, 128);
+    for (uint32_t i = 0; i < a.num_layers; i++)
+        cr_assert_eq(a.layer_sliding[i], i % 2 == 0, "layer %u", i);
+    cr_assert(a.o_proj_bias && a.router_bias && a.expert_bias);
+    cr_assert_eq(a.head_dim, 64);
+}
+
+Test(real, minimax_m2_7)
+{
+    expect_real("MiniMaxAI--MiniMax-M2.7", &(RealWant){.layers = 62,
+                                                       .experts = 256,
+                                                       .per_tok = 8,
+                                                       .expert_width = 1536,
+                                                       .moe_layers = 62,
+                                                       .max_model_len = 204800,
+                                                       .mtp = 3,
+                                                       .qk_norm = 48 * 128});
+    ModelArch a = real_file("MiniMaxAI--MiniMax-M2.7");
+    cr_assert(a.qk_norm_per_layer);
+    cr_assert(a.router_score_bias);
+}
+
+/* Kimi-K2: one dense layer, 384 experts, YaRN 4096 x 32, no MTP layer. */
+Test(real, kimi_k2)
+{
+    expect_real("moonshotai--Kimi-K2-Instruct", &(RealWant){.layers = 61,
+                                                            .experts = 384,
+                                                            .per_tok = 8,
+                                                            .expert_width = 2048,
+                                                            .shared_width = 2048,
+                                                            .moe_layers = 60,
+                                                            .max_model_len = 131072,
+                                                            .mla = true});
+    ModelArch a = real_file("moonshotai--Kimi-K2-Instruct");
+    cr_assert_eq(a.num_heads, 64);
+    cr_assert(a.router_score_bias);
+}
+
+/* DeepSeek-V3 family: 3 dense layers, YaRN 4096 x 40, one MTP layer. */
+static const RealWant deepseek_v3 = {.layers = 61,
+                                     .experts = 256,
+                                     .per_tok = 8,
+                                     .expert_width = 2048,
+                                     .shared_width = 2048,
+                                     .moe_layers = 58,
+                                     .max_model_len = 163840,
+                                     .mtp = 1,
+                                     .mla = true};
+
+Test(real, deepseek_v3)
+{
+    expect_real("deepseek-ai--DeepSeek-V3", &deepseek_v3);
+    cr_assert(real_file("deepseek-ai--DeepSeek-V3").router_score_bias);
+}
+
+Test(real, deepseek_r1)
+{
+    expect_real("deepseek-ai--DeepSeek-R1", &deepseek_v3);
+}
+
+Test(real, deepseek_v3_2)
+{
+    RealWant w = deepseek_v3;
+    w.dsa = true;
+    expect_real("deepseek-ai--DeepSeek-V3.2", &w);
+}
+
+Test(real, deepseek_v3_2_nvfp4)
+{
+    RealWant w = deepseek_v3;
+    w.dsa = true;
+    expect_real("nvidia--DeepSeek-V3.2-NVFP4", &w);
+}
+
+/* The trimmed GLM-4.7 copy: GQA, 3 dense layers, 160 experts (no MTP field in this copy). */
+Test(real, glm_4_7_fp8)
+{
+    expect_real("zai-org--GLM-4.7-FP8", &(RealWant){.layers = 92,
+                                                    .experts = 160,
+                                                    .per_tok = 8,
+                                                    .expert_width = 1536,
+                                                    .shared_width = 1536,
+                                                    .moe_layers = 89,
+                                                    .max_model_len = 202752});
+    ModelArch a = real_file("zai-org--GLM-4.7-FP8");
+    cr_assert(a.router_score_bias);
+    cr_assert_eq(a.num_kv_heads, 8);
+}
+
+/* GLM-5: rope_parameters of rope_type "default" (no factor), dtype instead of torch_dtype. */
+Test(real, glm_5)
+{
+    expect_real("zai-org--GLM-5", &(RealWant){.layers = 78,
+                                              .experts = 256,
+                                              .per_tok = 8,
+                                              .expert_width = 2048,
+                                              .shared_width = 2048,
+                                              .moe_layers = 75,
+                                              .max_model_len = 202752,
+                                              .mtp = 1,
+                                              .mla = true,
+                                              .dsa = true});
+}
+
+/* ---- fixtures (tests/model/fixtures/, hand-written): each key the families use ---- */
+
+static char *fixture_path(const char *name)
+{
+    return g_strdup_printf("%s/tests/model/fixtures/%s", RANKSIM_SOURCE_DIR, name);
+}
+
+static ModelArch fixture(const char *name)
+{
+    g_autofree char *path = fixture_path(name);
+    ModelArch a;
+    GError *err = NULL;
+    cr_assert(model_arch_load_file(path, &a, &err), "%s: %s", name, err ? err->message : "");
+    return a;
+}
+
+/* The fixture fails with `code` and the message "PATH" + `after`, exactly. */
+static void expect_fixture_error(const char *name, int code, const char *after)
+{
+    g_autofree char *path = fixture_path(name);
+    ModelArch a;
+    memset(&a, 0x5a, sizeof a);
+    GError *err = NULL;
+    cr_assert_not(model_arch_load_file(path, &a, &err), "%s loaded", name);
+    cr_assert_eq(err->domain, MODEL_ARCH_ERROR);
+    cr_assert_eq(err->code, code, "code %d: %s", err->code, err->message);
+    g_autofree char *want = g_strconcat(path, after, NULL);
+    cr_assert_str_eq(err->message, want);
+    for (size_t i = 0; i < sizeof a; i++)
+        cr_assert_eq(((unsigned char *)&a)[i], 0x5a);
+    g_error_free(err);
+}
+
+static uint32_t count_moe(const ModelArch *a)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < a->num_layers; i++)
+        n += model_arch_layer_is_moe(a, i);
+    return n;
+}
+
+Test(fixtures, mixtral_num_local_experts)
+{
+    ModelArch a = fixture("mixtral-tiny.json");
+    cr_assert(a.moe);
+    cr_assert_eq(a.n_routed_experts, 8);
+    cr_assert_eq(a.num_experts_per_tok, 2);
+    cr_assert_eq(a.moe_intermediate_size, 224); /* intermediate_size is the experts' width */
+    cr_assert_eq(count_moe(&a), 4);
+    cr_assert_eq(a.sliding_window, 0); /* sliding_window null */
+    cr_assert_eq(a.max_model_len, 32768);
+    cr_assert_str_eq(a.model_type, "mixtral");
+    cr_assert_eq(a.quant.n_layers, 4);
+}
+
+Test(fixtures, gpt_oss_experts_per_token_layer_types_yarn)
+{
+    ModelArch a = fixture("gpt-oss-tiny.json");
+    cr_assert_eq(a.n_routed_experts, 4);
+    cr_assert_eq(a.num_experts_per_tok, 2); /* experts_per_token */
+    cr_assert_eq(a.moe_intermediate_size, 64);
+    cr_assert_eq(a.sliding_window, 128);
+    cr_assert(a.layer_sliding[0] && !a.layer_sliding[1] && a.layer_sliding[2] &&
+              !a.layer_sliding[3]);
+    cr_assert(a.attention_bias && a.o_proj_bias && a.attention_sinks);
+    cr_assert(a.router_bias && a.expert_bias);
+    cr_assert_not(a.router_score_bias);
+    cr_assert_eq(a.max_model_len, 4096 * 32);
+}
+
+Test(fixtures, qwen2_moe_shared_expert_sparse_step_mlp_only)
+{
+    ModelArch a = fixture("qwen2-moe-tiny.json");
+    /* (i + 1) % 2 == 0 -> 1, 3, 5, 7; mlp_only_layers removes 3. */
+    static const bool want[8] = {false, true, false, false, false, true, false, true};
+    for (uint32_t i = 0; i < 8; i++)
+        cr_assert_eq(model_arch_layer_is_moe(&a, i), want[i], "layer %u", i);
+    cr_assert_eq(a.first_k_dense_replace, 1);
+    cr_assert_eq(a.n_shared_experts, 1);
+    cr_assert_eq(a.shared_expert_intermediate_size, 128);
+    cr_assert(a.shared_expert_gate);
+    cr_assert_eq(a.intermediate_size, 256);
+    cr_assert(a.attention_bias); /* Qwen2: q/k/v biases always */
+    cr_assert_not(a.o_proj_bias);
+    cr_assert_eq(a.qk_norm_dim, 0);
+    cr_assert_eq(a.native_dtype, MODEL_WFMT_FP16);
+}
+
+Test(fixtures, deepseek_moe_layer_freq_mtp_noaux)
+{
+    ModelArch a = fixture("deepseek-freq.json");
+    /* i >= 1 and i % 2 == 0 -> 2, 4. */
+    for (uint32_t i = 0; i < 6; i++)
+        cr_assert_eq(model_arch_layer_is_moe(&a, i), i == 2 || i == 4, "layer %u", i);
+    cr_assert(model_arch_layer_is_moe(&a, 6)); /* the MTP layer */
+    cr_assert_eq(a.first_k_dense_replace, 2);
+    cr_assert_eq(a.shared_expert_intermediate_size, 2 * 32);
+    cr_assert(a.mla);
+    cr_assert_eq(a.q_lora_rank, 0);
+    cr_assert(a.router_score_bias);
+    cr_assert_eq(a.num_nextn_predict_layers, 1);
+    cr_assert_eq(a.quant.n_layers, 7);
+    cr_assert_eq(a.max_model_len, 4096 * 40); /* rope_scaling "type": "yarn" */
+}
+
+/* Llama-4 with the released Scout vision_config: 871,932,416 vision + projector parameters
+ * (vLLM mllama4.py layout; the published per-tensor table of the checkpoint lists
+ * positional_embedding_vlm 812,416, patch_embedding 827,904, q_proj 1,982,464, fc1 7,929,856,
+ * vision_adapter fc1 23,068,672 / fc2 16,777,216, multi_modal_projector 20,971,520). */
+Test(fixtures, llama4_text_config_vision_interleave_chunked)
+{
+    ModelArch a = fixture("llama4-tiny.json");
+    cr_assert_eq(a.vision_params, 871932416);
+    cr_assert_str_eq(a.model_type, "llama4_text");
+    cr_assert_str_eq(a.layer_prefix, "language_model.model.layers.");
+    cr_assert_eq(a.hidden_size, 5120);
+    cr_assert_eq(a.num_layers, 4);
+    /* interleave_moe_layer_step 2 -> layers 1, 3. */
+    for (uint32_t i = 0; i < 4; i++)
+        cr_assert_eq(model_arch_layer_is_moe(&a, i), i % 2 == 1, "layer %u", i);
+    cr_assert_eq(a.intermediate_size, 16384);    /* dense layers: intermediate_size_mlp */
+    cr_assert_eq(a.moe_intermediate_size, 8192); /* experts: intermediate_size */
+    cr_assert_eq(a.shared_expert_intermediate_size, 8192);
+    cr_assert_eq(a.n_shared_experts, 1);
+    cr_assert_eq(a.qk_norm_dim, 0); /* Llama-4's qk norm has no weights */
+    /* no_rope_layers [1, 1, 0, 1]: the RoPE layers are chunked. */
+    cr_assert(a.layer_chunked[0] && a.layer_chunked[1] && !a.layer_chunked[2] &&
+              a.layer_chunked[3]);
+    cr_assert_eq(a.attention_chunk_size, 8192);
+    cr_assert_eq(a.max_model_len, 262144); /* llama3 rope: no factor */
+    cr_assert_not(a.tie_word_embeddings);
+}
+
+Test(fixtures, llama4_moe_layers_list_wins)
+{
+    ModelArch a = fixture("llama4-moe-layers.json");
+    for (uint32_t i = 0; i < 6; i++)
+        cr_assert_eq(model_arch_layer_is_moe(&a, i), i == 0 || i == 5, "layer %u", i);
+    cr_assert_eq(a.first_k_dense_replace, 0);
+    cr_assert_eq(a.intermediate_size, 128);
+    cr_assert_str_eq(a.layer_prefix, "model.layers.");
+    cr_assert_eq(a.vision_params, 0);
+    cr_assert_eq(a.max_model_len, 2048); /* no length key: vLLM assumes 2048 */
+}
+
+Test(fixtures, minimax_m2_mtp_modules_qk_norm_routing_bias)
+{
+    ModelArch a = fixture("minimax-m2-tiny.json");
+    cr_assert_eq(a.num_nextn_predict_layers, 3);
+    cr_assert(a.qk_norm_per_layer);
+    cr_assert_eq(a.qk_norm_dim, 8 * 16);
+    cr_assert(a.router_score_bias);
+    cr_assert_eq(a.shared_expert_intermediate_size, 0);
+    cr_assert_eq(a.moe_intermediate_size, 32);
+    cr_assert_eq(a.max_model_len, 204800);
+    cr_assert_eq(a.quant.n_layers, 4 + 3);
+}
+
+Test(fixtures, qwen2_use_sliding_window_max_window_layers)
+{
+    ModelArch a = fixture("qwen2-sliding.json");
+    cr_assert_eq(a.sliding_window, 4096);
+    for (uint32_t i = 0; i < 4; i++)
+        cr_assert_eq(a.layer_sliding[i], i >= 2, "layer %u", i);
+    cr_assert(a.tie_word_embeddings);
+}
+
+Test(fixtures, mistral_sliding_window_every_layer)
+{
+    ModelArch a = fixture("mistral-sliding.json");
+    for (uint32_t i = 0; i < 4; i++)
+        cr_assert(a.layer_sliding[i], "layer %u", i);
+    cr_assert_eq(a.native_dtype, MODEL_WFMT_FP32);
+    cr_assert_not(a.attention_bias);
+}
+
+Test(fixtures, rope_longrope_and_per_layer_parameters)
+{
+    cr_assert_eq(fixture("rope-longrope.json").max_model_len, 4096);
+    cr_assert_eq(fixture("rope-per-layer.json").max_model_len, 8192 * 4);
+}
+
+Test(fixtures, max_model_len_rules)
+{
+    /* The smallest key; model_max_length wins; linear / dynamic multiply by factor; llama3 and
+     * su do not. */
+    static const char base[] = "{\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                               "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                               "\"intermediate_size\": 128, ";
+    static const struct {
+        const char *tail;
+        uint32_t want;
+    } cases[] = {
+        {"\"max_position_embeddings\": 8192, \"seq_length\": 4096}", 4096},
+        {"\"max_position_embeddings\": 8192, \"model_max_length\": 16384}", 16384},
+        {"\"n_positions\": 1024}", 1024},
+        {"\"max_position_embeddings\": 4096, \"rope_scaling\": {\"type\": \"linear\", "
+         "\"factor\": 2.0}}",
+         8192},
+        {"\"max_position_embeddings\": 4096, \"rope_scaling\": {\"rope_type\": \"dynamic\", "
+         "\"factor\": 1.5}}",
+         6144},
+        {"\"max_position_embeddings\": 4096, \"rope_scaling\": {\"rope_type\": \"llama3\", "
+         "\"factor\": 8.0}}",
+         4096},
+        {"\"max_position_embeddings\": 4096, \"rope_scaling\": null}", 4096},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strconcat(base, cases[i].tail, NULL);
+        cr_assert_eq(load_ok(text).max_model_len, cases[i].want, "%s", cases[i].tail);
+    }
+}
+
+/* ---- refusals and bad input, exact messages ---- */
+
+#define HYBRID_TAIL "; ranksim models full and sliding-window attention only; hybrid "
+
+Test(refusals, nemotron_h_pattern)
+{
+    expect_fixture_error("nemotron-h.json", CODE_FIELD,
+                         ": field 'hybrid_override_pattern': 4 of 8 layers are 'M' (Mamba-2)" //
+                         HYBRID_TAIL "Mamba models are not simulated");
+}
+
+Test(refusals, qwen3_next_layer_types)
+{
+    expect_fixture_error("qwen3-next.json", CODE_FIELD,
+                         ": field 'layer_types': 6 of 8 layers are 'linear_attention' (Gated "
+                         "DeltaNet)" HYBRID_TAIL "linear-attention models are not simulated");
+}
+
+Test(refusals, qwen3_next_full_attention_interval)
+{
+    expect_fixture_error("qwen3-next-interval.json", CODE_FIELD,
+                         ": field 'full_attention_interval': one layer in 4 is full attention, "
+                         "the others are linear attention (Gated DeltaNet)" HYBRID_TAIL
+                         "linear-attention models are not simulated");
+}
+
+Test(refusals, minimax_lightning_attention)
+{
+    expect_fixture_error("minimax-text-01.json", CODE_FIELD,
+                         ": field 'attn_type_list': 3 of 4 layers are 0 (lightning attention, a "
+                         "linear attention)" HYBRID_TAIL
+                         "linear-attention models are not simulated");
+}
+
+Test(refusals, mamba_keys_and_model_types)
+{
+    expect_fixture_error("jamba.json", CODE_FIELD,
+                         ": field 'mamba_d_state': a Mamba / state-space layer setting" HYBRID_TAIL
+                         "Mamba / state-space models are not simulated");
+    expect_fixture_error("falcon-h1.json", CODE_FIELD,
+                         ": field 'model_type': 'falcon_h1' is a hybrid Mamba / linear-attention "
+                         "architecture" HYBRID_TAIL
+                         "Mamba / linear-attention models are not simulated");
+}
+
+Test(refusals, unknown_vision_tower)
+{
+    expect_fixture_error("vision-unknown.json", CODE_FIELD,
+                         ": field 'vision_config': a 'qwen2_5_vl' vision tower is not modelled; "
+                         "ranksim counts Llama-4 vision towers (llama4_vision_model) only");
+}
+
+Test(refusals, truncated_json)
+{
+    /* Cut in the middle of a key: json-glib's wording varies by version, the place does not. */
+    g_autofree char *path = fixture_path("truncated.json");
+    ModelArch a;
+    GError *err = NULL;
+    cr_assert_not(model_arch_load_file(path, &a, &err));
+    cr_assert_eq(err->code, CODE_JSON);
+    g_autofree char *at = g_strconcat(path, ":", NULL);
+    cr_assert(g_str_has_prefix(err->message, at), "%s", err->message);
+    cr_assert(g_ascii_isdigit(err->message[strlen(at)]), "no line: %s", err->message);
+    assert_has(err->message, "Parse error");
+    cr_assert_null(strchr(err->message, '\n'));
+    g_error_free(err);
+}
+
+Test(refusals, text_config_wrong_or_incomplete)
+{
+    expect_fixture_error("text-config-string.json", CODE_FIELD,
+                         ": field 'text_config': expected an object (the language model's "
+                         "config), got a string (\"llama4_text\")");
+    expect_fixture_error("text-config-missing.json", CODE_FIELD,
+                         ": missing field 'text_config.hidden_size' (required for every model)");
+}
+
+Test(refusals, wrong_types_and_values)
+{
+    static const char dense[] = "{\"hidden_size\": 64, \"num_hidden_layers\": 4, "
+                                "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                                "\"intermediate_size\": 128, ";
+    static const char moe[] = "{\"hidden_size\": 64, \"num_hidden_layers\": 4, "
+                              "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                              "\"intermediate_size\": 128, \"num_local_experts\": 4, ";
+    static const struct {
+        const char *base, *tail, *after;
+    } cases[] = {
+        {dense,
+         "\"layer_types\": [\"full_attention\", 3, \"full_attention\", "
+         "\"full_attention\"]}",
+         ": field 'layer_types': entry 1 is 3; valid: \"full_attention\", "
+         "\"sliding_attention\", \"chunked_attention\""},
+        {dense, "\"layer_types\": [\"full_attention\"]}",
+         ": field 'layer_types': 1 entries, but num_hidden_layers is 4; give one per layer"},
+        {dense, "\"layer_types\": \"full_attention\"}",
+         ": field 'layer_types': expected a list of attention types, one per layer, got a "
+         "string (\"full_attention\")"},
+        {dense,
+         "\"layer_types\": [\"sliding_attention\", \"full_attention\", "
+         "\"full_attention\", \"full_attention\"]}",
+         ": missing field 'sliding_window' (required by the 1 'sliding_attention' layers of "
+         "layer_types)"},
+        {dense, "\"torch_dtype\": \"int8\"}",
+         ": field 'torch_dtype': a string (\"int8\") is not a checkpoint dtype; valid: "
+         "\"bfloat16\", \"float16\", \"float32\""},
+        {dense, "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4}}",
+         ": field 'rope_scaling.original_max_position_embeddings': expected a positive integer "
+         "(required for rope_type \"yarn\"), got nothing"},
+        {dense, "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": \"2\"}}",
+         ": field 'rope_scaling.factor': expected a positive number, got a string (\"2\")"},
+        {dense, "\"rope_scaling\": [2]}",
+         ": field 'rope_scaling': expected an object, got an array"},
+        {dense, "\"quantization_config\": \"fp8\"}",
+         ": field 'quantization_config': expected an object, got a string (\"fp8\")"},
+        {moe, "\"experts_per_token\": \"2\"}",
+         ": field 'experts_per_token': expected a positive integer, got a string (\"2\")"},
+        {moe, "\"num_experts_per_tok\": 5}",
+         ": field 'num_experts_per_tok': 5 exceeds num_local_experts (4)"},
+        {moe, "\"num_experts_per_tok\": 1, \"mlp_only_layers\": [4]}",
+         ": field 'mlp_only_layers': entry 0 is layer 4, but num_hidden_layers is 4"},
+        {moe, "\"num_experts_per_tok\": 1, \"moe_layers\": [0, 9]}",
+         ": field 'moe_layers': entry 1 is layer 9, but num_hidden_layers is 4"},
+        {moe, "\"num_experts_per_tok\": 1, \"decoder_sparse_step\": 0}",
+         ": field 'decoder_sparse_step': expected a positive integer, got 0"},
+        {moe, "\"num_experts_per_tok\": 1, \"decoder_sparse_step\": 8}",
+         ": no layer has experts: first_k_dense_replace 0, moe_layer_freq 1, "
+         "decoder_sparse_step 8, interleave_moe_layer_step 1, moe_layers and mlp_only_layers "
+         "leave all 4 layers dense"},
+        {moe,
+         "\"num_experts_per_tok\": 1, \"n_shared_experts\": 1, "
+         "\"shared_expert_intermediate_size\": 64}",
+         ": fields 'n_shared_experts', 'shared_expert_intermediate_size' and "
+         "'shared_intermediate_size' each size the shared experts; give one"},
+        {moe, "\"num_experts_per_tok\": 1, \"num_mtp_modules\": 99}",
+         ": field 'num_mtp_modules': 99 MTP layers; at most 16 are supported"},
+        {moe, "\"num_experts_per_tok\": 1, \"vision_config\": 3}",
+         ": field 'vision_config': expected an object, got 3"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strconcat(cases[i].base, cases[i].tail, NULL);
+        expect_error_in(text, CODE_FIELD, cases[i].after, true);
+    }
+    /* Mixtral-style experts with neither moe_intermediate_size nor intermediate_size. */
+    expect_error_in("{\"hidden_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                    "\"vocab_size\": 100, \"num_local_experts\": 4, \"num_experts_per_tok\": 1}",
+                    CODE_FIELD,
+                    ": missing field 'intermediate_size' (required for the experts' width when "
+                    "moe_intermediate_size is absent)",
+                    true);
+}
+
+/* ---- quantization hookup ---- */
+
+Test(quant, apply_quant_json)
+{
+    ModelArch a = fixture("mixtral-tiny.json");
+    memset(&a.quant, 0x5a, sizeof a.quant);
+    GError *err = NULL;
+    cr_assert(model_arch_apply_quant_json(&a, "{\"quant_method\": \"fp8\"}", "hub:x", &err), "%s",
+              err ? err->message : "");
+    cr_assert_eq(a.quant.n_layers, 4);
+    /* A whole config.json holding a quantization_config is accepted too. */
+    cr_assert(model_arch_apply_quant_json(
+        &a, "{\"quantization_config\": {\"quant_method\": \"fp8\"}}", "hub:x", &err));
+    ModelArch before = a;
+    cr_assert_not(model_arch_apply_quant_json(&a, "{\"quant_method\": ", "hub:x", &err));
+    cr_assert_eq(err->code, CODE_JSON);
+    cr_assert(g_str_has_prefix(err->message, "hub:x:1:"), "%s", err->message);
+    g_clear_error(&err);
+    cr_assert_not(model_arch_apply_quant_json(&a, "[1]", "hub:x", &err));
+    cr_assert_eq(err->code, CODE_FIELD);
+    cr_assert_str_eq(err->message, "hub:x: expected a quantization_config object (with "
+                                   "quant_method), got an array");
+    g_clear_error(&err);
+    cr_assert_eq(memcmp(&a, &before, sizeof a), 0);
+}
+
+/* A quant_model_description.json beside config.json is read (here: malformed, so its own
+ * path is in the message). */
+Test(quant, ascend_description_beside_config)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-arch-XXXXXX", NULL);
+    g_autofree char *cfg = g_build_filename(dir, "config.json", NULL);
+    g_autofree char *desc = g_build_filename(dir, "quant_model_description.json", NULL);
+    g_autofree char *path = fixture_path("mixtral-tiny.json");
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    cr_assert(g_file_set_contents(cfg, text, -1, NULL));
+    cr_assert(g_file_set_contents(desc, "{\"model.layers.0.self_attn.q_proj.weight\": ", -1, NULL));
+    ModelArch a;
+    GError *err = NULL;
+    cr_assert_not(model_arch_load_file(cfg, &a, &err));
+    cr_assert_eq(err->code, CODE_JSON);
+    cr_assert(g_str_has_prefix(err->message, desc), "%s", err->message);
+    g_clear_error(&err);
+    cr_assert(g_file_set_contents(desc, "{\"model.layers.0.self_attn.q_proj.weight\": \"W8A8\"}",
+                                  -1, NULL));
+    cr_assert(model_arch_load_file(cfg, &a, &err), "%s", err ? err->message : "");
+    cr_assert_eq(a.quant.n_layers, 4);
+    cr_assert_eq(g_unlink(desc), 0);
+    cr_assert_eq(g_unlink(cfg), 0);
+    cr_assert_eq(g_rmdir(dir), 0);
 }
