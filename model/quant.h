@@ -71,6 +71,7 @@ typedef enum {
     MODEL_QSCHEME_GPTQ,        /* qweight, qzeros, scales, g_idx */
     MODEL_QSCHEME_FBGEMM,      /* weight, weight_scale per row */
     MODEL_QSCHEME_ASCEND,      /* weight, weight_scale, weight_offset, (deq_scale, quant_bias) */
+    MODEL_QSCHEME_QUARK,       /* AMD Quark: weight, weight_scale (MXFP4 e8m0 per 32, FP8, int8) */
     MODEL_QSCHEME_COUNT
 } ModelQuantScheme;
 
