@@ -460,7 +460,9 @@ static void role_modules(const Names *n, ModelTensorRole role, bool mtp, GPtrArr
             add_unique(m, g_strdup_printf("mlp.shared_experts.%s", gud[i]));
             add_unique(m, g_strdup_printf("mlp.shared_expert.%s", gud[i]));
         }
-        add_unique(m, g_strdup("mlp.shared_expert_gate"));
+        /* Not Qwen2-MoE's shared_expert_gate: a [1, H] nn.Linear vLLM never quantizes, which
+         * ignore lists name ("re:.*shared_expert_gate$"); as a candidate it would make the
+         * whole shared expert look ignored. */
         break;
     case MODEL_ROLE_EXPERT: {
         const char *ex[] = {n->experts, "mlp.experts", "block_sparse_moe.experts"};
