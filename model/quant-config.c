@@ -1087,7 +1087,7 @@ static bool mo_algo_format(P *p, JsonObject *o, const char *base, ModelWeightFor
     int64_t g = 16;
     if (!opt_int(p, o, base, "group_size", &g))
         return false;
-    if (a == 3 && g != 16 && g != 32)
+    if (a == 3 && g != 16)
         return fail_at(p, base, "group_size", "16 (NVFP4)", member(o, "group_size"));
     gs = (uint32_t)g;
     switch (a) {
