@@ -9,7 +9,8 @@
  * resolved once, at load time, against the module names Hugging Face checkpoints use for each
  * role, so the memory plan and the lowering never match strings.
  *
- * Schemes (doc/memory.md, "Quantization schemes", has each tensor and its source):
+ * Schemes (doc/quantization.md has each scheme's tensors, bytes, matching rules and sources;
+ * doc/memory.md, "Quantization schemes", the override layouts):
  *   fp8 (DeepSeek / Qwen / GLM / MiniMax block FP8, `weight_block_size`), compressed-tensors
  *   (int8 / fp8 W8A8 per channel or tensor, W4A16 int4 groups, NVFP4 `nvfp4-pack-quantized`,
  *   with `ignore`), ModelOpt (FP8 per tensor, NVFP4, `exclude_modules`), MXFP4 (gpt-oss, Quark),
@@ -71,6 +72,7 @@ typedef enum {
     MODEL_QSCHEME_GPTQ,        /* qweight, qzeros, scales, g_idx */
     MODEL_QSCHEME_FBGEMM,      /* weight, weight_scale per row */
     MODEL_QSCHEME_ASCEND,      /* weight, weight_scale, weight_offset, (deq_scale, quant_bias) */
+    MODEL_QSCHEME_QUARK,       /* AMD Quark: weight, weight_scale (MXFP4 e8m0 per 32, FP8, int8) */
     MODEL_QSCHEME_COUNT
 } ModelQuantScheme;
 
@@ -136,17 +138,30 @@ void model_quant_spec_native(ModelQuantSpec *out, ModelWeightKind native, uint32
 
 /* Reads a config.json `quantization_config` object. `display` names the file in messages,
  * `native` is the checkpoint's torch_dtype. On failure returns false with MODEL_QUANT_ERROR
- * naming the file, the key and what would be valid (e.g. the known quant_method values). */
+ * naming the file, the key and what would be valid (e.g. the known quant_method values).
+ * Also reads ModelOpt's hf_quant_config.json ({"producer", "quantization": {...}}) as it
+ * stands; when `display` ends in "hf_quant_config.json" key paths are not prefixed with
+ * "quantization_config.". `qcfg` NULL gives the native spec. Ignore / exclude lists are
+ * matched by each scheme's own rule against the names `names` implies (doc/quantization.md,
+ * "Matching"); `names` NULL takes the defaults with no decoder layers. Sets `method` and
+ * `source` = "checkpoint". */
 bool model_quant_from_config(JsonObject *qcfg, const char *display, ModelWeightKind native,
                              const ModelQuantNames *names, ModelQuantSpec *out, GError **error);
 
-/* Reads vLLM-Ascend's quant_model_description.json (per-tensor "W8A8" / "W4A8" / "FLOAT"). */
+/* Reads vLLM-Ascend's quant_model_description.json (per-tensor "W8A8" / "W8A8_DYNAMIC" /
+ * "W4A8" / "W4A8_DYNAMIC" / "FLOAT"; an optional "group_size" for W4A8, default 256). A role
+ * takes the type of the first of its candidate tensors the description lists ("<module>.weight");
+ * unlisted roles stay native. Errors name the entry. Sets `method` = "ascend". */
 bool model_quant_from_ascend(JsonObject *desc, const char *display, ModelWeightKind native,
                              const ModelQuantNames *names, ModelQuantSpec *out, GError **error);
 
 /* The scheme the `engine.quantization` override names (ranksim's simple schemes: "bf16",
  * "fp8", "w8a8", "w4a8", "nvfp4"), laid out as doc/memory.md describes for an MoE or dense
- * model. Returns false for an unknown name. */
+ * model. Also "mxfp4", "awq", "gptq", "fbgemm_fp8", "modelopt" / "modelopt_fp8",
+ * "modelopt_fp4" with the default layouts of doc/quantization.md ("Override names").
+ * Embeddings, lm_head, the router and the indexer's weights_proj stay native. Sets `method` to
+ * the name ("" for bf16) and `source` = "override engine.quantization". Returns false for an
+ * unknown name (out is then the native spec). */
 bool model_quant_spec_from_name(const char *name, bool moe, ModelWeightKind native,
                                 uint32_t n_layers, ModelQuantSpec *out);
 
