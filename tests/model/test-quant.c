@@ -927,7 +927,7 @@ Test(quant, describe_and_methods)
     ModelQuantSpec s;
     ModelQuantNames n = names_of(61, 1);
     load(DEEPSEEK_FP8, &n, &s);
-    char *d = model_quant_spec_describe(&s);
+    char *d = model_quant_spec_describe(&s, 0);
     cr_assert(strstr(d, "routed experts") && strstr(d, "fp8 block 128x128"), "%s", d);
     g_free(d);
     cr_assert(strstr(model_quant_methods(), "compressed-tensors") != NULL);
