@@ -482,10 +482,40 @@ static bool check_hybrid(Cfg *c)
     return true;
 }
 
+/* Structures that are neither hybrid nor anything ranksim lowers, by the field that announces
+ * them: simulating them as the nearest known model would be wrong, so they are refused by name. */
+static const struct {
+    const char *key;
+    const char *what;
+} unmodelled_keys[] = {
+    {"compress_ratios", "compressed sparse attention (DeepSeek-V4 CSA / HCA: KV compressed "
+                        "per layer by these ratios)"},
+    {"hc_mult", "hyper-connections (several residual streams mixed per layer)"},
+    {"o_groups", "a grouped low-rank output projection"},
+    {"attention_other_setting", "per-layer attention head counts (sliding-window layers with "
+                                "their own number of heads)"},
+    {"use_head_wise_attn_gate", "head-wise attention output gates"},
+    {NULL, NULL},
+};
+
+static bool check_unmodelled(Cfg *c)
+{
+    for (size_t i = 0; unmodelled_keys[i].key; i++) {
+        JsonNode *n = member(c, unmodelled_keys[i].key);
+        if (!n || (JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN &&
+                   !json_node_get_boolean(n)))
+            continue;
+        return fail(c, "field '%s': %s is not modelled; ranksim does not simulate this "
+                       "architecture rather than simulate it as another one",
+                    K(c, unmodelled_keys[i].key), unmodelled_keys[i].what);
+    }
+    return true;
+}
+
 /* The language model's object first, then the top level when they differ. */
 static bool refuse_hybrid(Cfg *c)
 {
-    if (!check_hybrid(c))
+    if (!check_hybrid(c) || !check_unmodelled(c))
         return false;
     if (c->obj == c->top)
         return true;

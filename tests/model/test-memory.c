@@ -316,7 +316,7 @@ Test(weights, fp8_block_scales_and_nvfp4_layout)
     const ModelMemRank *r = &f.mem->ranks[0];
     w = find_item(r, "layers.3-77.mlp.experts.w13_weight");
     cr_assert_not_null(w);
-    cr_assert_str_eq(w->dtype, "fp4");
+    cr_assert_str_eq(w->dtype, "fp4_e2m1");
     cr_assert_eq(w->bytes, 75ull * 64 * 4096 * 6144 / 2);
     s = find_item(r, "layers.3-77.mlp.experts.w13_weight_scale");
     cr_assert_eq(s->bytes, 75ull * 64 * 4096 * (6144 / 16));
