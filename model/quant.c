@@ -275,11 +275,22 @@ const char *model_weight_format_describe(const ModelWeightFormat *f, char *buf, 
     return buf;
 }
 
+/* Role groups as the report names them (several roles share a name: "attention"). */
 static const char *const role_names[MODEL_ROLE_COUNT] = {
-    "embedding",     "lm_head",         "attention",        "attention q_b", "attention kv_b",
-    "attention o",   "indexer",         "indexer weights",  "router",        "dense MLP",
-    "shared experts", "routed experts", "MTP projection",   "vision",
+    "embedding",      "lm_head",        "attention",      "attention", "attention",
+    "attention",      "indexer",        "indexer",        "router",    "dense MLP",
+    "shared experts", "routed experts", "MTP projection", "vision",
 };
+
+/* Appends `name` to the comma-separated `list` unless it is there already. */
+static void append_once(GString *list, const char *name)
+{
+    g_auto(GStrv) have = g_strsplit(list->str, ", ", -1);
+    for (char **h = have; *h; h++)
+        if (strcmp(*h, name) == 0)
+            return;
+    g_string_append_printf(list, "%s%s", list->len ? ", " : "", name);
+}
 
 static bool fmt_equal(const ModelWeightFormat *a, const ModelWeightFormat *b)
 {
@@ -323,7 +334,7 @@ char *model_quant_spec_describe(const ModelQuantSpec *s, uint32_t role_mask)
             done[j] = true;
             for (int r = 0; r < MODEL_ROLE_COUNT; r++)
                 if (used[r] && major[r] == j)
-                    g_string_append_printf(roles, "%s%s", roles->len ? ", " : "", role_names[r]);
+                    append_once(roles, role_names[r]);
         }
         if (roles->len) {
             char buf[48];

@@ -12,6 +12,8 @@
  */
 #include "vllm-args.h"
 
+#include "../model/catalog.h"
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdarg.h>
@@ -73,6 +75,22 @@ bool vllm_args_parse_quant(const char *text, ModelQuant *out)
             *out = aliases[i].q;
             return true;
         }
+    return false;
+}
+
+/* vLLM's quantization methods ranksim knows (vllm/model_executor/layers/quantization
+ * QUANTIZATION_METHODS, the ones whose checkpoints model/quant-config.c reads), plus ranksim's
+ * own scheme names. */
+const char vllm_args_methods[] =
+    "fp8, fbgemm_fp8, ptpc_fp8, modelopt, modelopt_fp4, modelopt_mixed, compressed-tensors, "
+    "mxfp4, quark, awq, awq_marlin, gptq, gptq_marlin, ascend, bf16, w8a8, w4a8, nvfp4, none";
+
+bool vllm_args_known_method(const char *name)
+{
+    g_auto(GStrv) known = g_strsplit(vllm_args_methods, ", ", -1);
+    for (char **k = known; *k; k++)
+        if (g_ascii_strcasecmp(*k, name) == 0)
+            return true;
     return false;
 }
 
@@ -417,20 +435,18 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
     case VF_ATTENTION_CONFIG:
         return flag_attention_config(ef, flag, sub, v, given);
     case VF_QUANT:
+        /* Kept as given: whether it is an override (an unquantized checkpoint quantized online)
+         * or must agree with the checkpoint's quantization_config is settled once the model is
+         * known (vllm_args_settle_quant). */
+        g_strlcpy(ef->a->quant_given, v, sizeof ef->a->quant_given);
         if (g_ascii_strcasecmp(v, "ascend") == 0) { /* vLLM-Ascend: the scheme is the model's */
             ef->a->quant_ascend = true;
             return true;
         }
-        if (!vllm_args_parse_quant(v, &e->quantization)) {
-            const char *names[MODEL_QUANT_COUNT + 2];
-            vllm_args_quant_names(names);
-            g_autofree char *list = g_strjoinv(", ", (char **)names);
-            return flag_fail(ef, flag,
-                             "quantization '%s' is not modelled; valid: %s (also modelopt_fp4, "
-                             "modelopt, fbgemm_fp8, ptpc_fp8, ascend)",
-                             v, list);
-        }
-        ef->a->quant_set = true;
+        if (!vllm_args_known_method(v))
+            return flag_fail(ef, flag, "quantization '%s' is not modelled; valid: %s", v,
+                             vllm_args_methods);
+        ef->a->quant_set = vllm_args_parse_quant(v, &e->quantization);
         return true;
     case VF_KV_DTYPE:
         if (vllm_args_parse_kv_dtype(v, &e->kv_cache_dtype))
@@ -570,7 +586,7 @@ VllmArgs *vllm_args_parse_line(const char *line, const ModelParallel *par,
     return vllm_args_parse((const char *const *)argv, argc, par, engine, error);
 }
 
-void vllm_args_apply(const VllmArgs *a, int name_quant, ModelParallel *par, ModelEngine *engine,
+void vllm_args_apply(const VllmArgs *a, ModelParallel *par, ModelEngine *engine,
                      GPtrArray *ignored)
 {
     g_return_if_fail(a != NULL && par != NULL && engine != NULL && ignored != NULL);
@@ -582,16 +598,74 @@ void vllm_args_apply(const VllmArgs *a, int name_quant, ModelParallel *par, Mode
         engine->cudagraph_mode = a->opt_level == 0   ? MODEL_CUDAGRAPH_NONE
                                  : a->opt_level == 1 ? MODEL_CUDAGRAPH_PIECEWISE
                                                      : MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
-    if (!a->quant_set) {
-        engine->quantization = name_quant >= 0   ? (ModelQuant)name_quant
-                               : a->quant_ascend ? MODEL_QUANT_W8A8
-                                                 : MODEL_QUANT_BF16;
-        engine->quantization_override = name_quant >= 0 || a->quant_ascend;
-    } else {
-        engine->quantization_override = true;
-    }
+    engine->quantization_override = false;
     for (guint i = 0; i < a->notes->len; i++)
         g_ptr_array_add(ignored, g_strdup(g_ptr_array_index(a->notes, i)));
+}
+
+/* A quantization method name as vLLM compares them: lowercase, kernel variants folded onto
+ * the method that names the checkpoint format (awq_marlin -> awq, modelopt_fp4 -> modelopt). */
+static char *method_key(const char *m)
+{
+    char *k = g_ascii_strdown(m, -1);
+    static const char *const strip[] = {"_marlin", "-marlin", "_fp4", "_fp8", "_mixed", NULL};
+    for (size_t i = 0; strip[i]; i++)
+        if (g_str_has_suffix(k, strip[i]) && strlen(k) > strlen(strip[i]) &&
+            strncmp(k, "fbgemm", 6) != 0 && strncmp(k, "ptpc", 4) != 0)
+            k[strlen(k) - strlen(strip[i])] = '\0';
+    if (strcmp(k, "compressed_tensors") == 0)
+        strcpy(k, "compressed-tensors");
+    return k;
+}
+
+bool vllm_args_settle_quant(const VllmArgs *a, ModelArch *arch, ModelEngine *engine,
+                            GPtrArray *notes, GError **error)
+{
+    g_return_val_if_fail(a != NULL && arch != NULL && engine != NULL, false);
+    const char *ckpt = arch->quant.method;
+    if (a->quant_ascend) {
+        /* vLLM-Ascend reads the scheme from quant_model_description.json; a preset without one
+         * is taken as msModelSlim W8A8 (seed 000 §3.7) */
+        if (!ckpt[0]) {
+            engine->quantization = MODEL_QUANT_W8A8;
+            engine->quantization_override = true;
+        }
+        return true;
+    }
+    if (!a->quant_given[0])
+        return true;
+    if (ckpt[0]) {
+        g_autofree char *kq = method_key(a->quant_given);
+        g_autofree char *kc = method_key(ckpt);
+        if (strcmp(kq, kc) != 0) {
+            /* vLLM's ModelConfig._verify_quantization */
+            g_set_error(error, VLLM_ARGS_ERROR, VLLM_ARGS_ERROR_INVALID,
+                        "--quantization: Quantization method specified in the model config "
+                        "(%s) does not match the quantization method specified in the "
+                        "`quantization` argument (%s); valid: --quantization %s, or leave it out",
+                        ckpt, a->quant_given, ckpt);
+            return false;
+        }
+        return true; /* the checkpoint's own formats, per tensor */
+    }
+    if (!a->quant_set) {
+        g_set_error(error, VLLM_ARGS_ERROR, VLLM_ARGS_ERROR_INVALID,
+                    "--quantization %s: the checkpoint has no quantization_config, and %s reads "
+                    "weights that were quantized beforehand; valid for an unquantized "
+                    "checkpoint: fp8 (quantized online), or a checkpoint in that format",
+                    a->quant_given, a->quant_given);
+        return false;
+    }
+    /* online quantization of an unquantized checkpoint (vLLM: Fp8Config without serialized fp8
+     * weights): ranksim's scheme of that name */
+    engine->quantization_override = true;
+    if (notes)
+        g_ptr_array_add(notes, g_strdup_printf("--quantization %s on an unquantized checkpoint: "
+                                               "weights quantized online, laid out as ranksim's "
+                                               "'%s' scheme (doc/quantization.md)",
+                                               a->quant_given,
+                                               model_quant_name(engine->quantization)));
+    return true;
 }
 
 void vllm_args_free(VllmArgs *a)
@@ -601,104 +675,6 @@ void vllm_args_free(VllmArgs *a)
     if (a->notes)
         g_ptr_array_unref(a->notes);
     g_free(a);
-}
-
-/* ---- model name -> preset (eval configs) ----
- * To be replaced by the model catalog module; kept apart so that it can go in one piece. */
-
-static const struct {
-    const char *suffix;
-    ModelQuant q;
-} quant_suffixes[] = {
-    {"-nvfp4", MODEL_QUANT_NVFP4}, {"-fp4", MODEL_QUANT_NVFP4}, {"-fp8", MODEL_QUANT_FP8},
-    {"-w8a8", MODEL_QUANT_W8A8},   {"-int8", MODEL_QUANT_W8A8}, {"-w4a8", MODEL_QUANT_W4A8},
-    {"-w4a16", MODEL_QUANT_W4A8},  {"-awq", MODEL_QUANT_W4A8},  {"-gptq", MODEL_QUANT_W4A8},
-    {"-int4", MODEL_QUANT_W4A8},   {"-bf16", MODEL_QUANT_BF16},
-};
-/* Suffixes that name a release, not an architecture. */
-static const char *const release_suffixes[] = {
-    "-instruct", "-chat", "-exp", "-base", "-hf", "-it", "-thinking", "-preview", "-dynamic", NULL};
-/* Models with a preset's architecture under another name. */
-static const char *const model_aliases[][2] = {{"deepseek-r1", "deepseek-v3"},
-                                               {"deepseek-v3.1", "deepseek-v3"}};
-
-/* `s` lowercased without '-', '.' and '_'. Caller frees. */
-static char *model_key(const char *s)
-{
-    GString *k = g_string_new(NULL);
-    for (; *s; s++)
-        if (*s != '-' && *s != '.' && *s != '_')
-            g_string_append_c(k, g_ascii_tolower(*s));
-    return g_string_free(k, FALSE);
-}
-
-/* Strips one known suffix from `s` (lowercase) in place; sets *quant for a quantization suffix
- * when it is still -1. Returns whether one was stripped. */
-static bool strip_model_suffix(char *s, int *quant)
-{
-    size_t len = strlen(s);
-    for (size_t i = 0; i < G_N_ELEMENTS(quant_suffixes); i++) {
-        size_t n = strlen(quant_suffixes[i].suffix);
-        if (len > n && g_str_has_suffix(s, quant_suffixes[i].suffix)) {
-            s[len - n] = '\0';
-            if (*quant < 0)
-                *quant = (int)quant_suffixes[i].q;
-            return true;
-        }
-    }
-    for (size_t i = 0; release_suffixes[i]; i++) {
-        size_t n = strlen(release_suffixes[i]);
-        if (len > n && g_str_has_suffix(s, release_suffixes[i])) {
-            s[len - n] = '\0';
-            return true;
-        }
-    }
-    /* a date such as -2507 or -0528 */
-    if (len > 5 && s[len - 5] == '-' && g_ascii_isdigit(s[len - 4]) &&
-        g_ascii_isdigit(s[len - 3]) && g_ascii_isdigit(s[len - 2]) && g_ascii_isdigit(s[len - 1])) {
-        s[len - 5] = '\0';
-        return true;
-    }
-    return false;
-}
-
-/* Maps a Hugging Face model id to a preset: the part after the last '/', lowercased, without
- * quantization suffixes (which set *quant, else -1), release suffixes and dates, without a
- * leading "meta-", compared with the presets ignoring '-', '.' and '_'. Returns the matching
- * entry of `presets` or NULL; *stem gets the name as read (caller frees). */
-static const char *eval_model_preset(const char *model_name, char *const *presets, char **stem,
-                                     int *quant)
-{
-    g_autofree char *trimmed = g_strdup(model_name);
-    size_t len = strlen(trimmed);
-    while (len > 1 && trimmed[len - 1] == '/')
-        trimmed[--len] = '\0';
-    const char *slash = strrchr(trimmed, '/');
-    char *s = g_ascii_strdown(slash ? slash + 1 : trimmed, -1);
-    *quant = -1;
-    while (strip_model_suffix(s, quant))
-        ;
-    if (g_str_has_prefix(s, "meta-") && s[5]) {
-        char *t = g_strdup(s + 5);
-        g_free(s);
-        s = t;
-    }
-    *stem = s;
-    g_autofree char *key = model_key(s);
-    for (size_t i = 0; i < G_N_ELEMENTS(model_aliases); i++) {
-        g_autofree char *ak = model_key(model_aliases[i][0]);
-        if (strcmp(key, ak) == 0) {
-            g_free(key);
-            key = model_key(model_aliases[i][1]);
-            break;
-        }
-    }
-    for (size_t i = 0; presets[i]; i++) {
-        g_autofree char *pk = model_key(presets[i]);
-        if (strcmp(key, pk) == 0)
-            return presets[i];
-    }
-    return NULL;
 }
 
 /* ---- vLLM eval configs (vllm-project/vllm tests/evals/gsm8k/configs/NAME.yaml) ---- */
@@ -787,6 +763,53 @@ static char *eval_local_config(const Loader *ld, const char *model_name)
     return NULL;
 }
 
+/* model_name (a Hub id) -> the catalog's preset and the checkpoint's quantization
+ * (model/catalog.h). A format the name implies without a catalog quantization_config (e.g.
+ * "-NVFP4" of an unlisted publisher) becomes ranksim's scheme of that name, marked as read from
+ * the name. */
+static bool eval_arch_from_catalog(Loader *ld, const YamlDocNode *mn, const char *model_name,
+                                   Scenario *s)
+{
+    ModelCatalogMatch m;
+    g_autoptr(GError) err = NULL;
+    if (!model_catalog_resolve(model_name, &m, &err))
+        return yamldoc_fail(&ld->doc, mn, "model_name",
+                            "%s; for another model write a model scenario with model: "
+                            "path/to/config.json, or add --set model=path/to/config.json",
+                            err->message);
+    bool ok = scenario_arch_from_preset(ld, mn, "model_name", m.preset, s);
+    if (ok && m.quantization_config) {
+        g_autofree char *display = g_strdup_printf(
+            "model/presets/catalog.json (%s)", m.catalog_id[0] ? m.catalog_id : model_name);
+        ok = model_arch_apply_quant_json(s->arch, m.quantization_config, display, &err);
+        if (!ok)
+            ok = yamldoc_fail(&ld->doc, mn, "model_name", "%s", err->message);
+        else
+            g_strlcpy(s->arch->quant.source, m.inferred ? "catalog, inferred" : "checkpoint",
+                      sizeof s->arch->quant.source);
+    } else if (ok && m.format[0] && strcmp(m.format, "bf16") != 0 && !s->arch->quant.method[0]) {
+        ModelQuantSpec spec;
+        if (model_quant_spec_from_name(m.format, s->arch->moe, s->arch->native_dtype,
+                                       s->arch->num_layers + s->arch->num_nextn_predict_layers,
+                                       &spec)) {
+            g_strlcpy(spec.method, m.format, sizeof spec.method);
+            g_strlcpy(spec.source, "model name", sizeof spec.source);
+            s->arch->quant = spec;
+        } else {
+            scenario_note_ignored(s, "model_name says format '%s', which ranksim has no layout "
+                                     "for without the checkpoint's quantization_config; weights "
+                                     "taken as %s",
+                                  m.format, "bf16");
+        }
+    }
+    if (ok) {
+        g_free(s->model_source);
+        s->model_source = g_strdup_printf("preset %s (%s)", m.preset, m.how);
+    }
+    model_catalog_match_clear(&m);
+    return ok;
+}
+
 bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
 {
     if (!check_eval_keys(ld, root, s) || !scenario_load_identity(ld, root, s))
@@ -805,29 +828,17 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
     if (!yamldoc_get_string(&ld->doc, mn, "model_name",
                             "a Hugging Face model id such as nvidia/GLM-5.2-NVFP4", &model_name))
         return false;
-    g_auto(GStrv) presets = scenario_model_presets();
-    g_autofree char *stem = NULL;
-    int name_quant = -1;
-    const char *preset = eval_model_preset(model_name, presets, &stem, &name_quant);
     s->arch = g_new0(ModelArch, 1);
     const YamlDocNode *model = yamldoc_map_get(root, "model");
     g_autofree char *local = model ? NULL : eval_local_config(ld, model_name);
     if (model) {
         if (!scenario_load_arch(ld, model, s))
             return false;
-    } else if (preset) {
-        if (!scenario_arch_from_preset(ld, mn, "model_name", preset, s))
-            return false;
     } else if (local) {
         if (!scenario_arch_from_file(ld, mn, "model_name", local, s))
             return false;
-    } else {
-        g_autofree char *list = g_strjoinv(", ", presets);
-        return yamldoc_fail(&ld->doc, mn, "model_name",
-                            "no built-in model matches '%s' (read as '%s'); valid: %s; for "
-                            "another model write a model scenario with model: "
-                            "path/to/config.json, or add --set model=path/to/config.json",
-                            model_name, stem, list);
+    } else if (!eval_arch_from_catalog(ld, mn, model_name, s)) {
+        return false;
     }
 
     /* server_args and env -> parallel and engine settings */
@@ -845,7 +856,13 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
                                   : vllm_args_parse(NULL, 0, &ms.par, &ms.engine, NULL);
     if (!args)
         return false;
-    vllm_args_apply(args, name_quant, &ms.par, &ms.engine, s->ignored_flags);
+    vllm_args_apply(args, &ms.par, &ms.engine, s->ignored_flags);
+    {
+        g_autoptr(GError) qerr = NULL;
+        if (!vllm_args_settle_quant(args, s->arch, &ms.engine, s->ignored_flags, &qerr))
+            return yamldoc_fail(&ld->doc, ms.engine_spot.at, ms.engine_spot.key, "%s",
+                                qerr->message);
+    }
 
     const YamlDocNode *env = yamldoc_map_get(root, "env");
     if (env) {

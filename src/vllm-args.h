@@ -37,7 +37,8 @@ typedef enum {
 typedef struct {
     ModelParallel par;  /* base + the parallel flags */
     ModelEngine engine; /* base + the engine flags (before vllm_args_apply's settling) */
-    bool quant_set;     /* --quantization named a modelled scheme */
+    char quant_given[32]; /* --quantization as given ("" = none) */
+    bool quant_set;     /* --quantization names one of ranksim's schemes (engine.quantization) */
     bool quant_ascend;  /* --quantization ascend (vLLM-Ascend: the scheme is the model's) */
     bool backend_set;   /* an attention backend was given */
     bool cudagraph_set; /* a cudagraph mode was given */
@@ -61,12 +62,25 @@ VllmArgs *vllm_args_parse_line(const char *line, const ModelParallel *par,
                                const ModelEngine *engine, GError **error);
 
 /* Writes the parsed settings into *par and *engine: --enforce-eager turns CUDA graphs off, else
- * -O picks the cudagraph mode when none was given; without a modelled --quantization the
- * quantization is `name_quant` (what the model name implies, or -1), else w8a8 for
- * `--quantization ascend`, else bf16. Appends a copy of each note to `ignored` (an array of
- * char* that frees its elements, e.g. Scenario.ignored_flags). Cannot fail. */
-void vllm_args_apply(const VllmArgs *a, int name_quant, ModelParallel *par, ModelEngine *engine,
+ * -O picks the cudagraph mode when none was given. Appends a copy of each note to `ignored` (an
+ * array of char* that frees its elements, e.g. Scenario.ignored_flags). Cannot fail. */
+void vllm_args_apply(const VllmArgs *a, ModelParallel *par, ModelEngine *engine,
                      GPtrArray *ignored);
+
+/* Settles --quantization against the checkpoint (arch->quant.method, from its
+ * quantization_config): the same method (kernel variants such as awq_marlin count as awq) keeps
+ * the checkpoint's per-tensor formats; another method is vLLM's error "Quantization method
+ * specified in the model config (X) does not match ... (Y)"; on an unquantized checkpoint,
+ * ranksim's scheme of that name becomes the override (online quantization; a note says so) and
+ * a method that needs pre-quantized weights is an error. `--quantization ascend` takes W8A8
+ * when the model has no scheme of its own. Returns false with VLLM_ARGS_ERROR_INVALID. */
+bool vllm_args_settle_quant(const VllmArgs *a, ModelArch *arch, ModelEngine *engine,
+                            GPtrArray *notes, GError **error);
+
+/* Whether `name` is a quantization method ranksim knows (its schemes and vLLM's methods). */
+bool vllm_args_known_method(const char *name);
+/* The known methods, comma-separated, for messages. */
+extern const char vllm_args_methods[];
 
 void vllm_args_free(VllmArgs *a);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VllmArgs, vllm_args_free)

@@ -325,11 +325,24 @@ Test(presets, names_and_files_agree)
         for (guint j = 0; j < want->len; j++)
             listed = listed || strcmp(want->pdata[j], names[i]) == 0;
         cr_assert(listed, "%s is not a file in model/presets/", names[i]);
-        ModelArch embedded = preset(names[i]);
+        g_autofree char *path = preset_path(names[i]);
         ModelArch file;
         GError *err = NULL;
-        g_autofree char *path = preset_path(names[i]);
-        cr_assert(model_arch_load_file(path, &file, &err), "%s", err ? err->message : "");
+        if (!model_arch_load_file(path, &file, &err)) {
+            /* presets of architectures ranksim refuses (hybrids, DeepSeek-V4, Step-3.5): the
+             * embedded copy is refused with the same reason */
+            cr_assert(strstr(err->message, "not simulated") || strstr(err->message, "not modelled"),
+                      "%s", err->message);
+            GError *e2 = NULL;
+            ModelArch tmp;
+            cr_assert_not(model_arch_load_preset(names[i], &tmp, &e2));
+            const char *why = strstr(err->message, ": field");
+            cr_assert(why && strstr(e2->message, why), "%s vs %s", err->message, e2->message);
+            g_error_free(e2);
+            g_error_free(err);
+            continue;
+        }
+        ModelArch embedded = preset(names[i]);
         cr_assert_str_eq(file.name, names[i]);
         cr_assert_eq(memcmp(&embedded, &file, sizeof file), 0, "%s differs", names[i]);
     }

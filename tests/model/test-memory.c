@@ -41,6 +41,8 @@ static NetHardware hw_of(const char *name, uint64_t hbm_bytes)
     memset(&hw, 0, sizeof hw);
     g_strlcpy(hw.name, name, sizeof hw.name);
     hw.hbm_bytes = hbm_bytes;
+    /* the platform decides vLLM vs vLLM-Ascend memory (CANN context, HCCL buffers) */
+    hw.platform = g_str_has_prefix(name, "ascend") ? NET_PLATFORM_NPU : NET_PLATFORM_CUDA;
     return hw;
 }
 
