@@ -185,7 +185,7 @@ static int cmd_run(int argc, char **argv)
     if (!store) {
         print_error(err->message);
         run_options_clear(&o);
-        return CLI_EXIT_INTERNAL;
+        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     g_autofree char *hw = runner_hardware_line(sc);
     StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, cli_timeline_name(timeline), hw};

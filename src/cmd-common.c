@@ -74,18 +74,16 @@ bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **pref
 
 Store *cli_store_open_existing(const char *path, int *exit_code)
 {
-    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    g_autoptr(GError) err = NULL;
+    Store *st = store_open_readonly(path, &err);
+    if (!st && g_error_matches(err, STORE_ERROR, STORE_ERROR_MISSING)) {
         cli_error("no results database at %s (run 'ranksim run SCENARIO' first, or pass --db "
                   "FILE)",
                   path);
         *exit_code = CLI_EXIT_INVALID;
-        return NULL;
-    }
-    g_autoptr(GError) err = NULL;
-    Store *st = store_open(path, &err);
-    if (!st) {
+    } else if (!st) {
         cli_error("%s", err->message);
-        *exit_code = CLI_EXIT_INTERNAL;
+        *exit_code = store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     return st;
 }

@@ -30,9 +30,9 @@ const char *cli_timeline_name(SchedTimeline t);
 bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **prefill,
                         GArray **decode, GError **error);
 
-/* Opens the database at `path` for reading. A missing file is a user error (exit 2: nothing
- * to read, and opening would create it); a file that cannot be opened is exit 1. Returns NULL
- * after printing the error and setting *exit_code. */
+/* Opens the database at `path` read-only (store_open_readonly: never writes, never waits for
+ * a writer). A missing, foreign or newer file is a user error (exit 2); a file that cannot be
+ * read is exit 1. Returns NULL after printing the error and setting *exit_code. */
 Store *cli_store_open_existing(const char *path, int *exit_code);
 
 /* Opens the database and resolves the RUN argument ("12" or "latest"). Returns the run id, or

@@ -818,7 +818,7 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
     g_autoptr(Store) store = store_open(sw->db_path, &err);
     if (!store) {
         cli_error("%s", err->message);
-        return CLI_EXIT_INTERNAL;
+        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     sw->store = store;
     sw->variants = g_new0(Variant, sw->n);

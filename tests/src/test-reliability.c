@@ -1,0 +1,274 @@
+/* tests/src/test-reliability.c — the promises of doc/reliability.md as users meet them, through
+ * the built binary: concurrent runs and sweeps into one file lose nothing, a second run does
+ * not wait for a simulating one, readers work under a held write lock and on a read-only copy,
+ * a foreign database is refused untouched (exit 2), hostile inputs end at once with exit 2 and
+ * one line, outputs keep symlinks and devices, and write errors are exit 1. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "run-binary.h"
+
+static char *tmpdir(void)
+{
+    return g_dir_make_tmp("ranksim-rel-XXXXXX", NULL);
+}
+
+static int64_t db_scalar(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(db));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* Starts `ranksim ARGS...` in the background (output discarded). */
+static GPid spawn(const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)RANKSIM_BINARY);
+    for (const char *const *a = args; *a; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, NULL);
+    GPid pid = 0;
+    GError *err = NULL;
+    gboolean ok = g_spawn_async(NULL, (char **)argv->pdata, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+                                    G_SPAWN_STDERR_TO_DEV_NULL,
+                                NULL, NULL, &pid, &err);
+    cr_assert(ok, "spawn: %s", err ? err->message : "");
+    g_ptr_array_free(argv, TRUE);
+    return pid;
+}
+
+static int wait_exit(GPid pid)
+{
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "status %d", status);
+    return WEXITSTATUS(status);
+}
+
+static char *write_file(const char *dir, const char *name, const char *text)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    cr_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+/* 8 ranks x 10 M compute steps: about 2 s of simulation that stores almost nothing. */
+static const char long_scenario[] =
+    "name: long-sim\n"
+    "kind: program\n"
+    "ranks: 8\n"
+    "programs:\n"
+    "  \"*\": [{op: repeat, times: 10000000, ops: [{op: compute, name: step, us: 1}]}]\n";
+
+/* ---- concurrency ---- */
+
+Test(concurrency, four_runs_and_two_sweeps_into_one_file_lose_nothing)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "c.db", NULL);
+    GPid pids[6];
+    for (int i = 0; i < 4; i++)
+        pids[i] = spawn((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
+                                         NULL});
+    for (int i = 4; i < 6; i++)
+        pids[i] = spawn((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--vary",
+                                         "watchdog.collective_timeout_s=0,300", "--vary",
+                                         "on_mismatch=hang,abort,continue", "-j", "2", "-q",
+                                         "--db", db, NULL});
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(wait_exit(pids[i]), i < 4 ? 0 : 0, "process %d", i);
+    cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs"), 4 + 2 * 6);
+    cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs WHERE name = 'healthy-tp-layers'"), 4);
+    /* every run is whole: its op rows are what it executed (full timeline), its ranks all there */
+    cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs r WHERE timeline = 'full' AND"
+                               " rank_ops = (SELECT count(*) FROM op_rows o WHERE o.run_id = r.id)"),
+                 4);
+    cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs r WHERE"
+                               " ranks = (SELECT count(*) FROM ranks k WHERE k.run_id = r.id)"),
+                 16);
+    cr_assert_eq(db_scalar(db, "SELECT count(DISTINCT run_id) FROM diagnostics"), 12);
+}
+
+Test(concurrency, a_second_run_does_not_wait_for_a_simulating_one)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "c.db", NULL);
+    g_autofree char *scn = write_file(dir, "long.yaml", long_scenario);
+    /* create the file first so the long run is past store_open when it simulates */
+    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
+                                        NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    GPid slow = spawn((const char *[]){"run", scn, "--db", db, "--timeline", "none", NULL});
+    g_usleep(300000);
+    gint64 t0 = g_get_monotonic_time();
+    r = ranksim((const char *[]){"run", SCN("lse-size-mismatch.yaml"), "--db", db, "-q", NULL});
+    double second_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"runs", "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    double runs_ms = (double)(g_get_monotonic_time() - t0) / 1000.0 - second_ms;
+    int status = 0;
+    bool still_running = waitpid(slow, &status, WNOHANG) == 0;
+    cr_assert_eq(wait_exit(slow), 0);
+    cr_log_info("second run %.0f ms, runs %.0f ms while the first simulated", second_ms, runs_ms);
+    cr_assert(still_running, "the long run ended before the second: the test proves nothing");
+    cr_assert_lt(second_ms, 1000.0, "the second run took %.0f ms", second_ms);
+    cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs"), 3);
+    cr_assert_eq(db_scalar(db, "SELECT id FROM runs WHERE name = 'long-sim'"), 3);
+}
+
+Test(concurrency, readers_work_while_another_process_holds_the_write_lock)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "c.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q",
+                                        NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL});
+    result_clear(&r);
+    sqlite3 *locker = NULL;
+    cr_assert_eq(sqlite3_open(db, &locker), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(locker, "BEGIN IMMEDIATE; INSERT INTO op_kinds VALUES (99, 'x');",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    g_autofree char *trace = g_build_filename(dir, "t.json", NULL);
+    const char *const cmds[][8] = {
+        {"runs", "--db", db, NULL},
+        {"report", "1", "--db", db, NULL},
+        {"explain", "1", "--db", db, NULL},
+        {"trace", "1", "-o", trace, "--db", db, NULL},
+        {"diff", "1", "2", "--db", db, NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        gint64 t0 = g_get_monotonic_time();
+        r = ranksim(cmds[i]);
+        double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
+        cr_assert_eq(r.code, 0, "%s: %s", cmds[i][0], r.err);
+        cr_assert_lt(ms, 1000.0, "%s took %.0f ms", cmds[i][0], ms);
+        result_clear(&r);
+    }
+    sqlite3_exec(locker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(locker);
+}
+
+/* Runs `ranksim ARGS` as an unprivileged user when we are root (so file modes apply). */
+static void drop_root(gpointer data)
+{
+    (void)data;
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+        _exit(99);
+}
+
+static Result ranksim_unprivileged(const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)RANKSIM_BINARY);
+    for (const char *const *a = args; *a; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, NULL);
+    Result r = {0};
+    int status = 0;
+    GError *err = NULL;
+    cr_assert(g_spawn_sync("/", (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, drop_root, NULL,
+                           &r.out, &r.err, &status, &err),
+              "%s", err ? err->message : "");
+    cr_assert(WIFEXITED(status));
+    r.code = WEXITSTATUS(status);
+    g_ptr_array_free(argv, TRUE);
+    return r;
+}
+
+Test(concurrency, a_read_only_copy_can_be_read)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "c.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q",
+                                        NULL});
+    result_clear(&r);
+    /* a copy in a read-only folder, the file read-only too, no -wal / -shm beside it */
+    g_autofree char *ro = g_build_filename(dir, "ro", NULL);
+    g_mkdir(ro, 0755);
+    g_autofree char *copy = g_build_filename(ro, "c.db", NULL);
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(db, &data, &len, NULL));
+    cr_assert(g_file_set_contents(copy, data, (gssize)len, NULL));
+    cr_assert_eq(chmod(copy, 0444), 0);
+    cr_assert_eq(chmod(ro, 0555), 0);
+    cr_assert_eq(chmod(dir, 0755), 0);
+    const char *const cmds[][6] = {
+        {"runs", "--db", copy, NULL},
+        {"report", "latest", "--db", copy, NULL},
+        {"explain", "1", "--db", copy, NULL},
+        {"trace", "1", "-o", "-", "--db", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        const char *args[8] = {0};
+        for (int k = 0; k < 6 && cmds[i][k]; k++)
+            args[k] = cmds[i][k];
+        if (strcmp(cmds[i][0], "trace") == 0)
+            args[5] = copy;
+        r = ranksim_unprivileged(args);
+        cr_assert_eq(r.code, 0, "%s: %s", args[0], r.err);
+        result_clear(&r);
+    }
+    /* and the copy is untouched: no side files were created next to it */
+    g_autofree char *shm = g_strconcat(copy, "-shm", NULL);
+    cr_assert_not(g_file_test(shm, G_FILE_TEST_EXISTS));
+    chmod(ro, 0755);
+}
+
+Test(concurrency, a_foreign_database_is_exit_2_and_untouched)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "theirs.db", NULL);
+    sqlite3 *h = NULL;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE runs(id INTEGER PRIMARY KEY, note TEXT);", NULL,
+                              NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(h);
+    g_autofree char *before = NULL;
+    gsize blen = 0;
+    cr_assert(g_file_get_contents(db, &before, &blen, NULL));
+    const char *const cmds[][8] = {
+        {"run", SCN("healthy-tp-layers.yaml"), "--db", db, NULL},
+        {"run", SCN("tests/../healthy-tp-layers.yaml"), "--db", db, NULL}, /* invalid path */
+        {"sweep", SCN("lse-size-mismatch.yaml"), "--vary", "on_mismatch=hang", "--db", db, NULL},
+        {"runs", "--db", db, NULL},
+        {"report", "--db", db, NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        Result r = ranksim(cmds[i]);
+        cr_assert_eq(r.code, 2, "%s: exit %d: %s", cmds[i][0], r.code, r.err);
+        if (i != 1) /* an invalid scenario says so; its best-effort record is skipped */
+            cr_assert(strstr(r.err, "not a ranksim results database"), "%s", r.err);
+        cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+        result_clear(&r);
+    }
+    g_autofree char *after = NULL;
+    gsize alen = 0;
+    cr_assert(g_file_get_contents(db, &after, &alen, NULL));
+    cr_assert_eq(alen, blen);
+    cr_assert(memcmp(before, after, blen) == 0, "the foreign file changed");
+}
