@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd-common.h"
+#include "outfile.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
@@ -231,9 +232,25 @@ static int cmd_run(int argc, char **argv)
     return code;
 }
 
+static int dispatch(int argc, char **argv);
+
 int cli_main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    int code = dispatch(argc, argv);
+    /* A failed write to stdout (a full disk, a closed pipe) is an environment error, whatever
+     * the command did: exit 1 with the reason rather than a silent truncated output. */
+    g_autoptr(GError) err = NULL;
+    if (!out_file_flush_stdout(&err)) {
+        if (code != CLI_EXIT_INTERNAL) /* else the command has said why already */
+            print_error(err->message);
+        return CLI_EXIT_INTERNAL;
+    }
+    return code;
+}
+
+static int dispatch(int argc, char **argv)
+{
     if (argc < 2)
         return usage();
     const char *cmd = argv[1];

@@ -272,3 +272,128 @@ Test(concurrency, a_foreign_database_is_exit_2_and_untouched)
     cr_assert_eq(alen, blen);
     cr_assert(memcmp(before, after, blen) == 0, "the foreign file changed");
 }
+
+/* ---- outputs ---- */
+
+static char *stored_cycle(const char *dir)
+{
+    char *db = g_build_filename(dir, "o.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q",
+                                        NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    return db;
+}
+
+/* Regression (issue 9): --dot wrote through temp + rename, replacing a symlink (or, as root,
+ * a device node). Now a symlink stays a symlink and its target gets the graph; a FIFO stays a
+ * FIFO. */
+Test(outputs, dot_and_trace_keep_symlinks_and_fifos)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = stored_cycle(dir);
+    g_autofree char *target = g_build_filename(dir, "real.dot", NULL);
+    g_autofree char *link = g_build_filename(dir, "link.dot", NULL);
+    cr_assert(g_file_set_contents(target, "old", -1, NULL));
+    cr_assert_eq(symlink(target, link), 0);
+    Result r = ranksim((const char *[]){"explain", "1", "--dot", link, "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    struct stat sb;
+    cr_assert_eq(lstat(link, &sb), 0);
+    cr_assert(S_ISLNK(sb.st_mode), "the symlink was replaced");
+    g_autofree char *dot = NULL;
+    cr_assert(g_file_get_contents(target, &dot, NULL, NULL));
+    cr_assert(g_str_has_prefix(dot, "digraph"), "%s", dot);
+
+    g_autofree char *tlink = g_build_filename(dir, "link.json", NULL);
+    g_autofree char *ttarget = g_build_filename(dir, "real.json", NULL);
+    cr_assert_eq(symlink(ttarget, tlink), 0); /* dangling: created through the link */
+    r = ranksim((const char *[]){"trace", "1", "-o", tlink, "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    cr_assert_eq(lstat(tlink, &sb), 0);
+    cr_assert(S_ISLNK(sb.st_mode));
+    cr_assert(g_file_test(ttarget, G_FILE_TEST_IS_REGULAR));
+
+    g_autofree char *fifo = g_build_filename(dir, "graph.fifo", NULL);
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert_geq(rd, 0);
+    r = ranksim((const char *[]){"explain", "1", "--dot", fifo, "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    char buf[64] = {0};
+    cr_assert_gt(read(rd, buf, sizeof buf - 1), 0);
+    cr_assert(g_str_has_prefix(buf, "digraph"), "%s", buf);
+    close(rd);
+    cr_assert_eq(lstat(fifo, &sb), 0);
+    cr_assert(S_ISFIFO(sb.st_mode), "the FIFO was replaced");
+
+    /* a regular file is replaced whole, keeping its mode */
+    g_autofree char *plain = g_build_filename(dir, "plain.dot", NULL);
+    cr_assert(g_file_set_contents(plain, "old", -1, NULL));
+    cr_assert_eq(chmod(plain, 0640), 0);
+    r = ranksim((const char *[]){"explain", "1", "--dot", plain, "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    cr_assert_eq(stat(plain, &sb), 0);
+    cr_assert_eq(sb.st_mode & 0777, 0640);
+}
+
+static void stdout_to_dev_full(gpointer data)
+{
+    (void)data;
+    int fd = open("/dev/full", O_WRONLY);
+    if (fd < 0 || dup2(fd, 1) < 0)
+        _exit(98);
+}
+
+/* Regression (issue 9): a failed write to stdout exited 0. Now every output's write error is
+ * exit 1 with the reason: stdout, a --dot or trace file on a full device (through a symlink
+ * here, so even a regression cannot touch /dev/full itself). */
+Test(outputs, write_errors_are_exit_1_with_the_reason)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = stored_cycle(dir);
+    const char *const cmds[][6] = {
+        {"runs", "--db", db, NULL},
+        {"report", "--db", db, NULL},
+        {"explain", "1", "--db", db, NULL},
+        {"trace", "1", "-o", "-", "--db", NULL},
+        {"--version", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        const char *args[8] = {RANKSIM_BINARY};
+        for (int k = 0; k < 6 && cmds[i][k]; k++)
+            args[k + 1] = cmds[i][k];
+        if (strcmp(cmds[i][0], "trace") == 0)
+            args[6] = db;
+        g_autofree char *err = NULL;
+        int status = 0;
+        cr_assert(g_spawn_sync(NULL, (char **)args, NULL, G_SPAWN_DEFAULT, stdout_to_dev_full,
+                               NULL, NULL, &err, &status, NULL));
+        cr_assert(WIFEXITED(status));
+        cr_assert_eq(WEXITSTATUS(status), 1, "%s: exit %d: %s", cmds[i][0], WEXITSTATUS(status),
+                     err);
+        cr_assert(strstr(err, "No space left on device"), "%s: %s", cmds[i][0], err);
+        cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
+    }
+    g_autofree char *full = g_build_filename(dir, "full", NULL);
+    cr_assert_eq(symlink("/dev/full", full), 0);
+    Result r = ranksim((const char *[]){"explain", "1", "--dot", full, "--db", db, NULL});
+    cr_assert_eq(r.code, 1, "%s", r.err);
+    cr_assert(strstr(r.err, "No space left on device"), "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"trace", "1", "-o", full, "--db", db, NULL});
+    cr_assert_eq(r.code, 1, "%s", r.err);
+    cr_assert(strstr(r.err, "No space left on device"), "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q", "--trace",
+                                 full, NULL});
+    cr_assert_eq(r.code, 1, "%s", r.err);
+    result_clear(&r);
+    struct stat sb;
+    cr_assert_eq(lstat(full, &sb), 0);
+    cr_assert(S_ISLNK(sb.st_mode));
+}
