@@ -162,7 +162,8 @@ static int cmd_run(int argc, char **argv)
 
     ScenarioExtras extras = {(const char *const *)o.sets, o.hardware, NULL, NULL};
     g_autoptr(Scenario) sc = NULL;
-    if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err))
+    if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err) &&
+        cli_input_paths_check(path, o.hardware, &err))
         sc = scenario_load_extras(path, &extras, &err);
     if (extras.prefill)
         g_array_unref(extras.prefill);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "inputfile.h"
 #include "query.h"
 
 static const char *const timeline_names[] = {"none", "collectives", "full"};
@@ -67,6 +68,28 @@ bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **pref
         for (guint64 i = 0; i < b; i++) {
             uint32_t c = (uint32_t)ctx;
             g_array_append_val(*decode, c);
+        }
+    }
+    return true;
+}
+
+bool cli_input_paths_check(const char *scenario, const char *hardware, GError **error)
+{
+    if (scenario) {
+        g_autoptr(GError) e = NULL;
+        if (!input_file_check(scenario, 0, &e) && e->code != INPUT_ERROR_OPEN) {
+            /* a missing or unreadable file: the loader says so in its words */
+            g_propagate_error(error, g_steal_pointer(&e));
+            return false;
+        }
+    }
+    if (hardware && (strchr(hardware, '/') || g_str_has_suffix(hardware, ".yaml") ||
+                     g_str_has_suffix(hardware, ".yml"))) {
+        g_autoptr(GError) e = NULL;
+        if (!input_file_check(hardware, 0, &e) && e->code != INPUT_ERROR_OPEN) {
+            /* a missing file is the loader's to explain (it lists the presets) */
+            g_set_error(error, INPUT_ERROR, e->code, "--hardware %s", e->message);
+            return false;
         }
     }
     return true;

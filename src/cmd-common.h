@@ -30,6 +30,13 @@ const char *cli_timeline_name(SchedTimeline t);
 bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **prefill,
                         GArray **decode, GError **error);
 
+/* The input-file rules (src/inputfile.h: a regular file, within the size limit) for the files
+ * named on the command line, before a loader reads them: the scenario (may be NULL) and
+ * --hardware when it is a path (contains '/' or ends in .yaml / .yml; may be NULL). A FIFO,
+ * device or directory is refused at once instead of blocking or growing memory. Returns false
+ * with a one-line INPUT_ERROR. */
+bool cli_input_paths_check(const char *scenario, const char *hardware, GError **error);
+
 /* Opens the database at `path` read-only (store_open_readonly: never writes, never waits for
  * a writer). A missing, foreign or newer file is a user error (exit 2); a file that cannot be
  * read is exit 1. Returns NULL after printing the error and setting *exit_code. */

@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "cmd-common.h"
+#include "inputfile.h"
 #include "query.h"
 #include "report.h"
 #include "runner.h"
@@ -797,12 +798,9 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
     }
     /* The file is read once; an unreadable file is a bad argument, not n invalid runs. */
     g_autofree char *text = NULL;
-    if (!g_file_get_contents(sw->path, &text, NULL, &err)) {
-        cli_error("%s: cannot read the scenario: %s", sw->path, err->message);
-        return CLI_EXIT_INVALID;
-    }
-    if (!g_utf8_validate(text, -1, NULL)) {
-        cli_error("%s: not a text file (invalid UTF-8)", sw->path);
+    if (!(text = input_file_read(sw->path, 0, NULL, &err)) ||
+        !cli_input_paths_check(NULL, o->hardware, &err)) {
+        cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }
     sw->base_text = text;

@@ -48,39 +48,65 @@ static char *too_big(const char *path, guint64 size, bool at_least, gsize max)
                            path, at_least ? "more than " : "", size, max, INPUT_MAX_BYTES_ENV);
 }
 
-char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **error)
+/* Opens `path` for reading and checks it is a regular file within `max_bytes`. Returns the
+ * fd (and its size) or -1 with the error set. */
+static int open_checked(const char *path, gsize max_bytes, guint64 *size, GError **error)
 {
-    if (!max_bytes && !(max_bytes = input_max_bytes(error)))
-        return NULL;
     /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat decides before any read. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
-        g_set_error(error, INPUT_ERROR, INPUT_ERROR_OPEN, "%s: %s", path, g_strerror(e));
-        return NULL;
+        g_set_error(error, INPUT_ERROR, INPUT_ERROR_OPEN, "%s: cannot read it: %s", path,
+                    g_strerror(e));
+        return -1;
     }
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         int e = errno;
         close(fd);
-        g_set_error(error, INPUT_ERROR, INPUT_ERROR_OPEN, "%s: %s", path, g_strerror(e));
-        return NULL;
+        g_set_error(error, INPUT_ERROR, INPUT_ERROR_OPEN, "%s: cannot read it: %s", path,
+                    g_strerror(e));
+        return -1;
     }
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
         g_set_error(error, INPUT_ERROR, INPUT_ERROR_NOT_REGULAR,
                     "%s: %s, not a regular file; expected a text file", path,
                     file_kind(sb.st_mode));
-        return NULL;
+        return -1;
     }
     if ((guint64)sb.st_size > (guint64)max_bytes) {
         close(fd);
-        g_set_error_literal(error, INPUT_ERROR, INPUT_ERROR_TOO_BIG,
-                            too_big(path, (guint64)sb.st_size, false, max_bytes));
-        return NULL;
+        g_autofree char *msg = too_big(path, (guint64)sb.st_size, false, max_bytes);
+        g_set_error_literal(error, INPUT_ERROR, INPUT_ERROR_TOO_BIG, msg);
+        return -1;
     }
+    *size = (guint64)sb.st_size;
+    return fd;
+}
+
+bool input_file_check(const char *path, gsize max_bytes, GError **error)
+{
+    if (!max_bytes && !(max_bytes = input_max_bytes(error)))
+        return false;
+    guint64 size;
+    int fd = open_checked(path, max_bytes, &size, error);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **error)
+{
+    if (!max_bytes && !(max_bytes = input_max_bytes(error)))
+        return NULL;
+    guint64 size;
+    int fd = open_checked(path, max_bytes, &size, error);
+    if (fd < 0)
+        return NULL;
     /* Read at most max + 1 bytes: a file that grows meanwhile cannot take more. */
-    gsize cap = (gsize)sb.st_size + 1, n = 0;
+    gsize cap = (gsize)size + 1, n = 0;
     char *buf = g_malloc(cap + 1);
     for (;;) {
         if (n == cap) {
@@ -96,7 +122,8 @@ char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **er
             int e = errno;
             close(fd);
             g_free(buf);
-            g_set_error(error, INPUT_ERROR, INPUT_ERROR_OPEN, "%s: %s", path, g_strerror(e));
+            g_set_error(error, INPUT_ERROR, INPUT_ERROR_OPEN, "%s: cannot read it: %s", path,
+                    g_strerror(e));
             return NULL;
         }
         if (k == 0)
@@ -106,8 +133,8 @@ char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **er
     close(fd);
     if (n > max_bytes) {
         g_free(buf);
-        g_set_error_literal(error, INPUT_ERROR, INPUT_ERROR_TOO_BIG,
-                            too_big(path, max_bytes, true, max_bytes));
+        g_autofree char *msg = too_big(path, max_bytes, true, max_bytes);
+        g_set_error_literal(error, INPUT_ERROR, INPUT_ERROR_TOO_BIG, msg);
         return NULL;
     }
     buf[n] = '\0';
@@ -120,47 +147,48 @@ char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **er
     return buf;
 }
 
-bool input_check_utf8(const char *what, const char *text, gsize len, GError **error)
+char *input_utf8_problem(const char *text, gsize len, gsize *offset)
 {
     const unsigned char *u = (const unsigned char *)text;
-    const char *why = NULL;
+    *offset = 0;
     if (len >= 4 && ((u[0] == 0xFF && u[1] == 0xFE && u[2] == 0 && u[3] == 0) ||
                      (u[0] == 0 && u[1] == 0 && u[2] == 0xFE && u[3] == 0xFF)))
-        why = "UTF-32 (it starts with a UTF-32 byte-order mark)";
-    else if (len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
-        why = "UTF-16 (it starts with a UTF-16 byte-order mark)";
-    else if (len >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF)
-        why = "UTF-8 with a byte-order mark; save it without the BOM";
-    if (why) {
-        g_set_error(error, INPUT_ERROR, INPUT_ERROR_ENCODING,
-                    "%s: the text is %s; ranksim reads UTF-8 only (convert it, e.g. iconv -t "
-                    "UTF-8)",
-                    what, why);
-        return false;
-    }
+        return g_strdup("the text is UTF-32 (it starts with a UTF-32 byte-order mark; convert "
+                        "it with iconv -f UTF-32 -t UTF-8)");
+    if (len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+        return g_strdup("the text is UTF-16 (it starts with a UTF-16 byte-order mark; convert "
+                        "it with iconv -f UTF-16 -t UTF-8)");
+    if (len >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF)
+        return g_strdup("the text starts with a UTF-8 byte-order mark (save it without the BOM)");
     const char *end = NULL;
+    bool valid = g_utf8_validate_len(text, len, &end);
     const char *nul = memchr(text, '\0', len);
-    bool valid = g_utf8_validate(text, (gssize)len, &end);
-    if (nul && (!end || nul <= end)) {
-        gsize at = (gsize)(nul - text);
-        g_set_error(error, INPUT_ERROR, INPUT_ERROR_ENCODING,
-                    "%s: a NUL byte at offset %" G_GSIZE_FORMAT
-                    " (UTF-16 without a byte-order mark, or a binary file?); ranksim reads UTF-8 "
-                    "text only",
-                    what, at);
-        return false;
+    if (nul && (valid || nul <= end)) {
+        *offset = (gsize)(nul - text);
+        return g_strdup_printf("a NUL byte at offset %" G_GSIZE_FORMAT
+                               " (UTF-16 without a byte-order mark, or a binary file?)",
+                               *offset);
     }
     if (!valid) {
-        gsize at = (gsize)(end - text), line = 1;
-        for (gsize i = 0; i < at; i++)
-            line += text[i] == '\n';
-        g_set_error(error, INPUT_ERROR, INPUT_ERROR_ENCODING,
-                    "%s:%" G_GSIZE_FORMAT ": not valid UTF-8 (byte 0x%02x at offset %" G_GSIZE_FORMAT
-                    "); ranksim reads UTF-8 text only",
-                    what, line, (unsigned)u[at], at);
-        return false;
+        *offset = (gsize)(end - text);
+        return g_strdup_printf("not valid UTF-8 (byte 0x%02x at offset %" G_GSIZE_FORMAT ")",
+                               (unsigned)u[*offset], *offset);
     }
-    return true;
+    return NULL;
+}
+
+bool input_check_utf8(const char *what, const char *text, gsize len, GError **error)
+{
+    gsize at;
+    g_autofree char *why = input_utf8_problem(text, len, &at);
+    if (!why)
+        return true;
+    gsize line = 1;
+    for (gsize i = 0; i < at; i++)
+        line += text[i] == '\n';
+    g_set_error(error, INPUT_ERROR, INPUT_ERROR_ENCODING,
+                "%s:%" G_GSIZE_FORMAT ": %s; ranksim reads UTF-8 text only", what, line, why);
+    return false;
 }
 
 char *input_escape(const char *text, size_t max_chars)

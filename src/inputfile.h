@@ -40,8 +40,14 @@ gsize input_max_bytes(GError **error);
  * the path. Caller frees. */
 char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **error);
 
-/* Checks that `text` (`len` bytes) is UTF-8 without a byte-order mark and without NUL bytes.
- * Returns false with an INPUT_ERROR_ENCODING "WHAT: reason" message. */
+/* The checks of input_file_read without the read: `path` opens, is a regular file and within
+ * the limit. For paths read by code that does its own reading. Returns false with the error. */
+bool input_file_check(const char *path, gsize max_bytes, GError **error);
+
+/* Why `text` (`len` bytes) is not UTF-8 text without a byte-order mark and NUL bytes, or NULL
+ * when it is; *offset is where (0 for a BOM). Caller frees. */
+char *input_utf8_problem(const char *text, gsize len, gsize *offset);
+/* The same as an INPUT_ERROR_ENCODING "WHAT:LINE: reason" error. */
 bool input_check_utf8(const char *what, const char *text, gsize len, GError **error);
 
 /* `text` on one line for messages: newlines, tabs and control characters escaped (\n, \t,

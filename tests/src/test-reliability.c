@@ -397,3 +397,108 @@ Test(outputs, write_errors_are_exit_1_with_the_reason)
     cr_assert_eq(lstat(full, &sb), 0);
     cr_assert(S_ISLNK(sb.st_mode));
 }
+
+/* ---- hostile inputs: exit 2 at once, one line ---- */
+
+static void expect_refused(const char *const *args, const char *want, double max_ms)
+{
+    gint64 t0 = g_get_monotonic_time();
+    Result r = ranksim(args);
+    double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
+    cr_assert_eq(r.code, 2, "%s %s: exit %d: %s", args[0], args[1], r.code, r.err);
+    cr_assert(strstr(r.err, want), "%s %s: %s", args[0], args[1], r.err);
+    cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+    cr_assert_lt(ms, max_ms, "%s %s took %.0f ms", args[0], args[1], ms);
+    result_clear(&r);
+}
+
+/* Regression (issue 9): the nesting limit was checked after libyaml loaded the whole document,
+ * in quadratic time (200 KB of '[': 96 s). Now the parser stops at level 65. */
+Test(inputs, deep_nesting_fails_at_once)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "i.db", NULL);
+    GString *s = g_string_new("name: deep\nkind: program\nranks: 1\nprograms: {\"0\": []}\nx: ");
+    for (int i = 0; i < 200000; i++)
+        g_string_append_c(s, '[');
+    g_autofree char *path = write_file(dir, "deep.yaml", s->str);
+    g_string_free(s, TRUE);
+    expect_refused((const char *[]){"run", path, "--db", db, NULL},
+                   "deep.yaml:5: YAML nested deeper than 64 levels", 1000);
+    g_autofree char *hw = write_file(dir, "hw.yaml", "name: x\ntiers: [[[[[[[[[[[[[[[[[[[[[[[["
+                                                     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                                                     "[[[[[[[[[[[[\n");
+    g_autofree char *scn = write_file(dir, "uses-hw.yaml",
+                                      "name: x\nkind: program\nranks: 1\nhardware: hw.yaml\n"
+                                      "programs: {\"0\": []}\n");
+    expect_refused((const char *[]){"run", scn, "--db", db, NULL},
+                   "hw.yaml:2: YAML nested deeper than 64 levels; a hardware file", 1000);
+}
+
+/* Regression (issue 9): a FIFO blocked forever, /dev/zero grew memory until OOM, a folder gave
+ * a vague error. Files named on the command line are checked before any read. */
+Test(inputs, only_regular_files_are_read)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "i.db", NULL);
+    g_autofree char *fifo = g_build_filename(dir, "scn.fifo", NULL);
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    expect_refused((const char *[]){"run", fifo, "--db", db, NULL}, "a FIFO (named pipe), not a "
+                                                                    "regular file", 2000);
+    expect_refused((const char *[]){"sweep", fifo, "--vary", "on_mismatch=hang", "--db", db, NULL},
+                   "a FIFO", 2000);
+    expect_refused((const char *[]){"run", "/dev/zero", "--db", db, NULL},
+                   "/dev/zero: a character device", 2000);
+    expect_refused((const char *[]){"run", dir, "--db", db, NULL}, "a directory", 2000);
+    expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--hardware",
+                                    "/dev/zero", "--db", db, NULL},
+                   "--hardware /dev/zero: a character device", 2000);
+    expect_refused((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--hardware", fifo,
+                                    "--vary", "on_mismatch=hang", "--db", db, NULL},
+                   "a FIFO", 2000);
+}
+
+/* Regression (issue 9): a UTF-16 scenario was accepted (and stored as 3 bytes). */
+Test(inputs, utf8_only)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "i.db", NULL);
+    const char body[] = "name: x\nkind: program\nranks: 1\nprograms: {\"0\": []}\n";
+    g_autofree char *u16 = g_build_filename(dir, "u16.yaml", NULL);
+    gsize n = 0;
+    g_autofree char *conv = g_convert(body, -1, "UTF-16", "UTF-8", NULL, &n, NULL);
+    cr_assert_not_null(conv);
+    cr_assert(g_file_set_contents(u16, conv, (gssize)n, NULL));
+    expect_refused((const char *[]){"run", u16, "--db", db, NULL}, "u16.yaml:1: malformed YAML: "
+                                                                   "the text is UTF-16",
+                   2000);
+    g_autofree char *bom = g_strconcat("\xef\xbb\xbf", body, NULL);
+    g_autofree char *bpath = write_file(dir, "bom.yaml", bom);
+    expect_refused((const char *[]){"run", bpath, "--db", db, NULL}, "byte-order mark", 2000);
+    g_autofree char *bad = write_file(dir, "latin1.yaml", "name: caf\xe9\nkind: program\n");
+    expect_refused((const char *[]){"sweep", bad, "--vary", "on_mismatch=hang", "--db", db, NULL},
+                   "latin1.yaml:1: not valid UTF-8 (byte 0xe9 at offset 9)", 2000);
+}
+
+Test(inputs, size_cap_is_documented_and_overridable)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "i.db", NULL);
+    g_setenv("RANKSIM_MAX_INPUT_BYTES", "100", TRUE);
+    expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, NULL},
+                   "over the input size limit of 100 bytes (set RANKSIM_MAX_INPUT_BYTES=BYTES to "
+                   "raise it)",
+                   2000);
+    g_setenv("RANKSIM_MAX_INPUT_BYTES", "lots", TRUE);
+    expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, NULL},
+                   "RANKSIM_MAX_INPUT_BYTES='lots': expected a byte count", 2000);
+    g_setenv("RANKSIM_MAX_INPUT_BYTES", "1000000", TRUE);
+    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
+                                        NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    g_unsetenv("RANKSIM_MAX_INPUT_BYTES");
+    g_autofree char *doc = NULL;
+    cr_assert(g_file_get_contents(RANKSIM_SOURCE_DIR "/doc/reliability.md", &doc, NULL, NULL));
+    cr_assert(strstr(doc, "RANKSIM_MAX_INPUT_BYTES"));
+}
