@@ -19,7 +19,7 @@
 
 static void print_error(const char *msg)
 {
-    fprintf(stderr, "ranksim: error: %s\n", msg);
+    cli_error("%s", msg);
 }
 
 static int usage(void)

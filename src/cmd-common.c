@@ -16,8 +16,10 @@ void cli_error(const char *fmt, ...)
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
+    /* One line, whatever the message echoes (a value with a newline, a control character). */
+    g_autofree char *line = input_escape(msg, 0);
     fflush(stdout);
-    fprintf(stderr, "ranksim: error: %s\n", msg);
+    fprintf(stderr, "ranksim: error: %s\n", line);
 }
 
 bool cli_timeline_parse(const char *s, SchedTimeline *out)

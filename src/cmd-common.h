@@ -17,7 +17,8 @@
 
 #define CLI_DEFAULT_DB "results/ranksim.db"
 
-/* Prints "ranksim: error: MESSAGE" on stderr. */
+/* Prints "ranksim: error: MESSAGE" on stderr, on one line: newlines, tabs and control
+ * characters in MESSAGE are escaped (input_escape). */
 void cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 
 /* "none" | "collectives" | "full" -> *out. Returns false for anything else. */

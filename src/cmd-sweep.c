@@ -126,7 +126,8 @@ static void vary_free(gpointer p)
 {
     Vary *v = p;
     g_free(v->key);
-    g_ptr_array_unref(v->values);
+    if (v->values) /* NULL when parsing stopped before the values */
+        g_ptr_array_unref(v->values);
     g_free(v);
 }
 
@@ -156,7 +157,10 @@ static Vary *vary_parse(const char *arg, const GPtrArray *seen)
         return NULL;
     }
     g_autofree char *key = g_strstrip(g_strndup(arg, (gsize)(eq - arg)));
-    if (!*key || strchr(key, ' ') || g_str_has_prefix(key, ".") || g_str_has_suffix(key, ".") ||
+    bool plain = true; /* no space or control character */
+    for (const char *c = key; *c; c++)
+        plain = plain && (unsigned char)*c > ' ' && *c != 0x7f;
+    if (!*key || !plain || g_str_has_prefix(key, ".") || g_str_has_suffix(key, ".") ||
         strstr(key, "..")) {
         cli_error("--vary '%s': '%s' is not a dotted scenario key (e.g. engine.attention_backend)",
                   arg, key);
@@ -200,6 +204,12 @@ static Vary *vary_parse(const char *arg, const GPtrArray *seen)
             return NULL;
         }
         g_ptr_array_add(v->values, val);
+    }
+    if (v->values->len == 0) {
+        cli_error("--vary '%s': no values after '='; expected KEY=V1,V2,... (at least one value)",
+                  arg);
+        vary_free(v);
+        return NULL;
     }
     return v;
 }

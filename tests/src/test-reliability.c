@@ -502,3 +502,68 @@ Test(inputs, size_cap_is_documented_and_overridable)
     cr_assert(g_file_get_contents(RANKSIM_SOURCE_DIR "/doc/reliability.md", &doc, NULL, NULL));
     cr_assert(strstr(doc, "RANKSIM_MAX_INPUT_BYTES"));
 }
+
+/* ---- smaller promises ---- */
+
+/* Regression (issue 9): `--vary workload.steps=1` printed a GLib-CRITICAL; `--vary KEY=` ran
+ * zero variants and exited 0. */
+Test(smaller, sweep_vary_errors_are_clean)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "s.db", NULL);
+    Result r = ranksim((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--vary",
+                                        "workload.steps=1", "--db", db, NULL});
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_null(strstr(r.err, "CRITICAL"), "%s", r.err);
+    cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+    result_clear(&r);
+    expect_refused((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--vary",
+                                    "on_mismatch=", "--db", db, NULL},
+                   "no values after '='", 2000);
+    cr_assert_not(g_file_test(db, G_FILE_TEST_EXISTS), "nothing was stored");
+}
+
+/* Regression (issue 9): a long dotted --set path took quadratic memory (120 KB -> 7 GB). */
+Test(smaller, long_set_path_is_refused_at_once)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "s.db", NULL);
+    GString *s = g_string_new(NULL);
+    while (s->len < 120000)
+        g_string_append(s, "a.");
+    g_string_append(s, "b=1");
+    expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--set", s->str, "--db",
+                                    db, NULL},
+                   "keys deep; a scenario nests at most 64 levels", 2000);
+    g_string_free(s, TRUE);
+}
+
+/* Regression (issue 9): messages echoed values with newlines and spanned several lines. */
+Test(smaller, every_error_is_one_line)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "s.db", NULL);
+    const char *const cases[][8] = {
+        {"run", SCN("healthy-tp-layers.yaml"), "--timeline", "full\nnow", "--db", db, NULL},
+        {"run", SCN("healthy-tp-layers.yaml"), "--set", "name\nx", "--db", db, NULL},
+        {"run", SCN("healthy-tp-layers.yaml"), "--set", "watchdog.collective_timeout_s=1\n2",
+         "--db", db, NULL},
+        {"sweep", SCN("lse-size-mismatch.yaml"), "--vary", "on\nmismatch=a", "--db", db, NULL},
+        {"report", "la\ntest", "--db", db, NULL},
+        {"frob\nnicate", NULL},
+    };
+    /* a database for report to look into */
+    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
+                                        NULL});
+    result_clear(&r);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        r = ranksim(cases[i]);
+        cr_assert_eq(r.code, 2, "case %zu: exit %d: %s", i, r.code, r.err);
+        cr_assert(g_str_has_prefix(r.err, "ranksim: error: "), "case %zu: %s", i, r.err);
+        cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "case %zu: %s", i, r.err);
+        if (i != 2) /* the value is described, its newline folded */
+            cr_assert(strstr(r.err, "\\n"), "case %zu: the newline is shown escaped: %s", i,
+                      r.err);
+        result_clear(&r);
+    }
+}
