@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "inputfile.h"
 #include "query.h"
+#include "runner.h"
 
 static const char *const timeline_names[] = {"none", "collectives", "full"};
 
@@ -94,6 +95,24 @@ bool cli_input_paths_check(const char *scenario, const char *hardware, GError **
             return false;
         }
     }
+    return true;
+}
+
+bool cli_max_rank_ops_parse(const char *value, uint64_t *out, GError **error)
+{
+    *out = RUNNER_DEFAULT_MAX_RANK_OPS;
+    if (!value)
+        return true;
+    guint64 v;
+    if (!g_ascii_string_to_unsigned(value, 10, 0, G_MAXUINT64, &v, NULL)) {
+        g_autofree char *shown = input_escape(value, 40);
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                    "--max-rank-ops '%s': expected a count of rank-ops, 0 (no limit) .. "
+                    "18446744073709551615",
+                    shown);
+        return false;
+    }
+    *out = v;
     return true;
 }
 

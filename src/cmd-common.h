@@ -38,6 +38,10 @@ bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **pref
  * with a one-line INPUT_ERROR. */
 bool cli_input_paths_check(const char *scenario, const char *hardware, GError **error);
 
+/* --max-rank-ops VALUE: a count 0 (no limit) .. 2^64-1; NULL gives the default
+ * (RUNNER_DEFAULT_MAX_RANK_OPS). Returns false with a SCENARIO_ERROR naming the flag. */
+bool cli_max_rank_ops_parse(const char *value, uint64_t *out, GError **error);
+
 /* Opens the database at `path` read-only (store_open_readonly: never writes, never waits for
  * a writer). A missing, foreign or newer file is a user error (exit 2); a file that cannot be
  * read is exit 1. Returns NULL after printing the error and setting *exit_code. */

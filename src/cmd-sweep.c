@@ -106,6 +106,7 @@ struct Sweep {
     const GArray *flag_prefill; /* --prefill / --decode (uint32), may be NULL */
     const GArray *flag_decode;
     SchedTimeline timeline;
+    uint64_t max_rank_ops; /* a variant beyond it is invalid (0: no limit) */
     bool memory_detail; /* store memory_items too */
     GPtrArray *varies;  /* Vary* */
     Variant *variants;
@@ -405,6 +406,8 @@ static void work_cb(uv_work_t *req)
     variant_build(sw, v);
     ScenarioExtras x = {(const char *const *)v->overrides, sw->hardware, v->prefill, v->decode};
     v->sc = scenario_load_string_extras(v->text, sw->path, &x, &v->error);
+    if (v->sc && !runner_check_work(v->sc, sw->max_rank_ops, &v->error))
+        g_clear_pointer(&v->sc, scenario_free); /* too big: an invalid variant */
     if (v->sc) {
         v->records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
         v->res =
@@ -687,6 +690,7 @@ typedef struct {
     char **decode;
     gboolean quiet;
     gboolean memory_detail;
+    char *max_rank_ops;
 } SweepOptions;
 
 static void sweep_options_clear(SweepOptions *o)
@@ -698,6 +702,7 @@ static void sweep_options_clear(SweepOptions *o)
     g_free(o->hardware);
     g_strfreev(o->prefill);
     g_strfreev(o->decode);
+    g_free(o->max_rank_ops);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SweepOptions, sweep_options_clear)
 
@@ -731,6 +736,10 @@ int cli_sweep(int argc, char **argv)
          "Also store every tensor of each memory plan (memory_items; slow for large runs)", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No progress on stderr; only the table",
          NULL},
+        {"max-rank-ops", 0, 0, G_OPTION_ARG_STRING, &o.max_rank_ops,
+         "A variant of more rank-ops (repeats expanded) than N is stored as invalid, not "
+         "simulated (default 1000000000; 0: no limit)",
+         "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx =
@@ -781,6 +790,11 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
         return CLI_EXIT_INVALID;
     }
     sw->jobs = (guint)o->jobs;
+    g_autoptr(GError) lerr = NULL;
+    if (!cli_max_rank_ops_parse(o->max_rank_ops, &sw->max_rank_ops, &lerr)) {
+        cli_error("%s", lerr->message);
+        return CLI_EXIT_INVALID;
+    }
     sw->timeline = SCHED_TIMELINE_NONE;
     if (o->timeline && !cli_timeline_parse(o->timeline, &sw->timeline)) {
         cli_error("--timeline '%s': unknown level; valid: none, collectives, full", o->timeline);

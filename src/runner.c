@@ -22,6 +22,25 @@ char *runner_hardware_line(const Scenario *sc)
     return line;
 }
 
+bool runner_check_work(const Scenario *sc, uint64_t max_rank_ops, GError **error)
+{
+    if (max_rank_ops == 0)
+        return true;
+    uint64_t total = sched_program_total_op_count(sc->program);
+    if (total <= max_rank_ops)
+        return true;
+    g_autofree char *size =
+        total == UINT64_MAX
+            ? g_strdup("more than 1.8e19 rank-ops (the count overflows 64 bits)")
+            : g_strdup_printf("%" G_GUINT64_FORMAT " rank-ops (%.2g)", total, (double)total);
+    g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                "%s: the run would execute %s over %u ranks with every repeat expanded, more "
+                "than the limit of %" G_GUINT64_FORMAT "; nothing was simulated (reduce the "
+                "repeat counts, or raise the limit with --max-rank-ops N, 0 = none)",
+                sc->path ? sc->path : sc->name, size, sc->program->n_ranks, max_rank_ops);
+    return false;
+}
+
 static void add_copy(SchedOutcome *o, const SchedDiag *d)
 {
     sched_outcome_add_diag(o, sched_diag_new(d->kind, d->severity, d->rank, d->group, d->seq,

@@ -567,3 +567,52 @@ Test(smaller, every_error_is_one_line)
         result_clear(&r);
     }
 }
+
+/* ---- total work ---- */
+
+/* Regression (issue 9): 8 nested repeats of 10 M, each within its limit, never ended (and
+ * filled the disk). The total work is estimated before simulating. */
+Test(work, oversized_runs_are_refused_before_simulating)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "w.db", NULL);
+    GString *s = g_string_new("name: nest\nkind: program\nranks: 2\nprograms:\n  \"*\":\n");
+    for (int i = 0; i < 8; i++)
+        g_string_append_printf(s, "%*s- op: repeat\n%*s  times: 10000000\n%*s  ops:\n", 4 + 4 * i,
+                               "", 4 + 4 * i, "", 4 + 4 * i, "");
+    g_string_append_printf(s, "%*s- {op: compute, name: x, us: 1}\n", 4 + 4 * 8, "");
+    g_autofree char *nest = write_file(dir, "nest.yaml", s->str);
+    g_string_free(s, TRUE);
+    expect_refused((const char *[]){"run", nest, "--db", db, NULL},
+                   "the run would execute more than 1.8e19 rank-ops", 1000);
+    expect_refused((const char *[]){"run", nest, "--max-rank-ops", "1000000000000", "--db", db,
+                                    NULL},
+                   "more than the limit of 1000000000000", 1000);
+    expect_refused((const char *[]){"run", nest, "--max-rank-ops", "-1", "--db", db, NULL},
+                   "--max-rank-ops '-1': expected a count", 1000);
+    /* the limit is the limit: 72 rank-ops of healthy-tp-layers pass at 72 and not at 71 */
+    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
+                                        NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    int64_t ops = db_scalar(db, "SELECT rank_ops FROM runs WHERE status = 'ok'");
+    g_autofree char *exact = g_strdup_printf("%" G_GINT64_FORMAT, ops);
+    g_autofree char *less = g_strdup_printf("%" G_GINT64_FORMAT, ops - 1);
+    r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--max-rank-ops", exact,
+                                 "--db", db, "-q", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--max-rank-ops", less,
+                                    "--db", db, NULL},
+                   "rank-ops", 2000);
+    r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--max-rank-ops", "0",
+                                 "--db", db, "-q", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    /* a sweep stores an oversized variant as invalid and goes on */
+    r = ranksim((const char *[]){"sweep", nest, "--vary", "on_mismatch=hang,abort", "--db", db,
+                                 "-q", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "0 ok, 0 failed, 2 invalid"), "%s", r.out);
+    result_clear(&r);
+}
