@@ -235,7 +235,9 @@ static void schedule_completion(Engine *e, Instance *inst, int64_t now)
     for (uint32_t i = 0; i < inst->n; i++)
         if (inst->arr[i].count > max_count)
             max_count = inst->arr[i].count;
-    uint64_t bytes = max_count * sched_dtype_size((SchedDtype)a0->dtype);
+    uint64_t esize = sched_dtype_size((SchedDtype)a0->dtype);
+    /* saturating: the fabric's time then saturates too (a `time` error, not a wrap) */
+    uint64_t bytes = max_count > UINT64_MAX / esize ? UINT64_MAX : max_count * esize;
     inst->completing = true;
     net_fabric_start(e->fabric, now, (uint32_t)inst->group, net_kind(a0->kind), bytes, inst->id);
     drain_fabric(e);

@@ -861,6 +861,17 @@ Test(regress, vanishing_bandwidth_is_a_time_error_not_an_abort)
     cr_assert_not_null(find_diag(w, "timeout"));
     cr_assert_null(find_diag(w, "time"));
 
+    /* an element count whose bytes overflow 64 bits saturates as well */
+    g_autoptr(SchedProgram) q = sched_program_new(2);
+    int32_t g2 = all_group(q, "tp");
+    SchedOp huge[] = {AG(q, "huge", g2, UINT64_MAX / 2 + 10)}; /* x 2 bytes wraps */
+    sched_program_set_ops(q, 0, huge, 1);
+    sched_program_set_ops(q, 1, huge, 1);
+    SchedConfig qc = quiet_config();
+    qc.collective_timeout_ns = 0;
+    g_autoptr(SchedOutcome) h = run(q, qc);
+    cr_assert_not_null(find_diag(h, "time"));
+
     /* a watchdog beyond the representable range never fires and never overflows */
     c.collective_timeout_ns = INT64_MAX;
     g_autoptr(SchedOutcome) x = run(p, c);
