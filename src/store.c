@@ -320,6 +320,16 @@ Store *store_open(const char *path, GError **error)
         return NULL;
     }
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    if (sqlite3_db_readonly(s->db, "main") == 1) {
+        /* SQLite falls back to read-only for a file it cannot write: say so now, not after a
+         * simulation when the commit fails. */
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                    "%s: the database cannot be written (read-only file or media); use another "
+                    "--db file",
+                    path);
+        store_close(s);
+        return NULL;
+    }
     DbKind kind;
     /* Recognise the file before writing anything to it (journal mode included). */
     if (!classify(s, &kind, error) ||

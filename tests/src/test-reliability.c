@@ -232,6 +232,14 @@ Test(concurrency, a_read_only_copy_can_be_read)
         cr_assert_eq(r.code, 0, "%s: %s", args[0], r.err);
         result_clear(&r);
     }
+    /* a writer refuses it before simulating, and says why */
+    gint64 t0 = g_get_monotonic_time();
+    r = ranksim_unprivileged((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", copy,
+                                              NULL});
+    cr_assert_eq(r.code, 1, "%s", r.err);
+    cr_assert(strstr(r.err, "cannot be written"), "%s", r.err);
+    cr_assert_lt(g_get_monotonic_time() - t0, 2000000);
+    result_clear(&r);
     /* and the copy is untouched: no side files were created next to it */
     g_autofree char *shm = g_strconcat(copy, "-shm", NULL);
     cr_assert_not(g_file_test(shm, G_FILE_TEST_EXISTS));
