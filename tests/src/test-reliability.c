@@ -624,3 +624,41 @@ Test(work, oversized_runs_are_refused_before_simulating)
     cr_assert(strstr(r.out, "0 ok, 0 failed, 2 invalid"), "%s", r.out);
     result_clear(&r);
 }
+
+/* Readers on a full disk: a copy of a database on a 600 KB tmpfs filled to the last block (a
+ * private mount namespace; needs root and unshare, else skipped). The readers answer; a run
+ * into it is exit 1 with one line, not a crash. */
+Test(concurrency, readers_work_on_a_full_disk)
+{
+    g_autofree char *unshare = g_find_program_in_path("unshare");
+    if (geteuid() != 0 || !unshare)
+        cr_skip_test("needs root and unshare(1) for a private tmpfs");
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "src.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q",
+                                        NULL});
+    result_clear(&r);
+    g_autofree char *mnt = g_build_filename(dir, "mnt", NULL);
+    g_mkdir(mnt, 0755);
+    g_autofree char *script = g_strdup_printf(
+        "mount -t tmpfs -o size=600k tmpfs '%s' || exit 77\n"
+        "cp '%s' '%s/r.db' && dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null\n"
+        "B='%s'; D='%s/r.db'\n"
+        "$B runs --db $D >/dev/null || exit 10\n"
+        "$B report 1 --db $D >/dev/null || exit 11\n"
+        "$B explain 1 --db $D >/dev/null || exit 12\n"
+        "$B trace 1 -o - --db $D >/dev/null || exit 13\n"
+        "$B run '%s' --db $D -q 2>err; c=$?; [ $c = 1 ] || exit 14\n"
+        "[ $(wc -l <err) = 1 ] || exit 15\n"
+        "exit 0\n",
+        mnt, db, mnt, mnt, RANKSIM_BINARY, mnt, SCN("healthy-tp-layers.yaml"));
+    const char *argv[] = {unshare, "-m", "sh", "-c", script, NULL};
+    int status = 0;
+    g_autofree char *err = NULL;
+    cr_assert(g_spawn_sync(dir, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err,
+                           &status, NULL));
+    cr_assert(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        cr_skip_test("cannot mount a tmpfs here: %s", err);
+    cr_assert_eq(WEXITSTATUS(status), 0, "step %d failed: %s", WEXITSTATUS(status), err);
+}
