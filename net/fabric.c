@@ -335,9 +335,29 @@ uint32_t net_fabric_add_group(NetFabric *f, const int32_t *ranks, uint32_t n)
 
 /* ---- planning ---- */
 
+/* ---- saturating time arithmetic ----
+ * Every duration and end time the fabric computes goes through these two, so a tiny bandwidth
+ * (1e-15 GB/s), a tiny link-fault factor (1e-300) or a huge size cannot overflow the integer
+ * conversion (undefined behaviour, in practice a negative time): they saturate at
+ * NET_TIME_MAX_NS, which the engine reports as a `time` error. NaN saturates too. */
+static int64_t ns_from_double(double ns)
+{
+    if (!(ns < (double)NET_TIME_MAX_NS)) /* also NaN and +inf */
+        return NET_TIME_MAX_NS;
+    if (!(ns > 0))
+        return 0;
+    return (int64_t)ns;
+}
+
+static int64_t add_ns(int64_t a, int64_t b)
+{
+    g_assert(a >= 0 && b >= 0);
+    return a >= NET_TIME_MAX_NS - b ? NET_TIME_MAX_NS : a + b;
+}
+
 static int64_t lat(const NetFabric *f, int t, double steps)
 {
-    return (int64_t)llround(steps * (double)f->hw->tiers[t].latency_ns);
+    return ns_from_double(round(steps * (double)f->hw->tiers[t].latency_ns));
 }
 
 /* Ring latency for `traversals` passes of n-1 steps: the steps that cross sub-domains pay the
@@ -351,14 +371,14 @@ static int64_t ring_latency(const NetFabric *f, const Group *g, uint32_t travers
     if (g->tier == 0 || g->cross <= 1)
         return lat(f, g->tier, (double)steps * traversals);
     uint32_t cross = g->cross < steps ? g->cross : steps;
-    return lat(f, g->tier, (double)cross * traversals) +
-           lat(f, g->tier - 1, (double)(steps - cross) * traversals);
+    return add_ns(lat(f, g->tier, (double)cross * traversals),
+                  lat(f, g->tier - 1, (double)(steps - cross) * traversals));
 }
 
 static int64_t phase_time(const NetFabric *f, const Group *g, const Phase *p)
 {
     double bw = g->cap[p->which];
-    return p->latency_ns + (int64_t)ceil(p->bytes / bw * 1e9);
+    return add_ns(p->latency_ns, ns_from_double(ceil(p->bytes / bw * 1e9)));
 }
 
 /* Fills phases for `algo`; returns the phase count, 0 if not eligible. */
@@ -373,15 +393,15 @@ static uint32_t build_phases(const NetFabric *f, const Group *g, NetCollKind kin
     switch (algo) {
     case NET_ALGO_RING: {
         uint32_t trav = (kind == NET_ALL_REDUCE || kind == NET_BARRIER) ? 2 : 1;
-        ph[0] = (Phase){0, launch + ring_latency(f, g, trav), size * net_bus_factor(kind, n)};
+        ph[0] = (Phase){0, add_ns(launch, ring_latency(f, g, trav)), size * net_bus_factor(kind, n)};
         return 1;
     }
     case NET_ALGO_TREE:
-        ph[0] = (Phase){0, launch + lat(f, g->tier, net_tree_steps(n)),
+        ph[0] = (Phase){0, add_ns(launch, lat(f, g->tier, net_tree_steps(n))),
                         size * net_bus_factor(kind, n)};
         return 1;
     case NET_ALGO_DIRECT:
-        ph[0] = (Phase){0, launch + (n > 1 ? lat(f, g->tier, 1) : 0),
+        ph[0] = (Phase){0, add_ns(launch, n > 1 ? lat(f, g->tier, 1) : 0),
                         size * net_bus_factor(kind, n)};
         return 1;
     case NET_ALGO_HIERARCHICAL: {
@@ -393,17 +413,17 @@ static uint32_t build_phases(const NetFabric *f, const Group *g, NetCollKind kin
         const double c = (double)per_rank_bytes;
         switch (kind) {
         case NET_ALL_REDUCE: /* RS in node, AR across nodes on 1/k, AG in node */
-            ph[0] = (Phase){1, launch + lat(f, ti, k - 1), c * (k - 1) / k};
-            ph[1] = (Phase){0, launch + lat(f, tx, 2 * (m - 1)), c / k * 2 * (m - 1) / m};
-            ph[2] = (Phase){1, launch + lat(f, ti, k - 1), c * (k - 1) / k};
+            ph[0] = (Phase){1, add_ns(launch, lat(f, ti, k - 1)), c * (k - 1) / k};
+            ph[1] = (Phase){0, add_ns(launch, lat(f, tx, 2 * (m - 1))), c / k * 2 * (m - 1) / m};
+            ph[2] = (Phase){1, add_ns(launch, lat(f, ti, k - 1)), c * (k - 1) / k};
             return 3;
         case NET_ALL_GATHER: /* AG across nodes (k rails), then AG in node of m inputs */
-            ph[0] = (Phase){0, launch + lat(f, tx, m - 1), c * m * (m - 1) / m};
-            ph[1] = (Phase){1, launch + lat(f, ti, k - 1), c * m * k * (k - 1) / k};
+            ph[0] = (Phase){0, add_ns(launch, lat(f, tx, m - 1)), c * m * (m - 1) / m};
+            ph[1] = (Phase){1, add_ns(launch, lat(f, ti, k - 1)), c * m * k * (k - 1) / k};
             return 2;
         case NET_REDUCE_SCATTER: /* RS in node, RS across nodes on 1/k */
-            ph[0] = (Phase){1, launch + lat(f, ti, k - 1), c * (k - 1) / k};
-            ph[1] = (Phase){0, launch + lat(f, tx, m - 1), c / k * (m - 1) / m};
+            ph[0] = (Phase){1, add_ns(launch, lat(f, ti, k - 1)), c * (k - 1) / k};
+            ph[1] = (Phase){0, add_ns(launch, lat(f, tx, m - 1)), c / k * (m - 1) / m};
             return 2;
         default:
             return 0;
@@ -418,7 +438,7 @@ static int64_t phases_time(const NetFabric *f, const Group *g, const Phase *ph, 
 {
     int64_t t = 0;
     for (uint32_t i = 0; i < np; i++)
-        t += phase_time(f, g, &ph[i]);
+        t = add_ns(t, phase_time(f, g, &ph[i]));
     return t;
 }
 
@@ -603,7 +623,7 @@ static void assign_rates(NetFabric *f, int64_t now)
         uint32_t id = g_array_index(act, uint32_t, i);
         Flow *fl = flow_at(f, id);
         double r = rate[i] > 0 ? rate[i] : 1.0;
-        int64_t end = now + (int64_t)ceil(fl->rem_bytes / r * 1e9);
+        int64_t end = add_ns(now, ns_from_double(ceil(fl->rem_bytes / r * 1e9)));
         fl->rate = r;
         if (end != fl->t_end) {
             fl->t_end = end;
@@ -636,10 +656,11 @@ static void flow_begin_phase(NetFabric *f, uint32_t id, int64_t now)
     }
     if (!any) {
         fl->seg = SEG_ALL;
-        fl->t_end = now + phases_time(f, g, fl->phases + fl->phase, fl->n_phases - fl->phase);
+        fl->t_end =
+            add_ns(now, phases_time(f, g, fl->phases + fl->phase, fl->n_phases - fl->phase));
     } else {
         fl->seg = SEG_LATENCY;
-        fl->t_end = now + fl->phases[fl->phase].latency_ns;
+        fl->t_end = add_ns(now, fl->phases[fl->phase].latency_ns);
     }
     mark_changed(f, id);
 }
@@ -687,8 +708,9 @@ bool net_fabric_step(NetFabric *f, uint32_t id, int64_t now_ns)
             g_array_append_val(f->active, id);
             assign_rates(f, now_ns);
         } else {
-            fl->t_end = now_ns + (int64_t)ceil(fl->phases[fl->phase].bytes /
-                                               g->cap[fl->phases[fl->phase].which] * 1e9);
+            fl->t_end = add_ns(now_ns, ns_from_double(ceil(fl->phases[fl->phase].bytes /
+                                                           g->cap[fl->phases[fl->phase].which] *
+                                                           1e9)));
             mark_changed(f, id);
         }
         return false;

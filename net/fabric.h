@@ -19,7 +19,7 @@
  * Costs: planning is O(members) once per group and O(algorithms) per call; a contended
  * start/end is O(F x R) per filling round for the F flows in contention and the R shared parts
  * they touch. Flow records come from a free list. Time is integer ns; rates are doubles,
- * evaluated in a fixed order, so results are deterministic.
+ * evaluated in a fixed order, so results are deterministic. Times saturate at NET_TIME_MAX_NS.
  */
 #ifndef NET_FABRIC_H
 #define NET_FABRIC_H
@@ -29,6 +29,12 @@
 
 #include "cost.h"
 #include "hardware.h"
+
+/* The latest time the fabric computes (INT64_MAX / 4 ns, about 73 years; the engine's
+ * SCHED_TIME_MAX). Every duration and end time saturates here instead of overflowing, whatever
+ * the bandwidths, link-fault factors and sizes: a flow whose end is NET_TIME_MAX_NS would end
+ * beyond what integer nanoseconds represent. */
+#define NET_TIME_MAX_NS (INT64_MAX / 4)
 
 typedef enum {
     NET_ALGO_AUTO = 0,

@@ -235,7 +235,9 @@ static void schedule_completion(Engine *e, Instance *inst, int64_t now)
     for (uint32_t i = 0; i < inst->n; i++)
         if (inst->arr[i].count > max_count)
             max_count = inst->arr[i].count;
-    uint64_t bytes = max_count * sched_dtype_size((SchedDtype)a0->dtype);
+    uint64_t esize = sched_dtype_size((SchedDtype)a0->dtype);
+    /* saturating: the fabric's time then saturates too (a `time` error, not a wrap) */
+    uint64_t bytes = max_count > UINT64_MAX / esize ? UINT64_MAX : max_count * esize;
     inst->completing = true;
     net_fabric_start(e->fabric, now, (uint32_t)inst->group, net_kind(a0->kind), bytes, inst->id);
     drain_fabric(e);
@@ -470,6 +472,24 @@ static void time_overflow(Engine *e, uint32_t rank, const SchedOp *op)
     e->stop = true;
 }
 
+/* A collective's transfer would end at or beyond SCHED_TIME_MAX (the fabric saturates there:
+ * a vanishing bandwidth or link-fault factor). Reported at the time it was found; the run
+ * stops with its members blocked in it. */
+static void collective_time_overflow(Engine *e, const Instance *inst)
+{
+    const Arrival *a0 = &inst->arr[0];
+    const char *op = sched_program_name_str(e->p, a0->name);
+    g_autofree char *msg = g_strdup_printf(
+        "time: %s (group %s, seq %" G_GUINT64_FORMAT ") would end beyond %.0f simulated days, "
+        "the longest time the engine represents; the run stops here (check the hardware's "
+        "bandwidths, link-fault factors and the collective's size)",
+        op, e->groups[inst->group].def->name, inst->seq,
+        (double)SCHED_TIME_MAX / 1e9 / 86400.0);
+    diag_add(e, "time", SCHED_SEV_ERROR, -1, inst->group, inst->seq, a0->layer, op,
+             g_strdup(msg), NULL);
+    e->stop = true;
+}
+
 static void actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, int64_t now)
 {
     e->now = now; /* the actor may have run ahead of the last event */
@@ -626,6 +646,10 @@ static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg
     memset(e, 0, sizeof *e);
     e->p = p;
     e->cfg = *cfg;
+    /* A watchdog beyond the longest representable time never fires; clamping keeps every
+     * deadline (first arrival + timeout <= 2 x SCHED_TIME_MAX) representable. */
+    if (e->cfg.collective_timeout_ns > SCHED_TIME_MAX)
+        e->cfg.collective_timeout_ns = SCHED_TIME_MAX;
     e->n_ranks = p->n_ranks;
     e->cfg.fabric.n_ranks = p->n_ranks;
     sched_queue_init(&e->q, (size_t)p->n_ranks * 2 + 16);
@@ -779,11 +803,12 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
     for (uint32_t r = 0; r < p->n_ranks; r++)
         sched_queue_push(&e.q, 0, EV_RESUME, r, 0);
     for (uint32_t i = 0; i < e.n_faults; i++)
-        if (e.faults[i].f.kind == SCHED_FAULT_CRASH && e.faults[i].f.at_ns >= 0)
+        if (e.faults[i].f.kind == SCHED_FAULT_CRASH && e.faults[i].f.at_ns >= 0 &&
+            e.faults[i].f.at_ns <= SCHED_TIME_MAX) /* later: never within representable time */
             sched_queue_push(&e.q, e.faults[i].f.at_ns, EV_CRASH, (uint32_t)e.faults[i].f.rank,
                              0);
 
-    const int64_t timeout = cfg->collective_timeout_ns;
+    const int64_t timeout = e.cfg.collective_timeout_ns;
     SchedEvent ev;
     while (!e.stop && sched_queue_pop(&e.q, &ev)) {
         const Instance *w = timeout > 0 ? watch_head(&e) : NULL;
@@ -794,6 +819,14 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
             }
         }
         g_assert(ev.time_ns >= e.now);
+        if (ev.type == EV_NET && ev.time_ns >= SCHED_TIME_MAX &&
+            net_fabric_flow_gen(e.fabric, ev.target) == (uint32_t)ev.arg) {
+            /* The fabric saturated this flow's end: it would never end. Reported (and the run
+             * ends) at the last real time, not 73 years later. */
+            collective_time_overflow(
+                &e, g_ptr_array_index(e.instances, net_fabric_flow_tag(e.fabric, ev.target)));
+            break;
+        }
         e.now = ev.time_ns;
         if ((++e.events & (SCHED_PROGRESS_EVENTS - 1)) == 0 && cfg->progress)
             cfg->progress(cfg->progress_data, e.now, e.rank_ops, e.events);

@@ -26,6 +26,7 @@
 /* The latest simulated time the engine represents (INT64_MAX / 4 ns, about 73 years);
  * an op that would end later stops the run with a `time` diagnostic. */
 #define SCHED_TIME_MAX (INT64_MAX / 4)
+_Static_assert(SCHED_TIME_MAX == NET_TIME_MAX_NS, "the engine and the fabric share one limit");
 
 typedef enum {
     SCHED_MISMATCH_HANG = 0, /* the instance never completes (what NCCL does) */

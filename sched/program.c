@@ -411,6 +411,29 @@ uint64_t sched_program_rank_op_count(const SchedProgram *p, uint32_t rank)
     return count_range(l, 0, l->len);
 }
 
+uint64_t sched_program_total_op_count(const SchedProgram *p)
+{
+    uint64_t total = 0;
+    const SchedOpList *last = NULL;
+    uint64_t last_n = 0;
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    for (uint32_t r = 0; r < p->n_ranks; r++) {
+        const SchedOpList *l = sched_program_ops(p, r);
+        if (l != last) {
+            uint64_t *cached = g_hash_table_lookup(seen, l);
+            if (!cached) {
+                cached = g_new(uint64_t, 1);
+                *cached = count_range(l, 0, l->len);
+                g_hash_table_insert(seen, (gpointer)l, cached);
+            }
+            last = l;
+            last_n = *cached;
+        }
+        total = sat_add(total, last_n);
+    }
+    return total;
+}
+
 static void unroll_range(const SchedOpList *l, uint32_t from, uint32_t to, int32_t layer,
                          GArray *out)
 {

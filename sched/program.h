@@ -162,6 +162,10 @@ bool sched_program_validate(const SchedProgram *p, GError **error);
 
 /* Number of ops a rank executes once repeats are expanded (saturates at UINT64_MAX). */
 uint64_t sched_program_rank_op_count(const SchedProgram *p, uint32_t rank);
+/* The total work of a run before simulating it: rank-ops over all ranks with repeats expanded
+ * (saturates at UINT64_MAX), what the engine's rank_ops would reach if every rank ran to its
+ * end. O(ops of the distinct lists): ranks sharing a list are counted once. */
+uint64_t sched_program_total_op_count(const SchedProgram *p);
 
 /* Returns a new program with every repeat expanded and each op's layer made explicit.
  * Groups and names are copied with the same ids. Caller owns the result. */

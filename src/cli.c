@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd-common.h"
+#include "outfile.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
@@ -18,7 +19,7 @@
 
 static void print_error(const char *msg)
 {
-    fprintf(stderr, "ranksim: error: %s\n", msg);
+    cli_error("%s", msg);
 }
 
 static int usage(void)
@@ -61,6 +62,7 @@ typedef struct {
     char **prefill;
     char **decode;
     gboolean memory_detail;
+    char *max_rank_ops;
 } RunOptions;
 
 static void run_options_clear(RunOptions *o)
@@ -72,6 +74,7 @@ static void run_options_clear(RunOptions *o)
     g_free(o->hardware);
     g_strfreev(o->prefill);
     g_strfreev(o->decode);
+    g_free(o->max_rank_ops);
 }
 
 
@@ -125,6 +128,10 @@ static int cmd_run(int argc, char **argv)
         {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.decode,
          "A decode step of B sequences at context CTX, for scenarios without a workload",
          "B:CTX"},
+        {"max-rank-ops", 0, 0, G_OPTION_ARG_STRING, &o.max_rank_ops,
+         "Refuse a run of more rank-ops (repeats expanded) than N (default 1000000000; 0: no "
+         "limit)",
+         "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - simulate one scenario");
@@ -158,11 +165,20 @@ static int cmd_run(int argc, char **argv)
     }
     const char *db_path = o.db ? o.db : CLI_DEFAULT_DB;
     gint64 t0 = g_get_monotonic_time();
+    uint64_t max_rank_ops;
+    if (!cli_max_rank_ops_parse(o.max_rank_ops, &max_rank_ops, &err)) {
+        print_error(err->message);
+        run_options_clear(&o);
+        return CLI_EXIT_INVALID;
+    }
 
     ScenarioExtras extras = {(const char *const *)o.sets, o.hardware, NULL, NULL};
     g_autoptr(Scenario) sc = NULL;
-    if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err))
+    if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err) &&
+        cli_input_paths_check(path, o.hardware, &err))
         sc = scenario_load_extras(path, &extras, &err);
+    if (sc && !runner_check_work(sc, max_rank_ops, &err))
+        g_clear_pointer(&sc, scenario_free); /* too big: stored as an invalid run below */
     if (extras.prefill)
         g_array_unref(extras.prefill);
     if (extras.decode)
@@ -185,7 +201,7 @@ static int cmd_run(int argc, char **argv)
     if (!store) {
         print_error(err->message);
         run_options_clear(&o);
-        return CLI_EXIT_INTERNAL;
+        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     g_autofree char *hw = runner_hardware_line(sc);
     StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, cli_timeline_name(timeline), hw};
@@ -231,9 +247,25 @@ static int cmd_run(int argc, char **argv)
     return code;
 }
 
+static int dispatch(int argc, char **argv);
+
 int cli_main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    int code = dispatch(argc, argv);
+    /* A failed write to stdout (a full disk, a closed pipe) is an environment error, whatever
+     * the command did: exit 1 with the reason rather than a silent truncated output. */
+    g_autoptr(GError) err = NULL;
+    if (!out_file_flush_stdout(&err)) {
+        if (code != CLI_EXIT_INTERNAL) /* else the command has said why already */
+            print_error(err->message);
+        return CLI_EXIT_INTERNAL;
+    }
+    return code;
+}
+
+static int dispatch(int argc, char **argv)
+{
     if (argc < 2)
         return usage();
     const char *cmd = argv[1];

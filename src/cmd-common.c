@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "inputfile.h"
 #include "query.h"
+#include "runner.h"
 
 static const char *const timeline_names[] = {"none", "collectives", "full"};
 
@@ -15,8 +17,10 @@ void cli_error(const char *fmt, ...)
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
+    /* One line, whatever the message echoes (a value with a newline, a control character). */
+    g_autofree char *line = input_escape(msg, 0);
     fflush(stdout);
-    fprintf(stderr, "ranksim: error: %s\n", msg);
+    fprintf(stderr, "ranksim: error: %s\n", line);
 }
 
 bool cli_timeline_parse(const char *s, SchedTimeline *out)
@@ -72,20 +76,58 @@ bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **pref
     return true;
 }
 
+bool cli_input_paths_check(const char *scenario, const char *hardware, GError **error)
+{
+    if (scenario) {
+        g_autoptr(GError) e = NULL;
+        if (!input_file_check(scenario, 0, &e) && e->code != INPUT_ERROR_OPEN) {
+            /* a missing or unreadable file: the loader says so in its words */
+            g_propagate_error(error, g_steal_pointer(&e));
+            return false;
+        }
+    }
+    if (hardware && (strchr(hardware, '/') || g_str_has_suffix(hardware, ".yaml") ||
+                     g_str_has_suffix(hardware, ".yml"))) {
+        g_autoptr(GError) e = NULL;
+        if (!input_file_check(hardware, 0, &e) && e->code != INPUT_ERROR_OPEN) {
+            /* a missing file is the loader's to explain (it lists the presets) */
+            g_set_error(error, INPUT_ERROR, e->code, "--hardware %s", e->message);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool cli_max_rank_ops_parse(const char *value, uint64_t *out, GError **error)
+{
+    *out = RUNNER_DEFAULT_MAX_RANK_OPS;
+    if (!value)
+        return true;
+    guint64 v;
+    if (!g_ascii_string_to_unsigned(value, 10, 0, G_MAXUINT64, &v, NULL)) {
+        g_autofree char *shown = input_escape(value, 40);
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                    "--max-rank-ops '%s': expected a count of rank-ops, 0 (no limit) .. "
+                    "18446744073709551615",
+                    shown);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 Store *cli_store_open_existing(const char *path, int *exit_code)
 {
-    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    g_autoptr(GError) err = NULL;
+    Store *st = store_open_readonly(path, &err);
+    if (!st && g_error_matches(err, STORE_ERROR, STORE_ERROR_MISSING)) {
         cli_error("no results database at %s (run 'ranksim run SCENARIO' first, or pass --db "
                   "FILE)",
                   path);
         *exit_code = CLI_EXIT_INVALID;
-        return NULL;
-    }
-    g_autoptr(GError) err = NULL;
-    Store *st = store_open(path, &err);
-    if (!st) {
+    } else if (!st) {
         cli_error("%s", err->message);
-        *exit_code = CLI_EXIT_INTERNAL;
+        *exit_code = store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     return st;
 }

@@ -17,7 +17,8 @@
 
 #define CLI_DEFAULT_DB "results/ranksim.db"
 
-/* Prints "ranksim: error: MESSAGE" on stderr. */
+/* Prints "ranksim: error: MESSAGE" on stderr, on one line: newlines, tabs and control
+ * characters in MESSAGE are escaped (input_escape). */
 void cli_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 
 /* "none" | "collectives" | "full" -> *out. Returns false for anything else. */
@@ -30,9 +31,20 @@ const char *cli_timeline_name(SchedTimeline t);
 bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **prefill,
                         GArray **decode, GError **error);
 
-/* Opens the database at `path` for reading. A missing file is a user error (exit 2: nothing
- * to read, and opening would create it); a file that cannot be opened is exit 1. Returns NULL
- * after printing the error and setting *exit_code. */
+/* The input-file rules (src/inputfile.h: a regular file, within the size limit) for the files
+ * named on the command line, before a loader reads them: the scenario (may be NULL) and
+ * --hardware when it is a path (contains '/' or ends in .yaml / .yml; may be NULL). A FIFO,
+ * device or directory is refused at once instead of blocking or growing memory. Returns false
+ * with a one-line INPUT_ERROR. */
+bool cli_input_paths_check(const char *scenario, const char *hardware, GError **error);
+
+/* --max-rank-ops VALUE: a count 0 (no limit) .. 2^64-1; NULL gives the default
+ * (RUNNER_DEFAULT_MAX_RANK_OPS). Returns false with a SCENARIO_ERROR naming the flag. */
+bool cli_max_rank_ops_parse(const char *value, uint64_t *out, GError **error);
+
+/* Opens the database at `path` read-only (store_open_readonly: never writes, never waits for
+ * a writer). A missing, foreign or newer file is a user error (exit 2); a file that cannot be
+ * read is exit 1. Returns NULL after printing the error and setting *exit_code. */
 Store *cli_store_open_existing(const char *path, int *exit_code);
 
 /* Opens the database and resolves the RUN argument ("12" or "latest"). Returns the run id, or

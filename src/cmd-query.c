@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "cmd-common.h"
 #include "explain.h"
+#include "outfile.h"
 #include "query.h"
 #include "report.h"
 #include "trace.h"
@@ -280,7 +281,7 @@ static bool write_file(const char *path, const char *text, int *code)
         return true;
     }
     g_autoptr(GError) err = NULL;
-    if (!g_file_set_contents(path, text, -1, &err)) {
+    if (!out_file_write_all(path, text, strlen(text), &err)) {
         cli_error("%s", err->message);
         *code = CLI_EXIT_INTERNAL;
         return false;

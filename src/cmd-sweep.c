@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "cmd-common.h"
+#include "inputfile.h"
 #include "query.h"
 #include "report.h"
 #include "runner.h"
@@ -105,6 +106,7 @@ struct Sweep {
     const GArray *flag_prefill; /* --prefill / --decode (uint32), may be NULL */
     const GArray *flag_decode;
     SchedTimeline timeline;
+    uint64_t max_rank_ops; /* a variant beyond it is invalid (0: no limit) */
     bool memory_detail; /* store memory_items too */
     GPtrArray *varies;  /* Vary* */
     Variant *variants;
@@ -125,7 +127,8 @@ static void vary_free(gpointer p)
 {
     Vary *v = p;
     g_free(v->key);
-    g_ptr_array_unref(v->values);
+    if (v->values) /* NULL when parsing stopped before the values */
+        g_ptr_array_unref(v->values);
     g_free(v);
 }
 
@@ -155,7 +158,10 @@ static Vary *vary_parse(const char *arg, const GPtrArray *seen)
         return NULL;
     }
     g_autofree char *key = g_strstrip(g_strndup(arg, (gsize)(eq - arg)));
-    if (!*key || strchr(key, ' ') || g_str_has_prefix(key, ".") || g_str_has_suffix(key, ".") ||
+    bool plain = true; /* no space or control character */
+    for (const char *c = key; *c; c++)
+        plain = plain && (unsigned char)*c > ' ' && *c != 0x7f;
+    if (!*key || !plain || g_str_has_prefix(key, ".") || g_str_has_suffix(key, ".") ||
         strstr(key, "..")) {
         cli_error("--vary '%s': '%s' is not a dotted scenario key (e.g. engine.attention_backend)",
                   arg, key);
@@ -199,6 +205,12 @@ static Vary *vary_parse(const char *arg, const GPtrArray *seen)
             return NULL;
         }
         g_ptr_array_add(v->values, val);
+    }
+    if (v->values->len == 0) {
+        cli_error("--vary '%s': no values after '='; expected KEY=V1,V2,... (at least one value)",
+                  arg);
+        vary_free(v);
+        return NULL;
     }
     return v;
 }
@@ -394,6 +406,8 @@ static void work_cb(uv_work_t *req)
     variant_build(sw, v);
     ScenarioExtras x = {(const char *const *)v->overrides, sw->hardware, v->prefill, v->decode};
     v->sc = scenario_load_string_extras(v->text, sw->path, &x, &v->error);
+    if (v->sc && !runner_check_work(v->sc, sw->max_rank_ops, &v->error))
+        g_clear_pointer(&v->sc, scenario_free); /* too big: an invalid variant */
     if (v->sc) {
         v->records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
         v->res =
@@ -676,6 +690,7 @@ typedef struct {
     char **decode;
     gboolean quiet;
     gboolean memory_detail;
+    char *max_rank_ops;
 } SweepOptions;
 
 static void sweep_options_clear(SweepOptions *o)
@@ -687,6 +702,7 @@ static void sweep_options_clear(SweepOptions *o)
     g_free(o->hardware);
     g_strfreev(o->prefill);
     g_strfreev(o->decode);
+    g_free(o->max_rank_ops);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SweepOptions, sweep_options_clear)
 
@@ -720,6 +736,10 @@ int cli_sweep(int argc, char **argv)
          "Also store every tensor of each memory plan (memory_items; slow for large runs)", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No progress on stderr; only the table",
          NULL},
+        {"max-rank-ops", 0, 0, G_OPTION_ARG_STRING, &o.max_rank_ops,
+         "A variant of more rank-ops (repeats expanded) than N is stored as invalid, not "
+         "simulated (default 1000000000; 0: no limit)",
+         "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx =
@@ -770,6 +790,11 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
         return CLI_EXIT_INVALID;
     }
     sw->jobs = (guint)o->jobs;
+    g_autoptr(GError) lerr = NULL;
+    if (!cli_max_rank_ops_parse(o->max_rank_ops, &sw->max_rank_ops, &lerr)) {
+        cli_error("%s", lerr->message);
+        return CLI_EXIT_INVALID;
+    }
     sw->timeline = SCHED_TIMELINE_NONE;
     if (o->timeline && !cli_timeline_parse(o->timeline, &sw->timeline)) {
         cli_error("--timeline '%s': unknown level; valid: none, collectives, full", o->timeline);
@@ -797,12 +822,9 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
     }
     /* The file is read once; an unreadable file is a bad argument, not n invalid runs. */
     g_autofree char *text = NULL;
-    if (!g_file_get_contents(sw->path, &text, NULL, &err)) {
-        cli_error("%s: cannot read the scenario: %s", sw->path, err->message);
-        return CLI_EXIT_INVALID;
-    }
-    if (!g_utf8_validate(text, -1, NULL)) {
-        cli_error("%s: not a text file (invalid UTF-8)", sw->path);
+    if (!(text = input_file_read(sw->path, 0, NULL, &err)) ||
+        !cli_input_paths_check(NULL, o->hardware, &err)) {
+        cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }
     sw->base_text = text;
@@ -818,7 +840,7 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
     g_autoptr(Store) store = store_open(sw->db_path, &err);
     if (!store) {
         cli_error("%s", err->message);
-        return CLI_EXIT_INTERNAL;
+        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     sw->store = store;
     sw->variants = g_new0(Variant, sw->n);

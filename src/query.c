@@ -232,10 +232,15 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
 {
     g_return_val_if_fail(st != NULL, NULL);
     sqlite3_stmt *s = NULL;
+    /* A version-1 file (read-only commands never upgrade it) has no runs.hardware. */
+    bool v1 = !query_has_column(st, "runs", "hardware");
     if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT name, kind, path, status, exit_code, wall_ms, created_at,"
-                           " timeline, version, hardware, sim_end_us, events, rank_ops"
-                           " FROM runs WHERE id = ?",
+                           v1 ? "SELECT name, kind, path, status, exit_code, wall_ms, created_at,"
+                                " timeline, version, NULL, sim_end_us, events, rank_ops"
+                                " FROM runs WHERE id = ?"
+                              : "SELECT name, kind, path, status, exit_code, wall_ms, created_at,"
+                                " timeline, version, hardware, sim_end_us, events, rank_ops"
+                                " FROM runs WHERE id = ?",
                            -1, &s, NULL) != SQLITE_OK) {
         sql_fail(error, st, "reading runs");
         return NULL;
@@ -402,6 +407,20 @@ bool query_has_table(Store *st, const char *name)
             store_db(st), "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
             -1, &s, NULL) == SQLITE_OK) {
         sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(s) == SQLITE_ROW;
+    }
+    sqlite3_finalize(s);
+    return found;
+}
+
+bool query_has_column(Store *st, const char *table, const char *column)
+{
+    sqlite3_stmt *s = NULL;
+    bool found = false;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1,
+                           &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, column, -1, SQLITE_STATIC);
         found = sqlite3_step(s) == SQLITE_ROW;
     }
     sqlite3_finalize(s);

@@ -69,6 +69,8 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
 /* Whether the database has a table (or view) named `name` (e.g. `memory`, which newer
  * ranksim versions write). Can't fail: a read error reads as "no". */
 bool query_has_table(Store *st, const char *name);
+/* Whether `table` has `column` (older schema versions lack some). */
+bool query_has_column(Store *st, const char *table, const char *column);
 
 /* The first error diagnostic of an outcome, else its first warning, else NULL. */
 const SchedDiag *query_first_diag(const SchedOutcome *o);

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "inputfile.h"
+
 char *runner_hardware_line(const Scenario *sc)
 {
     uint32_t dpn = sc->hardware.devices_per_node;
@@ -18,6 +20,25 @@ char *runner_hardware_line(const Scenario *sc)
                                  sc->contention ? "on" : "off");
     g_string_free(algos, TRUE);
     return line;
+}
+
+bool runner_check_work(const Scenario *sc, uint64_t max_rank_ops, GError **error)
+{
+    if (max_rank_ops == 0)
+        return true;
+    uint64_t total = sched_program_total_op_count(sc->program);
+    if (total <= max_rank_ops)
+        return true;
+    g_autofree char *size =
+        total == UINT64_MAX
+            ? g_strdup("more than 1.8e19 rank-ops (the count overflows 64 bits)")
+            : g_strdup_printf("%" G_GUINT64_FORMAT " rank-ops (%.2g)", total, (double)total);
+    g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                "%s: the run would execute %s over %u ranks with every repeat expanded, more "
+                "than the limit of %" G_GUINT64_FORMAT "; nothing was simulated (reduce the "
+                "repeat counts, or raise the limit with --max-rank-ops N, 0 = none)",
+                sc->path ? sc->path : sc->name, size, sc->program->n_ranks, max_rank_ops);
+    return false;
 }
 
 static void add_copy(SchedOutcome *o, const SchedDiag *d)
@@ -71,24 +92,19 @@ int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const 
 {
     g_autofree char *hw = runner_hardware_line(sc);
     StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, timeline, hw};
-    StoreRun *run = store_run_begin(st, &info, sc->program, error);
-    if (!run)
-        return -1;
-    for (guint i = 0; records && i < records->len; i++)
-        store_run_record(run, &g_array_index(records, SchedRecord, i));
-    if (r->memory)
-        store_run_set_memory(run, r->memory);
-    return store_run_finish(run, r->outcome, r->status, r->exit_code, wall_ms, error);
+    return store_run_insert(st, &info, sc->program,
+                            records ? (const SchedRecord *)(void *)records->data : NULL,
+                            records ? records->len : 0, r->outcome, r->memory, r->status,
+                            r->exit_code, wall_ms, error);
 }
 
 int64_t runner_store_invalid(Store *st, const char *path, const char *timeline,
                              const char *message, GError **error)
 {
     g_autofree char *base = g_path_get_basename(path);
-    g_autofree char *text = NULL;
-    g_file_get_contents(path, &text, NULL, NULL);
-    if (text && !g_utf8_validate(text, -1, NULL))
-        g_clear_pointer(&text, g_free);
+    /* The same checks as loading (regular file, size cap, UTF-8): a FIFO or /dev/zero given
+     * as the scenario must not block or grow here either. */
+    g_autofree char *text = input_file_read(path, 0, NULL, NULL);
     const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
     StoreRunInfo info = {base, kind, path, text, timeline, NULL};
     return store_insert_invalid(st, &info, message, error);

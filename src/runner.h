@@ -25,6 +25,15 @@ typedef struct {
  * on". Caller frees. */
 char *runner_hardware_line(const Scenario *sc);
 
+/* The total work `run` and `sweep` accept by default: rank-ops after expanding repeats
+ * (sched_program_total_op_count). About 25 s of simulation for compute-only programs; a billion
+ * op rows with --timeline full. `--max-rank-ops N` changes it (0: no limit). */
+#define RUNNER_DEFAULT_MAX_RANK_OPS UINT64_C(1000000000)
+
+/* Checks the scenario's total work before simulating: false with a SCENARIO_ERROR_INVALID
+ * that says how big the run would be, when it exceeds `max_rank_ops` (0: no limit). */
+bool runner_check_work(const Scenario *sc, uint64_t max_rank_ops, GError **error);
+
 /* Plans memory (model scenarios) and simulates. Records go to `record` (may be NULL) in event
  * order. Never fails. Caller frees with runner_result_free. */
 RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedRecordFn record,

@@ -1,10 +1,27 @@
-/* src/store.c — SQLite results database with a libuv writer thread; see store.h. */
+/* src/store.c — SQLite results database; see store.h.
+ *
+ * Design note (doc/reliability.md has the promises): a run never holds the database's write
+ * lock while it simulates. Its op records stream from the engine to a writer thread that
+ * appends them, raw, to a private staging file (created in g_get_tmp_dir() and unlinked at
+ * once, so a killed run leaves nothing behind). When the outcome is known, store_run_finish
+ * takes the write lock (BEGIN IMMEDIATE) and writes everything of the run — run row, names, op
+ * rows read back from the staging file, groups, ranks, diagnostics, memory — in ONE short
+ * transaction. A second writer waits only for such a commit; readers (WAL) never wait.
+ *
+ * Costs: staging is a sequential write of 64 B per record (page cache); the commit inserts
+ * about a million op rows per second; memory stays bounded (MAX_CHUNKS chunks) whatever the
+ * run length.
+ */
 #include "store.h"
 
+#include "inputfile.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 G_DEFINE_QUARK(ranksim-store-error-quark, store_error)
@@ -12,12 +29,16 @@ G_DEFINE_QUARK(ranksim-store-error-quark, store_error)
 struct Store {
     sqlite3 *db;
     char *path;
+    bool readonly;
 };
 
 /* Records per chunk and chunks in flight: 4 x 16384 x 64 B = 4 MiB at most, whatever the run
  * length. */
 #define CHUNK_RECORDS 16384
 #define MAX_CHUNKS 4
+
+/* How long a writer waits for another process's commit (never for a simulation). */
+#define BUSY_TIMEOUT_MS 300000
 
 typedef struct Chunk {
     struct Chunk *next;
@@ -27,8 +48,12 @@ typedef struct Chunk {
 
 struct StoreRun {
     Store *store;
-    int64_t run_id;
-    sqlite3_stmt *ins_op;
+    /* what the run row needs, copied at begin */
+    char *name, *kind, *path, *scenario, *timeline, *hardware, *created_at;
+    GPtrArray *names; /* char*, the program's name table, copied */
+    /* staging */
+    int fd;            /* unlinked temp file of raw SchedRecords; -1 until the first chunk */
+    uint64_t n_staged; /* records written to fd */
     uv_thread_t thread;
     bool thread_started;
     uv_mutex_t mu;
@@ -39,7 +64,7 @@ struct StoreRun {
     uint32_t n_chunks;
     bool closing;
     Chunk *cur;
-    char *writer_error; /* first SQLite error seen by the writer, under mu */
+    char *writer_error; /* first error seen by the writer, under mu */
     const ModelMemPlan *memory; /* borrowed, may be NULL */
 };
 
@@ -102,7 +127,8 @@ static const char schema_sql[] =
 
 static bool set_sql_error(GError **error, const Store *s, const char *what)
 {
-    g_set_error(error, STORE_ERROR, 0, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s: %s", s->path, what,
+                sqlite3_errmsg(s->db));
     return false;
 }
 
@@ -110,22 +136,100 @@ static bool exec(Store *s, const char *sql, GError **error)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        g_set_error(error, STORE_ERROR, 0, "%s: %s", s->path, msg ? msg : "error");
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path,
+                    msg ? msg : "error");
         sqlite3_free(msg);
         return false;
     }
     return true;
 }
 
-static int64_t user_version(Store *s)
+/* One integer from `sql`; false with `error` when it cannot be read. */
+static bool query_int(Store *s, const char *sql, int64_t *out, GError **error)
 {
     sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *out = sqlite3_column_int64(st, 0);
+            rc = SQLITE_OK;
+        }
+    }
+    if (rc != SQLITE_OK) {
+        int ext = sqlite3_extended_errcode(s->db);
+        g_set_error(error, STORE_ERROR,
+                    ext == SQLITE_NOTADB ? STORE_ERROR_FOREIGN : STORE_ERROR_FAILED,
+                    ext == SQLITE_NOTADB
+                        ? "%s: not a ranksim results database (not an SQLite file: %s); left "
+                          "untouched — use another --db file"
+                        : "%s: cannot read the database: %s",
+                    s->path, sqlite3_errmsg(s->db));
+        sqlite3_finalize(st);
+        return false;
+    }
     sqlite3_finalize(st);
-    return v;
+    return true;
+}
+
+typedef enum {
+    DB_EMPTY,    /* no table, user_version 0: a new file */
+    DB_OLD,      /* ranksim's, an older schema version: upgraded in place */
+    DB_CURRENT,  /* ranksim's, this version */
+} DbKind;
+
+/* The ranksim columns a file must have to be ours (any version). */
+static const char ours_sql[] =
+    "SELECT (SELECT count(*) FROM pragma_table_info('runs') WHERE name IN"
+    "  ('id','name','kind','status','exit_code','created_at','scenario')) = 7"
+    " AND (SELECT count(*) FROM pragma_table_info('op_rows') WHERE name IN"
+    "  ('run_id','rank','idx','name_id','kind','start_ns','end_ns')) = 7"
+    " AND (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+    "  ('names','groups','ranks','diagnostics')) = 4";
+
+/* Recognises the file by reading only: nothing is written, so a foreign or newer file stays
+ * byte-identical. Fails with STORE_ERROR_FOREIGN or STORE_ERROR_NEWER (user errors) or
+ * STORE_ERROR_FAILED. */
+static bool classify(Store *s, DbKind *kind, GError **error)
+{
+    int64_t tables = 0, version = 0, ours = 0;
+    if (!query_int(s, "SELECT count(*) FROM sqlite_master", &tables, error) ||
+        !query_int(s, "PRAGMA user_version", &version, error))
+        return false;
+    if (tables == 0 && version == 0) {
+        *kind = DB_EMPTY;
+        return true;
+    }
+    if (tables > 0 && !query_int(s, ours_sql, &ours, error))
+        return false;
+    if (ours && version > STORE_SCHEMA_VERSION) {
+        g_set_error(error, STORE_ERROR, STORE_ERROR_NEWER,
+                    "%s: schema version %" G_GINT64_FORMAT " was written by a newer ranksim "
+                    "(this one knows version %d); left untouched — use another --db file",
+                    s->path, version, STORE_SCHEMA_VERSION);
+        return false;
+    }
+    if (!ours || version < 1) {
+        /* ranksim stamps user_version in the transaction that creates its tables */
+        g_autoptr(GString) names = g_string_new(NULL);
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(s->db,
+                               "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                               " LIMIT 6",
+                               -1, &st, NULL) == SQLITE_OK)
+            while (sqlite3_step(st) == SQLITE_ROW)
+                g_string_append_printf(names, "%s%s", names->len ? ", " : "",
+                                       (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        g_autofree char *shown = input_escape(names->len ? names->str : "none", 120);
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FOREIGN,
+                    "%s: not a ranksim results database (tables: %s%s; user_version %" G_GINT64_FORMAT
+                    "); left untouched — use another --db file",
+                    s->path, shown, tables > 6 ? ", ..." : "", version);
+        return false;
+    }
+    *kind = version < STORE_SCHEMA_VERSION ? DB_OLD : DB_CURRENT;
+    return true;
 }
 
 static bool fill_lookup_tables(Store *s, GError **error)
@@ -161,21 +265,17 @@ static bool fill_lookup_tables(Store *s, GError **error)
     return true;
 }
 
+/* Creates or upgrades the schema under the write lock, re-checking first: another process may
+ * have done it since classify(). */
 static bool ensure_schema(Store *s, GError **error)
 {
     if (!exec(s, "BEGIN IMMEDIATE", error))
         return false;
-    int64_t v = user_version(s);
-    bool ok = true;
-    if (v > STORE_SCHEMA_VERSION) {
-        g_set_error(error, STORE_ERROR, 0,
-                    "%s: schema version %" G_GINT64_FORMAT " was written by a newer ranksim "
-                    "(this one knows version %d); use another --db file",
-                    s->path, v, STORE_SCHEMA_VERSION);
-        ok = false;
-    } else if (v < STORE_SCHEMA_VERSION) {
+    DbKind kind;
+    bool ok = classify(s, &kind, error);
+    if (ok && kind != DB_CURRENT) {
         /* Version 1 lacked runs.hardware and the memory tables; the rest is idempotent. */
-        if (v == 1)
+        if (kind == DB_OLD)
             exec(s, "ALTER TABLE runs ADD COLUMN hardware TEXT", NULL);
         ok = exec(s, schema_sql, error) && fill_lookup_tables(s, error);
         if (ok) {
@@ -190,31 +290,128 @@ static bool ensure_schema(Store *s, GError **error)
     return exec(s, "COMMIT", error);
 }
 
+static Store *store_new(const char *path)
+{
+    Store *s = g_new0(Store, 1);
+    s->path = g_strdup(path);
+    return s;
+}
+
 Store *store_open(const char *path, GError **error)
 {
     g_autofree char *dir = g_path_get_dirname(path);
     if (g_mkdir_with_parents(dir, 0755) != 0) {
-        g_set_error(error, STORE_ERROR, 0, "%s: cannot create folder %s: %s", path, dir,
-                    g_strerror(errno));
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: cannot create folder %s: %s",
+                    path, dir, g_strerror(errno));
         return NULL;
     }
-    Store *s = g_new0(Store, 1);
-    s->path = g_strdup(path);
+    GStatBuf sb;
+    if (g_stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FOREIGN,
+                    "%s: not a regular file (a %s); the results database must be a file",
+                    path, S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
+        return NULL;
+    }
+    Store *s = store_new(path);
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
         set_sql_error(error, s, "cannot open database");
         store_close(s);
         return NULL;
     }
-    sqlite3_busy_timeout(s->db, 300000);
-    if (!exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    if (sqlite3_db_readonly(s->db, "main") == 1) {
+        /* SQLite falls back to read-only for a file it cannot write: say so now, not after a
+         * simulation when the commit fails. */
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                    "%s: the database cannot be written (read-only file or media); use another "
+                    "--db file",
+                    path);
+        store_close(s);
+        return NULL;
+    }
+    DbKind kind;
+    /* Recognise the file before writing anything to it (journal mode included). */
+    if (!classify(s, &kind, error) ||
+        !exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
                  "PRAGMA foreign_keys=OFF;",
               error) ||
-        !ensure_schema(s, error)) {
+        (kind != DB_CURRENT && !ensure_schema(s, error))) {
         store_close(s);
         return NULL;
     }
     return s;
+}
+
+/* "file:" URI for `path` with `query`, escaping what a URI would misread. */
+static char *file_uri(const char *path, const char *query)
+{
+    GString *u = g_string_new("file:");
+    for (const char *p = path; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#')
+            g_string_append_printf(u, "%%%02X", (unsigned char)*p);
+        else
+            g_string_append_c(u, *p);
+    }
+    g_string_append_printf(u, "?%s", query);
+    return g_string_free(u, FALSE);
+}
+
+Store *store_open_readonly(const char *path, GError **error)
+{
+    GStatBuf sb;
+    if (g_stat(path, &sb) != 0) {
+        int e = errno;
+        g_set_error(error, STORE_ERROR, e == ENOENT ? STORE_ERROR_MISSING : STORE_ERROR_FAILED,
+                    "%s: %s", path, g_strerror(e));
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FOREIGN,
+                    "%s: not a regular file (a %s); the results database must be a file", path,
+                    S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
+        return NULL;
+    }
+    /* First the normal read-only open (sees concurrent writers' commits). On read-only media
+     * a WAL database's -shm cannot be created: then open it immutable (nobody can be writing
+     * it there). */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        Store *s = store_new(path);
+        s->readonly = true;
+        g_autofree char *uri = file_uri(path, attempt == 0 ? "mode=ro" : "mode=ro&immutable=1");
+        int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        if (rc == SQLITE_OK) {
+            sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+            rc = sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL);
+        }
+        g_autoptr(GError) local = NULL;
+        DbKind kind;
+        if (rc == SQLITE_OK && classify(s, &kind, &local)) {
+            if (kind == DB_EMPTY) {
+                g_set_error(error, STORE_ERROR, STORE_ERROR_FOREIGN,
+                            "%s: an empty file, not a ranksim results database (run 'ranksim "
+                            "run SCENARIO --db %s' first)",
+                            path, path);
+                store_close(s);
+                return NULL;
+            }
+            return s;
+        }
+        int ext = s->db ? sqlite3_extended_errcode(s->db) : rc;
+        bool media = (ext & 0xff) == SQLITE_CANTOPEN || (ext & 0xff) == SQLITE_READONLY ||
+                     (ext & 0xff) == SQLITE_IOERR;
+        if (attempt == 0 && media && !(local && local->code != STORE_ERROR_FAILED)) {
+            store_close(s);
+            continue;
+        }
+        if (local)
+            g_propagate_error(error, g_steal_pointer(&local));
+        else
+            set_sql_error(error, s, "cannot open database");
+        store_close(s);
+        return NULL;
+    }
+    g_assert_not_reached();
 }
 
 void store_close(Store *s)
@@ -244,39 +441,12 @@ static char *now_iso8601(void)
     return g_date_time_format_iso8601(t);
 }
 
-static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *status,
-                              int exit_code, GError **error)
+static void bind_opt_text(sqlite3_stmt *st, int col, const char *v)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO runs(name, kind, status, exit_code, created_at, scenario,"
-                           " path, timeline, version, hardware) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        set_sql_error(error, s, "prepare runs");
-        return -1;
-    }
-    g_autofree char *now = now_iso8601();
-    sqlite3_bind_text(st, 1, info->name ? info->name : "?", -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, info->kind ? info->kind : "program", -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, status, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, exit_code);
-    sqlite3_bind_text(st, 5, now, -1, SQLITE_TRANSIENT);
-    if (info->scenario)
-        sqlite3_bind_text(st, 6, info->scenario, -1, SQLITE_TRANSIENT);
-    if (info->path)
-        sqlite3_bind_text(st, 7, info->path, -1, SQLITE_TRANSIENT);
-    if (info->timeline)
-        sqlite3_bind_text(st, 8, info->timeline, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 9, RANKSIM_VERSION, -1, SQLITE_STATIC);
-    if (info->hardware)
-        sqlite3_bind_text(st, 10, info->hardware, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        set_sql_error(error, s, "insert run");
-        return -1;
-    }
-    return sqlite3_last_insert_rowid(s->db);
+    if (v)
+        sqlite3_bind_text(st, col, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, col);
 }
 
 static void bind_opt_int(sqlite3_stmt *st, int col, bool present, int64_t v)
@@ -287,11 +457,79 @@ static void bind_opt_int(sqlite3_stmt *st, int col, bool present, int64_t v)
         sqlite3_bind_null(st, col);
 }
 
-static int insert_records(StoreRun *r, const Chunk *c)
+/* The run row with its final figures (`o` NULL: an invalid run). Returns its id or -1. */
+static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *created_at,
+                              const char *status, int exit_code, const SchedOutcome *o,
+                              double wall_ms, GError **error)
 {
-    sqlite3_stmt *st = r->ins_op;
-    for (uint32_t i = 0; i < c->n; i++) {
-        const SchedRecord *x = &c->recs[i];
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO runs(name, kind, status, exit_code, created_at, scenario,"
+                           " path, timeline, version, hardware, ranks, sim_end_us, events,"
+                           " wall_ms, rank_ops) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        set_sql_error(error, s, "prepare runs");
+        return -1;
+    }
+    sqlite3_bind_text(st, 1, info->name ? info->name : "?", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, info->kind ? info->kind : "program", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, status, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, exit_code);
+    sqlite3_bind_text(st, 5, created_at, -1, SQLITE_STATIC);
+    bind_opt_text(st, 6, info->scenario);
+    bind_opt_text(st, 7, info->path);
+    bind_opt_text(st, 8, info->timeline);
+    sqlite3_bind_text(st, 9, RANKSIM_VERSION, -1, SQLITE_STATIC);
+    bind_opt_text(st, 10, info->hardware);
+    if (o) {
+        sqlite3_bind_int64(st, 11, o->n_ranks);
+        sqlite3_bind_double(st, 12, (double)o->end_ns / 1e3);
+        sqlite3_bind_int64(st, 13, (int64_t)o->events);
+        sqlite3_bind_double(st, 14, wall_ms);
+        sqlite3_bind_int64(st, 15, (int64_t)o->rank_ops);
+    }
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        set_sql_error(error, s, "insert run");
+        return -1;
+    }
+    return sqlite3_last_insert_rowid(s->db);
+}
+
+static bool insert_names(Store *s, int64_t id, GPtrArray *names, GError **error)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO names(run_id, id, name) VALUES (?,?,?)", -1, &st,
+                           NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare names");
+    for (guint i = 0; names && i < names->len; i++) {
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, i);
+        sqlite3_bind_text(st, 3, g_ptr_array_index(names, i), -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return set_sql_error(error, s, "insert names");
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return true;
+}
+
+/* Where a run's op records come from at commit time: an array, or the staging file. */
+typedef struct {
+    const SchedRecord *recs; /* n records, or NULL */
+    size_t n;
+    int fd;                  /* staging file holding n_staged records, or -1 */
+    uint64_t n_staged;
+} RecordSource;
+
+static bool insert_op_array(Store *s, sqlite3_stmt *st, const SchedRecord *recs, size_t n,
+                            GError **error)
+{
+    for (size_t i = 0; i < n; i++) {
+        const SchedRecord *x = &recs[i];
         bool coll = x->group >= 0;
         sqlite3_bind_int64(st, 2, x->rank);
         sqlite3_bind_int64(st, 3, (int64_t)x->idx);
@@ -308,9 +546,83 @@ static int insert_records(StoreRun *r, const Chunk *c)
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE)
-            return rc;
+            return set_sql_error(error, s, "insert op_rows");
     }
-    return SQLITE_OK;
+    return true;
+}
+
+static bool insert_ops(Store *s, int64_t id, const RecordSource *src, GError **error)
+{
+    if (!src->n && !src->n_staged)
+        return true;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, tokens,"
+                           " group_id, seq, count, dtype, start_ns, end_ns)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare op_rows");
+    sqlite3_bind_int64(st, 1, id);
+    bool ok = insert_op_array(s, st, src->recs, src->n, error);
+    if (ok && src->fd >= 0 && src->n_staged) {
+        g_autofree SchedRecord *buf = g_new(SchedRecord, CHUNK_RECORDS);
+        uint64_t left = src->n_staged;
+        off_t off = 0;
+        while (ok && left) {
+            size_t want = (size_t)MIN(left, (uint64_t)CHUNK_RECORDS) * sizeof(SchedRecord);
+            size_t got = 0;
+            while (got < want) {
+                ssize_t k = pread(src->fd, (char *)buf + got, want - got, off + (off_t)got);
+                if (k < 0 && errno == EINTR)
+                    continue;
+                if (k <= 0) {
+                    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                                "%s: reading the run's staging file: %s", s->path,
+                                k < 0 ? g_strerror(errno) : "unexpected end");
+                    ok = false;
+                    break;
+                }
+                got += (size_t)k;
+            }
+            if (!ok)
+                break;
+            ok = insert_op_array(s, st, buf, want / sizeof(SchedRecord), error);
+            off += (off_t)want;
+            left -= want / sizeof(SchedRecord);
+        }
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* ---- the staging writer ---- */
+
+/* Appends a chunk to the staging file (opened on first use). Returns NULL or an error text. */
+static char *stage_chunk(StoreRun *r, const Chunk *c)
+{
+    if (r->fd < 0) {
+        g_autoptr(GError) err = NULL;
+        g_autofree char *name = NULL;
+        r->fd = g_file_open_tmp("ranksim-run-XXXXXX.stage", &name, &err);
+        if (r->fd < 0)
+            return g_strdup_printf("cannot create the run's staging file in %s: %s",
+                                   g_get_tmp_dir(), err->message);
+        g_unlink(name); /* private: gone with the process, whatever happens */
+    }
+    const char *p = (const char *)c->recs;
+    size_t left = (size_t)c->n * sizeof(SchedRecord);
+    while (left) {
+        ssize_t k = write(r->fd, p, left);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return g_strdup_printf("writing the run's staging file in %s: %s", g_get_tmp_dir(),
+                                   g_strerror(errno));
+        p += k;
+        left -= (size_t)k;
+    }
+    r->n_staged += c->n;
+    return NULL;
 }
 
 static void writer_main(void *arg)
@@ -331,11 +643,13 @@ static void writer_main(void *arg)
         bool failed = r->writer_error != NULL;
         uv_mutex_unlock(&r->mu);
 
-        int rc = failed ? SQLITE_OK : insert_records(r, c);
+        char *why = failed ? NULL : stage_chunk(r, c);
 
         uv_mutex_lock(&r->mu);
-        if (rc != SQLITE_OK && !r->writer_error)
-            r->writer_error = g_strdup(sqlite3_errmsg(r->store->db));
+        if (why && !r->writer_error)
+            r->writer_error = why;
+        else
+            g_free(why);
         c->n = 0;
         c->next = r->free_list;
         r->free_list = c;
@@ -344,57 +658,46 @@ static void writer_main(void *arg)
     }
 }
 
-int64_t store_run_id(const StoreRun *r)
+static void run_free(StoreRun *r)
 {
-    return r->run_id;
+    if (r->fd >= 0)
+        close(r->fd);
+    g_free(r->name);
+    g_free(r->kind);
+    g_free(r->path);
+    g_free(r->scenario);
+    g_free(r->timeline);
+    g_free(r->hardware);
+    g_free(r->created_at);
+    if (r->names)
+        g_ptr_array_unref(r->names);
+    g_free(r->writer_error);
+    g_free(r);
+}
+
+static GPtrArray *copy_names(const SchedProgram *p)
+{
+    GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; p && i < p->names.strings->len; i++)
+        g_ptr_array_add(a, g_strdup(g_ptr_array_index(p->names.strings, i)));
+    return a;
 }
 
 StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram *p,
                           GError **error)
 {
-    if (!exec(s, "BEGIN IMMEDIATE", error))
-        return NULL;
-    int64_t id = insert_run_row(s, info, "failed", 1, error);
-    if (id < 0) {
-        exec(s, "ROLLBACK", NULL);
-        return NULL;
-    }
-    if (p) {
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(s->db, "INSERT INTO names(run_id, id, name) VALUES (?,?,?)", -1,
-                               &st, NULL) != SQLITE_OK) {
-            set_sql_error(error, s, "prepare names");
-            exec(s, "ROLLBACK", NULL);
-            return NULL;
-        }
-        for (guint i = 0; i < p->names.strings->len; i++) {
-            sqlite3_bind_int64(st, 1, id);
-            sqlite3_bind_int64(st, 2, i);
-            sqlite3_bind_text(st, 3, g_ptr_array_index(p->names.strings, i), -1, SQLITE_STATIC);
-            if (sqlite3_step(st) != SQLITE_DONE) {
-                sqlite3_finalize(st);
-                set_sql_error(error, s, "insert names");
-                exec(s, "ROLLBACK", NULL);
-                return NULL;
-            }
-            sqlite3_reset(st);
-        }
-        sqlite3_finalize(st);
-    }
+    g_return_val_if_fail(!s->readonly, NULL);
     StoreRun *r = g_new0(StoreRun, 1);
     r->store = s;
-    r->run_id = id;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, tokens,"
-                           " group_id, seq, count, dtype, start_ns, end_ns)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &r->ins_op, NULL) != SQLITE_OK) {
-        set_sql_error(error, s, "prepare op_rows");
-        exec(s, "ROLLBACK", NULL);
-        g_free(r);
-        return NULL;
-    }
-    sqlite3_bind_int64(r->ins_op, 1, id);
+    r->fd = -1;
+    r->name = g_strdup(info->name);
+    r->kind = g_strdup(info->kind);
+    r->path = g_strdup(info->path);
+    r->scenario = g_strdup(info->scenario);
+    r->timeline = g_strdup(info->timeline);
+    r->hardware = g_strdup(info->hardware);
+    r->created_at = now_iso8601();
+    r->names = copy_names(p);
     uv_mutex_init(&r->mu);
     uv_cond_init(&r->cv_work);
     uv_cond_init(&r->cv_free);
@@ -403,7 +706,8 @@ StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram
     r->cur->next = NULL;
     r->n_chunks = 1;
     if (uv_thread_create(&r->thread, writer_main, r) != 0) {
-        g_set_error(error, STORE_ERROR, 0, "%s: cannot start the writer thread", s->path);
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: cannot start the writer thread",
+                    s->path);
         store_run_abort(r);
         return NULL;
     }
@@ -476,9 +780,7 @@ static char *stop_writer(StoreRun *r)
     uv_mutex_destroy(&r->mu);
     uv_cond_destroy(&r->cv_work);
     uv_cond_destroy(&r->cv_free);
-    sqlite3_finalize(r->ins_op);
-    r->ins_op = NULL;
-    return r->writer_error;
+    return g_steal_pointer(&r->writer_error);
 }
 
 void store_run_set_memory(StoreRun *r, const ModelMemPlan *m)
@@ -549,15 +851,6 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
     ok = sqlite3_step(st) == SQLITE_DONE;
     sqlite3_finalize(st);
     return ok || set_sql_error(error, s, "insert memory_runs");
-}
-
-void store_run_abort(StoreRun *r)
-{
-    if (!r)
-        return;
-    g_free(stop_writer(r));
-    exec(r->store, "ROLLBACK", NULL);
-    g_free(r);
 }
 
 static char *ranks_json(GArray *members)
@@ -654,60 +947,70 @@ static bool insert_outcome(Store *s, int64_t id, const SchedOutcome *o, GError *
     return true;
 }
 
-int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status, int exit_code,
-                         double wall_ms, GError **error)
+void store_run_abort(StoreRun *r)
 {
-    Store *s = r->store;
-    int64_t id = r->run_id;
-    const ModelMemPlan *memory = r->memory;
-    g_autofree char *werr = stop_writer(r);
-    g_free(r);
-    if (werr) {
-        g_set_error(error, STORE_ERROR, 0, "%s: writing ops: %s", s->path, werr);
-        exec(s, "ROLLBACK", NULL);
+    if (!r)
+        return;
+    g_free(stop_writer(r));
+    run_free(r);
+}
+
+/* Everything of one run in one short transaction. Returns the run id or -1 (rolled back). */
+static int64_t commit_run(Store *s, const StoreRunInfo *info, const char *created_at,
+                          GPtrArray *names, const RecordSource *src, const SchedOutcome *o,
+                          const ModelMemPlan *memory, const char *status, int exit_code,
+                          double wall_ms, GError **error)
+{
+    g_return_val_if_fail(!s->readonly, -1);
+    if (!exec(s, "BEGIN IMMEDIATE", error))
         return -1;
-    }
-    if (!insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error))) {
-        exec(s, "ROLLBACK", NULL);
-        return -1;
-    }
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "UPDATE runs SET status = ?, exit_code = ?, ranks = ?, sim_end_us = ?,"
-                           " events = ?, wall_ms = ?, rank_ops = ? WHERE id = ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        set_sql_error(error, s, "prepare update");
-        exec(s, "ROLLBACK", NULL);
-        return -1;
-    }
-    sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, exit_code);
-    sqlite3_bind_int64(st, 3, o->n_ranks);
-    sqlite3_bind_double(st, 4, (double)o->end_ns / 1e3);
-    sqlite3_bind_int64(st, 5, (int64_t)o->events);
-    sqlite3_bind_double(st, 6, wall_ms);
-    sqlite3_bind_int64(st, 7, (int64_t)o->rank_ops);
-    sqlite3_bind_int64(st, 8, id);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        set_sql_error(error, s, "update run");
-        exec(s, "ROLLBACK", NULL);
-        return -1;
-    }
-    if (!exec(s, "COMMIT", error)) {
+    int64_t id = insert_run_row(s, info, created_at, status, exit_code, o, wall_ms, error);
+    if (id < 0 || !insert_names(s, id, names, error) || !insert_ops(s, id, src, error) ||
+        !insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error)) ||
+        !exec(s, "COMMIT", error)) {
         exec(s, "ROLLBACK", NULL);
         return -1;
     }
     return id;
 }
 
+int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status, int exit_code,
+                         double wall_ms, GError **error)
+{
+    Store *s = r->store;
+    g_autofree char *werr = stop_writer(r);
+    int64_t id = -1;
+    if (werr) {
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, werr);
+    } else {
+        StoreRunInfo info = {r->name, r->kind, r->path, r->scenario, r->timeline, r->hardware};
+        RecordSource src = {NULL, 0, r->fd, r->n_staged};
+        id = commit_run(s, &info, r->created_at, r->names, &src, o, r->memory, status, exit_code,
+                        wall_ms, error);
+    }
+    run_free(r);
+    return id;
+}
+
+int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram *p,
+                         const SchedRecord *recs, size_t n_recs, const SchedOutcome *o,
+                         const ModelMemPlan *memory, const char *status, int exit_code,
+                         double wall_ms, GError **error)
+{
+    g_autofree char *now = now_iso8601();
+    g_autoptr(GPtrArray) names = copy_names(p);
+    RecordSource src = {recs, n_recs, -1, 0};
+    return commit_run(s, info, now, names, &src, o, memory, status, exit_code, wall_ms, error);
+}
+
 int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *message,
                              GError **error)
 {
+    g_return_val_if_fail(!s->readonly, -1);
     if (!exec(s, "BEGIN IMMEDIATE", error))
         return -1;
-    int64_t id = insert_run_row(s, info, "invalid", 2, error);
+    g_autofree char *now = now_iso8601();
+    int64_t id = insert_run_row(s, info, now, "invalid", 2, NULL, 0, error);
     sqlite3_stmt *st = NULL;
     bool ok = id >= 0 &&
               sqlite3_prepare_v2(s->db,
@@ -729,4 +1032,11 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
         return -1;
     }
     return id;
+}
+
+bool store_error_is_user(const GError *err)
+{
+    return err && err->domain == STORE_ERROR &&
+           (err->code == STORE_ERROR_FOREIGN || err->code == STORE_ERROR_NEWER ||
+            err->code == STORE_ERROR_MISSING);
 }

@@ -23,6 +23,8 @@
  */
 #include "trace.h"
 
+#include "outfile.h"
+
 #include <errno.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -40,8 +42,6 @@
 
 /* Characters of a diagnostic's first message line kept in its event name. */
 #define TRACE_DIAG_NAME_CHARS 120
-/* stdio buffer of the output file, bytes. */
-#define TRACE_FILE_BUFFER (1u << 20)
 
 static void stmt_free(sqlite3_stmt *st)
 {
@@ -54,8 +54,8 @@ typedef struct {
     sqlite3 *db;
     int64_t run_id;
     const char *out_path;
-    FILE *f;       /* the output; stdout for "-" */
-    bool regular;  /* the output is a regular file (removed again on failure) */
+    OutFile *out;  /* the output (src/outfile.h: temp + rename, or in place; "-" = stdout) */
+    FILE *f;       /* its stream */
     GString *buf;  /* the event being formatted, reused */
     GString *meta; /* the trailing "metadata" object */
     uint64_t n_events;
@@ -215,13 +215,8 @@ static bool set_write_error(TraceWriter *w, GError **error, int err)
     if (err == 0)
         err = EIO;
     g_set_error(error, G_IO_ERROR, g_io_error_from_errno(err), "cannot write trace to %s: %s",
-                w->out_path, g_strerror(err));
+                strcmp(w->out_path, "-") == 0 ? "stdout" : w->out_path, g_strerror(err));
     return false;
-}
-
-static bool is_stdout(const char *path)
-{
-    return strcmp(path, "-") == 0;
 }
 
 /* Starts an event in w->buf (the separator, then "{"). */
@@ -637,40 +632,26 @@ static bool write_document(TraceWriter *w, const char *run_name, GError **error)
 /* Opens the output (after the run is known to exist, so a bad run id leaves no file). */
 static bool open_output(TraceWriter *w, GError **error)
 {
-    if (is_stdout(w->out_path)) {
-        w->f = stdout;
-        return true;
-    }
-    w->f = fopen(w->out_path, "wb");
-    if (!w->f) {
-        int err = errno;
-        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(err), "cannot open %s: %s",
-                    w->out_path, g_strerror(err));
+    w->out = out_file_open(w->out_path, error);
+    if (!w->out)
         return false;
-    }
-    struct stat sb;
-    w->regular = fstat(fileno(w->f), &sb) == 0 && S_ISREG(sb.st_mode);
-    setvbuf(w->f, NULL, _IOFBF, TRACE_FILE_BUFFER);
+    w->f = out_file_stream(w->out);
     return true;
 }
 
-/* Flushes and closes the output; on `ok == false` (or a failing close) removes the file if it
- * is a regular one (never /dev/null or a pipe given as the path). */
+/* Closes the output: on success a regular target is replaced by the complete file; on
+ * `ok == false` (or a failing close) the old target is left as it was. */
 static bool close_output(TraceWriter *w, bool ok, GError **error)
 {
-    if (!w->f)
+    if (!w->out)
         return ok;
-    if (w->f == stdout) {
-        if (fflush(stdout) != 0 && ok)
-            ok = set_write_error(w, error, errno);
-        return ok;
-    }
-    if (fclose(w->f) != 0 && ok)
-        ok = set_write_error(w, error, errno);
+    OutFile *o = g_steal_pointer(&w->out);
     w->f = NULL;
-    if (!ok && w->regular)
-        g_unlink(w->out_path);
-    return ok;
+    if (!ok) {
+        out_file_abort(o);
+        return false;
+    }
+    return out_file_close(o, error);
 }
 
 bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)

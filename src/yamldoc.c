@@ -8,6 +8,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "inputfile.h"
 #include "scenario.h"
 
 /* ---- the owned YAML tree ---- */
@@ -491,136 +492,207 @@ static bool syntax_error(YamlDoc *d, yaml_parser_t *parser, const char *text, si
     return false;
 }
 
-/* Rejects aliases: libyaml resolves `*name` to the anchored node itself, so a node referenced
- * more than once (as root, item, key or value) was reached through an alias. Iterative, so
- * recursive aliases cannot loop. */
-static bool check_no_aliases(YamlDoc *d, yaml_document_t *doc)
+/* The tree is built from libyaml's event stream (not its document API), so every limit holds
+ * WHILE parsing: at the 65th nesting level the parser stops, after reading only what came
+ * before (libyaml's scanner costs O(depth) per token, so loading a deep document first was
+ * quadratic: 200 KB of '[' took 96 s). Aliases are refused at the alias; anchors alone are
+ * fine. Costs: O(text) plus O(depth) per token with depth <= YAMLDOC_MAX_DEPTH. */
+
+typedef struct {
+    YamlDocNode *node;  /* the open sequence or mapping */
+    GHashTable *seen;   /* mapping: key text -> index + 1 (borrowed keys) */
+    YamlDocNode *key;   /* mapping: the key waiting for its value, or NULL */
+} Frame;
+
+typedef struct {
+    YamlDoc *d;
+    Frame stack[YAMLDOC_MAX_DEPTH + 1];
+    int depth;            /* open containers */
+    YamlDocNode *root;
+    GHashTable *anchors;  /* anchor name -> line */
+} Builder;
+
+static void builder_clear(Builder *b)
 {
-    size_t n = (size_t)(doc->nodes.top - doc->nodes.start);
-    g_autofree uint8_t *refs = g_new0(uint8_t, n + 1);
-    refs[1] = 1; /* the root */
-    for (size_t i = 1; i <= n; i++) {
-        yaml_node_t *node = yaml_document_get_node(doc, (int)i);
-        if (!node)
-            continue;
-        if (node->type == YAML_SEQUENCE_NODE) {
-            for (yaml_node_item_t *it = node->data.sequence.items.start;
-                 it < node->data.sequence.items.top; it++) {
-                if (*it < 1 || (size_t)*it > n || refs[*it]++) {
-                    yaml_node_t *target = yaml_document_get_node(doc, *it);
-                    YamlDocNode at = {.line = mark_line(node->start_mark)};
-                    return yamldoc_fail(
-                        d, &at, NULL,
-                        "YAML alias in a list (anchor at line %u); aliases (*name) are "
-                        "not supported, write the value out",
-                        target ? mark_line(target->start_mark) : 0);
-                }
-            }
-        } else if (node->type == YAML_MAPPING_NODE) {
-            for (yaml_node_pair_t *pr = node->data.mapping.pairs.start;
-                 pr < node->data.mapping.pairs.top; pr++) {
-                int ids[2] = {pr->key, pr->value};
-                for (int k = 0; k < 2; k++) {
-                    if (ids[k] >= 1 && (size_t)ids[k] <= n && !refs[ids[k]]++)
-                        continue;
-                    yaml_node_t *key = yaml_document_get_node(doc, pr->key);
-                    yaml_node_t *target = yaml_document_get_node(doc, ids[k]);
-                    YamlDocNode at = {.line = mark_line(key ? key->start_mark : node->start_mark)};
-                    const char *kname = key && key->type == YAML_SCALAR_NODE && k == 1
-                                            ? (const char *)key->data.scalar.value
-                                            : NULL;
-                    return yamldoc_fail(
-                        d, &at, kname,
-                        "YAML alias (anchor at line %u); aliases (*name) and merge keys "
-                        "are not supported, write the value out",
-                        target ? mark_line(target->start_mark) : 0);
-                }
-            }
-        }
+    for (int i = b->depth - 1; i >= 0; i--) {
+        yamldoc_node_free(b->stack[i].key);
+        if (b->stack[i].seen)
+            g_hash_table_unref(b->stack[i].seen);
+        yamldoc_node_free(b->stack[i].node); /* open containers are not attached yet */
     }
+    b->depth = 0;
+    g_clear_pointer(&b->root, yamldoc_node_free);
+    g_clear_pointer(&b->anchors, g_hash_table_unref);
+}
+
+static void note_anchor(Builder *b, const yaml_char_t *anchor, uint32_t line)
+{
+    if (anchor)
+        g_hash_table_insert(b->anchors, g_strdup((const char *)anchor), GUINT_TO_POINTER(line));
+}
+
+/* Attaches a finished node to the open container (or makes it the root). Takes `n`. */
+static bool attach(Builder *b, YamlDocNode *n)
+{
+    if (b->depth == 0) {
+        g_assert(!b->root);
+        b->root = n;
+        return true;
+    }
+    Frame *f = &b->stack[b->depth - 1];
+    if (f->node->type == YAMLDOC_SEQ) {
+        g_ptr_array_add(f->node->items, n);
+        return true;
+    }
+    if (!f->key) {
+        if (n->type != YAMLDOC_SCALAR) {
+            YamlDocNode at = {.line = n->line};
+            yamldoc_fail(b->d, &at, NULL,
+                         "a mapping key is a %s; keys must be plain names or numbers",
+                         n->type == YAMLDOC_MAP ? "mapping" : "list");
+            yamldoc_node_free(n);
+            return false;
+        }
+        guint prev = GPOINTER_TO_UINT(g_hash_table_lookup(f->seen, n->text));
+        if (prev) {
+            yamldoc_fail(b->d, n, n->text,
+                         "duplicate key (first at line %u); each key may appear once in a "
+                         "mapping",
+                         yamldoc_map_key(f->node, prev - 1)->line);
+            yamldoc_node_free(n);
+            return false;
+        }
+        f->key = n;
+        return true;
+    }
+    g_hash_table_insert(f->seen, f->key->text, GUINT_TO_POINTER(yamldoc_map_len(f->node) + 1));
+    g_ptr_array_add(f->node->items, g_steal_pointer(&f->key));
+    g_ptr_array_add(f->node->items, n);
     return true;
 }
 
-static YamlDocNode *convert(YamlDoc *d, yaml_document_t *doc, yaml_node_t *node, int depth)
+/* A sequence or mapping starts: a new frame, unless that is one level too deep. */
+static bool too_deep(Builder *b, uint32_t line)
 {
-    uint32_t line = mark_line(node->start_mark);
-    if (depth > YAMLDOC_MAX_DEPTH) {
-        YamlDocNode at = {.line = line};
-        yamldoc_fail(d, &at, NULL, "YAML nested deeper than %d levels; a %s needs far less",
-                     YAMLDOC_MAX_DEPTH, d->what);
-        return NULL;
+    YamlDocNode at = {.line = line};
+    return yamldoc_fail(b->d, &at, NULL, "YAML nested deeper than %d levels; a %s needs far less",
+                        YAMLDOC_MAX_DEPTH, b->d->what);
+}
+
+static bool open_container(Builder *b, YamlDocType type, uint32_t line)
+{
+    if (b->depth > YAMLDOC_MAX_DEPTH) /* a node below YAMLDOC_MAX_DEPTH + 1 containers */
+        return too_deep(b, line);
+    /* a key may not be a container: say so at its start, before reading it */
+    if (b->depth > 0) {
+        Frame *p = &b->stack[b->depth - 1];
+        if (p->node->type == YAMLDOC_MAP && !p->key) {
+            YamlDocNode at = {.line = line};
+            return yamldoc_fail(b->d, &at, NULL,
+                                "a mapping key is a %s; keys must be plain names or numbers",
+                                type == YAMLDOC_MAP ? "mapping" : "list");
+        }
     }
-    switch (node->type) {
-    case YAML_SCALAR_NODE: {
+    Frame *f = &b->stack[b->depth++];
+    f->node = node_new(type, line, NULL);
+    f->seen = type == YAMLDOC_MAP ? g_hash_table_new(g_str_hash, g_str_equal) : NULL;
+    f->key = NULL;
+    return true;
+}
+
+static bool close_container(Builder *b)
+{
+    g_assert(b->depth > 0);
+    Frame *f = &b->stack[--b->depth];
+    if (f->seen)
+        g_hash_table_unref(f->seen);
+    yamldoc_node_free(f->key); /* cannot happen in well-formed YAML */
+    YamlDocNode *n = f->node;
+    *f = (Frame){0};
+    return attach(b, n);
+}
+
+static bool on_alias(Builder *b, const yaml_event_t *ev)
+{
+    uint32_t anchor_line =
+        GPOINTER_TO_UINT(g_hash_table_lookup(b->anchors, ev->data.alias.anchor));
+    Frame *f = b->depth ? &b->stack[b->depth - 1] : NULL;
+    if (f && f->node->type == YAMLDOC_SEQ) {
+        YamlDocNode at = {.line = f->node->line};
+        return yamldoc_fail(b->d, &at, NULL,
+                            "YAML alias in a list (anchor at line %u); aliases (*name) are not "
+                            "supported, write the value out",
+                            anchor_line);
+    }
+    YamlDocNode at = {.line = f && f->key ? f->key->line : mark_line(ev->start_mark)};
+    return yamldoc_fail(b->d, &at, f && f->key ? f->key->text : NULL,
+                        "YAML alias (anchor at line %u); aliases (*name) and merge keys are not "
+                        "supported, write the value out",
+                        anchor_line);
+}
+
+/* One event of the first document. Returns false with the error set. */
+static bool on_event(Builder *b, const yaml_event_t *ev)
+{
+    uint32_t line = mark_line(ev->start_mark);
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: {
+        if (b->depth > YAMLDOC_MAX_DEPTH)
+            return too_deep(b, line);
+        note_anchor(b, ev->data.scalar.anchor, line);
         YamlDocNode *n = node_new(YAMLDOC_SCALAR, line, NULL);
-        n->text = g_strndup((const char *)node->data.scalar.value, node->data.scalar.length);
-        n->quoted = node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
-        if (strlen(n->text) != node->data.scalar.length) {
+        n->text = g_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+        if (strlen(n->text) != ev->data.scalar.length) {
             YamlDocNode at = {.line = line};
             yamldoc_node_free(n);
-            yamldoc_fail(d, &at, NULL, "a string contains a NUL character; remove it");
-            return NULL;
+            return yamldoc_fail(b->d, &at, NULL, "a string contains a NUL character; remove it");
         }
-        return n;
+        return attach(b, n);
     }
-    case YAML_SEQUENCE_NODE: {
-        g_autoptr(YamlDocNode) n = node_new(YAMLDOC_SEQ, line, NULL);
-        for (yaml_node_item_t *it = node->data.sequence.items.start;
-             it < node->data.sequence.items.top; it++) {
-            YamlDocNode *child = convert(d, doc, yaml_document_get_node(doc, *it), depth + 1);
-            if (!child)
-                return NULL;
-            g_ptr_array_add(n->items, child);
-        }
-        return g_steal_pointer(&n);
+    case YAML_SEQUENCE_START_EVENT:
+        note_anchor(b, ev->data.sequence_start.anchor, line);
+        return open_container(b, YAMLDOC_SEQ, line);
+    case YAML_MAPPING_START_EVENT:
+        note_anchor(b, ev->data.mapping_start.anchor, line);
+        return open_container(b, YAMLDOC_MAP, line);
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        return close_container(b);
+    case YAML_ALIAS_EVENT:
+        return on_alias(b, ev);
+    default:
+        return true;
     }
-    case YAML_MAPPING_NODE: {
-        g_autoptr(YamlDocNode) n = node_new(YAMLDOC_MAP, line, NULL);
-        g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal); /* key -> idx+1 */
-        for (yaml_node_pair_t *pr = node->data.mapping.pairs.start;
-             pr < node->data.mapping.pairs.top; pr++) {
-            yaml_node_t *kn = yaml_document_get_node(doc, pr->key);
-            if (kn->type != YAML_SCALAR_NODE) {
-                YamlDocNode at = {.line = mark_line(kn->start_mark)};
-                yamldoc_fail(d, &at, NULL,
-                             "a mapping key is a %s; keys must be plain names or numbers",
-                             kn->type == YAML_MAPPING_NODE ? "mapping" : "list");
-                return NULL;
-            }
-            YamlDocNode *key = convert(d, doc, kn, depth + 1);
-            if (!key)
-                return NULL;
-            guint prev = GPOINTER_TO_UINT(g_hash_table_lookup(seen, key->text));
-            if (prev) {
-                yamldoc_fail(d, key, key->text,
-                             "duplicate key (first at line %u); each key may appear "
-                             "once in a mapping",
-                             yamldoc_map_key(n, prev - 1)->line);
-                yamldoc_node_free(key);
-                return NULL;
-            }
-            g_hash_table_insert(seen, key->text, GUINT_TO_POINTER(yamldoc_map_len(n) + 1));
-            g_ptr_array_add(n->items, key);
-            YamlDocNode *value = convert(d, doc, yaml_document_get_node(doc, pr->value), depth + 1);
-            if (!value) {
-                g_ptr_array_add(n->items, NULL); /* keep pairs aligned for the free */
-                return NULL;
-            }
-            g_ptr_array_add(n->items, value);
-        }
-        return g_steal_pointer(&n);
+}
+
+/* The first problem that makes `text` not UTF-8 for libyaml's purposes (a BOM, UTF-16/32, a
+ * NUL byte, an invalid sequence), as "FILE:LINE: malformed YAML: ..." (SCENARIO_ERROR_SYNTAX). */
+static bool check_text(YamlDoc *d, const char *text, size_t len)
+{
+    gsize max = input_max_bytes(NULL);
+    if (max && len > max) {
+        g_set_error(d->error, SCENARIO_ERROR, SCENARIO_ERROR_IO,
+                    "%s: %zu bytes, over the input size limit of %" G_GSIZE_FORMAT
+                    " bytes (set %s=BYTES to raise it)",
+                    d->file, len, max, INPUT_MAX_BYTES_ENV);
+        return false;
     }
-    default: {
-        YamlDocNode at = {.line = line};
-        yamldoc_fail(d, &at, NULL, "empty YAML node; expected a value");
-        return NULL;
-    }
-    }
+    gsize at = 0;
+    g_autofree char *why = input_utf8_problem(text, len, &at);
+    if (!why)
+        return true;
+    g_set_error(d->error, SCENARIO_ERROR, SCENARIO_ERROR_SYNTAX,
+                "%s:%u: malformed YAML: %s; the file must be UTF-8 text", d->file,
+                line_of_offset(text, len, at), why);
+    return false;
 }
 
 /* Parses `text` into a tree. Returns NULL with the error set. */
 YamlDocNode *yamldoc_parse(YamlDoc *d, const char *text, size_t len)
 {
+    if (!check_text(d, text, len))
+        return NULL;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         g_set_error(d->error, SCENARIO_ERROR, SCENARIO_ERROR_IO,
@@ -628,45 +700,51 @@ YamlDocNode *yamldoc_parse(YamlDoc *d, const char *text, size_t len)
         return NULL;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    yaml_document_t doc;
-    if (!yaml_parser_load(&parser, &doc)) {
-        syntax_error(d, &parser, text, len);
-        yaml_parser_delete(&parser);
-        return NULL;
-    }
-    YamlDocNode *tree = NULL;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    bool blank = root && root->type == YAML_SCALAR_NODE &&
-                 root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                 root->data.scalar.length == 0; /* "---" and nothing else */
-    if (!root || blank) {
-        g_autofree char *keys = g_strjoinv(", ", (char **)d->top_keys);
-        g_set_error(d->error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
-                    "%s:1: the file is empty; expected a mapping with keys %s", d->file, keys);
-    } else if (check_no_aliases(d, &doc)) {
-        tree = convert(d, &doc, root, 0);
-    }
-    yaml_document_delete(&doc);
-    if (tree) {
-        /* One document per file: anything after a second `---` is a mistake. */
-        yaml_document_t extra;
-        if (!yaml_parser_load(&parser, &extra)) {
+    yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+    Builder b = {.d = d, .anchors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
+    int docs = 0;
+    bool ok = true, done = false;
+    while (ok && !done) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
             syntax_error(d, &parser, text, len);
-            g_clear_pointer(&tree, yamldoc_node_free);
-        } else {
-            yaml_node_t *r2 = yaml_document_get_root_node(&extra);
-            if (r2) {
+            ok = false;
+            break;
+        }
+        switch (ev.type) {
+        case YAML_DOCUMENT_START_EVENT:
+            if (++docs == 2) {
                 g_set_error(d->error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
                             "%s:%u: a second YAML document; a %s holds exactly one "
                             "(remove the extra '---')",
-                            d->file, mark_line(extra.start_mark), d->what);
-                g_clear_pointer(&tree, yamldoc_node_free);
+                            d->file, mark_line(ev.start_mark), d->what);
+                ok = false;
             }
-            yaml_document_delete(&extra);
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        default:
+            if (docs == 1)
+                ok = on_event(&b, &ev);
+            break;
         }
+        yaml_event_delete(&ev);
     }
     yaml_parser_delete(&parser);
-    if (tree && tree->type != YAMLDOC_MAP) {
+    YamlDocNode *tree = ok ? g_steal_pointer(&b.root) : NULL;
+    builder_clear(&b);
+    if (!ok)
+        return NULL;
+    bool blank = tree && tree->type == YAMLDOC_SCALAR && !tree->quoted && !tree->text[0];
+    if (!tree || blank) { /* nothing, or "---" and nothing else */
+        yamldoc_node_free(tree);
+        g_autofree char *keys = g_strjoinv(", ", (char **)d->top_keys);
+        g_set_error(d->error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                    "%s:1: the file is empty; expected a mapping with keys %s", d->file, keys);
+        return NULL;
+    }
+    if (tree->type != YAMLDOC_MAP) {
         g_autofree char *got = yamldoc_describe(tree);
         g_autofree char *keys = g_strjoinv(", ", (char **)d->top_keys);
         yamldoc_fail(d, tree, NULL, "the top level is %s; expected a mapping with keys %s", got,
@@ -688,6 +766,19 @@ bool yamldoc_set(YamlDoc *d, YamlDocNode *root, const char *ov)
                            ov),
                false;
     g_autofree char *path = g_strndup(ov, (gsize)(eq - ov));
+    /* Each node made here records its path prefix, so a path of n keys costs O(n x length):
+     * bounded by the nesting limit (a 120 KB path of 60,000 keys took 7 GB). */
+    gsize dots = 0;
+    for (const char *c = path; *c; c++)
+        dots += *c == '.';
+    if (dots >= YAMLDOC_MAX_DEPTH) {
+        g_autofree char *shown = input_escape(path, 60);
+        return g_set_error(d->error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                           "--set '%s': %" G_GSIZE_FORMAT " keys deep; a scenario nests at most "
+                           "%d levels",
+                           shown, dots + 1, YAMLDOC_MAX_DEPTH),
+               false;
+    }
     g_auto(GStrv) parts = g_strsplit(path, ".", -1);
     if (!parts[0])
         return g_set_error(d->error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,

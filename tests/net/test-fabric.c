@@ -4,6 +4,7 @@
  * ones do not slow each other, a late starter, weights), link faults, hardware checks. */
 #include <criterion/criterion.h>
 #include <glib.h>
+#include <inttypes.h>
 #include <math.h>
 
 #include "../../net/fabric.h"
@@ -371,4 +372,46 @@ Test(fabric, algo_names)
     cr_assert_not(net_algo_parse("butterfly", &a));
     cr_assert(net_algo_supports(NET_ALGO_DIRECT, NET_ALL_TO_ALL));
     cr_assert_not(net_algo_supports(NET_ALGO_TREE, NET_ALL_GATHER));
+}
+
+/* Regression (issue 9): a vanishing bandwidth (1e-15 GB/s) or link-fault factor (1e-300) made
+ * the ns conversion overflow into a negative time; every time now saturates at
+ * NET_TIME_MAX_NS, contended or not. */
+Test(regress, vanishing_bandwidth_saturates_instead_of_overflowing)
+{
+    NetHardware hw = two_tier;
+    hw.tiers[1].bw_bytes_per_s = 1e-6; /* 1e-15 GB/s */
+    hw.tiers[1].shared_bw_bytes_per_s = 1e-6;
+    NetFabric *f = fabric(&hw, 16);
+    uint32_t g = group_range(f, 0, 16, 1);
+    NetPlan p = net_fabric_plan(f, g, NET_ALL_GATHER, 1u << 20);
+    cr_assert_eq(p.time_ns, NET_TIME_MAX_NS);
+    for (int a = NET_ALGO_RING; a < NET_ALGO_COUNT; a++) {
+        NetPlan q;
+        if (net_fabric_plan_algo(f, g, NET_ALL_REDUCE, 1u << 20, (NetAlgo)a, &q))
+            cr_assert(q.time_ns > 0 && q.time_ns <= NET_TIME_MAX_NS, "%s: %" PRId64,
+                      net_algo_name((NetAlgo)a), q.time_ns);
+    }
+    int64_t done[2];
+    net_fabric_start(f, 5000, g, NET_ALL_GATHER, 1u << 20, 0);
+    net_fabric_start(f, 5000, g, NET_ALL_REDUCE, 1u << 20, 1);
+    run_flows(f, done, 2);
+    cr_assert_eq(done[0], NET_TIME_MAX_NS);
+    cr_assert_eq(done[1], NET_TIME_MAX_NS);
+    net_fabric_free(f);
+
+    NetLinkFault lf = {1, 1, 1e-300};
+    NetFabricConfig c = {0};
+    c.hw = &two_tier;
+    c.n_ranks = 16;
+    c.contention = false;
+    c.faults = &lf;
+    c.n_faults = 1;
+    f = net_fabric_new(&c);
+    g = group_range(f, 0, 16, 1);
+    cr_assert_eq(net_fabric_plan(f, g, NET_ALL_GATHER, 1u << 20).time_ns, NET_TIME_MAX_NS);
+    net_fabric_start(f, 0, g, NET_ALL_GATHER, 1u << 20, 0);
+    run_flows(f, done, 1);
+    cr_assert_eq(done[0], NET_TIME_MAX_NS);
+    net_fabric_free(f);
 }

@@ -830,3 +830,50 @@ Test(regress, watchdog_ignores_a_crashed_first_arrival)
     cr_assert_eq(t->rank, 0);
     cr_assert_eq(o->ranks[1].state, SCHED_RANK_BLOCKED);
 }
+
+/* Regression (issue 9): a link at 1e-15 GB/s aborted in sched_queue_push (negative time from
+ * an overflowing conversion in the fabric). Now: a `time` error at the last real time, the
+ * members left blocked; with the watchdog on, the watchdog fires first. */
+Test(regress, vanishing_bandwidth_is_a_time_error_not_an_abort)
+{
+    static const NetHardware slow_hw = {
+        .name = "slow", .devices_per_node = 1u << 20, .launch_latency_ns = 1000, .n_tiers = 1,
+        .tiers = {{.name = "link", .span_devices = 0, .bw_bytes_per_s = 1e-6, .latency_ns = 0}},
+    };
+    g_autoptr(SchedProgram) p = sched_program_new(4);
+    int32_t g = all_group(p, "tp");
+    SchedOp ops[] = {C(p, "attn", 10 * US), AG(p, "kv_all_gather", g, 1000)};
+    for (uint32_t r = 0; r < 4; r++)
+        sched_program_set_ops(p, r, ops, 2);
+    SchedConfig c = quiet_config();
+    c.fabric.hw = &slow_hw;
+    c.collective_timeout_ns = 0;
+    g_autoptr(SchedOutcome) o = run(p, c);
+    cr_assert(o->failed);
+    const SchedDiag *d = find_diag(o, "time");
+    cr_assert_not_null(d);
+    cr_assert(strstr(d->message, "kv_all_gather (group tp, seq 1)"), "%s", d->message);
+    cr_assert_eq(o->end_ns, 10 * US);
+    cr_assert_eq(o->ranks[0].state, SCHED_RANK_BLOCKED);
+
+    c.collective_timeout_ns = 1 * S;
+    g_autoptr(SchedOutcome) w = run(p, c);
+    cr_assert_not_null(find_diag(w, "timeout"));
+    cr_assert_null(find_diag(w, "time"));
+
+    /* an element count whose bytes overflow 64 bits saturates as well */
+    g_autoptr(SchedProgram) q = sched_program_new(2);
+    int32_t g2 = all_group(q, "tp");
+    SchedOp huge[] = {AG(q, "huge", g2, UINT64_MAX / 2 + 10)}; /* x 2 bytes wraps */
+    sched_program_set_ops(q, 0, huge, 1);
+    sched_program_set_ops(q, 1, huge, 1);
+    SchedConfig qc = quiet_config();
+    qc.collective_timeout_ns = 0;
+    g_autoptr(SchedOutcome) h = run(q, qc);
+    cr_assert_not_null(find_diag(h, "time"));
+
+    /* a watchdog beyond the representable range never fires and never overflows */
+    c.collective_timeout_ns = INT64_MAX;
+    g_autoptr(SchedOutcome) x = run(p, c);
+    cr_assert_not_null(find_diag(x, "time"));
+}

@@ -99,3 +99,26 @@ Test(program, unroll_expands_nested_repeats_with_layers)
         cr_assert_neq(l->ops[i].kind, SCHED_OP_REPEAT);
     }
 }
+
+/* The total-work estimate checked before simulating (issue 9): rank-ops over all ranks with
+ * repeats expanded; ranks sharing a list count each; 8 nested repeats of 10 M saturate. */
+Test(program, total_op_count_expands_repeats_and_saturates)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(3);
+    uint32_t a = sched_program_name(p, "a");
+    SchedOp ops[] = {sched_op_repeat(4, 2, 0), sched_op_compute(a, 1, 0),
+                     sched_op_compute(a, 1, 0), sched_op_compute(a, 1, 0)};
+    sched_program_set_ops(p, 0, ops, 4);
+    sched_program_set_ops(p, 1, ops, 4); /* shared with rank 0 */
+    sched_program_set_ops(p, 2, ops + 3, 1);
+    cr_assert_eq(sched_program_total_op_count(p), 9 + 9 + 1);
+
+    g_autoptr(SchedProgram) big = sched_program_new(2);
+    SchedOp nest[9];
+    for (int i = 0; i < 8; i++)
+        nest[i] = sched_op_repeat(10000000, (uint32_t)(8 - i), i == 0 ? 0 : -1);
+    nest[8] = sched_op_compute(sched_program_name(big, "x"), 1, 0);
+    sched_program_set_ops(big, 0, nest, 9);
+    sched_program_set_ops(big, 1, nest, 9);
+    cr_assert_eq(sched_program_total_op_count(big), UINT64_MAX);
+}

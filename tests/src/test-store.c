@@ -1,6 +1,7 @@
 /* tests/src/test-store.c — the results database: schema and views, one transaction per run
- * (a run killed mid-way leaves no row), concurrent writers lose nothing, invalid runs, and a
- * database from a newer ranksim is refused. */
+ * (a run killed mid-way leaves no row), concurrent writers lose nothing, a second writer never
+ * waits for a simulation, readers work under a held write lock, invalid runs, and a foreign or
+ * newer database is refused and left byte-identical. */
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
@@ -113,7 +114,7 @@ Test(store, a_run_killed_midway_leaves_no_rows)
         c.record_data = r;
         SchedOutcome *o = sched_engine_run(p, &c);
         (void)o;
-        /* Rows are in the database file's WAL by now, uncommitted. */
+        /* Rows are staged by now; nothing of the run is in the database. */
         kill(getpid(), SIGKILL);
         _exit(12);
     }
@@ -209,4 +210,141 @@ Test(store, unwritable_location_is_an_error_not_a_crash)
     g_autoptr(Store) s = store_open("/proc/ranksim-cannot/x.db", &err);
     cr_assert_null(s);
     cr_assert_not_null(err);
+}
+
+/* Regression (issue 9): a run held the write lock for its whole simulation, so a second writer
+ * waited (then failed after 300 s). Now a run that is still streaming records does not hold
+ * any lock: another connection stores a whole run meanwhile, within a 2 s busy timeout. */
+Test(regress, a_second_writer_does_not_wait_for_a_simulation)
+{
+    g_autofree char *path = tmp_db();
+    g_autoptr(Store) a = store_open(path, NULL);
+    g_autoptr(Store) b = store_open(path, NULL);
+    cr_assert(a && b);
+    sqlite3_busy_timeout(store_db(b), 2000);
+    g_autoptr(SchedProgram) big = program(20000);
+    StoreRunInfo info = {"first", "program", NULL, NULL, "full", NULL};
+    StoreRun *r = store_run_begin(a, &info, big, NULL);
+    cr_assert_not_null(r);
+    /* the first run's engine: stop after half the program, still "simulating" */
+    SchedConfig c = sched_config_default();
+    c.record = store_run_record;
+    c.record_data = r;
+    g_autoptr(SchedOutcome) o = sched_engine_run(big, &c);
+    gint64 t0 = g_get_monotonic_time();
+    g_autoptr(SchedProgram) p = program(2);
+    int64_t id = store_one(b, p, "second");
+    double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
+    cr_assert_eq(id, 1);
+    cr_assert_lt(ms, 1000.0, "the second run took %.0f ms", ms);
+    /* a reader sees the second run while the first is still open */
+    g_autoptr(Store) reader = store_open_readonly(path, NULL);
+    cr_assert_eq(scalar(reader, "SELECT count(*) FROM runs"), 1);
+    g_autoptr(GError) err = NULL;
+    cr_assert_eq(store_run_finish(r, o, "ok", 0, 1.0, &err), 2, "%s", err ? err->message : "");
+    cr_assert_eq(scalar(reader, "SELECT count(*) FROM op_rows WHERE run_id = 2"),
+                 4 * 20000 * 2);
+}
+
+/* Regression (issue 9): readers took the write lock on open. A read-only open works while
+ * another connection holds BEGIN IMMEDIATE, and writes nothing (query_only). */
+Test(regress, a_reader_works_under_a_held_write_lock)
+{
+    g_autofree char *path = tmp_db();
+    {
+        g_autoptr(Store) s = store_open(path, NULL);
+        g_autoptr(SchedProgram) p = program(2);
+        store_one(s, p, "one");
+    }
+    sqlite3 *locker = NULL;
+    cr_assert_eq(sqlite3_open(path, &locker), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(locker, "BEGIN IMMEDIATE; DELETE FROM runs;", NULL, NULL, NULL),
+                 SQLITE_OK);
+    gint64 t0 = g_get_monotonic_time();
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Store) r = store_open_readonly(path, &err);
+    cr_assert_not_null(r, "%s", err ? err->message : "");
+    cr_assert_eq(scalar(r, "SELECT count(*) FROM runs"), 1); /* the committed snapshot */
+    cr_assert_lt(g_get_monotonic_time() - t0, 500000);
+    cr_assert_neq(sqlite3_exec(store_db(r), "DELETE FROM runs", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_exec(locker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(locker);
+    g_autoptr(GError) e2 = NULL;
+    g_autoptr(Store) none = store_open_readonly("/nonexistent/ranksim.db", &e2);
+    cr_assert_null(none);
+    cr_assert(g_error_matches(e2, STORE_ERROR, STORE_ERROR_MISSING));
+}
+
+static char *file_sum(const char *path)
+{
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(path, &data, &len, NULL));
+    return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)data, len);
+}
+
+/* Regression (issue 9): a foreign SQLite file with its own `runs` table got 13 tables added and
+ * its user_version stamped. Now it is recognised by reading only: byte-identical afterwards,
+ * STORE_ERROR_FOREIGN, one line. Same for a newer ranksim's file and a text file. */
+Test(regress, a_foreign_database_is_left_byte_identical)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-foreign-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "theirs.db", NULL);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db,
+                              "CREATE TABLE runs(id INTEGER PRIMARY KEY, athlete TEXT, km REAL);"
+                              "INSERT INTO runs(athlete, km) VALUES ('ann', 10.5);",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(db);
+    g_autofree char *before = file_sum(path);
+    for (int ro = 0; ro < 2; ro++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(Store) s = ro ? store_open_readonly(path, &err) : store_open(path, &err);
+        cr_assert_null(s);
+        cr_assert(g_error_matches(err, STORE_ERROR, STORE_ERROR_FOREIGN), "%s", err->message);
+        cr_assert(strstr(err->message, "not a ranksim results database (tables: runs;"),
+                  "%s", err->message);
+        cr_assert_null(strchr(err->message, '\n'));
+        cr_assert(store_error_is_user(err));
+    }
+    g_autofree char *after = file_sum(path);
+    cr_assert_str_eq(before, after);
+
+    /* a newer ranksim's file: ours, but refused untouched */
+    g_autofree char *newer = g_build_filename(dir, "newer.db", NULL);
+    {
+        g_autoptr(Store) s = store_open(newer, NULL);
+        cr_assert_not_null(s);
+        sqlite3_exec(store_db(s), "PRAGMA user_version = 99", NULL, NULL, NULL);
+    }
+    g_autofree char *nb = file_sum(newer);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Store) s = store_open(newer, &err);
+    cr_assert_null(s);
+    cr_assert(g_error_matches(err, STORE_ERROR, STORE_ERROR_NEWER), "%s", err->message);
+    g_autofree char *na = file_sum(newer);
+    cr_assert_str_eq(nb, na);
+
+    /* not SQLite at all */
+    g_autofree char *text = g_build_filename(dir, "notes.db", NULL);
+    cr_assert(g_file_set_contents(text, "just some notes, long enough to look like a header of "
+                                        "something that is not a database at all.\n", -1, NULL));
+    g_autofree char *tb = file_sum(text);
+    g_autoptr(GError) e3 = NULL;
+    g_autoptr(Store) t = store_open(text, &e3);
+    cr_assert_null(t);
+    cr_assert(g_error_matches(e3, STORE_ERROR, STORE_ERROR_FOREIGN), "%s", e3->message);
+    g_autofree char *ta = file_sum(text);
+    cr_assert_str_eq(tb, ta);
+}
+
+/* doc/database.md states the schema version the code writes. */
+Test(regress, database_doc_states_the_schema_version)
+{
+    g_autofree char *doc = NULL;
+    cr_assert(g_file_get_contents(RANKSIM_SOURCE_DIR "/doc/database.md", &doc, NULL, NULL));
+    g_autofree char *want = g_strdup_printf("(currently **%d**)", STORE_SCHEMA_VERSION);
+    cr_assert(strstr(doc, want), "doc/database.md does not say %s", want);
 }
