@@ -1253,6 +1253,19 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
         m->ranks[r] = k->r;
         m->ranks[r].items = g_ptr_array_ref(k->r.items);
     }
+    m->vllm.rank = -1;
+    for (uint32_t r = 0; r < m->world; r++)
+        if (m->vllm.rank < 0 || m->ranks[r].kv_budget_bytes < m->vllm.kv_budget_bytes) {
+            const ModelMemRank *x = &m->ranks[r];
+            m->vllm.rank = (int32_t)r;
+            m->vllm.loading_bytes = x->bytes[MODEL_MEM_WEIGHTS] +
+                                    x->bytes[MODEL_MEM_QUANT_SCALES] +
+                                    x->bytes[MODEL_MEM_DERIVED_WEIGHTS];
+            m->vllm.kv_budget_bytes = x->kv_budget_bytes;
+            m->vllm.kv_tokens = x->kv_tokens;
+            m->vllm.max_concurrency = x->max_concurrency;
+            m->vllm.kv_block_size = x->kv_block_size;
+        }
     add_diags(&c, m, (RankClass *)(void *)classes->data, cls_of);
     for (guint k = 0; k < classes->len; k++)
         g_ptr_array_unref(g_array_index(classes, RankClass, k).r.items);

@@ -56,6 +56,18 @@ typedef struct {
     double max_concurrency;         /* "Maximum concurrency for L tokens per request: C x" */
 } ModelMemRank;
 
+/* What vLLM's start-up log says, for the tightest rank (the smallest KV budget): "Model loading
+ * took X GiB memory", "Available KV cache memory: Y GiB", "GPU KV cache size: N tokens",
+ * "Maximum concurrency for L tokens per request: C x". */
+typedef struct {
+    int32_t rank;             /* the tightest rank; -1 = none */
+    uint64_t loading_bytes;   /* weights + quant scales + derived weights */
+    int64_t kv_budget_bytes;  /* may be negative */
+    uint64_t kv_tokens;       /* 0 when the budget is not positive */
+    double max_concurrency;
+    uint32_t kv_block_size;
+} ModelVllmLines;
+
 typedef struct {
     uint32_t world;
     ModelMemRank *ranks;           /* [world] */
@@ -65,6 +77,7 @@ typedef struct {
     uint32_t max_model_len;        /* the engine's, for the capacity lines; 0 when unknown (a plan
                                       read back from the database) */
     char *weights_format;          /* model_quant_spec_describe() of the formats in force, owned */
+    ModelVllmLines vllm;           /* the start-up log lines of the tightest rank */
     GPtrArray *diags;              /* SchedDiag*, owned: kv_budget, oom */
 } ModelMemPlan;
 

@@ -343,7 +343,9 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(store_db(st),
                            "SELECT hbm_bytes, requested_bytes, utilization, kv_bytes_per_token,"
-                           " (SELECT MAX(rank) FROM memory WHERE run_id = ?1)"
+                           " (SELECT MAX(rank) FROM memory WHERE run_id = ?1),"
+                           " max_model_len, weights_format, vllm_rank, loading_bytes, kv_tokens,"
+                           " max_concurrency, kv_block_size, min_kv_budget_bytes"
                            " FROM memory_runs WHERE run_id = ?1",
                            -1, &s, NULL) != SQLITE_OK) {
         sql_fail(error, st, "reading memory_runs");
@@ -360,6 +362,15 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
     m->requested_bytes = (uint64_t)sqlite3_column_int64(s, 1);
     m->utilization = sqlite3_column_double(s, 2);
     uint64_t per_token = (uint64_t)sqlite3_column_int64(s, 3);
+    m->max_model_len = (uint32_t)sqlite3_column_int64(s, 5);
+    const unsigned char *wf = sqlite3_column_text(s, 6);
+    m->weights_format = wf ? g_strdup((const char *)wf) : NULL;
+    m->vllm.rank = sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7);
+    m->vllm.loading_bytes = (uint64_t)sqlite3_column_int64(s, 8);
+    m->vllm.kv_tokens = (uint64_t)sqlite3_column_int64(s, 9);
+    m->vllm.max_concurrency = sqlite3_column_double(s, 10);
+    m->vllm.kv_block_size = (uint32_t)sqlite3_column_int64(s, 11);
+    m->vllm.kv_budget_bytes = sqlite3_column_int64(s, 12);
     sqlite3_finalize(s);
     if (max_rank < 0 || max_rank >= G_MAXINT32)
         return NULL;

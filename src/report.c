@@ -252,32 +252,20 @@ static const char *thousands(uint64_t v, char *buf, size_t n)
     return buf;
 }
 
-/* The tightest rank (smallest KV budget): the one whose log lines decide the start-up. */
-static uint32_t tightest_rank(const ModelMemPlan *m)
-{
-    uint32_t w = 0;
-    for (uint32_t r = 1; r < m->world; r++)
-        if (m->ranks[r].kv_budget_bytes < m->ranks[w].kv_budget_bytes)
-            w = r;
-    return w;
-}
-
 static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
 {
-    uint32_t max_model_len = m->max_model_len;
-    uint32_t r = tightest_rank(m);
-    const ModelMemRank *x = &m->ranks[r];
-    uint64_t loaded = x->bytes[MODEL_MEM_WEIGHTS] + x->bytes[MODEL_MEM_QUANT_SCALES] +
-                      x->bytes[MODEL_MEM_DERIVED_WEIGHTS];
-    fprintf(out, "\nvLLM start-up as its log would read (rank %u, the tightest; %s):\n", r,
+    const ModelVllmLines *v = &m->vllm;
+    if (v->rank < 0)
+        return;
+    fprintf(out, "\nvLLM start-up as its log would read (rank %d, the tightest; %s):\n", v->rank,
             REPORT_KV_UNCERTAINTY);
-    fprintf(out, "  Model loading took %.2f GiB memory\n", gib((double)loaded));
-    fprintf(out, "  Available KV cache memory: %.2f GiB\n", gib((double)x->kv_budget_bytes));
-    if (x->kv_budget_bytes > 0) {
+    fprintf(out, "  Model loading took %.2f GiB memory\n", gib((double)v->loading_bytes));
+    fprintf(out, "  Available KV cache memory: %.2f GiB\n", gib((double)v->kv_budget_bytes));
+    if (v->kv_budget_bytes > 0) {
         char a[40], b[40];
-        fprintf(out, "  GPU KV cache size: %s tokens\n", thousands(x->kv_tokens, a, sizeof a));
+        fprintf(out, "  GPU KV cache size: %s tokens\n", thousands(v->kv_tokens, a, sizeof a));
         fprintf(out, "  Maximum concurrency for %s tokens per request: %.2fx\n",
-                thousands(max_model_len, b, sizeof b), x->max_concurrency);
+                thousands(m->max_model_len, b, sizeof b), v->max_concurrency);
     }
     if (m->weights_format && *m->weights_format)
         fprintf(out, "  weights as stored: %s\n", m->weights_format);
@@ -316,8 +304,7 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
         }
         r = j + 1;
     }
-    if (m->max_model_len)
-        report_vllm_lines(out, m);
+    report_vllm_lines(out, m);
 }
 
 static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)
@@ -328,6 +315,22 @@ static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)
     add_int(b, "requested_bytes", (int64_t)m->requested_bytes);
     json_builder_set_member_name(b, "utilization");
     json_builder_add_double_value(b, m->utilization);
+    add_int(b, "max_model_len", m->max_model_len);
+    if (m->weights_format)
+        add_str(b, "weights_format", m->weights_format);
+    if (m->vllm.rank >= 0) {
+        /* the start-up log lines of the tightest rank (doc/memory.md, "vLLM's accounting") */
+        json_builder_set_member_name(b, "vllm");
+        json_builder_begin_object(b);
+        add_int(b, "rank", m->vllm.rank);
+        add_int(b, "model_loading_bytes", (int64_t)m->vllm.loading_bytes);
+        add_int(b, "available_kv_cache_bytes", m->vllm.kv_budget_bytes);
+        add_int(b, "kv_cache_tokens", (int64_t)m->vllm.kv_tokens);
+        json_builder_set_member_name(b, "max_concurrency");
+        json_builder_add_double_value(b, m->vllm.max_concurrency);
+        add_int(b, "kv_block_size", m->vllm.kv_block_size);
+        json_builder_end_object(b);
+    }
     json_builder_set_member_name(b, "ranks");
     json_builder_begin_array(b);
     for (uint32_t r = 0; r < m->world; r++) {

@@ -110,7 +110,9 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS memory_items_run ON memory_items(run_id, rank);"
     "CREATE TABLE IF NOT EXISTS memory_runs("
     " run_id INTEGER PRIMARY KEY, hbm_bytes INTEGER, requested_bytes INTEGER,"
-    " utilization REAL, min_kv_budget_bytes INTEGER, kv_bytes_per_token INTEGER);"
+    " utilization REAL, min_kv_budget_bytes INTEGER, kv_bytes_per_token INTEGER,"
+    " max_model_len INTEGER, weights_format TEXT, vllm_rank INTEGER, loading_bytes INTEGER,"
+    " kv_tokens INTEGER, max_concurrency REAL, kv_block_size INTEGER);"
     "CREATE VIEW IF NOT EXISTS ops AS"
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
     "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us"
@@ -275,8 +277,20 @@ static bool ensure_schema(Store *s, GError **error)
     bool ok = classify(s, &kind, error);
     if (ok && kind != DB_CURRENT) {
         /* Version 1 lacked runs.hardware and the memory tables; the rest is idempotent. */
-        if (kind == DB_OLD)
+        if (kind == DB_OLD) {
+            /* Version 1 lacked runs.hardware and the memory tables; version 2 the vLLM
+             * start-up figures of memory_runs. Each ALTER fails harmlessly when not needed. */
             exec(s, "ALTER TABLE runs ADD COLUMN hardware TEXT", NULL);
+            static const char *const v3[] = {
+                "max_model_len INTEGER", "weights_format TEXT",   "vllm_rank INTEGER",
+                "loading_bytes INTEGER", "kv_tokens INTEGER",     "max_concurrency REAL",
+                "kv_block_size INTEGER", NULL};
+            for (size_t i = 0; v3[i]; i++) {
+                g_autofree char *sql =
+                    g_strdup_printf("ALTER TABLE memory_runs ADD COLUMN %s", v3[i]);
+                exec(s, sql, NULL);
+            }
+        }
         ok = exec(s, schema_sql, error) && fill_lookup_tables(s, error);
         if (ok) {
             g_autofree char *sql = g_strdup_printf("PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
@@ -838,8 +852,10 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
         return set_sql_error(error, s, "insert memory");
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO memory_runs(run_id, hbm_bytes, requested_bytes,"
-                           " utilization, min_kv_budget_bytes, kv_bytes_per_token)"
-                           " VALUES (?,?,?,?,?,?)",
+                           " utilization, min_kv_budget_bytes, kv_bytes_per_token,"
+                           " max_model_len, weights_format, vllm_rank, loading_bytes, kv_tokens,"
+                           " max_concurrency, kv_block_size)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK)
         return set_sql_error(error, s, "prepare memory_runs");
     sqlite3_bind_int64(st, 1, id);
@@ -848,6 +864,16 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
     sqlite3_bind_double(st, 4, m->utilization);
     sqlite3_bind_int64(st, 5, m->world ? min_kv : 0);
     sqlite3_bind_int64(st, 6, (int64_t)per_token);
+    sqlite3_bind_int64(st, 7, m->max_model_len);
+    if (m->weights_format)
+        sqlite3_bind_text(st, 8, m->weights_format, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 8);
+    sqlite3_bind_int64(st, 9, m->vllm.rank);
+    sqlite3_bind_int64(st, 10, (int64_t)m->vllm.loading_bytes);
+    sqlite3_bind_int64(st, 11, (int64_t)m->vllm.kv_tokens);
+    sqlite3_bind_double(st, 12, m->vllm.max_concurrency);
+    sqlite3_bind_int64(st, 13, m->vllm.kv_block_size);
     ok = sqlite3_step(st) == SQLITE_DONE;
     sqlite3_finalize(st);
     return ok || set_sql_error(error, s, "insert memory_runs");

@@ -1991,12 +1991,25 @@ static void eval_invalid(const char *yaml, const char *loc, const char *key, con
         assert_has(msg, also);
 }
 
+/* The format the scenario's weights take for the tensors that dominate them (routed experts of
+ * a MoE model, else the dense MLP), in the layer after the first dense ones. */
+static ModelWeightKind main_format(const Scenario *s)
+{
+    const ModelArch *a = s->arch;
+    uint32_t l = 0;
+    while (a->moe && l + 1 < a->num_layers && !model_arch_layer_is_moe(a, l))
+        l++;
+    return model_quant_format(&a->quant, (int32_t)l,
+                              a->moe ? MODEL_ROLE_EXPERT : MODEL_ROLE_DENSE_MLP)
+        ->kind;
+}
+
 Test(scenario_eval, glm_pcp_dcp_config_loads)
 {
     Scenario *s = load_x_ok(glm_eval, GLM_EVAL_FILE, eval_extras("b200", 633));
     cr_assert_str_eq(s->kind, "model");
     cr_assert_str_eq(s->name, "GLM-5.2-NVFP4-TP1-PCP4-DCP4-EP");
-    cr_assert_str_eq(s->model_source, "preset glm-5.2");
+    cr_assert(g_str_has_prefix(s->model_source, "preset glm-5.2 ("), "%s", s->model_source);
     cr_assert_str_eq(s->hardware.name, "b200");
     const ModelParallel *par = &s->plan->par;
     cr_assert_eq(par->tensor_parallel_size, 1);
@@ -2005,7 +2018,7 @@ Test(scenario_eval, glm_pcp_dcp_config_loads)
     cr_assert_eq(par->dcp_comm_backend, MODEL_DCP_AG_RS);
     cr_assert(par->enable_expert_parallel);
     cr_assert_eq(s->plan->world, 4);
-    cr_assert_eq(s->engine.quantization, MODEL_QUANT_NVFP4); /* from the -NVFP4 suffix */
+    cr_assert_eq(main_format(s), MODEL_WFMT_NVFP4); /* nvidia/GLM-5.2-NVFP4 in the catalog */
     cr_assert_eq(s->engine.kv_cache_dtype, SCHED_DTYPE_FP8);
     cr_assert_eq(s->engine.gpu_memory_utilization, 0.96);
     cr_assert_eq(s->engine.max_model_len, 4096);
@@ -2045,38 +2058,57 @@ Test(scenario_eval, hardware_and_workload_required)
 
 Test(scenario_eval, model_name_mapping)
 {
+    /* model_name -> the catalog's preset and the checkpoint's formats (model/catalog.h) */
     static const struct {
         const char *model_name, *preset;
-        ModelQuant quant;
+        ModelWeightKind fmt;
     } cases[] = {
-        {"nvidia/GLM-5.2-NVFP4", "glm-5.2", MODEL_QUANT_NVFP4},
-        {"zai-org/GLM-5", "glm-5", MODEL_QUANT_BF16},
-        {"zai-org/GLM-5-FP8", "glm-5", MODEL_QUANT_FP8},
-        {"deepseek-ai/DeepSeek-V3.2", "deepseek-v3.2", MODEL_QUANT_BF16},
-        {"deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-v3.2", MODEL_QUANT_BF16},
-        {"nvidia/DeepSeek-V3.2-NVFP4", "deepseek-v3.2", MODEL_QUANT_NVFP4},
-        {"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3", MODEL_QUANT_BF16},
-        {"deepseek-ai/DeepSeek-R1", "deepseek-v3", MODEL_QUANT_BF16},
-        {"meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b", MODEL_QUANT_BF16},
-        {"RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8-dynamic", "llama-3.1-70b", MODEL_QUANT_FP8},
-        {"Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b", MODEL_QUANT_BF16},
-        {"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-a22b", MODEL_QUANT_FP8},
-        {"Eco-Tech/GLM-5.2-w8a8", "glm-5.2", MODEL_QUANT_W8A8},
+        {"nvidia/GLM-5.2-NVFP4", "glm-5.2", MODEL_WFMT_NVFP4},
+        {"zai-org/GLM-5", "glm-5", MODEL_WFMT_BF16},
+        {"zai-org/GLM-5-FP8", "glm-5", MODEL_WFMT_FP8_BLOCK},
+        {"deepseek-ai/DeepSeek-V3.2", "deepseek-v3.2", MODEL_WFMT_FP8_BLOCK},
+        {"deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-v3.2", MODEL_WFMT_FP8_BLOCK},
+        {"nvidia/DeepSeek-V3.2-NVFP4", "deepseek-v3.2", MODEL_WFMT_NVFP4},
+        {"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3", MODEL_WFMT_FP8_BLOCK},
+        {"deepseek-ai/DeepSeek-R1", "deepseek-v3", MODEL_WFMT_FP8_BLOCK},
+        {"meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b", MODEL_WFMT_BF16},
+        {"Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b", MODEL_WFMT_BF16},
+        {"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-a22b", MODEL_WFMT_FP8_BLOCK},
+        {"Eco-Tech/GLM-5.2-w8a8", "glm-5.2", MODEL_WFMT_INT8_CHANNEL},
+        {"openai/gpt-oss-120b", "gpt-oss-120b", MODEL_WFMT_MXFP4},
+        {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", MODEL_WFMT_BF16},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         Scenario *s = eval_ok(cases[i].model_name, "--tensor-parallel-size 8");
-        g_autofree char *want = g_strdup_printf("preset %s", cases[i].preset);
-        cr_assert_str_eq(s->model_source, want, "%s", cases[i].model_name);
-        cr_assert_eq(s->engine.quantization, cases[i].quant, "%s", cases[i].model_name);
+        g_autofree char *want = g_strdup_printf("preset %s (", cases[i].preset);
+        cr_assert(g_str_has_prefix(s->model_source, want), "%s: %s", cases[i].model_name,
+                  s->model_source);
+        cr_assert_eq(main_format(s), cases[i].fmt, "%s: format %d", cases[i].model_name,
+                     main_format(s));
+        cr_assert_not(s->engine.quantization_override, "%s", cases[i].model_name);
         scenario_free(s);
     }
-    /* --quantization wins over the name */
-    Scenario *s = eval_ok("nvidia/GLM-5.2-NVFP4", "-tp 8 --quantization fp8");
+    /* --quantization names the checkpoint's method (a kernel variant counts): its formats stay */
+    Scenario *s = eval_ok("nvidia/GLM-5.2-NVFP4", "-tp 8 --quantization modelopt_fp4");
+    cr_assert_not(s->engine.quantization_override);
+    cr_assert_eq(main_format(s), MODEL_WFMT_NVFP4);
+    scenario_free(s);
+    /* another method than the checkpoint's: vLLM's error */
+    eval_invalid("model_name: nvidia/GLM-5.2-NVFP4\nserver_args: -tp 8 --quantization fp8\n",
+                 "e.yaml:2", "server_args",
+                 "Quantization method specified in the model config (modelopt) does not match "
+                 "the quantization method specified in the `quantization` argument (fp8)");
+    /* an unquantized checkpoint quantized online: ranksim's scheme of that name, with a note */
+    s = eval_ok("zai-org/GLM-5.2", "-tp 8 -q fp8");
+    cr_assert(s->engine.quantization_override);
     cr_assert_eq(s->engine.quantization, MODEL_QUANT_FP8);
+    bool noted = false;
+    for (guint i = 0; i < s->ignored_flags->len; i++)
+        noted = noted || strstr(g_ptr_array_index(s->ignored_flags, i), "quantized online");
+    cr_assert(noted);
     scenario_free(s);
-    s = eval_ok("zai-org/GLM-5.2", "-tp 8 -q modelopt_fp4");
-    cr_assert_eq(s->engine.quantization, MODEL_QUANT_NVFP4);
-    scenario_free(s);
+    eval_invalid("model_name: zai-org/GLM-5.2\nserver_args: -tp 8 --quantization awq\n",
+                 "e.yaml:2", "server_args", "the checkpoint has no quantization_config");
     s = eval_ok("zai-org/GLM-5.2", "-tp 8 --quantization ascend");
     cr_assert_eq(s->engine.quantization, MODEL_QUANT_W8A8);
     scenario_free(s);
@@ -2084,7 +2116,7 @@ Test(scenario_eval, model_name_mapping)
     /* unknown: the presets and the way out */
     eval_invalid("model_name: mistralai/Mistral-Large-Instruct-2411\n", "e.yaml:1", "model_name",
                  "no built-in model matches 'mistralai/Mistral-Large-Instruct-2411' (read as "
-                 "'mistral-large'); valid: ");
+                 "'mistral-large')");
     eval_invalid("model_name: mistralai/Mistral-Large-Instruct-2411\n", "e.yaml:1", "model_name",
                  "write a model scenario with model: path/to/config.json");
     eval_invalid("model_name: 42\n", "e.yaml:1", "model_name", "no built-in model matches '42'");
