@@ -128,8 +128,9 @@ static ModelBackend auto_choice(const ModelArch *a, const NetHardware *hw,
         /* rocm.py: sparse -> ROCM_AITER_MLA_SPARSE; MLA -> ROCM_AITER_MLA when AITER is
          * enabled (VLLM_ROCM_USE_AITER=1, off by default) else TRITON_MLA; GQA -> ROCM_ATTN */
         return f == MODEL_BFAMILY_MLA_SPARSE ? MODEL_BACKEND_ROCM_AITER_MLA_SPARSE
-               : f == MODEL_BFAMILY_MLA      ? MODEL_BACKEND_TRITON_MLA
-                                             : MODEL_BACKEND_ROCM_ATTN;
+               : f == MODEL_BFAMILY_MLA
+                   ? (q && q->rocm_aiter ? MODEL_BACKEND_ROCM_AITER_MLA : MODEL_BACKEND_TRITON_MLA)
+                   : MODEL_BACKEND_ROCM_ATTN;
     case NET_PLATFORM_XPU:
         return f == MODEL_BFAMILY_GQA ? MODEL_BACKEND_FLASH_ATTN : MODEL_BACKEND_TRITON_MLA;
     case NET_PLATFORM_CUDA:

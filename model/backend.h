@@ -58,6 +58,7 @@ typedef struct {
     bool kv_fp8;          /* kv_cache_dtype fp8 */
     uint32_t heads_per_rank; /* attention heads one rank computes */
     uint32_t pcp, dcp;    /* context-parallel sizes */
+    bool rocm_aiter;      /* VLLM_ROCM_USE_AITER=1 */
 } ModelBackendQuery;
 
 const char *model_backend_name(ModelBackend b);

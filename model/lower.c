@@ -54,6 +54,34 @@ void model_engine_defaults(ModelEngine *e)
     e->max_model_len = 8192;
     e->max_num_seqs = 256;
     e->cudagraph_mode = MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
+    e->cudagraph_memory_profiling = true;
+}
+
+void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const NetHardware *hw)
+{
+    g_return_if_fail(e != NULL && a != NULL);
+    if (!(e->given & MODEL_ENGINE_GIVEN_MAX_MODEL_LEN) && a->max_model_len)
+        e->max_model_len = a->max_model_len;
+    if (!hw)
+        return;
+    /* "For GPUs like H100 and MI300x, use larger default values"; A100 excluded (vLLM PR
+     * #17885). The device memory is what the platform reports (hbm_bytes). */
+    bool big = hw->hbm_bytes >= 70ull * 1024 * 1024 * 1024 && hw->arch != NET_ARCH_SM80 &&
+               g_ascii_strncasecmp(hw->name, "a100", 4) != 0;
+    uint32_t tokens = big ? 8192 : 2048, seqs = big ? 1024 : 256;
+    bool tokens_given = e->given & MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS;
+    bool seqs_given = e->given & MODEL_ENGINE_GIVEN_MAX_NUM_SEQS;
+    if (!tokens_given)
+        e->max_num_batched_tokens = tokens;
+    if (!seqs_given)
+        e->max_num_seqs = seqs;
+    if (!tokens_given) {
+        uint64_t cap = (uint64_t)e->max_num_seqs * e->max_model_len;
+        if (cap < e->max_num_batched_tokens)
+            e->max_num_batched_tokens = (uint32_t)cap;
+    }
+    if (!seqs_given && e->max_num_seqs > e->max_num_batched_tokens)
+        e->max_num_seqs = e->max_num_batched_tokens;
 }
 
 ModelBatch *model_batch_new(void)
@@ -693,7 +721,8 @@ ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e, cons
     ModelBackendQuery q = {.kv_fp8 = e->kv_cache_dtype == SCHED_DTYPE_FP8,
                            .heads_per_rank = a->num_heads / tp,
                            .pcp = par->prefill_context_parallel_size,
-                           .dcp = par->decode_context_parallel_size};
+                           .dcp = par->decode_context_parallel_size,
+                           .rocm_aiter = e->rocm_aiter};
     return model_backend_resolve(a, e->attention_backend, hw, &q, NULL);
 }
 

@@ -68,7 +68,20 @@ typedef struct {
     uint32_t max_model_len;          /* default 8192 */
     uint32_t max_num_seqs;           /* default 256 */
     ModelCudagraph cudagraph_mode;   /* default FULL_AND_PIECEWISE */
+    bool cudagraph_memory_profiling; /* vLLM >= 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1,
+                                        the default): the CUDA-graph estimate is subtracted from
+                                        the KV budget; false: graphs are captured after the KV
+                                        cache, outside the budget. Default true */
+    bool rocm_aiter;                 /* VLLM_ROCM_USE_AITER=1: AITER kernels on ROCm (the AUTO
+                                        backend for MLA becomes ROCM_AITER_MLA) */
+    uint32_t given;                  /* MODEL_ENGINE_GIVEN_* bits: what the scenario or the
+                                        command line set; the rest takes vLLM's defaults
+                                        (model_engine_apply_vllm_defaults) */
 } ModelEngine;
+
+#define MODEL_ENGINE_GIVEN_MAX_MODEL_LEN (1u << 0)
+#define MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS (1u << 1)
+#define MODEL_ENGINE_GIVEN_MAX_NUM_SEQS (1u << 2)
 
 /* One DP rank's batch in one step: prompts prefilled and sequences decoding one token. */
 typedef struct {
@@ -89,6 +102,15 @@ bool model_quant_parse(const char *s, ModelQuant *out);
 const char *model_cudagraph_name(ModelCudagraph m);
 bool model_cudagraph_parse(const char *s, ModelCudagraph *out);
 void model_engine_defaults(ModelEngine *e);
+/* vLLM's defaults for what `e->given` leaves open, once the model and the device are known
+ * (`vllm serve`, UsageContext.OPENAI_API_SERVER; vllm/engine/arg_utils.py
+ * get_batch_defaults and _set_default_max_num_seqs_and_batched_tokens_args):
+ *   max_model_len: the model's (arch->max_model_len, as _get_and_verify_max_len derives it);
+ *   max_num_batched_tokens / max_num_seqs: 8192 / 1024 on a device with >= 70 GiB that is not
+ *   an A100, else 2048 / 256; then max_num_batched_tokens = min(max_num_seqs x max_model_len,
+ *   it) and max_num_seqs = min(max_num_seqs, max_num_batched_tokens) for the ones not given.
+ * `hw` may be NULL (no device rule: the 8192 / 256 of model_engine_defaults stay). */
+void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const NetHardware *hw);
 /* The backend the lowering and the memory plan use: model_backend_resolve() on the engine's
  * backend with the plan's context-parallel sizes and the device (NULL: an H100). */
 ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e, const ModelParallel *par,

@@ -988,9 +988,12 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
     plan_cudagraph(c, &b);
     plan_reserved(c, &b);
 
+    /* vLLM's non-KV memory: everything but the KV cache; the CUDA-graph estimate only when
+     * the profiler subtracts it (vLLM >= 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS) */
     uint64_t non_kv = 0;
     for (int i = 0; i < MODEL_MEM_COUNT; i++)
-        if (i != MODEL_MEM_KV_CACHE)
+        if (i != MODEL_MEM_KV_CACHE &&
+            (i != MODEL_MEM_CUDAGRAPH || c->e->cudagraph_memory_profiling))
             non_kv += b.bytes[i];
     int64_t budget = (int64_t)requested - (int64_t)non_kv;
     uint64_t bpt = kv_bytes_per_token_rank(c);

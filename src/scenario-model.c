@@ -165,6 +165,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "max_model_len",
         "max_num_seqs",
         "cudagraph_mode",
+        "cudagraph_memory_profiling",
         "op_profile",
         "compute_efficiency",
         "memory_efficiency",
@@ -222,6 +223,18 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         !yamldoc_get_number(&ld->doc, n, "gpu_memory_utilization", 0, true, 1,
                             "(fraction of device memory)", &e->gpu_memory_utilization))
         return false;
+    if (!scenario_get_bool_opt(ld, m, "cudagraph_memory_profiling",
+                               &e->cudagraph_memory_profiling))
+        return false;
+    static const struct {
+        const char *key;
+        uint32_t bit;
+    } given[] = {{"max_model_len", MODEL_ENGINE_GIVEN_MAX_MODEL_LEN},
+                 {"max_num_batched_tokens", MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS},
+                 {"max_num_seqs", MODEL_ENGINE_GIVEN_MAX_NUM_SEQS}};
+    for (size_t i = 0; i < G_N_ELEMENTS(given); i++)
+        if (yamldoc_map_get(m, given[i].key))
+            e->given |= given[i].bit;
     if (!scenario_get_u32(ld, m, "max_num_batched_tokens", 1, MAX_SEQ_LEN,
                           &e->max_num_batched_tokens) ||
         !scenario_get_u32(ld, m, "max_model_len", 1, MAX_SEQ_LEN, &e->max_model_len) ||
@@ -566,6 +579,7 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     const YamlDocNode *profile_at = NULL;
     if (en && !load_engine(ld, en, &ms->engine, &ms->cost, &profile_at))
         return false;
+    model_engine_apply_vllm_defaults(&ms->engine, s->arch, &s->hardware);
     s->engine = ms->engine;
     s->cost = model_cost_new(&s->hardware, &ms->cost);
     if (profile_at && !load_profile(ld, profile_at, s))

@@ -469,10 +469,13 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         return true;
     }
     case VF_BATCHED_TOKENS:
+        e->given |= MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS;
         return flag_uint(ef, flag, v, 1, MAX_SEQ_LEN, true, &e->max_num_batched_tokens);
     case VF_MODEL_LEN:
+        e->given |= MODEL_ENGINE_GIVEN_MAX_MODEL_LEN;
         return flag_uint(ef, flag, v, 1, MAX_SEQ_LEN, true, &e->max_model_len);
     case VF_NUM_SEQS:
+        e->given |= MODEL_ENGINE_GIVEN_MAX_NUM_SEQS;
         return flag_uint(ef, flag, v, 1, MAX_BATCH_SEQS, false, &e->max_num_seqs);
     case VF_COMPILATION:
         return flag_compilation(ef, flag, sub, v, given);
@@ -763,6 +766,59 @@ static char *eval_local_config(const Loader *ld, const char *model_name)
     return NULL;
 }
 
+/* Environment variables of an eval config: the ones that change what ranksim simulates are
+ * applied; every other one is noted with the reason it changes nothing here. */
+static const struct {
+    const char *name;
+    const char *reason; /* NULL: simulated */
+} eval_env_vars[] = {
+    {"VLLM_ATTENTION_BACKEND", NULL},
+    {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", NULL},
+    {"VLLM_ROCM_USE_AITER", NULL},
+    {"VLLM_USE_V2_MODEL_RUNNER", "the model runner: ranksim lowers the ops both runners run"},
+    {"VLLM_USE_FLASHINFER_MOE_FP4", "the MoE kernel choice: MoE kernel workspaces and autotuning "
+                                    "are not modelled"},
+    {"VLLM_USE_FLASHINFER_MOE_FP8", "the MoE kernel choice: MoE kernel workspaces and autotuning "
+                                    "are not modelled"},
+    {"VLLM_FLASHINFER_MOE_BACKEND", "the MoE kernel choice: MoE kernel workspaces and autotuning "
+                                    "are not modelled"},
+    {"VLLM_USE_DEEP_GEMM", "the GEMM kernel: op costs come from the roofline or engine.op_profile"},
+    {NULL, NULL},
+};
+
+static bool env_truthy(const char *v)
+{
+    return v && (strcmp(v, "1") == 0 || g_ascii_strcasecmp(v, "true") == 0);
+}
+
+static bool eval_env(Loader *ld, const YamlDocNode *env, ModelSetup *ms, Scenario *s)
+{
+    for (uint32_t i = 0; i < yamldoc_map_len(env); i++) {
+        const YamlDocNode *k = yamldoc_map_key(env, i);
+        const YamlDocNode *v = yamldoc_map_get(env, k->text);
+        const char *val = v && v->text ? v->text : "";
+        if (strcmp(k->text, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") == 0) {
+            ms->engine.cudagraph_memory_profiling = env_truthy(val);
+            continue;
+        }
+        if (strcmp(k->text, "VLLM_ROCM_USE_AITER") == 0) {
+            ms->engine.rocm_aiter = env_truthy(val);
+            continue;
+        }
+        const char *reason = "not read by ranksim";
+        bool simulated = false;
+        for (size_t j = 0; eval_env_vars[j].name; j++)
+            if (strcmp(eval_env_vars[j].name, k->text) == 0) {
+                simulated = eval_env_vars[j].reason == NULL;
+                reason = eval_env_vars[j].reason;
+            }
+        if (!simulated)
+            scenario_note_ignored(s, "env %s=%s (%s)", k->text, val, reason);
+    }
+    (void)ld;
+    return true;
+}
+
 /* model_name (a Hub id) -> the catalog's preset and the checkpoint's quantization
  * (model/catalog.h). A format the name implies without a catalog quantization_config (e.g.
  * "-NVFP4" of an unlisted publisher) becomes ranksim's scheme of that name, marked as read from
@@ -846,9 +902,11 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
     model_parallel_defaults(&ms.par);
     model_engine_defaults(&ms.engine);
     model_cost_params_defaults(&ms.cost);
-    if ((n = yamldoc_map_get(root, "max_model_len")) &&
-        !scenario_get_u32(ld, root, "max_model_len", 1, MAX_SEQ_LEN, &ms.engine.max_model_len))
-        return false;
+    if ((n = yamldoc_map_get(root, "max_model_len"))) {
+        if (!scenario_get_u32(ld, root, "max_model_len", 1, MAX_SEQ_LEN, &ms.engine.max_model_len))
+            return false;
+        ms.engine.given |= MODEL_ENGINE_GIVEN_MAX_MODEL_LEN;
+    }
     const YamlDocNode *sa = yamldoc_map_get(root, "server_args");
     const YamlDocNode *sak = yamldoc_map_get_key(root, "server_args");
     ms.par_spot = ms.engine_spot = sa ? (Spot){sak, "server_args"} : (Spot){mn, "model_name"};
@@ -884,6 +942,8 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
                                     "unknown attention backend '%s'; %s", v, hint);
             }
         }
+        if (!eval_env(ld, env, &ms, s))
+            return false;
     }
     return scenario_finish_model(ld, root, s, &ms);
 }
