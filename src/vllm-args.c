@@ -140,6 +140,7 @@ typedef enum {
     VF_OPT_LEVEL,
     VF_EAGER,
     VF_NO_EAGER,
+    VF_SPECULATIVE,
     VF_NO_EFFECT, /* read and dropped: no bearing on a simulation */
 } VllmFlagKind;
 
@@ -183,6 +184,7 @@ static const VllmFlag vllm_flags[] = {
     {"-O", VF_OPT_LEVEL, true},
     {"--enforce-eager", VF_EAGER, false},
     {"--no-enforce-eager", VF_NO_EAGER, false},
+    {"--speculative-config", VF_SPECULATIVE, true},
     {"--trust-remote-code", VF_NO_EFFECT, false},
     {"--disable-log-requests", VF_NO_EFFECT, false},
     {"--enable-log-requests", VF_NO_EFFECT, false},
@@ -201,6 +203,45 @@ static const VllmFlag vllm_flags[] = {
     {"--uvicorn-log-level", VF_NO_EFFECT, true},
     {"--api-key", VF_NO_EFFECT, true},
 };
+
+/* vLLM flags that ranksim knows and does not simulate, with the reason the note gives. A flag in
+ * neither table is noted as "not read by ranksim". */
+static const struct {
+    const char *name;
+    const char *reason;
+} unsimulated_flags[] = {
+    {"--moe-backend", "the MoE kernel: its workspaces and autotuning are not modelled"},
+    {"--enable-chunked-prefill", "the scheduler: ranksim runs the workload's steps as given"},
+    {"--no-enable-chunked-prefill", "the scheduler: ranksim runs the workload's steps as given"},
+    {"--enable-prefix-caching", "the scheduler: ranksim runs the workload's steps as given"},
+    {"--no-enable-prefix-caching", "the scheduler: ranksim runs the workload's steps as given"},
+    {"--async-scheduling", "the scheduler: ranksim runs the workload's steps as given"},
+    {"--block-size", "the KV block size: ranksim takes the attention backend's"},
+    {"--kv-cache-memory-bytes", "a fixed KV size: ranksim budgets with gpu_memory_utilization"},
+    {"--hf-overrides", "config overrides: give the changed config.json with model: instead"},
+    {"--tokenizer-mode", "tokenizer / API only"},
+    {"--reasoning-parser", "tokenizer / API only"},
+    {"--tool-call-parser", "tokenizer / API only"},
+    {"--enable-auto-tool-choice", "tokenizer / API only"},
+    {"--chat-template", "tokenizer / API only"},
+    {"--max-logprobs", "sampling output only"},
+    {"--data-parallel-backend", "how DP ranks are launched: no bearing on the simulated ops"},
+    {"--data-parallel-size-local", "how DP ranks are launched: no bearing on the simulated ops"},
+    {"--distributed-executor-backend", "how workers are launched: no bearing on the simulated ops"},
+    {"--all2all-backend", "the EP all-to-all kernel: its buffers are not modelled"},
+    {"--enable-eplb", "expert load balancing: redundant experts are not modelled"},
+    {"--disable-custom-all-reduce", "the all-reduce kernel: the fabric model picks the algorithm"},
+    {NULL, NULL},
+};
+
+/* The reason for noting `name`, "not read by ranksim" when it is not listed. */
+static const char *unsimulated_reason(const char *name)
+{
+    for (size_t i = 0; unsimulated_flags[i].name; i++)
+        if (strcmp(unsimulated_flags[i].name, name) == 0)
+            return unsimulated_flags[i].reason;
+    return "not read by ranksim";
+}
 
 /* ---- parsing: one flag at a time ---- */
 
@@ -355,12 +396,45 @@ static bool flag_compilation(Reader *ef, const char *flag, const char *sub, cons
             ef->a->par.enable_sequence_parallel = g_ascii_strcasecmp(v, "true") == 0;
             return true;
         }
-        note(ef->a, "%s %s", given, v);
+        note(ef->a, "%s %s (compilation option not modelled)", given, v);
         return true;
     }
     if (g_ascii_isdigit(v[0]))
         return flag_opt_level(ef, flag, v); /* older vLLM: a number is the level */
     return flag_compilation_json(ef, flag, v);
+}
+
+/* --speculative-config '{"method": "mtp", "num_speculative_tokens": 3}': MTP loads the
+ * model's own MTP layers (their weights count); a separate draft model (eagle, eagle3, a
+ * "model" key) and n-gram lookup are noted (no draft model is loaded by ranksim). */
+static bool flag_speculative(Reader *ef, const char *flag, const char *v)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    g_autoptr(GError) jerr = NULL;
+    JsonNode *root = NULL;
+    if (!json_parser_load_from_data(p, v, -1, &jerr) || !(root = json_parser_get_root(p)) ||
+        !JSON_NODE_HOLDS_OBJECT(root))
+        return flag_fail(ef, flag,
+                         "not a JSON object; valid: e.g. '{\"method\": \"mtp\", "
+                         "\"num_speculative_tokens\": 1}'");
+    JsonObject *o = json_node_get_object(root);
+    const char *method = json_object_has_member(o, "method")
+                             ? json_object_get_string_member_with_default(o, "method", "")
+                             : "";
+    int64_t n = json_object_get_int_member_with_default(o, "num_speculative_tokens", 1);
+    if (n < 1 || n > 64)
+        return flag_fail(ef, flag, "num_speculative_tokens %" G_GINT64_FORMAT "; valid: 1..64", n);
+    ModelEngine *e = &ef->a->engine;
+    e->num_speculative_tokens = (uint32_t)n;
+    if (g_str_has_suffix(method, "mtp") || strcmp(method, "mtp") == 0) {
+        e->speculative_method = MODEL_SPEC_MTP;
+        return true;
+    }
+    e->speculative_method = strcmp(method, "ngram") == 0 ? MODEL_SPEC_NGRAM
+                            : g_str_has_prefix(method, "eagle") ? MODEL_SPEC_EAGLE
+                                                                : MODEL_SPEC_OTHER;
+    note(ef->a, "%s %s (the draft model's weights and steps are not simulated)", flag, v);
+    return true;
 }
 
 /* --attention-config '{"backend": ...}' or --attention-config.backend NAME. */
@@ -370,7 +444,7 @@ static bool flag_attention_config(Reader *ef, const char *flag, const char *sub,
     if (sub) {
         if (strcmp(sub, "backend") == 0)
             return flag_backend(ef, given, v);
-        note(ef->a, "%s %s", given, v);
+        note(ef->a, "%s %s (attention option not modelled)", given, v);
         return true;
     }
     g_autoptr(JsonParser) p = json_parser_new();
@@ -487,6 +561,8 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
     case VF_NO_EAGER:
         ef->a->eager = false;
         return true;
+    case VF_SPECULATIVE:
+        return flag_speculative(ef, flag, v);
     case VF_NO_EFFECT:
         return true;
     }
@@ -523,7 +599,7 @@ VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel
     for (int i = 0; i < argc; i++) {
         const char *tok = argv[i];
         if (!looks_like_flag(tok)) {
-            note(a, "%s", tok);
+            note(a, "%s (not a flag; ignored)", tok);
             continue;
         }
         /* name [=value]; "-O3" is "-O 3" */
@@ -545,11 +621,12 @@ VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel
         if (f && sub && f->kind != VF_COMPILATION && f->kind != VF_ATTENTION_CONFIG)
             f = NULL;
         if (!f) {
+            const char *why = unsimulated_reason(name);
             if (!eq && i + 1 < argc && !looks_like_flag(argv[i + 1])) {
-                note(a, "%s %s", tok, argv[i + 1]);
+                note(a, "%s %s (%s)", tok, argv[i + 1], why);
                 i++;
             } else {
-                note(a, "%s", tok);
+                note(a, "%s (%s)", tok, why);
             }
             continue;
         }
@@ -783,6 +860,9 @@ static const struct {
     {"VLLM_FLASHINFER_MOE_BACKEND", "the MoE kernel choice: MoE kernel workspaces and autotuning "
                                     "are not modelled"},
     {"VLLM_USE_DEEP_GEMM", "the GEMM kernel: op costs come from the roofline or engine.op_profile"},
+    {"PYTORCH_CUDA_ALLOC_CONF", "the allocator's settings: fragmentation is not modelled"},
+    {"VLLM_LOGGING_LEVEL", "logging only"},
+    {"VLLM_ALLOW_LONG_MAX_MODEL_LEN", "a check of max_model_len against the model, not modelled"},
     {NULL, NULL},
 };
 

@@ -1480,7 +1480,8 @@ Test(scenario_model, issue_example_loads)
     cr_assert_eq(s->engine.gpu_memory_utilization, 0.96);
     cr_assert_eq(s->engine.max_num_batched_tokens, 4096);
     cr_assert_eq(s->engine.max_model_len, 4096);
-    cr_assert_eq(s->engine.max_num_seqs, 256); /* vLLM's default */
+    /* vLLM's default on a device with >= 70 GiB (B200), min(1024, max_num_batched_tokens) */
+    cr_assert_eq(s->engine.max_num_seqs, 1024);
     cr_assert_eq(s->engine.cudagraph_mode, MODEL_CUDAGRAPH_PIECEWISE);
     cr_assert_eq(s->workload->steps->len, 2);
     const ModelBatch *b0 = batch_of(s, 0, 0), *b1 = batch_of(s, 1, 0);
@@ -1619,25 +1620,32 @@ Test(scenario_model, command_line_extras)
     uint32_t too_long = 9000, zero = 0;
     g_array_append_val(long_pf, too_long);
     ScenarioExtras xl = {.prefill = long_pf};
-    g_autofree char *m3 = load_x_fail("model: glm-5.2\n", "t.yaml", &xl, SCENARIO_ERROR_INVALID);
+    g_autofree char *m3 = load_x_fail("model: glm-5.2\nengine: {max_model_len: 8192}\n", "t.yaml",
+                                      &xl, SCENARIO_ERROR_INVALID);
     assert_has(m3, "t.yaml: --prefill 9000: a prompt of 9000 tokens is longer than "
                    "max_model_len=8192");
+    /* without max_model_len: the model's own (202,752 for GLM-5.2); the scheduler's token
+     * budget (8192 on the default h100) is what 9000 tokens in one step exceed */
+    g_autofree char *m3b = load_x_fail("model: glm-5.2\n", "t.yaml", &xl, SCENARIO_ERROR_INVALID);
+    assert_has(m3b, "9000 tokens in one batch exceed max_num_batched_tokens=8192");
     g_array_index(long_pf, uint32_t, 0) = zero;
     g_autofree char *m4 = load_x_fail("model: glm-5.2\n", "t.yaml", &xl, SCENARIO_ERROR_INVALID);
     assert_has(m4, "t.yaml: --prefill 0: prompt length out of range; valid: 1..10000000");
     g_autoptr(GArray) big_dc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     uint32_t c100 = 100;
-    for (int i = 0; i < 300; i++) /* --decode 300:100 */
+    for (int i = 0; i < 1100; i++) /* --decode 1100:100 */
         g_array_append_val(big_dc, c100);
     ScenarioExtras xd = {.decode = big_dc};
     g_autofree char *m5 = load_x_fail("model: glm-5.2\n", "t.yaml", &xd, SCENARIO_ERROR_INVALID);
-    assert_has(m5, "t.yaml: --prefill/--decode: 300 sequences in one batch exceed "
-                   "max_num_seqs=256");
+    /* vLLM's max_num_seqs on a device with >= 70 GiB (the default h100): 1024 */
+    assert_has(m5, "t.yaml: --prefill/--decode: 1100 sequences in one batch exceed "
+                   "max_num_seqs=1024");
     g_autoptr(GArray) long_dc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     uint32_t c9000 = 9000;
     g_array_append_val(long_dc, c9000);
     ScenarioExtras xc = {.decode = long_dc};
-    g_autofree char *m6 = load_x_fail("model: glm-5.2\n", "t.yaml", &xc, SCENARIO_ERROR_INVALID);
+    g_autofree char *m6 = load_x_fail("model: glm-5.2\nengine: {max_model_len: 8192}\n", "t.yaml",
+                                      &xc, SCENARIO_ERROR_INVALID);
     assert_has(m6, "t.yaml: --decode (context 9000): a decode context of 9000 tokens is longer "
                    "than max_model_len=8192");
 }
@@ -2028,8 +2036,15 @@ Test(scenario_eval, glm_pcp_dcp_config_loads)
     cr_assert_eq(s->workload->steps->len, 1);
     cr_assert_eq(len_at(batch_of(s, 0, 0)->prefill, 0), 633);
     /* flags that change nothing in a simulation are dropped; others are reported */
-    cr_assert_eq(s->ignored_flags->len, 1);
-    cr_assert(has_ignored(s, "--moe-backend flashinfer_cutlass"));
+    /* every flag and env variable that changes nothing here is listed with its reason */
+    cr_assert_eq(s->ignored_flags->len, 4);
+    cr_assert(has_ignored(s, "--moe-backend flashinfer_cutlass (the MoE kernel: its workspaces and "
+                             "autotuning are not modelled)"));
+    cr_assert(has_ignored(s, "env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the "
+                             "allocator's settings: fragmentation is not modelled)"));
+    cr_assert(has_ignored(s, "env VLLM_LOGGING_LEVEL=DEBUG (logging only)"));
+    cr_assert(has_ignored(s, "env VLLM_USE_V2_MODEL_RUNNER=1 (the model runner: ranksim lowers "
+                             "the ops both runners run)"));
     cr_assert_str_eq(s->text, glm_eval);
     scenario_free(s);
 }
@@ -2197,11 +2212,21 @@ Test(scenario_eval, server_args_variants)
     s = eval_ok("deepseek-ai/DeepSeek-V3.2",
                 "-tp 8 --speculative-config '{\"method\":\"mtp\"}' --no-enable-prefix-caching "
                 "--block-size=64 --trust-remote-code --port 8000 stray");
-    cr_assert_eq(s->ignored_flags->len, 4);
-    cr_assert(has_ignored(s, "--speculative-config {\"method\":\"mtp\"}"));
-    cr_assert(has_ignored(s, "--no-enable-prefix-caching"));
-    cr_assert(has_ignored(s, "--block-size=64"));
-    cr_assert(has_ignored(s, "stray"));
+    /* --speculative-config with MTP is simulated (the MTP layers' weights are loaded) */
+    cr_assert_eq(s->engine.speculative_method, MODEL_SPEC_MTP);
+    cr_assert_eq(s->engine.num_speculative_tokens, 1);
+    cr_assert_eq(s->ignored_flags->len, 3);
+    cr_assert(has_ignored(s, "--no-enable-prefix-caching (the scheduler: ranksim runs the "
+                             "workload's steps as given)"));
+    cr_assert(has_ignored(s, "--block-size=64 (the KV block size: ranksim takes the attention "
+                             "backend's)"));
+    cr_assert(has_ignored(s, "stray (not a flag; ignored)"));
+    scenario_free(s);
+    /* a draft model is noted */
+    s = eval_ok("deepseek-ai/DeepSeek-V3.2",
+                "-tp 8 --speculative-config '{\"method\":\"eagle3\",\"num_speculative_tokens\":2}'");
+    cr_assert_eq(s->engine.speculative_method, MODEL_SPEC_EAGLE);
+    cr_assert_eq(s->ignored_flags->len, 1);
     scenario_free(s);
 
     /* top-level max_model_len (lm-eval configs) is the default; other keys are noted */
