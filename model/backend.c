@@ -249,3 +249,40 @@ bool model_backend_check(ModelBackend b, const ModelArch *a, const NetHardware *
     g_string_free(valid, TRUE);
     return false;
 }
+
+const char *model_backend_family_name(ModelBackendFamily f)
+{
+    switch (f) {
+    case MODEL_BFAMILY_GQA:
+        return "GQA";
+    case MODEL_BFAMILY_MLA:
+        return "MLA";
+    case MODEL_BFAMILY_MLA_SPARSE:
+        return "sparse MLA";
+    case MODEL_BFAMILY_ASCEND:
+        return "vLLM-Ascend";
+    case MODEL_BFAMILY_NONE:
+        break;
+    }
+    return "";
+}
+
+const char *model_backend_devices(ModelBackend b, char *buf, size_t n)
+{
+    g_assert(buf != NULL && n > 0);
+    buf[0] = '\0';
+    if ((unsigned)b >= MODEL_BACKEND_COUNT || b == MODEL_BACKEND_AUTO) {
+        g_strlcpy(buf, "any (vLLM's choice per platform)", n);
+        return buf;
+    }
+    const BackendInfo *bi = &table[b];
+    GString *s = g_string_new(NULL);
+    for (int p = 0; p < NET_PLATFORM_COUNT; p++)
+        if (bi->platforms & (1u << p))
+            g_string_append_printf(s, "%s%s", s->len ? ", " : "", net_platform_name((NetPlatform)p));
+    if (bi->lo != NET_ARCH_UNKNOWN)
+        g_string_append_printf(s, " %s-%s", net_arch_name(bi->lo), net_arch_name(bi->hi));
+    g_strlcpy(buf, s->str, n);
+    g_string_free(s, TRUE);
+    return buf;
+}

@@ -79,6 +79,12 @@ ModelBackendFamily model_backend_family(ModelBackend b);
 ModelBackend model_backend_resolve(const ModelArch *a, ModelBackend b, const NetHardware *hw,
                                    const ModelBackendQuery *q, bool *renamed);
 
+/* "GQA", "MLA", "sparse MLA", "vLLM-Ascend" ("" for AUTO). */
+const char *model_backend_family_name(ModelBackendFamily f);
+/* Where `b` runs, e.g. "cuda sm90-sm103", "rocm gfx942-gfx950", "cuda, rocm, xpu". Writes into
+ * `buf` (size `n`) and returns it. */
+const char *model_backend_devices(ModelBackend b, char *buf, size_t n);
+
 /* Whether `b` (already resolved) can run `a` on `hw`: the kernel family must fit the attention
  * (GQA / MLA / sparse MLA) and the device must be one the kernel is built for (FlashMLA: sm90 /
  * sm100; FlashInfer MLA and CUTLASS MLA: sm100; ROCm kernels: ROCm; ASCEND: Ascend NPUs, ...).

@@ -40,6 +40,8 @@ static int usage(void)
             "                          (--dot FILE for Graphviz), cycles, culprits, watchdog\n"
             "  trace RUN -o FILE.json  write the Chrome/Perfetto trace of a stored run\n"
             "  diff RUN_A RUN_B        compare two stored runs\n"
+            "  list models|hardware|backends\n"
+            "                          what this binary knows: presets, checkpoints, devices\n"
             "  help [COMMAND]          show help\n"
             "\n"
             "Options:\n"
@@ -279,6 +281,7 @@ static int dispatch(int argc, char **argv)
     } commands[] = {
         {"sweep", cli_sweep},     {"runs", cli_runs},   {"report", cli_report},
         {"explain", cli_explain}, {"trace", cli_trace}, {"diff", cli_diff},
+        {"list", cli_list},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
     g_autofree char *prg =
@@ -301,13 +304,13 @@ static int dispatch(int argc, char **argv)
             if (strcmp(argv[2], commands[i].name) == 0)
                 return commands[i].fn(2, args);
         g_autofree char *msg = g_strdup_printf(
-            "help: unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff",
+            "help: unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, list",
             argv[2]);
         print_error(msg);
         return CLI_EXIT_INVALID;
     }
     g_autofree char *msg = g_strdup_printf(
-        "unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, help", cmd);
+        "unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, list, help", cmd);
     print_error(msg);
     return CLI_EXIT_INVALID;
 }

@@ -25,5 +25,6 @@ int cli_runs(int argc, char **argv);    /* src/cmd-query.c */
 int cli_explain(int argc, char **argv); /* src/cmd-query.c */
 int cli_trace(int argc, char **argv);   /* src/cmd-query.c */
 int cli_diff(int argc, char **argv);    /* src/cmd-query.c */
+int cli_list(int argc, char **argv);    /* src/cmd-list.c */
 
 #endif

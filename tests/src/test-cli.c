@@ -189,3 +189,30 @@ Test(cli, memory_plan_is_reported_and_stored)
     cr_assert(g_spawn_command_line_sync(cmd, &out, NULL, &status, NULL));
     cr_assert_str_eq(g_strstrip(out), "32|8");
 }
+
+/* `list`: every preset, checkpoint, device and backend this binary knows; --json parses. */
+Test(cli, list_models_hardware_backends)
+{
+    Result r = ranksim((const char *[]){"list", "models", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "kimi-k2") && strstr(r.out, "openai/gpt-oss-120b"), "%s", r.out);
+    /* refused architectures are listed with the reason */
+    cr_assert(strstr(r.out, "qwen3-next-80b-a3b") && strstr(r.out, "not simulated: field"),
+              "%s", r.out);
+    result_clear(&r);
+    r = ranksim((const char *[]){"list", "hardware", "--json", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    g_autoptr(JsonNode) j = json_from_string(r.out, NULL);
+    cr_assert_not_null(j, "%s", r.out);
+    cr_assert(strstr(r.out, "\"mi355x\"") && strstr(r.out, "\"rocm\""), "%s", r.out);
+    result_clear(&r);
+    r = ranksim((const char *[]){"list", "backends", NULL});
+    cr_assert_eq(r.code, 0);
+    cr_assert(strstr(r.out, "ROCM_AITER_MLA_SPARSE") && strstr(r.out, "rocm gfx942-gfx950"),
+              "%s", r.out);
+    result_clear(&r);
+    r = ranksim((const char *[]){"list", "modles", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "valid: models, hardware, backends"), "%s", r.err);
+    result_clear(&r);
+}
