@@ -10,6 +10,8 @@
  */
 #include "hardware.h"
 
+#include "inputfile.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -674,9 +676,9 @@ bool hardware_load_file(const char *path, NetHardware *out, GError **error)
     g_autofree char *text = NULL;
     gsize len = 0;
     g_autoptr(GError) ioerr = NULL;
-    if (!g_file_get_contents(path, &text, &len, &ioerr)) {
+    if (!(text = input_file_read(path, 0, &len, &ioerr))) {
         g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_IO,
-                    "%s: cannot read the hardware file: %s", path, ioerr->message);
+                    "%s: cannot read the hardware file: %s", path, input_reason(ioerr, path));
         return false;
     }
     return load_text(text, len, path, out, error);

@@ -214,3 +214,12 @@ char *input_escape(const char *text, size_t max_chars)
     }
     return g_string_free(o, FALSE);
 }
+
+const char *input_reason(const GError *e, const char *path)
+{
+    g_return_val_if_fail(e != NULL, "");
+    size_t n = path ? strlen(path) : 0;
+    if (n && strncmp(e->message, path, n) == 0 && strncmp(e->message + n, ": ", 2) == 0)
+        return e->message + n + 2;
+    return e->message;
+}

@@ -40,6 +40,10 @@ gsize input_max_bytes(GError **error);
  * the path. Caller frees. */
 char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **error);
 
+/* The reason part of an input_file_read error about `path`: the message without its leading
+ * "PATH: " (static storage of `e`; valid while `e` lives). */
+const char *input_reason(const GError *e, const char *path);
+
 /* The checks of input_file_read without the read: `path` opens, is a regular file and within
  * the limit. For paths read by code that does its own reading. Returns false with the error. */
 bool input_file_check(const char *path, gsize max_bytes, GError **error);

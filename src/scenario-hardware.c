@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hardware.h"
+#include "inputfile.h"
 #include "scenario-loader.h"
 
 /* ---- hardware ---- */
@@ -19,13 +20,12 @@ static bool is_hardware_path(const char *s)
     return strchr(s, '/') != NULL || g_str_has_suffix(s, ".yaml") || g_str_has_suffix(s, ".yml");
 }
 
-/* A short reason for a failed g_file_get_contents. */
-static const char *io_reason(const GError *e)
+/* A short reason for a failed input_file_read of `path`. */
+static const char *io_reason(const GError *e, const char *path)
 {
-    return e->code == G_FILE_ERROR_NOENT   ? "no such file"
-           : e->code == G_FILE_ERROR_ACCES ? "permission denied"
-           : e->code == G_FILE_ERROR_ISDIR ? "it is a folder"
-                                           : e->message;
+    if (e->domain == INPUT_ERROR && e->code == INPUT_ERROR_OPEN && strstr(e->message, "No such"))
+        return "no such file";
+    return input_reason(e, path);
 }
 
 static bool hardware_base_file(Loader *ld, const YamlDocNode *at, const char *key,
@@ -35,12 +35,12 @@ static bool hardware_base_file(Loader *ld, const YamlDocNode *at, const char *ke
     g_autofree char *text = NULL;
     gsize len = 0;
     g_autoptr(GError) ioerr = NULL;
-    if (!g_file_get_contents(path, &text, &len, &ioerr)) {
+    if (!(text = input_file_read(path, 0, &len, &ioerr))) {
         g_autofree char *presets = g_strjoinv(", ", (char **)hardware_preset_names());
         return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_IO, at, key,
                                  "cannot read hardware file '%s': %s; valid: a preset (%s) or "
                                  "the path of a hardware file, relative to the scenario's folder",
-                                 path, io_reason(ioerr), presets);
+                                 path, io_reason(ioerr, path), presets);
     }
     if (!hardware_load_string(text, (gssize)len, path, &s->hardware, ld->doc.error))
         return false;
@@ -82,12 +82,12 @@ static bool hardware_from_extras(Loader *ld, const char *given, Scenario *s)
         g_autofree char *text = NULL;
         gsize len = 0;
         g_autoptr(GError) ioerr = NULL;
-        if (!g_file_get_contents(given, &text, &len, &ioerr))
+        if (!(text = input_file_read(given, 0, &len, &ioerr)))
             return scenario_extras_fail(
                 ld, SCENARIO_ERROR_IO, what,
                 "cannot read hardware file '%s': %s; valid: a preset (%s) or the "
                 "path of a hardware file",
-                given, io_reason(ioerr), presets);
+                given, io_reason(ioerr, given), presets);
         if (!hardware_load_string(text, (gssize)len, given, &s->hardware, ld->doc.error))
             return false;
         g_free(s->hardware_source);

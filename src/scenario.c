@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "inputfile.h"
 #include "scenario-loader.h"
 #include "yamldoc.h"
 
@@ -334,9 +335,9 @@ Scenario *scenario_load_extras(const char *path, const ScenarioExtras *extras, G
     char *text = NULL;
     gsize len = 0;
     g_autoptr(GError) ioerr = NULL;
-    if (!g_file_get_contents(path, &text, &len, &ioerr)) {
+    if (!(text = input_file_read(path, 0, &len, &ioerr))) {
         g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_IO, "%s: cannot read the scenario: %s",
-                    path, ioerr->message);
+                    path, input_reason(ioerr, path));
         return NULL;
     }
     return load_text(text, len, path, extras, error);
