@@ -511,8 +511,10 @@ static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
         L.layer = (int32_t)l;
         add_norm(&L, "mtp.enorm.weight", H);
         add_norm(&L, "mtp.hnorm.weight", H);
+        /* eh_proj is a plain nn.Linear in vLLM (deepseek_mtp.py) and bf16 in the checkpoints
+         * (DeepSeek-V3: no weight_scale_inv for it): the native dtype, whatever the scheme */
         uint64_t eh[1] = {H};
-        add_linear(c, &L, "mtp.eh_proj", 1, eh, 1, 2 * H, MODEL_ROLE_MTP_PROJ, false);
+        add_linear_fmt(&L, "mtp.eh_proj", 1, eh, 1, 2 * H, &c->q->formats[0], false, false);
         plan_layer(c, &L, l, a->moe, n_local);
         add_norm(&L, "mtp.shared_head.norm.weight", H);
     }
@@ -1057,7 +1059,18 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
 
 /* ---- diagnostics ---- */
 
-typedef enum { P_OOM = 0, P_NO_KV, P_TOO_SMALL, P_COUNT } Problem;
+/* In the order vLLM meets them: loading the weights, the profile forward (activations and
+ * workspaces on top of the weights and the runtime's context), then the KV-cache budget. */
+typedef enum { P_OOM = 0, P_PROFILE_OOM, P_NO_KV, P_TOO_SMALL, P_COUNT } Problem;
+
+/* What the profile run holds at its peak: weights, the runtime context and communicator
+ * buffers, attention workspaces and the activation peak. */
+static uint64_t profile_peak(const RankClass *k)
+{
+    const uint64_t *b = k->r.bytes;
+    return k->weights_total + b[MODEL_MEM_RESERVED] + b[MODEL_MEM_ATTN_WORKSPACE] +
+           b[MODEL_MEM_ACTIVATIONS];
+}
 
 static double util_ceil4(double x)
 {
@@ -1076,8 +1089,10 @@ static void json_rank(GString *s, uint32_t rank, const RankClass *k)
 
 static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const uint32_t *cls_of)
 {
-    static const char *const pname[P_COUNT] = {"weights_exceed_hbm", "no_kv_cache",
-                                               "kv_below_one_request"};
+    static const char *const pname[P_COUNT] = {"weights_exceed_hbm", "profile_run_exceeds_hbm",
+                                               "no_kv_cache", "kv_below_one_request"};
+    static const char *const phase[P_COUNT] = {"load_weights", "profile_run", "kv_cache",
+                                               "kv_cache"};
     double hbm = (double)m->hbm_bytes;
     for (int p = 0; p < P_COUNT; p++) {
         GArray *ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
@@ -1085,10 +1100,12 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
         for (uint32_t r = 0; r < m->world; r++) {
             const RankClass *k = &classes[cls_of[r]];
             bool oom = k->weights_total > m->hbm_bytes;
+            bool poom = !oom && profile_peak(k) > m->hbm_bytes;
             int64_t bud = k->r.kv_budget_bytes;
-            bool hit = p == P_OOM     ? oom
-                       : p == P_NO_KV ? !oom && bud <= 0
-                                      : !oom && bud > 0 && (uint64_t)bud < k->one_request;
+            bool hit = p == P_OOM           ? oom
+                       : p == P_PROFILE_OOM ? poom
+                       : p == P_NO_KV       ? !oom && !poom && bud <= 0
+                                      : !oom && !poom && bud > 0 && (uint64_t)bud < k->one_request;
             if (!hit)
                 continue;
             int32_t rr = (int32_t)r;
@@ -1096,9 +1113,10 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
             if (worst < 0)
                 worst = rr;
             const RankClass *w = &classes[cls_of[worst]];
-            bool worse = p == P_OOM ? k->weights_total > w->weights_total
-                                    : bud - (int64_t)k->one_request <
-                                          w->r.kv_budget_bytes - (int64_t)w->one_request;
+            bool worse = p == P_OOM           ? k->weights_total > w->weights_total
+                         : p == P_PROFILE_OOM ? profile_peak(k) > profile_peak(w)
+                                              : bud - (int64_t)k->one_request <
+                                                    w->r.kv_budget_bytes - (int64_t)w->one_request;
             if (worse)
                 worst = rr;
         }
@@ -1119,8 +1137,23 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
             gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_CUDAGRAPH]),
             gib((double)by[MODEL_MEM_RESERVED]));
         char *msg = NULL;
-        const char *kind = p == P_OOM ? "oom" : "kv_budget";
-        if (p == P_OOM) {
+        const char *kind = p == P_OOM || p == P_PROFILE_OOM ? "oom" : "kv_budget";
+        if (p == P_PROFILE_OOM) {
+            msg = g_strdup_printf(
+                "%s out of memory during the profile run: rank %d holds %.2f GiB of weights "
+                "(weights %.2f, quant scales %.2f, derived weights %.2f GiB) and %.2f GiB of "
+                "runtime context and communicator buffers, and its profile forward at "
+                "max_num_batched_tokens=%u adds %.2f GiB of activations and %.2f GiB of "
+                "attention workspace: %.2f GiB, more than the device's %.2f GiB, before any KV "
+                "cache. Lower max_num_batched_tokens, or shard the model over more ranks. Ranks "
+                "affected: %s.",
+                c->npu ? "NPU" : "CUDA", worst, gib((double)w->weights_total),
+                gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
+                gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib((double)by[MODEL_MEM_RESERVED]),
+                c->e->max_num_batched_tokens, gib((double)by[MODEL_MEM_ACTIVATIONS]),
+                gib((double)by[MODEL_MEM_ATTN_WORKSPACE]), gib((double)profile_peak(w)), gib(hbm),
+                rl);
+        } else if (p == P_OOM) {
             msg = g_strdup_printf(
                 "%s out of memory while loading the model: rank %d needs %.2f GiB for its "
                 "weights alone (weights %.2f, quant scales %.2f, derived weights %.2f GiB) but "
@@ -1162,14 +1195,15 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
         }
         GString *d = g_string_new(NULL);
         g_string_append_printf(d,
-                               "{\"problem\":\"%s\",\"worst_rank\":%d,\"ranks\":\"%s\","
+                               "{\"problem\":\"%s\",\"phase\":\"%s\",\"worst_rank\":%d,"
+                               "\"ranks\":\"%s\","
                                "\"hbm_bytes\":%" G_GUINT64_FORMAT
                                ",\"requested_bytes\":%" G_GUINT64_FORMAT
                                ",\"gpu_memory_utilization\":%.6g,"
                                "\"utilization_positive_budget\":%.4f,"
                                "\"utilization_one_request\":%.4f,\"max_model_len\":%u,"
                                "\"per_rank\":[",
-                               pname[p], worst, rl, m->hbm_bytes, m->requested_bytes,
+                               pname[p], phase[p], worst, rl, m->hbm_bytes, m->requested_bytes,
                                m->utilization, u_pos, u_one, c->e->max_model_len);
         guint shown = MIN(ranks->len, DETAIL_MAX_RANKS);
         for (guint i = 0; i < shown; i++) {
