@@ -8,13 +8,9 @@
 # worst |error| per column.
 #
 # vLLM before v0.21 does not subtract CUDA-graph memory from the KV budget
-# (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on by default since v0.21) and ranksim always
-# does (there is no scenario key to turn that off). For rows whose published.tsv column
-# graphs_in_budget is "no", the predicted KV budget is therefore ranksim's kv_budget PLUS its
-# `cudagraph` component (memory.ranks[r].bytes.cudagraph), and tokens / concurrency are
-# recomputed from that budget: tokens = floor(budget / kv_bytes_per_token / block) x block
-# (vLLM's rounding to whole blocks), concurrency = ranksim's max_concurrency scaled by the same
-# factor. ranksim's own figures (graphs subtracted) are printed in the raw columns.
+# (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is on by default since v0.21): the scenarios of
+# those logs (published.tsv column graphs_in_budget "no") set
+# engine.cudagraph_memory_profiling: false, so ranksim's figures compare as they are.
 #
 # Usage: validate.sh [RANKSIM [SOURCE_DIR]]   (defaults: build/ranksim, the repository root)
 # Exit: 0 table printed; 1 a scenario that should run did not (refused rows, noted in
@@ -87,9 +83,7 @@ $2 == "refused" {
 {
   id = $1; ver = $3; pw = $4; pkv = $5; ptok = $6; pconc = $7; pcg = $8; inb = $9
   w = $10 / G; kvraw = $11 / G; tokraw = $12; concraw = $13; blk = $14; cg = $15 / G; bpt = $16
-  kv = (inb == "no") ? kvraw + cg : kvraw
-  tok = (kv > 0 && bpt > 0) ? int(kv * G / bpt / blk) * blk : 0
-  conc = (kvraw > 0) ? concraw * kv / kvraw : 0
+  kv = kvraw; tok = tokraw; conc = concraw
   ew = num(pw) ? pct(w, pw) : ""; ekv = num(pkv) ? pct(kv, pkv) : ""
   et = num(ptok) ? pct(tok, ptok) : ""; ec = num(pconc) ? pct(conc, pconc) : ""
   eg = num(pcg) ? pct(cg, pcg) : ""
