@@ -336,6 +336,16 @@ Scenario *scenario_load_extras(const char *path, const ScenarioExtras *extras, G
     gsize len = 0;
     g_autoptr(GError) ioerr = NULL;
     if (!(text = input_file_read(path, 0, &len, &ioerr))) {
+        if (ioerr->domain == INPUT_ERROR && ioerr->code == INPUT_ERROR_ENCODING) {
+            /* "PATH:LINE: reason": text that is not UTF-8 is malformed YAML, at its line */
+            const char *m = ioerr->message, *r = strstr(m + strlen(path), ": ");
+            if (g_str_has_prefix(m, path) && r)
+                g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_SYNTAX, "%.*s: malformed YAML: %s",
+                            (int)(r - m), m, r + 2);
+            else
+                g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_SYNTAX, "%s", m);
+            return NULL;
+        }
         g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_IO, "%s: cannot read the scenario: %s",
                     path, input_reason(ioerr, path));
         return NULL;

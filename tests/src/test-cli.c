@@ -165,8 +165,10 @@ Test(cli, memory_plan_is_reported_and_stored)
 {
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    /* seed 004's configuration at utilization 0.85: the KV budget is negative for certain */
     Result r = ranksim((const char *[]){"run", SCN("glm52-b200-tp1-pcp4-dcp4-kv-budget.yaml"),
-                                        "--db", db, "--json", "--memory-detail", NULL});
+                                        "--db", db, "--json", "--memory-detail", "--set",
+                                        "engine.gpu_memory_utilization=0.85", NULL});
     cr_assert_eq(r.code, 3, "%s", r.err);
     g_autoptr(JsonParser) p = json_parser_new();
     cr_assert(json_parser_load_from_data(p, r.out, -1, NULL));
@@ -178,6 +180,11 @@ Test(cli, memory_plan_is_reported_and_stored)
     JsonObject *r0 = json_array_get_object_element(ranks, 0);
     cr_assert_lt(json_object_get_int_member(r0, "kv_budget_bytes"), 0);
     cr_assert_gt(json_array_get_length(json_object_get_array_member(r0, "items")), 10);
+    /* vLLM's start-up lines for the tightest rank */
+    JsonObject *v = json_object_get_object_member(m, "vllm");
+    cr_assert_not_null(v);
+    cr_assert_lt(json_object_get_int_member(v, "available_kv_cache_bytes"), 0);
+    cr_assert_gt(json_object_get_int_member(v, "model_loading_bytes"), 128ll << 30);
     JsonObject *d0 = json_array_get_object_element(json_object_get_array_member(o, "diagnostics"), 0);
     cr_assert_str_eq(json_object_get_string_member(d0, "kind"), "kv_budget");
     result_clear(&r);
