@@ -113,6 +113,21 @@ bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer)
     return a->moe && a->layer_moe[layer];
 }
 
+uint32_t model_arch_layer_heads(const ModelArch *a, uint32_t layer)
+{
+    g_return_val_if_fail(a != NULL, 0);
+    return layer < MODEL_MAX_LAYERS && a->layer_heads[layer] ? a->layer_heads[layer] : a->num_heads;
+}
+
+uint32_t model_arch_max_heads(const ModelArch *a)
+{
+    g_return_val_if_fail(a != NULL, 0);
+    uint32_t m = a->num_heads;
+    for (uint32_t l = 0; l < a->num_layers && l < MODEL_MAX_LAYERS; l++)
+        m = MAX(m, model_arch_layer_heads(a, l));
+    return m;
+}
+
 uint32_t model_arch_dense_layers(const ModelArch *a)
 {
     g_return_val_if_fail(a != NULL, 0);
@@ -492,9 +507,6 @@ static const struct {
                         "per layer by these ratios)"},
     {"hc_mult", "hyper-connections (several residual streams mixed per layer)"},
     {"o_groups", "a grouped low-rank output projection"},
-    {"attention_other_setting", "per-layer attention head counts (sliding-window layers with "
-                                "their own number of heads)"},
-    {"use_head_wise_attn_gate", "head-wise attention output gates"},
     {NULL, NULL},
 };
 
@@ -673,6 +685,44 @@ static bool read_windows(Cfg *c, ModelArch *a)
     return true;
 }
 
+/* Step-3.5 `attention_other_setting`: {attention_type, num_attention_heads,
+ * num_attention_groups, head_dim} for the layers of that type (its sliding layers have 96
+ * heads, its full layers num_attention_heads). The KV groups and head_dim must agree with the
+ * model's: only the query heads may differ per layer. */
+static bool read_other_attention(Cfg *c, ModelArch *a)
+{
+    JsonNode *n = member(c, "attention_other_setting");
+    if (!n)
+        return true;
+    if (!JSON_NODE_HOLDS_OBJECT(n)) {
+        g_autofree char *got = describe(n);
+        return fail(c, "field '%s': expected an object {attention_type, num_attention_heads, "
+                       "num_attention_groups, head_dim}, got %s",
+                    K(c, "attention_other_setting"), got);
+    }
+    JsonObject *o = json_node_get_object(n);
+    const char *type = json_object_get_string_member_with_default(o, "attention_type", "");
+    int64_t heads = json_object_get_int_member_with_default(o, "num_attention_heads", 0);
+    int64_t groups = json_object_get_int_member_with_default(o, "num_attention_groups",
+                                                             a->num_kv_heads);
+    int64_t hd = json_object_get_int_member_with_default(o, "head_dim", a->head_dim);
+    bool sliding = strcmp(type, "sliding_attention") == 0, full = strcmp(type, "full_attention") == 0;
+    if ((!sliding && !full) || heads <= 0 || heads > 65536 || heads % MAX(1, groups) != 0)
+        return fail(c, "field '%s': attention_type '%s' with %" G_GINT64_FORMAT " heads over %"
+                       G_GINT64_FORMAT " groups; valid: attention_type \"sliding_attention\" or "
+                       "\"full_attention\", heads a positive multiple of the groups",
+                    K(c, "attention_other_setting"), type, heads, groups);
+    if (groups != a->num_kv_heads || hd != a->head_dim)
+        return fail(c, "field '%s': %" G_GINT64_FORMAT " KV groups of head_dim %" G_GINT64_FORMAT
+                       " differ from the model's %u of %u; only the query heads may differ per "
+                       "layer in what ranksim models",
+                    K(c, "attention_other_setting"), groups, hd, a->num_kv_heads, a->head_dim);
+    for (uint32_t i = 0; i < a->num_layers; i++)
+        if (a->layer_sliding[i] == sliding)
+            a->layer_heads[i] = (uint32_t)heads;
+    return true;
+}
+
 /* Biases, sinks and q/k norms of GQA attention. */
 static bool read_attention_details(Cfg *c, ModelArch *a)
 {
@@ -688,13 +738,15 @@ static bool read_attention_details(Cfg *c, ModelArch *a)
     a->attention_bias = bias || is_qwen2(a);
     a->o_proj_bias = bias && !o_apart;
     a->attention_sinks = is_type(a, "gpt_oss");
+    if (!get_bool(c, "use_head_wise_attn_gate", false, &a->attn_head_gate))
+        return false;
     if (is_qwen3(a)) {
         a->qk_norm_dim = a->head_dim;      /* Qwen3: RMSNorm(head_dim) on q and k, always */
     } else if (qk_norm && !is_llama4(a)) { /* Llama-4's qk norm is a weightless L2 norm */
         a->qk_norm_per_layer = norm_type && strcmp(norm_type, "per_layer") == 0;
         a->qk_norm_dim = a->qk_norm_per_layer ? a->num_heads * a->head_dim : a->head_dim;
     }
-    return read_windows(c, a);
+    return read_windows(c, a) && read_other_attention(c, a);
 }
 
 /* MLA (kv_lora_rank present) or dense GQA attention. */
@@ -711,7 +763,11 @@ static bool read_attention(Cfg *c, ModelArch *a)
                get_uint(c, "qk_rope_head_dim", true, why, 0, &a->qk_rope_head_dim) &&
                get_uint(c, "v_head_dim", true, why, 0, &a->v_head_dim) && read_windows(c, a);
     }
-    if (!get_uint(c, "num_key_value_heads", true, NULL, a->num_heads, &a->num_kv_heads))
+    /* Step-3.5 calls the KV heads "attention groups" */
+    const char *kv_key = !member(c, "num_key_value_heads") && member(c, "num_attention_groups")
+                             ? "num_attention_groups"
+                             : "num_key_value_heads";
+    if (!get_uint(c, kv_key, true, NULL, a->num_heads, &a->num_kv_heads))
         return false;
     if (a->num_kv_heads > a->num_heads || a->num_heads % a->num_kv_heads != 0)
         return fail(c,
@@ -839,6 +895,25 @@ static bool place_experts(Cfg *c, ModelArch *a)
         for (uint32_t i = 0; i < a->num_layers; i++)
             a->layer_moe[i] = a->layer_moe[i] && listed[i];
     }
+    const char *layers_enum = NULL; /* Step-3.5: "3,4,5,...", the MoE layers */
+    if (!get_string(c, "moe_layers_enum", &layers_enum))
+        return false;
+    if (layers_enum) {
+        g_auto(GStrv) parts = g_strsplit(layers_enum, ",", -1);
+        g_autofree bool *listed = g_new0(bool, a->num_layers);
+        for (char **q = parts; *q; q++) {
+            char *end = NULL;
+            g_strstrip(*q);
+            guint64 v = g_ascii_strtoull(*q, &end, 10);
+            if (!**q || *end || v >= a->num_layers)
+                return fail(c, "field '%s': '%s' is not a layer index below %u; valid: a "
+                               "comma-separated list such as \"3,4,5\"",
+                            K(c, "moe_layers_enum"), *q, a->num_layers);
+            listed[v] = true;
+        }
+        for (uint32_t i = 0; i < a->num_layers; i++)
+            a->layer_moe[i] = a->layer_moe[i] && listed[i];
+    }
     if (mlp_only &&
         !read_layer_list(c, "mlp_only_layers", mlp_only, a->num_layers, a->layer_moe, false))
         return false;
@@ -876,6 +951,8 @@ static bool read_shared_experts(Cfg *c, ModelArch *a)
         !get_uint(c, "shared_expert_intermediate_size", false, NULL, 0, &qwen) ||
         !get_uint(c, "shared_intermediate_size", false, NULL, 0, &minimax))
         return false;
+    if (!minimax && !get_uint(c, "share_expert_dim", false, NULL, 0, &minimax)) /* Step-3.5 */
+        return false;
     if ((n > 0) + (qwen > 0) + (minimax > 0) > 1)
         return fail(c, "fields 'n_shared_experts', 'shared_expert_intermediate_size' and "
                        "'shared_intermediate_size' each size the shared experts; give one");
@@ -900,9 +977,9 @@ static bool read_shared_experts(Cfg *c, ModelArch *a)
 static bool read_mlp(Cfg *c, ModelArch *a)
 {
     static const char *const count_keys[] = {"n_routed_experts", "num_local_experts", "num_experts",
-                                             NULL};
+                                             "moe_num_experts", NULL};
     static const char *const per_tok_keys[] = {"num_experts_per_tok", "num_experts_per_token",
-                                               "experts_per_token", NULL};
+                                               "experts_per_token", "moe_top_k", NULL};
     const char *experts_key = first_key(c, count_keys);
     uint32_t experts = 0;
     if (experts_key && !get_uint(c, experts_key, false, NULL, 0, &experts))

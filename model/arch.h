@@ -93,6 +93,11 @@ typedef struct {
     bool attention_bias;      /* q/k/v projections carry biases (Qwen2, gpt-oss) */
     bool o_proj_bias;         /* o_proj carries a bias (gpt-oss) */
     bool attention_sinks;     /* gpt-oss: one learned sink logit per head (bf16 [heads]) */
+    bool attn_head_gate;      /* Step-3.5 head-wise attention output gate: g_proj Linear(hidden,
+                                 heads), split by heads */
+    uint32_t layer_heads[MODEL_MAX_LAYERS]; /* query heads of layer i when it differs from
+                                               num_heads (Step-3.5 attention_other_setting:
+                                               96 on sliding layers); 0 = num_heads */
     uint32_t qk_norm_dim;     /* Qwen3 / MiniMax q_norm, k_norm weight length: head_dim (per
                                  head) or heads x head_dim (MiniMax per-layer); 0 = none */
     bool qk_norm_per_layer;   /* MiniMax: q_norm [heads x head_dim], k_norm [kv x head_dim] */
@@ -149,6 +154,9 @@ bool model_arch_apply_quant_json(ModelArch *a, const char *json_text, const char
 /* Whether layer i (0-based) has a MoE block (else a dense MLP): layer_moe[i]; MTP layers
  * (i >= num_layers) have one when the model is MoE. */
 bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer);
+/* Query heads of layer i (layer_heads, else num_heads); the most over all layers. */
+uint32_t model_arch_layer_heads(const ModelArch *a, uint32_t layer);
+uint32_t model_arch_max_heads(const ModelArch *a);
 /* How many decoder layers have a dense MLP (all of them for a dense model). */
 uint32_t model_arch_dense_layers(const ModelArch *a);
 

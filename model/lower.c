@@ -144,6 +144,7 @@ typedef struct {
     ModelBackend backend; /* AUTO resolved */
     double wbytes;        /* bytes per weight element under the quantization */
     NetPeakDtype cdt;     /* the dtype linear layers compute in */
+    uint32_t window;      /* the current layer's sliding window (tokens); 0 = full attention */
     uint32_t act_bytes;   /* activation element size (bf16) */
     uint32_t kv_bytes;    /* KV-cache element size */
     GArray *ops;          /* SchedOp being built for one rank */
@@ -305,11 +306,6 @@ static StepRows step_rows(const Ctx *c, const ModelStep *s, uint32_t rank)
 
 /* ---- attention ---- */
 
-static uint32_t heads_per_rank(const Ctx *c)
-{
-    return c->a->num_heads / c->pl->par.tensor_parallel_size;
-}
-
 /* MLA projections on `rows`; `heads` query/key heads this rank projects. */
 static void emit_mla_projections(Ctx *c, uint64_t rows, uint32_t heads)
 {
@@ -361,6 +357,8 @@ static void emit_attention(Ctx *c, uint64_t rows, uint32_t heads, const StepRows
         emit_compute(c, name, rows, flops, bytes, NET_PEAK_BF16);
     } else {
         double ctx = sr->ctx_avg * kv_share;
+        if (c->window && ctx > c->window) /* a sliding-window layer attends to its window */
+            ctx = (double)c->window;
         double flops = 4.0 * (double)rows * heads * ctx * a->head_dim;
         double kvh = (double)a->num_kv_heads / c->pl->par.tensor_parallel_size;
         if (kvh < 1)
@@ -371,13 +369,13 @@ static void emit_attention(Ctx *c, uint64_t rows, uint32_t heads, const StepRows
 }
 
 /* The context-parallel exchanges around the attention kernel. */
-static void emit_cp_attention(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t lin_rows)
+static void emit_cp_attention(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t lin_rows,
+                              uint32_t h)
 {
     const ModelArch *a = c->a;
     const ModelPlan *pl = c->pl;
     const ModelParallel *par = &pl->par;
     uint32_t dcp = par->decode_context_parallel_size, pcp = par->prefill_context_parallel_size;
-    uint32_t h = heads_per_rank(c);
     int32_t gd = pl->dcp_group[rank], gp = pl->pcp_group[rank];
     double kv_dim = a->mla ? a->kv_lora_rank + a->qk_rope_head_dim
                            : 2.0 * a->head_dim * MAX(1u, a->num_kv_heads / par->tensor_parallel_size);
@@ -517,12 +515,15 @@ static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, M
 
 typedef struct {
     bool moe;
-    bool indexer; /* DSA layer with its own indexer (IndexShare: shared layers reuse top-k) */
+    bool indexer;    /* DSA layer with its own indexer (IndexShare: shared layers reuse top-k) */
+    uint32_t heads;  /* query heads of the layer (Step-3.5's sliding layers have their own) */
+    uint32_t window; /* sliding window of the layer in tokens; 0 = full attention */
 } LayerKind;
 
 static LayerKind layer_kind(const ModelArch *a, uint32_t l)
 {
-    LayerKind k = {model_arch_layer_is_moe(a, l), a->dsa && !a->index_shared[l]};
+    LayerKind k = {model_arch_layer_is_moe(a, l), a->dsa && !a->index_shared[l],
+                   model_arch_layer_heads(a, l), a->layer_sliding[l] ? a->sliding_window : 0};
     return k;
 }
 
@@ -532,7 +533,7 @@ static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     uint32_t tp = c->pl->par.tensor_parallel_size;
     int32_t gt = c->pl->tp_group[rank];
     uint64_t rows = sr->padded;
-    uint32_t h = heads_per_rank(c);
+    uint32_t h = lk.heads / tp;
     emit_norm(c, "input_layernorm", rows, a->hidden_size);
     if (a->mla) {
         emit_mla_projections(c, rows, h);
@@ -544,7 +545,7 @@ static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     }
     if (lk.indexer)
         emit_indexer(c, sr->real, sr);
-    emit_cp_attention(c, rank, sr, rows);
+    emit_cp_attention(c, rank, sr, rows, h);
     double attn_out = a->mla ? (double)h * a->v_head_dim : (double)h * a->head_dim;
     emit_linear(c, "o_proj", rows, attn_out, a->hidden_size);
     if (tp > 1)
@@ -568,7 +569,7 @@ static void emit_layer_sp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     const ModelArch *a = c->a;
     uint32_t tp = c->pl->par.tensor_parallel_size;
     int32_t gt = c->pl->tp_group[rank];
-    uint32_t h = heads_per_rank(c);
+    uint32_t h = lk.heads / tp;
     emit_norm(c, "input_layernorm", sr->local, a->hidden_size);
     emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, sr->local * a->hidden_size,
               SCHED_DTYPE_BF16, sr->local);
@@ -582,7 +583,7 @@ static void emit_layer_sp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     }
     StepRows full = *sr;
     full.real = full.padded = sr->full;
-    emit_cp_attention(c, rank, &full, sr->full);
+    emit_cp_attention(c, rank, &full, sr->full, h);
     double attn_out = a->mla ? (double)h * a->v_head_dim : (double)h * a->head_dim;
     emit_linear(c, "o_proj", sr->full, attn_out, a->hidden_size);
     emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt, sr->full * a->hidden_size,
@@ -645,6 +646,7 @@ static void emit_layer_dsa_cp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKi
 
 static void emit_layer(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
 {
+    c->window = lk.window;
     switch (sr->mode) {
     case MODE_DSA_CP:
         emit_layer_dsa_cp(c, rank, sr, lk);
@@ -686,7 +688,8 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
         uint32_t end = l + 1;
         while (end < a->num_layers) {
             LayerKind nk = layer_kind(a, end);
-            if (nk.moe != lk.moe || nk.indexer != lk.indexer)
+            if (nk.moe != lk.moe || nk.indexer != lk.indexer || nk.heads != lk.heads ||
+                nk.window != lk.window)
                 break;
             end++;
         }

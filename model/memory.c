@@ -121,7 +121,8 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
     bool seq = pl->par.enable_sequence_parallel && c->tp > 1;
     c->dsa_cp = seq && a->dsa && a->mla;
     c->sp = seq && !c->dsa_cp;
-    c->heads = c->dsa_cp ? a->num_heads : a->num_heads / c->tp;
+    /* the most heads a layer has (activation peaks); per-layer weights use their own */
+    c->heads = c->dsa_cp ? a->num_heads : model_arch_max_heads(a) / c->tp;
     c->q = &a->quant;
     if (e->quantization_override &&
         model_quant_spec_from_name(model_quant_name(e->quantization), a->moe, a->native_dtype,
@@ -371,7 +372,8 @@ static uint64_t gqa_kv_heads(const Ctx *c)
 static void layer_attention_gqa(const Ctx *c, Layers *L)
 {
     const ModelArch *a = c->a;
-    uint64_t H = a->hidden_size, hd = a->head_dim, h = c->heads, kvh = gqa_kv_heads(c);
+    uint64_t H = a->hidden_size, hd = a->head_dim, kvh = gqa_kv_heads(c);
+    uint64_t h = L->layer >= 0 ? model_arch_layer_heads(a, (uint32_t)L->layer) / c->tp : c->heads;
     uint64_t p[3] = {h * hd, kvh * hd, kvh * hd};
     add_linear(c, L, "self_attn.qkv_proj", 1, p, 3, H, MODEL_ROLE_ATTN_QKV, false);
     if (a->attention_bias)
@@ -390,6 +392,10 @@ static void layer_attention_gqa(const Ctx *c, Layers *L)
     }
     if (a->attention_sinks) /* gpt-oss: one sink logit per local head */
         add_bias(c, L, "self_attn.sinks", 1, h);
+    if (a->attn_head_gate) { /* Step-3.5 g_proj: one gate per local head (ColumnParallel) */
+        uint64_t g[1] = {h};
+        add_linear(c, L, "self_attn.g_proj", 1, g, 1, H, MODEL_ROLE_ATTN_QKV, false);
+    }
 }
 
 /* Local experts of rank `r`: vLLM's linear expert placement gives E / EP to each EP rank and

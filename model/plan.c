@@ -148,12 +148,16 @@ static bool validate_arch(const ModelParallel *par, const ModelArch *arch, GErro
 {
     uint32_t tp = par->tensor_parallel_size, dcp = par->decode_context_parallel_size;
     uint32_t heads = arch->num_heads;
-    if (heads % tp != 0) {
-        plan_error(error,
-                   "parallel.tensor_parallel_size: Total number of attention heads (%u) must be "
-                   "divisible by tensor parallel size (%u).",
-                   heads, tp);
-        return false;
+    /* every layer's heads (Step-3.5's sliding layers have their own count) */
+    for (uint32_t l = 0; l <= arch->num_layers; l++) {
+        uint32_t h = l < arch->num_layers ? model_arch_layer_heads(arch, l) : heads;
+        if (h % tp != 0) {
+            plan_error(error,
+                       "parallel.tensor_parallel_size: Total number of attention heads (%u) must "
+                       "be divisible by tensor parallel size (%u).",
+                       h, tp);
+            return false;
+        }
     }
     bool has_experts = arch->moe || arch->n_routed_experts > 0;
     if (par->enable_expert_parallel && !has_experts) {

@@ -1360,3 +1360,39 @@ Test(quant, ascend_description_beside_config)
     cr_assert_eq(g_unlink(cfg), 0);
     cr_assert_eq(g_rmdir(dir), 0);
 }
+
+/* Step-3.5-Flash: its own names for KV heads, experts and shared experts, MoE layers as a
+ * comma-separated string, 96 heads on sliding layers (attention_other_setting), head-wise
+ * attention gates. */
+Test(presets, step35_per_layer_heads_and_names)
+{
+    ModelArch a = preset("step-3.5-flash");
+    cr_assert_eq(a.num_heads, 64);
+    cr_assert_eq(a.num_kv_heads, 8);
+    cr_assert(a.moe);
+    cr_assert_eq(a.n_routed_experts, 288);
+    cr_assert_eq(a.num_experts_per_tok, 8);
+    cr_assert_eq(a.shared_expert_intermediate_size, 1280);
+    cr_assert_not(model_arch_layer_is_moe(&a, 2));
+    cr_assert(model_arch_layer_is_moe(&a, 3));
+    cr_assert(a.attn_head_gate);
+    cr_assert_not(a.layer_sliding[0]);
+    cr_assert(a.layer_sliding[1]);
+    cr_assert_eq(model_arch_layer_heads(&a, 0), 64);
+    cr_assert_eq(model_arch_layer_heads(&a, 1), 96);
+    cr_assert_eq(model_arch_max_heads(&a), 96);
+    /* a setting whose KV groups differ from the model's is refused, not approximated */
+    GError *err = NULL;
+    ModelArch b;
+    cr_assert_not(model_arch_load_string(
+        "{\"hidden_size\": 1024, \"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+        "\"num_key_value_heads\": 2, \"head_dim\": 128, \"vocab_size\": 1000, "
+        "\"intermediate_size\": 2048, \"sliding_window\": 64, "
+        "\"layer_types\": [\"full_attention\", \"sliding_attention\"], "
+        "\"attention_other_setting\": {\"attention_type\": \"sliding_attention\", "
+        "\"num_attention_heads\": 12, \"num_attention_groups\": 4, \"head_dim\": 128}}",
+        "s.json", &b, &err));
+    cr_assert(strstr(err->message, "only the query heads may differ per layer"), "%s",
+              err->message);
+    g_error_free(err);
+}
