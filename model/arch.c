@@ -512,7 +512,11 @@ static const struct {
 
 static bool check_unmodelled(Cfg *c)
 {
+    const char *mt = node_string(member(c, "model_type"));
+    bool v4 = mt && strcmp(mt, "deepseek_v4") == 0; /* its keys are read by read_dsv4 */
     for (size_t i = 0; unmodelled_keys[i].key; i++) {
+        if (v4)
+            continue;
         JsonNode *n = member(c, unmodelled_keys[i].key);
         if (!n || (JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN &&
                    !json_node_get_boolean(n)))
@@ -521,6 +525,88 @@ static bool check_unmodelled(Cfg *c)
                        "architecture rather than simulate it as another one",
                     K(c, unmodelled_keys[i].key), unmodelled_keys[i].what);
     }
+    return true;
+}
+
+/* DeepSeek-V4's own structure (deepseek_v4.py): per-layer compress ratios (0 and 1: the sliding
+ * window alone), the grouped output projection, hyper-connections, hash-routed first layers.
+ * The indexer of its C4 layers is not a DSA model's (no indexer on the other layers): a->dsa
+ * stays false, the index_* sizes are kept. */
+static bool read_dsv4(Cfg *c, ModelArch *a)
+{
+    if (!is_type(a, "deepseek_v4"))
+        return true;
+    static const char why[] = "required for DeepSeek-V4 (model_type deepseek_v4)";
+    JsonArray *ratios = NULL;
+    a->dsv4 = true;
+    a->dsa = false;
+    if (!get_array(c, "compress_ratios", "a list of per-layer compress ratios (0, 1, 4, 128)",
+                   &ratios) ||
+        !get_uint(c, "o_groups", true, why, 0, &a->o_groups) ||
+        !get_uint(c, "o_lora_rank", true, why, 0, &a->o_lora_rank) ||
+        !get_uint(c, "hc_mult", true, NULL, 1, &a->hc_mult) ||
+        !get_uint(c, "num_hash_layers", false, NULL, 0, &a->num_hash_layers) ||
+        !get_uint(c, "q_lora_rank", true, why, 0, &a->q_lora_rank) ||
+        !get_uint(c, "qk_rope_head_dim", true, why, 0, &a->qk_rope_head_dim) ||
+        !get_uint(c, "index_topk", true, why, 0, &a->index_topk) ||
+        !get_uint(c, "index_n_heads", true, why, 0, &a->index_n_heads) ||
+        !get_uint(c, "index_head_dim", true, why, 0, &a->index_head_dim))
+        return false;
+    if (!ratios)
+        return fail(c, "missing field '%s' (%s)", K(c, "compress_ratios"), why);
+    if (json_array_get_length(ratios) < a->num_layers)
+        return fail(c, "field '%s': %u entries, but num_hidden_layers is %u",
+                    K(c, "compress_ratios"), json_array_get_length(ratios), a->num_layers);
+    if (a->num_kv_heads != 1 || a->o_groups == 0 || a->num_heads % a->o_groups != 0)
+        return fail(c, "fields 'num_key_value_heads' %u, 'o_groups' %u: DeepSeek-V4 has one "
+                       "latent KV head and o_groups dividing the %u heads",
+                    a->num_kv_heads, a->o_groups, a->num_heads);
+    for (uint32_t i = 0; i < a->num_layers; i++) {
+        uint32_t r = 0;
+        if (!node_uint(c, json_array_get_element(ratios, i), K(c, "compress_ratios"), false, &r))
+            return false;
+        if (r > 1 && r != 4 && r != 128)
+            return fail(c, "field '%s': entry %u is %u; valid: 0, 1, 4, 128",
+                        K(c, "compress_ratios"), i, r);
+        a->compress_ratio[i] = (uint8_t)MAX(1u, r); /* vLLM: max(1, ratio) */
+    }
+    if (a->num_hash_layers > a->num_layers)
+        return fail(c, "field '%s': %u exceeds num_hidden_layers (%u)", K(c, "num_hash_layers"),
+                    a->num_hash_layers, a->num_layers);
+    a->attention_sinks = true; /* attn_sink, fp32, one per local head */
+    a->router_score_bias = true; /* noaux_tc on the layers after the hash layers */
+    return true;
+}
+
+/* The routed experts of every layer in MXFP4 (group 32, e8m0 scales) when a->experts_fp4. */
+static void set_experts_mxfp4(ModelArch *a)
+{
+    ModelQuantSpec *q = &a->quant;
+    if (!a->experts_fp4 || q->n_formats >= MODEL_QUANT_MAX_FORMATS)
+        return;
+    uint8_t k = q->n_formats++;
+    memset(&q->formats[k], 0, sizeof q->formats[k]);
+    q->formats[k].kind = MODEL_WFMT_MXFP4;
+    q->formats[k].group_size = 32;
+    q->formats[k].scale_bytes = 1;
+    q->formats[k].scheme = MODEL_QSCHEME_MXFP4;
+    for (uint32_t l = 0; l < q->n_layers; l++)
+        q->layer_fmt[l][MODEL_ROLE_EXPERT] = k;
+}
+
+/* DeepSeek-V4's `expert_dtype: "fp4"`: the routed experts are MXFP4 (one e8m0 scale per 32
+ * values; vLLM loads them with Mxfp4MoEMethod) whatever quantization_config says of the other
+ * linears. Applied after the quantization is read. */
+static bool read_expert_dtype(Cfg *c, ModelArch *a)
+{
+    const char *dt = NULL;
+    if (!a->dsv4 || !get_string(c, "expert_dtype", &dt) || !dt)
+        return true;
+    if (strcmp(dt, "fp4") != 0 && strcmp(dt, "fp8") != 0 && strcmp(dt, "bf16") != 0)
+        return fail(c, "field '%s': \"%s\"; valid: \"fp4\", \"fp8\", \"bf16\"",
+                    K(c, "expert_dtype"), dt);
+    a->experts_fp4 = strcmp(dt, "fp4") == 0; /* else the experts take the checkpoint's scheme */
+    set_experts_mxfp4(a);
     return true;
 }
 
@@ -1435,8 +1521,10 @@ static bool load_text(const char *text, gssize len, const char *display, JsonObj
     g_strlcpy(a->layer_prefix, text_config ? "language_model.model.layers." : "model.layers.",
               sizeof a->layer_prefix);
     if (!refuse_hybrid(c) || !read_common(c, a) || !read_attention(c, a) || !read_indexer(c, a) ||
-        !read_mlp(c, a) || !read_mtp(c, a) || !read_dtype(c, a) || !read_max_model_len(c, a) ||
-        !read_vision(c, a) || !read_quant(c, a, ascend, ascend_display))
+        !read_mlp(c, a) || !read_dsv4(c, a) || !read_mtp(c, a) || !read_dtype(c, a) ||
+        !read_max_model_len(c, a) ||
+        !read_vision(c, a) || !read_quant(c, a, ascend, ascend_display) ||
+        !read_expert_dtype(c, a))
         return false;
     memcpy(out, a, sizeof *a);
     return true;
@@ -1582,5 +1670,6 @@ bool model_arch_apply_quant_json(ModelArch *a, const char *json_text, const char
         return false;
     }
     memcpy(&a->quant, spec, sizeof *spec);
+    set_experts_mxfp4(a); /* DeepSeek-V4's expert_dtype holds whatever the config says */
     return true;
 }

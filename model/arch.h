@@ -112,6 +112,18 @@ typedef struct {
                                              layers, no_rope_layers != 0; layer_types
                                              "chunked_attention") */
 
+    /* DeepSeek-V4 (model_type deepseek_v4, vllm deepseek_v4.py): one 512-wide latent KV head
+     * (num_key_value_heads 1, head_dim), every layer a 128-token sliding window plus, by
+     * compress_ratios, a KV compressed 4x (C4: with a DSA-style indexer, top index_topk) or 128x
+     * (C128); a grouped low-rank output projection; hc_mult residual streams
+     * (hyper-connections); the first num_hash_layers route experts by token id. */
+    bool dsv4;
+    uint8_t compress_ratio[MODEL_MAX_LAYERS]; /* 1 (window only), 4 or 128 */
+    uint32_t o_groups, o_lora_rank;
+    uint32_t hc_mult;
+    uint32_t num_hash_layers;
+    bool experts_fp4;         /* expert_dtype "fp4": routed experts MXFP4 whatever the scheme */
+
     /* context length in tokens as vLLM derives it (vllm/config/model.py
      * _get_and_verify_max_len): the smallest of max_position_embeddings and friends
      * (model_max_length wins when present), times the rope_scaling / rope_parameters factor for

@@ -110,6 +110,8 @@ static bool hopper_plus(NetArch x)
 /* What the architecture needs from a backend. */
 static ModelBackendFamily family_needed(const ModelArch *a)
 {
+    if (a->dsv4) /* FlashMLA sparse kernels over its fp8_ds_mla caches */
+        return MODEL_BFAMILY_MLA_SPARSE;
     return a->mla ? (a->dsa ? MODEL_BFAMILY_MLA_SPARSE : MODEL_BFAMILY_MLA) : MODEL_BFAMILY_GQA;
 }
 
@@ -138,6 +140,8 @@ static ModelBackend auto_choice(const ModelArch *a, const NetHardware *hw,
         break;
     }
     if (f == MODEL_BFAMILY_MLA_SPARSE) {
+        if (a->dsv4) /* deepseek_v4_attention.py: DeepseekV4FlashMLASparseBackend only */
+            return MODEL_BACKEND_FLASHMLA_SPARSE;
         if (blackwell(x)) {
             /* FlashInfer's sparse kernel is rejected for PCP + DCP (seed 004); it is preferred
              * for an fp8 KV cache or few heads (cuda.py, vllm#35807) */

@@ -7,6 +7,11 @@
 
 G_DEFINE_QUARK(ranksim-model-lower-error-quark, model_lower_error)
 
+/* DeepSeek-V4's attention window and cached entry (deepseek_v4_attention.py: 584 B per
+ * fp8_ds_mla entry; a 128-token sliding window on every layer). */
+#define V4_WINDOW 128u
+#define V4_ENTRY_BYTES 584.0
+
 /* ---- names ---- */
 
 static const char *const quant_names[MODEL_QUANT_COUNT] = {"bf16", "fp8", "w8a8", "w4a8",
@@ -518,17 +523,66 @@ typedef struct {
     bool indexer;    /* DSA layer with its own indexer (IndexShare: shared layers reuse top-k) */
     uint32_t heads;  /* query heads of the layer (Step-3.5's sliding layers have their own) */
     uint32_t window; /* sliding window of the layer in tokens; 0 = full attention */
+    uint32_t ratio;  /* DeepSeek-V4 compress ratio (1, 4, 128); 0 for other models */
 } LayerKind;
 
 static LayerKind layer_kind(const ModelArch *a, uint32_t l)
 {
     LayerKind k = {model_arch_layer_is_moe(a, l), a->dsa && !a->index_shared[l],
-                   model_arch_layer_heads(a, l), a->layer_sliding[l] ? a->sliding_window : 0};
+                   model_arch_layer_heads(a, l), a->layer_sliding[l] ? a->sliding_window : 0,
+                   a->dsv4 ? a->compress_ratio[l] : 0u};
     return k;
+}
+
+/* DeepSeek-V4 under TP (deepseek_v4.py): hyper-connection mixing, the replicated fused
+ * wq_a + wkv, wq_b by heads, the compressor (C4 / C128) and the C4 indexer, sparse attention over
+ * the 128-token window plus the compressed entries (C4: the top index_topk, C128: all of them),
+ * the grouped output projection and an all-reduce, then the MoE. */
+static void emit_layer_v4(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
+{
+    const ModelArch *a = c->a;
+    uint32_t tp = c->pl->par.tensor_parallel_size;
+    int32_t gt = c->pl->tp_group[rank];
+    uint64_t rows = sr->padded;
+    double H = a->hidden_size, D = a->head_dim, qr = a->q_lora_rank, h = (double)lk.heads / tp;
+    double hc = MAX(1u, a->hc_mult), groups = MAX(1u, a->o_groups / tp);
+    emit_compute(c, "hc_pre", rows, 2.0 * rows * hc * H * (2 + hc) * hc,
+                 (double)rows * hc * H * c->act_bytes, NET_PEAK_BF16);
+    emit_norm(c, "input_layernorm", rows, H);
+    emit_linear(c, "q_a_kv_proj", rows, H, qr + D);
+    emit_norm(c, "q_a_layernorm", rows, qr);
+    emit_linear(c, "q_b_proj", rows, qr, h * D);
+    double ctx = sr->ctx_avg, entries = MIN(ctx, (double)V4_WINDOW);
+    if (lk.ratio > 1) {
+        double coff = lk.ratio == 4 ? 2 : 1;
+        emit_compute(c, "kv_compressor", rows, 2.0 * rows * H * 2 * coff * D,
+                     H * 2 * coff * D * c->act_bytes, NET_PEAK_BF16);
+        double compressed = ctx / lk.ratio;
+        entries += lk.ratio == 4 ? MIN(compressed, (double)a->index_topk) : compressed;
+    }
+    if (lk.ratio == 4)
+        emit_indexer(c, sr->real, sr);
+    double flops = 2.0 * (double)sr->real * h * entries * (D + D);
+    emit_compute(c, "sparse_attention", sr->real, flops,
+                 (double)sr->real * entries * V4_ENTRY_BYTES, NET_PEAK_BF16);
+    emit_linear(c, "o_proj_a", rows, (double)a->num_heads / a->o_groups * D,
+                groups * a->o_lora_rank);
+    emit_linear(c, "o_proj", rows, groups * a->o_lora_rank, H);
+    if (tp > 1)
+        emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, rows * a->hidden_size,
+                  SCHED_DTYPE_BF16, rows);
+    emit_compute(c, "hc_post", rows, 2.0 * rows * hc * H * (2 + hc) * hc,
+                 (double)rows * hc * H * c->act_bytes, NET_PEAK_BF16);
+    emit_norm(c, "post_attention_layernorm", rows, H);
+    emit_moe(c, rank, sr, sr->moe_rows, MOE_REDUCE_TP);
 }
 
 static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
 {
+    if (c->a->dsv4) {
+        emit_layer_v4(c, rank, sr, lk);
+        return;
+    }
     const ModelArch *a = c->a;
     uint32_t tp = c->pl->par.tensor_parallel_size;
     int32_t gt = c->pl->tp_group[rank];
@@ -689,7 +743,7 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
         while (end < a->num_layers) {
             LayerKind nk = layer_kind(a, end);
             if (nk.moe != lk.moe || nk.indexer != lk.indexer || nk.heads != lk.heads ||
-                nk.window != lk.window)
+                nk.window != lk.window || nk.ratio != lk.ratio)
                 break;
             end++;
         }
@@ -737,6 +791,30 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
     if (!model_backend_check(backend, a, in->hw, why, sizeof why)) {
         g_set_error(error, MODEL_LOWER_ERROR, 0, "%s", why);
         return false;
+    }
+    if (a->dsv4) {
+        /* what vLLM's DeepSeek-V4 asserts, and what ranksim lowers of it */
+        if (in->engine->kv_cache_dtype != SCHED_DTYPE_FP8) {
+            g_set_error(error, MODEL_LOWER_ERROR, 0,
+                        "DeepSeek-V4 needs an fp8 KV cache (vLLM asserts kv_cache_dtype fp8 and "
+                        "stores fp8_ds_mla); valid: kv_cache_dtype fp8 (--kv-cache-dtype fp8)");
+            return false;
+        }
+        if (par->tensor_parallel_size > a->o_groups) {
+            g_set_error(error, MODEL_LOWER_ERROR, 0,
+                        "parallel.tensor_parallel_size %u exceeds DeepSeek-V4's o_groups (%u): "
+                        "its grouped output projection gives each rank o_groups / TP groups",
+                        par->tensor_parallel_size, a->o_groups);
+            return false;
+        }
+        if (par->prefill_context_parallel_size > 1 || par->decode_context_parallel_size > 1 ||
+            par->enable_sequence_parallel) {
+            g_set_error(error, MODEL_LOWER_ERROR, 0,
+                        "DeepSeek-V4 is lowered for tensor, data and expert parallelism; PCP, DCP "
+                        "and sequence parallel are not modelled for it (valid: "
+                        "prefill_context_parallel_size 1, decode_context_parallel_size 1)");
+            return false;
+        }
     }
     if (par->enable_sequence_parallel && a->dsa && a->mla && par->tensor_parallel_size > 1 &&
         (par->prefill_context_parallel_size > 1 || par->decode_context_parallel_size > 1)) {

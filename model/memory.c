@@ -53,6 +53,20 @@
 #define KV_BLOCK_MLA 64u
 #define KV_BLOCK_ASCEND 128u
 #define DETAIL_MAX_RANKS 256u
+/* DeepSeek-V4 KV pages (vllm deepseek_v4_attention.py, sparse_swa.py, kv_cache_interface.py;
+ * vLLM blog "DeepSeek V4 in vLLM", 2026-04-24): one cached entry is 584 B (448 fp8 NoPE + 128
+ * B bf16 RoPE + 7 B ue8m0 scales + 1 pad), an indexer key 132 B; pages pad to 576 B. The
+ * sliding window (128 tokens) has 64-token blocks: 64 x 584 = 37,376 -> 37,440 B; compressed
+ * layers have 256-token logical blocks: C4 64 entries (37,440 B) plus an indexer page of 64 x
+ * 132 = 8,448 -> 8,640 B, C128 2 entries (1,168 -> 1,728 B); the compressor states are
+ * sliding-window caches (window 8 in blocks of 4 for C4, 128 in blocks of 8 for C128) on the
+ * 37,440 B (main) and 8,640 B (indexer) pages. */
+#define V4_SWA_WINDOW 128u
+#define V4_SWA_BLOCK 64u
+#define V4_PAGE_LARGE 37440ull
+#define V4_PAGE_INDEXER 8640ull
+#define V4_PAGE_C128 1728ull
+#define V4_COMPRESSED_BLOCK 256u
 
 static const char *const component_names[MODEL_MEM_COUNT] = {
     "weights",        "quant_scales", "derived_weights", "kv_cache",
@@ -361,6 +375,64 @@ static void layer_attention_mla(const Ctx *c, Layers *L, bool own_indexer)
     }
 }
 
+/* DeepSeek-V4 attention (deepseek_v4.py, deepseek_compressor.py, deepseek_v4_attention.py):
+ * replicated fused wq_a + wkv and norms, wq_b split by heads, the grouped output projection
+ * (wo_a: o_groups / TP groups, wo_b split on its input), fp32 sinks padded to 64 heads, the
+ * compressor of C4 / C128 layers (unquantized, replicated) and the C4 layers' indexer
+ * (replicated; wq_b quantized, the rest not), and the hyper-connection mixers (fp32). */
+static void layer_attention_v4(const Ctx *c, Layers *L, uint32_t ratio)
+{
+    const ModelArch *a = c->a;
+    const ModelWeightFormat *native = &c->q->formats[0];
+    uint64_t H = a->hidden_size, D = a->head_dim, qr = a->q_lora_rank, h = c->heads;
+    uint64_t G = a->o_groups, orank = a->o_lora_rank;
+    uint64_t qa[2] = {qr, D};
+    add_linear(c, L, "attn.fused_wqa_wkv", 1, qa, 2, H, MODEL_ROLE_ATTN_QKV, false);
+    add_norm(L, "attn.q_norm.weight", qr);
+    add_norm(L, "attn.kv_norm.weight", D);
+    uint64_t qb[1] = {h * D};
+    add_linear(c, L, "attn.wq_b", 1, qb, 1, qr, MODEL_ROLE_ATTN_Q_B, false);
+    uint64_t groups = MAX(1u, G / c->tp);
+    uint64_t woa[1] = {orank};
+    add_linear(c, L, "attn.wo_a", groups, woa, 1, (uint64_t)a->num_heads / G * D,
+               MODEL_ROLE_ATTN_O, false);
+    uint64_t wob[1] = {H};
+    add_linear(c, L, "attn.wo_b", 1, wob, 1, groups * orank, MODEL_ROLE_ATTN_O, false);
+    uint64_t sinks = MAX(h, 64u);
+    layer_add(L, MODEL_MEM_WEIGHTS, "attn.attn_sink", shape1(sinks), "fp32", sinks * 4);
+    if (ratio > 1) {
+        uint64_t coff = ratio == 4 ? 2 : 1;
+        uint64_t cw[1] = {2 * coff * D};
+        add_linear_fmt(L, "attn.compressor.fused_wkv_wgate", 1, cw, 1, H, native, false, false);
+        layer_add(L, MODEL_MEM_WEIGHTS, "attn.compressor.ape", shape2(ratio, coff * D), "fp32",
+                  ratio * coff * D * 4);
+        add_norm(L, "attn.compressor.norm.weight", D);
+    }
+    if (ratio == 4) {
+        uint64_t ih = a->index_n_heads, id = a->index_head_dim;
+        uint64_t wq[1] = {ih * id}, wp[1] = {ih}, ic[1] = {4 * id};
+        add_linear(c, L, "attn.indexer.wq_b", 1, wq, 1, qr, MODEL_ROLE_INDEXER, false);
+        add_linear_fmt(L, "attn.indexer.weights_proj", 1, wp, 1, H, native, false, false);
+        add_norm(L, "attn.indexer.k_norm.weight", id);
+        add_norm(L, "attn.indexer.k_norm.bias", id);
+        add_linear_fmt(L, "attn.indexer.compressor.fused_wkv_wgate", 1, ic, 1, H, native, false,
+                       false);
+        layer_add(L, MODEL_MEM_WEIGHTS, "attn.indexer.compressor.ape", shape2(4, 2 * id), "fp32",
+                  4 * 2 * id * 4);
+        add_norm(L, "attn.indexer.compressor.norm.weight", id);
+    }
+    /* hyper-connections before attention and before the FFN: fn [(2+hc) x hc, hc x H],
+     * base [(2+hc) x hc], scale [3], fp32 */
+    uint64_t hc = MAX(1u, a->hc_mult), mix = (2 + hc) * hc;
+    const char *const names[2][3] = {{"hc_attn_fn", "hc_attn_base", "hc_attn_scale"},
+                                     {"hc_ffn_fn", "hc_ffn_base", "hc_ffn_scale"}};
+    for (int i = 0; i < 2; i++) {
+        layer_add(L, MODEL_MEM_WEIGHTS, names[i][0], shape2(mix, hc * H), "fp32", mix * hc * H * 4);
+        layer_add(L, MODEL_MEM_WEIGHTS, names[i][1], shape1(mix), "fp32", mix * 4);
+        layer_add(L, MODEL_MEM_WEIGHTS, names[i][2], shape1(3), "fp32", 12);
+    }
+}
+
 /* GQA (Llama, Qwen): QKVParallelLinear + RowParallelLinear; KV heads replicated when fewer
  * than TP ranks. */
 static uint64_t gqa_kv_heads(const Ctx *c)
@@ -457,7 +529,12 @@ static void layer_ffn(const Ctx *c, Layers *L, bool moe, uint32_t n_local)
     add_linear(c, L, "mlp.gate", 1, g, 1, H, MODEL_ROLE_ROUTER, false);
     if (a->router_bias)
         add_bias(c, L, "mlp.gate.bias", 1, E);
-    if (a->router_score_bias) /* DeepSeek/GLM noaux_tc routing: fp32 e_score_correction_bias */
+    bool hash = a->dsv4 && L->layer >= 0 && (uint32_t)L->layer < a->num_hash_layers;
+    if (hash) /* DeepSeek-V4 hash routing: token id -> experts, int32 [vocab, top-k] */
+        layer_add(L, MODEL_MEM_WEIGHTS, "mlp.gate.tid2eid",
+                  shape2(a->vocab_size, a->num_experts_per_tok), "int32",
+                  (uint64_t)a->vocab_size * a->num_experts_per_tok * 4);
+    else if (a->router_score_bias) /* DeepSeek/GLM noaux_tc routing: fp32 e_score_correction_bias */
         layer_add(L, MODEL_MEM_WEIGHTS, "mlp.gate.e_score_correction_bias", shape1(E), "fp32",
                   E * 4);
     /* FusedMoE: w13 [E_local, 2 x I_local, H], w2 [E_local, H, I_local]. EP: whole experts;
@@ -496,7 +573,9 @@ static void plan_layer(const Ctx *c, Layers *L, uint32_t l, bool moe, uint32_t n
     const ModelArch *a = c->a;
     uint64_t H = a->hidden_size;
     add_norm(L, "input_layernorm.weight", H);
-    if (a->mla)
+    if (a->dsv4)
+        layer_attention_v4(c, L, l < a->num_layers ? a->compress_ratio[l] : 1);
+    else if (a->mla)
         layer_attention_mla(c, L, a->dsa && (l >= a->num_layers || !a->index_shared[l]));
     else
         layer_attention_gqa(c, L);
@@ -556,6 +635,12 @@ static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
         uint64_t one[1] = {per};
         add_linear_fmt(&G, "vision_tower+projector", 1, one, 1, 1,
                        model_quant_format(c->q, -1, MODEL_ROLE_VISION), false, false);
+    }
+    if (a->dsv4) { /* hc_head: the streams collapsed before the head, fp32 */
+        uint64_t hc = MAX(1u, a->hc_mult);
+        layer_add(&G, MODEL_MEM_WEIGHTS, "hc_head_fn", shape2(hc, hc * H), "fp32", hc * hc * H * 4);
+        layer_add(&G, MODEL_MEM_WEIGHTS, "hc_head_base", shape1(hc), "fp32", hc * 4);
+        layer_add(&G, MODEL_MEM_WEIGHTS, "hc_head_scale", shape1(1), "fp32", 4);
     }
     layers_emit(&G, b);
     layers_clear(&G);
@@ -618,8 +703,36 @@ static uint32_t indexer_layers(const ModelArch *a)
     return n;
 }
 
+/* Blocks a sliding-window cache admits per request (vLLM SlidingWindowSpec.max_memory_usage:
+ * cdiv(min(window - 1 + max_num_batched_tokens, len), block) + 1). */
+static uint64_t window_blocks(const Ctx *c, uint64_t window, uint64_t block, uint64_t len)
+{
+    uint64_t need = MIN(window - 1 + c->e->max_num_batched_tokens, len);
+    return ceil_div(need, block) + 1;
+}
+
+/* DeepSeek-V4: what one request of `len` tokens takes on a rank (the caches are not split by
+ * TP: one latent KV head). */
+static uint64_t v4_request_bytes(const Ctx *c, uint64_t len)
+{
+    const ModelArch *a = c->a;
+    uint64_t total = 0, compressed = ceil_div(len, V4_COMPRESSED_BLOCK);
+    for (uint32_t l = 0; l < a->num_layers; l++) {
+        total += window_blocks(c, V4_SWA_WINDOW, V4_SWA_BLOCK, len) * V4_PAGE_LARGE;
+        if (a->compress_ratio[l] == 4)
+            total += compressed * (V4_PAGE_LARGE + V4_PAGE_INDEXER) +
+                     window_blocks(c, 8, 4, len) * (V4_PAGE_LARGE + V4_PAGE_INDEXER);
+        else if (a->compress_ratio[l] == 128)
+            total += compressed * V4_PAGE_C128 + window_blocks(c, 128, 8, len) * V4_PAGE_LARGE;
+    }
+    return total;
+}
+
 static uint64_t kv_bytes_per_token_rank(const Ctx *c)
 {
+    if (c->a->dsv4) /* per token of a max_model_len request, windows included */
+        return ceil_div(v4_request_bytes(c, MAX(1u, c->e->max_model_len)),
+                        MAX(1u, c->e->max_model_len));
     uint64_t main = ceil_div(kv_main_width(c), c->dcp) * c->a->num_layers;
     uint64_t idx = index_sharded(c) ? ceil_div(kv_index_width(c), c->dcp) : kv_index_width(c);
     return main + idx * indexer_layers(c->a);
@@ -630,6 +743,8 @@ static uint64_t kv_bytes_per_token_rank(const Ctx *c)
  * CacheConfig.DEFAULT_BLOCK_SIZE 16 otherwise. */
 static uint32_t kv_block_size(const Ctx *c)
 {
+    if (c->a->dsv4)
+        return V4_COMPRESSED_BLOCK; /* the compressed layers' logical block (vLLM blog) */
     if (c->ascend)
         return KV_BLOCK_ASCEND;
     switch (c->backend) {
@@ -651,6 +766,8 @@ static uint32_t kv_block_size(const Ctx *c)
 static uint64_t kv_request_bytes(const Ctx *c, uint64_t len)
 {
     const ModelArch *a = c->a;
+    if (a->dsv4)
+        return v4_request_bytes(c, len);
     uint64_t bs = kv_block_size(c);
     uint64_t main_w = kv_main_width(c);
     uint64_t shard_blocks = ceil_div(ceil_div(len, c->dcp), bs);
@@ -668,6 +785,17 @@ static uint64_t kv_request_bytes(const Ctx *c, uint64_t len)
         total += (uint64_t)indexer_layers(a) * idx_blocks * bs * kv_index_width(c);
     }
     return total;
+}
+
+uint64_t model_kv_request_bytes(const ModelArch *arch, const ModelPlan *plan,
+                                const ModelEngine *engine, uint32_t len)
+{
+    g_return_val_if_fail(arch && plan && engine, 0);
+    Ctx *c = g_new(Ctx, 1);
+    ctx_init(c, arch, plan, engine, NULL);
+    uint64_t b = kv_request_bytes(c, len);
+    g_free(c);
+    return b;
 }
 
 /* ---- attention workspaces ---- */
@@ -1031,7 +1159,12 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
     uint64_t bpt = kv_bytes_per_token_rank(c);
 
     /* The KV cache the engine would allocate: whole blocks of rank-local slots. */
-    if (budget > 0 && bpt > 0) {
+    if (budget > 0 && bpt > 0 && c->a->dsv4) {
+        build_add(&b, MODEL_MEM_KV_CACHE,
+                  g_strdup_printf("layers.0-%u.kv_cache (sliding window, compressed, indexer)",
+                                  c->a->num_layers - 1),
+                  g_strdup("the pool: every byte of the budget"), "fp8_ds_mla", (uint64_t)budget);
+    } else if (budget > 0 && bpt > 0) {
         const ModelArch *a = c->a;
         uint64_t main_w = kv_main_width(c), idx_w = a->dsa ? kv_index_width(c) : 0;
         uint64_t nidx = indexer_layers(a);

@@ -110,4 +110,9 @@ uint64_t model_flashinfer_sparse_workspace(uint32_t heads_per_rank, uint32_t dcp
 uint64_t model_kv_bytes_per_token_layer(const ModelArch *arch, const ModelPlan *plan,
                                         const ModelEngine *engine);
 
+/* KV-cache bytes one request of `len` tokens holds on a rank, in whole blocks (sliding windows
+ * by vLLM's admission rule; DeepSeek-V4's window, compressed and indexer caches). */
+uint64_t model_kv_request_bytes(const ModelArch *arch, const ModelPlan *plan,
+                                const ModelEngine *engine, uint32_t len);
+
 #endif

@@ -755,3 +755,34 @@ Test(invariants, ranks_share_identical_figures)
     cr_assert_str_eq(w->shape, "94 x [16, 3072, 4096]");
     teardown(&f);
 }
+
+/* DeepSeek-V4-Flash: the caches of one 4,096-token request at max_num_batched_tokens 8,192, by
+ * hand from vLLM's page sizes (model/memory.c, V4_*): every layer's sliding window
+ * (cdiv(min(127 + 8192, 4096), 64) + 1 = 65 blocks of 37,440 B); a C4 layer's compressed KV
+ * and indexer (cdiv(4096, 256) = 16 blocks of 37,440 + 8,640 B) and compressor states
+ * (cdiv(min(7 + 8192, 4096), 4) + 1 = 1,025 blocks of 37,440 + 8,640 B); a C128 layer's
+ * compressed KV (16 blocks of 1,728 B) and state (cdiv(min(127 + 8192, 4096), 8) + 1 = 513
+ * blocks of 37,440 B). Not split by TP (one latent KV head). */
+Test(kv, deepseek_v4_request_by_hand)
+{
+    Fixture f;
+    setup(&f, "deepseek-v4-flash", par_of(4, 1, 1, 1, false, false));
+    f.engine.kv_cache_dtype = SCHED_DTYPE_FP8;
+    f.engine.max_num_batched_tokens = 8192;
+    uint32_t c1 = 0, c4 = 0, c128 = 0;
+    for (uint32_t l = 0; l < f.arch.num_layers; l++) {
+        c1 += f.arch.compress_ratio[l] == 1;
+        c4 += f.arch.compress_ratio[l] == 4;
+        c128 += f.arch.compress_ratio[l] == 128;
+    }
+    cr_assert_eq(c1 + c4 + c128, 43);
+    cr_assert(c4 > 0 && c128 > 0);
+    uint64_t swa = 65ull * 37440;
+    uint64_t per_c4 = 16ull * (37440 + 8640) + 1025ull * (37440 + 8640);
+    uint64_t per_c128 = 16ull * 1728 + 513ull * 37440;
+    uint64_t want = 43 * swa + c4 * per_c4 + c128 * per_c128;
+    cr_assert_eq(model_kv_request_bytes(&f.arch, f.plan, &f.engine, 4096), want);
+    /* MXFP4 experts (expert_dtype fp4) whatever the checkpoint's scheme */
+    cr_assert_eq(model_quant_format(&f.arch.quant, 5, MODEL_ROLE_EXPERT)->kind, MODEL_WFMT_MXFP4);
+    teardown(&f);
+}
