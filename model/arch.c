@@ -1603,7 +1603,19 @@ bool model_arch_load_file(const char *path, ModelArch *out, GError **error)
         }
         desc = json_node_get_object(root);
     }
-    return load_text(text, (gssize)len, path, desc, desc_path, out, error);
+    if (!load_text(text, (gssize)len, path, desc, desc_path, out, error))
+        return false;
+    /* NVIDIA ModelOpt checkpoints may keep their scheme in hf_quant_config.json beside a
+     * config.json that has no quantization_config ({"quantization": {"quant_algo": ...}}). */
+    g_autofree char *hf_path = g_build_filename(dir, "hf_quant_config.json", NULL);
+    if (!desc && !out->quant.method[0] && g_file_test(hf_path, G_FILE_TEST_IS_REGULAR)) {
+        gsize hlen = 0;
+        g_autofree char *htext = read_all(hf_path, &hlen, error);
+        if (!htext)
+            return false;
+        return model_arch_apply_quant_json(out, htext, hf_path, error);
+    }
+    return true;
 }
 
 bool model_arch_load_preset(const char *name, ModelArch *out, GError **error)

@@ -580,6 +580,14 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     if (en && !load_engine(ld, en, &ms->engine, &ms->cost, &profile_at))
         return false;
     model_engine_apply_vllm_defaults(&ms->engine, s->arch, &s->hardware);
+    if (!ms->eval && ms->engine.quantization_override && s->arch->quant.method[0])
+        /* engine.quantization wins, but says so: the checkpoint stores its weights otherwise */
+        scenario_note_ignored(s,
+                              "engine.quantization %s overrides the checkpoint's "
+                              "quantization_config (%s): weights laid out as ranksim's '%s' "
+                              "scheme instead of the checkpoint's formats",
+                              model_quant_name(ms->engine.quantization), s->arch->quant.method,
+                              model_quant_name(ms->engine.quantization));
     s->engine = ms->engine;
     s->cost = model_cost_new(&s->hardware, &ms->cost);
     if (profile_at && !load_profile(ld, profile_at, s))

@@ -1396,3 +1396,18 @@ Test(presets, step35_per_layer_heads_and_names)
               err->message);
     g_error_free(err);
 }
+
+/* A ModelOpt checkpoint whose scheme is in hf_quant_config.json beside a config.json without
+ * quantization_config (NVIDIA's layout): the experts NVFP4, the excluded modules native. */
+Test(quant_files, hf_quant_config_beside_config)
+{
+    ModelArch a;
+    GError *err = NULL;
+    cr_assert(model_arch_load_file(RANKSIM_SOURCE_DIR "/tests/model/fixtures/modelopt-nvfp4/config.json",
+                                   &a, &err),
+              "%s", err ? err->message : "");
+    cr_assert_str_eq(a.quant.method, "modelopt");
+    cr_assert_eq(model_quant_format(&a.quant, 1, MODEL_ROLE_EXPERT)->kind, MODEL_WFMT_NVFP4);
+    cr_assert_eq(model_quant_format(&a.quant, 1, MODEL_ROLE_ATTN_QKV)->kind, MODEL_WFMT_BF16);
+    cr_assert_eq(model_quant_format(&a.quant, -1, MODEL_ROLE_LM_HEAD)->kind, MODEL_WFMT_BF16);
+}
