@@ -206,7 +206,10 @@ static int cmd_run(int argc, char **argv)
         return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     g_autofree char *hw = runner_hardware_line(sc);
-    StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, cli_timeline_name(timeline), hw};
+    StoreRunInfo info = {sc->name, sc->kind,
+                         sc->path, sc->text,
+                         cli_timeline_name(timeline), hw,
+                         sc->ignored_flags};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
         print_error(err->message);
@@ -236,8 +239,8 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INTERNAL;
     }
-    ReportRun rr = {run_id, sc->name, sc->kind, sc->path, db_path, o.trace, status, code,
-                    elapsed_ms(t0), hw};
+    ReportRun rr = {run_id, sc->name,       sc->kind, sc->path, db_path, o.trace,
+                    status, code,           elapsed_ms(t0),     hw,      sc->ignored_flags};
     if (o.json) {
         g_autofree char *js = report_json_with_memory(&rr, out, res->memory, o.memory_detail);
         printf("%s\n", js);

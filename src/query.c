@@ -101,6 +101,8 @@ void query_run_free(QueryRun *r)
     g_free(r->timeline);
     g_free(r->version);
     g_free(r->hardware);
+    if (r->not_simulated)
+        g_ptr_array_unref(r->not_simulated);
     sched_outcome_free(r->outcome);
     g_free(r);
 }
@@ -195,6 +197,23 @@ static int32_t group_id(const SchedOutcome *o, const char *name)
     return -1;
 }
 
+/* The run's not-simulated settings (schema 3; absent in older databases: none). */
+static bool load_not_simulated(Store *st, int64_t id, GPtrArray *out, GError **error)
+{
+    if (!query_has_table(st, "not_simulated"))
+        return true;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT note FROM not_simulated WHERE run_id = ? ORDER BY idx", -1, &s,
+                           NULL) != SQLITE_OK)
+        return sql_fail(error, st, "reading not_simulated");
+    sqlite3_bind_int64(s, 1, id);
+    while (sqlite3_step(s) == SQLITE_ROW)
+        g_ptr_array_add(out, g_strdup((const char *)sqlite3_column_text(s, 0)));
+    sqlite3_finalize(s);
+    return true;
+}
+
 static bool load_diags(Store *st, int64_t id, SchedOutcome *o, GError **error)
 {
     sqlite3_stmt *s = NULL;
@@ -273,16 +292,18 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
     r->outcome->events = (uint64_t)sqlite3_column_int64(s, 11);
     r->outcome->rank_ops = (uint64_t)sqlite3_column_int64(s, 12);
     sqlite3_finalize(s);
+    r->not_simulated = g_ptr_array_new_with_free_func(g_free);
     if (!load_groups(st, id, r->outcome, error) || !load_ranks(st, id, r->outcome, error) ||
-        !load_diags(st, id, r->outcome, error))
+        !load_diags(st, id, r->outcome, error) ||
+        !load_not_simulated(st, id, r->not_simulated, error))
         return NULL;
     return g_steal_pointer(&r);
 }
 
 ReportRun query_run_report(const QueryRun *r, const char *db_path)
 {
-    ReportRun rr = {r->id, r->name,   r->kind,      r->path,    db_path,
-                    NULL,  r->status, r->exit_code, r->wall_ms, r->hardware};
+    ReportRun rr = {r->id,      r->name,    r->kind,      r->path,    db_path,          NULL,
+                    r->status,  r->exit_code, r->wall_ms, r->hardware, r->not_simulated};
     return rr;
 }
 

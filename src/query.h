@@ -41,6 +41,7 @@ typedef struct {
     char *timeline;   /* "full" | "collectives" | "none" */
     char *version;
     char *hardware;
+    GPtrArray *not_simulated; /* char*: the settings given but not simulated (never NULL) */
     SchedOutcome *outcome; /* never NULL: ranks, diagnostics (kinds interned), groups with their
                               members; an invalid run has no ranks and its `config` error */
 } QueryRun;

@@ -53,6 +53,8 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
             o->n_ranks, end, o->rank_ops, o->events, run->wall_ms, run->exit_code);
     if (run->hardware)
         fprintf(out, "  hardware: %s\n", run->hardware);
+    for (guint i = 0; run->not_simulated && i < run->not_simulated->len; i++)
+        fprintf(out, "  not simulated: %s\n", (const char *)g_ptr_array_index(run->not_simulated, i));
 
     if (o->diags->len) {
         fprintf(out, "\ndiagnostics (%u error%s, %u warning%s):\n", errors, errors == 1 ? "" : "s",
@@ -147,6 +149,11 @@ char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const
     add_str(b, "db", run->db_path);
     add_str(b, "trace", run->trace_path);
     add_str(b, "hardware", run->hardware);
+    json_builder_set_member_name(b, "not_simulated");
+    json_builder_begin_array(b);
+    for (guint i = 0; run->not_simulated && i < run->not_simulated->len; i++)
+        json_builder_add_string_value(b, g_ptr_array_index(run->not_simulated, i));
+    json_builder_end_array(b);
 
     json_builder_set_member_name(b, "diagnostics");
     json_builder_begin_array(b);

@@ -23,6 +23,7 @@ typedef struct {
     int exit_code;
     double wall_ms;
     const char *hardware; /* one line describing the fabric, may be NULL */
+    const GPtrArray *not_simulated; /* char*: settings given but not simulated, may be NULL */
 } ReportRun;
 
 /* Writes the text report to `out`. Can't fail (write errors are the stream's). */

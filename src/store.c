@@ -50,6 +50,7 @@ struct StoreRun {
     Store *store;
     /* what the run row needs, copied at begin */
     char *name, *kind, *path, *scenario, *timeline, *hardware, *created_at;
+    GPtrArray *not_simulated; /* char*, copied (may be NULL) */
     GPtrArray *names; /* char*, the program's name table, copied */
     /* staging */
     int fd;            /* unlinked temp file of raw SchedRecords; -1 until the first chunk */
@@ -108,6 +109,9 @@ static const char schema_sql[] =
     " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, component TEXT NOT NULL,"
     " name TEXT NOT NULL, shape TEXT, dtype TEXT, bytes INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS memory_items_run ON memory_items(run_id, rank);"
+    "CREATE TABLE IF NOT EXISTS not_simulated("
+    " run_id INTEGER NOT NULL, idx INTEGER NOT NULL, note TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, idx)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS memory_runs("
     " run_id INTEGER PRIMARY KEY, hbm_bytes INTEGER, requested_bytes INTEGER,"
     " utilization REAL, min_kv_budget_bytes INTEGER, kv_bytes_per_token INTEGER,"
@@ -683,6 +687,8 @@ static void run_free(StoreRun *r)
     g_free(r->timeline);
     g_free(r->hardware);
     g_free(r->created_at);
+    if (r->not_simulated)
+        g_ptr_array_unref(r->not_simulated);
     if (r->names)
         g_ptr_array_unref(r->names);
     g_free(r->writer_error);
@@ -710,6 +716,11 @@ StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram
     r->scenario = g_strdup(info->scenario);
     r->timeline = g_strdup(info->timeline);
     r->hardware = g_strdup(info->hardware);
+    if (info->not_simulated) {
+        r->not_simulated = g_ptr_array_new_with_free_func(g_free);
+        for (guint i = 0; i < info->not_simulated->len; i++)
+            g_ptr_array_add(r->not_simulated, g_strdup(g_ptr_array_index(info->not_simulated, i)));
+    }
     r->created_at = now_iso8601();
     r->names = copy_names(p);
     uv_mutex_init(&r->mu);
@@ -982,6 +993,27 @@ void store_run_abort(StoreRun *r)
     run_free(r);
 }
 
+/* The settings of the run that were given but not simulated, in order. */
+static bool insert_not_simulated(Store *s, int64_t id, const GPtrArray *notes, GError **error)
+{
+    if (!notes || notes->len == 0)
+        return true;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO not_simulated(run_id, idx, note) VALUES (?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare not_simulated");
+    bool ok = true;
+    for (guint i = 0; ok && i < notes->len; i++) {
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, i);
+        sqlite3_bind_text(st, 3, g_ptr_array_index(notes, i), -1, SQLITE_TRANSIENT);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return ok || set_sql_error(error, s, "insert not_simulated");
+}
+
 /* Everything of one run in one short transaction. Returns the run id or -1 (rolled back). */
 static int64_t commit_run(Store *s, const StoreRunInfo *info, const char *created_at,
                           GPtrArray *names, const RecordSource *src, const SchedOutcome *o,
@@ -992,7 +1024,8 @@ static int64_t commit_run(Store *s, const StoreRunInfo *info, const char *create
     if (!exec(s, "BEGIN IMMEDIATE", error))
         return -1;
     int64_t id = insert_run_row(s, info, created_at, status, exit_code, o, wall_ms, error);
-    if (id < 0 || !insert_names(s, id, names, error) || !insert_ops(s, id, src, error) ||
+    if (id < 0 || !insert_not_simulated(s, id, info->not_simulated, error) ||
+        !insert_names(s, id, names, error) || !insert_ops(s, id, src, error) ||
         !insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error)) ||
         !exec(s, "COMMIT", error)) {
         exec(s, "ROLLBACK", NULL);
@@ -1010,7 +1043,8 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
     if (werr) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, werr);
     } else {
-        StoreRunInfo info = {r->name, r->kind, r->path, r->scenario, r->timeline, r->hardware};
+        StoreRunInfo info = {r->name,     r->kind,     r->path,         r->scenario,
+                             r->timeline, r->hardware, r->not_simulated};
         RecordSource src = {NULL, 0, r->fd, r->n_staged};
         id = commit_run(s, &info, r->created_at, r->names, &src, o, r->memory, status, exit_code,
                         wall_ms, error);

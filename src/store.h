@@ -46,6 +46,8 @@ typedef struct {
     const char *scenario; /* full scenario text, may be NULL */
     const char *timeline; /* "full", "collectives", "none" */
     const char *hardware; /* one-line fabric description, may be NULL */
+    const GPtrArray *not_simulated; /* char*: settings given but not simulated, each with its
+                                       reason (Scenario.ignored_flags); may be NULL */
 } StoreRunInfo;
 
 /* Opens the database at `path` for writing runs, creating the file, its folder and the schema

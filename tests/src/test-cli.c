@@ -223,3 +223,30 @@ Test(cli, list_models_hardware_backends)
     cr_assert(strstr(r.err, "valid: models, hardware, backends"), "%s", r.err);
     result_clear(&r);
 }
+
+/* Settings given but not simulated are listed with their reason by `run`, stored with the run
+ * (table not_simulated) and listed again by `report`, text and JSON. */
+Test(cli, not_simulated_settings_are_stored_and_reported)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "n.db", NULL);
+    g_autofree char *eval = g_build_filename(dir, "e.yaml", NULL);
+    cr_assert(g_file_set_contents(eval,
+                                  "model_name: Qwen/Qwen3-8B\n"
+                                  "server_args: --moe-backend triton --enable-prefix-caching\n"
+                                  "env: {VLLM_LOGGING_LEVEL: DEBUG}\n",
+                                  -1, NULL));
+    Result r = ranksim((const char *[]){"run", eval, "--hardware", "h100", "--prefill", "128",
+                                        "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "not simulated: --moe-backend triton (the MoE kernel"), "%s", r.out);
+    result_clear(&r);
+    r = ranksim((const char *[]){"report", "latest", "--db", db, "--json", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    g_autoptr(JsonNode) j = json_from_string(r.out, NULL);
+    cr_assert_not_null(j);
+    JsonArray *ns = json_object_get_array_member(json_node_get_object(j), "not_simulated");
+    cr_assert_eq(json_array_get_length(ns), 3, "%s", r.out);
+    cr_assert(strstr(json_array_get_string_element(ns, 2), "env VLLM_LOGGING_LEVEL=DEBUG"));
+    result_clear(&r);
+}
