@@ -65,6 +65,7 @@ typedef struct {
     char **decode;
     gboolean memory_detail;
     char *max_rank_ops;
+    char *model_config;
 } RunOptions;
 
 static void run_options_clear(RunOptions *o)
@@ -77,6 +78,7 @@ static void run_options_clear(RunOptions *o)
     g_strfreev(o->prefill);
     g_strfreev(o->decode);
     g_free(o->max_rank_ops);
+    g_free(o->model_config);
 }
 
 
@@ -125,6 +127,10 @@ static int cmd_run(int argc, char **argv)
         {"hardware", 0, 0, G_OPTION_ARG_STRING, &o.hardware,
          "Hardware preset or file, for scenarios that name none (vLLM eval configs)",
          "NAME|FILE"},
+        {"model-config", 0, 0, G_OPTION_ARG_FILENAME, &o.model_config,
+         "A Hugging Face config.json for the model, instead of the scenario's model: or the "
+         "eval config's model_name (same as --set model=FILE)",
+         "FILE"},
         {"prefill", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.prefill,
          "A prefill step of N tokens, for scenarios without a workload (repeatable)", "N"},
         {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.decode,
@@ -174,6 +180,14 @@ static int cmd_run(int argc, char **argv)
         return CLI_EXIT_INVALID;
     }
 
+    if (o.model_config) {
+        /* --model-config FILE is --set model=FILE with the path from the working directory */
+        g_autofree char *abs = g_canonicalize_filename(o.model_config, NULL);
+        guint n = o.sets ? g_strv_length(o.sets) : 0;
+        o.sets = g_renew(char *, o.sets, n + 2);
+        o.sets[n] = g_strdup_printf("model=%s", abs);
+        o.sets[n + 1] = NULL;
+    }
     ScenarioExtras extras = {(const char *const *)o.sets, o.hardware, NULL, NULL};
     g_autoptr(Scenario) sc = NULL;
     if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err) &&

@@ -250,3 +250,29 @@ Test(cli, not_simulated_settings_are_stored_and_reported)
     cr_assert(strstr(json_array_get_string_element(ns, 2), "env VLLM_LOGGING_LEVEL=DEBUG"));
     result_clear(&r);
 }
+
+/* --model-config FILE points a scenario (here an eval config naming another model) at a
+ * config.json: the weights are that model's. */
+Test(cli, model_config_replaces_the_model)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "m.db", NULL);
+    g_autofree char *eval = g_build_filename(dir, "e.yaml", NULL);
+    cr_assert(g_file_set_contents(eval, "model_name: Qwen/Qwen3-8B\n", -1, NULL));
+    Result r = ranksim((const char *[]){
+        "run", eval, "--hardware", "h100", "--prefill", "128", "--db", db, "--json",
+        "--model-config", RANKSIM_SOURCE_DIR "/model/presets/llama-3.1-8b.json", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    g_autoptr(JsonNode) j = json_from_string(r.out, NULL);
+    cr_assert_not_null(j, "%s", r.out);
+    JsonObject *v = json_object_get_object_member(
+        json_object_get_object_member(json_node_get_object(j), "memory"), "vllm");
+    /* Llama-3.1-8B: 14.96 GiB of bf16 weights (Qwen3-8B would be 15.26) */
+    int64_t w = json_object_get_int_member(v, "model_loading_bytes");
+    cr_assert(w > (int64_t)(14.9 * (1 << 30)) && w < (int64_t)(15.0 * (1 << 30)), "%ld", (long)w);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", eval, "--hardware", "h100", "--prefill", "128", "--db", db,
+                                 "--model-config", "/nonexistent/config.json", NULL});
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    result_clear(&r);
+}
