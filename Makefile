@@ -8,7 +8,7 @@ MESON_ARGS += -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
 endif
 
 DEB_PACKAGES := meson ninja-build pkg-config gcc libglib2.0-dev libglib2.0-dev-bin libuv1-dev \
-                libsqlite3-dev libyaml-dev libjson-glib-dev libcriterion-dev sqlite3 valgrind
+                libsqlite3-dev libyaml-dev libjson-glib-dev libcriterion-dev sqlite3 valgrind jq
 PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion
 
 .PHONY: all deps configure build test demo bench clean
@@ -17,7 +17,7 @@ all: build
 
 deps:
 	@missing=""; \
-	for t in meson ninja pkg-config cc valgrind sqlite3; do command -v $$t >/dev/null 2>&1 || missing=yes; done; \
+	for t in meson ninja pkg-config cc valgrind sqlite3 jq; do command -v $$t >/dev/null 2>&1 || missing=yes; done; \
 	if [ -z "$$missing" ]; then \
 	  pkg-config --exists $(PKGCONFIG_MODULES) 2>/dev/null || missing=yes; \
 	fi; \

@@ -13,8 +13,9 @@
 # engine.cudagraph_memory_profiling: false, so ranksim's figures compare as they are.
 #
 # Usage: validate.sh [RANKSIM [SOURCE_DIR]]   (defaults: build/ranksim, the repository root)
-# Exit: 0 table printed; 1 a scenario that should run did not (refused rows, noted in
-# published.tsv as "refused: ...", must exit 2).
+# Exit: 0 table printed and within the bars (weights within 3 % at worst, KV budget within 10 %
+# median, over at least 10 / 12 logs); 1 outside them, or a scenario that should run did not
+# (refused rows, noted in published.tsv as "refused: ...", must exit 2). Needs jq.
 set -u
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin=${1:-$src/build/ranksim}
@@ -62,12 +63,14 @@ function pct(p, r) { return (r == 0) ? "" : 100 * (p - r) / (r < 0 ? -r : r) }
 function fmtp(e) { return (e == "") ? "—" : sprintf("%+.1f %%", e) }
 function num(x) { return x != "" && x != "-" }
 function add(col, e) { if (e == "") return; n[col]++; v[col, n[col]] = (e < 0 ? -e : e); s[col, n[col]] = e }
-function median(col,   i, j, t, a, k) {
-  k = n[col]; if (!k) return "—"
+function medval(col,   i, j, t, a, k) {
+  k = n[col]; if (!k) return -1
   for (i = 1; i <= k; i++) a[i] = v[col, i]
   for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-  return sprintf("%.1f %%", (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2)
+  return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
 }
+function median(col) { return n[col] ? sprintf("%.1f %%", medval(col)) : "—" }
+function worstval(col,   i, b) { b = -1; for (i = 1; i <= n[col]; i++) if (v[col, i] > b) b = v[col, i]; return b }
 function worst(col,   i, b, bi) {
   if (!n[col]) return "—"
   b = -1; for (i = 1; i <= n[col]; i++) if (v[col, i] > b) { b = v[col, i]; bi = i }
@@ -102,5 +105,11 @@ END {
   printf "| rows | %d | %d | %d | %d | %d |\n", n["w"], n["kv"], n["tok"], n["conc"], n["cg"]
   printf "| median \\|error\\| | %s | %s | %s | %s | %s |\n", median("w"), median("kv"), median("tok"), median("conc"), median("cg")
   printf "| worst | %s | %s | %s | %s | %s |\n", worst("w"), worst("kv"), worst("tok"), worst("conc"), worst("cg")
-}' "$rows"
+  # the bars of issue 10: weights within 3 % at worst, the KV budget within 10 % median
+  bad = 0
+  if (worstval("w") > 3) { printf "\nFAIL: weights off by %.1f %% at worst (bar: 3 %%)\n", worstval("w"); bad = 1 }
+  if (medval("kv") > 10) { printf "\nFAIL: KV budget off by %.1f %% median (bar: 10 %%)\n", medval("kv"); bad = 1 }
+  if (n["w"] + 0 < 10 || n["kv"] + 0 < 12) { printf "\nFAIL: too few compared logs (%d weights, %d KV)\n", n["w"], n["kv"]; bad = 1 }
+  exit bad
+}' "$rows" || status=1
 exit $status
