@@ -235,6 +235,19 @@ bool model_backend_check(ModelBackend b, const ModelArch *a, const NetHardware *
     for (int i = 1; i < MODEL_BACKEND_COUNT; i++)
         if (family_fits(table[i].family, need) && runs_on(&table[i], hw))
             g_string_append_printf(valid, "%s, ", table[i].name);
+    if (valid->len == 0) {
+        /* nothing runs this attention here (e.g. sparse MLA on an A100): say so, not "AUTO" */
+        static const char *const kinds[] = {"", "grouped-query attention", "MLA", "sparse MLA",
+                                            ""};
+        snprintf(why, n,
+                 "no attention backend runs %s on %s (%s, %s): %s needs a kernel that is not "
+                 "built for this device (vLLM has none either); use another device",
+                 kinds[need], hw ? hw->name : "this device", net_platform_name(platform_of(hw)),
+                 hw && hw->arch != NET_ARCH_UNKNOWN ? net_arch_name(hw->arch) : "arch not given",
+                 a->name);
+        g_string_free(valid, TRUE);
+        return false;
+    }
     g_string_append(valid, "AUTO");
     static const char *const what[] = {"", "grouped-query attention", "MLA",
                                        "sparse MLA (a DSA indexer)", ""};

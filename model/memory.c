@@ -1442,6 +1442,7 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
     m->utilization = engine->gpu_memory_utilization;
     m->max_model_len = engine->max_model_len;
     m->context_bytes = context_bytes(&c);
+    m->cudagraph_in_budget = engine->cudagraph_memory_profiling;
     {
         g_autofree char *d = model_quant_spec_describe(c.q, role_mask(arch, &c));
         m->weights_format = g_strdup_printf("%s (%s%s%s)", d, c.q->source,

@@ -74,6 +74,8 @@ typedef struct {
     uint64_t hbm_bytes;
     uint64_t requested_bytes;      /* ceil(HBM x gpu_memory_utilization) */
     double utilization;
+    bool cudagraph_in_budget;      /* the CUDA-graph estimate is part of the non-KV memory
+                                      (engine.cudagraph_memory_profiling) */
     uint64_t context_bytes;        /* CUDA / CANN context: on the device before vLLM's first
                                       snapshot, outside the KV budget */
     uint32_t max_model_len;        /* the engine's, for the capacity lines; 0 when unknown (a plan
@@ -83,9 +85,9 @@ typedef struct {
     GPtrArray *diags;              /* SchedDiag*, owned: kv_budget, oom */
 } ModelMemPlan;
 
-/* How far ranksim's non-KV memory has fallen short of vLLM's in real start-up logs: at most
- * 8.2 % (doc/validation.md: gpt-oss-120b on one H100, row L24; seed 004's GLM-5.2 TP1/PCP4/DCP4
- * 5.5 %), rounded up. A KV budget smaller than this share of the non-KV memory may be negative
+/* How far ranksim's non-KV memory has fallen short of vLLM's in real single-node start-up logs:
+ * at most 8.3 % (doc/validation.md: gpt-oss-120b on one H100, rows L24 / L25; seed 004's
+ * GLM-5.2 TP1/PCP4/DCP4 5.5 %), rounded up. A KV budget smaller than this share of the non-KV memory may be negative
  * on hardware: the plan warns (`kv_budget`, severity warning), and the report prints the band. */
 #define MODEL_MEM_NON_KV_UNDERESTIMATE 0.085
 

@@ -366,7 +366,8 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
                            "SELECT hbm_bytes, requested_bytes, utilization, kv_bytes_per_token,"
                            " (SELECT MAX(rank) FROM memory WHERE run_id = ?1),"
                            " max_model_len, weights_format, vllm_rank, loading_bytes, kv_tokens,"
-                           " max_concurrency, kv_block_size, min_kv_budget_bytes, context_bytes"
+                           " max_concurrency, kv_block_size, min_kv_budget_bytes, context_bytes,"
+                           " cudagraph_in_budget"
                            " FROM memory_runs WHERE run_id = ?1",
                            -1, &s, NULL) != SQLITE_OK) {
         sql_fail(error, st, "reading memory_runs");
@@ -393,6 +394,7 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
     m->vllm.kv_block_size = (uint32_t)sqlite3_column_int64(s, 11);
     m->vllm.kv_budget_bytes = sqlite3_column_int64(s, 12);
     m->context_bytes = (uint64_t)sqlite3_column_int64(s, 13);
+    m->cudagraph_in_budget = sqlite3_column_type(s, 14) == SQLITE_NULL || sqlite3_column_int(s, 14);
     sqlite3_finalize(s);
     if (max_rank < 0 || max_rank >= G_MAXINT32)
         return NULL;

@@ -227,11 +227,13 @@ static double gib(double bytes)
     return bytes / (1024.0 * 1024.0 * 1024.0);
 }
 
-static uint64_t non_kv(const ModelMemRank *r)
+/* The non-KV memory of a rank as the budget counts it: every component but the KV cache, the
+ * CUDA-graph estimate only when the profiler subtracts it. */
+static uint64_t non_kv(const ModelMemPlan *m, const ModelMemRank *r)
 {
     uint64_t t = 0;
     for (int c = 0; c < MODEL_MEM_COUNT; c++)
-        if (c != MODEL_MEM_KV_CACHE)
+        if (c != MODEL_MEM_KV_CACHE && (c != MODEL_MEM_CUDAGRAPH || m->cudagraph_in_budget))
             t += r->bytes[c];
     return t;
 }
@@ -267,7 +269,7 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
     /* the band: ranksim's non-KV has been up to MODEL_MEM_NON_KV_UNDERESTIMATE low and its
      * median KV error is a few percent high (doc/validation.md) */
     const ModelMemRank *x = &m->ranks[v->rank];
-    double band = MODEL_MEM_NON_KV_UNDERESTIMATE * (double)non_kv(x);
+    double band = MODEL_MEM_NON_KV_UNDERESTIMATE * (double)non_kv(m, x);
     fprintf(out, "  Available KV cache memory: %.2f GiB (on hardware down to %.2f GiB: ranksim's "
                  "non-KV has been up to %.1f %% low, doc/validation.md)\n",
             gib((double)v->kv_budget_bytes), gib((double)v->kv_budget_bytes - band),
@@ -305,7 +307,7 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
         fprintf(out, "  %-10s", label);
         for (int c = 0; c < MODEL_MEM_COUNT; c++)
             fprintf(out, " %9.2f", gib((double)x->bytes[c]));
-        fprintf(out, " %9.2f %10.2f\n", gib((double)non_kv(x)), gib((double)x->kv_budget_bytes));
+        fprintf(out, " %9.2f %10.2f\n", gib((double)non_kv(m, x)), gib((double)x->kv_budget_bytes));
         if (detail && x->items) {
             for (guint i = 0; i < x->items->len; i++) {
                 const ModelMemItem *it = g_ptr_array_index(x->items, i);
@@ -356,7 +358,7 @@ static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)
         for (int c = 0; c < MODEL_MEM_COUNT; c++)
             add_int(b, model_mem_component_name((ModelMemComponent)c), (int64_t)x->bytes[c]);
         json_builder_end_object(b);
-        add_int(b, "non_kv_bytes", (int64_t)non_kv(x));
+        add_int(b, "non_kv_bytes", (int64_t)non_kv(m, x));
         add_int(b, "kv_budget_bytes", x->kv_budget_bytes);
         add_int(b, "kv_bytes_per_token", (int64_t)x->kv_bytes_per_token);
         if (detail && x->items) {

@@ -596,6 +596,12 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     if (!load_workload(ld, root, s))
         return false;
 
+    ModelBackend used = model_engine_backend(s->arch, &s->engine, &s->plan->par, &s->hardware);
+    if (s->engine.attention_backend != MODEL_BACKEND_AUTO && used != s->engine.attention_backend)
+        scenario_note_ignored(s, "attention backend %s on an MLA model: simulated as %s, its MLA "
+                                 "kernel on %s",
+                              model_backend_name(s->engine.attention_backend),
+                              model_backend_name(used), s->hardware.name);
     ModelLowerInput in = {s->arch,    s->plan,         &s->engine,     s->workload,
                           s->cost,    &s->hardware,    MODEL_BREAK_NONE};
     s->program = model_lower(&in, &err);

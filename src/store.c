@@ -116,7 +116,8 @@ static const char schema_sql[] =
     " run_id INTEGER PRIMARY KEY, hbm_bytes INTEGER, requested_bytes INTEGER,"
     " utilization REAL, min_kv_budget_bytes INTEGER, kv_bytes_per_token INTEGER,"
     " max_model_len INTEGER, weights_format TEXT, vllm_rank INTEGER, loading_bytes INTEGER,"
-    " kv_tokens INTEGER, max_concurrency REAL, kv_block_size INTEGER, context_bytes INTEGER);"
+    " kv_tokens INTEGER, max_concurrency REAL, kv_block_size INTEGER, context_bytes INTEGER,"
+    " cudagraph_in_budget INTEGER);"
     "CREATE VIEW IF NOT EXISTS ops AS"
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
     "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us"
@@ -288,7 +289,8 @@ static bool ensure_schema(Store *s, GError **error)
             static const char *const v3[] = {
                 "max_model_len INTEGER", "weights_format TEXT",   "vllm_rank INTEGER",
                 "loading_bytes INTEGER", "kv_tokens INTEGER",     "max_concurrency REAL",
-                "kv_block_size INTEGER", "context_bytes INTEGER", NULL};
+                "kv_block_size INTEGER", "context_bytes INTEGER", "cudagraph_in_budget INTEGER",
+                NULL};
             for (size_t i = 0; v3[i]; i++) {
                 g_autofree char *sql =
                     g_strdup_printf("ALTER TABLE memory_runs ADD COLUMN %s", v3[i]);
@@ -865,8 +867,8 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
                            "INSERT INTO memory_runs(run_id, hbm_bytes, requested_bytes,"
                            " utilization, min_kv_budget_bytes, kv_bytes_per_token,"
                            " max_model_len, weights_format, vllm_rank, loading_bytes, kv_tokens,"
-                           " max_concurrency, kv_block_size, context_bytes)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           " max_concurrency, kv_block_size, context_bytes, cudagraph_in_budget)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK)
         return set_sql_error(error, s, "prepare memory_runs");
     sqlite3_bind_int64(st, 1, id);
@@ -886,6 +888,7 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
     sqlite3_bind_double(st, 12, m->vllm.max_concurrency);
     sqlite3_bind_int64(st, 13, m->vllm.kv_block_size);
     sqlite3_bind_int64(st, 14, (int64_t)m->context_bytes);
+    sqlite3_bind_int(st, 15, m->cudagraph_in_budget ? 1 : 0);
     ok = sqlite3_step(st) == SQLITE_DONE;
     sqlite3_finalize(st);
     return ok || set_sql_error(error, s, "insert memory_runs");
