@@ -111,11 +111,13 @@ static bool hardware_from_extras(Loader *ld, const char *given, Scenario *s)
 static bool load_hardware(Loader *ld, const YamlDocNode *hw, Scenario *s)
 {
     const char *cli = ld->extras->hardware;
+    if (cli) { /* the command line overrides the file */
+        if (hw)
+            scenario_note_ignored(s, "--hardware %s replaces the scenario's hardware:", cli);
+        return hardware_from_extras(ld, cli, s);
+    }
     if (!hw)
-        return cli ? hardware_from_extras(ld, cli, s)
-                   : hardware_base_preset(ld, NULL, "hardware", HARDWARE_DEFAULT_PRESET, s);
-    if (cli)
-        scenario_note_ignored(s, "--hardware %s (the scenario names hardware:)", cli);
+        return hardware_base_preset(ld, NULL, "hardware", HARDWARE_DEFAULT_PRESET, s);
     g_autofree char *presets = g_strjoinv(", ", (char **)hardware_preset_names());
     g_autofree char *valid = g_strdup_printf(
         "a preset (%s), a hardware file's path, or a mapping {preset: NAME or file: PATH, "

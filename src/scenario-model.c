@@ -524,18 +524,19 @@ static bool workload_from_extras(Loader *ld, Scenario *s)
     return true;
 }
 
-/* The workload: the file's, else the command line's, else an error. */
+/* The workload: the command line's (--prefill / --decode override the file's, with a note),
+ * else the file's, else an error. */
 static bool load_workload(Loader *ld, const YamlDocNode *root, Scenario *s)
 {
     s->workload = model_workload_new();
     const YamlDocNode *w = yamldoc_map_get(root, "workload");
-    if (w) {
-        if (scenario_extras_have_workload(ld->extras))
-            scenario_note_ignored(s, "--prefill/--decode (the scenario has workload:)");
-        return load_workload_node(ld, w, s);
-    }
-    if (scenario_extras_have_workload(ld->extras))
+    if (scenario_extras_have_workload(ld->extras)) {
+        if (w)
+            scenario_note_ignored(s, "--prefill/--decode replace the scenario's workload:");
         return workload_from_extras(ld, s);
+    }
+    if (w)
+        return load_workload_node(ld, w, s);
     return yamldoc_fail(&ld->doc, root, "workload",
                         "missing; give workload.steps in the file or --prefill N / --decode "
                         "B:CTX");

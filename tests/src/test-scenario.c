@@ -1591,12 +1591,16 @@ Test(scenario_model, command_line_extras)
     cr_assert_eq(s->ignored_flags->len, 0);
     scenario_free(s);
 
-    /* the file's hardware and workload win; the extras are noted */
-    s = load_x_ok(glm_yaml, "t.yaml", &x);
-    cr_assert_str_eq(s->hardware.name, "b200");
-    cr_assert_eq(s->workload->steps->len, 2);
-    cr_assert(has_ignored(s, "--hardware h200 (the scenario names hardware:)"));
-    cr_assert(has_ignored(s, "--prefill/--decode (the scenario has workload:)"));
+    /* the command line overrides the file's hardware and workload, and says so (a Blackwell
+     * part: the file names FLASHINFER_MLA_SPARSE) */
+    ScenarioExtras xb = x;
+    xb.hardware = "gb200";
+    s = load_x_ok(glm_yaml, "t.yaml", &xb);
+    cr_assert_str_eq(s->hardware.name, "gb200");
+    cr_assert_eq(s->workload->steps->len, 1);
+    cr_assert_eq(len_at(batch_of(s, 0, 0)->prefill, 0), 633);
+    cr_assert(has_ignored(s, "--hardware gb200 replaces the scenario's hardware:"));
+    cr_assert(has_ignored(s, "--prefill/--decode replace the scenario's workload:"));
     scenario_free(s);
 
     /* extras with a program scenario: hardware used, workload noted */
