@@ -105,11 +105,14 @@ fuzz-build: fuzz-deps $(FUZZ_BUILD)/build.ninja
 # `make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="scenario set"]`: N seconds per target, the corpus
 # kept in build-fuzz/corpus/NAME, crashes in build-fuzz/artifacts/NAME/.
 fuzz: fuzz-build
-	@for t in $(FUZZ_TARGETS); do \
+	@failed=""; for t in $(FUZZ_TARGETS); do \
 	  echo "make: fuzzing $$t for $(FUZZ_SECONDS) s"; \
 	  tests/fuzz/run.sh fuzz $(FUZZ_BUILD)/tests/fuzz-$$t $$t "$(CURDIR)" "$(CURDIR)/$(FUZZ_BUILD)" \
-	      $(FUZZ_SECONDS) || exit 1; \
-	done
+	      $(FUZZ_SECONDS) || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then \
+	  echo "make: findings in:$$failed (inputs in $(FUZZ_BUILD)/artifacts/NAME/)"; exit 1; \
+	fi
 
 # What CI runs: the suite `fuzz`, a fixed number of executions per target over its seeds.
 fuzz-ci: fuzz-build

@@ -23,6 +23,7 @@
 /* Every top-level key of a program scenario, so overrides reach each of them. */
 static const char base_program[] =
     "name: fuzz-program\n"
+    "description: every top-level key of a program scenario\n"
     "kind: program\n"
     "ranks: 8\n"
     "hardware:\n"
