@@ -11,7 +11,14 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc libglib2.0-dev libglib2.0-dev-b
                 libsqlite3-dev libyaml-dev libjson-glib-dev libcriterion-dev sqlite3 valgrind jq
 PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion
 
-.PHONY: all deps configure build test demo bench clean
+# Fuzzing (doc/fuzzing.md): clang + libFuzzer, ASan + UBSan, in build-fuzz/.
+FUZZ_BUILD := build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= scenario config hardware set
+FUZZ_MESON_ARGS := -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+                   -Dc_args=-fsanitize=fuzzer-no-link
+
+.PHONY: all deps configure build test demo bench clean fuzz-deps fuzz-build fuzz fuzz-ci
 
 all: build
 
@@ -70,5 +77,48 @@ bench: deps
 	@echo
 	./build-bench/tests/bench-model scenarios/glm5-1024-ranks-prefill.yaml 3
 
+# clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
+fuzz-deps: deps
+	@probe='int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }'; \
+	if ! echo "$$probe" | clang -x c -fsanitize=fuzzer,address,undefined - -o /dev/null >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "make: installing clang from Debian's packages"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang) >/dev/null || exit 1; \
+	    for rt in libclang-rt-14-dev libclang-rt-dev; do \
+	      if ! echo "$$probe" | clang -x c -fsanitize=fuzzer,address,undefined - -o /dev/null >/dev/null 2>&1 && \
+	         apt-cache show $$rt >/dev/null 2>&1; then \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$rt >/dev/null || exit 1; \
+	      fi; \
+	    done; \
+	  else \
+	    echo "make: fuzzing needs clang with libFuzzer; install it with:"; \
+	    echo "  sudo apt-get install clang"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) $(FUZZ_MESON_ARGS)
+
+# Only the fuzz targets (and the libraries they link): the rest of build-fuzz is never built.
+fuzz-build: fuzz-deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD) $(addprefix tests/fuzz-,$(FUZZ_TARGETS))
+
+# `make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="scenario set"]`: N seconds per target, the corpus
+# kept in build-fuzz/corpus/NAME, crashes in build-fuzz/artifacts/NAME/.
+fuzz: fuzz-build
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+	  echo "make: fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	  tests/fuzz/run.sh fuzz $(FUZZ_BUILD)/tests/fuzz-$$t $$t "$(CURDIR)" "$(CURDIR)/$(FUZZ_BUILD)" \
+	      $(FUZZ_SECONDS) || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then \
+	  echo "make: findings in:$$failed (inputs in $(FUZZ_BUILD)/artifacts/NAME/)"; exit 1; \
+	fi
+
+# What CI runs: the suite `fuzz`, a fixed number of executions per target over its seeds.
+fuzz-ci: fuzz-build
+	meson test -C $(FUZZ_BUILD) --suite fuzz --no-rebuild --print-errorlogs
+
 clean:
-	rm -rf build build-strict build-bench
+	rm -rf build build-strict build-bench build-fuzz
