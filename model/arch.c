@@ -26,6 +26,9 @@
 #include "arch.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1540,9 +1543,32 @@ bool model_arch_load_string(const char *json, const char *display, ModelArch *ou
 /* Reads `path` whole; errors say the path and strerror (g_file_get_contents would repeat it). */
 static char *read_all(const char *path, gsize *len, GError **error)
 {
-    FILE *f = fopen(path, "rb");
+    /* Opened without blocking and checked before any read: a FIFO cannot hang the load, a
+     * device such as /dev/zero cannot grow memory (doc/reliability.md). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        g_set_error(error, MODEL_ARCH_ERROR, ERR_IO, "%s: cannot read the model config: %s", path,
+                    g_strerror(e));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const char *what = S_ISDIR(st.st_mode)    ? "a folder"
+                           : S_ISFIFO(st.st_mode) ? "a FIFO"
+                           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                        : "not a regular file";
+        close(fd);
+        g_set_error(error, MODEL_ARCH_ERROR, ERR_IO,
+                    "%s: cannot read the model config: it is %s; expected a regular file "
+                    "(a config.json)",
+                    path, what);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         int e = errno;
+        close(fd);
         g_set_error(error, MODEL_ARCH_ERROR, ERR_IO, "%s: cannot read the model config: %s", path,
                     g_strerror(e));
         return NULL;

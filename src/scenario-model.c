@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hardware.h"
+#include "inputfile.h"
 #include "scenario-loader.h"
 #include "vllm-args.h"
 
@@ -51,11 +52,14 @@ bool scenario_arch_from_file(Loader *ld, const YamlDocNode *at, const char *key,
     if (!g_file_test(file, G_FILE_TEST_IS_REGULAR)) {
         g_auto(GStrv) presets = scenario_model_presets();
         g_autofree char *list = g_strjoinv(", ", presets);
+        /* what it is, when it exists: a FIFO or a device is never opened */
+        const char *what = !g_file_test(file, G_FILE_TEST_EXISTS) ? "no such file"
+                                                                   : "not a regular file";
         return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_IO, at, key,
-                                 "cannot read model config '%s': no such file; valid: a preset "
+                                 "cannot read model config '%s': %s; valid: a preset "
                                  "(%s) or the path of a Hugging Face config.json (or its folder), "
                                  "relative to the scenario's folder",
-                                 file, list);
+                                 file, what, list);
     }
     g_autoptr(GError) err = NULL;
     if (!model_arch_load_file(file, s->arch, &err))
@@ -293,6 +297,9 @@ static bool load_profile(Loader *ld, const YamlDocNode *at, Scenario *s)
             "with header op,rows,seconds, relative to the scenario's folder",
             path, g_file_test(path, G_FILE_TEST_IS_DIR) ? "it is a folder" : "no such file");
     g_autoptr(GError) err = NULL;
+    if (!input_file_check(path, 0, &err)) /* the input size limit (doc/reliability.md) */
+        return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_IO, at, "op_profile",
+                                 "cannot read op profile: %s", err->message);
     if (!model_cost_load_profile(s->cost, path, &err))
         return yamldoc_fail_code(&ld->doc,
                                  err->domain == MODEL_COST_ERROR && err->code == MODEL_COST_ERROR_IO

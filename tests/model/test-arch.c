@@ -5,6 +5,8 @@
  * to temporary folders (g_dir_make_tmp) and loaded as files; most are a preset with one field
  * changed. */
 #include <criterion/criterion.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -464,8 +466,26 @@ Test(errors, directory)
     cr_assert_eq(g_rmdir(dir), 0);
     cr_assert_eq(err->code, CODE_IO);
     cr_assert(g_str_has_prefix(err->message, dir), "%s", err->message);
-    assert_has(err->message, "Is a directory");
+    assert_has(err->message, "it is a folder; expected a regular file");
     g_error_free(err);
+}
+
+/* A FIFO is refused without being opened for a blocking read; a device is never read. */
+Test(errors, fifo_and_device)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-arch-XXXXXX", NULL);
+    g_autofree char *fifo = g_build_filename(dir, "config.json", NULL);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    ModelArch a;
+    GError *err = NULL;
+    cr_assert_not(model_arch_load_file(fifo, &a, &err));
+    assert_has(err->message, "it is a FIFO");
+    g_clear_error(&err);
+    cr_assert_not(model_arch_load_file("/dev/zero", &a, &err));
+    assert_has(err->message, "it is a device");
+    g_clear_error(&err);
+    g_unlink(fifo);
+    g_rmdir(dir);
 }
 
 Test(errors, malformed_json_has_line_and_column)
