@@ -952,11 +952,15 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
         return false;
     const YamlDocNode *n = yamldoc_map_get(root, "kind");
     const char *kind = NULL;
-    if (n &&
-        (!yamldoc_get_string(&ld->doc, n, "kind", "model", &kind) || strcmp(kind, "model") != 0))
-        return yamldoc_fail(&ld->doc, n, "kind",
-                            "a vLLM eval config (model_name:) is a model scenario; valid: kind: "
-                            "model, or leave kind out");
+    if (n) {
+        /* a kind that is not a string has its error set already; set none over it */
+        if (!yamldoc_get_string(&ld->doc, n, "kind", "model", &kind))
+            return false;
+        if (strcmp(kind, "model") != 0)
+            return yamldoc_fail(&ld->doc, n, "kind",
+                                "a vLLM eval config (model_name:) is a model scenario; valid: "
+                                "kind: model, or leave kind out");
+    }
 
     /* model_name -> architecture (a `model:` key, e.g. from --set, takes precedence) */
     const YamlDocNode *mn = yamldoc_map_get(root, "model_name");

@@ -2388,3 +2388,20 @@ Test(scenario_robust, eval_truncations_and_mutations)
 {
     fuzz(eval_fuzz_seed, eval_extras("b200", 100), 600, 20240613);
 }
+
+/* Found by the scenario fuzzer (tests/fuzz/regress/scenario/eval-empty-kind.yaml): an eval
+ * config whose kind: is empty set its error twice (a GLib warning over the first). One error,
+ * at kind:. */
+Test(scenario_eval, empty_kind_is_one_error)
+{
+    /* GLib warns when an error is set over another: make that warning fail the test */
+    g_log_set_always_fatal(G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL);
+    GError *err = NULL;
+    Scenario *s = scenario_load_string("model_name: \"opentre-ptuoss-20b\"\naccurho@: ereaep;\n"
+                                       "kind: \n",
+                                       "e.yaml", NULL, &err);
+    cr_assert_null(s);
+    cr_assert_not_null(err);
+    cr_assert(strstr(err->message, "e.yaml:3: key 'kind'"), "%s", err->message);
+    g_error_free(err);
+}
