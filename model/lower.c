@@ -150,6 +150,8 @@ typedef struct {
     double wbytes;        /* bytes per weight element under the quantization */
     NetPeakDtype cdt;     /* the dtype linear layers compute in */
     uint32_t window;      /* the current layer's sliding window (tokens); 0 = full attention */
+    const ModelBatch *pad_batch; /* the batch pad_rows was computed for (NULL: none) */
+    uint64_t pad_rows;           /* the most PCP rows any PCP rank of pad_batch gets */
     uint32_t act_bytes;   /* activation element size (bf16) */
     uint32_t kv_bytes;    /* KV-cache element size */
     GArray *ops;          /* SchedOp being built for one rank */
@@ -238,7 +240,7 @@ static uint64_t pcp_rows_of(const ModelBatch *b, uint32_t pcp, uint32_t r)
     return n;
 }
 
-static StepRows step_rows(const Ctx *c, const ModelStep *s, uint32_t rank)
+static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
 {
     const ModelParallel *par = &c->pl->par;
     const ModelCoord *co = &c->pl->coord[rank];
@@ -257,11 +259,19 @@ static StepRows step_rows(const Ctx *c, const ModelStep *s, uint32_t rank)
     uint32_t pcp = par->prefill_context_parallel_size;
     if (pcp > 1) {
         r.real = pcp_rows_of(b, pcp, co->pcp);
-        for (uint32_t k = 0; k < pcp; k++) {
-            uint64_t x = pcp_rows_of(b, pcp, k);
-            if (x > r.padded)
-                r.padded = x;
+        /* the largest PCP rank's rows depend on the batch only: computed once per batch, not
+         * per rank (O(PCP x prompts) instead of O(world x PCP x prompts)) */
+        if (b && b != c->pad_batch) {
+            uint64_t most = 0;
+            for (uint32_t k = 0; k < pcp; k++) {
+                uint64_t x = pcp_rows_of(b, pcp, k);
+                if (x > most)
+                    most = x;
+            }
+            c->pad_batch = b;
+            c->pad_rows = most;
         }
+        r.padded = b ? c->pad_rows : 0;
     } else {
         r.real = r.padded = r.tokens;
     }

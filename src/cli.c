@@ -188,7 +188,7 @@ static int cmd_run(int argc, char **argv)
         o.sets[n] = g_strdup_printf("model=%s", abs);
         o.sets[n + 1] = NULL;
     }
-    ScenarioExtras extras = {(const char *const *)o.sets, o.hardware, NULL, NULL};
+    ScenarioExtras extras = {(const char *const *)o.sets, o.hardware, max_rank_ops, NULL, NULL};
     g_autoptr(Scenario) sc = NULL;
     if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err) &&
         cli_input_paths_check(path, o.hardware, &err))

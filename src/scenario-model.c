@@ -604,6 +604,21 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     if (!load_workload(ld, root, s))
         return false;
 
+    /* Lowering costs time per rank and layer: refuse a run that certainly exceeds the work
+     * limit before building it (every layer of every step has at least 4 ops on every rank:
+     * two norms, attention and the MLP or MoE; runner_check_work checks the exact count). */
+    uint64_t max_ops = ld->extras ? ld->extras->max_rank_ops : 0;
+    if (max_ops) {
+        double lower = (double)s->plan->world * (double)s->workload->steps->len *
+                       ((double)s->arch->num_layers + 2) * 4.0;
+        if (lower > (double)max_ops)
+            return scenario_extras_fail(
+                ld, SCENARIO_ERROR_INVALID, "--max-rank-ops",
+                "%u ranks x %u steps x %u layers is at least %.3g rank-ops, more than the "
+                "limit of %" G_GUINT64_FORMAT "; raise --max-rank-ops N (0: no limit) or "
+                "simulate fewer ranks",
+                s->plan->world, s->workload->steps->len, s->arch->num_layers, lower, max_ops);
+    }
     ModelBackend used = model_engine_backend(s->arch, &s->engine, &s->plan->par, &s->hardware);
     if (s->engine.attention_backend != MODEL_BACKEND_AUTO && used != s->engine.attention_backend)
         scenario_note_ignored(s, "attention backend %s on an MLA model: simulated as %s, its MLA "

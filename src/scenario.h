@@ -70,6 +70,10 @@ typedef struct {
     const char *const *overrides; /* NULL-terminated "dotted.key=value" (--set) */
     const char *hardware;         /* --hardware NAME|PATH: used when the file names none (a
                                      path is relative to the working directory) */
+    uint64_t max_rank_ops;        /* --max-rank-ops: a model scenario whose lowering would
+                                     certainly exceed it (a lower bound: world x steps x
+                                     layers x 4 ops) is refused before it is lowered;
+                                     0 = no limit */
     GArray *prefill;              /* --prefill N (uint32), repeatable: one prefill step */
     GArray *decode;               /* --decode B:CTX (uint32 context lengths, one per sequence:
                                      B copies of CTX), repeatable: one decode step; with

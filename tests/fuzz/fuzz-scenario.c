@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_autofree char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    ScenarioExtras extras = {.hardware = "h100", .prefill = prefill};
+    ScenarioExtras extras = {.hardware = "h100", .prefill = prefill,
+                             .max_rank_ops = FUZZ_MAX_RANK_OPS};
     GError *err = NULL;
     Scenario *sc = scenario_load_string_extras(text, "fuzz.yaml", &extras, &err);
     fuzz_check_error("scenario_load_string_extras", sc != NULL, err);

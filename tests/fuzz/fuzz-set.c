@@ -165,7 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (g_strv_length(ov) > MAX_OVERRIDES)
         return -1;
     ScenarioExtras extras = {.overrides = (const char *const *)ov, .hardware = "h100",
-                             .prefill = prefill};
+                             .prefill = prefill, .max_rank_ops = FUZZ_MAX_RANK_OPS};
     GError *err = NULL;
     Scenario *sc = scenario_load_string_extras(base->text, base->path, &extras, &err);
     fuzz_check_error("scenario_load_string_extras", sc != NULL, err);

@@ -2405,3 +2405,29 @@ Test(scenario_eval, empty_kind_is_one_error)
     cr_assert(strstr(err->message, "e.yaml:3: key 'kind'"), "%s", err->message);
     g_error_free(err);
 }
+
+/* Found by the scenario fuzzer (tests/fuzz/regress/scenario/eval-16384-ranks.yaml): an eval
+ * config with PCP 8192 x TP 2 lowered 16,384 ranks for seconds before the work limit was
+ * checked. With a limit the loader refuses it before lowering, naming the lower bound. */
+Test(scenario_eval, work_limit_is_checked_before_lowering)
+{
+    GError *err = NULL;
+    g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t n = 128;
+    g_array_append_val(pf, n);
+    ScenarioExtras x = {.hardware = "h100", .prefill = pf, .max_rank_ops = 100000};
+    Scenario *s = scenario_load_string_extras(
+        "model_name: Qwen/Qwen3-8B\n"
+        "server_args: --prefill-context-parallel-size 8192 --tensor-parallel-size 2\n",
+        "e.yaml", &x, &err);
+    cr_assert_null(s);
+    cr_assert(strstr(err->message, "--max-rank-ops: 16384 ranks x 1 steps x 36 layers is at least"),
+              "%s", err->message);
+    g_clear_error(&err);
+    /* without a limit it loads */
+    x.max_rank_ops = 0;
+    s = scenario_load_string_extras("model_name: Qwen/Qwen3-8B\nserver_args: -tp 2 -pcp 2\n",
+                                    "e.yaml", &x, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    scenario_free(s);
+}
