@@ -97,7 +97,7 @@ bool input_file_check(const char *path, gsize max_bytes, GError **error)
     return true;
 }
 
-char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **error)
+char *input_file_read_bytes(const char *path, gsize max_bytes, gsize *len, GError **error)
 {
     if (!max_bytes && !(max_bytes = input_max_bytes(error)))
         return NULL;
@@ -138,6 +138,17 @@ char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **er
         return NULL;
     }
     buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **error)
+{
+    gsize n = 0;
+    char *buf = input_file_read_bytes(path, max_bytes, &n, error);
+    if (!buf)
+        return NULL;
     if (!input_check_utf8(path, buf, n, error)) {
         g_free(buf);
         return NULL;

@@ -40,6 +40,10 @@ gsize input_max_bytes(GError **error);
  * the path. Caller frees. */
 char *input_file_read(const char *path, gsize max_bytes, gsize *len, GError **error);
 
+/* input_file_read without the text checks, for binary inputs (pickled Flight Recorder dumps):
+ * the same file-kind and size checks; the bytes are NUL-terminated but may hold NULs. */
+char *input_file_read_bytes(const char *path, gsize max_bytes, gsize *len, GError **error);
+
 /* The reason part of an input_file_read error about `path`: the message without its leading
  * "PATH: " (static storage of `e`; valid while `e` lives). */
 const char *input_reason(const GError *e, const char *path);

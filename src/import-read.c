@@ -1,0 +1,161 @@
+/* src/import-read.c — reading PATHS for `ranksim import`: directories expanded, each file read
+ * through inputfile.c's checks, the format decided by content, the readers dispatched. */
+#include "import.h"
+
+#include <string.h>
+
+#include "inputfile.h"
+
+/* ---- format detection ---- */
+
+bool import_looks_fr(const guint8 *data, gsize len)
+{
+    if (len >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5)
+        return true; /* PROTO 2..5 */
+    gsize i = 0;
+    while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t'))
+        i++;
+    if (i >= len || data[i] != '{')
+        return false;
+    /* JSON: the keys every dump has. memmem over a bounded prefix is enough to decide. */
+    gsize n = MIN(len, (gsize)1 << 20);
+    return memmem(data, n, "\"pg_config\"", 11) != NULL ||
+           memmem(data, n, "\"entries\"", 9) != NULL || memmem(data, n, "\"version\"", 9) != NULL;
+}
+
+bool import_looks_nccl(const guint8 *data, gsize len)
+{
+    gsize n = MIN(len, (gsize)1 << 20);
+    return memmem(data, n, "NCCL INFO", 9) != NULL || memmem(data, n, "NCCL WARN", 9) != NULL;
+}
+
+/* ---- PATHS ---- */
+
+static int cmp_str(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Expands a directory into its regular files (sorted; hidden files and a `.pipe` FR trigger are
+ * skipped); a file stays itself. */
+static bool expand(const char *path, GPtrArray *files, GError **error)
+{
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_IO, "%s: no such file or directory", path);
+        return false;
+    }
+    if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_ptr_array_add(files, g_strdup(path));
+        return true;
+    }
+    g_autoptr(GError) e = NULL;
+    g_autoptr(GDir) d = g_dir_open(path, 0, &e);
+    if (!d) {
+        g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_IO, "%s: cannot list it: %s", path,
+                    e->message);
+        return false;
+    }
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    const char *n;
+    while ((n = g_dir_read_name(d))) {
+        if (n[0] == '.' || g_str_has_suffix(n, ".pipe"))
+            continue;
+        char *full = g_build_filename(path, n, NULL);
+        if (g_file_test(full, G_FILE_TEST_IS_REGULAR))
+            g_ptr_array_add(names, full);
+        else
+            g_free(full);
+    }
+    g_ptr_array_sort(names, cmp_str);
+    if (!names->len) {
+        g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
+                    "%s: an empty directory: no Flight Recorder dump or NCCL log to import", path);
+        return false;
+    }
+    for (guint i = 0; i < names->len; i++)
+        g_ptr_array_add(files, g_strdup(g_ptr_array_index(names, i)));
+    return true;
+}
+
+static const char *format_word(ImportFormat f)
+{
+    switch (f) {
+    case IMPORT_FORMAT_FR:
+        return "fr";
+    case IMPORT_FORMAT_NCCL:
+        return "nccl";
+    case IMPORT_FORMAT_HCCL:
+        return "hccl";
+    default:
+        return "auto";
+    }
+}
+
+ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format,
+                       GError **error)
+{
+    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < n_paths; i++)
+        if (!expand(paths[i], files, error))
+            return NULL;
+    if (!files->len) {
+        g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "nothing to import: no PATH given");
+        return NULL;
+    }
+    g_autoptr(GPtrArray) bytes = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    ImportFormat seen = IMPORT_FORMAT_AUTO;
+    const char *seen_path = NULL;
+    for (guint i = 0; i < files->len; i++) {
+        const char *f = g_ptr_array_index(files, i);
+        gsize len = 0;
+        char *buf = input_file_read_bytes(f, 0, &len, error);
+        if (!buf) {
+            (*error)->domain = IMPORT_ERROR;
+            (*error)->code = IMPORT_ERROR_IO;
+            return NULL;
+        }
+        GBytes *b = g_bytes_new_take(buf, len);
+        g_ptr_array_add(bytes, b);
+        ImportFormat fmt = format;
+        if (fmt == IMPORT_FORMAT_AUTO) {
+            if (import_looks_fr((const guint8 *)buf, len))
+                fmt = IMPORT_FORMAT_FR;
+            else if (import_looks_nccl((const guint8 *)buf, len))
+                fmt = IMPORT_FORMAT_NCCL;
+            else {
+                g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
+                            "%s: neither a Flight Recorder dump (a pickle, or JSON with "
+                            "\"pg_config\" and \"entries\") nor an NCCL_DEBUG=INFO log (lines "
+                            "with \"NCCL INFO\"); give --format fr|nccl|hccl to say which",
+                            f);
+                return NULL;
+            }
+        }
+        if (seen == IMPORT_FORMAT_AUTO) {
+            seen = fmt;
+            seen_path = f;
+        } else if ((seen == IMPORT_FORMAT_NCCL) != (fmt == IMPORT_FORMAT_NCCL)) {
+            g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
+                        "%s: a %s file among %s files (%s is one): import one kind at a time",
+                        f, format_word(fmt), format_word(seen), seen_path);
+            return NULL;
+        }
+    }
+    g_autoptr(ImportSet) s = import_set_new(seen);
+    for (guint i = 0; i < files->len; i++)
+        g_ptr_array_add(s->paths, g_strdup(g_ptr_array_index(files, i)));
+    if (seen == IMPORT_FORMAT_NCCL) {
+        if (!import_nccl_files(s, (const char *const *)files->pdata,
+                               (const GBytes *const *)bytes->pdata, files->len, error))
+            return NULL;
+    } else {
+        for (guint i = 0; i < files->len; i++) {
+            gsize len = 0;
+            const guint8 *d = g_bytes_get_data(g_ptr_array_index(bytes, i), &len);
+            if (!import_fr_file(s, g_ptr_array_index(files, i), d, len,
+                                format == IMPORT_FORMAT_HCCL, error))
+                return NULL;
+        }
+    }
+    return g_steal_pointer(&s);
+}

@@ -1,0 +1,120 @@
+/* src/import.h — what a real hang left behind, read into one neutral form.
+ *
+ * The readers (src/import-fr.c for PyTorch / torch_npu Flight Recorder dumps, pickle or JSON;
+ * src/import-nccl.c for NCCL_DEBUG=INFO logs) each fill an ImportSet: the job's groups with
+ * their global ranks, and per rank the collective calls it recorded, in the order it made them.
+ * src/cmd-import.c turns a set into a run (sched_postmortem diagnoses it; store.c stores it).
+ *
+ * Formats and rules: doc/import.md. Facts: ../shared/reference/postmortem.md.
+ */
+#ifndef SRC_IMPORT_H
+#define SRC_IMPORT_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../sched/program.h"
+
+#define IMPORT_ERROR (import_error_quark())
+GQuark import_error_quark(void);
+
+typedef enum {
+    IMPORT_ERROR_INVALID = 0, /* the input is not what it claims (exit 2) */
+    IMPORT_ERROR_IO,          /* could not read (exit 2: the user's path) */
+} ImportErrorCode;
+
+typedef enum {
+    IMPORT_FORMAT_AUTO = 0,
+    IMPORT_FORMAT_FR,   /* PyTorch Flight Recorder: pickle or JSON */
+    IMPORT_FORMAT_NCCL, /* NCCL_DEBUG=INFO with INIT and COLL */
+    IMPORT_FORMAT_HCCL, /* torch_npu's HCCL flight recorder (the pre-2.5 FR schema) */
+} ImportFormat;
+
+typedef enum {
+    IMPORT_STATE_COMPLETED = 0, /* its completion was seen */
+    IMPORT_STATE_STARTED,       /* started on the device, not completed */
+    IMPORT_STATE_SCHEDULED,     /* enqueued only */
+    IMPORT_STATE_UNKNOWN,       /* the format does not say (NCCL logs: enqueue lines only) */
+} ImportState;
+
+/* One recorded call of one rank. */
+typedef struct {
+    uint32_t group;      /* index into ImportSet.groups */
+    uint64_t seq;        /* the group's sequence number as recorded (FR collective_seq_id or
+                            p2p_seq_id; NCCL: the call's position on its communicator, from 1) */
+    uint64_t order;      /* position in the rank's own record (FR record_id; NCCL line number) */
+    SchedOpKind kind;
+    SchedDtype dtype;
+    bool dtype_known;    /* false: a dtype ranksim has no name for (dtype_name says which) */
+    uint64_t count;      /* this rank's input elements (numel of the inputs) */
+    uint64_t count_out;  /* this rank's output elements, 0 when not recorded */
+    int32_t root;        /* broadcast/gather root as a global rank, or -1 */
+    int32_t peer;        /* send/recv: the other global rank, or -1 */
+    char *name;          /* as recorded: profiling_name ("nccl:_all_gather_base") or the NCCL
+                            op name ("AllGather") */
+    char *dtype_name;    /* as recorded ("Float", "7"), may be NULL */
+    ImportState state;
+    int64_t created_ns;  /* enqueue time on the rank's clock (epoch ns), -1 unknown */
+    int64_t completed_ns;/* completion time, -1 unknown or not completed */
+    char *source;        /* "FILE:LINE" or "FILE entry N", for messages */
+} ImportEntry;
+
+typedef struct {
+    char *name;          /* as the dumps name it: the PG name ("0", "3", "tp:0"), or
+                            "comm 0x<commId>" for NCCL */
+    char *desc;          /* PG desc or NULL */
+    GArray *ranks;       /* int32_t global ranks, in group order */
+    bool p2p;            /* a channel whose seq counts p2p calls (FR p2p_seq_id) */
+} ImportGroup;
+
+typedef struct {
+    int32_t rank;
+    bool present;        /* a dump / log of this rank was read */
+    char *path;          /* the file it came from, NULL when absent */
+    char *version;       /* FR version string / NCCL version, may be NULL */
+    GArray *entries;     /* ImportEntry, ordered by `order` */
+    bool truncated;      /* the ring buffer dropped older entries (FR: first record_id > 0) */
+} ImportRank;
+
+typedef struct {
+    ImportFormat format;   /* what was read */
+    char *format_detail;   /* "Flight Recorder pickle, version 2.10", "NCCL 2.21.5 INFO logs" */
+    GPtrArray *groups;     /* ImportGroup* */
+    GPtrArray *ranks;      /* ImportRank*, index = global rank, 0..n_ranks-1 */
+    GPtrArray *warnings;   /* char*: read with a warning (unknown version, ...) */
+    GPtrArray *paths;      /* char*: the files read, in read order */
+} ImportSet;
+
+ImportSet *import_set_new(ImportFormat format);
+void import_set_free(ImportSet *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ImportSet, import_set_free)
+
+/* The group with this name and exactly these ranks (in order), created if absent. */
+uint32_t import_set_group(ImportSet *s, const char *name, const char *desc, const int32_t *ranks,
+                          uint32_t n, bool p2p);
+/* The rank's slot, created (absent) if needed; ranks in between are created absent. */
+ImportRank *import_set_rank(ImportSet *s, int32_t rank);
+void import_entry_clear(ImportEntry *e);
+void import_set_warn(ImportSet *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* Reads PATHS (files or directories; a directory's regular files, sorted by name) in `format`
+ * (AUTO: by content). Returns NULL with `error` (IMPORT_ERROR) naming the file and what is
+ * wrong: a truncated or forbidden pickle, JSON of another schema, logs of different jobs, a
+ * rank present twice, nothing to read. */
+ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format,
+                       GError **error);
+
+/* The readers, for one file's bytes (import_read dispatches). Each adds to `s`. */
+bool import_fr_file(ImportSet *s, const char *path, const guint8 *data, gsize len,
+                    bool hccl, GError **error);
+/* NCCL logs are read as a whole (communicators are joined across files). */
+bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *const *data,
+                       guint n, GError **error);
+
+/* Whether bytes look like a Flight Recorder dump (a pickle, or JSON with "pg_config") or an
+ * NCCL log ("NCCL INFO" lines). */
+bool import_looks_fr(const guint8 *data, gsize len);
+bool import_looks_nccl(const guint8 *data, gsize len);
+
+#endif
