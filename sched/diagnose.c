@@ -142,9 +142,15 @@ char *describe_rank(const Engine *e, uint32_t rank)
     g_autofree char *t = fmt_time(a->stats.end_ns);
     switch (a->st) {
     case ACT_DONE:
+        if (e->postmortem)
+            return g_strdup_printf("idle: its last recorded call completed at %s and it made "
+                                   "no further call",
+                                   t);
         return g_strdup_printf("finished at %s", t);
     case ACT_CRASHED:
         return g_strdup_printf("crashed at %s", t);
+    case ACT_UNKNOWN:
+        return g_strdup("no record: its dump or log is missing");
     case ACT_BLOCKED: {
         const Instance *inst = a->waiting;
         int32_t mi = sched_group_index_of(e->groups[inst->group].def, (int32_t)rank);
@@ -171,11 +177,13 @@ static const char *rank_state_word(const Engine *e, uint32_t rank)
 {
     switch (e->actors[rank].st) {
     case ACT_DONE:
-        return "finished";
+        return e->postmortem ? "idle" : "finished";
     case ACT_CRASHED:
         return "crashed";
     case ACT_BLOCKED:
         return "blocked";
+    case ACT_UNKNOWN:
+        return "unknown";
     case ACT_COMPUTING:
     case ACT_DELAYING:
         return "computing";
@@ -206,6 +214,37 @@ static char *fmt_signature(const Engine *e, const Arrival *a)
         g_string_append_printf(s, " root %d", a->root);
     g_string_append_printf(s, " (%s)", name_of(e, a->name));
     return g_string_free(s, FALSE);
+}
+
+/* Members that did not arrive and have no record (postmortem): they could bring any signature. */
+static uint32_t unknown_members(const Engine *e, const Instance *inst, GArray *out)
+{
+    const SchedGroup *g = e->groups[inst->group].def;
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (!inst->arr[i].present && e->actors[g->ranks[i]].st == ACT_UNKNOWN) {
+            u++;
+            if (out)
+                g_array_append_val(out, g->ranks[i]);
+        }
+    return u;
+}
+
+/* The majority among signature counts c[0..k): the index whose count beats every other count
+ * even if the `u` members without a record all joined that other signature, and beats `u` (they
+ * could all bring one more signature). -1 when no signature wins so (a tie, with u = 0). */
+static int decisive_majority(const guint *c, guint k, uint32_t u)
+{
+    int best = -1;
+    for (guint i = 0; i < k; i++)
+        if (best < 0 || c[i] > c[best])
+            best = (int)i;
+    if (best < 0 || c[best] <= u)
+        return -1;
+    for (guint i = 0; i < k; i++)
+        if ((int)i != best && c[i] + u >= c[best])
+            return -1;
+    return best;
 }
 
 void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
@@ -247,6 +286,8 @@ void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
     g_array_set_clear_func(sigs, signature_clear);
     for (uint32_t i = 0; i < inst->n; i++) {
         const Arrival *a = &inst->arr[i];
+        if (!a->present)
+            continue;
         guint k;
         for (k = 0; k < sigs->len; k++)
             if (arrival_same_signature(g_array_index(sigs, Signature, k).sig, a, p2p))
@@ -257,27 +298,19 @@ void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
         }
         g_array_append_val(g_array_index(sigs, Signature, k).ranks, g->ranks[i]);
     }
-    /* Majority by rank count; a tie for the most ranks means there is no majority. */
-    int majority = -1;
-    guint best = 0;
-    bool tie = false;
-    for (guint k = 0; k < sigs->len; k++) {
-        guint c = g_array_index(sigs, Signature, k).ranks->len;
-        if (c > best) {
-            best = c;
-            majority = (int)k;
-            tie = false;
-        } else if (c == best) {
-            tie = true;
-        }
-    }
-    if (tie)
-        majority = -1;
+    /* Majority by rank count; a tie for the most ranks means there is no majority, and so does
+     * a lead that members without a record could overturn. */
+    g_autoptr(GArray) unknown = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    uint32_t u = unknown_members(e, inst, unknown);
+    g_autofree guint *counts = g_new0(guint, sigs->len + 1);
+    for (guint k = 0; k < sigs->len; k++)
+        counts[k] = g_array_index(sigs, Signature, k).ranks->len;
+    int majority = decisive_majority(counts, sigs->len, u);
     g_autoptr(GArray) culprits = g_array_new(FALSE, FALSE, sizeof(int32_t));
     GString *msg = g_string_new(NULL);
     g_string_append_printf(msg,
                            "mismatch in group %s seq %" G_GUINT64_FORMAT "%s: %u signatures among %u ranks",
-                           g->name, inst->seq, layer, sigs->len, inst->n);
+                           g->name, inst->seq, layer, sigs->len, inst->n - u);
     json_builder_set_member_name(b, "signatures");
     json_builder_begin_array(b);
     for (guint k = 0; k < sigs->len; k++) {
@@ -315,8 +348,15 @@ void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
         json_builder_add_null_value(b);
     g_array_sort(culprits, cmp_i32);
     json_add_ranks(b, "culprits", culprits);
+    if (u)
+        json_add_ranks(b, "unknown", unknown);
     json_builder_end_object(b);
-    if (majority >= 0) {
+    if (majority < 0 && u) {
+        g_autofree char *us = fmt_rank_array(unknown);
+        g_string_append_printf(msg, ". The vote cannot decide: rank%s %s left no record and could "
+                                    "bring either signature",
+                               u > 1 ? "s" : "", us);
+    } else if (majority >= 0) {
         g_autofree char *c = sched_format_ranks((const int32_t *)(void *)culprits->data,
                                                 culprits->len);
         g_string_append_printf(msg, ". Culprit%s (minority): rank%s %s", culprits->len > 1 ? "s" : "",
@@ -459,6 +499,10 @@ static void append_missing(const Engine *e, const Instance *inst, GString *s, Js
             g_string_append(s, "none — every member arrived but their signatures disagree");
         else if (crashed)
             g_string_append(s, "none — every member arrived but one crashed, so it never completes");
+        else if (e->postmortem)
+            g_string_append(s, "none — every member arrived with the same signature, yet it never "
+                               "completed: look below the program (transport, device, or a "
+                               "collective the record cannot see)");
         else
             g_string_append(s, "none — every member arrived and the transfer is still under way");
     }
@@ -629,26 +673,34 @@ static int cmp_cycle(gconstpointer a, gconstpointer b)
 static void minority_ranks(const Engine *e, const Instance *inst, GArray *out)
 {
     const SchedGroup *g = e->groups[inst->group].def;
-    bool p2p = sched_op_is_p2p(inst->arr[0].kind);
-    /* Majority signature by count of equal members (O(n^2), diagnosis only). */
-    uint32_t best = 0, best_i = 0;
-    bool tie = false;
+    bool p2p = false;
+    const Arrival *first = NULL;
+    for (uint32_t i = 0; i < inst->n && !first; i++)
+        if (inst->arr[i].present)
+            first = &inst->arr[i];
+    if (!first)
+        return;
+    p2p = sched_op_is_p2p(first->kind);
+    /* Distinct signatures with their counts (O(n^2), diagnosis only). */
+    g_autofree uint32_t *rep = g_new(uint32_t, inst->n);
+    g_autofree guint *counts = g_new0(guint, inst->n);
+    guint k = 0;
     for (uint32_t i = 0; i < inst->n; i++) {
-        uint32_t c = 0;
-        for (uint32_t j = 0; j < inst->n; j++)
-            c += arrival_same_signature(&inst->arr[i], &inst->arr[j], p2p);
-        if (c > best) {
-            best = c;
-            best_i = i;
-            tie = false;
-        } else if (c == best && !arrival_same_signature(&inst->arr[i], &inst->arr[best_i], p2p)) {
-            tie = true;
-        }
+        if (!inst->arr[i].present)
+            continue;
+        guint j = 0;
+        while (j < k && !arrival_same_signature(&inst->arr[rep[j]], &inst->arr[i], p2p))
+            j++;
+        if (j == k)
+            rep[k++] = i;
+        counts[j]++;
     }
-    if (tie || best == inst->n)
+    int best = decisive_majority(counts, k, unknown_members(e, inst, NULL));
+    if (best < 0 || k < 2)
         return;
     for (uint32_t i = 0; i < inst->n; i++)
-        if (!arrival_same_signature(&inst->arr[i], &inst->arr[best_i], p2p))
+        if (inst->arr[i].present &&
+            !arrival_same_signature(&inst->arr[i], &inst->arr[rep[best]], p2p))
             g_array_append_val(out, g->ranks[i]);
 }
 
@@ -656,13 +708,16 @@ void diagnose_deadlock(Engine *e)
 {
     const uint32_t n = e->n_ranks;
     g_autofree bool *blocked = g_new0(bool, n);
-    uint32_t n_blocked = 0, n_done = 0, n_crashed = 0;
+    uint32_t n_blocked = 0, n_done = 0, n_crashed = 0, n_unknown = 0;
     for (uint32_t r = 0; r < n; r++) {
         blocked[r] = e->actors[r].st == ACT_BLOCKED;
         n_blocked += blocked[r];
         n_done += e->actors[r].st == ACT_DONE;
         n_crashed += e->actors[r].st == ACT_CRASHED;
+        n_unknown += e->actors[r].st == ACT_UNKNOWN;
     }
+    /* Ranks others wait on that left no record: never culprits, never guessed. */
+    g_autofree bool *undecided = g_new0(bool, n);
     Graph gr = {n, g_new0(GArray *, n)};
     g_autofree int8_t *culprit_reason = g_new0(int8_t, n); /* 1 finished, 2 crashed, 3 mismatch */
 
@@ -681,10 +736,16 @@ void diagnose_deadlock(Engine *e)
     json_builder_begin_object(b);
     GString *msg = g_string_new(NULL);
     g_autofree char *now = fmt_time(e->now);
-    g_string_append_printf(msg,
-                           "deadlock at %s: %u rank%s blocked forever (%u finished, %u crashed); "
-                           "no event is pending",
-                           now, n_blocked, n_blocked == 1 ? "" : "s", n_done, n_crashed);
+    if (e->postmortem)
+        g_string_append_printf(msg,
+                               "deadlock (recorded): %u rank%s blocked in collectives that never "
+                               "completed (%u idle, %u without a record)",
+                               n_blocked, n_blocked == 1 ? "" : "s", n_done, n_unknown);
+    else
+        g_string_append_printf(msg,
+                               "deadlock at %s: %u rank%s blocked forever (%u finished, %u "
+                               "crashed); no event is pending",
+                               now, n_blocked, n_blocked == 1 ? "" : "s", n_done, n_crashed);
 
     json_builder_set_member_name(b, "instances");
     json_builder_begin_array(b);
@@ -716,6 +777,8 @@ void diagnose_deadlock(Engine *e)
                     culprit_reason[m] = 1;
                 else if (e->actors[m].st == ACT_CRASHED)
                     culprit_reason[m] = 2;
+                else if (e->actors[m].st == ACT_UNKNOWN)
+                    undecided[m] = true;
             }
         }
         for (uint32_t i = 0; i < inst->n; i++)
@@ -833,6 +896,11 @@ void diagnose_deadlock(Engine *e)
 
     /* Culprits. */
     static const char *const reasons[] = {"", "finished", "crashed", "mismatch"};
+    g_autoptr(GArray) unknown = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (uint32_t r = 0; r < n; r++)
+        if (undecided[r])
+            g_array_append_val(unknown, r);
+    json_add_ranks(b, "unknown", unknown);
     json_builder_set_member_name(b, "culprits");
     json_builder_begin_array(b);
     GString *cul = g_string_new(NULL);
@@ -846,7 +914,9 @@ void diagnose_deadlock(Engine *e)
         json_builder_set_member_name(b, "rank");
         json_builder_add_int_value(b, r);
         json_builder_set_member_name(b, "reason");
-        json_builder_add_string_value(b, reasons[culprit_reason[r]]);
+        json_builder_add_string_value(b, culprit_reason[r] == 1 && e->postmortem
+                                             ? "idle"
+                                             : reasons[culprit_reason[r]]);
         json_builder_end_object(b);
         g_autofree char *what = describe_rank(e, r);
         if (culprit_reason[r] == 3)
@@ -859,10 +929,19 @@ void diagnose_deadlock(Engine *e)
     json_builder_end_array(b);
     if (cul->len)
         g_string_append_printf(msg, "\n  culprits: %s", cul->str);
-    else if (cycles->len)
+    if (unknown->len) {
+        g_autofree char *us = sched_format_ranks((const int32_t *)(void *)unknown->data,
+                                                 unknown->len);
+        g_string_append_printf(msg,
+                               "\n  undecided: rank%s %s left no record; whether %s the culprit "
+                               "cannot be decided from the evidence",
+                               unknown->len > 1 ? "s" : "", us,
+                               unknown->len > 1 ? "any of them is" : "it is");
+    }
+    if (!cul->len && !unknown->len && cycles->len)
         g_string_append(msg, "\n  culprits: none by rule — the ranks entered their groups in "
                              "different orders (a cycle); fix the order, not a rank");
-    else
+    else if (!cul->len && !unknown->len)
         g_string_append(msg, "\n  culprits: none identified");
     g_string_free(cul, TRUE);
 
@@ -911,7 +990,9 @@ void diagnose_deadlock(Engine *e)
         if (j < 6) {
             g_autofree char *rs = fmt_rank_array(h->victims);
             const char *pl = h->victims->len > 1 ? "s" : "";
-            if (timeout > 0) {
+            if (e->postmortem) {
+                g_string_append_printf(hw, "\n  watchdog line on rank%s %s: %s", pl, rs, h->work);
+            } else if (timeout > 0) {
                 g_autofree char *t = fmt_time(timeout);
                 g_autofree char *at = fmt_time(h->first + timeout);
                 g_string_append_printf(hw,

@@ -53,6 +53,7 @@ typedef enum {
     ACT_DONE,
     ACT_CRASHED,
     ACT_STOPPED,
+    ACT_UNKNOWN,   /* postmortem only: no record of this rank was read */
 } ActorState;
 
 typedef struct {
@@ -103,6 +104,7 @@ typedef struct {
     uint32_t n_faults;
     NetFabric *fabric;
     bool stop;
+    bool postmortem; /* diagnosing a recorded run (sched/postmortem.c): idle, not finished */
     SchedOutcome *out;
 } Engine;
 

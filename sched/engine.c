@@ -21,7 +21,7 @@ SchedConfig sched_config_default(void)
 
 const char *sched_rank_state_name(SchedRankState s)
 {
-    static const char *const names[] = {"done", "blocked", "crashed", "stopped"};
+    static const char *const names[] = {"done", "blocked", "crashed", "stopped", "unknown"};
     g_return_val_if_fail((unsigned)s < G_N_ELEMENTS(names), "?");
     return names[s];
 }

@@ -62,6 +62,7 @@ typedef enum {
     SCHED_RANK_BLOCKED,  /* waiting in a collective when the run ended */
     SCHED_RANK_CRASHED,  /* a crash fault stopped it */
     SCHED_RANK_STOPPED,  /* busy computing when the run was stopped (timeout, abort) */
+    SCHED_RANK_UNKNOWN,  /* a recorded run without this rank's record (sched/postmortem.h) */
 } SchedRankState;
 
 typedef enum {

@@ -1,0 +1,203 @@
+/* tests/sched/test-postmortem.c — the diagnosis of recorded runs: the majority vote whatever the
+ * rank order, the idle culprit, a cycle over pairwise groups with healthy ranks beside it, and
+ * ranks without a record (undecided, never blamed, and a vote they could overturn decides
+ * nothing). */
+#include <criterion/criterion.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "../../sched/postmortem.h"
+
+static const SchedDiag *find(const SchedOutcome *o, const char *kind)
+{
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (strcmp(d->kind, kind) == 0)
+            return d;
+    }
+    return NULL;
+}
+
+/* The integer array at `member` of the detail JSON, as "a,b,c". */
+static char *detail_ints(const SchedDiag *d, const char *member)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    cr_assert(json_parser_load_from_data(p, d->detail, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    GString *s = g_string_new(NULL);
+    if (!json_object_has_member(o, member))
+        return g_string_free(s, FALSE);
+    JsonArray *a = json_object_get_array_member(o, member);
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonNode *n = json_array_get_element(a, i);
+        gint64 v = JSON_NODE_HOLDS_OBJECT(n)
+                       ? json_object_get_int_member(json_node_get_object(n), "rank")
+                       : json_node_get_int(n);
+        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? "," : "", v);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static SchedPmRank blocked(int32_t group, uint64_t seq, uint64_t count, uint32_t name,
+                           int64_t at)
+{
+    return (SchedPmRank){.state = SCHED_PM_BLOCKED,
+                         .group = group,
+                         .seq = seq,
+                         .kind = SCHED_OP_ALL_GATHER,
+                         .dtype = SCHED_DTYPE_FP32,
+                         .count = count,
+                         .root = -1,
+                         .name = name,
+                         .arrive_ns = at,
+                         .calls = 5};
+}
+
+/* seed-004: 4 DCP ranks, rank `odd` brings 153 x 64 where the others bring 160 x 64. */
+static SchedOutcome *seed004(uint32_t odd, bool rank3_missing)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(4);
+    int32_t all[] = {0, 1, 2, 3};
+    int32_t g = sched_program_add_group(p, "1", all, 4);
+    uint32_t name = sched_program_name(p, "nccl:_all_gather_base");
+    SchedPmRank r[4];
+    for (uint32_t i = 0; i < 4; i++)
+        r[i] = blocked(g, 4, i == odd ? 153 * 64 : 160 * 64, name, 1000 + i);
+    if (rank3_missing)
+        r[3] = (SchedPmRank){.state = SCHED_PM_UNKNOWN};
+    SchedPmConfig c = {.timeout_ns = 600000000000LL, .end_ns = 2000};
+    return sched_postmortem(p, r, &c);
+}
+
+Test(postmortem, seed004_majority_names_the_odd_rank)
+{
+    for (uint32_t odd = 0; odd < 4; odd++) {
+        g_autoptr(SchedOutcome) o = seed004(odd, false);
+        cr_assert(o->failed);
+        const SchedDiag *m = find(o, "mismatch");
+        cr_assert_not_null(m);
+        cr_assert_eq(m->rank, (int32_t)odd);
+        cr_assert_not_null(strstr(m->message, "9792"), "%s", m->message);
+        cr_assert_not_null(strstr(m->message, "10240"), "%s", m->message);
+        g_autofree char *c = detail_ints(m, "culprits");
+        g_autofree char *want = g_strdup_printf("%u", odd);
+        cr_assert_str_eq(c, want);
+        const SchedDiag *d = find(o, "deadlock");
+        cr_assert_not_null(d);
+        g_autofree char *dc = detail_ints(d, "culprits");
+        cr_assert_str_eq(dc, want);
+        for (uint32_t r = 0; r < 4; r++)
+            cr_assert_eq(o->ranks[r].state, SCHED_RANK_BLOCKED);
+    }
+}
+
+Test(postmortem, missing_rank_can_overturn_a_two_to_one_vote)
+{
+    /* Ranks 1-2 bring 160 x 64, rank 0 153 x 64, rank 3 unknown: had rank 3 brought 153 x 64
+     * the vote would tie, so it decides nothing and nobody is blamed. */
+    g_autoptr(SchedOutcome) o = seed004(0, true);
+    const SchedDiag *m = find(o, "mismatch");
+    cr_assert_not_null(m);
+    cr_assert_not_null(strstr(m->message, "cannot decide"), "%s", m->message);
+    g_autofree char *c = detail_ints(m, "culprits");
+    cr_assert_str_eq(c, "");
+    g_autofree char *u = detail_ints(m, "unknown");
+    cr_assert_str_eq(u, "3");
+    const SchedDiag *d = find(o, "deadlock");
+    g_autofree char *du = detail_ints(d, "unknown");
+    cr_assert_str_eq(du, "3");
+    cr_assert_not_null(strstr(d->message, "undecided: rank 3"), "%s", d->message);
+    cr_assert_eq(o->ranks[3].state, SCHED_RANK_UNKNOWN);
+}
+
+Test(postmortem, a_lead_the_unknown_cannot_overturn_decides)
+{
+    /* 8 members: 6 bring A, 1 brings B, 1 unknown: 6 > 1 + 1, so the B rank is the culprit. */
+    g_autoptr(SchedProgram) p = sched_program_new(8);
+    int32_t all[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int32_t g = sched_program_add_group(p, "tp", all, 8);
+    uint32_t name = sched_program_name(p, "nccl:all_reduce");
+    SchedPmRank r[8];
+    for (uint32_t i = 0; i < 8; i++)
+        r[i] = blocked(g, 9, i == 5 ? 7 : 8, name, 10);
+    r[7] = (SchedPmRank){.state = SCHED_PM_UNKNOWN};
+    SchedPmConfig c = {.end_ns = 20};
+    g_autoptr(SchedOutcome) o = sched_postmortem(p, r, &c);
+    const SchedDiag *m = find(o, "mismatch");
+    cr_assert_not_null(m);
+    cr_assert_eq(m->rank, 5);
+    g_autofree char *cul = detail_ints(m, "culprits");
+    cr_assert_str_eq(cul, "5");
+}
+
+Test(postmortem, one_call_fewer_blames_the_idle_rank)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(4);
+    int32_t all[] = {0, 1, 2, 3};
+    int32_t g = sched_program_add_group(p, "1", all, 4);
+    uint32_t name = sched_program_name(p, "nccl:all_reduce");
+    SchedPmRank r[4];
+    for (uint32_t i = 0; i < 4; i++)
+        r[i] = blocked(g, 6, 57344, name, 100);
+    r[2] = (SchedPmRank){.state = SCHED_PM_IDLE, .last_ns = 90, .calls = 5};
+    SchedPmConfig c = {.end_ns = 200};
+    g_autoptr(SchedOutcome) o = sched_postmortem(p, r, &c);
+    cr_assert_null(find(o, "mismatch"));
+    const SchedDiag *d = find(o, "deadlock");
+    cr_assert_not_null(d);
+    cr_assert_eq(d->rank, 2);
+    g_autofree char *c2 = detail_ints(d, "culprits");
+    cr_assert_str_eq(c2, "2");
+    cr_assert_not_null(strstr(d->message, "idle"), "%s", d->message);
+    cr_assert_eq(o->ranks[2].state, SCHED_RANK_DONE);
+}
+
+Test(postmortem, cycle_over_pairwise_groups_blames_nobody_healthy)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(8);
+    int32_t pairs[4][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+    int32_t gid[4];
+    for (int i = 0; i < 4; i++) {
+        g_autofree char *nm = g_strdup_printf("%d", i + 1);
+        gid[i] = sched_program_add_group(p, nm, pairs[i], 2);
+    }
+    int32_t healthy[] = {4, 5, 6, 7};
+    sched_program_add_group(p, "5", healthy, 4);
+    uint32_t name = sched_program_name(p, "nccl:all_reduce");
+    SchedPmRank r[8];
+    for (uint32_t i = 0; i < 4; i++) {
+        r[i] = blocked(gid[i], 1, 1024, name, 50);
+        r[i].kind = SCHED_OP_ALL_REDUCE;
+    }
+    for (uint32_t i = 4; i < 8; i++)
+        r[i] = (SchedPmRank){.state = SCHED_PM_IDLE, .last_ns = 40, .calls = 4};
+    SchedPmConfig c = {.end_ns = 100};
+    g_autoptr(SchedOutcome) o = sched_postmortem(p, r, &c);
+    cr_assert_null(find(o, "mismatch"));
+    const SchedDiag *d = find(o, "deadlock");
+    cr_assert_not_null(d);
+    g_autofree char *cul = detail_ints(d, "culprits");
+    cr_assert_str_eq(cul, "");
+    g_autoptr(JsonParser) jp = json_parser_new();
+    cr_assert(json_parser_load_from_data(jp, d->detail, -1, NULL));
+    JsonArray *cycles =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(jp)), "cycles");
+    cr_assert_eq(json_array_get_length(cycles), 1);
+    JsonArray *c0 = json_array_get_array_element(cycles, 0);
+    cr_assert_eq(json_array_get_length(c0), 4);
+    for (guint i = 0; i < 4; i++)
+        cr_assert_eq(json_array_get_int_element(c0, i), (gint64)i);
+    cr_assert_not_null(strstr(d->message, "cycle: ranks 0-3"), "%s", d->message);
+}
+
+Test(postmortem, nothing_blocked_is_no_hang)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    int32_t all[] = {0, 1};
+    sched_program_add_group(p, "0", all, 2);
+    SchedPmRank r[2] = {{.state = SCHED_PM_IDLE, .calls = 3}, {.state = SCHED_PM_IDLE, .calls = 3}};
+    SchedPmConfig c = {0};
+    g_autoptr(SchedOutcome) o = sched_postmortem(p, r, &c);
+    cr_assert_not(o->failed);
+    cr_assert_not_null(find(o, "no_hang"));
+}
