@@ -260,7 +260,8 @@ void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
     json_builder_set_member_name(b, "seq");
     json_builder_add_int_value(b, (gint64)inst->seq);
     json_builder_set_member_name(b, "policy");
-    json_builder_add_string_value(b, e->cfg.on_mismatch == SCHED_MISMATCH_HANG    ? "hang"
+    json_builder_add_string_value(b, e->postmortem                                ? "recorded"
+                                     : e->cfg.on_mismatch == SCHED_MISMATCH_HANG  ? "hang"
                                      : e->cfg.on_mismatch == SCHED_MISMATCH_ABORT ? "abort"
                                                                                   : "continue");
 

@@ -40,6 +40,10 @@ static int usage(void)
             "                          (--dot FILE for Graphviz), cycles, culprits, watchdog\n"
             "  trace RUN -o FILE.json  write the Chrome/Perfetto trace of a stored run\n"
             "  diff RUN_A RUN_B        compare two stored runs\n"
+            "  import PATH...          diagnose a real hang from Flight Recorder dumps or NCCL\n"
+            "                          logs and store it as a run\n"
+            "  match RUN SCENARIO      replay a hypothesis: does the scenario reproduce the\n"
+            "                          imported hang (same group, instance, sizes, culprit)?\n"
             "  list models|hardware|backends\n"
             "                          what this binary knows: presets, checkpoints, devices\n"
             "  help [COMMAND]          show help\n"
@@ -298,7 +302,7 @@ static int dispatch(int argc, char **argv)
     } commands[] = {
         {"sweep", cli_sweep},     {"runs", cli_runs},   {"report", cli_report},
         {"explain", cli_explain}, {"trace", cli_trace}, {"diff", cli_diff},
-        {"list", cli_list},
+        {"list", cli_list},       {"import", cli_import}, {"match", cli_match},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
     g_autofree char *prg =
@@ -321,13 +325,14 @@ static int dispatch(int argc, char **argv)
             if (strcmp(argv[2], commands[i].name) == 0)
                 return commands[i].fn(2, args);
         g_autofree char *msg = g_strdup_printf(
-            "help: unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, list",
+            "help: unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, list, import, match",
             argv[2]);
         print_error(msg);
         return CLI_EXIT_INVALID;
     }
     g_autofree char *msg = g_strdup_printf(
-        "unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, list, help", cmd);
+        "unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, list, import, match, help",
+        cmd);
     print_error(msg);
     return CLI_EXIT_INVALID;
 }

@@ -26,5 +26,7 @@ int cli_explain(int argc, char **argv); /* src/cmd-query.c */
 int cli_trace(int argc, char **argv);   /* src/cmd-query.c */
 int cli_diff(int argc, char **argv);    /* src/cmd-query.c */
 int cli_list(int argc, char **argv);    /* src/cmd-list.c */
+int cli_import(int argc, char **argv);  /* src/cmd-import.c */
+int cli_match(int argc, char **argv);   /* src/cmd-match.c */
 
 #endif

@@ -331,7 +331,7 @@ int cli_explain(int argc, char **argv)
         printf("%s: INVALID — the scenario was rejected, nothing was simulated:\n  %s\n", title,
                invalid_message(r));
     else
-        explain_text(stdout, title, r->outcome);
+        explain_text_recorded(stdout, title, r->outcome, g_strcmp0(r->kind, "import") == 0);
     if (dot)
         printf("\nwait-for graph: %s (render with 'dot -Tsvg %s -o graph.svg')\n", dot, dot);
     return CLI_EXIT_OK;

@@ -444,10 +444,15 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
         g_autofree char *where = fmt_where(d->op_name, j_str(det, "group"),
                                            j_int(det, "seq", (int64_t)d->seq), d->layer);
         const char *policy = j_str(det, "policy");
-        fprintf(out,
-                "  mismatch at %s in %s (on_mismatch: %s) — the members called NCCL with "
-                "different signatures:\n",
-                t, where, policy ? policy : "?");
+        if (g_strcmp0(policy, "recorded") == 0)
+            fprintf(out, "  mismatch at %s in %s (recorded) — the members called NCCL with "
+                         "different signatures:\n",
+                    t, where);
+        else
+            fprintf(out,
+                    "  mismatch at %s in %s (on_mismatch: %s) — the members called NCCL with "
+                    "different signatures:\n",
+                    t, where, policy ? policy : "?");
         JsonArray *sigs = j_arr(det, "signatures");
         int64_t majority = j_int(det, "majority", -1);
         for (guint i = 0; sigs && i < json_array_get_length(sigs); i++) {
@@ -760,6 +765,11 @@ static void text_hardware(FILE *out, const Story *s, const SchedOutcome *o)
 
 void explain_text(FILE *out, const char *title, const SchedOutcome *o)
 {
+    explain_text_recorded(out, title, o, false);
+}
+
+void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, bool recorded)
+{
     g_return_if_fail(out != NULL && o != NULL);
     g_autofree char *end = report_format_ns(o->end_ns);
     if (!o->failed) {
@@ -793,8 +803,8 @@ void explain_text(FILE *out, const char *title, const SchedOutcome *o)
     guint blocked = 0;
     for (uint32_t r = 0; r < o->n_ranks; r++)
         blocked += o->ranks[r].state == SCHED_RANK_BLOCKED;
-    fprintf(out, "  %u ranks, %u left waiting in a collective, simulated %s\n", o->n_ranks, blocked,
-            end);
+    fprintf(out, "  %u ranks, %u left waiting in a collective, %s %s\n", o->n_ranks, blocked,
+            recorded ? "recorded span" : "simulated", end);
 
     if (s->divergence)
         text_divergence(out, s, o);

@@ -20,6 +20,8 @@
 /* Writes the story to `out`. `title` names the run ("run 3 (three-way-cycle)"). For a healthy
  * outcome it says so in one line. Can't fail (write errors are the stream's). */
 void explain_text(FILE *out, const char *title, const SchedOutcome *o);
+/* explain_text for a recorded (imported) run: times are recorded, not simulated. */
+void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, bool recorded);
 
 /* The wait-for graph as a Graphviz digraph (nodes "RANK: op (group, seq)", edges to missing
  * ranks, cycle edges red, culprits filled); a graph with only a label when nothing waits.

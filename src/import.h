@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../sched/program.h"
+#include "../sched/engine.h"
 
 #define IMPORT_ERROR (import_error_quark())
 GQuark import_error_quark(void);
@@ -57,6 +57,7 @@ typedef struct {
     ImportState state;
     int64_t created_ns;  /* enqueue time on the rank's clock (epoch ns), -1 unknown */
     int64_t completed_ns;/* completion time, -1 unknown or not completed */
+    int64_t timeout_ms;  /* the collective timeout recorded with it, 0 unknown */
     char *source;        /* "FILE:LINE" or "FILE entry N", for messages */
 } ImportEntry;
 
@@ -116,5 +117,27 @@ bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *con
  * NCCL log ("NCCL INFO" lines). */
 bool import_looks_fr(const guint8 *data, gsize len);
 bool import_looks_nccl(const guint8 *data, gsize len);
+
+/* ---- from a set to a run (src/import-run.c) ---- */
+
+typedef struct {
+    SchedProgram *program; /* the set's groups (p2p channels named "NAME p2p") and op names;
+                              every rank's op list is empty */
+    GArray *records;       /* SchedRecord: every recorded call up to each rank's blocking point,
+                              and completed ones after it; times relative to t0_ns */
+    SchedOutcome *outcome; /* sched_postmortem's diagnosis */
+    GPtrArray *notes;      /* char*: what the record does not show or could not decide */
+    int64_t t0_ns;         /* the recorded epoch time of time 0 (-1: untimed) */
+    bool timed;            /* false: the format has no times; a call's time is its position
+                              (1 us per call) */
+} ImportRun;
+
+/* Decides each rank's state from its record (FR: its oldest entry that did not complete is its
+ * blocking point, entries queued after it are not arrivals; NCCL logs: an instance is complete
+ * when every member called it with the same signature), diagnoses with sched_postmortem and
+ * lays the calls out as records. Never fails. */
+ImportRun *import_run_build(const ImportSet *s);
+void import_run_free(ImportRun *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ImportRun, import_run_free)
 
 #endif

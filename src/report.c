@@ -48,13 +48,21 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
         fprintf(out, " — %.*s", len, first->message);
     }
     fprintf(out, "\n");
-    fprintf(out, "  %u ranks, simulated %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
-                 " events, wall %.1f ms, exit %d\n",
-            o->n_ranks, end, o->rank_ops, o->events, run->wall_ms, run->exit_code);
+    /* An imported run was recorded, not simulated: its figures say so. */
+    bool imported = g_strcmp0(run->kind, "import") == 0;
+    if (imported)
+        fprintf(out, "  %u ranks, recorded span %s, %" G_GUINT64_FORMAT " calls, read in %.1f ms, "
+                     "exit %d\n",
+                o->n_ranks, end, o->rank_ops, run->wall_ms, run->exit_code);
+    else
+        fprintf(out, "  %u ranks, simulated %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
+                     " events, wall %.1f ms, exit %d\n",
+                o->n_ranks, end, o->rank_ops, o->events, run->wall_ms, run->exit_code);
     if (run->hardware)
-        fprintf(out, "  hardware: %s\n", run->hardware);
+        fprintf(out, "  %s: %s\n", imported ? "source" : "hardware", run->hardware);
     for (guint i = 0; run->not_simulated && i < run->not_simulated->len; i++)
-        fprintf(out, "  not simulated: %s\n", (const char *)g_ptr_array_index(run->not_simulated, i));
+        fprintf(out, "  %s: %s\n", imported ? "note" : "not simulated",
+                (const char *)g_ptr_array_index(run->not_simulated, i));
 
     if (o->diags->len) {
         fprintf(out, "\ndiagnostics (%u error%s, %u warning%s):\n", errors, errors == 1 ? "" : "s",

@@ -85,7 +85,7 @@ static const char schema_sql[] =
     " size INTEGER NOT NULL, PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS ranks("
     " run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
-    " state TEXT NOT NULL CHECK (state IN ('done','blocked','crashed','stopped')),"
+    " state TEXT NOT NULL CHECK (state IN ('done','blocked','crashed','stopped','unknown')),"
     " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
     " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS op_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
@@ -295,6 +295,30 @@ static bool ensure_schema(Store *s, GError **error)
                 g_autofree char *sql =
                     g_strdup_printf("ALTER TABLE memory_runs ADD COLUMN %s", v3[i]);
                 exec(s, sql, NULL);
+            }
+        }
+        /* Version 3's ranks.state CHECK lacked 'unknown' (imported runs, a rank without a
+         * dump): SQLite cannot alter a CHECK, so the table is rebuilt with its rows. */
+        if (kind == DB_OLD) {
+            int64_t old_check = 0;
+            query_int(s,
+                      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ranks'"
+                      " AND sql NOT LIKE '%''unknown''%'",
+                      &old_check, NULL);
+            if (old_check &&
+                !exec(s,
+                      "ALTER TABLE ranks RENAME TO ranks_v3;"
+                      "CREATE TABLE ranks("
+                      " run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
+                      " state TEXT NOT NULL CHECK (state IN "
+                      "('done','blocked','crashed','stopped','unknown')),"
+                      " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
+                      " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+                      "INSERT INTO ranks SELECT * FROM ranks_v3;"
+                      "DROP TABLE ranks_v3;",
+                      error)) {
+                exec(s, "ROLLBACK", NULL);
+                return false;
             }
         }
         ok = exec(s, schema_sql, error) && fill_lookup_tables(s, error);

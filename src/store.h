@@ -34,7 +34,7 @@ typedef enum {
 } StoreErrorCode;
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;

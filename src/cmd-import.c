@@ -1,0 +1,143 @@
+/* src/cmd-import.c — `ranksim import PATH...`: Flight Recorder dumps or NCCL logs of a real
+ * hang, diagnosed by the engine's analysis and stored as a run of kind `import`.
+ *
+ * Nothing is stored unless every file was read: a bad file is exit 2 with its name and what is
+ * wrong, before the database is opened for writing.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd-common.h"
+#include "import.h"
+#include "report.h"
+#include "store.h"
+
+static bool parse_format(const char *s, ImportFormat *f)
+{
+    static const struct {
+        const char *name;
+        ImportFormat f;
+    } t[] = {{"auto", IMPORT_FORMAT_AUTO},
+             {"fr", IMPORT_FORMAT_FR},
+             {"nccl", IMPORT_FORMAT_NCCL},
+             {"hccl", IMPORT_FORMAT_HCCL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
+        if (strcmp(s, t[i].name) == 0) {
+            *f = t[i].f;
+            return true;
+        }
+    return false;
+}
+
+/* The run's name: --name, else the single directory's (or first file's) basename. */
+static char *default_name(char **paths, int n)
+{
+    g_autofree char *trimmed = g_strdup(paths[0]);
+    size_t len = strlen(trimmed);
+    while (len > 1 && trimmed[len - 1] == '/')
+        trimmed[--len] = '\0';
+    g_autofree char *base = g_path_get_basename(trimmed);
+    if (n == 1 && g_file_test(paths[0], G_FILE_TEST_IS_DIR))
+        return g_strdup_printf("import %s", base);
+    g_autofree char *dir = g_path_get_dirname(trimmed);
+    g_autofree char *dbase = g_path_get_basename(dir);
+    return g_strdup_printf("import %s", strcmp(dbase, ".") == 0 ? base : dbase);
+}
+
+int cli_import(int argc, char **argv)
+{
+    g_autofree char *db = NULL, *format = NULL, *name = NULL;
+    gboolean json = FALSE, quiet = FALSE;
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &format,
+         "What the files are: fr (PyTorch Flight Recorder, pickle or JSON), nccl (NCCL_DEBUG=INFO "
+         "logs), hccl (torch_npu's flight recorder), auto (by content; the default)",
+         "FORMAT"},
+        {"name", 0, 0, G_OPTION_ARG_STRING, &name, "Name of the stored run", "NAME"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as one JSON object", NULL},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing but errors", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("PATH... - diagnose a real hang from its dumps or logs");
+    g_option_context_set_summary(
+        ctx, "Reads what a hung job left behind — PyTorch Flight Recorder dumps (nccl_trace_rank_N,\n"
+             "pickle or JSON), NCCL_DEBUG=INFO logs with INIT and COLL, torch_npu's HCCL dumps —\n"
+             "and diagnoses it with the engine's analysis: each rank's blocking point, the\n"
+             "majority vote on sizes, the wait-for graph across groups, cycles and culprits.\n"
+             "The result is stored as a run (kind 'import'): report, explain, trace and diff\n"
+             "work on it, and `ranksim match RUN SCENARIO` replays a hypothesis against it.\n"
+             "PATH is a directory (its files) or files.");
+    g_option_context_set_description(
+        ctx, "Exit status: 0 no hang in the record, 3 a hang or mismatch was diagnosed,\n"
+             "2 unreadable or invalid input (nothing stored), 1 internal error.\n"
+             "Formats and rules: doc/import.md.\n");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INVALID;
+    }
+    if (argc < 2) {
+        cli_error("import: missing PATH (a directory of dumps or logs, or files; try 'ranksim "
+                  "import --help')");
+        return CLI_EXIT_INVALID;
+    }
+    ImportFormat fmt = IMPORT_FORMAT_AUTO;
+    if (format && !parse_format(format, &fmt)) {
+        cli_error("--format '%s': unknown; valid: fr, nccl, hccl, auto", format);
+        return CLI_EXIT_INVALID;
+    }
+    gint64 t0 = g_get_monotonic_time();
+    g_autoptr(ImportSet) set =
+        import_read((const char *const *)(argv + 1), (guint)(argc - 1), fmt, &err);
+    if (!set) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INVALID;
+    }
+    g_autoptr(ImportRun) run = import_run_build(set);
+    const SchedOutcome *o = run->outcome;
+
+    const char *db_path = db ? db : CLI_DEFAULT_DB;
+    g_autoptr(Store) store = store_open(db_path, &err);
+    if (!store) {
+        cli_error("%s", err->message);
+        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
+    }
+    g_autofree char *run_name = name ? g_strdup(name) : default_name(argv + 1, argc - 1);
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < set->warnings->len; i++)
+        g_ptr_array_add(notes, g_strdup(g_ptr_array_index(set->warnings, i)));
+    for (guint i = 0; i < run->notes->len; i++)
+        g_ptr_array_add(notes, g_strdup(g_ptr_array_index(run->notes, i)));
+    /* The scenario column holds what was read, so the run says where it came from. */
+    GString *src = g_string_new(NULL);
+    g_string_append_printf(src, "# ranksim import (%s)\n", set->format_detail ? set->format_detail : "");
+    for (guint i = 0; i < set->paths->len; i++)
+        g_string_append_printf(src, "%s\n", (const char *)g_ptr_array_index(set->paths, i));
+    g_autofree char *src_text = g_string_free(src, FALSE);
+    StoreRunInfo info = {run_name, "import", argv[1], src_text, "collectives",
+                         set->format_detail, notes};
+    const char *status = o->failed ? "failed" : "ok";
+    int code = o->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+    double wall = (double)(g_get_monotonic_time() - t0) / 1000.0;
+    int64_t id = store_run_insert(store, &info, run->program,
+                                  (const SchedRecord *)(void *)run->records->data,
+                                  run->records->len, o, NULL, status, code, wall, &err);
+    if (id < 0) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INTERNAL;
+    }
+    ReportRun rr = {id,     run_name, "import", argv[1], db_path, NULL,
+                    status, code,     wall,     set->format_detail, notes};
+    if (json) {
+        g_autofree char *js = report_json(&rr, o);
+        printf("%s\n", js);
+    } else if (!quiet) {
+        report_text(stdout, &rr, o);
+    }
+    return code;
+}

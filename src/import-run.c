@@ -1,0 +1,253 @@
+/* src/import-run.c — an ImportSet made into a run: the program (groups and names), each rank's
+ * state (blocked at its oldest call that did not complete, idle, or unknown without a record),
+ * the diagnosis by sched_postmortem, and the calls as op records for the `collectives` table.
+ *
+ * Rules (doc/import.md):
+ * - Completion: a Flight Recorder entry completed when its state says so. NCCL logs print the
+ *   enqueue only, so an instance counts as completed when every member called it with the same
+ *   signature (NCCL does not check counts; a disagreeing instance is where a hang starts).
+ * - A rank's blocking point is its oldest call (by its own record order) that did not complete.
+ *   Calls queued after it were enqueued by the CPU, never reached by the device: they are not
+ *   arrivals and are left out of the records (counted in a note). Calls that completed after
+ *   it (another PG's stream) are kept.
+ * - Times: relative to the earliest recorded enqueue. Clocks of different hosts are not
+ *   aligned by torch; that is said in a note when there are several hosts' worth of ranks.
+ */
+#include "import.h"
+
+#include <string.h>
+
+#include "../sched/postmortem.h"
+
+#define UNTIMED_STEP_NS 1000 /* one call = 1 us on the axis of an untimed record */
+
+void import_run_free(ImportRun *r)
+{
+    if (!r)
+        return;
+    sched_program_free(r->program);
+    if (r->records)
+        g_array_unref(r->records);
+    sched_outcome_free(r->outcome);
+    g_ptr_array_unref(r->notes);
+    g_free(r);
+}
+
+static bool same_sig(const ImportEntry *a, const ImportEntry *b)
+{
+    if (sched_op_is_p2p(a->kind) && sched_op_is_p2p(b->kind))
+        return a->count == b->count && a->dtype == b->dtype;
+    return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype &&
+           g_strcmp0(a->dtype_name, b->dtype_name) == 0 && a->root == b->root;
+}
+
+/* Key of (group, seq) for the NCCL completion rule. */
+static guint64 inst_key(uint32_t group, uint64_t seq)
+{
+    return ((guint64)group << 40) ^ seq;
+}
+
+static int32_t n_ranks_of(const ImportSet *s)
+{
+    int32_t n = (int32_t)s->ranks->len;
+    for (guint i = 0; i < s->groups->len; i++) {
+        const ImportGroup *g = g_ptr_array_index(s->groups, i);
+        for (guint j = 0; j < g->ranks->len; j++)
+            n = MAX(n, g_array_index(g->ranks, int32_t, j) + 1);
+    }
+    return n;
+}
+
+/* NCCL: which instances every member called with one signature. */
+static GHashTable *complete_instances(const ImportSet *s)
+{
+    /* key -> (members seen << 1 | disagree) */
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    g_autoptr(GHashTable) first = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    for (guint r = 0; r < s->ranks->len; r++) {
+        const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+        if (!ir->present)
+            continue;
+        for (guint i = 0; i < ir->entries->len; i++) {
+            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+            gint64 *k = g_new(gint64, 1);
+            *k = (gint64)inst_key(e->group, e->seq);
+            gpointer v = g_hash_table_lookup(seen, k);
+            guint64 cnt = GPOINTER_TO_SIZE(v);
+            const ImportEntry *f = g_hash_table_lookup(first, k);
+            bool dis = (cnt & 1) || (f && !same_sig(f, e));
+            cnt = (((cnt >> 1) + 1) << 1) | dis;
+            if (!f) {
+                gint64 *k2 = g_new(gint64, 1);
+                *k2 = *k;
+                g_hash_table_insert(first, k2, (gpointer)e);
+            }
+            g_hash_table_replace(seen, k, GSIZE_TO_POINTER(cnt));
+        }
+    }
+    GHashTable *done = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, seen);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        guint64 cnt = GPOINTER_TO_SIZE(v);
+        guint64 key = (guint64)*(gint64 *)k;
+        const ImportGroup *g = g_ptr_array_index(s->groups, (guint)(key >> 40));
+        if (!(cnt & 1) && (cnt >> 1) == g->ranks->len) {
+            gint64 *kk = g_new(gint64, 1);
+            *kk = *(gint64 *)k;
+            g_hash_table_add(done, kk);
+        }
+    }
+    return done;
+}
+
+static bool entry_complete(const ImportEntry *e, GHashTable *nccl_done)
+{
+    if (e->state == IMPORT_STATE_COMPLETED)
+        return true;
+    if (e->state != IMPORT_STATE_UNKNOWN || !nccl_done)
+        return false;
+    gint64 k = (gint64)inst_key(e->group, e->seq);
+    return g_hash_table_contains(nccl_done, &k);
+}
+
+ImportRun *import_run_build(const ImportSet *s)
+{
+    ImportRun *run = g_new0(ImportRun, 1);
+    run->notes = g_ptr_array_new_with_free_func(g_free);
+    const int32_t n = n_ranks_of(s);
+    run->program = sched_program_new((uint32_t)MAX(n, 1));
+    SchedProgram *p = run->program;
+    for (guint i = 0; i < s->groups->len; i++) {
+        const ImportGroup *g = g_ptr_array_index(s->groups, i);
+        g_autofree char *nm = g->p2p ? g_strdup_printf("%s p2p", g->name) : g_strdup(g->name);
+        sched_program_add_group(p, nm, (const int32_t *)(void *)g->ranks->data, g->ranks->len);
+    }
+    for (uint32_t r = 0; r < p->n_ranks; r++)
+        sched_program_set_ops(p, r, NULL, 0);
+
+    bool untimed_format = false;
+    int64_t t0 = INT64_MAX, timeout_ms = 0;
+    for (guint r = 0; r < s->ranks->len; r++) {
+        const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+        for (guint i = 0; ir->present && i < ir->entries->len; i++) {
+            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+            if (e->state == IMPORT_STATE_UNKNOWN)
+                untimed_format = true;
+            if (e->created_ns > 0)
+                t0 = MIN(t0, e->created_ns);
+            timeout_ms = MAX(timeout_ms, e->timeout_ms);
+        }
+    }
+    run->timed = t0 != INT64_MAX;
+    run->t0_ns = run->timed ? t0 : -1;
+    g_autoptr(GHashTable) nccl_done = untimed_format ? complete_instances(s) : NULL;
+
+    g_autofree SchedPmRank *pm = g_new0(SchedPmRank, p->n_ranks);
+    run->records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    int64_t end = 0;
+    g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    g_autoptr(GArray) queued_ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    uint64_t queued_total = 0;
+    for (uint32_t r = 0; r < p->n_ranks; r++) {
+        const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
+        if (!ir || !ir->present) {
+            pm[r].state = SCHED_PM_UNKNOWN;
+            int32_t rr = (int32_t)r;
+            g_array_append_val(missing, rr);
+            continue;
+        }
+        const ImportEntry *head = NULL;
+        uint64_t idx = 0, queued = 0;
+        int64_t last = 0;
+        for (guint i = 0; i < ir->entries->len; i++) {
+            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+            bool done = entry_complete(e, nccl_done);
+            if (head && !done) {
+                queued++;
+                continue;
+            }
+            if (!head && !done)
+                head = e;
+            int64_t start = run->timed ? (e->created_ns > 0 ? e->created_ns - t0 : last)
+                                       : (int64_t)idx * UNTIMED_STEP_NS;
+            int64_t stop = -1;
+            if (done) {
+                if (run->timed && e->completed_ns > 0)
+                    stop = MAX(e->completed_ns - t0, start);
+                else
+                    stop = run->timed ? start : start + UNTIMED_STEP_NS;
+            }
+            SchedRecord rec = {
+                .rank = r,
+                .kind = (uint8_t)e->kind,
+                .dtype = (uint8_t)e->dtype,
+                .layer = -1,
+                .name = sched_program_name(p, e->name),
+                .group = (int32_t)e->group,
+                .idx = idx++,
+                .seq = e->seq,
+                .count = e->count,
+                .start_ns = start,
+                .end_ns = stop,
+            };
+            g_array_append_val(run->records, rec);
+            last = MAX(last, stop >= 0 ? stop : start);
+            end = MAX(end, last);
+            if (e == head) {
+                pm[r] = (SchedPmRank){.state = SCHED_PM_BLOCKED,
+                                      .group = (int32_t)e->group,
+                                      .seq = e->seq,
+                                      .kind = (uint8_t)e->kind,
+                                      .dtype = (uint8_t)e->dtype,
+                                      .count = e->count,
+                                      .root = e->root,
+                                      .name = rec.name,
+                                      .arrive_ns = start};
+            }
+        }
+        if (!head)
+            pm[r] = (SchedPmRank){.state = SCHED_PM_IDLE, .last_ns = last};
+        pm[r].calls = idx;
+        if (queued) {
+            int32_t rr = (int32_t)r;
+            g_array_append_val(queued_ranks, rr);
+            queued_total += queued;
+        }
+    }
+
+    if (missing->len) {
+        g_autofree char *ms = sched_format_ranks((const int32_t *)(void *)missing->data,
+                                                 missing->len);
+        g_ptr_array_add(run->notes,
+                        g_strdup_printf("no record of rank%s %s: what %s did is unknown, and no "
+                                        "finding blames %s",
+                                        missing->len > 1 ? "s" : "", ms,
+                                        missing->len > 1 ? "they" : "it",
+                                        missing->len > 1 ? "them" : "it"));
+    }
+    if (queued_total) {
+        g_autofree char *qs = sched_format_ranks((const int32_t *)(void *)queued_ranks->data,
+                                                 queued_ranks->len);
+        g_ptr_array_add(run->notes,
+                        g_strdup_printf("%" G_GUINT64_FORMAT " call%s queued behind the blocking "
+                                        "point (rank%s %s) left out: enqueued by the CPU, never "
+                                        "reached, so not arrivals",
+                                        queued_total, queued_total > 1 ? "s" : "",
+                                        queued_ranks->len > 1 ? "s" : "", qs));
+    }
+    if (!run->timed)
+        g_ptr_array_add(run->notes,
+                        g_strdup("the record has no times (NCCL INFO lines carry none): the time "
+                                 "axis is each rank's call position, 1 us per call"));
+    else if (s->format == IMPORT_FORMAT_FR || s->format == IMPORT_FORMAT_HCCL)
+        g_ptr_array_add(run->notes,
+                        g_strdup("times are the recorded enqueue times (time_created_ns) from "
+                                 "the earliest; completions as the watchdog discovered them; "
+                                 "different hosts' clocks are not aligned"));
+
+    SchedPmConfig cfg = {.timeout_ns = timeout_ms * 1000000, .end_ns = end};
+    run->outcome = sched_postmortem(p, pm, &cfg);
+    return run;
+}
