@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "inputfile.h"
+#include "lite.h"
 #include "pickle.h"
 
 /* Dump versions documented in torch's FlightRecorder (2.2 .. 2.10) and torch_npu (2.4). */
@@ -54,33 +55,25 @@ static bool rank_from_name(const char *path, int32_t *rank)
 }
 
 /* An int member, accepting a decimal string (JSON pg_status); `def` when absent or null. */
-static bool get_int(JsonObject *o, const char *k, gint64 def, gint64 *out)
+static bool ref_int(const LiteDoc *d, LiteRef n, gint64 def, gint64 *out)
 {
-    JsonNode *n = json_object_get_member(o, k);
-    if (!n || JSON_NODE_HOLDS_NULL(n)) {
+    switch (lite_type(d, n)) {
+    case LITE_NULL:
         *out = def;
         return true;
-    }
-    if (!JSON_NODE_HOLDS_VALUE(n))
-        return false;
-    GType t = json_node_get_value_type(n);
-    if (t == G_TYPE_INT64) {
-        *out = json_node_get_int(n);
+    case LITE_INT:
+    case LITE_BOOL:
+        *out = lite_int(d, n);
         return true;
-    }
-    if (t == G_TYPE_BOOLEAN) {
-        *out = json_node_get_boolean(n);
-        return true;
-    }
-    if (t == G_TYPE_DOUBLE) {
-        double d = json_node_get_double(n);
-        if (!(d >= -9.2e18 && d <= 9.2e18))
+    case LITE_DOUBLE: {
+        double v = lite_double(d, n);
+        if (!(v >= -9.2e18 && v <= 9.2e18))
             return false;
-        *out = (gint64)d;
+        *out = (gint64)v;
         return true;
     }
-    if (t == G_TYPE_STRING) {
-        const char *s = json_node_get_string(n);
+    case LITE_STRING: {
+        const char *s = lite_str(d, n);
         char *end = NULL;
         errno = 0;
         long long v = strtoll(s, &end, 10);
@@ -89,36 +82,52 @@ static bool get_int(JsonObject *o, const char *k, gint64 def, gint64 *out)
         *out = v;
         return true;
     }
-    return false;
+    default:
+        return false;
+    }
 }
 
-static const char *get_str(JsonObject *o, const char *k)
+/* The entry members ranksim reads, found in one pass over an entry (dumps have ~20). */
+enum {
+    K_RECORD_ID, K_CSEQ, K_PSEQ, K_CREATED, K_DONE, K_TIMEOUT, K_ISP2P, K_PG, K_PROF,
+    K_IN_SIZES, K_OUT_SIZES, K_IN_DTYPES, K_OUT_DTYPES, K_STATE, K_DURATION, K_COUNT
+};
+
+static int entry_key(const char *k)
 {
-    JsonNode *n = json_object_get_member(o, k);
-    if (!n || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
-        return NULL;
-    return json_node_get_string(n);
+    static const char *const names[K_COUNT] = {
+        "record_id",      "collective_seq_id", "p2p_seq_id",   "time_created_ns",
+        "time_discovered_completed_ns", "timeout_ms", "is_p2p", "process_group",
+        "profiling_name", "input_sizes",       "output_sizes", "input_dtypes",
+        "output_dtypes",  "state",             "duration_ms"};
+    for (int i = 0; i < K_COUNT; i++)
+        if (k[0] == names[i][0] && strcmp(k, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *get_str(const LiteDoc *d, LiteRef o, const char *k)
+{
+    return lite_str(d, lite_get(d, o, k));
 }
 
 /* "[0, 1, 2, 3]" (the string torch writes) or an array of ints. */
-static GArray *parse_ranks(JsonNode *n)
+static GArray *parse_ranks(const LiteDoc *d, LiteRef n)
 {
     GArray *out = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    if (n && JSON_NODE_HOLDS_ARRAY(n)) {
-        JsonArray *a = json_node_get_array(n);
-        for (guint i = 0; i < json_array_get_length(a); i++) {
-            JsonNode *e = json_array_get_element(a, i);
-            if (!JSON_NODE_HOLDS_VALUE(e) || json_node_get_value_type(e) != G_TYPE_INT64 ||
-                json_node_get_int(e) < 0 || json_node_get_int(e) > INT32_MAX)
+    if (lite_type(d, n) == LITE_ARRAY) {
+        for (uint32_t i = 0; i < lite_len(d, n); i++) {
+            LiteRef e = lite_at(d, n, i);
+            if (lite_type(d, e) != LITE_INT || lite_int(d, e) < 0 || lite_int(d, e) > INT32_MAX)
                 goto bad;
-            int32_t r = (int32_t)json_node_get_int(e);
+            int32_t r = (int32_t)lite_int(d, e);
             g_array_append_val(out, r);
         }
         return out;
     }
-    if (!n || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
+    const char *s = lite_str(d, n);
+    if (!s)
         goto bad;
-    const char *s = json_node_get_string(n);
     while (*s == ' ')
         s++;
     if (*s++ != '[')
@@ -219,26 +228,23 @@ static bool dtype_of(const char *s, SchedDtype *d)
 }
 
 /* Sum over shapes of the product of dims; false on a malformed list or overflow. */
-static bool numel(JsonNode *n, uint64_t *out)
+static bool numel(const LiteDoc *d, LiteRef n, uint64_t *out)
 {
     *out = 0;
-    if (!n || JSON_NODE_HOLDS_NULL(n))
+    if (lite_type(d, n) == LITE_NULL)
         return true;
-    if (!JSON_NODE_HOLDS_ARRAY(n))
+    if (lite_type(d, n) != LITE_ARRAY)
         return false;
-    JsonArray *shapes = json_node_get_array(n);
-    for (guint i = 0; i < json_array_get_length(shapes); i++) {
-        JsonNode *sh = json_array_get_element(shapes, i);
-        if (!JSON_NODE_HOLDS_ARRAY(sh))
+    for (uint32_t i = 0; i < lite_len(d, n); i++) {
+        LiteRef sh = lite_at(d, n, i);
+        if (lite_type(d, sh) != LITE_ARRAY)
             return false;
-        JsonArray *dims = json_node_get_array(sh);
         uint64_t p = 1;
-        for (guint j = 0; j < json_array_get_length(dims); j++) {
-            JsonNode *d = json_array_get_element(dims, j);
-            if (!JSON_NODE_HOLDS_VALUE(d) || json_node_get_value_type(d) != G_TYPE_INT64 ||
-                json_node_get_int(d) < 0)
+        for (uint32_t j = 0; j < lite_len(d, sh); j++) {
+            LiteRef x = lite_at(d, sh, j);
+            if (lite_type(d, x) != LITE_INT || lite_int(d, x) < 0)
                 return false;
-            uint64_t v = (uint64_t)json_node_get_int(d);
+            uint64_t v = (uint64_t)lite_int(d, x);
             if (v && p > UINT64_MAX / v)
                 return false;
             p *= v;
@@ -250,14 +256,9 @@ static bool numel(JsonNode *n, uint64_t *out)
     return true;
 }
 
-static const char *first_string(JsonNode *n)
+static const char *first_string(const LiteDoc *d, LiteRef n)
 {
-    if (!n || !JSON_NODE_HOLDS_ARRAY(n) || json_array_get_length(json_node_get_array(n)) == 0)
-        return NULL;
-    JsonNode *e = json_array_get_element(json_node_get_array(n), 0);
-    if (!JSON_NODE_HOLDS_VALUE(e) || json_node_get_value_type(e) != G_TYPE_STRING)
-        return NULL;
-    return json_node_get_string(e);
+    return lite_type(d, n) == LITE_ARRAY ? lite_str(d, lite_at(d, n, 0)) : NULL;
 }
 
 typedef struct {
@@ -303,191 +304,258 @@ static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, 
     return true;
 }
 
-static int cmp_entry(gconstpointer a, gconstpointer b)
+static gint cmp_perm(gconstpointer a, gconstpointer b, gpointer base)
 {
-    const ImportEntry *x = a, *y = b;
-    return (x->order > y->order) - (x->order < y->order);
+    const ImportEntry *e = base;
+    uint64_t x = e[*(const guint *)a].order, y = e[*(const guint *)b].order;
+    return (x > y) - (x < y);
 }
 
-bool import_fr_file(ImportSet *s, const char *path, const guint8 *data, gsize len, bool hccl,
-                    GError **error)
-{
+/* One dump, parsed without touching the set. Entries' `group` is an index into `pgs`. */
+struct FrDump {
+    char *path;
     int32_t rank;
-    if (!rank_from_name(path, &rank))
-        return fail(error, path,
-                    "cannot tell whose dump this is: torch names a dump <prefix><global rank> "
-                    "(nccl_trace_rank_3), and this name does not end in a rank number");
-    g_autoptr(JsonNode) root = NULL;
-    bool is_pickle = len >= 2 && data[0] == 0x80;
-    if (is_pickle) {
-        root = pickle_parse(data, len, path, error);
+    char *version;
+    char *lib;
+    bool pickle;
+    GPtrArray *pgs;     /* PgDef*, pg_config order */
+    GArray *entries;    /* ImportEntry; group = pgs index, p2p in entry_p2p */
+    GArray *entry_p2p;  /* bool per entry */
+    GPtrArray *warnings;
+    GHashTable *interned; /* raw string -> g_intern_string: GLib's global lock once per name */
+};
+
+/* g_intern_string behind a per-dump cache (dumps parse on several threads). */
+static const char *intern(FrDump *fd, const char *s)
+{
+    const char *v = g_hash_table_lookup(fd->interned, s);
+    if (!v) {
+        v = g_intern_string(s);
+        g_hash_table_insert(fd->interned, (gpointer)v, (gpointer)v);
+    }
+    return v;
+}
+
+void import_fr_dump_free(FrDump *d)
+{
+    if (!d)
+        return;
+    g_free(d->path);
+    g_free(d->version);
+    g_free(d->lib);
+    g_ptr_array_unref(d->pgs);
+    g_array_unref(d->entries);
+    g_array_unref(d->entry_p2p);
+    g_ptr_array_unref(d->warnings);
+    g_hash_table_unref(d->interned);
+    g_free(d);
+}
+
+static void entry_clear(gpointer p)
+{
+    import_entry_clear(p);
+}
+
+static FrDump *parse_fail(FrDump *d, GError **error, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static FrDump *parse_fail(FrDump *d, GError **error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "%s: %s", d->path, msg);
+    import_fr_dump_free(d);
+    return NULL;
+}
+
+/* Each thread's reusable JSON document (freed with the thread). */
+static GPrivate thread_doc = G_PRIVATE_INIT((GDestroyNotify)lite_free);
+
+FrDump *import_fr_parse(const char *path, const guint8 *data, gsize len, GError **error)
+{
+    FrDump *fd = g_new0(FrDump, 1);
+    fd->path = g_strdup(path);
+    fd->pgs = g_ptr_array_new_with_free_func(pgdef_free);
+    fd->entries = g_array_new(FALSE, TRUE, sizeof(ImportEntry));
+    g_array_set_clear_func(fd->entries, entry_clear);
+    fd->entry_p2p = g_array_new(FALSE, FALSE, sizeof(bool));
+    fd->warnings = g_ptr_array_new_with_free_func(g_free);
+    fd->interned = g_hash_table_new(g_str_hash, g_str_equal);
+    if (!rank_from_name(path, &fd->rank))
+        return parse_fail(fd, error,
+                          "cannot tell whose dump this is: torch names a dump <prefix><global "
+                          "rank> (nccl_trace_rank_3), and this name does not end in a rank number");
+    g_autoptr(LiteDoc) own = NULL; /* a pickle's tree; JSON parses into the thread's doc */
+    LiteDoc *doc = NULL;
+    fd->pickle = len >= 2 && data[0] == 0x80;
+    if (fd->pickle) {
+        g_autoptr(JsonNode) root = pickle_parse(data, len, path, error);
         if (!root) {
             (*error)->domain = IMPORT_ERROR;
             (*error)->code = IMPORT_ERROR_INVALID;
-            return false;
+            import_fr_dump_free(fd);
+            return NULL;
         }
+        doc = own = lite_from_json_node(root);
     } else {
-        if (!input_check_utf8(path, (const char *)data, len, error)) {
+        doc = g_private_get(&thread_doc);
+        if (!doc) {
+            doc = lite_doc_new();
+            g_private_set(&thread_doc, doc);
+        }
+        if (!lite_doc_parse_json(doc, (const char *)data, len, path, error)) {
             (*error)->domain = IMPORT_ERROR;
             (*error)->code = IMPORT_ERROR_INVALID;
-            return false;
+            import_fr_dump_free(fd);
+            return NULL;
         }
-        g_autoptr(JsonParser) p = json_parser_new();
-        g_autoptr(GError) e = NULL;
-        if (!json_parser_load_from_data(p, (const char *)data, (gssize)len, &e))
-            return fail(error, path, "not JSON: %s", e->message);
-        root = json_node_copy(json_parser_get_root(p));
     }
-    if (!root || !JSON_NODE_HOLDS_OBJECT(root))
-        return fail(error, path, "not a Flight Recorder dump: the top level is not a dict "
-                                 "(a dump is {version, pg_config, pg_status, entries})");
-    JsonObject *top = json_node_get_object(root);
-    JsonNode *pgc = json_object_get_member(top, "pg_config");
-    if (!pgc || !JSON_NODE_HOLDS_OBJECT(pgc))
-        return fail(error, path,
-                    "not a Flight Recorder dump: no \"pg_config\" dict (a dump has version, "
-                    "pg_config, pg_status and entries; found other keys)");
-    const char *version = get_str(top, "version");
+    const LiteDoc *d = doc;
+    LiteRef top = lite_root(d);
+    if (lite_type(d, top) != LITE_OBJECT)
+        return parse_fail(fd, error, "not a Flight Recorder dump: the top level is not a dict "
+                                     "(a dump is {version, pg_config, pg_status, entries})");
+    LiteRef pgc = lite_get(d, top, "pg_config");
+    if (lite_type(d, pgc) != LITE_OBJECT)
+        return parse_fail(fd, error,
+                          "not a Flight Recorder dump: no \"pg_config\" dict (a dump has "
+                          "version, pg_config, pg_status and entries)");
+    const char *version = get_str(d, top, "version");
     if (!version)
-        return fail(error, path, "not a Flight Recorder dump: no \"version\" string");
-
-    ImportRank *ir = import_set_rank(s, rank);
-    if (ir->present)
-        return fail(error, path,
-                    "rank %d is present twice: %s is its dump too (one dump per rank)", rank,
-                    ir->path);
-    ir->present = true;
-    ir->path = g_strdup(path);
-    ir->version = g_strdup(version);
+        return parse_fail(fd, error, "not a Flight Recorder dump: no \"version\" string");
+    fd->version = g_strdup(version);
+    /* The library version: comm_lib_version (2.10), nccl_version (2.6 to 2.9). */
+    const char *lib = get_str(d, top, "comm_lib_version");
+    if (!lib)
+        lib = get_str(d, top, "nccl_version");
+    fd->lib = g_strdup(lib);
     bool known = false;
     for (size_t i = 0; known_versions[i]; i++)
         known |= strcmp(version, known_versions[i]) == 0;
     if (!known)
-        import_set_warn(s, "%s: Flight Recorder version \"%s\" is not one ranksim knows (2.2 to "
-                           "2.10); read as the newest",
-                        path, version);
-    if (!s->format_detail) {
-        const char *lib = get_str(top, "comm_lib_version");
-        s->format_detail = g_strdup_printf(
-            "%s Flight Recorder %s, version %s%s%s", hccl ? "torch_npu HCCL" : "PyTorch",
-            is_pickle ? "pickle" : "JSON", version, lib ? ", comm lib " : "", lib ? lib : "");
-    }
+        g_ptr_array_add(fd->warnings,
+                        g_strdup_printf("%s: Flight Recorder version \"%s\" is not one ranksim "
+                                        "knows (2.2 to 2.10); read as the newest",
+                                        path, version));
 
-    /* pg_config: every PG of this rank, by name. */
-    g_autoptr(GHashTable) pgs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, pgdef_free);
-    JsonObject *pgo = json_node_get_object(pgc);
-    g_autoptr(GList) keys = json_object_get_members(pgo);
-    for (GList *k = keys; k; k = k->next) {
-        const char *key = k->data;
-        JsonNode *v = json_object_get_member(pgo, key);
-        if (!JSON_NODE_HOLDS_OBJECT(v))
-            return fail(error, path, "pg_config[\"%s\"]: not a dict with name, desc, ranks", key);
-        JsonObject *vo = json_node_get_object(v);
-        GArray *rs = parse_ranks(json_object_get_member(vo, "ranks"));
+    for (uint32_t k = 0; k < lite_len(d, pgc); k++) {
+        const char *key = lite_key_at(d, pgc, k);
+        LiteRef v = lite_at(d, pgc, k);
+        if (lite_type(d, v) != LITE_OBJECT)
+            return parse_fail(fd, error, "pg_config[\"%s\"]: not a dict with name, desc, ranks",
+                              key);
+        GArray *rs = parse_ranks(d, lite_get(d, v, "ranks"));
         if (!rs)
-            return fail(error, path,
-                        "pg_config[\"%s\"].ranks: not a rank list (torch writes a string like "
-                        "\"[0, 1, 2, 3]\")",
-                        key);
-        PgDef *d = g_new0(PgDef, 1);
-        d->name = g_strdup(get_str(vo, "name") ? get_str(vo, "name") : key);
-        d->desc = g_strdup(get_str(vo, "desc"));
-        d->ranks = rs;
-        g_hash_table_replace(pgs, (gpointer)key, d);
+            return parse_fail(fd, error,
+                              "pg_config[\"%s\"].ranks: not a rank list (torch writes a string "
+                              "like \"[0, 1, 2, 3]\")",
+                              key);
+        PgDef *pd = g_new0(PgDef, 1);
+        pd->name = g_strdup(get_str(d, v, "name") ? get_str(d, v, "name") : key);
+        pd->desc = g_strdup(get_str(d, v, "desc"));
+        pd->ranks = rs;
+        g_ptr_array_add(fd->pgs, pd);
         bool member = false;
         for (guint i = 0; i < rs->len; i++)
-            member |= g_array_index(rs, int32_t, i) == rank;
+            member |= g_array_index(rs, int32_t, i) == fd->rank;
         if (!member)
-            return fail(error, path, "pg_config[\"%s\"]: rank %d (from the file name) is not "
-                                     "among its ranks: the file was renamed, or is another "
-                                     "rank's dump",
-                        key, rank);
-        uint32_t gid;
-        if (!set_group(s, path, d, false, &gid, error))
-            return false;
+            return parse_fail(fd, error,
+                              "pg_config[\"%s\"]: rank %d (from the file name) is not among its "
+                              "ranks: the file was renamed, or is another rank's dump",
+                              key, fd->rank);
     }
 
-    JsonNode *en = json_object_get_member(top, "entries");
-    if (en && !JSON_NODE_HOLDS_NULL(en) && !JSON_NODE_HOLDS_ARRAY(en))
-        return fail(error, path, "\"entries\": not a list");
-    JsonArray *ea = en && JSON_NODE_HOLDS_ARRAY(en) ? json_node_get_array(en) : NULL;
-    guint ne = ea ? json_array_get_length(ea) : 0;
-    bool warned_dtype = false;
-    for (guint i = 0; i < ne; i++) {
-        JsonNode *n = json_array_get_element(ea, i);
-        if (!JSON_NODE_HOLDS_OBJECT(n))
-            return fail(error, path, "entries[%u]: not a dict", i);
-        JsonObject *o = json_node_get_object(n);
-        gint64 record_id, cseq, pseq, created, done_ns, started_ns;
-        if (!get_int(o, "record_id", i, &record_id) || !get_int(o, "collective_seq_id", 0, &cseq) ||
-            !get_int(o, "p2p_seq_id", 0, &pseq) || !get_int(o, "time_created_ns", -1, &created) ||
-            !get_int(o, "time_discovered_completed_ns", 0, &done_ns) ||
-            !get_int(o, "time_discovered_started_ns", 0, &started_ns))
-            return fail(error, path, "entries[%u]: record_id, collective_seq_id, p2p_seq_id and "
-                                     "the time_* fields must be integers (or null)",
-                        i);
-        const char *pname = NULL;
-        JsonNode *pg = json_object_get_member(o, "process_group");
-        if (pg && JSON_NODE_HOLDS_ARRAY(pg) && json_array_get_length(json_node_get_array(pg)) >= 1)
-            pname = first_string(pg);
+    LiteRef en = lite_get(d, top, "entries");
+    if (lite_type(d, en) != LITE_NULL && lite_type(d, en) != LITE_ARRAY)
+        return parse_fail(fd, error, "\"entries\": not a list");
+    uint32_t ne = lite_len(d, en);
+    bool warned_dtype = false, warned_op = false;
+    guint last_pg = 0;
+    for (uint32_t i = 0; i < ne; i++) {
+        LiteRef o = lite_at(d, en, i);
+        if (lite_type(d, o) != LITE_OBJECT)
+            return parse_fail(fd, error, "entries[%u]: not a dict", i);
+        LiteRef f[K_COUNT];
+        for (int k = 0; k < K_COUNT; k++)
+            f[k] = LITE_NONE;
+        for (uint32_t m = 0; m < lite_len(d, o); m++) {
+            int k = entry_key(lite_key_at(d, o, m));
+            if (k >= 0)
+                f[k] = lite_at(d, o, m);
+        }
+        gint64 record_id, cseq, pseq, created, done_ns, tmo, isp2p;
+        if (!ref_int(d, f[K_RECORD_ID], i, &record_id) || !ref_int(d, f[K_CSEQ], 0, &cseq) ||
+            !ref_int(d, f[K_PSEQ], 0, &pseq) || !ref_int(d, f[K_CREATED], -1, &created) ||
+            !ref_int(d, f[K_DONE], 0, &done_ns) || !ref_int(d, f[K_TIMEOUT], 0, &tmo) ||
+            !ref_int(d, f[K_ISP2P], 0, &isp2p))
+            return parse_fail(fd, error,
+                              "entries[%u]: record_id, collective_seq_id, p2p_seq_id, timeout_ms "
+                              "and the time_* fields must be integers (or null)",
+                              i);
+        const char *pname = first_string(d, f[K_PG]);
         if (!pname)
-            return fail(error, path, "entries[%u].process_group: not a (name, desc) pair", i);
-        PgDef *d = NULL;
-        GHashTableIter it;
-        gpointer kk, vv;
-        g_hash_table_iter_init(&it, pgs);
-        while (g_hash_table_iter_next(&it, &kk, &vv))
-            if (strcmp(((PgDef *)vv)->name, pname) == 0)
-                d = vv;
-        if (!d)
-            return fail(error, path, "entries[%u]: process group \"%s\" is not in pg_config", i,
-                        pname);
-        const char *prof = get_str(o, "profiling_name");
+            return parse_fail(fd, error, "entries[%u].process_group: not a (name, desc) pair", i);
+        guint pg = G_MAXUINT;
+        if (last_pg < fd->pgs->len &&
+            strcmp(((PgDef *)g_ptr_array_index(fd->pgs, last_pg))->name, pname) == 0)
+            pg = last_pg;
+        for (guint k = 0; pg == G_MAXUINT && k < fd->pgs->len; k++)
+            if (strcmp(((PgDef *)g_ptr_array_index(fd->pgs, k))->name, pname) == 0)
+                pg = k;
+        if (pg == G_MAXUINT)
+            return parse_fail(fd, error, "entries[%u]: process group \"%s\" is not in pg_config",
+                              i, pname);
+        last_pg = pg;
+        const char *prof = lite_str(d, f[K_PROF]);
         if (!prof)
-            return fail(error, path, "entries[%u]: no profiling_name", i);
+            return parse_fail(fd, error, "entries[%u]: no profiling_name", i);
         SchedOpKind kind;
         int32_t peer;
         bool p2p;
         if (!kind_of(prof, &kind, &peer, &p2p)) {
-            import_set_warn(s, "%s: entries[%u]: op \"%s\" is not one ranksim knows; compared by "
-                               "its sizes like an all-reduce",
-                            path, i, prof);
+            if (!warned_op)
+                g_ptr_array_add(fd->warnings,
+                                g_strdup_printf("%s: entries[%u]: op \"%s\" is not one ranksim "
+                                                "knows; compared by its sizes like an all-reduce",
+                                                path, i, prof));
+            warned_op = true;
             kind = SCHED_OP_ALL_REDUCE;
         }
-        gint64 isp2p = 0;
-        if (get_int(o, "is_p2p", 0, &isp2p) && isp2p)
+        if (isp2p)
             p2p = true;
+        if (record_id < 0 || (p2p ? pseq : cseq) < 0)
+            return parse_fail(fd, error, "entries[%u]: a negative record_id or sequence number", i);
         ImportEntry e = {0};
-        if (!set_group(s, path, d, p2p, &e.group, error))
-            return false;
+        e.group = pg;
         e.seq = (uint64_t)(p2p ? pseq : cseq);
-        if (record_id < 0 || (gint64)e.seq < 0)
-            return fail(error, path, "entries[%u]: a negative record_id or sequence number", i);
         e.order = (uint64_t)record_id;
         e.kind = kind;
-        if (!numel(json_object_get_member(o, "input_sizes"), &e.count) ||
-            !numel(json_object_get_member(o, "output_sizes"), &e.count_out))
-            return fail(error, path, "entries[%u]: input_sizes/output_sizes must be lists of "
-                                     "shapes (lists of non-negative ints)",
-                        i);
-        const char *dt = first_string(json_object_get_member(o, "input_dtypes"));
+        if (!numel(d, f[K_IN_SIZES], &e.count) ||
+            !numel(d, f[K_OUT_SIZES], &e.count_out))
+            return parse_fail(fd, error,
+                              "entries[%u]: input_sizes/output_sizes must be lists of shapes "
+                              "(lists of non-negative ints)",
+                              i);
+        const char *dt = first_string(d, f[K_IN_DTYPES]);
         if (!dt)
-            dt = first_string(json_object_get_member(o, "output_dtypes"));
+            dt = first_string(d, f[K_OUT_DTYPES]);
         e.dtype = SCHED_DTYPE_FP32;
         e.dtype_known = dt && dtype_of(dt, &e.dtype);
         if (dt && !e.dtype_known && !warned_dtype) {
-            import_set_warn(s, "%s: dtype \"%s\" has no ranksim name; stored as fp32 (sizes are "
-                               "still compared in elements)",
-                            path, dt);
+            g_ptr_array_add(fd->warnings,
+                            g_strdup_printf("%s: dtype \"%s\" has no ranksim name; stored as fp32 "
+                                            "(sizes are still compared in elements)",
+                                            path, dt));
             warned_dtype = true;
         }
-        e.dtype_name = g_strdup(dt);
+        e.dtype_name = dt ? intern(fd, dt) : NULL;
         e.root = -1;
         e.peer = peer;
-        e.name = g_strdup(prof);
-        const char *st = get_str(o, "state");
+        e.name = intern(fd, prof);
+        const char *st = lite_str(d, f[K_STATE]);
         if (!st)
-            return fail(error, path, "entries[%u]: no state (completed, started or scheduled)", i);
+            return parse_fail(fd, error, "entries[%u]: no state (completed, started or scheduled)",
+                              i);
         if (strcmp(st, "completed") == 0)
             e.state = IMPORT_STATE_COMPLETED;
         else if (strcmp(st, "started") == 0)
@@ -495,36 +563,112 @@ bool import_fr_file(ImportSet *s, const char *path, const guint8 *data, gsize le
         else if (strcmp(st, "scheduled") == 0)
             e.state = IMPORT_STATE_SCHEDULED;
         else
-            return fail(error, path, "entries[%u].state: \"%s\" (valid: completed, started, "
-                                     "scheduled)",
-                        i, st);
+            return parse_fail(fd, error,
+                              "entries[%u].state: \"%s\" (valid: completed, started, scheduled)",
+                              i, st);
         e.created_ns = created > 0 ? created : -1;
         e.completed_ns = -1;
         if (e.state == IMPORT_STATE_COMPLETED) {
-            double dur = -1;
-            JsonNode *dn = json_object_get_member(o, "duration_ms");
-            if (dn && JSON_NODE_HOLDS_VALUE(dn) &&
-                (json_node_get_value_type(dn) == G_TYPE_DOUBLE ||
-                 json_node_get_value_type(dn) == G_TYPE_INT64))
-                dur = json_node_get_double(dn);
+            LiteRef dn = f[K_DURATION];
+            double dur = lite_type(d, dn) == LITE_DOUBLE || lite_type(d, dn) == LITE_INT
+                             ? lite_double(d, dn)
+                             : -1;
             if (done_ns > 0)
                 e.completed_ns = done_ns;
             else if (dur >= 0 && e.created_ns > 0 && dur < 1e12)
                 e.completed_ns = e.created_ns + (int64_t)(dur * 1e6);
         }
-        gint64 tmo = 0;
-        if (get_int(o, "timeout_ms", 0, &tmo) && tmo > 0)
-            e.timeout_ms = tmo;
-        e.source = g_strdup_printf("%s entry %u (record_id %" G_GINT64_FORMAT ")", path, i,
-                                   record_id);
-        g_array_append_val(ir->entries, e);
+        e.timeout_ms = tmo > 0 ? tmo : 0;
+        g_array_append_val(fd->entries, e);
+        g_array_append_val(fd->entry_p2p, p2p);
     }
-    g_array_sort(ir->entries, cmp_entry);
-    for (guint i = 1; i < ir->entries->len; i++)
-        if (g_array_index(ir->entries, ImportEntry, i).order ==
-            g_array_index(ir->entries, ImportEntry, i - 1).order)
-            return fail(error, path, "two entries share record_id %" G_GUINT64_FORMAT,
-                        g_array_index(ir->entries, ImportEntry, i).order);
+    /* Sort by record_id, carrying the p2p flags along. */
+    bool sorted = true;
+    for (guint i = 1; i < fd->entries->len && sorted; i++)
+        sorted = g_array_index(fd->entries, ImportEntry, i - 1).order <
+                 g_array_index(fd->entries, ImportEntry, i).order;
+    if (!sorted) {
+        /* Rare (torch writes the ring buffer oldest first): sort a permutation. */
+        guint n = fd->entries->len;
+        g_autofree guint *perm = g_new(guint, n);
+        for (guint i = 0; i < n; i++)
+            perm[i] = i;
+        const ImportEntry *base = (const ImportEntry *)(void *)fd->entries->data;
+        g_qsort_with_data(perm, (gint)n, sizeof(guint), cmp_perm, (gpointer)base);
+        GArray *ne2 = g_array_sized_new(FALSE, TRUE, sizeof(ImportEntry), n);
+        GArray *np2 = g_array_sized_new(FALSE, FALSE, sizeof(bool), n);
+        for (guint i = 0; i < n; i++) {
+            g_array_append_val(ne2, g_array_index(fd->entries, ImportEntry, perm[i]));
+            g_array_append_val(np2, g_array_index(fd->entry_p2p, bool, perm[i]));
+        }
+        g_array_set_clear_func(ne2, entry_clear);
+        g_array_set_clear_func(fd->entries, NULL); /* moved, not freed */
+        g_array_unref(fd->entries);
+        g_array_unref(fd->entry_p2p);
+        fd->entries = ne2;
+        fd->entry_p2p = np2;
+        for (guint i = 1; i < n; i++)
+            if (g_array_index(ne2, ImportEntry, i).order ==
+                g_array_index(ne2, ImportEntry, i - 1).order)
+                return parse_fail(fd, error, "two entries share record_id %" G_GUINT64_FORMAT,
+                                  g_array_index(ne2, ImportEntry, i).order);
+    }
+    return fd;
+}
+
+bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
+{
+    ImportRank *ir = import_set_rank(s, fd->rank);
+    if (ir->present)
+        return fail(error, fd->path,
+                    "rank %d is present twice: %s is its dump too (one dump per rank)", fd->rank,
+                    ir->path);
+    for (guint i = 0; i < fd->warnings->len; i++)
+        g_ptr_array_add(s->warnings, g_strdup(g_ptr_array_index(fd->warnings, i)));
+    if (!s->format_detail)
+        s->format_detail = g_strdup_printf("%s Flight Recorder %s, version %s%s%s",
+                                           hccl ? "torch_npu HCCL" : "PyTorch",
+                                           fd->pickle ? "pickle" : "JSON", fd->version,
+                                           fd->lib ? ", comm lib " : "", fd->lib ? fd->lib : "");
+    g_autofree uint32_t *gid = g_new(uint32_t, fd->pgs->len + 1);
+    g_autofree uint32_t *gid_p2p = g_new(uint32_t, fd->pgs->len + 1);
+    g_autofree bool *have_p2p = g_new0(bool, fd->pgs->len + 1);
+    for (guint k = 0; k < fd->pgs->len; k++)
+        if (!set_group(s, fd->path, g_ptr_array_index(fd->pgs, k), false, &gid[k], error))
+            return false;
+    for (guint i = 0; i < fd->entries->len; i++) {
+        ImportEntry *e = &g_array_index(fd->entries, ImportEntry, i);
+        guint k = e->group;
+        if (g_array_index(fd->entry_p2p, bool, i)) {
+            if (!have_p2p[k]) {
+                if (!set_group(s, fd->path, g_ptr_array_index(fd->pgs, k), true, &gid_p2p[k],
+                               error))
+                    return false;
+                have_p2p[k] = true;
+            }
+            e->group = gid_p2p[k];
+        } else {
+            e->group = gid[k];
+        }
+    }
+    ir->present = true;
+    ir->path = g_strdup(fd->path);
+    ir->version = g_strdup(fd->version);
+    /* The entries move to the rank (the dump's array is left empty). */
+    g_array_set_clear_func(fd->entries, NULL);
+    g_array_append_vals(ir->entries, fd->entries->data, fd->entries->len);
+    g_array_set_size(fd->entries, 0);
     ir->truncated = ir->entries->len && g_array_index(ir->entries, ImportEntry, 0).order > 0;
     return true;
+}
+
+bool import_fr_file(ImportSet *s, const char *path, const guint8 *data, gsize len, bool hccl,
+                    GError **error)
+{
+    FrDump *fd = import_fr_parse(path, data, len, error);
+    if (!fd)
+        return false;
+    bool ok = import_fr_merge(s, fd, hccl, error);
+    import_fr_dump_free(fd);
+    return ok;
 }

@@ -18,7 +18,9 @@ bool import_looks_fr(const guint8 *data, gsize len)
     if (i >= len || data[i] != '{')
         return false;
     /* JSON: the keys every dump has. memmem over a bounded prefix is enough to decide. */
-    gsize n = MIN(len, (gsize)1 << 20);
+    /* JSON: the keys every dump has; with torch's sorted keys "entries" or "version" comes
+     * early, so a bounded prefix decides. */
+    gsize n = MIN(len, (gsize)1 << 16);
     return memmem(data, n, "\"pg_config\"", 11) != NULL ||
            memmem(data, n, "\"entries\"", 9) != NULL || memmem(data, n, "\"version\"", 9) != NULL;
 }
@@ -91,6 +93,51 @@ static const char *format_word(ImportFormat f)
     }
 }
 
+/* One file's work, done on a pool thread: read, recognise, and parse a dump. */
+typedef struct {
+    const char *path;
+    ImportFormat want;  /* --format */
+    ImportFormat fmt;   /* what it is */
+    GBytes *bytes;      /* NCCL logs: kept for the joint reader */
+    FrDump *dump;       /* Flight Recorder: parsed */
+    GError *error;
+} FileJob;
+
+static void file_job(gpointer data, gpointer user)
+{
+    FileJob *j = data;
+    gsize len = 0;
+    char *buf = input_file_read_bytes(j->path, 0, &len, &j->error);
+    if (!buf) {
+        j->error->domain = IMPORT_ERROR;
+        j->error->code = IMPORT_ERROR_IO;
+        return;
+    }
+    ImportFormat fmt = j->want;
+    if (fmt == IMPORT_FORMAT_AUTO) {
+        if (import_looks_fr((const guint8 *)buf, len))
+            fmt = IMPORT_FORMAT_FR;
+        else if (import_looks_nccl((const guint8 *)buf, len))
+            fmt = IMPORT_FORMAT_NCCL;
+        else {
+            g_set_error(&j->error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
+                        "%s: neither a Flight Recorder dump (a pickle, or JSON with "
+                        "\"pg_config\" and \"entries\") nor an NCCL_DEBUG=INFO log (lines with "
+                        "\"NCCL INFO\"); give --format fr|nccl|hccl to say which",
+                        j->path);
+            g_free(buf);
+            return;
+        }
+    }
+    j->fmt = fmt;
+    if (fmt == IMPORT_FORMAT_NCCL) {
+        j->bytes = g_bytes_new_take(buf, len);
+        return;
+    }
+    j->dump = import_fr_parse(j->path, (const guint8 *)buf, len, &j->error);
+    g_free(buf);
+}
+
 ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format,
                        GError **error)
 {
@@ -102,60 +149,71 @@ ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat for
         g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "nothing to import: no PATH given");
         return NULL;
     }
-    g_autoptr(GPtrArray) bytes = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    /* Read and parse on a pool (dumps are independent); merge below in file order, so the
+     * result and the error reported do not depend on scheduling. */
+    guint n = files->len;
+    g_autofree FileJob *jobs = g_new0(FileJob, n);
+    guint threads = MIN(MAX(g_get_num_processors(), 1u), 8u);
+    GThreadPool *pool = threads > 1 && n > 1
+                            ? g_thread_pool_new(file_job, NULL, (gint)threads, FALSE, NULL)
+                            : NULL;
+    for (guint i = 0; i < n; i++) {
+        jobs[i].path = g_ptr_array_index(files, i);
+        jobs[i].want = format;
+        if (pool)
+            g_thread_pool_push(pool, &jobs[i], NULL);
+        else
+            file_job(&jobs[i], NULL);
+    }
+    if (pool)
+        g_thread_pool_free(pool, FALSE, TRUE);
+
+    g_autoptr(ImportSet) s = NULL;
+    GError *first = NULL;
     ImportFormat seen = IMPORT_FORMAT_AUTO;
     const char *seen_path = NULL;
-    for (guint i = 0; i < files->len; i++) {
-        const char *f = g_ptr_array_index(files, i);
-        gsize len = 0;
-        char *buf = input_file_read_bytes(f, 0, &len, error);
-        if (!buf) {
-            (*error)->domain = IMPORT_ERROR;
-            (*error)->code = IMPORT_ERROR_IO;
-            return NULL;
-        }
-        GBytes *b = g_bytes_new_take(buf, len);
-        g_ptr_array_add(bytes, b);
-        ImportFormat fmt = format;
-        if (fmt == IMPORT_FORMAT_AUTO) {
-            if (import_looks_fr((const guint8 *)buf, len))
-                fmt = IMPORT_FORMAT_FR;
-            else if (import_looks_nccl((const guint8 *)buf, len))
-                fmt = IMPORT_FORMAT_NCCL;
-            else {
-                g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
-                            "%s: neither a Flight Recorder dump (a pickle, or JSON with "
-                            "\"pg_config\" and \"entries\") nor an NCCL_DEBUG=INFO log (lines "
-                            "with \"NCCL INFO\"); give --format fr|nccl|hccl to say which",
-                            f);
-                return NULL;
-            }
+    for (guint i = 0; i < n && !first; i++) {
+        FileJob *j = &jobs[i];
+        if (j->error) {
+            first = g_steal_pointer(&j->error);
+            break;
         }
         if (seen == IMPORT_FORMAT_AUTO) {
-            seen = fmt;
-            seen_path = f;
-        } else if ((seen == IMPORT_FORMAT_NCCL) != (fmt == IMPORT_FORMAT_NCCL)) {
-            g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
+            seen = j->fmt;
+            seen_path = j->path;
+        } else if ((seen == IMPORT_FORMAT_NCCL) != (j->fmt == IMPORT_FORMAT_NCCL)) {
+            g_set_error(&first, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: a %s file among %s files (%s is one): import one kind at a time",
-                        f, format_word(fmt), format_word(seen), seen_path);
-            return NULL;
+                        j->path, format_word(j->fmt), format_word(seen), seen_path);
         }
     }
-    g_autoptr(ImportSet) s = import_set_new(seen);
-    for (guint i = 0; i < files->len; i++)
-        g_ptr_array_add(s->paths, g_strdup(g_ptr_array_index(files, i)));
-    if (seen == IMPORT_FORMAT_NCCL) {
-        if (!import_nccl_files(s, (const char *const *)files->pdata,
-                               (const GBytes *const *)bytes->pdata, files->len, error))
-            return NULL;
-    } else {
-        for (guint i = 0; i < files->len; i++) {
-            gsize len = 0;
-            const guint8 *d = g_bytes_get_data(g_ptr_array_index(bytes, i), &len);
-            if (!import_fr_file(s, g_ptr_array_index(files, i), d, len,
-                                format == IMPORT_FORMAT_HCCL, error))
-                return NULL;
+    if (!first) {
+        s = import_set_new(seen == IMPORT_FORMAT_FR && format == IMPORT_FORMAT_HCCL
+                               ? IMPORT_FORMAT_HCCL
+                               : seen);
+        for (guint i = 0; i < n; i++)
+            g_ptr_array_add(s->paths, g_strdup(jobs[i].path));
+        if (seen == IMPORT_FORMAT_NCCL) {
+            g_autofree const GBytes **bytes = g_new0(const GBytes *, n);
+            for (guint i = 0; i < n; i++)
+                bytes[i] = jobs[i].bytes;
+            if (!import_nccl_files(s, (const char *const *)files->pdata, bytes, n, &first))
+                g_clear_pointer(&s, import_set_free);
+        } else {
+            for (guint i = 0; i < n && s; i++)
+                if (!import_fr_merge(s, jobs[i].dump, format == IMPORT_FORMAT_HCCL, &first))
+                    g_clear_pointer(&s, import_set_free);
         }
+    }
+    for (guint i = 0; i < n; i++) {
+        g_clear_error(&jobs[i].error);
+        if (jobs[i].bytes)
+            g_bytes_unref(jobs[i].bytes);
+        import_fr_dump_free(jobs[i].dump);
+    }
+    if (first) {
+        g_propagate_error(error, first);
+        return NULL;
     }
     return g_steal_pointer(&s);
 }

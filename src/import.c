@@ -16,9 +16,7 @@ static void group_free(gpointer data)
 
 void import_entry_clear(ImportEntry *e)
 {
-    g_free(e->name);
-    g_free(e->dtype_name);
-    g_free(e->source);
+    g_free(e->source); /* name and dtype_name are interned */
 }
 
 static void entry_clear(gpointer data)

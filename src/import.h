@@ -51,14 +51,14 @@ typedef struct {
     uint64_t count_out;  /* this rank's output elements, 0 when not recorded */
     int32_t root;        /* broadcast/gather root as a global rank, or -1 */
     int32_t peer;        /* send/recv: the other global rank, or -1 */
-    char *name;          /* as recorded: profiling_name ("nccl:_all_gather_base") or the NCCL
-                            op name ("AllGather") */
-    char *dtype_name;    /* as recorded ("Float", "7"), may be NULL */
+    const char *name;    /* as recorded: profiling_name ("nccl:_all_gather_base") or the NCCL
+                            op name ("AllGather"); interned (g_intern_string), never freed */
+    const char *dtype_name; /* as recorded ("Float", "Float32"), interned, may be NULL */
     ImportState state;
     int64_t created_ns;  /* enqueue time on the rank's clock (epoch ns), -1 unknown */
     int64_t completed_ns;/* completion time, -1 unknown or not completed */
     int64_t timeout_ms;  /* the collective timeout recorded with it, 0 unknown */
-    char *source;        /* "FILE:LINE" or "FILE entry N", for messages */
+    char *source;        /* "FILE:LINE" for messages, owned; may be NULL */
 } ImportEntry;
 
 typedef struct {
@@ -106,7 +106,14 @@ void import_set_warn(ImportSet *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format,
                        GError **error);
 
-/* The readers, for one file's bytes (import_read dispatches). Each adds to `s`. */
+/* The Flight Recorder reader in two steps, so that dumps parse in parallel: import_fr_parse
+ * reads one dump's bytes into a private FrDump (thread-safe; NULL with the error), and
+ * import_fr_merge adds it to the set (in file order, on one thread). */
+typedef struct FrDump FrDump;
+FrDump *import_fr_parse(const char *path, const guint8 *data, gsize len, GError **error);
+bool import_fr_merge(ImportSet *s, FrDump *d, bool hccl, GError **error);
+void import_fr_dump_free(FrDump *d);
+/* Both, for one file's bytes. */
 bool import_fr_file(ImportSet *s, const char *path, const guint8 *data, gsize len,
                     bool hccl, GError **error);
 /* NCCL logs are read as a whole (communicators are joined across files). */

@@ -357,7 +357,7 @@ Store *store_open(const char *path, GError **error)
         return NULL;
     }
     Store *s = store_new(path);
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         set_sql_error(error, s, "cannot open database");
         store_close(s);
@@ -423,7 +423,7 @@ Store *store_open_readonly(const char *path, GError **error)
         Store *s = store_new(path);
         s->readonly = true;
         g_autofree char *uri = file_uri(path, attempt == 0 ? "mode=ro" : "mode=ro&immutable=1");
-        int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc == SQLITE_OK) {
             sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
             rc = sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL);
