@@ -76,6 +76,8 @@ bench: deps
 	./build-bench/tests/bench-engine
 	@echo
 	./build-bench/tests/bench-model scenarios/glm5-1024-ranks-prefill.yaml 3
+	@echo
+	tests/bench/bench-import.sh build-bench 1024
 
 # clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
 fuzz-deps: deps

@@ -98,8 +98,10 @@ int cli_import(int argc, char **argv)
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }
+    gint64 t_read = g_get_monotonic_time();
     g_autoptr(ImportRun) run = import_run_build(set);
     const SchedOutcome *o = run->outcome;
+    gint64 t_diag = g_get_monotonic_time();
 
     const char *db_path = db ? db : CLI_DEFAULT_DB;
     g_autoptr(Store) store = store_open(db_path, &err);
@@ -131,6 +133,11 @@ int cli_import(int argc, char **argv)
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
     }
+    /* Where the time goes, for `make bench` (RANKSIM_TIMING=1). */
+    if (g_getenv("RANKSIM_TIMING"))
+        fprintf(stderr, "ranksim: timing: read and parse %.0f ms, diagnose %.0f ms, store %.0f ms\n",
+                (double)(t_read - t0) / 1e3, (double)(t_diag - t_read) / 1e3,
+                (double)(g_get_monotonic_time() - t_diag) / 1e3);
     ReportRun rr = {id,     run_name, "import", argv[1], db_path, NULL,
                     status, code,     wall,     set->format_detail, notes};
     if (json) {

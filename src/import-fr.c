@@ -51,7 +51,7 @@ static bool rank_from_name(const char *path, int32_t *rank)
     if (i == n || n - i > 7)
         return false;
     *rank = (int32_t)strtol(base + i, NULL, 10);
-    return true;
+    return *rank < IMPORT_MAX_RANKS;
 }
 
 /* An int member, accepting a decimal string (JSON pg_status); `def` when absent or null. */
@@ -118,7 +118,8 @@ static GArray *parse_ranks(const LiteDoc *d, LiteRef n)
     if (lite_type(d, n) == LITE_ARRAY) {
         for (uint32_t i = 0; i < lite_len(d, n); i++) {
             LiteRef e = lite_at(d, n, i);
-            if (lite_type(d, e) != LITE_INT || lite_int(d, e) < 0 || lite_int(d, e) > INT32_MAX)
+            if (lite_type(d, e) != LITE_INT || lite_int(d, e) < 0 ||
+                lite_int(d, e) >= IMPORT_MAX_RANKS)
                 goto bad;
             int32_t r = (int32_t)lite_int(d, e);
             g_array_append_val(out, r);
@@ -142,7 +143,7 @@ static GArray *parse_ranks(const LiteDoc *d, LiteRef n)
         char *end = NULL;
         errno = 0;
         long v = strtol(s, &end, 10);
-        if (errno || v > INT32_MAX)
+        if (errno || v >= IMPORT_MAX_RANKS)
             goto bad;
         int32_t r = (int32_t)v;
         g_array_append_val(out, r);
@@ -368,6 +369,12 @@ static FrDump *parse_fail(FrDump *d, GError **error, const char *fmt, ...)
     return NULL;
 }
 
+static gint cmp_rank(gconstpointer a, gconstpointer b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Each thread's reusable JSON document (freed with the thread). */
 static GPrivate thread_doc = G_PRIVATE_INIT((GDestroyNotify)lite_free);
 
@@ -384,7 +391,8 @@ FrDump *import_fr_parse(const char *path, const guint8 *data, gsize len, GError 
     if (!rank_from_name(path, &fd->rank))
         return parse_fail(fd, error,
                           "cannot tell whose dump this is: torch names a dump <prefix><global "
-                          "rank> (nccl_trace_rank_3), and this name does not end in a rank number");
+                          "rank> (nccl_trace_rank_3), and this name does not end in a rank number "
+                          "below 65536");
     g_autoptr(LiteDoc) own = NULL; /* a pickle's tree; JSON parses into the thread's doc */
     LiteDoc *doc = NULL;
     fd->pickle = len >= 2 && data[0] == 0x80;
@@ -447,9 +455,18 @@ FrDump *import_fr_parse(const char *path, const guint8 *data, gsize len, GError 
         GArray *rs = parse_ranks(d, lite_get(d, v, "ranks"));
         if (!rs)
             return parse_fail(fd, error,
-                              "pg_config[\"%s\"].ranks: not a rank list (torch writes a string "
-                              "like \"[0, 1, 2, 3]\")",
+                              "pg_config[\"%s\"].ranks: not a rank list of ranks below 65536 "
+                              "(torch writes a string like \"[0, 1, 2, 3]\")",
                               key);
+        g_autoptr(GArray) sorted = g_array_copy(rs);
+        g_array_sort(sorted, cmp_rank);
+        for (guint i = 1; i < sorted->len; i++)
+            if (g_array_index(sorted, int32_t, i) == g_array_index(sorted, int32_t, i - 1)) {
+                int32_t dup = g_array_index(sorted, int32_t, i);
+                g_array_unref(rs);
+                return parse_fail(fd, error, "pg_config[\"%s\"].ranks: rank %d is listed twice",
+                                  key, dup);
+            }
         PgDef *pd = g_new0(PgDef, 1);
         pd->name = g_strdup(get_str(d, v, "name") ? get_str(d, v, "name") : key);
         pd->desc = g_strdup(get_str(d, v, "desc"));

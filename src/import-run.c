@@ -149,7 +149,7 @@ ImportRun *import_run_build(const ImportSet *s)
     int64_t end = 0;
     g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(int32_t));
     g_autoptr(GArray) queued_ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    uint64_t queued_total = 0;
+    uint64_t queued_total = 0, foreign = 0;
     for (uint32_t r = 0; r < p->n_ranks; r++) {
         const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
         if (!ir || !ir->present) {
@@ -163,6 +163,13 @@ ImportRun *import_run_build(const ImportSet *s)
         int64_t last = 0;
         for (guint i = 0; i < ir->entries->len; i++) {
             const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+            /* A reader guarantees membership; a call on a group without the rank is dropped
+             * rather than trusted. */
+            if (e->group >= p->groups->len ||
+                sched_group_index_of(sched_program_group(p, (int32_t)e->group), (int32_t)r) < 0) {
+                foreign++;
+                continue;
+            }
             bool done = entry_complete(e, nccl_done);
             if (head && !done) {
                 queued++;
@@ -237,6 +244,11 @@ ImportRun *import_run_build(const ImportSet *s)
                                         queued_total, queued_total > 1 ? "s" : "",
                                         queued_ranks->len > 1 ? "s" : "", qs));
     }
+    if (foreign)
+        g_ptr_array_add(run->notes,
+                        g_strdup_printf("%" G_GUINT64_FORMAT " call%s on a group that does not "
+                                        "list the calling rank left out",
+                                        foreign, foreign > 1 ? "s" : ""));
     if (!run->timed)
         g_ptr_array_add(run->notes,
                         g_strdup("the record has no times (NCCL INFO lines carry none): the time "

@@ -24,6 +24,11 @@ typedef enum {
     IMPORT_ERROR_IO,          /* could not read (exit 2: the user's path) */
 } ImportErrorCode;
 
+/* The largest world an import accepts: global ranks are 0 .. IMPORT_MAX_RANKS - 1 (a rank
+ * number beyond it in a file name, pg_config or log is refused, so a hostile file cannot make
+ * the import allocate for billions of ranks). */
+#define IMPORT_MAX_RANKS 65536
+
 typedef enum {
     IMPORT_FORMAT_AUTO = 0,
     IMPORT_FORMAT_FR,   /* PyTorch Flight Recorder: pickle or JSON */

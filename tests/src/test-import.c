@@ -270,3 +270,42 @@ Test(import, match_reproduces_flashinfer_and_finds_flashmla_divergence, .timeout
     cr_assert_eq(r.code, 2, "%s", r.err);
     result_clear(&r);
 }
+
+/* seed-004 as NCCL_DEBUG=INFO COLL logs (tests/data/import/nccl/): the same mismatch and
+ * culprit, from one file per rank or one interleaved log, in any file order. */
+static void assert_nccl_seed004(const char *db)
+{
+    g_autofree char *m = db_text(db, "SELECT rank, seq, json_extract(detail, '$.culprits') FROM "
+                                     "diagnostics WHERE kind = 'mismatch' AND run_id = (SELECT "
+                                     "max(id) FROM runs)");
+    cr_assert_str_eq(m, "0|4|[0]");
+    g_autofree char *msg = db_text(db, "SELECT message FROM diagnostics WHERE kind = 'mismatch' "
+                                       "AND run_id = (SELECT max(id) FROM runs)");
+    cr_assert_not_null(strstr(msg, "9792"), "%s", msg);
+    cr_assert_not_null(strstr(msg, "10240"), "%s", msg);
+    cr_assert_not_null(strstr(msg, "comm 0x"), "%s", msg);
+}
+
+Test(import, seed004_as_nccl_logs)
+{
+    g_autofree char *db = tmp_db();
+    const char *dir[] = {NCCL("seed004"), NULL};
+    Result r = import(db, dir);
+    cr_assert_eq(r.code, 3, "exit %d: %s", r.code, r.err);
+    result_clear(&r);
+    assert_nccl_seed004(db);
+    const char *rev[] = {NCCL("seed004/nccl-rank3.log"), NCCL("seed004/nccl-rank2.log"),
+                         NCCL("seed004/nccl-rank1.log"), NCCL("seed004/nccl-rank0.log"), NULL};
+    r = import(db, rev);
+    cr_assert_eq(r.code, 3, "exit %d: %s", r.code, r.err);
+    result_clear(&r);
+    assert_nccl_seed004(db);
+    const char *one[] = {NCCL("seed004-interleaved.log"), NULL};
+    r = import(db, one);
+    cr_assert_eq(r.code, 3, "exit %d: %s", r.code, r.err);
+    result_clear(&r);
+    assert_nccl_seed004(db);
+    g_autofree char *note = db_text(db, "SELECT note FROM not_simulated WHERE run_id = (SELECT "
+                                        "max(id) FROM runs) AND note LIKE '%no times%'");
+    cr_assert_neq(strlen(note), 0);
+}

@@ -1,0 +1,25 @@
+#!/bin/sh
+# tests/bench/bench-import.sh BUILD [N] — `make bench`: the time `ranksim import` takes on an
+# N-rank Flight Recorder set (default 1,024 ranks x 2,000 entries, ~1 GiB of JSON, written once
+# by gen-fr-dumps into BUILD/fr-N and reused), three runs, each into a fresh database.
+set -eu
+build=$1
+n=${2:-1024}
+set_dir="$build/fr-$n"
+if [ ! -f "$set_dir/nccl_trace_rank_$((n - 1)).json" ]; then
+    rm -rf "$set_dir"
+    "$build/tests/gen-fr-dumps" "$n" "$set_dir" >/dev/null
+fi
+bytes=$(du -sb "$set_dir" | cut -f1)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "import of $n Flight Recorder dumps ($((bytes / 1048576)) MiB of JSON, $(nproc) cores):"
+for i in 1 2 3; do
+    start=$(date +%s.%N)
+    code=0
+    "$build/ranksim" import -q --db "$tmp/r$i.db" "$set_dir" || code=$?
+    end=$(date +%s.%N)
+    rows=$(sqlite3 "$tmp/r$i.db" "SELECT count(*) FROM op_rows" 2>/dev/null || echo "?")
+    printf '  run %d: %.2f s wall (exit %d, %s collective rows)\n' "$i" \
+        "$(awk "BEGIN { print $end - $start }")" "$code" "$rows"
+done
