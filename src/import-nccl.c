@@ -1558,15 +1558,17 @@ static void add_entries(Reader *r, Proc *p, ImportRank *ir, const Comm *world)
             r->unknown_peer++;
             note_first(&r->unknown_peer_first, path, c->line);
         }
-        e.name = g_strdup(op_names[c->name].name);
+        e.name = g_intern_string(op_names[c->name].name);
         if (c->datatype >= 0 && (guint)c->datatype < G_N_ELEMENTS(dtypes)) {
             e.dtype = dtypes[c->datatype].dtype;
             e.dtype_known = dtypes[c->datatype].known;
-            e.dtype_name = g_strdup(dtypes[c->datatype].name);
+            e.dtype_name = g_intern_string(dtypes[c->datatype].name);
         } else {
             e.dtype = SCHED_DTYPE_FP32;
             e.dtype_known = false;
-            e.dtype_name = g_strdup_printf("%d", c->datatype);
+            char num[16];
+            g_snprintf(num, sizeof num, "%d", c->datatype);
+            e.dtype_name = g_intern_string(num);
         }
         e.state = IMPORT_STATE_UNKNOWN;
         e.created_ns = c->ts_ns;
