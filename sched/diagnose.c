@@ -992,7 +992,10 @@ void diagnose_deadlock(Engine *e)
             g_autofree char *rs = fmt_rank_array(h->victims);
             const char *pl = h->victims->len > 1 ? "s" : "";
             if (e->postmortem) {
-                g_string_append_printf(hw, "\n  watchdog line on rank%s %s: %s", pl, rs, h->work);
+                /* Only a record from PyTorch's process group has a watchdog (and a timeout). */
+                if (timeout > 0)
+                    g_string_append_printf(hw, "\n  watchdog line on rank%s %s: %s", pl, rs,
+                                           h->work);
             } else if (timeout > 0) {
                 g_autofree char *t = fmt_time(timeout);
                 g_autofree char *at = fmt_time(h->first + timeout);
