@@ -27,6 +27,7 @@ case $name in
             real_seeds=(hf-configs) ;;
   hardware) max_len=4096;  seeds=("$src/net/presets" "$src/scenarios/hardware") ;;
   set)      max_len=2048 ;;
+  pickle)   max_len=4096;  seeds=("$src/tests/data/pickle") ;;
   *) echo "$0: unknown target '$name'" >&2; exit 2 ;;
 esac
 for d in "$fz/seeds/$name" "$fz/regress/$name"; do
