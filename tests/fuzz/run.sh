@@ -29,6 +29,7 @@ case $name in
   set)      max_len=2048 ;;
   nccl)     max_len=32768; seeds=("$src/tests/data/import/nccl") ;;
   pickle)   max_len=4096;  seeds=("$src/tests/data/pickle") ;;
+  fr)       max_len=32768; seeds=("$src/tests/data/import/fr") ;;
   *) echo "$0: unknown target '$name'" >&2; exit 2 ;;
 esac
 for d in "$fz/seeds/$name" "$fz/regress/$name"; do
