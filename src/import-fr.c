@@ -378,7 +378,7 @@ static gint cmp_rank(gconstpointer a, gconstpointer b)
 /* Each thread's reusable JSON document (freed with the thread). */
 static GPrivate thread_doc = G_PRIVATE_INIT((GDestroyNotify)lite_free);
 
-FrDump *import_fr_parse(const char *path, const guint8 *data, gsize len, GError **error)
+FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **error)
 {
     FrDump *fd = g_new0(FrDump, 1);
     fd->path = g_strdup(path);
@@ -411,7 +411,7 @@ FrDump *import_fr_parse(const char *path, const guint8 *data, gsize len, GError 
             doc = lite_doc_new();
             g_private_set(&thread_doc, doc);
         }
-        if (!lite_doc_parse_json(doc, (const char *)data, len, path, error)) {
+        if (!lite_doc_parse_json(doc, (char *)data, len, path, error)) {
             (*error)->domain = IMPORT_ERROR;
             (*error)->code = IMPORT_ERROR_INVALID;
             import_fr_dump_free(fd);
@@ -679,7 +679,7 @@ bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
     return true;
 }
 
-bool import_fr_file(ImportSet *s, const char *path, const guint8 *data, gsize len, bool hccl,
+bool import_fr_file(ImportSet *s, const char *path, guint8 *data, gsize len, bool hccl,
                     GError **error)
 {
     FrDump *fd = import_fr_parse(path, data, len, error);

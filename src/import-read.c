@@ -134,7 +134,7 @@ static void file_job(gpointer data, gpointer user)
         j->bytes = g_bytes_new_take(buf, len);
         return;
     }
-    j->dump = import_fr_parse(j->path, (const guint8 *)buf, len, &j->error);
+    j->dump = import_fr_parse(j->path, (guint8 *)buf, len, &j->error);
     g_free(buf);
 }
 

@@ -112,15 +112,16 @@ ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat for
                        GError **error);
 
 /* The Flight Recorder reader in two steps, so that dumps parse in parallel: import_fr_parse
- * reads one dump's bytes into a private FrDump (thread-safe; NULL with the error), and
+ * reads one dump's bytes into a private FrDump (thread-safe; NULL with the error; JSON is
+ * parsed in place, so `data` is left altered), and
  * import_fr_merge adds it to the set (in file order, on one thread). */
 typedef struct FrDump FrDump;
-FrDump *import_fr_parse(const char *path, const guint8 *data, gsize len, GError **error);
+FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **error);
 bool import_fr_merge(ImportSet *s, FrDump *d, bool hccl, GError **error);
 void import_fr_dump_free(FrDump *d);
 /* Both, for one file's bytes. */
-bool import_fr_file(ImportSet *s, const char *path, const guint8 *data, gsize len,
-                    bool hccl, GError **error);
+bool import_fr_file(ImportSet *s, const char *path, guint8 *data, gsize len, bool hccl,
+                    GError **error);
 /* NCCL logs are read as a whole (communicators are joined across files). */
 bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *const *data,
                        guint n, GError **error);

@@ -30,8 +30,9 @@ struct LiteDoc {
     LiteRef *kids;
     uint32_t *keys; /* parallel to kids; only object children use theirs */
     uint64_t nkids, ckids;
-    char *str;
+    char *str;        /* own strings (a tree from json-glib) */
     size_t nstr, cstr;
+    const char *base; /* where string offsets point: the parsed input (in place) or `str` */
     LiteRef root;
     /* parse-time */
     LiteRef *pend;
@@ -119,12 +120,10 @@ void lite_free(LiteDoc *d)
 /* ---- JSON ---- */
 
 typedef struct {
-    const char *s, *p, *end;
+    const char *s, *p, *end; /* the input, written in place by parse_string */
     const char *what;
     LiteDoc *d;
     GError **error;
-    char *sbuf; /* string unescape scratch */
-    size_t sbuf_cap;
 } Parser;
 
 static bool perr(Parser *P, const char *why)
@@ -176,11 +175,13 @@ static bool read_u4(Parser *P, uint32_t *out)
     return true;
 }
 
-/* Parses a string at P->p (on the opening quote) into the string arena; *off, *len. */
+/* Parses a string at P->p (on the opening quote) in place: the text is unescaped where it
+ * stands (an escape is never shorter than what it stands for) and NUL-terminated over its
+ * closing quote; *off is its offset in the input, *len its length. */
 static bool parse_string(Parser *P, size_t *off, uint32_t *len)
 {
     P->p++;
-    const char *start = P->p;
+    char *start = (char *)P->p;
     /* Fast path: no escapes. Non-ASCII bytes are checked as UTF-8 here, so the parser needs no
      * separate pass over the input (outside strings only ASCII is valid JSON anyway). */
     unsigned char hi = 0;
@@ -195,23 +196,17 @@ static bool parse_string(Parser *P, size_t *off, uint32_t *len)
     }
     if (P->p < P->end && *P->p == '"') {
         size_t n = (size_t)(P->p - start);
-        if (n > UINT32_MAX)
-            return perr(P, "a string over 4 GiB");
-        *off = add_bytes(P->d, start, n);
+        *(char *)P->p = '\0';
+        *off = (size_t)(start - P->s);
         *len = (uint32_t)n;
         P->p++;
         return true;
     }
-    size_t n = 0;
-    P->p = start;
+    char *w = (char *)P->p; /* everything before is already in place */
     for (;;) {
         if (P->p >= P->end)
             return perr(P, "the input ends inside a string");
         unsigned char c = (unsigned char)*P->p;
-        if (n + 8 > P->sbuf_cap) {
-            P->sbuf_cap = P->sbuf_cap ? P->sbuf_cap * 2 : 256;
-            P->sbuf = g_realloc(P->sbuf, P->sbuf_cap);
-        }
         if (c == '"') {
             P->p++;
             break;
@@ -224,13 +219,13 @@ static bool parse_string(Parser *P, size_t *off, uint32_t *len)
             if (u == (gunichar)-1 || u == (gunichar)-2)
                 return perr(P, "invalid UTF-8 in a string");
             const char *nx = g_utf8_next_char(q);
-            memcpy(P->sbuf + n, q, (size_t)(nx - q));
-            n += (size_t)(nx - q);
+            memmove(w, q, (size_t)(nx - q));
+            w += nx - q;
             P->p = nx;
             continue;
         }
         if (c != '\\') {
-            P->sbuf[n++] = (char)c;
+            *w++ = (char)c;
             P->p++;
             continue;
         }
@@ -242,22 +237,22 @@ static bool parse_string(Parser *P, size_t *off, uint32_t *len)
         case '"':
         case '\\':
         case '/':
-            P->sbuf[n++] = e;
+            *w++ = e;
             break;
         case 'b':
-            P->sbuf[n++] = '\b';
+            *w++ = '\b';
             break;
         case 'f':
-            P->sbuf[n++] = '\f';
+            *w++ = '\f';
             break;
         case 'n':
-            P->sbuf[n++] = '\n';
+            *w++ = '\n';
             break;
         case 'r':
-            P->sbuf[n++] = '\r';
+            *w++ = '\r';
             break;
         case 't':
-            P->sbuf[n++] = '\t';
+            *w++ = '\t';
             break;
         case 'u': {
             uint32_t cp;
@@ -278,16 +273,17 @@ static bool parse_string(Parser *P, size_t *off, uint32_t *len)
             }
             if (cp == 0)
                 return perr(P, "\\u0000 inside a string (ranksim keeps strings as C strings)");
-            n += (size_t)g_unichar_to_utf8((gunichar)cp, P->sbuf + n);
+            w += g_unichar_to_utf8((gunichar)cp, w);
             break;
         }
         default:
             return perr(P, "an unknown escape in a string");
         }
     }
-    if (n > UINT32_MAX)
-        return perr(P, "a string over 4 GiB");
-    *off = add_bytes(P->d, P->sbuf, n);
+    /* The closing quote was at P->p - 1 >= w: the NUL fits. */
+    *w = '\0';
+    size_t n = (size_t)(w - start);
+    *off = (size_t)(start - P->s);
     *len = (uint32_t)n;
     return true;
 }
@@ -376,9 +372,7 @@ static bool parse_container(Parser *P, LiteRef *out, unsigned depth, bool object
                 uint32_t len;
                 if (!parse_string(P, &off, &len))
                     return false;
-                if (off > UINT32_MAX)
-                    return perr(P, "more than 4 GiB of strings");
-                key = (uint32_t)off;
+                key = (uint32_t)off; /* inputs are below 4 GiB */
                 skip_ws(P);
                 if (P->p >= P->end || *P->p != ':')
                     return perr(P, "':' expected after an object key");
@@ -466,8 +460,7 @@ LiteDoc *lite_doc_new(void)
     return g_new0(LiteDoc, 1);
 }
 
-bool lite_doc_parse_json(LiteDoc *d, const char *data, gsize len, const char *what,
-                         GError **error)
+bool lite_doc_parse_json(LiteDoc *d, char *data, gsize len, const char *what, GError **error)
 {
     /* Reuse: the arenas keep their capacity, so a thread parsing many documents stops
      * allocating (and faulting in pages) after the largest one. */
@@ -476,20 +469,24 @@ bool lite_doc_parse_json(LiteDoc *d, const char *data, gsize len, const char *wh
     d->nstr = 0;
     d->npend = 0;
     d->root = LITE_NONE;
-    Parser P = {data, data, data + len, what, d, error, NULL, 0};
+    d->base = data;
+    Parser P = {data, data, data + len, what, d, error};
+    if (len >= UINT32_MAX) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: over 4 GiB of JSON", what);
+        return false;
+    }
     bool ok = parse_value(&P, &d->root, 0);
     if (ok) {
         skip_ws(&P);
         if (P.p != P.end)
             ok = perr(&P, "data after the JSON value");
     }
-    g_free(P.sbuf);
     if (!ok)
         d->root = LITE_NONE;
     return ok;
 }
 
-LiteDoc *lite_parse_json(const char *data, gsize len, const char *what, GError **error)
+LiteDoc *lite_parse_json(char *data, gsize len, const char *what, GError **error)
 {
     LiteDoc *d = lite_doc_new();
     if (!lite_doc_parse_json(d, data, len, what, error)) {
@@ -562,6 +559,7 @@ LiteDoc *lite_from_json_node(JsonNode *node)
 {
     LiteDoc *d = g_new0(LiteDoc, 1);
     d->root = from_node(d, node);
+    d->base = d->str;
     g_clear_pointer(&d->pend, g_free);
     g_clear_pointer(&d->pend_keys, g_free);
     return d;
@@ -596,7 +594,7 @@ const char *lite_key_at(const LiteDoc *d, LiteRef v, uint32_t i)
 {
     if (lite_type(d, v) != LITE_OBJECT || i >= d->vals[v].n)
         return NULL;
-    return d->str + d->keys[d->vals[v].u.off + i];
+    return d->base + d->keys[d->vals[v].u.off + i];
 }
 
 LiteRef lite_get(const LiteDoc *d, LiteRef v, const char *key)
@@ -606,7 +604,7 @@ LiteRef lite_get(const LiteDoc *d, LiteRef v, const char *key)
     const Val *o = &d->vals[v];
     /* The last occurrence wins, as in json-glib and Python. */
     for (uint32_t i = o->n; i-- > 0;)
-        if (strcmp(d->str + d->keys[o->u.off + i], key) == 0)
+        if (strcmp(d->base + d->keys[o->u.off + i], key) == 0)
             return d->kids[o->u.off + i];
     return LITE_NONE;
 }
@@ -638,5 +636,5 @@ double lite_double(const LiteDoc *d, LiteRef v)
 
 const char *lite_str(const LiteDoc *d, LiteRef v)
 {
-    return lite_type(d, v) == LITE_STRING ? d->str + d->vals[v].u.off : NULL;
+    return lite_type(d, v) == LITE_STRING ? d->base + d->vals[v].u.off : NULL;
 }

@@ -4,8 +4,9 @@
  *
  * Why not json-glib for everything: a 1,024-rank Flight Recorder set is about 1 GiB of JSON,
  * two million entries of twenty members each; json-glib spends most of its time in malloc and
- * hash tables for those. Here a document is three arrays (values, object keys, string bytes),
- * members are found by a linear scan (dump objects have about twenty), and nothing is freed
+ * hash tables for those. Here a document is two arrays (values, children with their keys) over
+ * the input itself, whose strings are unescaped where they stand; members are found by a
+ * linear scan (dump objects have about twenty), and nothing is freed
  * but the whole document. Parsing runs at a few hundred MB/s.
  *
  * Values are referred to by index (LiteRef); accessors take the document. Costs: O(input)
@@ -36,16 +37,17 @@ typedef uint32_t LiteRef; /* index of a value; LITE_NONE for "absent" */
 
 typedef struct LiteDoc LiteDoc;
 
-/* Parses `len` bytes of JSON (UTF-8 checked by the caller). NULL with a G_IO_ERROR_INVALID_DATA
+/* Parses `len` bytes of JSON (below 4 GiB) **in place**: strings are unescaped and
+ * NUL-terminated inside `data`, which must outlive the document and is left altered. UTF-8 is
+ * checked inside strings (the only place JSON allows non-ASCII). NULL with a G_IO_ERROR_INVALID_DATA
  * "WHAT:LINE:COL: reason" on malformed input, nesting beyond LITE_MAX_DEPTH, an integer outside
  * int64 (read as a double only when it has a fraction or exponent), or more than 2^32 values. */
-LiteDoc *lite_parse_json(const char *data, gsize len, const char *what, GError **error);
+LiteDoc *lite_parse_json(char *data, gsize len, const char *what, GError **error);
 /* An empty document to parse into, again and again (lite_doc_parse_json): the arenas are
  * reused. */
 LiteDoc *lite_doc_new(void);
 /* Parses into `d`, replacing what it held; false with the error (then `d` holds nothing). */
-bool lite_doc_parse_json(LiteDoc *d, const char *data, gsize len, const char *what,
-                         GError **error);
+bool lite_doc_parse_json(LiteDoc *d, char *data, gsize len, const char *what, GError **error);
 /* The same tree from a json-glib node. */
 LiteDoc *lite_from_json_node(JsonNode *node);
 void lite_free(LiteDoc *d);

@@ -571,7 +571,7 @@ typedef struct {
 
 /* Rows per INSERT statement: one statement of many rows costs SQLite far less per row than a
  * statement per row (a 2-million-row import stores in about half the time). */
-#define OPS_PER_INSERT 64
+#define OPS_PER_INSERT 256
 #define OP_COLUMNS 13
 
 /* Binds record `x` as row `row` of a multi-row statement (parameters from row * 13 + 1). */
