@@ -10,6 +10,8 @@
 
 bool import_looks_fr(const guint8 *data, gsize len)
 {
+    if (!data)
+        return false;
     if (len >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5)
         return true; /* PROTO 2..5 */
     gsize i = 0;
@@ -17,7 +19,6 @@ bool import_looks_fr(const guint8 *data, gsize len)
         i++;
     if (i >= len || data[i] != '{')
         return false;
-    /* JSON: the keys every dump has. memmem over a bounded prefix is enough to decide. */
     /* JSON: the keys every dump has; with torch's sorted keys "entries" or "version" comes
      * early, so a bounded prefix decides. */
     gsize n = MIN(len, (gsize)1 << 16);
@@ -27,6 +28,8 @@ bool import_looks_fr(const guint8 *data, gsize len)
 
 bool import_looks_nccl(const guint8 *data, gsize len)
 {
+    if (!data)
+        return false;
     gsize n = MIN(len, (gsize)1 << 20);
     return memmem(data, n, "NCCL INFO", 9) != NULL || memmem(data, n, "NCCL WARN", 9) != NULL;
 }
