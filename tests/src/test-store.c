@@ -348,3 +348,38 @@ Test(regress, database_doc_states_the_schema_version)
     g_autofree char *want = g_strdup_printf("(currently **%d**)", STORE_SCHEMA_VERSION);
     cr_assert(strstr(doc, want), "doc/database.md does not say %s", want);
 }
+
+/* A version-3 file (ranks.state without 'unknown') is upgraded in place: its rows kept, the
+ * new state accepted, the views still working. */
+Test(store, version_3_is_upgraded_with_its_rows)
+{
+    g_autofree char *path = tmp_db();
+    {
+        g_autoptr(Store) s = store_open(path, NULL);
+        cr_assert_not_null(s);
+        g_autoptr(SchedProgram) p = program(2);
+        cr_assert_eq(store_one(s, p, "old"), 1);
+        sqlite3 *db = store_db(s);
+        /* Put back version 3's ranks table, as older ranksim created it. */
+        cr_assert_eq(sqlite3_exec(db,
+                                  "ALTER TABLE ranks RENAME TO r4;"
+                                  "CREATE TABLE ranks(run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
+                                  " state TEXT NOT NULL CHECK (state IN ('done','blocked','crashed','stopped')),"
+                                  " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
+                                  " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+                                  "INSERT INTO ranks SELECT * FROM r4; DROP TABLE r4;"
+                                  "PRAGMA user_version = 3;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK, "%s", sqlite3_errmsg(db));
+    }
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Store) s = store_open(path, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    cr_assert_eq(scalar(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    cr_assert_gt(scalar(s, "SELECT count(*) FROM ranks WHERE run_id = 1"), 0);
+    cr_assert_eq(sqlite3_exec(store_db(s),
+                              "INSERT INTO ranks(run_id, rank, state) VALUES (9, 0, 'unknown')",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(store_db(s)));
+    cr_assert_gt(scalar(s, "SELECT count(*) FROM collectives WHERE run_id = 1"), 0);
+}
