@@ -91,6 +91,8 @@ static void push_pend(LiteDoc *d, LiteRef v, uint32_t key)
 /* Moves the last `n` pending children into the arenas; returns the offset of the first. */
 static uint64_t close_container(LiteDoc *d, uint64_t n)
 {
+    if (n == 0) /* an empty container: nothing to move (and the arenas may not exist yet) */
+        return d->nkids;
     uint64_t c = d->ckids;
     d->kids = grow(d->kids, &c, d->nkids + n, sizeof(LiteRef));
     uint64_t c2 = d->ckids;

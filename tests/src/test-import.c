@@ -309,3 +309,19 @@ Test(import, seed004_as_nccl_logs)
                                         "max(id) FROM runs) AND note LIKE '%no times%'");
     cr_assert_neq(strlen(note), 0);
 }
+
+/* Found by fuzz-fr: a pickle whose top level is an empty tuple made the tree builder add zero
+ * children to an arena that did not exist yet (NULL + 0). Now a clean refusal. */
+Test(import, pickle_of_an_empty_tuple_is_refused_cleanly)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-import-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "nccl_trace_rank_0", NULL);
+    static const char bytes[] = "\x80\x04\x80\x04)\x80\x04.";
+    cr_assert(g_file_set_contents(path, bytes, sizeof bytes - 1, NULL));
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    const char *paths[] = {path, NULL};
+    Result r = import(db, paths);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "not a Flight Recorder dump"), "%s", r.err);
+    result_clear(&r);
+}
