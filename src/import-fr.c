@@ -319,6 +319,7 @@ struct FrDump {
     char *version;
     char *lib;
     bool pickle;
+    bool hccl;          /* torch_npu's: hccl_comm_state, or hccl: op names */
     GPtrArray *pgs;     /* PgDef*, pg_config order */
     GArray *entries;    /* ImportEntry; group = pgs index, p2p in entry_p2p */
     GArray *entry_p2p;  /* bool per entry */
@@ -437,6 +438,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
     if (!lib)
         lib = get_str(d, top, "nccl_version");
     fd->lib = g_strdup(lib);
+    fd->hccl = lite_get(d, top, "hccl_comm_state") != LITE_NONE;
     bool known = false;
     for (size_t i = 0; known_versions[i]; i++)
         known |= strcmp(version, known_versions[i]) == 0;
@@ -526,6 +528,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
         const char *prof = lite_str(d, f[K_PROF]);
         if (!prof)
             return parse_fail(fd, error, "entries[%u]: no profiling_name", i);
+        fd->hccl |= g_str_has_prefix(prof, "hccl:");
         SchedOpKind kind;
         int32_t peer;
         bool p2p;
@@ -644,7 +647,7 @@ bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
         g_ptr_array_add(s->warnings, g_strdup(g_ptr_array_index(fd->warnings, i)));
     if (!s->format_detail)
         s->format_detail = g_strdup_printf("%s Flight Recorder %s, version %s%s%s",
-                                           hccl ? "torch_npu HCCL" : "PyTorch",
+                                           hccl || fd->hccl ? "torch_npu HCCL" : "PyTorch",
                                            fd->pickle ? "pickle" : "JSON", fd->version,
                                            fd->lib ? ", comm lib " : "", fd->lib ? fd->lib : "");
     g_autofree uint32_t *gid = g_new(uint32_t, fd->pgs->len + 1);

@@ -325,3 +325,49 @@ Test(import, pickle_of_an_empty_tuple_is_refused_cleanly)
     cr_assert_not_null(strstr(r.err, "not a Flight Recorder dump"), "%s", r.err);
     result_clear(&r);
 }
+
+/* torch_npu's HCCL flight recorder writes the pre-2.5 schema (version 2.4, hccl_comm_state,
+ * hccl: op names): read by the same reader, labelled as what it is, diagnosed the same way. */
+Test(import, hccl_dump_is_read_and_labelled)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-import-XXXXXX", NULL);
+    static const char *const dumps[2] = {
+        "{\"entries\":[{\"collective_seq_id\":1,\"input_dtypes\":[\"BFloat16\"],"
+        "\"input_sizes\":[[8,7168]],\"output_sizes\":[[8,7168]],\"p2p_seq_id\":0,\"pg_id\":0,"
+        "\"process_group\":[\"0\",\"default_pg\"],\"profiling_name\":\"hccl:all_reduce\","
+        "\"record_id\":0,\"state\":\"completed\",\"time_created_ns\":1000,"
+        "\"time_discovered_completed_ns\":2000,\"timeout_ms\":3600000},"
+        "{\"collective_seq_id\":2,\"input_dtypes\":[\"BFloat16\"],\"input_sizes\":[[8,7168]],"
+        "\"output_sizes\":[[8,7168]],\"p2p_seq_id\":0,\"pg_id\":0,"
+        "\"process_group\":[\"0\",\"default_pg\"],\"profiling_name\":\"hccl:all_reduce\","
+        "\"record_id\":1,\"state\":\"scheduled\",\"time_created_ns\":3000,"
+        "\"time_discovered_completed_ns\":0,\"timeout_ms\":3600000}],"
+        "\"hccl_comm_state\":{},\"pg_config\":{\"0\":{\"desc\":\"default_pg\",\"name\":\"0\","
+        "\"ranks\":\"[0, 1]\"}},\"pg_status\":{\"0\":{\"last_completed_collective\":\"1\","
+        "\"last_enqueued_collective\":\"2\",\"last_started_collective\":\"-1\"}},"
+        "\"version\":\"2.4\"}",
+        "{\"entries\":[{\"collective_seq_id\":1,\"input_dtypes\":[\"BFloat16\"],"
+        "\"input_sizes\":[[8,7168]],\"output_sizes\":[[8,7168]],\"p2p_seq_id\":0,\"pg_id\":0,"
+        "\"process_group\":[\"0\",\"default_pg\"],\"profiling_name\":\"hccl:all_reduce\","
+        "\"record_id\":0,\"state\":\"completed\",\"time_created_ns\":1100,"
+        "\"time_discovered_completed_ns\":2000,\"timeout_ms\":3600000}],"
+        "\"hccl_comm_state\":{},\"pg_config\":{\"0\":{\"desc\":\"default_pg\",\"name\":\"0\","
+        "\"ranks\":\"[0, 1]\"}},\"pg_status\":{\"0\":{\"last_completed_collective\":\"1\","
+        "\"last_enqueued_collective\":\"1\",\"last_started_collective\":\"-1\"}},"
+        "\"version\":\"2.4\"}"};
+    for (int r = 0; r < 2; r++) {
+        g_autofree char *name = g_strdup_printf("hccl_trace_rank_%d", r);
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        cr_assert(g_file_set_contents(path, dumps[r], -1, NULL));
+    }
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    const char *paths[] = {dir, NULL};
+    Result r = import(db, paths);
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    g_autofree char *src = db_text(db, "SELECT hardware FROM runs");
+    cr_assert_not_null(strstr(src, "torch_npu HCCL"), "%s", src);
+    g_autofree char *d = db_text(db, "SELECT rank, json_extract(detail, '$.culprits') FROM "
+                                     "diagnostics WHERE kind = 'deadlock'");
+    cr_assert_str_eq(d, "1|[{\"rank\":1,\"reason\":\"idle\"}]");
+}
