@@ -36,7 +36,14 @@ typedef struct {
     GArray *ranks;     /* int32, sorted */
     GHashTable *calls; /* (seq << 24 | rank) -> Call* */
     uint64_t min_seq, max_seq;
+    GArray *seqs;      /* uint64: the distinct seqs with a call, sorted (group_seal) */
+    GHashTable *first; /* rank -> first seq it recorded here (the dump's ring buffer start) */
 } Group;
+
+typedef struct {
+    int group; /* index in the side's groups */
+    uint64_t seq;
+} Inst;
 
 typedef struct {
     const char *label; /* "dump" | "simulation" */
@@ -46,6 +53,9 @@ typedef struct {
     uint64_t hang_seq;
     char *hang_kind;   /* "mismatch" | "deadlock" */
     GArray *culprits;  /* int32 sorted */
+    GArray *blocked;   /* Inst: every instance the deadlock holds ranks in */
+    bool *unknown;     /* per rank: no record (imports); NULL for a simulation */
+    uint32_t n_ranks;
 } Side;
 
 static void call_free(gpointer p)
@@ -61,14 +71,22 @@ static void group_free(gpointer p)
     g_free(g->name);
     g_array_unref(g->ranks);
     g_hash_table_unref(g->calls);
+    if (g->seqs)
+        g_array_unref(g->seqs);
+    g_hash_table_unref(g->first);
     g_free(g);
 }
 
 static void side_clear(Side *s)
 {
-    g_ptr_array_unref(s->groups);
+    if (s->groups)
+        g_ptr_array_unref(s->groups);
     g_free(s->hang_kind);
-    g_array_unref(s->culprits);
+    if (s->culprits)
+        g_array_unref(s->culprits);
+    if (s->blocked)
+        g_array_unref(s->blocked);
+    g_free(s->unknown);
 }
 
 static int cmp_i32(gconstpointer a, gconstpointer b)
@@ -90,8 +108,35 @@ static Group *group_new(const char *name, const int32_t *ranks, guint n)
     g_array_append_vals(g->ranks, ranks, n);
     g_array_sort(g->ranks, cmp_i32);
     g->calls = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, call_free);
+    g->first = g_hash_table_new(g_direct_hash, g_direct_equal);
     g->min_seq = UINT64_MAX;
     return g;
+}
+
+static gint cmp_u64(gconstpointer a, gconstpointer b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* After the last group_add: the sorted distinct seqs. */
+static void group_seal(Group *g)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    g->seqs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GHashTableIter it;
+    gpointer k;
+    g_hash_table_iter_init(&it, g->calls);
+    while (g_hash_table_iter_next(&it, &k, NULL)) {
+        uint64_t seq = (uint64_t)*(gint64 *)k >> 24;
+        if (!g_hash_table_contains(seen, &seq)) {
+            gint64 *kk = g_new(gint64, 1);
+            *kk = (gint64)seq;
+            g_hash_table_add(seen, kk);
+            g_array_append_val(g->seqs, seq);
+        }
+    }
+    g_array_sort(g->seqs, cmp_u64);
 }
 
 static void group_add(Group *g, uint64_t seq, int32_t rank, const char *kind, const char *dtype,
@@ -108,6 +153,9 @@ static void group_add(Group *g, uint64_t seq, int32_t rank, const char *kind, co
     c->name = g_strdup(name);
     c->done = done;
     g_hash_table_replace(g->calls, k, c);
+    gpointer f = g_hash_table_lookup(g->first, GINT_TO_POINTER(rank + 1));
+    if (!f || (uint64_t)GPOINTER_TO_SIZE(f) > seq)
+        g_hash_table_insert(g->first, GINT_TO_POINTER(rank + 1), GSIZE_TO_POINTER((gsize)seq));
     g->min_seq = MIN(g->min_seq, seq);
     g->max_seq = MAX(g->max_seq, seq);
 }
@@ -156,9 +204,49 @@ static GArray *culprits_of(const char *detail)
     return out;
 }
 
-/* The hang of an outcome: its first mismatch, else its deadlock's first instance. */
+static int group_by_name(const Side *s, const char *name)
+{
+    for (guint i = 0; name && i < s->groups->len; i++)
+        if (strcmp(((Group *)g_ptr_array_index(s->groups, i))->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The instances of a deadlock's detail JSON ("instances": [{group, seq}]). */
+static void blocked_of(Side *s, const char *detail)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    if (!detail || !json_parser_load_from_data(p, detail, -1, NULL))
+        return;
+    JsonNode *root = json_parser_get_root(p);
+    if (!JSON_NODE_HOLDS_OBJECT(root) ||
+        !json_object_has_member(json_node_get_object(root), "instances"))
+        return;
+    JsonArray *a = json_object_get_array_member(json_node_get_object(root), "instances");
+    for (guint i = 0; a && i < json_array_get_length(a); i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (!JSON_NODE_HOLDS_OBJECT(e))
+            continue;
+        JsonObject *o = json_node_get_object(e);
+        if (!json_object_has_member(o, "group") || !json_object_has_member(o, "seq"))
+            continue;
+        Inst x = {group_by_name(s, json_object_get_string_member(o, "group")),
+                  (uint64_t)json_object_get_int_member(o, "seq")};
+        if (x.group >= 0)
+            g_array_append_val(s->blocked, x);
+    }
+}
+
+/* The hang of an outcome: its first mismatch, else its deadlock's first instance; and every
+ * instance its deadlock holds ranks in. */
 static void side_hang(Side *s, const SchedOutcome *o, GPtrArray *group_names)
 {
+    s->blocked = g_array_new(FALSE, FALSE, sizeof(Inst));
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (strcmp(d->kind, "deadlock") == 0)
+            blocked_of(s, d->detail);
+    }
     const SchedDiag *pick = NULL;
     for (guint i = 0; i < o->diags->len && !pick; i++) {
         const SchedDiag *d = g_ptr_array_index(o->diags, i);
@@ -243,6 +331,12 @@ static bool load_import(Store *st, int64_t id, const QueryRun *qr, Side *s, GErr
                   sqlite3_column_int(q, 7) != 0);
     }
     sqlite3_finalize(q);
+    for (guint i = 0; i < s->groups->len; i++)
+        group_seal(g_ptr_array_index(s->groups, i));
+    s->n_ranks = qr->outcome->n_ranks;
+    s->unknown = g_new0(bool, s->n_ranks + 1);
+    for (uint32_t r = 0; r < s->n_ranks; r++)
+        s->unknown[r] = qr->outcome->ranks[r].state == SCHED_RANK_UNKNOWN;
     side_hang(s, qr->outcome, qr->outcome->groups);
     return true;
 sql:
@@ -267,6 +361,9 @@ static void load_sim(const SchedProgram *p, const SchedOutcome *o, GArray *recs,
                   sched_op_kind_name((SchedOpKind)r->kind), sched_dtype_name((SchedDtype)r->dtype),
                   r->count, sched_program_name_str(p, r->name), r->end_ns >= 0);
     }
+    for (guint i = 0; i < s->groups->len; i++)
+        group_seal(g_ptr_array_index(s->groups, i));
+    s->n_ranks = o->n_ranks;
     side_hang(s, o, o->groups);
 }
 
@@ -276,50 +373,133 @@ static bool same_members(const Group *a, const Group *b)
            memcmp(a->ranks->data, b->ranks->data, a->ranks->len * sizeof(int32_t)) == 0;
 }
 
-/* Agreeing (rank, instance) pairs when simulated seq s stands for imported s + off. */
-static uint64_t score(const Group *imp, const Group *sim, uint64_t off)
+/* Whether the dump's silence about (seq, rank) says nothing: the rank left no record, or its
+ * ring buffer starts after seq in this group. */
+static bool dump_silent(const Side *imp, const Group *ig, uint64_t seq, int32_t rank)
 {
-    uint64_t n = 0;
-    if (sim->max_seq == 0)
-        return 0;
-    for (uint64_t s = sim->min_seq; s <= sim->max_seq; s++)
+    if (imp->unknown && rank >= 0 && (uint32_t)rank < imp->n_ranks && imp->unknown[rank])
+        return true;
+    gpointer f = g_hash_table_lookup(ig->first, GINT_TO_POINTER(rank + 1));
+    return !f || seq < (uint64_t)GPOINTER_TO_SIZE(f);
+}
+
+/* Agreeing minus disagreeing (rank, instance) pairs when simulated seq s stands for imported
+ * s + off, over the calls both sides have. */
+static int64_t score(const Group *imp, const Group *sim, uint64_t off)
+{
+    int64_t n = 0;
+    for (guint k = 0; k < sim->seqs->len; k++) {
+        uint64_t s = g_array_index(sim->seqs, uint64_t, k);
         for (guint i = 0; i < imp->ranks->len; i++) {
             int32_t r = g_array_index(imp->ranks, int32_t, i);
             const Call *a = group_call(imp, s + off, r), *b = group_call(sim, s, r);
-            n += a && b && same_call(a, b);
+            if (a && b)
+                n += same_call(a, b) ? 1 : -1;
         }
+    }
     return n;
 }
 
 typedef struct {
     int sim;      /* paired simulated group, -1 */
     uint64_t off;
-    uint64_t score;
+    int64_t score;
 } Pair;
 
-static Pair best_pair(const Side *imp, const Side *sim, guint gi, bool *used)
+/* The offsets worth scoring: those that line up one agreeing call of the group's first member
+ * (at most the first 16 simulated instances of it), plus the one that lines up the two hangs.
+ * Bounded by 16 x the dump's calls of that member, whatever the seq numbers are. */
+static GArray *candidate_offsets(const Side *imp, const Side *sim, const Group *ig, int gi,
+                                 const Group *sg, int k)
 {
-    const Group *ig = g_ptr_array_index(imp->groups, gi);
-    Pair best = {-1, 0, 0};
-    if (ig->max_seq == 0)
-        return best;
-    for (guint k = 0; k < sim->groups->len; k++) {
-        const Group *sg = g_ptr_array_index(sim->groups, k);
-        if (used[k] || !same_members(ig, sg) || sg->max_seq == 0)
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    int32_t r0 = g_array_index(ig->ranks, int32_t, 0);
+    for (guint j = 0; j < sg->seqs->len && j < 16; j++) {
+        uint64_t s = g_array_index(sg->seqs, uint64_t, j);
+        const Call *b = group_call(sg, s, r0);
+        if (!b)
             continue;
-        /* Offsets that overlap the two sequences at all, from 0. */
-        uint64_t hi = ig->max_seq > sg->min_seq ? ig->max_seq - sg->min_seq : 0;
-        uint64_t lo = ig->min_seq > sg->max_seq ? ig->min_seq - sg->max_seq : 0;
-        for (uint64_t off = lo; off <= hi; off++) {
-            uint64_t sc = score(ig, sg, off);
-            bool hang_aligned = imp->hang && sim->hang && imp->hang_group == (int)gi &&
-                                sim->hang_group == (int)k && sim->hang_seq + off == imp->hang_seq;
-            if (sc > best.score || (sc == best.score && sc > 0 && hang_aligned)) {
-                best = (Pair){(int)k, off, sc};
+        for (guint m = 0; m < ig->seqs->len; m++) {
+            uint64_t si = g_array_index(ig->seqs, uint64_t, m);
+            const Call *a = group_call(ig, si, r0);
+            if (si >= s && a && same_call(a, b)) {
+                uint64_t off = si - s;
+                g_array_append_val(out, off);
             }
         }
     }
+    if (imp->hang && sim->hang && imp->hang_group == gi && sim->hang_group == k &&
+        imp->hang_seq >= sim->hang_seq) {
+        uint64_t off = imp->hang_seq - sim->hang_seq;
+        g_array_append_val(out, off);
+    }
+    g_array_sort(out, cmp_u64);
+    return out;
+}
+
+/* The best pairing of imported group gi. Only a positive score pairs a group, except the
+ * hang's group (`any`), which takes its best alignment anyway so that the first divergence can
+ * be told. */
+static Pair best_pair(const Side *imp, const Side *sim, guint gi, bool *used, bool any)
+{
+    const Group *ig = g_ptr_array_index(imp->groups, gi);
+    Pair best = {-1, 0, 0};
+    if (!ig->seqs->len || !ig->ranks->len)
+        return best;
+    for (guint k = 0; k < sim->groups->len; k++) {
+        const Group *sg = g_ptr_array_index(sim->groups, k);
+        if (used[k] || !same_members(ig, sg) || !sg->seqs->len)
+            continue;
+        g_autoptr(GArray) offs = candidate_offsets(imp, sim, ig, (int)gi, sg, (int)k);
+        for (guint j = 0; j < offs->len; j++) {
+            uint64_t off = g_array_index(offs, uint64_t, j);
+            if (j && off == g_array_index(offs, uint64_t, j - 1))
+                continue;
+            int64_t sc = score(ig, sg, off);
+            bool hang_aligned = imp->hang && sim->hang && imp->hang_group == (int)gi &&
+                                sim->hang_group == (int)k && sim->hang_seq + off == imp->hang_seq;
+            if ((sc > 0 || any) && (best.sim < 0 || sc > best.score ||
+                                    (sc == best.score && hang_aligned)))
+                best = (Pair){(int)k, off, sc};
+        }
+    }
     return best;
+}
+
+/* The first (seq, rank) of a paired group where the two sides differ: a different call, a call
+ * on one side only, or completion on one side only. Walks the seqs either side has (never the
+ * integer range between them) within the simulated span: before it the dump's start-up
+ * collectives, after it steps the scenario does not model. The dump's silence where it says
+ * nothing (dump_silent) is no difference. */
+static bool first_divergence(const Side *imp, const Group *ig, const Group *sg, uint64_t off,
+                             uint64_t *seq, int32_t *rank)
+{
+    guint a = 0, b = 0;
+    while (a < ig->seqs->len || b < sg->seqs->len) {
+        uint64_t sa = a < ig->seqs->len ? g_array_index(ig->seqs, uint64_t, a) : UINT64_MAX;
+        uint64_t sb = b < sg->seqs->len ? g_array_index(sg->seqs, uint64_t, b) + off : UINT64_MAX;
+        uint64_t s = MIN(sa, sb);
+        if (sa == s)
+            a++;
+        if (sb == s)
+            b++;
+        if (s < g_array_index(sg->seqs, uint64_t, 0) + off ||
+            s > g_array_index(sg->seqs, uint64_t, sg->seqs->len - 1) + off)
+            continue;
+        for (guint i = 0; i < ig->ranks->len; i++) {
+            int32_t r = g_array_index(ig->ranks, int32_t, i);
+            const Call *x = group_call(ig, s, r);
+            const Call *y = s > off ? group_call(sg, s - off, r) : NULL;
+            if (!x && (!y || dump_silent(imp, ig, s, r)))
+                continue;
+            if (!x || !y || !same_call(x, y) || x->done != y->done) {
+                *seq = s;
+                *rank = r;
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 static char *fmt_ranks(GArray *a)
@@ -335,28 +515,6 @@ static char *fmt_call(const Call *c)
         return g_strdup("no call");
     return g_strdup_printf("%s %s %" G_GUINT64_FORMAT " %s (%s)", c->name, c->kind, c->count,
                            c->dtype, c->done ? "completed" : "never completed");
-}
-
-/* The first (seq, rank) of a paired group where the two sides differ: a different call, a call
- * on one side only (within the simulated span), or completion on one side only. */
-static bool first_divergence(const Group *ig, const Group *sg, uint64_t off, uint64_t *seq,
-                             int32_t *rank)
-{
-    uint64_t lo = MAX(ig->min_seq, sg->min_seq + off), hi = MAX(ig->max_seq, sg->max_seq + off);
-    for (uint64_t s = lo; s <= hi; s++)
-        for (guint i = 0; i < ig->ranks->len; i++) {
-            int32_t r = g_array_index(ig->ranks, int32_t, i);
-            const Call *a = group_call(ig, s, r);
-            const Call *b = s > off ? group_call(sg, s - off, r) : NULL;
-            if (!a && !b)
-                continue;
-            if (!a || !b || !same_call(a, b) || a->done != b->done) {
-                *seq = s;
-                *rank = r;
-                return true;
-            }
-        }
-    return false;
 }
 
 int cli_match(int argc, char **argv)
@@ -416,6 +574,7 @@ int cli_match(int argc, char **argv)
     Side imp = {0}, sim = {0};
     if (!load_import(st, id, qr, &imp, &err)) {
         cli_error("%s", err->message);
+        side_clear(&imp);
         return CLI_EXIT_INTERNAL;
     }
     g_clear_pointer(&st, store_close);
@@ -466,7 +625,7 @@ int cli_match(int argc, char **argv)
             g_array_append_val(order, i);
     for (guint k = 0; k < order->len; k++) {
         guint gi = g_array_index(order, guint, k);
-        pairs[gi] = best_pair(&imp, &sim, gi, used);
+        pairs[gi] = best_pair(&imp, &sim, gi, used, (int)gi == imp.hang_group);
         if (pairs[gi].sim >= 0)
             used[pairs[gi].sim] = true;
     }
@@ -496,15 +655,36 @@ int cli_match(int argc, char **argv)
     } else {
         same_group = sim.hang_group == hp->sim;
         same_instance = same_group && sim.hang_seq + hp->off == imp.hang_seq;
+        /* A deadlock holds ranks in several instances, and which comes "first" depends on the
+         * hosts' clocks: the same set under the pairing is the same hang. */
+        if (!same_instance && strcmp(imp.hang_kind, "deadlock") == 0 &&
+            g_strcmp0(sim.hang_kind, "deadlock") == 0 && imp.blocked->len &&
+            imp.blocked->len == sim.blocked->len) {
+            bool all = true;
+            for (guint i = 0; all && i < sim.blocked->len; i++) {
+                Inst x = g_array_index(sim.blocked, Inst, i);
+                bool found = false;
+                for (guint j = 0; !found && j < imp.groups->len; j++)
+                    if (pairs[j].sim == x.group)
+                        for (guint m = 0; !found && m < imp.blocked->len; m++) {
+                            Inst y = g_array_index(imp.blocked, Inst, m);
+                            found = y.group == (int)j && y.seq == x.seq + pairs[j].off;
+                        }
+                all = found;
+            }
+            same_group = same_instance = all;
+        }
         same_sizes = same_instance;
         for (guint i = 0; same_sizes && i < ig->ranks->len; i++) {
             int32_t r = g_array_index(ig->ranks, int32_t, i);
             const Call *a = group_call(ig, imp.hang_seq, r), *b = group_call(sg, sim.hang_seq, r);
-            same_sizes = (!a && !b) || (a && b && same_call(a, b));
+            same_sizes = (!a && !b) || (a && b && same_call(a, b)) ||
+                         (!a && dump_silent(&imp, ig, imp.hang_seq, r));
         }
         same_culprits = imp.culprits->len == sim.culprits->len &&
-                        memcmp(imp.culprits->data, sim.culprits->data,
-                               imp.culprits->len * sizeof(int32_t)) == 0;
+                        (!imp.culprits->len ||
+                         memcmp(imp.culprits->data, sim.culprits->data,
+                                imp.culprits->len * sizeof(int32_t)) == 0);
         reproduced = same_group && same_instance && same_sizes && same_culprits;
         if (!same_group) {
             const Group *shg = sim.hang_group >= 0
@@ -529,7 +709,7 @@ int cli_match(int argc, char **argv)
     /* Where the paired hang group first diverges (also when reproduced: nothing, or before). */
     uint64_t dseq = 0;
     int32_t drank = -1;
-    bool diverges = ig && sg && first_divergence(ig, sg, hp->off, &dseq, &drank);
+    bool diverges = ig && sg && first_divergence(&imp, ig, sg, hp->off, &dseq, &drank);
     g_autofree char *da = NULL, *dsim = NULL;
     if (diverges) {
         da = fmt_call(group_call(ig, dseq, drank));
@@ -604,8 +784,11 @@ int cli_match(int argc, char **argv)
                id, qr->name ? qr->name : "", sc->name, sim_id,
                reproduced ? "REPRODUCED" : "NOT REPRODUCED");
         if (reproduced) {
-            const Call *c = group_call(ig, imp.hang_seq, g_array_index(imp.culprits, int32_t, 0));
-            g_autofree char *cs = fmt_call(c);
+            const Call *c = imp.culprits->len
+                                ? group_call(ig, imp.hang_seq,
+                                             g_array_index(imp.culprits, int32_t, 0))
+                                : NULL;
+            g_autofree char *cs = c ? fmt_call(c) : g_strdup("no culprit by rule on either side");
             printf("  same group: dump %s = simulated %s (offset %" G_GUINT64_FORMAT
                    ": the dump counts %" G_GUINT64_FORMAT " earlier collectives on it)\n",
                    ig->name, sg->name, hp->off, hp->off);
