@@ -90,7 +90,7 @@ static bool ref_int(const LiteDoc *d, LiteRef n, gint64 def, gint64 *out)
 /* The entry members ranksim reads, found in one pass over an entry (dumps have ~20). */
 enum {
     K_RECORD_ID, K_CSEQ, K_PSEQ, K_CREATED, K_DONE, K_TIMEOUT, K_ISP2P, K_PG, K_PROF,
-    K_IN_SIZES, K_OUT_SIZES, K_IN_DTYPES, K_OUT_DTYPES, K_STATE, K_DURATION, K_COUNT
+    K_IN_SIZES, K_OUT_SIZES, K_IN_DTYPES, K_OUT_DTYPES, K_STATE, K_DURATION, K_SEQ_OLD, K_COUNT
 };
 
 static int entry_key(const char *k)
@@ -99,7 +99,7 @@ static int entry_key(const char *k)
         "record_id",      "collective_seq_id", "p2p_seq_id",   "time_created_ns",
         "time_discovered_completed_ns", "timeout_ms", "is_p2p", "process_group",
         "profiling_name", "input_sizes",       "output_sizes", "input_dtypes",
-        "output_dtypes",  "state",             "duration_ms"};
+        "output_dtypes",  "state",             "duration_ms",  "seq_id"};
     for (int i = 0; i < K_COUNT; i++)
         if (k[0] == names[i][0] && strcmp(k, names[i]) == 0)
             return i;
@@ -503,6 +503,9 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
                 f[k] = lite_at(d, o, m);
         }
         gint64 record_id, cseq, pseq, created, done_ns, tmo, isp2p;
+        /* Dumps before collective_seq_id had one seq_id (torch 2.2/2.3). */
+        if (f[K_CSEQ] == LITE_NONE)
+            f[K_CSEQ] = f[K_SEQ_OLD];
         if (!ref_int(d, f[K_RECORD_ID], i, &record_id) || !ref_int(d, f[K_CSEQ], 0, &cseq) ||
             !ref_int(d, f[K_PSEQ], 0, &pseq) || !ref_int(d, f[K_CREATED], -1, &created) ||
             !ref_int(d, f[K_DONE], 0, &done_ns) || !ref_int(d, f[K_TIMEOUT], 0, &tmo) ||
@@ -521,9 +524,17 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
         for (guint k = 0; pg == G_MAXUINT && k < fd->pgs->len; k++)
             if (strcmp(((PgDef *)g_ptr_array_index(fd->pgs, k))->name, pname) == 0)
                 pg = k;
-        if (pg == G_MAXUINT)
-            return parse_fail(fd, error, "entries[%u]: process group \"%s\" is not in pg_config",
-                              i, pname);
+        if (pg == G_MAXUINT) {
+            g_autoptr(GString) names = g_string_new(NULL);
+            for (guint k = 0; k < fd->pgs->len && k < 8; k++)
+                g_string_append_printf(names, "%s\"%s\"", k ? ", " : "",
+                                       ((PgDef *)g_ptr_array_index(fd->pgs, k))->name);
+            return parse_fail(fd, error,
+                              "entries[%u]: process group \"%s\" is not in pg_config (it lists "
+                              "%s%s)",
+                              i, pname, names->len ? names->str : "none",
+                              fd->pgs->len > 8 ? ", ..." : "");
+        }
         last_pg = pg;
         const char *prof = lite_str(d, f[K_PROF]);
         if (!prof)
@@ -543,8 +554,23 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
         }
         if (isp2p)
             p2p = true;
-        if (record_id < 0 || (p2p ? pseq : cseq) < 0)
-            return parse_fail(fd, error, "entries[%u]: a negative record_id or sequence number", i);
+        if (record_id < 0)
+            return parse_fail(fd, error, "entries[%u].record_id: negative", i);
+        if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? pseq : cseq) < 1)
+            return parse_fail(fd, error,
+                              "entries[%u].%s: %s (valid: the group's sequence number, an int >= 1)",
+                              i, p2p ? "p2p_seq_id" : "collective_seq_id",
+                              f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "below 1");
+        /* Times are epoch ns: refuse what no clock gives (so sums cannot overflow). */
+        if (created > (gint64)1 << 62 || done_ns > (gint64)1 << 62 || done_ns < 0)
+            return parse_fail(fd, error,
+                              "entries[%u]: time_created_ns / time_discovered_completed_ns "
+                              "beyond any clock (valid: epoch ns up to 2^62)",
+                              i);
+        if (tmo < 0 || tmo > (gint64)1000000000)
+            return parse_fail(fd, error,
+                              "entries[%u].timeout_ms: %" G_GINT64_FORMAT " (valid: 0 to 10^9 ms)",
+                              i, tmo);
         ImportEntry e = {0};
         e.group = pg;
         e.seq = (uint64_t)(p2p ? pseq : cseq);
@@ -554,7 +580,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
             !numel(d, f[K_OUT_SIZES], &e.count_out))
             return parse_fail(fd, error,
                               "entries[%u]: input_sizes/output_sizes must be lists of shapes "
-                              "(lists of non-negative ints)",
+                              "(lists of non-negative ints) holding fewer than 2^64 elements",
                               i);
         const char *dt = first_string(d, f[K_IN_DTYPES]);
         if (!dt)
@@ -595,7 +621,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
                              : -1;
             if (done_ns > 0)
                 e.completed_ns = done_ns;
-            else if (dur >= 0 && e.created_ns > 0 && dur < 1e12)
+            else if (dur >= 0 && e.created_ns > 0 && dur < 1e9) /* both bounded: no overflow */
                 e.completed_ns = e.created_ns + (int64_t)(dur * 1e6);
         }
         e.timeout_ms = tmo > 0 ? tmo : 0;
