@@ -123,6 +123,10 @@ void lite_free(LiteDoc *d)
 
 typedef struct {
     const char *s, *p, *end; /* the input, written in place by parse_string */
+    /* Where errors are: counted as skip_ws passes line breaks (outside strings, the only place
+     * a raw one is valid), since unescaping writes line breaks of its own into the input. */
+    unsigned line;
+    const char *line_start;
     const char *what;
     LiteDoc *d;
     GError **error;
@@ -130,24 +134,22 @@ typedef struct {
 
 static bool perr(Parser *P, const char *why)
 {
-    unsigned line = 1, col = 1;
-    for (const char *c = P->s; c < P->p && c < P->end; c++) {
-        if (*c == '\n') {
-            line++;
-            col = 1;
-        } else {
-            col++;
-        }
-    }
-    g_set_error(P->error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s:%u:%u: %s", P->what, line,
+    unsigned col = (unsigned)(MIN(P->p, P->end) - P->line_start) + 1;
+    g_set_error(P->error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s:%u:%u: %s", P->what, P->line,
                 col, why);
     return false;
 }
 
 static inline void skip_ws(Parser *P)
 {
-    while (P->p < P->end && (*P->p == ' ' || *P->p == '\n' || *P->p == '\r' || *P->p == '\t'))
-        P->p++;
+    for (; P->p < P->end; P->p++) {
+        if (*P->p == '\n') {
+            P->line++;
+            P->line_start = P->p + 1;
+        } else if (*P->p != ' ' && *P->p != '\r' && *P->p != '\t') {
+            break;
+        }
+    }
 }
 
 static int hex(char c)
@@ -472,7 +474,7 @@ bool lite_doc_parse_json(LiteDoc *d, char *data, gsize len, const char *what, GE
     d->npend = 0;
     d->root = LITE_NONE;
     d->base = data;
-    Parser P = {data, data, data + len, what, d, error};
+    Parser P = {data, data, data + len, 1, data, what, d, error};
     if (len >= UINT32_MAX) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: over 4 GiB of JSON", what);
         return false;
@@ -564,6 +566,7 @@ LiteDoc *lite_from_json_node(JsonNode *node)
     d->base = d->str;
     g_clear_pointer(&d->pend, g_free);
     g_clear_pointer(&d->pend_keys, g_free);
+    d->cpend = 0;
     return d;
 }
 
