@@ -90,7 +90,8 @@ static bool ref_int(const LiteDoc *d, LiteRef n, gint64 def, gint64 *out)
 /* The entry members ranksim reads, found in one pass over an entry (dumps have ~20). */
 enum {
     K_RECORD_ID, K_CSEQ, K_PSEQ, K_CREATED, K_DONE, K_TIMEOUT, K_ISP2P, K_PG, K_PROF,
-    K_IN_SIZES, K_OUT_SIZES, K_IN_DTYPES, K_OUT_DTYPES, K_STATE, K_DURATION, K_SEQ_OLD, K_COUNT
+    K_IN_SIZES, K_OUT_SIZES, K_IN_DTYPES, K_OUT_DTYPES, K_STATE, K_DURATION, K_SEQ_OLD, K_PGID,
+    K_COUNT
 };
 
 static int entry_key(const char *k)
@@ -99,7 +100,8 @@ static int entry_key(const char *k)
         "record_id",      "collective_seq_id", "p2p_seq_id",   "time_created_ns",
         "time_discovered_completed_ns", "timeout_ms", "is_p2p", "process_group",
         "profiling_name", "input_sizes",       "output_sizes", "input_dtypes",
-        "output_dtypes",  "state",             "duration_ms",  "seq_id"};
+        "output_dtypes",  "state",             "duration_ms",  "seq_id",
+        "pg_id"};
     for (int i = 0; i < K_COUNT; i++)
         if (k[0] == names[i][0] && strcmp(k, names[i]) == 0)
             return i;
@@ -320,6 +322,7 @@ struct FrDump {
     char *lib;
     bool pickle;
     bool hccl;          /* torch_npu's: hccl_comm_state, or hccl: op names */
+    int8_t head_check;  /* ImportRank.head_check */
     GPtrArray *pgs;     /* PgDef*, pg_config order */
     GArray *entries;    /* ImportEntry; group = pgs index, p2p in entry_p2p */
     GArray *entry_p2p;  /* bool per entry */
@@ -489,6 +492,9 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
         return parse_fail(fd, error, "\"entries\": not a list");
     uint32_t ne = lite_len(d, en);
     bool warned_dtype = false, warned_op = false;
+    gint64 head_order = G_MAXINT64, head_pgid = -1;
+    uint64_t head_seq = 0;
+    bool head_p2p = false;
     guint last_pg = 0;
     for (uint32_t i = 0; i < ne; i++) {
         LiteRef o = lite_at(d, en, i);
@@ -625,8 +631,28 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
                 e.completed_ns = e.created_ns + (int64_t)(dur * 1e6);
         }
         e.timeout_ms = tmo > 0 ? tmo : 0;
+        if (e.state != IMPORT_STATE_COMPLETED && record_id < head_order) {
+            gint64 pgid = -1;
+            head_order = record_id;
+            head_pgid = ref_int(d, f[K_PGID], -1, &pgid) ? pgid : -1;
+            head_seq = e.seq;
+            head_p2p = p2p;
+        }
         g_array_append_val(fd->entries, e);
         g_array_append_val(fd->entry_p2p, p2p);
+    }
+    /* pg_status says whether the oldest entry that did not complete is its PG's next call after
+     * the last completed one: then nothing between was dropped and it is the blocking point. */
+    LiteRef pst = lite_get(d, top, "pg_status");
+    if (head_order != G_MAXINT64 && !head_p2p && head_pgid >= 0 &&
+        lite_type(d, pst) == LITE_OBJECT) {
+        char key[24];
+        g_snprintf(key, sizeof key, "%" G_GINT64_FORMAT, head_pgid);
+        LiteRef ps = lite_get(d, pst, key);
+        gint64 last = -2;
+        if (lite_type(d, ps) == LITE_OBJECT &&
+            ref_int(d, lite_get(d, ps, "last_completed_collective"), -2, &last) && last >= -1)
+            fd->head_check = (gint64)head_seq == (last < 0 ? 1 : last + 1) ? 1 : -1;
     }
     /* Sort by record_id, carrying the p2p flags along. */
     bool sorted = true;
@@ -705,6 +731,7 @@ bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
     g_array_append_vals(ir->entries, fd->entries->data, fd->entries->len);
     g_array_set_size(fd->entries, 0);
     ir->truncated = ir->entries->len && g_array_index(ir->entries, ImportEntry, 0).order > 0;
+    ir->head_check = fd->head_check;
     return true;
 }
 

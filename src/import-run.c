@@ -148,6 +148,8 @@ ImportRun *import_run_build(const ImportSet *s)
     run->records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
     int64_t end = 0;
     g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    g_autoptr(GArray) silent = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    g_autoptr(GArray) wrapped = g_array_new(FALSE, FALSE, sizeof(int32_t));
     g_autoptr(GArray) queued_ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
     uint64_t queued_total = 0, foreign = 0;
     for (uint32_t r = 0; r < p->n_ranks; r++) {
@@ -156,6 +158,24 @@ ImportRun *import_run_build(const ImportSet *s)
             pm[r].state = SCHED_PM_UNKNOWN;
             int32_t rr = (int32_t)r;
             g_array_append_val(missing, rr);
+            continue;
+        }
+        /* A record that says nothing about where the rank is: an empty ring buffer (the Flight
+         * Recorder off, its default before torch 2.10), or one that lost the rank's blocking
+         * point — pg_status says calls between the last completed one and the oldest kept
+         * entry that did not complete were dropped, or (without pg_status) the buffer wrapped
+         * and its oldest kept entry never completed. Unknown, not idle or blocked at a guess;
+         * pg_status confirming the head keeps it (dumps of only active entries). */
+        bool empty = ir->entries->len == 0;
+        bool overwritten =
+            !empty && ir->head_check != 1 &&
+            (ir->head_check < 0 ||
+             (ir->truncated &&
+              !entry_complete(&g_array_index(ir->entries, ImportEntry, 0), nccl_done)));
+        if (empty || overwritten) {
+            pm[r].state = SCHED_PM_UNKNOWN;
+            int32_t rr = (int32_t)r;
+            g_array_append_val(empty ? silent : wrapped, rr);
             continue;
         }
         const ImportEntry *head = NULL;
@@ -233,6 +253,26 @@ ImportRun *import_run_build(const ImportSet *s)
                                         missing->len > 1 ? "s" : "", ms,
                                         missing->len > 1 ? "they" : "it",
                                         missing->len > 1 ? "them" : "it"));
+    }
+    if (silent->len) {
+        g_autofree char *ss = sched_format_ranks((const int32_t *)(void *)silent->data,
+                                                 silent->len);
+        g_ptr_array_add(run->notes,
+                        g_strdup_printf("rank%s %s recorded no collective (an empty ring buffer: "
+                                        "the Flight Recorder was off, TORCH_FR_BUFFER_SIZE=0 or "
+                                        "TORCH_NCCL_TRACE_BUFFER_SIZE=0): treated as without a "
+                                        "record",
+                                        silent->len > 1 ? "s" : "", ss));
+    }
+    if (wrapped->len) {
+        g_autofree char *ws = sched_format_ranks((const int32_t *)(void *)wrapped->data,
+                                                 wrapped->len);
+        g_ptr_array_add(run->notes,
+                        g_strdup_printf("rank%s %s: the ring buffer wrapped past the blocking "
+                                        "point (the oldest kept entry never completed; the one "
+                                        "waited in was overwritten): treated as without a record; "
+                                        "a larger TORCH_FR_BUFFER_SIZE keeps it",
+                                        wrapped->len > 1 ? "s" : "", ws));
     }
     if (queued_total) {
         g_autofree char *qs = sched_format_ranks((const int32_t *)(void *)queued_ranks->data,

@@ -81,6 +81,9 @@ typedef struct {
     char *version;       /* FR version string / NCCL version, may be NULL */
     GArray *entries;     /* ImportEntry, ordered by `order` */
     bool truncated;      /* the ring buffer dropped older entries (FR: first record_id > 0) */
+    int8_t head_check;   /* FR pg_status on the oldest entry that did not complete: 1 it is the
+                            PG's next after its last completed (the blocking point for sure),
+                            -1 calls between were dropped, 0 not known */
 } ImportRank;
 
 typedef struct {

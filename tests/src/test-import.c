@@ -371,3 +371,77 @@ Test(import, hccl_dump_is_read_and_labelled)
                                      "diagnostics WHERE kind = 'deadlock'");
     cr_assert_str_eq(d, "1|[{\"rank\":1,\"reason\":\"idle\"}]");
 }
+
+/* One dump entry as torch's JSON writes it (keys sorted). */
+static void entry_json(GString *s, int record, int seq, const char *state, int64_t t)
+{
+    g_string_append_printf(s,
+                           "%s{\"collective_seq_id\":%d,\"input_dtypes\":[\"Float\"],"
+                           "\"input_sizes\":[[1024]],\"output_sizes\":[[1024]],\"p2p_seq_id\":0,"
+                           "\"pg_id\":1,\"process_group\":[\"1\",\"undefined\"],"
+                           "\"profiling_name\":\"nccl:all_reduce\",\"record_id\":%d,"
+                           "\"state\":\"%s\",\"time_created_ns\":%" G_GINT64_FORMAT ","
+                           "\"time_discovered_completed_ns\":0,\"timeout_ms\":600000}",
+                           s->len && s->str[s->len - 1] != '[' ? "," : "", seq, record, state, t);
+}
+
+static void write_dump(const char *dir, int rank, const char *entries, int last_completed)
+{
+    g_autofree char *text = g_strdup_printf(
+        "{%s\"pg_config\":{\"1\":{\"desc\":\"undefined\",\"name\":\"1\",\"ranks\":\"[0, 1]\"}},"
+        "\"pg_status\":{\"1\":{\"last_completed_collective\":\"%d\","
+        "\"last_enqueued_collective\":\"45\",\"last_started_collective\":\"-1\"}},"
+        "\"version\":\"2.10\"}",
+        entries, last_completed);
+    g_autofree char *name = g_strdup_printf("nccl_trace_rank_%d.json", rank);
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    cr_assert(g_file_set_contents(path, text, -1, NULL));
+}
+
+/* A ring buffer that wrapped past the rank's blocking point (the review's case): rank 0 kept
+ * only seq 41-45, all queued, while rank 1 waits at 40. Rank 0 could never have passed 40, so
+ * its kept entries are not where it is: it is unknown, and no cycle is invented. An empty ring
+ * buffer (the Flight Recorder off) is unknown too, not idle. */
+Test(import, wrapped_or_empty_ring_buffer_is_unknown)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-import-XXXXXX", NULL);
+    GString *e0 = g_string_new("\"entries\":[");
+    for (int i = 0; i < 5; i++)
+        entry_json(e0, 100 + i, 41 + i, "scheduled", 2000 + i);
+    g_string_append(e0, "],");
+    GString *e1 = g_string_new("\"entries\":[");
+    for (int i = 0; i < 4; i++)
+        entry_json(e1, i, 36 + i, "completed", 1000 + i);
+    entry_json(e1, 4, 40, "scheduled", 1500);
+    g_string_append(e1, "],");
+    write_dump(dir, 0, e0->str, 39);
+    write_dump(dir, 1, e1->str, 39);
+    g_string_free(e0, TRUE);
+    g_string_free(e1, TRUE);
+    g_autofree char *db = g_build_filename(dir, "..", "wrapped.db", NULL);
+    const char *paths[] = {dir, NULL};
+    Result r = import(db, paths);
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    g_autofree char *st = db_text(db, "SELECT group_concat(state) FROM ranks WHERE run_id = 1");
+    cr_assert_str_eq(st, "unknown,blocked");
+    g_autofree char *d = db_text(db, "SELECT json_extract(detail, '$.cycles'), "
+                                     "json_extract(detail, '$.culprits'), "
+                                     "json_extract(detail, '$.unknown') FROM diagnostics WHERE "
+                                     "kind = 'deadlock' AND run_id = 1");
+    cr_assert_str_eq(d, "[]|[]|[0]");
+    g_autofree char *note = db_text(db, "SELECT note FROM not_simulated WHERE run_id = 1 AND "
+                                        "note LIKE '%wrapped%'");
+    cr_assert_not_null(strstr(note, "rank 0"), "%s", note);
+
+    /* The Flight Recorder off: rank 0's dump has no entries at all. */
+    write_dump(dir, 0, "", -1);
+    r = import(db, paths);
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    g_autofree char *st2 = db_text(db, "SELECT group_concat(state) FROM ranks WHERE run_id = 2");
+    cr_assert_str_eq(st2, "unknown,blocked");
+    g_autofree char *note2 = db_text(db, "SELECT note FROM not_simulated WHERE run_id = 2 AND "
+                                         "note LIKE '%empty ring buffer%'");
+    cr_assert_not_null(strstr(note2, "rank 0"), "%s", note2);
+}
