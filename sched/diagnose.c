@@ -250,8 +250,12 @@ static int decisive_majority(const guint *c, guint k, uint32_t u)
 void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
 {
     const SchedGroup *g = e->groups[inst->group].def;
-    bool p2p = sched_op_is_p2p(inst->arr[0].kind);
-    const Arrival *a0 = &inst->arr[0];
+    /* The first member that arrived (in a recorded run member 0 may have left no record). */
+    uint32_t i0 = 0;
+    while (i0 + 1 < inst->n && !inst->arr[i0].present)
+        i0++;
+    const Arrival *a0 = &inst->arr[i0];
+    bool p2p = sched_op_is_p2p(a0->kind);
     g_autofree char *layer = fmt_layer(a0->layer);
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
@@ -365,7 +369,7 @@ void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
     } else {
         g_string_append(msg, ". No majority (tie): the culprit cannot be decided by vote");
     }
-    int32_t rank = culprits->len ? g_array_index(culprits, int32_t, 0) : g->ranks[0];
+    int32_t rank = culprits->len ? g_array_index(culprits, int32_t, 0) : g->ranks[i0];
     const Arrival *ref = majority >= 0 ? g_array_index(sigs, Signature, majority).sig : a0;
     diag_add(e, "mismatch", SCHED_SEV_ERROR, rank, inst->group, inst->seq, ref->layer,
              name_of(e, ref->name), g_string_free(msg, FALSE), json_finish(b));
@@ -958,31 +962,32 @@ void diagnose_deadlock(Engine *e)
         Instance *inst = g_ptr_array_index(insts, k);
         const SchedGroup *g = e->groups[inst->group].def;
         int64_t t_first = INT64_MAX;
-        uint32_t ref_i = 0;
         for (uint32_t i = 0; i < inst->n; i++)
-            if (inst->arr[i].present && blocked[g->ranks[i]] && inst->arr[i].arrive_ns < t_first) {
+            if (inst->arr[i].present && blocked[g->ranks[i]] && inst->arr[i].arrive_ns < t_first)
                 t_first = inst->arr[i].arrive_ns;
-                ref_i = i;
-            }
         if (t_first == INT64_MAX)
             continue;
-        char *work = work_nccl(e, inst, ref_i);
-        HwLine *line = NULL;
-        for (guint j = 0; j < hwl->len && !line; j++) {
-            HwLine *h = &g_array_index(hwl, HwLine, j);
-            if (h->first == t_first && strcmp(h->work, work) == 0)
-                line = h;
+        /* Each victim prints its own line (NumelIn/NumelOut are its own, so in a mismatch they
+         * differ); identical lines are merged. */
+        for (uint32_t i = 0; i < inst->n; i++) {
+            if (!inst->arr[i].present || !blocked[g->ranks[i]])
+                continue;
+            char *work = work_nccl(e, inst, i);
+            HwLine *line = NULL;
+            for (guint j = 0; j < hwl->len && !line; j++) {
+                HwLine *h = &g_array_index(hwl, HwLine, j);
+                if (h->first == t_first && strcmp(h->work, work) == 0)
+                    line = h;
+            }
+            if (line) {
+                g_free(work);
+            } else {
+                HwLine h = {work, t_first, g_array_new(FALSE, FALSE, sizeof(int32_t))};
+                g_array_append_val(hwl, h);
+                line = &g_array_index(hwl, HwLine, hwl->len - 1);
+            }
+            g_array_append_val(line->victims, g->ranks[i]);
         }
-        if (line) {
-            g_free(work);
-        } else {
-            HwLine h = {work, t_first, g_array_new(FALSE, FALSE, sizeof(int32_t))};
-            g_array_append_val(hwl, h);
-            line = &g_array_index(hwl, HwLine, hwl->len - 1);
-        }
-        for (uint32_t i = 0; i < inst->n; i++)
-            if (inst->arr[i].present && blocked[g->ranks[i]])
-                g_array_append_val(line->victims, g->ranks[i]);
     }
     GString *hw = g_string_new(NULL);
     int64_t timeout = e->cfg.collective_timeout_ns;
