@@ -23,3 +23,11 @@ for i in 1 2 3; do
     printf '  run %d: %.2f s wall (exit %d, %s collective rows)\n' "$i" \
         "$(awk "BEGIN { print $end - $start }")" "$code" "$rows"
 done
+# What it found (the generator's hang: TP rank 5 of group N/8*3/5 brings 17 rows, not 16).
+if command -v sqlite3 >/dev/null 2>&1; then
+    echo "  found: $(sqlite3 "$tmp/r1.db" "SELECT kind || ' in group ' || group_name || ' seq ' ||
+        seq || ', culprits ' || json_extract(detail, '$.culprits') FROM diagnostics
+        WHERE kind = 'mismatch' LIMIT 1")"
+fi
+# Where the time goes in one more run.
+RANKSIM_TIMING=1 "$build/ranksim" import -q --db "$tmp/t.db" "$set_dir" || true
