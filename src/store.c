@@ -30,6 +30,7 @@ struct Store {
     sqlite3 *db;
     char *path;
     bool readonly;
+    bool keyed_ops; /* op_rows has the (run_id, n) key; false in files from before */
 };
 
 /* Records per chunk and chunks in flight: 4 x 16384 x 64 B = 4 MiB at most, whatever the run
@@ -91,11 +92,14 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS op_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS dtypes(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
     " bytes INTEGER NOT NULL);"
+    /* Keyed by (run_id, n), n the row's place in its run: a run's rows are appended at the end
+     * of one B-tree (run ids only grow), where a rowid table plus an index on run_id kept two
+     * (files from before keep that layout; store.c writes either). */
     "CREATE TABLE IF NOT EXISTS op_rows("
-    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, idx INTEGER NOT NULL, layer INTEGER,"
-    " name_id INTEGER NOT NULL, kind INTEGER NOT NULL, tokens INTEGER, group_id INTEGER,"
-    " seq INTEGER, count INTEGER, dtype INTEGER, start_ns INTEGER NOT NULL, end_ns INTEGER);"
-    "CREATE INDEX IF NOT EXISTS op_rows_run ON op_rows(run_id);"
+    " run_id INTEGER NOT NULL, n INTEGER NOT NULL, rank INTEGER NOT NULL, idx INTEGER NOT NULL,"
+    " layer INTEGER, name_id INTEGER NOT NULL, kind INTEGER NOT NULL, tokens INTEGER,"
+    " group_id INTEGER, seq INTEGER, count INTEGER, dtype INTEGER, start_ns INTEGER NOT NULL,"
+    " end_ns INTEGER, PRIMARY KEY (run_id, n)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS diagnostics("
     " id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, kind TEXT NOT NULL,"
     " severity TEXT NOT NULL CHECK (severity IN ('error','warning')),"
@@ -384,6 +388,10 @@ Store *store_open(const char *path, GError **error)
         store_close(s);
         return NULL;
     }
+    int64_t keyed = 0;
+    query_int(s, "SELECT count(*) FROM pragma_table_info('op_rows') WHERE name = 'n'", &keyed,
+              NULL);
+    s->keyed_ops = keyed > 0;
     return s;
 }
 
@@ -572,14 +580,16 @@ typedef struct {
 /* Rows per INSERT statement: one statement of many rows costs SQLite far less per row than a
  * statement per row (a 2-million-row import stores in about half the time). */
 #define OPS_PER_INSERT 256
-#define OP_COLUMNS 13
+#define OP_COLUMNS 14
 
-/* Binds record `x` as row `row` of a multi-row statement (parameters from row * 13 + 1). */
-static void bind_op(sqlite3_stmt *st, int row, int64_t id, const SchedRecord *x)
+/* Binds record `x` as row `row` of a multi-row statement (parameters from row * 14 + 1); `n`
+ * its place in the run (bound only where op_rows is keyed by it). */
+static void bind_op(sqlite3_stmt *st, int row, int64_t id, int64_t n, const SchedRecord *x)
 {
     int b = row * OP_COLUMNS;
     bool coll = x->group >= 0;
     sqlite3_bind_int64(st, b + 1, id);
+    sqlite3_bind_int64(st, b + 14, n); /* ignored by the statement of the old layout */
     sqlite3_bind_int64(st, b + 2, x->rank);
     sqlite3_bind_int64(st, b + 3, (int64_t)x->idx);
     bind_opt_int(st, b + 4, x->layer >= 0, x->layer);
@@ -596,10 +606,18 @@ static void bind_op(sqlite3_stmt *st, int row, int64_t id, const SchedRecord *x)
 
 static sqlite3_stmt *prepare_ops(Store *s, int rows)
 {
-    GString *sql = g_string_new("INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, "
-                                "tokens, group_id, seq, count, dtype, start_ns, end_ns) VALUES ");
-    for (int i = 0; i < rows; i++)
-        g_string_append(sql, i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    /* Parameters ?K numbered so that row i's n is ?(14 i + 14) in both layouts. */
+    GString *sql = g_string_new(NULL);
+    g_string_append_printf(sql, "INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, "
+                                "tokens, group_id, seq, count, dtype, start_ns, end_ns%s) VALUES ",
+                           s->keyed_ops ? ", n" : "");
+    for (int i = 0; i < rows; i++) {
+        int b = i * OP_COLUMNS;
+        g_string_append(sql, i ? ",(" : "(");
+        for (int c = 1; c <= (s->keyed_ops ? 14 : 13); c++)
+            g_string_append_printf(sql, "%s?%d", c > 1 ? "," : "", b + c);
+        g_string_append_c(sql, ')');
+    }
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, sql->str, -1, &st, NULL) != SQLITE_OK)
         st = NULL;
@@ -611,6 +629,7 @@ typedef struct {
     sqlite3_stmt *many; /* OPS_PER_INSERT rows */
     sqlite3_stmt *one;
     int64_t id;
+    int64_t next; /* the next row's n */
 } OpInserter;
 
 static bool insert_op_array(Store *s, OpInserter *ins, const SchedRecord *recs, size_t n,
@@ -619,14 +638,14 @@ static bool insert_op_array(Store *s, OpInserter *ins, const SchedRecord *recs, 
     size_t i = 0;
     for (; i + OPS_PER_INSERT <= n; i += OPS_PER_INSERT) {
         for (int k = 0; k < OPS_PER_INSERT; k++)
-            bind_op(ins->many, k, ins->id, &recs[i + (size_t)k]);
+            bind_op(ins->many, k, ins->id, ins->next++, &recs[i + (size_t)k]);
         int rc = sqlite3_step(ins->many);
         sqlite3_reset(ins->many);
         if (rc != SQLITE_DONE)
             return set_sql_error(error, s, "insert op_rows");
     }
     for (; i < n; i++) {
-        bind_op(ins->one, 0, ins->id, &recs[i]);
+        bind_op(ins->one, 0, ins->id, ins->next++, &recs[i]);
         int rc = sqlite3_step(ins->one);
         sqlite3_reset(ins->one);
         if (rc != SQLITE_DONE)
@@ -639,7 +658,7 @@ static bool insert_ops(Store *s, int64_t id, const RecordSource *src, GError **e
 {
     if (!src->n && !src->n_staged)
         return true;
-    OpInserter ins = {prepare_ops(s, OPS_PER_INSERT), prepare_ops(s, 1), id};
+    OpInserter ins = {prepare_ops(s, OPS_PER_INSERT), prepare_ops(s, 1), id, 0};
     if (!ins.many || !ins.one) {
         sqlite3_finalize(ins.many);
         sqlite3_finalize(ins.one);

@@ -368,6 +368,19 @@ Test(store, version_3_is_upgraded_with_its_rows)
                                   " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
                                   " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
                                   "INSERT INTO ranks SELECT * FROM r4; DROP TABLE r4;"
+                                  /* and op_rows as a rowid table with an index on run_id (the
+                                     views go; the upgrade creates them again) */
+                                  "DROP VIEW ops; DROP VIEW collectives;"
+                                  "CREATE TABLE o3(run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
+                                  " idx INTEGER NOT NULL, layer INTEGER, name_id INTEGER NOT NULL,"
+                                  " kind INTEGER NOT NULL, tokens INTEGER, group_id INTEGER,"
+                                  " seq INTEGER, count INTEGER, dtype INTEGER,"
+                                  " start_ns INTEGER NOT NULL, end_ns INTEGER);"
+                                  "INSERT INTO o3 SELECT run_id, rank, idx, layer, name_id, kind,"
+                                  " tokens, group_id, seq, count, dtype, start_ns, end_ns"
+                                  " FROM op_rows;"
+                                  "DROP TABLE op_rows; ALTER TABLE o3 RENAME TO op_rows;"
+                                  "CREATE INDEX op_rows_run ON op_rows(run_id);"
                                   "PRAGMA user_version = 3;",
                                   NULL, NULL, NULL),
                      SQLITE_OK, "%s", sqlite3_errmsg(db));
@@ -382,4 +395,11 @@ Test(store, version_3_is_upgraded_with_its_rows)
                               NULL, NULL, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(store_db(s)));
     cr_assert_gt(scalar(s, "SELECT count(*) FROM collectives WHERE run_id = 1"), 0);
+    /* New runs go into the old op_rows layout as well. */
+    g_autoptr(SchedProgram) p = program(2);
+    int64_t before = scalar(s, "SELECT count(*) FROM op_rows");
+    cr_assert_eq(store_one(s, p, "new"), 2);
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM op_rows WHERE run_id = 2"), before);
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM collectives WHERE run_id = 2"),
+                 scalar(s, "SELECT count(*) FROM collectives WHERE run_id = 1"));
 }
