@@ -94,18 +94,54 @@ enum {
     K_COUNT
 };
 
+/* The member's K_ index, or -1: dispatched on the first letters so that a key costs one
+ * strcmp (two million entries of twenty members each in a 1,024-rank set). */
 static int entry_key(const char *k)
 {
+    /* Only letters inside the key are looked at (the shortest candidate is "state"). */
+    size_t n = strlen(k);
+    if (n < 5)
+        return -1;
+    int c = -1;
+    switch (k[0]) {
+    case 'c':
+        c = K_CSEQ;
+        break;
+    case 'd':
+        c = K_DURATION;
+        break;
+    case 'i':
+        c = k[1] == 's' ? K_ISP2P : n < 7 ? -1 : k[6] == 's' ? K_IN_SIZES : K_IN_DTYPES;
+        break;
+    case 'o':
+        c = k[1] == 'p' || n < 8 ? -1 : k[7] == 's' ? K_OUT_SIZES : K_OUT_DTYPES;
+        break;
+    case 'p':
+        c = k[1] == '2' ? K_PSEQ : k[1] == 'g' ? K_PGID : k[2] == 'o' && k[3] == 'c' ? K_PG : K_PROF;
+        break;
+    case 'r':
+        c = K_RECORD_ID;
+        break;
+    case 's':
+        c = k[1] == 't' ? K_STATE : K_SEQ_OLD;
+        break;
+    case 't':
+        c = k[5] == 'c' ? K_CREATED : k[4] == 'o' ? K_TIMEOUT : K_DONE;
+        break;
+    default:
+        return -1;
+    }
     static const char *const names[K_COUNT] = {
-        "record_id",      "collective_seq_id", "p2p_seq_id",   "time_created_ns",
-        "time_discovered_completed_ns", "timeout_ms", "is_p2p", "process_group",
-        "profiling_name", "input_sizes",       "output_sizes", "input_dtypes",
-        "output_dtypes",  "state",             "duration_ms",  "seq_id",
-        "pg_id"};
-    for (int i = 0; i < K_COUNT; i++)
-        if (k[0] == names[i][0] && strcmp(k, names[i]) == 0)
-            return i;
-    return -1;
+        [K_RECORD_ID] = "record_id",     [K_CSEQ] = "collective_seq_id",
+        [K_PSEQ] = "p2p_seq_id",         [K_CREATED] = "time_created_ns",
+        [K_DONE] = "time_discovered_completed_ns", [K_TIMEOUT] = "timeout_ms",
+        [K_ISP2P] = "is_p2p",            [K_PG] = "process_group",
+        [K_PROF] = "profiling_name",     [K_IN_SIZES] = "input_sizes",
+        [K_OUT_SIZES] = "output_sizes",  [K_IN_DTYPES] = "input_dtypes",
+        [K_OUT_DTYPES] = "output_dtypes", [K_STATE] = "state",
+        [K_DURATION] = "duration_ms",    [K_SEQ_OLD] = "seq_id",
+        [K_PGID] = "pg_id"};
+    return c >= 0 && strcmp(k, names[c]) == 0 ? c : -1;
 }
 
 static const char *get_str(const LiteDoc *d, LiteRef o, const char *k)
@@ -328,6 +364,7 @@ struct FrDump {
     GArray *entry_p2p;  /* bool per entry */
     GPtrArray *warnings;
     GHashTable *interned; /* raw string -> g_intern_string: GLib's global lock once per name */
+    GHashTable *kinds;    /* interned op name -> its parsed kind (kind_of), packed */
 };
 
 /* g_intern_string behind a per-dump cache (dumps parse on several threads). */
@@ -353,6 +390,7 @@ void import_fr_dump_free(FrDump *d)
     g_array_unref(d->entry_p2p);
     g_ptr_array_unref(d->warnings);
     g_hash_table_unref(d->interned);
+    g_hash_table_unref(d->kinds);
     g_free(d);
 }
 
@@ -392,6 +430,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
     fd->entry_p2p = g_array_new(FALSE, FALSE, sizeof(bool));
     fd->warnings = g_ptr_array_new_with_free_func(g_free);
     fd->interned = g_hash_table_new(g_str_hash, g_str_equal);
+    fd->kinds = g_hash_table_new(g_direct_hash, g_direct_equal);
     if (!rank_from_name(path, &fd->rank))
         return parse_fail(fd, error,
                           "cannot tell whose dump this is: torch names a dump <prefix><global "
@@ -546,10 +585,26 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
         if (!prof)
             return parse_fail(fd, error, "entries[%u]: no profiling_name", i);
         fd->hccl |= g_str_has_prefix(prof, "hccl:");
-        SchedOpKind kind;
-        int32_t peer;
-        bool p2p;
-        if (!kind_of(prof, &kind, &peer, &p2p)) {
+        SchedOpKind kind = SCHED_OP_ALL_REDUCE;
+        int32_t peer = -1;
+        bool p2p = false;
+        const char *iprof = intern(fd, prof);
+        /* One parse of each distinct name (a dump has a handful). */
+        gpointer cached = g_hash_table_lookup(fd->kinds, iprof);
+        bool known_op;
+        if (cached) {
+            gsize v = GPOINTER_TO_SIZE(cached);
+            known_op = v & 1;
+            p2p = (v >> 1) & 1;
+            kind = (SchedOpKind)((v >> 2) & 0xff);
+            peer = (int32_t)(v >> 10) - 1;
+        } else {
+            known_op = kind_of(prof, &kind, &peer, &p2p);
+            gsize v = (gsize)known_op | (gsize)p2p << 1 | (gsize)kind << 2 |
+                      (gsize)(uint32_t)(peer + 1) << 10;
+            g_hash_table_insert(fd->kinds, (gpointer)iprof, GSIZE_TO_POINTER(v));
+        }
+        if (!known_op) {
             if (!warned_op)
                 g_ptr_array_add(fd->warnings,
                                 g_strdup_printf("%s: entries[%u]: op \"%s\" is not one ranksim "
@@ -603,7 +658,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
         e.dtype_name = dt ? intern(fd, dt) : NULL;
         e.root = -1;
         e.peer = peer;
-        e.name = intern(fd, prof);
+        e.name = iprof;
         const char *st = lite_str(d, f[K_STATE]);
         if (!st)
             return parse_fail(fd, error, "entries[%u]: no state (completed, started or scheduled)",
