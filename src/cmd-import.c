@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd-common.h"
@@ -43,6 +44,22 @@ static char *default_name(char **paths, int n)
     g_autofree char *dir = g_path_get_dirname(trimmed);
     g_autofree char *dbase = g_path_get_basename(dir);
     return g_strdup_printf("import %s", strcmp(dbase, ".") == 0 ? base : dbase);
+}
+
+/* "reading 512/1024 files" on stderr when it is a terminal and the reading takes over 1 s. */
+typedef struct {
+    gint64 start_us;
+    bool shown;
+} ReadProgress;
+
+static void read_progress(void *data, guint done, guint total)
+{
+    ReadProgress *p = data;
+    if (g_get_monotonic_time() - p->start_us < 1000000 || (done == total && !p->shown))
+        return;
+    fprintf(stderr, "\r  reading: %u/%u files   ", done, total);
+    fflush(stderr);
+    p->shown = true;
 }
 
 int cli_import(int argc, char **argv)
@@ -92,8 +109,13 @@ int cli_import(int argc, char **argv)
         return CLI_EXIT_INVALID;
     }
     gint64 t0 = g_get_monotonic_time();
+    ReadProgress prog = {t0, false};
+    bool tty = isatty(STDERR_FILENO) && !quiet && !json;
     g_autoptr(ImportSet) set =
-        import_read((const char *const *)(argv + 1), (guint)(argc - 1), fmt, &err);
+        import_read_progress((const char *const *)(argv + 1), (guint)(argc - 1), fmt,
+                             tty ? read_progress : NULL, &prog, &err);
+    if (prog.shown)
+        fprintf(stderr, "\r%*s\r", 40, "");
     if (!set) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
@@ -126,9 +148,16 @@ int cli_import(int argc, char **argv)
     const char *status = o->failed ? "failed" : "ok";
     int code = o->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
     double wall = (double)(g_get_monotonic_time() - t0) / 1000.0;
+    bool storing = tty && run->records->len > 500000;
+    if (storing) {
+        fprintf(stderr, "  storing %u calls...", run->records->len);
+        fflush(stderr);
+    }
     int64_t id = store_run_insert(store, &info, run->program,
                                   (const SchedRecord *)(void *)run->records->data,
                                   run->records->len, o, NULL, status, code, wall, &err);
+    if (storing)
+        fprintf(stderr, "\r%*s\r", 40, "");
     if (id < 0) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;

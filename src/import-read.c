@@ -104,11 +104,20 @@ typedef struct {
     GBytes *bytes;      /* NCCL logs: kept for the joint reader */
     FrDump *dump;       /* Flight Recorder: parsed */
     GError *error;
+    gint *done;         /* jobs finished, shared (atomic) */
 } FileJob;
+
+static void file_job_run(FileJob *j);
 
 static void file_job(gpointer data, gpointer user)
 {
     FileJob *j = data;
+    file_job_run(j);
+    g_atomic_int_inc(j->done);
+}
+
+static void file_job_run(FileJob *j)
+{
     gsize len = 0;
     char *buf = input_file_read_bytes(j->path, 0, &len, &j->error);
     if (!buf) {
@@ -144,6 +153,12 @@ static void file_job(gpointer data, gpointer user)
 ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format,
                        GError **error)
 {
+    return import_read_progress(paths, n_paths, format, NULL, NULL, error);
+}
+
+ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportFormat format,
+                                ImportProgressFn progress, void *data, GError **error)
+{
     g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < n_paths; i++)
         if (!expand(paths[i], files, error))
@@ -156,6 +171,7 @@ ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat for
      * result and the error reported do not depend on scheduling. */
     guint n = files->len;
     g_autofree FileJob *jobs = g_new0(FileJob, n);
+    gint done = 0;
     guint threads = MIN(MAX(g_get_num_processors(), 1u), 8u);
     GThreadPool *pool = threads > 1 && n > 1
                             ? g_thread_pool_new(file_job, NULL, (gint)threads, FALSE, NULL)
@@ -163,13 +179,21 @@ ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat for
     for (guint i = 0; i < n; i++) {
         jobs[i].path = g_ptr_array_index(files, i);
         jobs[i].want = format;
+        jobs[i].done = &done;
         if (pool)
             g_thread_pool_push(pool, &jobs[i], NULL);
         else
             file_job(&jobs[i], NULL);
     }
-    if (pool)
+    if (pool) {
+        while (progress && (guint)g_atomic_int_get(&done) < n) {
+            progress(data, (guint)g_atomic_int_get(&done), n);
+            g_usleep(100000);
+        }
         g_thread_pool_free(pool, FALSE, TRUE);
+    }
+    if (progress)
+        progress(data, n, n);
 
     g_autoptr(ImportSet) s = NULL;
     GError *first = NULL;

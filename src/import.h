@@ -113,6 +113,11 @@ void import_set_warn(ImportSet *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
  * rank present twice, nothing to read. */
 ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format,
                        GError **error);
+/* import_read, calling `progress(data, files read, files)` about every 100 ms while the files
+ * are read and parsed (from the calling thread; `progress` may be NULL). */
+typedef void (*ImportProgressFn)(void *data, guint done, guint total);
+ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportFormat format,
+                                ImportProgressFn progress, void *data, GError **error);
 
 /* The Flight Recorder reader in two steps, so that dumps parse in parallel: import_fr_parse
  * reads one dump's bytes into a private FrDump (thread-safe; NULL with the error; JSON is
