@@ -781,10 +781,11 @@ bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
     ir->present = true;
     ir->path = g_strdup(fd->path);
     ir->version = g_strdup(fd->version);
-    /* The entries move to the rank (the dump's array is left empty). */
-    g_array_set_clear_func(fd->entries, NULL);
-    g_array_append_vals(ir->entries, fd->entries->data, fd->entries->len);
-    g_array_set_size(fd->entries, 0);
+    /* The entries move to the rank (the rank had none: a rank present twice was refused
+     * above), the dump keeps the empty array. */
+    GArray *empty = ir->entries;
+    ir->entries = fd->entries;
+    fd->entries = empty;
     ir->truncated = ir->entries->len && g_array_index(ir->entries, ImportEntry, 0).order > 0;
     ir->head_check = fd->head_check;
     return true;

@@ -145,6 +145,7 @@ ImportRun *import_run_build(const ImportSet *s)
     g_autoptr(GHashTable) nccl_done = untimed_format ? complete_instances(s) : NULL;
 
     g_autofree SchedPmRank *pm = g_new0(SchedPmRank, p->n_ranks);
+    g_autoptr(GHashTable) name_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
     run->records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
     int64_t end = 0;
     g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(int32_t));
@@ -206,12 +207,18 @@ ImportRun *import_run_build(const ImportSet *s)
                 else
                     stop = run->timed ? start : start + UNTIMED_STEP_NS;
             }
+            /* Names are interned: their program ids are cached by pointer. */
+            gpointer nid = g_hash_table_lookup(name_ids, e->name);
+            if (!nid) {
+                nid = GUINT_TO_POINTER(sched_program_name(p, e->name) + 1);
+                g_hash_table_insert(name_ids, (gpointer)e->name, nid);
+            }
             SchedRecord rec = {
                 .rank = r,
                 .kind = (uint8_t)e->kind,
                 .dtype = (uint8_t)e->dtype,
                 .layer = -1,
-                .name = sched_program_name(p, e->name),
+                .name = GPOINTER_TO_UINT(nid) - 1,
                 .group = (int32_t)e->group,
                 .idx = idx++,
                 .seq = e->seq,
