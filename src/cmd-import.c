@@ -81,8 +81,8 @@ int cli_import(int argc, char **argv)
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("PATH... - diagnose a real hang from its dumps or logs");
     g_option_context_set_summary(
-        ctx, "Reads what a hung job left behind — PyTorch Flight Recorder dumps (nccl_trace_rank_N,\n"
-             "pickle or JSON), NCCL_DEBUG=INFO logs with INIT and COLL, torch_npu's HCCL dumps —\n"
+        ctx, "Reads what a hung job left behind: PyTorch Flight Recorder dumps (nccl_trace_rank_N,\n"
+             "pickle or JSON), NCCL_DEBUG=INFO logs with INIT and COLL, torch_npu's HCCL dumps;\n"
              "and diagnoses it with the engine's analysis: each rank's blocking point, the\n"
              "majority vote on sizes, the wait-for graph across groups, cycles and culprits.\n"
              "The result is stored as a run (kind 'import'): report, explain, trace and diff\n"

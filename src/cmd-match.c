@@ -537,7 +537,7 @@ int cli_match(int argc, char **argv)
         ctx, "Simulates SCENARIO (stored as a run), aligns its collectives with those of the\n"
              "imported run group by group (the dump's sequence numbers include start-up\n"
              "collectives: the offset is found), and says whether the simulation reproduces the\n"
-             "real hang — same group, same instance, same sizes per rank, same culprits — or\n"
+             "real hang (same group, same instance, same sizes per rank, same culprits) or\n"
              "where the two first diverge.");
     g_option_context_set_description(
         ctx, "Exit status: 0 reproduced, 3 not reproduced, 2 invalid input, 1 internal error.\n"
