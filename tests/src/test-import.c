@@ -445,3 +445,35 @@ Test(import, wrapped_or_empty_ring_buffer_is_unknown)
                                          "note LIKE '%empty ring buffer%'");
     cr_assert_not_null(strstr(note2, "rank 0"), "%s", note2);
 }
+
+/* Deterministic: the same files give the same rows (wall-clock columns aside), whatever order
+ * the pool finished them in. */
+Test(import, same_files_same_rows)
+{
+    g_autofree char *db = tmp_db();
+    const char *paths[] = {FR("cycle4"), NULL};
+    for (int i = 0; i < 3; i++) {
+        Result r = import(db, paths);
+        cr_assert_eq(r.code, 3, "%s", r.err);
+        result_clear(&r);
+    }
+    static const char *const tables[] = {
+        "SELECT rank, idx, layer, name_id, kind, group_id, seq, count, dtype, start_ns, end_ns "
+        "FROM op_rows WHERE run_id = %d ORDER BY rank, idx",
+        "SELECT kind, severity, rank, group_name, seq, message, detail, time_us FROM diagnostics "
+        "WHERE run_id = %d ORDER BY id",
+        "SELECT rank, state, end_us, wait_us, ops FROM ranks WHERE run_id = %d ORDER BY rank",
+        "SELECT id, name, ranks FROM groups WHERE run_id = %d ORDER BY id",
+        "SELECT idx, note FROM not_simulated WHERE run_id = %d ORDER BY idx",
+    };
+    for (size_t t = 0; t < G_N_ELEMENTS(tables); t++) {
+        g_autofree char *q1 = g_strdup_printf(tables[t], 1);
+        g_autofree char *a = db_text(db, q1);
+        for (int run = 2; run <= 3; run++) {
+            g_autofree char *q = g_strdup_printf(tables[t], run);
+            g_autofree char *b = db_text(db, q);
+            cr_assert_str_eq(a, b, "table %zu differs between run 1 and run %d", t, run);
+        }
+        cr_assert_neq(strlen(a), 0, "table %zu is empty", t);
+    }
+}
