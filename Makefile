@@ -77,7 +77,9 @@ bench: deps
 	@echo
 	./build-bench/tests/bench-model scenarios/glm5-1024-ranks-prefill.yaml 3
 	@echo
-	tests/bench/bench-import.sh build-bench 1024
+	tests/bench/bench-import.sh build-bench 1024 2000
+	@echo
+	tests/bench/bench-import.sh build-bench 1024 200
 
 # clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
 fuzz-deps: deps

@@ -1,19 +1,21 @@
 #!/bin/sh
-# tests/bench/bench-import.sh BUILD [N] — `make bench`: the time `ranksim import` takes on an
-# N-rank Flight Recorder set (default 1,024 ranks x 2,000 entries, ~1 GiB of JSON, written once
-# by gen-fr-dumps into BUILD/fr-N and reused), three runs, each into a fresh database.
+# tests/bench/bench-import.sh BUILD [N [ENTRIES]] — `make bench`: the time `ranksim import` takes
+# on an N-rank Flight Recorder set (default 1,024 ranks x 2,000 entries each, the default ring
+# buffer, ~1 GiB of JSON; written once by gen-fr-dumps into BUILD/fr-N-ENTRIES and reused), three
+# runs, each into a fresh database.
 set -eu
 build=$1
 n=${2:-1024}
-set_dir="$build/fr-$n"
+entries=${3:-2000}
+set_dir="$build/fr-$n-$entries"
 if [ ! -f "$set_dir/nccl_trace_rank_$((n - 1)).json" ]; then
     rm -rf "$set_dir"
-    "$build/tests/gen-fr-dumps" "$n" "$set_dir" >/dev/null
+    "$build/tests/gen-fr-dumps" "$n" "$set_dir" "$entries" >/dev/null
 fi
 bytes=$(du -sb "$set_dir" | cut -f1)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "import of $n Flight Recorder dumps ($((bytes / 1048576)) MiB of JSON, $(nproc) cores):"
+echo "import of $n Flight Recorder dumps of $entries entries ($((bytes / 1048576)) MiB of JSON, $(nproc) cores):"
 for i in 1 2 3; do
     start=$(date +%s.%N)
     code=0

@@ -1,7 +1,8 @@
 /* tests/bench/gen-fr-dumps.c — a large PyTorch Flight Recorder dump set, for benchmarking the
  * FR importer on machines without python:
- *   gen-fr-dumps N OUTDIR
- * writes OUTDIR/nccl_trace_rank_<R>.json for R = 0..N-1 (N a multiple of 8), as torch's
+ *   gen-fr-dumps N OUTDIR [ENTRIES]
+ * writes OUTDIR/nccl_trace_rank_<R>.json for R = 0..N-1 (N a multiple of 8), each holding the
+ * last ENTRIES (default 2000, the buffer size; at most 2048) of its calls, as torch's
  * _dump_nccl_trace_json writes them (FR version 2.10: nlohmann::json, keys sorted, compact).
  * The bytes are those of `tests/data/import/make-fr-fixtures.py --big N OUTDIR`; the layout and
  * the hang are described there and in tests/data/import/README.md. Keep the two in step.
@@ -22,7 +23,7 @@
 
 #define TP 8
 #define CALLS 2048
-#define BUFFER 2000
+#define BUFFER 2000 /* the default of ENTRIES */
 #define HIDDEN 7168
 #define EPOCH_NS INT64_C(1764000000000000000)
 #define TIMEOUT_MS 600000
@@ -36,6 +37,8 @@ static void ranks_str(GString *out, uint32_t first, uint32_t end, uint32_t step)
         g_string_append_printf(out, r == first ? "%" PRIu32 : ", %" PRIu32, r);
     g_string_append_c(out, ']');
 }
+
+static int64_t buffer = BUFFER; /* entries kept per rank */
 
 static void pg_config_item(GString *out, const char *name, const char *desc, uint32_t first,
                            uint32_t end, uint32_t step)
@@ -69,7 +72,7 @@ static void rank_json(GString *out, uint32_t n, uint32_t r)
 
     g_string_truncate(out, 0);
     g_string_append(out, "{\"comm_lib_version\":\"" NCCL_VERSION "\",\"entries\":[");
-    for (int64_t rec = CALLS - BUFFER; rec < CALLS; rec++) {
+    for (int64_t rec = CALLS - buffer; rec < CALLS; rec++) {
         int64_t seq = rec / 2 + 1;
         bool is_tp = rec % 2 == 0, last = seq == last_seq;
         bool done = !last || (is_tp && !in_bad);
@@ -80,7 +83,7 @@ static void rank_json(GString *out, uint32_t n, uint32_t r)
             rows_in = rows_out = last && in_bad && j == 5 ? 17 : 16;
         int64_t completed_ns =
             done ? created + 480000 + (((int64_t)r * 13 + rec) % 389) * 1000 : 0;
-        if (rec > CALLS - BUFFER)
+        if (rec > CALLS - buffer)
             g_string_append_c(out, ',');
         g_string_append_printf(
             out,
@@ -123,9 +126,17 @@ static void rank_json(GString *out, uint32_t n, uint32_t r)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: gen-fr-dumps N OUTDIR\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: gen-fr-dumps N OUTDIR [ENTRIES]\n");
         return 2;
+    }
+    if (argc == 4) {
+        char *e = NULL;
+        buffer = (int64_t)g_ascii_strtoll(argv[3], &e, 10);
+        if (e == argv[3] || *e != '\0' || buffer < 1 || buffer > CALLS) {
+            fprintf(stderr, "gen-fr-dumps: ENTRIES must be 1 to %d, not %s\n", CALLS, argv[3]);
+            return 2;
+        }
     }
     char *end = NULL;
     guint64 n = g_ascii_strtoull(argv[1], &end, 10);
@@ -153,6 +164,7 @@ int main(int argc, char **argv)
         }
     }
     g_string_free(buf, TRUE);
-    printf("gen-fr-dumps: %" G_GUINT64_FORMAT " dumps of %d entries in %s\n", n, BUFFER, argv[2]);
+    printf("gen-fr-dumps: %" G_GUINT64_FORMAT " dumps of %" PRId64 " entries in %s\n", n, buffer,
+           argv[2]);
     return 0;
 }

@@ -6,7 +6,7 @@
 #
 #   python3 tests/data/import/make-fr-fixtures.py             # rewrites tests/data/import/fr/
 #   python3 tests/data/import/make-fr-fixtures.py --check     # loads and checks them only
-#   python3 tests/data/import/make-fr-fixtures.py --big 1024 /tmp/fr-big
+#   python3 tests/data/import/make-fr-fixtures.py --big 1024 /tmp/fr-big [ENTRIES]
 #
 # Standard library only, and deterministic: two runs write the same bytes. What each case is, and
 # the diagnosis it should get, is in tests/data/import/README.md.
@@ -398,7 +398,7 @@ BIG_BUFFER = 2000
 BIG_HIDDEN = 7168
 
 
-def big_json(n, r):
+def big_json(n, r, buffer=BIG_BUFFER):
     tp, ngroups = 8, n // 8
     g, j = r // tp, r % tp
     bad_g = ngroups * 3 // 5
@@ -409,7 +409,7 @@ def big_json(n, r):
     t0 = EPOCH_NS + r * 1_318_707 + (r * 7919) % 104_729
     tid = str(0x7F3A5C000740 + r * 0x1000000)
     entries = []
-    first = BIG_CALLS - BIG_BUFFER
+    first = BIG_CALLS - buffer
     for rec in range(first, BIG_CALLS):
         seq = rec // 2 + 1
         is_tp = rec % 2 == 0
@@ -452,12 +452,12 @@ def big_json(n, r):
     return dump_json_bytes(d)
 
 
-def make_big(n, outdir):
+def make_big(n, outdir, buffer=BIG_BUFFER):
     if n < 8 or n % 8:
         sys.exit("make-fr-fixtures.py: --big N needs N a multiple of 8 (TP groups of 8)")
     os.makedirs(outdir, exist_ok=True)
     for r in range(n):
-        write(os.path.join(outdir, "nccl_trace_rank_%d.json" % r), big_json(n, r))
+        write(os.path.join(outdir, "nccl_trace_rank_%d.json" % r), big_json(n, r, buffer))
 
 
 # --- self-check ---------------------------------------------------------------------------------
@@ -530,9 +530,12 @@ def check():
 
 def main(argv):
     if len(argv) >= 2 and argv[1] == "--big":
-        if len(argv) != 4:
-            sys.exit("usage: make-fr-fixtures.py [--check | --big N OUTDIR]")
-        make_big(int(argv[2]), argv[3])
+        if len(argv) not in (4, 5):
+            sys.exit("usage: make-fr-fixtures.py [--check | --big N OUTDIR [ENTRIES]]")
+        buffer = int(argv[4]) if len(argv) == 5 else BIG_BUFFER
+        if not 1 <= buffer <= BIG_CALLS:
+            sys.exit("make-fr-fixtures.py: ENTRIES must be 1 to %d" % BIG_CALLS)
+        make_big(int(argv[2]), argv[3], buffer)
         return
     if len(argv) == 2 and argv[1] == "--check":
         check()
