@@ -26,6 +26,7 @@
 #include "backend.h"
 #include "cost.h"
 #include "plan.h"
+#include "vllm.h"
 
 #define MODEL_LOWER_ERROR (model_lower_error_quark())
 GQuark model_lower_error_quark(void);
@@ -77,6 +78,8 @@ typedef struct {
     uint32_t given;                  /* MODEL_ENGINE_GIVEN_* bits: what the scenario or the
                                         command line set; the rest takes vLLM's defaults
                                         (model_engine_apply_vllm_defaults) */
+    ModelVllmAbsent vllm_absent;     /* behaviours of model/vllm.h this vLLM lacks
+                                        (engine.vllm_without); 0: vLLM main */
 } ModelEngine;
 
 #define MODEL_ENGINE_GIVEN_MAX_MODEL_LEN (1u << 0)

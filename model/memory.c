@@ -806,9 +806,14 @@ static void plan_workspace(const Ctx *c, Build *b)
     const ModelEngine *e = c->e;
     if (c->backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE) {
         uint64_t heads = a->num_heads / c->tp;
-        uint64_t ws =
-            model_flashinfer_sparse_workspace((uint32_t)heads, c->dcp, e->max_num_batched_tokens);
-        char *shape = c->dcp > 1 ? g_strdup_printf("394 MiB + 8 x (%" G_GUINT64_FORMAT
+        /* vLLM before PR #50791 (landed through #55879) keeps the fixed buffer and carves the
+         * softmax-stats slab out of it at run time (model_sparse_mla_slab_check). */
+        bool sized = c->dcp > 1 && model_vllm_has(e->vllm_absent,
+                                                  MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE);
+        uint64_t ws = sized ? model_flashinfer_sparse_workspace((uint32_t)heads, c->dcp,
+                                                                e->max_num_batched_tokens)
+                            : FLASHINFER_WORKSPACE_BYTES;
+        char *shape = sized ? g_strdup_printf("394 MiB + 8 x (%" G_GUINT64_FORMAT
                                                    " heads x DCP %u) x %u tokens x 256 + 1 MiB",
                                                    heads, c->dcp, e->max_num_batched_tokens)
                                  : g_strdup("394 MiB");

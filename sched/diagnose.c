@@ -453,13 +453,13 @@ void diagnose_straggler(Engine *e, Instance *inst)
 
 /* ---- crash ---- */
 
-void diagnose_crash(Engine *e, uint32_t rank, const char *why)
+void diagnose_crash(Engine *e, uint32_t rank, const char *why, const char *reason)
 {
     g_autofree char *t = fmt_time(e->now);
-    char *msg = why ? g_strdup_printf("crash: rank %u crashed at %s on reaching %s (injected "
-                                      "fault)",
-                                      rank, t, why)
-                    : g_strdup_printf("crash: rank %u crashed at %s (injected fault)", rank, t);
+    g_autofree char *cause = reason ? g_strdup_printf(": %s", reason) : g_strdup(" (injected fault)");
+    char *msg = why ? g_strdup_printf("crash: rank %u crashed at %s on reaching %s%s", rank, t,
+                                      why, cause)
+                    : g_strdup_printf("crash: rank %u crashed at %s%s", rank, t, cause);
     diag_add(e, "crash", SCHED_SEV_ERROR, (int32_t)rank, -1, 0, e->actors[rank].layer, why, msg,
              NULL);
 }

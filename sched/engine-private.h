@@ -122,7 +122,8 @@ guint diagnose_timeout(Engine *e, int64_t at_ns);
 /* The first live instance the watchdog watches, or NULL. */
 Instance *watch_head(const Engine *e);
 void diagnose_deadlock(Engine *e);
-void diagnose_crash(Engine *e, uint32_t rank, const char *why);
+/* `reason`: what a model says caused it; NULL: an injected fault. */
+void diagnose_crash(Engine *e, uint32_t rank, const char *why, const char *reason);
 /* "blocked in X (group g, seq s, layer l)", "finished at ...", ...; caller frees. */
 char *describe_rank(const Engine *e, uint32_t rank);
 const char *group_name(const Engine *e, int32_t gid);

@@ -363,7 +363,7 @@ static const SchedOp *actor_peek(Actor *a)
     }
 }
 
-static void crash_rank(Engine *e, uint32_t rank, const char *why)
+static void crash_rank(Engine *e, uint32_t rank, const char *why, const char *reason)
 {
     Actor *a = &e->actors[rank];
     if (a->st == ACT_DONE || a->st == ACT_CRASHED || a->st == ACT_STOPPED)
@@ -412,14 +412,15 @@ static void crash_rank(Engine *e, uint32_t rank, const char *why)
     }
     a->st = ACT_CRASHED;
     a->stats.end_ns = e->now;
-    diagnose_crash(e, rank, why);
+    diagnose_crash(e, rank, why, reason);
 }
 
 typedef enum { FAULT_NONE = 0, FAULT_SKIP, FAULT_CRASH } FaultAction;
 
 /* Counts this occurrence of `op` for the rank's faults and returns what to do; adds any
  * injected delay to *delay_ns. */
-static FaultAction actor_faults(Engine *e, Actor *a, const SchedOp *op, int64_t *delay_ns)
+static FaultAction actor_faults(Engine *e, Actor *a, const SchedOp *op, int64_t *delay_ns,
+                                const char **reason)
 {
     FaultAction act = FAULT_NONE;
     for (uint32_t i = 0; i < a->fault_n; i++) {
@@ -431,6 +432,7 @@ static FaultAction actor_faults(Engine *e, Actor *a, const SchedOp *op, int64_t 
         switch (f->f.kind) {
         case SCHED_FAULT_CRASH:
             act = FAULT_CRASH;
+            *reason = f->f.reason;
             break;
         case SCHED_FAULT_SKIP:
             if (act == FAULT_NONE)
@@ -552,10 +554,11 @@ static void actor_run(Engine *e, uint32_t rank, int64_t now)
         }
         int64_t delay = 0;
         if (a->fault_n && !a->faults_checked) {
-            FaultAction act = actor_faults(e, a, op, &delay);
+            const char *reason = NULL;
+            FaultAction act = actor_faults(e, a, op, &delay, &reason);
             if (act == FAULT_CRASH) {
                 e->now = now;
-                crash_rank(e, rank, sched_program_name_str(e->p, op->name));
+                crash_rank(e, rank, sched_program_name_str(e->p, op->name), reason);
                 return;
             }
             if (act == FAULT_SKIP) {
@@ -844,7 +847,7 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
             break;
         }
         case EV_CRASH:
-            crash_rank(&e, ev.target, NULL);
+            crash_rank(&e, ev.target, NULL, NULL);
             break;
         default:
             g_assert_not_reached();

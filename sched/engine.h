@@ -55,6 +55,8 @@ typedef struct {
     int64_t delay_ns;    /* delay */
     double factor;       /* slowdown, > 0 */
     int64_t at_ns;       /* crash at a time, or -1 */
+    const char *reason;  /* crash: why, for a failure a model predicts (a static or interned
+                            string); NULL: an injected fault */
 } SchedFault;
 
 typedef enum {

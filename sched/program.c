@@ -203,6 +203,12 @@ uint32_t sched_program_name(SchedProgram *p, const char *s)
     return id;
 }
 
+int32_t sched_program_find_name(const SchedProgram *p, const char *s)
+{
+    gpointer v = g_hash_table_lookup(p->names.ids, s);
+    return v ? (int32_t)(GPOINTER_TO_UINT(v) - 1) : -1;
+}
+
 const char *sched_program_name_str(const SchedProgram *p, uint32_t id)
 {
     g_return_val_if_fail(id < p->names.strings->len, "?");

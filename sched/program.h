@@ -126,6 +126,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SchedProgram, sched_program_free)
 
 /* Interns `s` and returns its id; ids are dense from 0 in first-seen order. */
 uint32_t sched_program_name(SchedProgram *p, const char *s);
+/* The id of name `s`, or -1 when the program has no such name. O(1). */
+int32_t sched_program_find_name(const SchedProgram *p, const char *s);
 /* The string of a name id; owned by the program. */
 const char *sched_program_name_str(const SchedProgram *p, uint32_t id);
 

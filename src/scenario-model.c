@@ -17,6 +17,8 @@
 #include "inputfile.h"
 #include "scenario-loader.h"
 #include "vllm-args.h"
+#include "vllm-version.h"
+#include "../model/runtime.h"
 
 /* ---- model and parallel ---- */
 
@@ -158,7 +160,7 @@ static bool load_parallel(Loader *ld, const YamlDocNode *m, ModelParallel *par)
 
 /* `engine:` applied on top of *e and *cp. *profile_at gets the `op_profile` node, if any. */
 static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelCostParams *cp,
-                        const YamlDocNode **profile_at)
+                        const YamlDocNode **profile_at, GPtrArray *notes)
 {
     static const char *const keys[] = {
         "attention_backend",
@@ -170,6 +172,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "max_num_seqs",
         "cudagraph_mode",
         "cudagraph_memory_profiling",
+        "vllm_version",
+        "vllm_without",
         "op_profile",
         "compute_efficiency",
         "memory_efficiency",
@@ -229,6 +233,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         return false;
     if (!scenario_get_bool_opt(ld, m, "cudagraph_memory_profiling",
                                &e->cudagraph_memory_profiling))
+        return false;
+    if (!vllm_version_apply(&ld->doc, m, &e->vllm_absent, notes))
         return false;
     static const struct {
         const char *key;
@@ -585,8 +591,11 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
         return false;
 
     const YamlDocNode *profile_at = NULL;
-    if (en && !load_engine(ld, en, &ms->engine, &ms->cost, &profile_at))
+    g_autoptr(GPtrArray) vnotes = g_ptr_array_new_with_free_func(g_free);
+    if (en && !load_engine(ld, en, &ms->engine, &ms->cost, &profile_at, vnotes))
         return false;
+    for (guint i = 0; i < vnotes->len; i++)
+        scenario_note_ignored(s, "%s", (const char *)g_ptr_array_index(vnotes, i));
     model_engine_apply_vllm_defaults(&ms->engine, s->arch, &s->hardware);
     if (!ms->eval && ms->engine.quantization_override && s->arch->quant.method[0])
         /* engine.quantization wins, but says so: the checkpoint stores its weights otherwise */
@@ -643,7 +652,12 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     }
     s->findings = model_layout_check(s->program, &in);
     ld->prog = s->program;
-    return scenario_load_run_settings(ld, root, s, "the lowered program (a bug in model/lower.c)");
+    if (!scenario_load_run_settings(ld, root, s, "the lowered program (a bug in model/lower.c)"))
+        return false;
+    /* What this vLLM would fail at while running (model/runtime.h): crash faults after the
+     * scenario's own, and their cause among the findings. */
+    model_runtime_faults(s->program, &in, s->faults, s->findings);
+    return true;
 }
 
 bool scenario_interpret_model(Loader *ld, const YamlDocNode *root, Scenario *s)

@@ -457,7 +457,7 @@ Test(faults, delay_on_nth_occurrence_makes_a_straggler)
 {
     g_autoptr(SchedProgram) p = layered(4, 5);
     SchedFault f = {SCHED_FAULT_DELAY, 2, sched_program_name(p, "tp_all_reduce"), 3, 20 * S, 1.0,
-                    -1};
+                    -1, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -474,7 +474,7 @@ Test(faults, delay_on_nth_occurrence_makes_a_straggler)
 Test(faults, delay_on_compute_lengthens_it)
 {
     g_autoptr(SchedProgram) p = layered(2, 2);
-    SchedFault f = {SCHED_FAULT_DELAY, 0, sched_program_name(p, "mlp"), 2, 5 * US, 1.0, -1};
+    SchedFault f = {SCHED_FAULT_DELAY, 0, sched_program_name(p, "mlp"), 2, 5 * US, 1.0, -1, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -487,7 +487,7 @@ Test(faults, delay_on_compute_lengthens_it)
 Test(faults, slowdown_scales_compute)
 {
     g_autoptr(SchedProgram) p = layered(2, 3);
-    SchedFault f = {SCHED_FAULT_SLOWDOWN, 1, -1, 0, 0, 2.0, -1};
+    SchedFault f = {SCHED_FAULT_SLOWDOWN, 1, -1, 0, 0, 2.0, -1, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -500,7 +500,7 @@ Test(faults, slowdown_scales_compute)
 Test(faults, crash_at_time_blames_the_crashed_rank)
 {
     g_autoptr(SchedProgram) p = layered(4, 10);
-    SchedFault f = {SCHED_FAULT_CRASH, 1, -1, 0, 0, 1.0, 75 * US};
+    SchedFault f = {SCHED_FAULT_CRASH, 1, -1, 0, 0, 1.0, 75 * US, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -522,7 +522,7 @@ Test(faults, crash_at_time_blames_the_crashed_rank)
 Test(faults, crash_on_op_occurrence)
 {
     g_autoptr(SchedProgram) p = layered(2, 4);
-    SchedFault f = {SCHED_FAULT_CRASH, 0, sched_program_name(p, "mlp"), 2, 0, 1.0, -1};
+    SchedFault f = {SCHED_FAULT_CRASH, 0, sched_program_name(p, "mlp"), 2, 0, 1.0, -1, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -539,7 +539,7 @@ Test(faults, crash_while_blocked_poisons_the_instance)
     SchedOp r1[] = {C(p, "work", 100 * US), AG(p, "ag", g, 8)};
     sched_program_set_ops(p, 0, r0, 1);
     sched_program_set_ops(p, 1, r1, 2);
-    SchedFault f = {SCHED_FAULT_CRASH, 0, -1, 0, 0, 1.0, 50 * US};
+    SchedFault f = {SCHED_FAULT_CRASH, 0, -1, 0, 0, 1.0, 50 * US, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -552,7 +552,7 @@ Test(faults, crash_while_blocked_poisons_the_instance)
 Test(faults, skip_diverges_and_blames_the_skipper)
 {
     g_autoptr(SchedProgram) p = layered(4, 6);
-    SchedFault f = {SCHED_FAULT_SKIP, 3, sched_program_name(p, "tp_all_reduce"), 2, 0, 1.0, -1};
+    SchedFault f = {SCHED_FAULT_SKIP, 3, sched_program_name(p, "tp_all_reduce"), 2, 0, 1.0, -1, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -817,7 +817,7 @@ Test(regress, watchdog_ignores_a_crashed_first_arrival)
     SchedOp r1[] = {C(p, "slow", 1500LL * 1000000), AR(p, "ar", g, 16)};
     sched_program_set_ops(p, 0, r0, 1);
     sched_program_set_ops(p, 1, r1, 2);
-    SchedFault f = {SCHED_FAULT_CRASH, 0, -1, 0, 0, 1.0, 500LL * 1000000};
+    SchedFault f = {SCHED_FAULT_CRASH, 0, -1, 0, 0, 1.0, 500LL * 1000000, NULL};
     SchedConfig c = quiet_config();
     c.collective_timeout_ns = 1 * S;
     c.faults = &f;

@@ -1,0 +1,104 @@
+/* model/runtime.c — runtime failures from their formulas (model/runtime.h). */
+#include "runtime.h"
+
+#include <string.h>
+
+uint64_t model_trtllm_slab_bytes(uint64_t gathered_heads, uint64_t tokens)
+{
+    return 8ull * gathered_heads * tokens * 256ull + 1048576ull;
+}
+
+static uint64_t batch_tokens(const ModelBatch *b)
+{
+    if (!b)
+        return 0;
+    uint64_t n = b->decode->len;
+    for (guint i = 0; i < b->prefill->len; i++)
+        n += g_array_index(b->prefill, uint32_t, i);
+    return n;
+}
+
+static const ModelBatch *batch_of(const ModelStep *s, uint32_t dp)
+{
+    if (s->per_dp->len == 1)
+        return g_ptr_array_index(s->per_dp, 0);
+    return dp < s->per_dp->len ? g_ptr_array_index(s->per_dp, dp) : NULL;
+}
+
+/* FlashInfer sparse MLA before PR #50791: every scheduled token goes through the MQA kernel
+ * with q_len 1 and the query all-gathered over the DCP group's heads, so a step of T tokens
+ * asks for a slab of 8 x (heads/TP x DCP) x T x 256 + 1 MiB (vLLM issue #50781). */
+static void sparse_mla_slab(const SchedProgram *p, const ModelLowerInput *in, GArray *faults,
+                            GPtrArray *findings)
+{
+    const ModelParallel *par = &in->plan->par;
+    uint32_t dcp = par->decode_context_parallel_size;
+    if (dcp <= 1 ||
+        model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE) ||
+        model_engine_backend(in->arch, in->engine, par, in->hw) !=
+            MODEL_BACKEND_FLASHINFER_MLA_SPARSE)
+        return;
+    uint64_t heads = (uint64_t)in->arch->num_heads / par->tensor_parallel_size * dcp;
+    uint64_t avail = MODEL_TRTLLM_SLAB_AVAILABLE_BYTES;
+    uint64_t max_tokens = (avail - 1048576ull) / (8ull * heads * 256ull);
+    int32_t embed = sched_program_find_name(p, "embed");
+    if (embed < 0)
+        return;
+    g_autofree bool *dead = g_new0(bool, in->plan->world);
+    for (guint s = 0; s < in->workload->steps->len; s++) {
+        const ModelStep *st = g_ptr_array_index(in->workload->steps, s);
+        g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        uint64_t tokens = 0;
+        for (uint32_t r = 0; r < in->plan->world; r++) {
+            uint64_t t = batch_tokens(batch_of(st, in->plan->coord[r].dp));
+            if (dead[r] || model_trtllm_slab_bytes(heads, t) <= avail)
+                continue;
+            dead[r] = true;
+            tokens = MAX(tokens, t);
+            int32_t rr = (int32_t)r;
+            g_array_append_val(ranks, rr);
+        }
+        if (!ranks->len)
+            continue;
+        uint64_t slab = model_trtllm_slab_bytes(heads, tokens);
+        g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
+        g_autofree char *msg = g_strdup_printf(
+            "crash: step %u schedules %" G_GUINT64_FORMAT " tokens; FlashInfer's trtllm-gen sparse "
+            "MLA launcher carves its softmax-stats slab, 8 B x %" G_GUINT64_FORMAT " gathered "
+            "heads (%u per rank x DCP %u) x %" G_GUINT64_FORMAT " x 256 + 1 MiB = %.1f MiB, out of "
+            "the fixed 394 MiB workspace, which has %.1f MiB left after its counter carve: it "
+            "writes past the buffer and DCP worker%s %s die (vLLM issue #50781). At most %" G_GUINT64_FORMAT
+            " tokens a step fit. vLLM sizes and preallocates the workspace since PR #50791 "
+            "(landed through #55879); this run is vLLM without it (engine.vllm_without)",
+            s + 1, tokens, heads, in->arch->num_heads / par->tensor_parallel_size, dcp, tokens,
+            (double)slab / 1048576.0, (double)avail / 1048576.0, ranks->len > 1 ? "s" : "", rs,
+            max_tokens);
+        g_autofree char *detail = g_strdup_printf(
+            "{\"mechanism\":\"sparse_mla_softmax_slab\",\"phase\":\"step\",\"step\":%u,"
+            "\"tokens\":%" G_GUINT64_FORMAT ",\"gathered_heads\":%" G_GUINT64_FORMAT
+            ",\"slab_bytes\":%" G_GUINT64_FORMAT ",\"available_bytes\":%" G_GUINT64_FORMAT
+            ",\"max_tokens\":%" G_GUINT64_FORMAT ",\"ranks\":\"%s\",\"fixed_by\":[50791,55879]}",
+            s + 1, tokens, heads, slab, avail, max_tokens, rs);
+        g_ptr_array_add(findings,
+                        sched_diag_new("crash", SCHED_SEV_ERROR, g_array_index(ranks, int32_t, 0),
+                                       -1, 0, -1, "sparse_attention", msg, detail));
+        const char *reason = g_intern_string(
+            "the sparse-MLA softmax-stats slab overflows FlashInfer's fixed workspace (vLLM "
+            "issue #50781)");
+        for (guint i = 0; i < ranks->len; i++) {
+            SchedFault f = {.kind = SCHED_FAULT_CRASH,
+                            .rank = g_array_index(ranks, int32_t, i),
+                            .op_name = embed,
+                            .occurrence = s + 1,
+                            .at_ns = -1,
+                            .reason = reason};
+            g_array_append_val(faults, f);
+        }
+    }
+}
+
+void model_runtime_faults(const SchedProgram *p, const ModelLowerInput *in, GArray *faults,
+                          GPtrArray *findings)
+{
+    sparse_mla_slab(p, in, faults, findings);
+}

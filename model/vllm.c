@@ -1,0 +1,23 @@
+/* model/vllm.c — names of the vLLM behaviours of model/vllm.h. */
+#include "vllm.h"
+
+#include <string.h>
+
+static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
+    [MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE] = "sparse_mla_dcp_workspace",
+};
+
+const char *model_vllm_behaviour_name(ModelVllmBehaviour b)
+{
+    return (unsigned)b < MODEL_VLLM_BEHAVIOUR_COUNT ? names[b] : "?";
+}
+
+bool model_vllm_behaviour_parse(const char *s, ModelVllmBehaviour *out)
+{
+    for (int i = 0; i < MODEL_VLLM_BEHAVIOUR_COUNT; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (ModelVllmBehaviour)i;
+            return true;
+        }
+    return false;
+}

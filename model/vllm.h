@@ -1,0 +1,38 @@
+/* model/vllm.h — vLLM behaviours that differ between vLLM versions, as the mechanisms that
+ * depend on them consult them.
+ *
+ * Which behaviours a run has comes from the version table (model/presets/vllm-versions.yaml,
+ * read by src/vllm-version.c): `engine.vllm_version` (only `main` so far: the table records no
+ * release tags yet) and `engine.vllm_without: [PR, ...]` — vLLM as it was before those PRs,
+ * i.e. without the behaviours they introduced. doc/lifecycle.md has the table and each
+ * mechanism's formula.
+ */
+#ifndef MODEL_VLLM_H
+#define MODEL_VLLM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum {
+    /* FlashInfer's sparse-MLA workspace sized for DCP and allocated at start-up:
+     * 394 MiB + 8 B x (heads per rank x DCP) x max_num_batched_tokens x 256 + 1 MiB (vLLM PR
+     * #50791, landed through #55879). Without it the trtllm-gen launcher carves the
+     * softmax-stats slab out of the fixed 394 MiB buffer at run time, and a step whose slab
+     * does not fit kills every DCP worker (vLLM issue #50781). */
+    MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE = 0,
+    MODEL_VLLM_BEHAVIOUR_COUNT
+} ModelVllmBehaviour;
+
+/* The behaviour's id in the version table ("sparse_mla_dcp_workspace"). */
+const char *model_vllm_behaviour_name(ModelVllmBehaviour b);
+/* Parses an id; false for an id ranksim does not model (yet). */
+bool model_vllm_behaviour_parse(const char *s, ModelVllmBehaviour *out);
+
+/* A bit set of behaviours that are absent (vLLM before the PR): 0 = vLLM main. */
+typedef uint32_t ModelVllmAbsent;
+static inline bool model_vllm_has(ModelVllmAbsent absent, ModelVllmBehaviour b)
+{
+    return !(absent & (1u << b));
+}
+
+#endif
