@@ -97,8 +97,88 @@ static void sparse_mla_slab(const SchedProgram *p, const ModelLowerInput *in, GA
     }
 }
 
+/* The KV tokens DCP rank r holds of a sequence of L tokens, interleave I, DCP size D (vLLM's
+ * get_dcp_local_seq_lens): base = L / I / D x I; rem = clip(L - base x D - r x I, 0, I). */
+static uint64_t dcp_local_len(uint64_t L, uint32_t I, uint32_t D, uint32_t r)
+{
+    uint64_t base = L / I / D * I;
+    int64_t rem = (int64_t)L - (int64_t)(base * D) - (int64_t)r * I;
+    rem = rem < 0 ? 0 : rem > (int64_t)I ? (int64_t)I : rem;
+    return base + (uint64_t)rem;
+}
+
+/* vLLM before PR #55879's empty branch: on a DCP rank where no sequence of the step has a local
+ * KV token, mask_dcp_empty_shards_ clamps the sequence index to -1 and indexes an empty tensor
+ * (seed 004: the CUDA-graph warm-up crash). */
+static void dcp_empty_shard(const SchedProgram *p, const ModelLowerInput *in, GArray *faults,
+                            GPtrArray *findings)
+{
+    const ModelParallel *par = &in->plan->par;
+    uint32_t D = par->decode_context_parallel_size, I = MAX(par->cp_kv_cache_interleave_size, 1u);
+    if (D <= 1 || model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_DCP_EMPTY_SHARD_MASK))
+        return;
+    int32_t embed = sched_program_find_name(p, "embed");
+    if (embed < 0)
+        return;
+    g_autofree bool *dead = g_new0(bool, in->plan->world);
+    for (uint32_t r = 0; r < in->plan->world; r++)
+        for (guint f = 0; f < faults->len; f++)
+            dead[r] |= g_array_index(faults, SchedFault, f).rank == (int32_t)r;
+    for (guint s = 0; s < in->workload->steps->len; s++) {
+        const ModelStep *st = g_ptr_array_index(in->workload->steps, s);
+        g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        for (uint32_t r = 0; r < in->plan->world; r++) {
+            const ModelBatch *b = batch_of(st, in->plan->coord[r].dp);
+            if (dead[r] || !b || (!b->decode->len && !b->prefill->len))
+                continue;
+            uint32_t d = in->plan->coord[r].dcp;
+            uint64_t local = 0;
+            for (guint i = 0; i < b->decode->len; i++)
+                local += dcp_local_len(g_array_index(b->decode, uint32_t, i), I, D, d);
+            for (guint i = 0; i < b->prefill->len; i++)
+                local += dcp_local_len(g_array_index(b->prefill, uint32_t, i), I, D, d);
+            if (local)
+                continue;
+            dead[r] = true;
+            int32_t rr = (int32_t)r;
+            g_array_append_val(ranks, rr);
+        }
+        if (!ranks->len)
+            continue;
+        g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
+        g_autofree char *msg = g_strdup_printf(
+            "crash: step %u leaves rank%s %s without a local KV token of any sequence (DCP %u, "
+            "interleave %u): mask_dcp_empty_shards_ clamps the sequence index to -1 and indexes an "
+            "empty tensor there (seed 004: the CUDA-graph warm-up crash). vLLM returns early on "
+            "an empty shard since PR #55879; this run is vLLM without it (engine.vllm_without)",
+            s + 1, ranks->len > 1 ? "s" : "", rs, D, I);
+        g_autofree char *detail = g_strdup_printf(
+            "{\"mechanism\":\"dcp_empty_shard\",\"phase\":\"step\",\"step\":%u,"
+            "\"ranks\":\"%s\",\"fixed_by\":[55879]}",
+            s + 1, rs);
+        g_ptr_array_add(findings,
+                        sched_diag_new("crash", SCHED_SEV_ERROR, g_array_index(ranks, int32_t, 0),
+                                       -1, 0, -1, "mask_dcp_empty_shards_", msg, detail));
+        const char *reason =
+            g_intern_string("mask_dcp_empty_shards_ indexes an empty tensor on a DCP rank with no "
+                            "local sequence (before vLLM PR #55879)");
+        for (guint i = 0; i < ranks->len; i++) {
+            SchedFault f = {.kind = SCHED_FAULT_CRASH,
+                            .rank = g_array_index(ranks, int32_t, i),
+                            .op_name = embed,
+                            .occurrence = s + 1,
+                            .at_ns = -1,
+                            .reason = reason};
+            g_array_append_val(faults, f);
+        }
+    }
+}
+
 void model_runtime_faults(const SchedProgram *p, const ModelLowerInput *in, GArray *faults,
                           GPtrArray *findings)
 {
-    sparse_mla_slab(p, in, faults, findings);
+    g_autoptr(GArray) mine = g_array_new(FALSE, FALSE, sizeof(SchedFault));
+    sparse_mla_slab(p, in, mine, findings);
+    dcp_empty_shard(p, in, mine, findings);
+    g_array_append_vals(faults, mine->data, mine->len);
 }

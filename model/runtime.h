@@ -4,7 +4,9 @@
  * So far: the FlashInfer sparse-MLA softmax-stats slab of vLLM before PR #50791 (landed through
  * #55879). The launcher carves 8 B x gathered heads x step tokens x 256 + 1 MiB out of the fixed
  * 394 MiB workspace, of which its 8 MiB counter carve leaves 386 MiB; a step whose slab does not
- * fit writes past the buffer and every DCP worker dies (vLLM issue #50781).
+ * fit writes past the buffer and every DCP worker dies (vLLM issue #50781). And the empty DCP
+ * shard of vLLM before PR #55879: a DCP rank holding no local KV token of any sequence of a
+ * step crashes in mask_dcp_empty_shards_ (seed 004).
  */
 #ifndef MODEL_RUNTIME_H
 #define MODEL_RUNTIME_H

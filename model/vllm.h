@@ -20,6 +20,9 @@ typedef enum {
      * softmax-stats slab out of the fixed 394 MiB buffer at run time, and a step whose slab
      * does not fit kills every DCP worker (vLLM issue #50781). */
     MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE = 0,
+    /* mask_dcp_empty_shards_ returns early on a DCP rank with no local sequence (PR #55879).
+     * Without it the function indexes an empty tensor there and the rank crashes. */
+    MODEL_VLLM_DCP_EMPTY_SHARD_MASK,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

@@ -117,3 +117,34 @@ Test(vllm_version, unmodelled_behaviours_are_said)
     cr_assert_not_null(strstr(r.out, "changes no runtime behaviour"), "%s", r.out);
     result_clear(&r);
 }
+
+/* Before PR 55879's empty branch, a decode step whose sequences leave a DCP rank without a
+ * local KV token crashes exactly that rank (contexts of 2 tokens, DCP 4, interleave 1: ranks 2
+ * and 3 hold nothing); with it the step is healthy. */
+Test(vllm_version, empty_dcp_shard_crashes_exactly_the_empty_ranks)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    const char *path = SCN("glm52-tp4-dcp4-empty-shard-decode.yaml");
+    Result r = run(path, db, NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    r = run(path, db, "engine.vllm_without=[55879]");
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "\"mechanism\" : \"dcp_empty_shard\""), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\"ranks\" : \"2-3\""), "%s", r.out);
+    result_clear(&r);
+    sqlite3 *h = NULL;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(h,
+                                    "SELECT group_concat(rank || ':' || state) FROM ranks WHERE "
+                                    "run_id = 2",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    g_autofree char *states = g_strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    cr_assert_str_eq(states, "0:blocked,1:blocked,2:crashed,3:crashed");
+}
