@@ -802,6 +802,18 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
         g_set_error(error, MODEL_LOWER_ERROR, 0, "%s", why);
         return false;
     }
+    /* FlashInferMLASparseTRTLLMBackend.supports_combination (vLLM PR #55879), in its words. */
+    if (backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE && par->prefill_context_parallel_size > 1 &&
+        par->decode_context_parallel_size > 1 &&
+        model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_SPARSE_MLA_BACKEND_CHECK)) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                    "attention backend FLASHINFER_MLA_SPARSE: vLLM refuses it here: "
+                    "\"FLASHINFER_MLA_SPARSE does not support combined PCP+DCP; use "
+                    "FLASHMLA_SPARSE, which gathers each DCP KV shard before running the "
+                    "rank-local PCP prefill queries\" (since PR #55879; AUTO picks "
+                    "FLASHMLA_SPARSE; engine.vllm_without: [55879] for the vLLM before it)");
+        return false;
+    }
     if (a->dsv4) {
         /* what vLLM's DeepSeek-V4 asserts, and what ranksim lowers of it */
         if (in->engine->kv_cache_dtype != SCHED_DTYPE_FP8) {

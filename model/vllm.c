@@ -6,6 +6,7 @@
 static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE] = "sparse_mla_dcp_workspace",
     [MODEL_VLLM_DCP_EMPTY_SHARD_MASK] = "dcp_empty_shard_mask",
+    [MODEL_VLLM_SPARSE_MLA_BACKEND_CHECK] = "sparse_mla_backend_combination_check",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)

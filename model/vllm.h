@@ -23,6 +23,10 @@ typedef enum {
     /* mask_dcp_empty_shards_ returns early on a DCP rank with no local sequence (PR #55879).
      * Without it the function indexes an empty tensor there and the rank crashes. */
     MODEL_VLLM_DCP_EMPTY_SHARD_MASK,
+    /* FLASHINFER_MLA_SPARSE refused under PCP and DCP together (supports_combination, PR
+     * #55879): it does not gather the DCP KV shards, so the ranks' LSE all-gathers disagree
+     * (seed 004's hang). AUTO falls back to FLASHMLA_SPARSE either way. */
+    MODEL_VLLM_SPARSE_MLA_BACKEND_CHECK,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

@@ -167,8 +167,21 @@ bool vllm_version_apply(YamlDoc *d, const YamlDocNode *m, ModelVllmAbsent *absen
             text++;
         char *end = NULL;
         int64_t pr = text ? g_ascii_strtoll(text, &end, 10) : -1;
+        if (text && (end == text || *end) && behaviour(t, text)) {
+            /* A behaviour id: one change of a PR without the rest (vLLM in between). */
+            ModelVllmBehaviour b;
+            if (model_vllm_behaviour_parse(text, &b))
+                *absent |= 1u << b;
+            else
+                g_ptr_array_add(notes, g_strdup_printf("engine.vllm_without '%s' (%s) is not "
+                                                       "modelled yet: simulated as in vLLM main",
+                                                       text, behaviour(t, text)->what));
+            continue;
+        }
         if (!text || end == text || *end)
-            return yamldoc_fail(d, n, "vllm_without", "'%s' is not a PR number; valid: %s",
+            return yamldoc_fail(d, n, "vllm_without",
+                                "'%s' is neither a PR number nor a behaviour id; valid PRs: %s "
+                                "(behaviour ids: doc/lifecycle.md)",
                                 text ? text : "a list or mapping", t->known);
         const PrRow *row = NULL;
         for (guint k = 0; k < t->prs->len && !row; k++)

@@ -244,6 +244,8 @@ static SchedOutcome *seed004(ModelBackend backend, uint32_t len)
 {
     Fixture f;
     setup(&f, "glm-5.2", par_of(1, 1, 4, 4, true, false), backend);
+    /* vLLM before PR #55879's backend check, which refuses FLASHINFER_MLA_SPARSE here */
+    f.engine.vllm_absent |= 1u << MODEL_VLLM_SPARSE_MLA_BACKEND_CHECK;
     uint32_t pre[] = {len};
     add_step(&f, pre, 1, NULL, 0);
     lower(&f, MODEL_BREAK_NONE);
