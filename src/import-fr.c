@@ -417,10 +417,8 @@ static gint cmp_rank(gconstpointer a, gconstpointer b)
     return (x > y) - (x < y);
 }
 
-/* Each thread's reusable JSON document (freed with the thread). */
-static GPrivate thread_doc = G_PRIVATE_INIT((GDestroyNotify)lite_free);
-
-FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **error)
+FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scratch,
+                        GError **error)
 {
     FrDump *fd = g_new0(FrDump, 1);
     fd->path = g_strdup(path);
@@ -436,7 +434,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
                           "cannot tell whose dump this is: torch names a dump <prefix><global "
                           "rank> (nccl_trace_rank_3), and this name does not end in a rank number "
                           "below 65536");
-    g_autoptr(LiteDoc) own = NULL; /* a pickle's tree; JSON parses into the thread's doc */
+    g_autoptr(LiteDoc) own = NULL; /* a pickle's tree, or JSON's without a scratch doc */
     LiteDoc *doc = NULL;
     fd->pickle = len >= 2 && data[0] == 0x80;
     if (fd->pickle) {
@@ -449,11 +447,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **erro
         }
         doc = own = lite_from_json_node(root);
     } else {
-        doc = g_private_get(&thread_doc);
-        if (!doc) {
-            doc = lite_doc_new();
-            g_private_set(&thread_doc, doc);
-        }
+        doc = scratch ? scratch : (own = lite_doc_new());
         if (!lite_doc_parse_json(doc, (char *)data, len, path, error)) {
             (*error)->domain = IMPORT_ERROR;
             (*error)->code = IMPORT_ERROR_INVALID;
@@ -794,7 +788,7 @@ bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
 bool import_fr_file(ImportSet *s, const char *path, guint8 *data, gsize len, bool hccl,
                     GError **error)
 {
-    FrDump *fd = import_fr_parse(path, data, len, error);
+    FrDump *fd = import_fr_parse(path, data, len, NULL, error);
     if (!fd)
         return false;
     bool ok = import_fr_merge(s, fd, hccl, error);

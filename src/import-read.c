@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "inputfile.h"
+#include "lite.h"
 
 /* ---- format detection ---- */
 
@@ -105,6 +106,7 @@ typedef struct {
     FrDump *dump;       /* Flight Recorder: parsed */
     GError *error;
     gint *done;         /* jobs finished, shared (atomic) */
+    GAsyncQueue *docs;  /* LiteDoc* scratch documents, one per worker, lent to each job */
 } FileJob;
 
 static void file_job_run(FileJob *j);
@@ -146,7 +148,11 @@ static void file_job_run(FileJob *j)
         j->bytes = g_bytes_new_take(buf, len);
         return;
     }
-    j->dump = import_fr_parse(j->path, (guint8 *)buf, len, &j->error);
+    /* A scratch document from the pool's set: its arenas, grown by the largest dump so far,
+     * are reused instead of faulted in again for every dump. */
+    LiteDoc *doc = g_async_queue_pop(j->docs);
+    j->dump = import_fr_parse(j->path, (guint8 *)buf, len, doc, &j->error);
+    g_async_queue_push(j->docs, doc);
     g_free(buf);
 }
 
@@ -173,6 +179,9 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
     g_autofree FileJob *jobs = g_new0(FileJob, n);
     gint done = 0;
     guint threads = MIN(MAX(g_get_num_processors(), 1u), 8u);
+    GAsyncQueue *docs = g_async_queue_new_full((GDestroyNotify)lite_free);
+    for (guint i = 0; i < threads; i++)
+        g_async_queue_push(docs, lite_doc_new());
     GThreadPool *pool = threads > 1 && n > 1
                             ? g_thread_pool_new(file_job, NULL, (gint)threads, FALSE, NULL)
                             : NULL;
@@ -180,6 +189,7 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
         jobs[i].path = g_ptr_array_index(files, i);
         jobs[i].want = format;
         jobs[i].done = &done;
+        jobs[i].docs = docs;
         if (pool)
             g_thread_pool_push(pool, &jobs[i], NULL);
         else
@@ -194,6 +204,7 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
     }
     if (progress)
         progress(data, n, n);
+    g_async_queue_unref(docs); /* frees the documents */
 
     g_autoptr(ImportSet) s = NULL;
     GError *first = NULL;

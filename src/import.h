@@ -121,10 +121,13 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
 
 /* The Flight Recorder reader in two steps, so that dumps parse in parallel: import_fr_parse
  * reads one dump's bytes into a private FrDump (thread-safe; NULL with the error; JSON is
- * parsed in place, so `data` is left altered), and
+ * parsed in place, so `data` is left altered, into `scratch` when given — a lite document
+ * reused from dump to dump by one thread — else a document of its own), and
  * import_fr_merge adds it to the set (in file order, on one thread). */
 typedef struct FrDump FrDump;
-FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, GError **error);
+struct LiteDoc;
+FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, struct LiteDoc *scratch,
+                        GError **error);
 bool import_fr_merge(ImportSet *s, FrDump *d, bool hccl, GError **error);
 void import_fr_dump_free(FrDump *d);
 /* Both, for one file's bytes. */
