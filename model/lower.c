@@ -211,7 +211,7 @@ static void emit_coll(Ctx *c, SchedOpKind kind, const char *name, int32_t group,
 
 /* ---- per-step rows ---- */
 
-static const ModelBatch *batch_of(const ModelStep *s, uint32_t dp)
+const ModelBatch *model_step_batch(const ModelStep *s, uint32_t dp)
 {
     if (s->per_dp->len == 1)
         return g_ptr_array_index(s->per_dp, 0);
@@ -220,7 +220,7 @@ static const ModelBatch *batch_of(const ModelStep *s, uint32_t dp)
     return NULL; /* an idle DP rank: runs a dummy batch (see moe_rows) */
 }
 
-static uint64_t batch_tokens(const ModelBatch *b)
+uint64_t model_batch_tokens(const ModelBatch *b)
 {
     if (!b)
         return 0;
@@ -244,7 +244,7 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
 {
     const ModelParallel *par = &c->pl->par;
     const ModelCoord *co = &c->pl->coord[rank];
-    const ModelBatch *b = batch_of(s, co->dp);
+    const ModelBatch *b = model_step_batch(s, co->dp);
     StepRows r;
     memset(&r, 0, sizeof r);
     r.n_prefill = b ? b->prefill->len : 0;
@@ -252,10 +252,10 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
     /* Whether the step prefills is agreed across DP (vLLM and vLLM-Ascend sync it with the
      * token counts), so every DP rank takes the same path and MoE method. */
     for (uint32_t dp = 0; dp < par->data_parallel_size && !r.has_prefill; dp++) {
-        const ModelBatch *x = batch_of(s, dp);
+        const ModelBatch *x = model_step_batch(s, dp);
         r.has_prefill = x && x->prefill->len > 0;
     }
-    r.tokens = batch_tokens(b);
+    r.tokens = model_batch_tokens(b);
     uint32_t pcp = par->prefill_context_parallel_size;
     if (pcp > 1) {
         r.real = pcp_rows_of(b, pcp, co->pcp);
@@ -305,7 +305,7 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
     uint64_t dp_most = r.padded;
     if (par->data_parallel_size > 1 && c->pl->ep_size > 1)
         for (uint32_t dp = 0; dp < par->data_parallel_size; dp++) {
-            uint64_t x = batch_tokens(batch_of(s, dp));
+            uint64_t x = model_batch_tokens(model_step_batch(s, dp));
             if (x > dp_most)
                 dp_most = x;
         }

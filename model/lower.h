@@ -124,6 +124,11 @@ void model_batch_free(ModelBatch *b);
 ModelWorkload *model_workload_new(void);
 void model_workload_free(ModelWorkload *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelWorkload, model_workload_free)
+/* The batch DP rank `dp` runs in step `s` (one batch: every DP rank's), or NULL for an idle DP
+ * rank (it runs a dummy batch). */
+const ModelBatch *model_step_batch(const ModelStep *s, uint32_t dp);
+/* Tokens a batch schedules: its prompts' lengths plus one per decoding sequence. */
+uint64_t model_batch_tokens(const ModelBatch *b);
 /* Appends a step whose batches (taken over) run on the DP ranks. */
 void model_workload_add_step(ModelWorkload *w, GPtrArray *per_dp);
 

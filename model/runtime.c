@@ -8,21 +8,19 @@ uint64_t model_trtllm_slab_bytes(uint64_t gathered_heads, uint64_t tokens)
     return 8ull * gathered_heads * tokens * 256ull + 1048576ull;
 }
 
-static uint64_t batch_tokens(const ModelBatch *b)
+/* Crashes `ranks` at the start of step s (its `embed` op, occurrence s + 1) for `reason`. */
+static void crash_at_step(GArray *faults, const GArray *ranks, int32_t embed, guint s,
+                          const char *reason)
 {
-    if (!b)
-        return 0;
-    uint64_t n = b->decode->len;
-    for (guint i = 0; i < b->prefill->len; i++)
-        n += g_array_index(b->prefill, uint32_t, i);
-    return n;
-}
-
-static const ModelBatch *batch_of(const ModelStep *s, uint32_t dp)
-{
-    if (s->per_dp->len == 1)
-        return g_ptr_array_index(s->per_dp, 0);
-    return dp < s->per_dp->len ? g_ptr_array_index(s->per_dp, dp) : NULL;
+    for (guint i = 0; i < ranks->len; i++) {
+        SchedFault f = {.kind = SCHED_FAULT_CRASH,
+                        .rank = g_array_index(ranks, int32_t, i),
+                        .op_name = embed,
+                        .occurrence = s + 1,
+                        .at_ns = -1,
+                        .reason = g_intern_string(reason)};
+        g_array_append_val(faults, f);
+    }
 }
 
 /* FlashInfer sparse MLA before PR #50791: every scheduled token goes through the MQA kernel
@@ -50,7 +48,7 @@ static void sparse_mla_slab(const SchedProgram *p, const ModelLowerInput *in, GA
         g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
         uint64_t tokens = 0;
         for (uint32_t r = 0; r < in->plan->world; r++) {
-            uint64_t t = batch_tokens(batch_of(st, in->plan->coord[r].dp));
+            uint64_t t = model_batch_tokens(model_step_batch(st, in->plan->coord[r].dp));
             if (dead[r] || model_trtllm_slab_bytes(heads, t) <= avail)
                 continue;
             dead[r] = true;
@@ -82,18 +80,9 @@ static void sparse_mla_slab(const SchedProgram *p, const ModelLowerInput *in, GA
         g_ptr_array_add(findings,
                         sched_diag_new("crash", SCHED_SEV_ERROR, g_array_index(ranks, int32_t, 0),
                                        -1, 0, -1, "sparse_attention", msg, detail));
-        const char *reason = g_intern_string(
-            "the sparse-MLA softmax-stats slab overflows FlashInfer's fixed workspace (vLLM "
-            "issue #50781)");
-        for (guint i = 0; i < ranks->len; i++) {
-            SchedFault f = {.kind = SCHED_FAULT_CRASH,
-                            .rank = g_array_index(ranks, int32_t, i),
-                            .op_name = embed,
-                            .occurrence = s + 1,
-                            .at_ns = -1,
-                            .reason = reason};
-            g_array_append_val(faults, f);
-        }
+        crash_at_step(faults, ranks, embed, s,
+                      "the sparse-MLA softmax-stats slab overflows FlashInfer's fixed workspace "
+                      "(vLLM issue #50781)");
     }
 }
 
@@ -128,7 +117,7 @@ static void dcp_empty_shard(const SchedProgram *p, const ModelLowerInput *in, GA
         const ModelStep *st = g_ptr_array_index(in->workload->steps, s);
         g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
         for (uint32_t r = 0; r < in->plan->world; r++) {
-            const ModelBatch *b = batch_of(st, in->plan->coord[r].dp);
+            const ModelBatch *b = model_step_batch(st, in->plan->coord[r].dp);
             if (dead[r] || !b || (!b->decode->len && !b->prefill->len))
                 continue;
             uint32_t d = in->plan->coord[r].dcp;
@@ -159,18 +148,9 @@ static void dcp_empty_shard(const SchedProgram *p, const ModelLowerInput *in, GA
         g_ptr_array_add(findings,
                         sched_diag_new("crash", SCHED_SEV_ERROR, g_array_index(ranks, int32_t, 0),
                                        -1, 0, -1, "mask_dcp_empty_shards_", msg, detail));
-        const char *reason =
-            g_intern_string("mask_dcp_empty_shards_ indexes an empty tensor on a DCP rank with no "
-                            "local sequence (before vLLM PR #55879)");
-        for (guint i = 0; i < ranks->len; i++) {
-            SchedFault f = {.kind = SCHED_FAULT_CRASH,
-                            .rank = g_array_index(ranks, int32_t, i),
-                            .op_name = embed,
-                            .occurrence = s + 1,
-                            .at_ns = -1,
-                            .reason = reason};
-            g_array_append_val(faults, f);
-        }
+        crash_at_step(faults, ranks, embed, s,
+                      "mask_dcp_empty_shards_ indexes an empty tensor on a DCP rank with no local "
+                      "sequence (before vLLM PR #55879)");
     }
 }
 
