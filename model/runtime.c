@@ -31,8 +31,7 @@ static void sparse_mla_slab(const SchedProgram *p, const ModelLowerInput *in, GA
 {
     const ModelParallel *par = &in->plan->par;
     uint32_t dcp = par->decode_context_parallel_size;
-    if (dcp <= 1 ||
-        model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE) ||
+    if (dcp <= 1 || model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE) ||
         model_engine_backend(in->arch, in->engine, par, in->hw) !=
             MODEL_BACKEND_FLASHINFER_MLA_SPARSE)
         return;
@@ -65,7 +64,8 @@ static void sparse_mla_slab(const SchedProgram *p, const ModelLowerInput *in, GA
             "MLA launcher carves its softmax-stats slab, 8 B x %" G_GUINT64_FORMAT " gathered "
             "heads (%u per rank x DCP %u) x %" G_GUINT64_FORMAT " x 256 + 1 MiB = %.1f MiB, out of "
             "the fixed 394 MiB workspace, which has %.1f MiB left after its counter carve: it "
-            "writes past the buffer and DCP worker%s %s die (vLLM issue #50781). At most %" G_GUINT64_FORMAT
+            "writes past the buffer and DCP worker%s %s die (vLLM issue #50781). At most "
+            "%" G_GUINT64_FORMAT
             " tokens a step fit. vLLM sizes and preallocates the workspace since PR #50791 "
             "(landed through #55879); this run is vLLM without it (engine.vllm_without)",
             s + 1, tokens, heads, in->arch->num_heads / par->tensor_parallel_size, dcp, tokens,
@@ -141,10 +141,10 @@ static void dcp_empty_shard(const SchedProgram *p, const ModelLowerInput *in, GA
             "empty tensor there (seed 004: the CUDA-graph warm-up crash). vLLM returns early on "
             "an empty shard since PR #55879; this run is vLLM without it (engine.vllm_without)",
             s + 1, ranks->len > 1 ? "s" : "", rs, D, I);
-        g_autofree char *detail = g_strdup_printf(
-            "{\"mechanism\":\"dcp_empty_shard\",\"phase\":\"step\",\"step\":%u,"
-            "\"ranks\":\"%s\",\"fixed_by\":[55879]}",
-            s + 1, rs);
+        g_autofree char *detail =
+            g_strdup_printf("{\"mechanism\":\"dcp_empty_shard\",\"phase\":\"step\",\"step\":%u,"
+                            "\"ranks\":\"%s\",\"fixed_by\":[55879]}",
+                            s + 1, rs);
         g_ptr_array_add(findings,
                         sched_diag_new("crash", SCHED_SEV_ERROR, g_array_index(ranks, int32_t, 0),
                                        -1, 0, -1, "mask_dcp_empty_shards_", msg, detail));

@@ -26,17 +26,17 @@ typedef enum {
 typedef struct {
     SchedPmState state;
     /* blocked: the instance it waits in and what it brought */
-    int32_t group;      /* group id in the program */
-    uint64_t seq;       /* the group's sequence number as recorded */
-    uint8_t kind;       /* SchedOpKind */
-    uint8_t dtype;      /* SchedDtype */
-    uint64_t count;     /* input elements */
-    int32_t root;       /* broadcast root (global rank) or -1 */
-    uint32_t name;      /* op name id in the program */
-    int64_t arrive_ns;  /* when it entered (relative to the record's start) */
+    int32_t group;     /* group id in the program */
+    uint64_t seq;      /* the group's sequence number as recorded */
+    uint8_t kind;      /* SchedOpKind */
+    uint8_t dtype;     /* SchedDtype */
+    uint64_t count;    /* input elements */
+    int32_t root;      /* broadcast root (global rank) or -1 */
+    uint32_t name;     /* op name id in the program */
+    int64_t arrive_ns; /* when it entered (relative to the record's start) */
     /* idle: when its last recorded call completed (or was made), relative */
     int64_t last_ns;
-    uint64_t calls;     /* recorded calls (SchedRankStats.ops) */
+    uint64_t calls; /* recorded calls (SchedRankStats.ops) */
 } SchedPmRank;
 
 typedef struct {

@@ -81,13 +81,14 @@ int cli_import(int argc, char **argv)
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("PATH... - diagnose a real hang from its dumps or logs");
     g_option_context_set_summary(
-        ctx, "Reads what a hung job left behind: PyTorch Flight Recorder dumps (nccl_trace_rank_N,\n"
-             "pickle or JSON), NCCL_DEBUG=INFO logs with INIT and COLL, torch_npu's HCCL dumps;\n"
-             "and diagnoses it with the engine's analysis: each rank's blocking point, the\n"
-             "majority vote on sizes, the wait-for graph across groups, cycles and culprits.\n"
-             "The result is stored as a run (kind 'import'): report, explain, trace and diff\n"
-             "work on it, and `ranksim match RUN SCENARIO` replays a hypothesis against it.\n"
-             "PATH is a directory (its files) or files.");
+        ctx,
+        "Reads what a hung job left behind: PyTorch Flight Recorder dumps (nccl_trace_rank_N,\n"
+        "pickle or JSON), NCCL_DEBUG=INFO logs with INIT and COLL, torch_npu's HCCL dumps;\n"
+        "and diagnoses it with the engine's analysis: each rank's blocking point, the\n"
+        "majority vote on sizes, the wait-for graph across groups, cycles and culprits.\n"
+        "The result is stored as a run (kind 'import'): report, explain, trace and diff\n"
+        "work on it, and `ranksim match RUN SCENARIO` replays a hypothesis against it.\n"
+        "PATH is a directory (its files) or files.");
     g_option_context_set_description(
         ctx, "Exit status: 0 no hang in the record, 3 a hang or mismatch was diagnosed,\n"
              "2 unreadable or invalid input (nothing stored), 1 internal error.\n"
@@ -139,12 +140,13 @@ int cli_import(int argc, char **argv)
         g_ptr_array_add(notes, g_strdup(g_ptr_array_index(run->notes, i)));
     /* The scenario column holds what was read, so the run says where it came from. */
     GString *src = g_string_new(NULL);
-    g_string_append_printf(src, "# ranksim import (%s)\n", set->format_detail ? set->format_detail : "");
+    g_string_append_printf(src, "# ranksim import (%s)\n",
+                           set->format_detail ? set->format_detail : "");
     for (guint i = 0; i < set->paths->len; i++)
         g_string_append_printf(src, "%s\n", (const char *)g_ptr_array_index(set->paths, i));
     g_autofree char *src_text = g_string_free(src, FALSE);
-    StoreRunInfo info = {run_name, "import", argv[1], src_text, "collectives",
-                         set->format_detail, notes};
+    StoreRunInfo info = {run_name,      "import",           argv[1], src_text,
+                         "collectives", set->format_detail, notes};
     const char *status = o->failed ? "failed" : "ok";
     int code = o->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
     double wall = (double)(g_get_monotonic_time() - t0) / 1000.0;
@@ -164,11 +166,12 @@ int cli_import(int argc, char **argv)
     }
     /* Where the time goes, for `make bench` (RANKSIM_TIMING=1). */
     if (g_getenv("RANKSIM_TIMING"))
-        fprintf(stderr, "ranksim: timing: read and parse %.0f ms, diagnose %.0f ms, store %.0f ms\n",
+        fprintf(stderr,
+                "ranksim: timing: read and parse %.0f ms, diagnose %.0f ms, store %.0f ms\n",
                 (double)(t_read - t0) / 1e3, (double)(t_diag - t_read) / 1e3,
                 (double)(g_get_monotonic_time() - t_diag) / 1e3);
-    ReportRun rr = {id,     run_name, "import", argv[1], db_path, NULL,
-                    status, code,     wall,     set->format_detail, notes};
+    ReportRun rr = {id,   run_name, "import",           argv[1], db_path, NULL, status,
+                    code, wall,     set->format_detail, notes};
     if (json) {
         g_autofree char *js = report_json(&rr, o);
         printf("%s\n", js);

@@ -49,12 +49,12 @@ typedef struct {
     const char *label; /* "dump" | "simulation" */
     GPtrArray *groups; /* Group* */
     bool hang;
-    int hang_group;    /* index, -1 */
+    int hang_group; /* index, -1 */
     uint64_t hang_seq;
-    char *hang_kind;   /* "mismatch" | "deadlock" */
-    GArray *culprits;  /* int32 sorted */
-    GArray *blocked;   /* Inst: every instance the deadlock holds ranks in */
-    bool *unknown;     /* per rank: no record (imports); NULL for a simulation */
+    char *hang_kind;  /* "mismatch" | "deadlock" */
+    GArray *culprits; /* int32 sorted */
+    GArray *blocked;  /* Inst: every instance the deadlock holds ranks in */
+    bool *unknown;    /* per rank: no record (imports); NULL for a simulation */
     uint32_t n_ranks;
 } Side;
 
@@ -128,7 +128,7 @@ static void group_seal(Group *g)
     gpointer k;
     g_hash_table_iter_init(&it, g->calls);
     while (g_hash_table_iter_next(&it, &k, NULL)) {
-        uint64_t seq = (uint64_t)*(gint64 *)k >> 24;
+        uint64_t seq = (uint64_t) * (gint64 *)k >> 24;
         if (!g_hash_table_contains(seen, &seq)) {
             gint64 *kk = g_new(gint64, 1);
             *kk = (gint64)seq;
@@ -401,7 +401,7 @@ static int64_t score(const Group *imp, const Group *sim, uint64_t off)
 }
 
 typedef struct {
-    int sim;      /* paired simulated group, -1 */
+    int sim; /* paired simulated group, -1 */
     uint64_t off;
     int64_t score;
 } Pair;
@@ -458,8 +458,8 @@ static Pair best_pair(const Side *imp, const Side *sim, guint gi, bool *used, bo
             int64_t sc = score(ig, sg, off);
             bool hang_aligned = imp->hang && sim->hang && imp->hang_group == (int)gi &&
                                 sim->hang_group == (int)k && sim->hang_seq + off == imp->hang_seq;
-            if ((sc > 0 || any) && (best.sim < 0 || sc > best.score ||
-                                    (sc == best.score && hang_aligned)))
+            if ((sc > 0 || any) &&
+                (best.sim < 0 || sc > best.score || (sc == best.score && hang_aligned)))
                 best = (Pair){(int)k, off, sc};
         }
     }
@@ -581,8 +581,8 @@ int cli_match(int argc, char **argv)
 
     /* Simulate the hypothesis. */
     const char *path = argv[2];
-    ScenarioExtras extras = {(const char *const *)sets, hardware, RUNNER_DEFAULT_MAX_RANK_OPS,
-                             NULL, NULL};
+    ScenarioExtras extras = {(const char *const *)sets, hardware, RUNNER_DEFAULT_MAX_RANK_OPS, NULL,
+                             NULL};
     g_autoptr(Scenario) sc = NULL;
     if (cli_input_paths_check(path, hardware, &err))
         sc = scenario_load_extras(path, &extras, &err);
@@ -633,8 +633,8 @@ int cli_match(int argc, char **argv)
     /* The verdict. */
     GString *why = g_string_new(NULL);
     bool reproduced = false;
-    const Group *ig = imp.hang_group >= 0 ? g_ptr_array_index(imp.groups, (guint)imp.hang_group)
-                                          : NULL;
+    const Group *ig =
+        imp.hang_group >= 0 ? g_ptr_array_index(imp.groups, (guint)imp.hang_group) : NULL;
     const Pair *hp = imp.hang_group >= 0 ? &pairs[imp.hang_group] : NULL;
     const Group *sg = hp && hp->sim >= 0 ? g_ptr_array_index(sim.groups, (guint)hp->sim) : NULL;
     g_autofree char *ic = fmt_ranks(imp.culprits);
@@ -645,12 +645,14 @@ int cli_match(int argc, char **argv)
     } else if (!ig) {
         g_string_append_printf(why, "the dump's %s names no group", imp.hang_kind);
     } else if (!sim.hang) {
-        g_string_append_printf(why, "the simulation is healthy: it does not hang, while the dump "
-                                    "hangs in group %s seq %" G_GUINT64_FORMAT,
+        g_string_append_printf(why,
+                               "the simulation is healthy: it does not hang, while the dump "
+                               "hangs in group %s seq %" G_GUINT64_FORMAT,
                                ig->name, imp.hang_seq);
     } else if (!sg) {
-        g_string_append_printf(why, "no simulated group has the members of the dump's group %s "
-                                    "with any agreeing call",
+        g_string_append_printf(why,
+                               "no simulated group has the members of the dump's group %s "
+                               "with any agreeing call",
                                ig->name);
     } else {
         same_group = sim.hang_group == hp->sim;
@@ -682,27 +684,28 @@ int cli_match(int argc, char **argv)
                          (!a && dump_silent(&imp, ig, imp.hang_seq, r));
         }
         same_culprits = imp.culprits->len == sim.culprits->len &&
-                        (!imp.culprits->len ||
-                         memcmp(imp.culprits->data, sim.culprits->data,
-                                imp.culprits->len * sizeof(int32_t)) == 0);
+                        (!imp.culprits->len || memcmp(imp.culprits->data, sim.culprits->data,
+                                                      imp.culprits->len * sizeof(int32_t)) == 0);
         reproduced = same_group && same_instance && same_sizes && same_culprits;
         if (!same_group) {
-            const Group *shg = sim.hang_group >= 0
-                                   ? g_ptr_array_index(sim.groups, (guint)sim.hang_group)
-                                   : NULL;
-            g_string_append_printf(why, "the simulation hangs in group %s, the dump in %s (paired "
-                                        "with simulated %s)",
+            const Group *shg =
+                sim.hang_group >= 0 ? g_ptr_array_index(sim.groups, (guint)sim.hang_group) : NULL;
+            g_string_append_printf(why,
+                                   "the simulation hangs in group %s, the dump in %s (paired "
+                                   "with simulated %s)",
                                    shg ? shg->name : "?", ig->name, sg->name);
         } else if (!same_instance) {
-            g_string_append_printf(why, "the simulation hangs at seq %" G_GUINT64_FORMAT
-                                        " (dump seq %" G_GUINT64_FORMAT " at offset %" G_GUINT64_FORMAT
-                                        "), the dump at seq %" G_GUINT64_FORMAT,
+            g_string_append_printf(why,
+                                   "the simulation hangs at seq %" G_GUINT64_FORMAT
+                                   " (dump seq %" G_GUINT64_FORMAT " at offset %" G_GUINT64_FORMAT
+                                   "), the dump at seq %" G_GUINT64_FORMAT,
                                    sim.hang_seq, sim.hang_seq + hp->off, hp->off, imp.hang_seq);
         } else if (!same_sizes) {
             g_string_append(why, "the same instance, but the per-rank sizes differ");
         } else if (!same_culprits) {
-            g_string_append_printf(why, "the same instance and sizes, but the culprits differ: "
-                                        "dump %s, simulation %s",
+            g_string_append_printf(why,
+                                   "the same instance and sizes, but the culprits differ: "
+                                   "dump %s, simulation %s",
                                    ic, scul);
         }
     }
@@ -779,21 +782,20 @@ int cli_match(int argc, char **argv)
         g_autofree char *txt = json_to_string(root, FALSE);
         printf("%s\n", txt);
     } else {
-        printf("match: imported run %" G_GINT64_FORMAT " (%s) vs %s (simulated as run %" G_GINT64_FORMAT
-               "): %s\n",
+        printf("match: imported run %" G_GINT64_FORMAT
+               " (%s) vs %s (simulated as run %" G_GINT64_FORMAT "): %s\n",
                id, qr->name ? qr->name : "", sc->name, sim_id,
                reproduced ? "REPRODUCED" : "NOT REPRODUCED");
         if (reproduced) {
-            const Call *c = imp.culprits->len
-                                ? group_call(ig, imp.hang_seq,
-                                             g_array_index(imp.culprits, int32_t, 0))
-                                : NULL;
+            const Call *c = imp.culprits->len ? group_call(ig, imp.hang_seq,
+                                                           g_array_index(imp.culprits, int32_t, 0))
+                                              : NULL;
             g_autofree char *cs = c ? fmt_call(c) : g_strdup("no culprit by rule on either side");
             printf("  same group: dump %s = simulated %s (offset %" G_GUINT64_FORMAT
                    ": the dump counts %" G_GUINT64_FORMAT " earlier collectives on it)\n",
                    ig->name, sg->name, hp->off, hp->off);
-            printf("  same instance: dump seq %" G_GUINT64_FORMAT " = simulated seq %" G_GUINT64_FORMAT
-                   " (%s)\n",
+            printf("  same instance: dump seq %" G_GUINT64_FORMAT
+                   " = simulated seq %" G_GUINT64_FORMAT " (%s)\n",
                    imp.hang_seq, sim.hang_seq, imp.hang_kind);
             printf("  same sizes on every rank; culprit%s %s (%s)\n",
                    imp.culprits->len > 1 ? "s" : "", ic, cs);

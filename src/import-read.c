@@ -100,13 +100,13 @@ static const char *format_word(ImportFormat f)
 /* One file's work, done on a pool thread: read, recognise, and parse a dump. */
 typedef struct {
     const char *path;
-    ImportFormat want;  /* --format */
-    ImportFormat fmt;   /* what it is */
-    GBytes *bytes;      /* NCCL logs: kept for the joint reader */
-    FrDump *dump;       /* Flight Recorder: parsed */
+    ImportFormat want; /* --format */
+    ImportFormat fmt;  /* what it is */
+    GBytes *bytes;     /* NCCL logs: kept for the joint reader */
+    FrDump *dump;      /* Flight Recorder: parsed */
     GError *error;
-    gint *done;         /* jobs finished, shared (atomic) */
-    GAsyncQueue *docs;  /* LiteDoc* scratch documents, one per worker, lent to each job */
+    gint *done;        /* jobs finished, shared (atomic) */
+    GAsyncQueue *docs; /* LiteDoc* scratch documents, one per worker, lent to each job */
 } FileJob;
 
 static void file_job_run(FileJob *j);
@@ -156,8 +156,7 @@ static void file_job_run(FileJob *j)
     g_free(buf);
 }
 
-ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format,
-                       GError **error)
+ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format, GError **error)
 {
     return import_read_progress(paths, n_paths, format, NULL, NULL, error);
 }
@@ -182,9 +181,8 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
     GAsyncQueue *docs = g_async_queue_new_full((GDestroyNotify)lite_free);
     for (guint i = 0; i < threads; i++)
         g_async_queue_push(docs, lite_doc_new());
-    GThreadPool *pool = threads > 1 && n > 1
-                            ? g_thread_pool_new(file_job, NULL, (gint)threads, FALSE, NULL)
-                            : NULL;
+    GThreadPool *pool =
+        threads > 1 && n > 1 ? g_thread_pool_new(file_job, NULL, (gint)threads, FALSE, NULL) : NULL;
     for (guint i = 0; i < n; i++) {
         jobs[i].path = g_ptr_array_index(files, i);
         jobs[i].want = format;
@@ -226,9 +224,8 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
         }
     }
     if (!first) {
-        s = import_set_new(seen == IMPORT_FORMAT_FR && format == IMPORT_FORMAT_HCCL
-                               ? IMPORT_FORMAT_HCCL
-                               : seen);
+        s = import_set_new(
+            seen == IMPORT_FORMAT_FR && format == IMPORT_FORMAT_HCCL ? IMPORT_FORMAT_HCCL : seen);
         for (guint i = 0; i < n; i++)
             g_ptr_array_add(s->paths, g_strdup(jobs[i].path));
         if (seen == IMPORT_FORMAT_NCCL) {

@@ -91,7 +91,7 @@ static GHashTable *complete_instances(const ImportSet *s)
     g_hash_table_iter_init(&it, seen);
     while (g_hash_table_iter_next(&it, &k, &v)) {
         guint64 cnt = GPOINTER_TO_SIZE(v);
-        guint64 key = (guint64)*(gint64 *)k;
+        guint64 key = (guint64) * (gint64 *)k;
         const ImportGroup *g = g_ptr_array_index(s->groups, (guint)(key >> 40));
         if (!(cnt & 1) && (cnt >> 1) == g->ranks->len) {
             gint64 *kk = g_new(gint64, 1);
@@ -252,8 +252,8 @@ ImportRun *import_run_build(const ImportSet *s)
     }
 
     if (missing->len) {
-        g_autofree char *ms = sched_format_ranks((const int32_t *)(void *)missing->data,
-                                                 missing->len);
+        g_autofree char *ms =
+            sched_format_ranks((const int32_t *)(void *)missing->data, missing->len);
         g_ptr_array_add(run->notes,
                         g_strdup_printf("no record of rank%s %s: what %s did is unknown, and no "
                                         "finding blames %s",
@@ -262,8 +262,8 @@ ImportRun *import_run_build(const ImportSet *s)
                                         missing->len > 1 ? "them" : "it"));
     }
     if (silent->len) {
-        g_autofree char *ss = sched_format_ranks((const int32_t *)(void *)silent->data,
-                                                 silent->len);
+        g_autofree char *ss =
+            sched_format_ranks((const int32_t *)(void *)silent->data, silent->len);
         g_ptr_array_add(run->notes,
                         g_strdup_printf("rank%s %s recorded no collective (an empty ring buffer: "
                                         "the Flight Recorder was off, TORCH_FR_BUFFER_SIZE=0 or "
@@ -272,8 +272,8 @@ ImportRun *import_run_build(const ImportSet *s)
                                         silent->len > 1 ? "s" : "", ss));
     }
     if (wrapped->len) {
-        g_autofree char *ws = sched_format_ranks((const int32_t *)(void *)wrapped->data,
-                                                 wrapped->len);
+        g_autofree char *ws =
+            sched_format_ranks((const int32_t *)(void *)wrapped->data, wrapped->len);
         g_ptr_array_add(run->notes,
                         g_strdup_printf("rank%s %s: the ring buffer wrapped past the blocking "
                                         "point (the oldest kept entry never completed; the one "
@@ -282,8 +282,8 @@ ImportRun *import_run_build(const ImportSet *s)
                                         wrapped->len > 1 ? "s" : "", ws));
     }
     if (queued_total) {
-        g_autofree char *qs = sched_format_ranks((const int32_t *)(void *)queued_ranks->data,
-                                                 queued_ranks->len);
+        g_autofree char *qs =
+            sched_format_ranks((const int32_t *)(void *)queued_ranks->data, queued_ranks->len);
         g_ptr_array_add(run->notes,
                         g_strdup_printf("%" G_GUINT64_FORMAT " call%s queued behind the blocking "
                                         "point (rank%s %s) left out: enqueued by the CPU, never "

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(ranksim-import-error-quark, import_error)
+G_DEFINE_QUARK(ranksim - import - error - quark, import_error)
 
 static void group_free(gpointer data)
 {

@@ -45,54 +45,54 @@ typedef enum {
 
 /* One recorded call of one rank. */
 typedef struct {
-    uint32_t group;      /* index into ImportSet.groups */
-    uint64_t seq;        /* the group's sequence number as recorded (FR collective_seq_id or
-                            p2p_seq_id; NCCL: the call's position on its communicator, from 1) */
-    uint64_t order;      /* position in the rank's own record (FR record_id; NCCL line number) */
+    uint32_t group; /* index into ImportSet.groups */
+    uint64_t seq;   /* the group's sequence number as recorded (FR collective_seq_id or
+                       p2p_seq_id; NCCL: the call's position on its communicator, from 1) */
+    uint64_t order; /* position in the rank's own record (FR record_id; NCCL line number) */
     SchedOpKind kind;
     SchedDtype dtype;
-    bool dtype_known;    /* false: a dtype ranksim has no name for (dtype_name says which) */
-    uint64_t count;      /* this rank's input elements (numel of the inputs) */
-    uint64_t count_out;  /* this rank's output elements, 0 when not recorded */
-    int32_t root;        /* broadcast/gather root as a global rank, or -1 */
-    int32_t peer;        /* send/recv: the other global rank, or -1 */
-    const char *name;    /* as recorded: profiling_name ("nccl:_all_gather_base") or the NCCL
-                            op name ("AllGather"); interned (g_intern_string), never freed */
+    bool dtype_known;       /* false: a dtype ranksim has no name for (dtype_name says which) */
+    uint64_t count;         /* this rank's input elements (numel of the inputs) */
+    uint64_t count_out;     /* this rank's output elements, 0 when not recorded */
+    int32_t root;           /* broadcast/gather root as a global rank, or -1 */
+    int32_t peer;           /* send/recv: the other global rank, or -1 */
+    const char *name;       /* as recorded: profiling_name ("nccl:_all_gather_base") or the NCCL
+                               op name ("AllGather"); interned (g_intern_string), never freed */
     const char *dtype_name; /* as recorded ("Float", "Float32"), interned, may be NULL */
     ImportState state;
-    int64_t created_ns;  /* enqueue time on the rank's clock (epoch ns), -1 unknown */
-    int64_t completed_ns;/* completion time, -1 unknown or not completed */
-    int64_t timeout_ms;  /* the collective timeout recorded with it, 0 unknown */
-    char *source;        /* "FILE:LINE" for messages, owned; may be NULL */
+    int64_t created_ns;   /* enqueue time on the rank's clock (epoch ns), -1 unknown */
+    int64_t completed_ns; /* completion time, -1 unknown or not completed */
+    int64_t timeout_ms;   /* the collective timeout recorded with it, 0 unknown */
+    char *source;         /* "FILE:LINE" for messages, owned; may be NULL */
 } ImportEntry;
 
 typedef struct {
-    char *name;          /* as the dumps name it: the PG name ("0", "3", "tp:0"), or
-                            "comm 0x<commId>" for NCCL */
-    char *desc;          /* PG desc or NULL */
-    GArray *ranks;       /* int32_t global ranks, in group order */
-    bool p2p;            /* a channel whose seq counts p2p calls (FR p2p_seq_id) */
+    char *name;    /* as the dumps name it: the PG name ("0", "3", "tp:0"), or
+                      "comm 0x<commId>" for NCCL */
+    char *desc;    /* PG desc or NULL */
+    GArray *ranks; /* int32_t global ranks, in group order */
+    bool p2p;      /* a channel whose seq counts p2p calls (FR p2p_seq_id) */
 } ImportGroup;
 
 typedef struct {
     int32_t rank;
-    bool present;        /* a dump / log of this rank was read */
-    char *path;          /* the file it came from, NULL when absent */
-    char *version;       /* FR version string / NCCL version, may be NULL */
-    GArray *entries;     /* ImportEntry, ordered by `order` */
-    bool truncated;      /* the ring buffer dropped older entries (FR: first record_id > 0) */
-    int8_t head_check;   /* FR pg_status on the oldest entry that did not complete: 1 it is the
-                            PG's next after its last completed (the blocking point for sure),
-                            -1 calls between were dropped, 0 not known */
+    bool present;      /* a dump / log of this rank was read */
+    char *path;        /* the file it came from, NULL when absent */
+    char *version;     /* FR version string / NCCL version, may be NULL */
+    GArray *entries;   /* ImportEntry, ordered by `order` */
+    bool truncated;    /* the ring buffer dropped older entries (FR: first record_id > 0) */
+    int8_t head_check; /* FR pg_status on the oldest entry that did not complete: 1 it is the
+                          PG's next after its last completed (the blocking point for sure),
+                          -1 calls between were dropped, 0 not known */
 } ImportRank;
 
 typedef struct {
-    ImportFormat format;   /* what was read */
-    char *format_detail;   /* "Flight Recorder pickle, version 2.10", "NCCL 2.21.5 INFO logs" */
-    GPtrArray *groups;     /* ImportGroup* */
-    GPtrArray *ranks;      /* ImportRank*, index = global rank, 0..n_ranks-1 */
-    GPtrArray *warnings;   /* char*: read with a warning (unknown version, ...) */
-    GPtrArray *paths;      /* char*: the files read, in read order */
+    ImportFormat format; /* what was read */
+    char *format_detail; /* "Flight Recorder pickle, version 2.10", "NCCL 2.21.5 INFO logs" */
+    GPtrArray *groups;   /* ImportGroup* */
+    GPtrArray *ranks;    /* ImportRank*, index = global rank, 0..n_ranks-1 */
+    GPtrArray *warnings; /* char*: read with a warning (unknown version, ...) */
+    GPtrArray *paths;    /* char*: the files read, in read order */
 } ImportSet;
 
 ImportSet *import_set_new(ImportFormat format);
@@ -134,8 +134,8 @@ void import_fr_dump_free(FrDump *d);
 bool import_fr_file(ImportSet *s, const char *path, guint8 *data, gsize len, bool hccl,
                     GError **error);
 /* NCCL logs are read as a whole (communicators are joined across files). */
-bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *const *data,
-                       guint n, GError **error);
+bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *const *data, guint n,
+                       GError **error);
 
 /* Whether bytes look like a Flight Recorder dump (a pickle, or JSON with "pg_config") or an
  * NCCL log ("NCCL INFO" lines). */

@@ -76,8 +76,8 @@ static Table *load_table(void)
             const YamlDocNode *c = g_ptr_array_index(ch->items, k);
             bool found = false;
             for (guint j = 0; j < t->behaviours->len && c->text; j++)
-                found |= strcmp(((BehaviourRow *)g_ptr_array_index(t->behaviours, j))->id,
-                                c->text) == 0;
+                found |=
+                    strcmp(((BehaviourRow *)g_ptr_array_index(t->behaviours, j))->id, c->text) == 0;
             if (!found)
                 g_error("vllm-versions.yaml:%u: PR %" G_GINT64_FORMAT " changes '%s', which "
                         "the behaviours list does not describe",
@@ -121,8 +121,7 @@ static const BehaviourRow *behaviour(const Table *t, const char *id)
     return NULL;
 }
 
-bool vllm_version_apply(YamlDoc *d, const YamlDocNode *m, ModelVllmAbsent *absent,
-                        GPtrArray *notes)
+bool vllm_version_apply(YamlDoc *d, const YamlDocNode *m, ModelVllmAbsent *absent, GPtrArray *notes)
 {
     const Table *t = table();
     const YamlDocNode *v = yamldoc_map_get(m, "vllm_version");
@@ -160,7 +159,9 @@ bool vllm_version_apply(YamlDoc *d, const YamlDocNode *m, ModelVllmAbsent *absen
     }
     for (guint i = 0; i < n_items; i++) {
         const YamlDocNode *n = parts ? w : g_ptr_array_index(w->items, i);
-        const char *text = parts ? g_strstrip(parts[i]) : n->type == YAMLDOC_SCALAR ? n->text : NULL;
+        const char *text = parts                       ? g_strstrip(parts[i])
+                           : n->type == YAMLDOC_SCALAR ? n->text
+                                                       : NULL;
         if (parts && !*text)
             continue;
         if (text && text[0] == '#')
