@@ -290,31 +290,17 @@ static bool load_import(Store *st, int64_t id, const QueryRun *qr, Side *s, GErr
     s->label = "dump";
     s->groups = g_ptr_array_new_with_free_func(group_free);
     g_autoptr(GHashTable) by_name = g_hash_table_new(g_str_hash, g_str_equal);
-    sqlite3 *db = store_db(st);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT name, ranks FROM groups WHERE run_id = ? ORDER BY id", -1,
-                           &q, NULL) != SQLITE_OK)
-        goto sql;
-    sqlite3_bind_int64(q, 1, id);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(q, 0);
-        const char *rs = (const char *)sqlite3_column_text(q, 1);
-        g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
-        for (const char *c = rs ? rs : ""; *c;) {
-            if (g_ascii_isdigit(*c)) {
-                char *end;
-                int32_t r = (int32_t)g_ascii_strtoll(c, &end, 10);
-                g_array_append_val(ranks, r);
-                c = end;
-            } else {
-                c++;
-            }
-        }
-        Group *g = group_new(name ? name : "", (const int32_t *)(void *)ranks->data, ranks->len);
+    /* The groups as query_run_load read them (names and members, in id order). */
+    const SchedOutcome *o = qr->outcome;
+    for (guint i = 0; i < o->groups->len; i++) {
+        const GArray *m = g_ptr_array_index(o->group_members, i);
+        Group *g = group_new(g_ptr_array_index(o->groups, i), (const int32_t *)(void *)m->data,
+                             m->len);
         g_ptr_array_add(s->groups, g);
         g_hash_table_insert(by_name, g->name, g);
     }
-    sqlite3_finalize(q);
+    sqlite3 *db = store_db(st);
+    sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db,
                            "SELECT group_name, seq, rank, kind, count, dtype, name, done_us IS NOT "
                            "NULL FROM collectives WHERE run_id = ?",
