@@ -23,8 +23,8 @@
 #include "pickle.h"
 
 /* Dump versions documented in torch's FlightRecorder (2.2 .. 2.10) and torch_npu (2.4). */
-static const char *const known_versions[] = {"2.2", "2.3", "2.4", "2.5", "2.6", "2.7",
-                                             "2.8", "2.9", "2.10", NULL};
+static const char *const known_versions[] = {"2.2", "2.3", "2.4", "2.5",  "2.6",
+                                             "2.7", "2.8", "2.9", "2.10", NULL};
 
 static bool fail(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 static bool fail(GError **error, const char *path, const char *fmt, ...)
@@ -42,8 +42,8 @@ static bool rank_from_name(const char *path, int32_t *rank)
 {
     g_autofree char *base = g_path_get_basename(path);
     char *dot = strrchr(base, '.');
-    if (dot && (strcmp(dot, ".json") == 0 || strcmp(dot, ".pkl") == 0 ||
-                strcmp(dot, ".pickle") == 0))
+    if (dot &&
+        (strcmp(dot, ".json") == 0 || strcmp(dot, ".pkl") == 0 || strcmp(dot, ".pickle") == 0))
         *dot = '\0';
     size_t n = strlen(base), i = n;
     while (i > 0 && g_ascii_isdigit(base[i - 1]))
@@ -89,8 +89,23 @@ static bool ref_int(const LiteDoc *d, LiteRef n, gint64 def, gint64 *out)
 
 /* The entry members ranksim reads, found in one pass over an entry (dumps have ~20). */
 enum {
-    K_RECORD_ID, K_CSEQ, K_PSEQ, K_CREATED, K_DONE, K_TIMEOUT, K_ISP2P, K_PG, K_PROF,
-    K_IN_SIZES, K_OUT_SIZES, K_IN_DTYPES, K_OUT_DTYPES, K_STATE, K_DURATION, K_SEQ_OLD, K_PGID,
+    K_RECORD_ID,
+    K_CSEQ,
+    K_PSEQ,
+    K_CREATED,
+    K_DONE,
+    K_TIMEOUT,
+    K_ISP2P,
+    K_PG,
+    K_PROF,
+    K_IN_SIZES,
+    K_OUT_SIZES,
+    K_IN_DTYPES,
+    K_OUT_DTYPES,
+    K_STATE,
+    K_DURATION,
+    K_SEQ_OLD,
+    K_PGID,
     K_COUNT
 };
 
@@ -117,7 +132,10 @@ static int entry_key(const char *k)
         c = k[1] == 'p' || n < 8 ? -1 : k[7] == 's' ? K_OUT_SIZES : K_OUT_DTYPES;
         break;
     case 'p':
-        c = k[1] == '2' ? K_PSEQ : k[1] == 'g' ? K_PGID : k[2] == 'o' && k[3] == 'c' ? K_PG : K_PROF;
+        c = k[1] == '2'                  ? K_PSEQ
+            : k[1] == 'g'                ? K_PGID
+            : k[2] == 'o' && k[3] == 'c' ? K_PG
+                                         : K_PROF;
         break;
     case 'r':
         c = K_RECORD_ID;
@@ -131,16 +149,23 @@ static int entry_key(const char *k)
     default:
         return -1;
     }
-    static const char *const names[K_COUNT] = {
-        [K_RECORD_ID] = "record_id",     [K_CSEQ] = "collective_seq_id",
-        [K_PSEQ] = "p2p_seq_id",         [K_CREATED] = "time_created_ns",
-        [K_DONE] = "time_discovered_completed_ns", [K_TIMEOUT] = "timeout_ms",
-        [K_ISP2P] = "is_p2p",            [K_PG] = "process_group",
-        [K_PROF] = "profiling_name",     [K_IN_SIZES] = "input_sizes",
-        [K_OUT_SIZES] = "output_sizes",  [K_IN_DTYPES] = "input_dtypes",
-        [K_OUT_DTYPES] = "output_dtypes", [K_STATE] = "state",
-        [K_DURATION] = "duration_ms",    [K_SEQ_OLD] = "seq_id",
-        [K_PGID] = "pg_id"};
+    static const char *const names[K_COUNT] = {[K_RECORD_ID] = "record_id",
+                                               [K_CSEQ] = "collective_seq_id",
+                                               [K_PSEQ] = "p2p_seq_id",
+                                               [K_CREATED] = "time_created_ns",
+                                               [K_DONE] = "time_discovered_completed_ns",
+                                               [K_TIMEOUT] = "timeout_ms",
+                                               [K_ISP2P] = "is_p2p",
+                                               [K_PG] = "process_group",
+                                               [K_PROF] = "profiling_name",
+                                               [K_IN_SIZES] = "input_sizes",
+                                               [K_OUT_SIZES] = "output_sizes",
+                                               [K_IN_DTYPES] = "input_dtypes",
+                                               [K_OUT_DTYPES] = "output_dtypes",
+                                               [K_STATE] = "state",
+                                               [K_DURATION] = "duration_ms",
+                                               [K_SEQ_OLD] = "seq_id",
+                                               [K_PGID] = "pg_id"};
     return c >= 0 && strcmp(k, names[c]) == 0 ? c : -1;
 }
 
@@ -252,9 +277,9 @@ static bool dtype_of(const char *s, SchedDtype *d)
         const char *name;
         SchedDtype d;
     } table[] = {
-        {"Float", SCHED_DTYPE_FP32},        {"BFloat16", SCHED_DTYPE_BF16},
-        {"Half", SCHED_DTYPE_FP16},         {"Float8_e4m3fn", SCHED_DTYPE_FP8},
-        {"Float8_e5m2", SCHED_DTYPE_FP8},   {"Float8_e4m3fnuz", SCHED_DTYPE_FP8},
+        {"Float", SCHED_DTYPE_FP32},          {"BFloat16", SCHED_DTYPE_BF16},
+        {"Half", SCHED_DTYPE_FP16},           {"Float8_e4m3fn", SCHED_DTYPE_FP8},
+        {"Float8_e5m2", SCHED_DTYPE_FP8},     {"Float8_e4m3fnuz", SCHED_DTYPE_FP8},
         {"Float8_e5m2fnuz", SCHED_DTYPE_FP8}, {"Char", SCHED_DTYPE_INT8},
         {"Int", SCHED_DTYPE_INT32},
     };
@@ -326,10 +351,10 @@ static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, 
             continue;
         if (g->ranks->len != d->ranks->len ||
             memcmp(g->ranks->data, d->ranks->data, d->ranks->len * sizeof(int32_t)) != 0) {
-            g_autofree char *a = sched_format_ranks((const int32_t *)(void *)g->ranks->data,
-                                                    g->ranks->len);
-            g_autofree char *b = sched_format_ranks((const int32_t *)(void *)d->ranks->data,
-                                                    d->ranks->len);
+            g_autofree char *a =
+                sched_format_ranks((const int32_t *)(void *)g->ranks->data, g->ranks->len);
+            g_autofree char *b =
+                sched_format_ranks((const int32_t *)(void *)d->ranks->data, d->ranks->len);
             return fail(error, path,
                         "pg_config: process group \"%s\" has ranks %s here but %s in an earlier "
                         "dump: dumps of different jobs are mixed (import one job's dumps)",
@@ -357,25 +382,20 @@ struct FrDump {
     char *version;
     char *lib;
     bool pickle;
-    bool hccl;          /* torch_npu's: hccl_comm_state, or hccl: op names */
-    int8_t head_check;  /* ImportRank.head_check */
-    GPtrArray *pgs;     /* PgDef*, pg_config order */
-    GArray *entries;    /* ImportEntry; group = pgs index, p2p in entry_p2p */
-    GArray *entry_p2p;  /* bool per entry */
+    bool hccl;         /* torch_npu's: hccl_comm_state, or hccl: op names */
+    int8_t head_check; /* ImportRank.head_check */
+    GPtrArray *pgs;    /* PgDef*, pg_config order */
+    GArray *entries;   /* ImportEntry; group = pgs index, p2p in entry_p2p */
+    GArray *entry_p2p; /* bool per entry */
     GPtrArray *warnings;
-    GHashTable *interned; /* raw string -> g_intern_string: GLib's global lock once per name */
-    GHashTable *kinds;    /* interned op name -> its parsed kind (kind_of), packed */
+    GStringChunk *strings; /* the dump's names, deduplicated; moves into the set on merge */
+    GHashTable *kinds;     /* op name (a `strings` pointer) -> its parsed kind (kind_of), packed */
 };
 
-/* g_intern_string behind a per-dump cache (dumps parse on several threads). */
+/* One copy of each distinct name per dump (dumps parse on several threads, each its own). */
 static const char *intern(FrDump *fd, const char *s)
 {
-    const char *v = g_hash_table_lookup(fd->interned, s);
-    if (!v) {
-        v = g_intern_string(s);
-        g_hash_table_insert(fd->interned, (gpointer)v, (gpointer)v);
-    }
-    return v;
+    return g_string_chunk_insert_const(fd->strings, s);
 }
 
 void import_fr_dump_free(FrDump *d)
@@ -389,7 +409,8 @@ void import_fr_dump_free(FrDump *d)
     g_array_unref(d->entries);
     g_array_unref(d->entry_p2p);
     g_ptr_array_unref(d->warnings);
-    g_hash_table_unref(d->interned);
+    if (d->strings)
+        g_string_chunk_free(d->strings);
     g_hash_table_unref(d->kinds);
     g_free(d);
 }
@@ -417,8 +438,7 @@ static gint cmp_rank(gconstpointer a, gconstpointer b)
     return (x > y) - (x < y);
 }
 
-FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scratch,
-                        GError **error)
+FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scratch, GError **error)
 {
     FrDump *fd = g_new0(FrDump, 1);
     fd->path = g_strdup(path);
@@ -427,7 +447,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
     g_array_set_clear_func(fd->entries, entry_clear);
     fd->entry_p2p = g_array_new(FALSE, FALSE, sizeof(bool));
     fd->warnings = g_ptr_array_new_with_free_func(g_free);
-    fd->interned = g_hash_table_new(g_str_hash, g_str_equal);
+    fd->strings = g_string_chunk_new(256);
     fd->kinds = g_hash_table_new(g_direct_hash, g_direct_equal);
     if (!rank_from_name(path, &fd->rank))
         return parse_fail(fd, error,
@@ -458,8 +478,9 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
     const LiteDoc *d = doc;
     LiteRef top = lite_root(d);
     if (lite_type(d, top) != LITE_OBJECT)
-        return parse_fail(fd, error, "not a Flight Recorder dump: the top level is not a dict "
-                                     "(a dump is {version, pg_config, pg_status, entries})");
+        return parse_fail(fd, error,
+                          "not a Flight Recorder dump: the top level is not a dict "
+                          "(a dump is {version, pg_config, pg_status, entries})");
     LiteRef pgc = lite_get(d, top, "pg_config");
     if (lite_type(d, pgc) != LITE_OBJECT)
         return parse_fail(fd, error,
@@ -612,10 +633,10 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
         if (record_id < 0)
             return parse_fail(fd, error, "entries[%u].record_id: negative", i);
         if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? pseq : cseq) < 1)
-            return parse_fail(fd, error,
-                              "entries[%u].%s: %s (valid: the group's sequence number, an int >= 1)",
-                              i, p2p ? "p2p_seq_id" : "collective_seq_id",
-                              f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "below 1");
+            return parse_fail(
+                fd, error, "entries[%u].%s: %s (valid: the group's sequence number, an int >= 1)",
+                i, p2p ? "p2p_seq_id" : "collective_seq_id",
+                f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "below 1");
         /* Times are epoch ns: refuse what no clock gives (so sums cannot overflow). */
         if (created > (gint64)1 << 62 || done_ns > (gint64)1 << 62 || done_ns < 0)
             return parse_fail(fd, error,
@@ -631,8 +652,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
         e.seq = (uint64_t)(p2p ? pseq : cseq);
         e.order = (uint64_t)record_id;
         e.kind = kind;
-        if (!numel(d, f[K_IN_SIZES], &e.count) ||
-            !numel(d, f[K_OUT_SIZES], &e.count_out))
+        if (!numel(d, f[K_IN_SIZES], &e.count) || !numel(d, f[K_OUT_SIZES], &e.count_out))
             return parse_fail(fd, error,
                               "entries[%u]: input_sizes/output_sizes must be lists of shapes "
                               "(lists of non-negative ints) holding fewer than 2^64 elements",
@@ -665,8 +685,8 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
             e.state = IMPORT_STATE_SCHEDULED;
         else
             return parse_fail(fd, error,
-                              "entries[%u].state: \"%s\" (valid: completed, started, scheduled)",
-                              i, st);
+                              "entries[%u].state: \"%s\" (valid: completed, started, scheduled)", i,
+                              st);
         e.created_ns = created > 0 ? created : -1;
         e.completed_ns = -1;
         if (e.state == IMPORT_STATE_COMPLETED) {
@@ -739,6 +759,8 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
 
 bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
 {
+    /* The entries point into the dump's names: the set keeps them from now on. */
+    g_ptr_array_add(s->strings, g_steal_pointer(&fd->strings));
     ImportRank *ir = import_set_rank(s, fd->rank);
     if (ir->present)
         return fail(error, fd->path,

@@ -1568,7 +1568,7 @@ static void add_entries(Reader *r, Proc *p, ImportRank *ir, const Comm *world)
             e.dtype_known = false;
             char num[16];
             g_snprintf(num, sizeof num, "%d", c->datatype);
-            e.dtype_name = g_intern_string(num);
+            e.dtype_name = import_set_string(r->s, num);
         }
         e.state = IMPORT_STATE_UNKNOWN;
         e.created_ns = c->ts_ns;

@@ -207,7 +207,7 @@ ImportRun *import_run_build(const ImportSet *s)
                 else
                     stop = run->timed ? start : start + UNTIMED_STEP_NS;
             }
-            /* Names are interned: their program ids are cached by pointer. */
+            /* One pointer per name per dump: program ids are cached by pointer. */
             gpointer nid = g_hash_table_lookup(name_ids, e->name);
             if (!nid) {
                 nid = GUINT_TO_POINTER(sched_program_name(p, e->name) + 1);

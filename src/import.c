@@ -16,7 +16,7 @@ static void group_free(gpointer data)
 
 void import_entry_clear(ImportEntry *e)
 {
-    g_free(e->source); /* name and dtype_name are interned */
+    g_free(e->source); /* name and dtype_name belong to the set */
 }
 
 static void entry_clear(gpointer data)
@@ -41,6 +41,7 @@ ImportSet *import_set_new(ImportFormat format)
     s->ranks = g_ptr_array_new_with_free_func(rank_free);
     s->warnings = g_ptr_array_new_with_free_func(g_free);
     s->paths = g_ptr_array_new_with_free_func(g_free);
+    s->strings = g_ptr_array_new_with_free_func((GDestroyNotify)g_string_chunk_free);
     return s;
 }
 
@@ -52,8 +53,16 @@ void import_set_free(ImportSet *s)
     g_ptr_array_unref(s->ranks);
     g_ptr_array_unref(s->warnings);
     g_ptr_array_unref(s->paths);
+    g_ptr_array_unref(s->strings);
     g_free(s->format_detail);
     g_free(s);
+}
+
+const char *import_set_string(ImportSet *s, const char *str)
+{
+    if (s->strings->len == 0)
+        g_ptr_array_add(s->strings, g_string_chunk_new(256));
+    return g_string_chunk_insert_const(g_ptr_array_index(s->strings, 0), str);
 }
 
 uint32_t import_set_group(ImportSet *s, const char *name, const char *desc, const int32_t *ranks,

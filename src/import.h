@@ -57,8 +57,8 @@ typedef struct {
     int32_t root;           /* broadcast/gather root as a global rank, or -1 */
     int32_t peer;           /* send/recv: the other global rank, or -1 */
     const char *name;       /* as recorded: profiling_name ("nccl:_all_gather_base") or the NCCL
-                               op name ("AllGather"); interned (g_intern_string), never freed */
-    const char *dtype_name; /* as recorded ("Float", "Float32"), interned, may be NULL */
+                               op name ("AllGather"); owned by the set (ImportSet.strings) */
+    const char *dtype_name; /* as recorded ("Float", "Float32"), owned by the set, may be NULL */
     ImportState state;
     int64_t created_ns;   /* enqueue time on the rank's clock (epoch ns), -1 unknown */
     int64_t completed_ns; /* completion time, -1 unknown or not completed */
@@ -93,7 +93,14 @@ typedef struct {
     GPtrArray *ranks;    /* ImportRank*, index = global rank, 0..n_ranks-1 */
     GPtrArray *warnings; /* char*: read with a warning (unknown version, ...) */
     GPtrArray *paths;    /* char*: the files read, in read order */
+    GPtrArray *strings;  /* GStringChunk*: the names read from the files (op and dtype names),
+                            owned by the set. Never g_intern_string: GLib's intern table lives
+                            for the process and leaks its old arrays as it grows, so a process
+                            importing many files would grow without bound. */
 } ImportSet;
+
+/* A copy of `str` that lives as long as the set (deduplicated in the set's own chunk). */
+const char *import_set_string(ImportSet *s, const char *str);
 
 ImportSet *import_set_new(ImportFormat format);
 void import_set_free(ImportSet *s);
