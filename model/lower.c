@@ -1,6 +1,7 @@
 /* model/lower.c — model + plan + engine + workload -> per-rank programs; see lower.h and
  * doc/lowering.md for the rules and where each comes from. */
 #include "lower.h"
+#include "surface.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,6 +61,8 @@ void model_engine_defaults(ModelEngine *e)
     e->max_num_seqs = 256;
     e->cudagraph_mode = MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
     e->cudagraph_memory_profiling = true;
+    e->moe_backend = MODEL_MOE_AUTO;
+    e->jit_compile_s = 1.0;
 }
 
 void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const NetHardware *hw)
@@ -947,6 +950,8 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
         sched_program_set_ops(c.p, r, (SchedOp *)(void *)c.ops->data, c.ops->len);
     }
     g_array_unref(c.ops);
+    model_surface_groups(c.p, in->engine, in->hw,
+                         model_surface_startup_forwards(in->engine, in->hw, in->arch));
     return c.p;
 }
 

@@ -25,6 +25,7 @@
 #include "arch.h"
 #include "backend.h"
 #include "cost.h"
+#include "moe.h"
 #include "plan.h"
 #include "vllm.h"
 
@@ -80,6 +81,9 @@ typedef struct {
                                         (model_engine_apply_vllm_defaults) */
     ModelVllmAbsent vllm_absent;     /* behaviours of model/vllm.h this vLLM lacks
                                         (engine.vllm_without); 0: vLLM main */
+    ModelMoeBackend moe_backend;     /* engine.moe_backend / --moe-backend; default auto */
+    double jit_compile_s;            /* engine.jit_compile_s: one Triton kernel's JIT compile on
+                                        a cold key, seconds; default 1.0 (doc/lifecycle.md) */
 } ModelEngine;
 
 #define MODEL_ENGINE_GIVEN_MAX_MODEL_LEN (1u << 0)

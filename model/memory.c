@@ -1050,12 +1050,17 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sample
 
 /* ---- CUDA graphs ---- */
 
-/* vLLM's default capture sizes: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16), with
- * max = min(2 x max_num_seqs, 512) capped by max_num_batched_tokens (config/compilation.py).
- * Counts those <= `limit`; sets *largest. */
-static uint32_t capture_sizes(const ModelEngine *e, uint32_t limit, uint32_t *largest)
+/* vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes): [1, 2, 4] +
+ * range(8, 256, 8) + range(256, max + 1, 16), with max = min(max_num_seqs x (1 + speculative
+ * tokens) x 2, ceiling) capped by max_num_batched_tokens; the ceiling is 1024 on SM100 (B200,
+ * GB200) and 512 elsewhere (research notes: /work/research/cudagraph-memory.md). Counts those
+ * <= `limit`; sets *largest. */
+uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw,
+                                       uint32_t limit, uint32_t *largest)
 {
-    uint32_t mx = MIN(2u * MAX(1u, e->max_num_seqs), 512u);
+    uint32_t ceiling = hw && (hw->arch == NET_ARCH_SM100) ? 1024u : 512u;
+    uint64_t want = 2ull * MAX(1u, e->max_num_seqs) * (1u + e->num_speculative_tokens);
+    uint32_t mx = (uint32_t)MIN(want, (uint64_t)ceiling);
     mx = MIN(mx, MAX(1u, e->max_num_batched_tokens));
     mx = MIN(mx, limit);
     uint32_t n = 0, big = 0;
@@ -1073,7 +1078,7 @@ static void plan_cudagraph(const Ctx *c, Build *b)
     if (m == MODEL_CUDAGRAPH_NONE)
         return;
     uint32_t largest = 0;
-    uint32_t n_all = capture_sizes(c->e, UINT32_MAX, &largest);
+    uint32_t n_all = model_cudagraph_capture_sizes(c->e, c->hw, UINT32_MAX, &largest);
     if (n_all == 0)
         return;
     /* vLLM: max over modes of the first capture + (n - 1) x the next graph's cost, per mode.
@@ -1094,7 +1099,7 @@ static void plan_cudagraph(const Ctx *c, Build *b)
         uint32_t l2 = 0;
         uint32_t n_full = m == MODEL_CUDAGRAPH_FULL
                               ? n_all
-                              : capture_sizes(c->e, MAX(1u, c->e->max_num_seqs), &l2);
+                              : model_cudagraph_capture_sizes(c->e, c->hw, MAX(1u, c->e->max_num_seqs), &l2);
         if (n_full > 1)
             build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.full_graphs"),
                       g_strdup_printf("(%u - 1) sizes x 1 MiB", n_full), "graph",

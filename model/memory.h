@@ -102,6 +102,11 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
 void model_memory_plan_free(ModelMemPlan *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelMemPlan, model_memory_plan_free)
 
+/* How many CUDA-graph capture sizes vLLM uses by default, those <= `limit` (UINT32_MAX: all);
+ * sets *largest to the largest. */
+uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw,
+                                       uint32_t limit, uint32_t *largest);
+
 /* The FlashInfer trtllm-gen sparse-MLA workspace in bytes (vllm-cp.md): 394 MiB; with DCP > 1
  * add 8 x heads_per_rank x DCP x max_num_batched_tokens x 256 + 1 MiB. */
 uint64_t model_flashinfer_sparse_workspace(uint32_t heads_per_rank, uint32_t dcp,

@@ -7,6 +7,10 @@ static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE] = "sparse_mla_dcp_workspace",
     [MODEL_VLLM_DCP_EMPTY_SHARD_MASK] = "dcp_empty_shard_mask",
     [MODEL_VLLM_SPARSE_MLA_BACKEND_CHECK] = "sparse_mla_backend_combination_check",
+    [MODEL_VLLM_ALL_GATHER_ON_PYNCCL] = "all_gather_on_pynccl",
+    [MODEL_VLLM_ROCM_ALL_GATHER_ON_PROCESS_GROUP] = "rocm_all_gather_on_process_group",
+    [MODEL_VLLM_INDEXER_WARMUP_KEYS] = "indexer_warmup_keys_normalized",
+    [MODEL_VLLM_DCP_RANK_TENSOR] = "dcp_rank_tensor",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)

@@ -27,6 +27,19 @@ typedef enum {
      * #55879): it does not gather the DCP KV shards, so the ranks' LSE all-gathers disagree
      * (seed 004's hang). AUTO falls back to FLASHMLA_SPARSE either way. */
     MODEL_VLLM_SPARSE_MLA_BACKEND_CHECK,
+    /* CudaCommunicator.all_gather runs on PyNccl on CUDA (PR #40996): out of the Flight
+     * Recorder and PyTorch's watchdog. Before it, dist.all_gather_into_tensor on the process
+     * group (FR: nccl:_all_gather_base; a watchdog line on timeout). */
+    MODEL_VLLM_ALL_GATHER_ON_PYNCCL,
+    /* On ROCm all_gather stays on the base class (PR #48446), watched again. */
+    MODEL_VLLM_ROCM_ALL_GATHER_ON_PROCESS_GROUP,
+    /* The indexer's Triton warm-up covers the normalized PCP+DCP key (DCP_RANK=0,
+     * DCP_WORLD=1) and the four pointer alignments (PR #55879). Without it a rank whose
+     * runtime key was never warmed JIT-compiles on its first real batch. */
+    MODEL_VLLM_INDEXER_WARMUP_KEYS,
+    /* The DCP rank tensor is made once in the metadata builder (PR #55879). Without it
+     * get_dcp_local_seq_lens builds torch.tensor(dcp_rank, device=...) per batch. */
+    MODEL_VLLM_DCP_RANK_TENSOR,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

@@ -128,9 +128,13 @@ static uint64_t numel_out(uint8_t kind, uint64_t count, uint32_t n)
 static char *work_nccl(const Engine *e, const Instance *inst, uint32_t mi)
 {
     const Arrival *a = &inst->arr[mi];
+    /* SeqNum is the process group's own count on this rank: the group's calls before time 0
+     * (seq_base) and its watched calls since (Arrival.pg_seq); a postmortem keeps the
+     * recorded sequence number. */
     return g_strdup_printf("WorkNCCL(SeqNum=%" G_GUINT64_FORMAT ", OpType=%s, NumelIn=%" G_GUINT64_FORMAT
                            ", NumelOut=%" G_GUINT64_FORMAT ", Timeout(ms)=%" G_GINT64_FORMAT ")",
-                           inst->seq, op_type(a->kind), a->count,
+                           e->postmortem || !a->pg_seq ? inst->seq : a->pg_seq, op_type(a->kind),
+                           a->count,
                            numel_out(a->kind, a->count, inst->n),
                            (e->cfg.collective_timeout_ns > 0 ? e->cfg.collective_timeout_ns
                                                              : (int64_t)600000000000LL) / 1000000);
@@ -968,11 +972,26 @@ void diagnose_deadlock(Engine *e)
         if (t_first == INT64_MAX)
             continue;
         /* Each victim prints its own line (NumelIn/NumelOut are its own, so in a mismatch they
-         * differ); identical lines are merged. */
+         * differ); identical lines are merged. A call of a kind the group runs outside its
+         * process group's watchdog prints nothing: the line says so. */
         for (uint32_t i = 0; i < inst->n; i++) {
             if (!inst->arr[i].present || !blocked[g->ranks[i]])
                 continue;
-            char *work = work_nccl(e, inst, i);
+            char *work = NULL;
+            if (!e->postmortem && !inst->arr[i].pg_seq) {
+                g_autofree char *op =
+                    g_strdup_printf("%s %s", sched_op_kind_name((SchedOpKind)inst->arr[i].kind),
+                                    name_of(e, inst->arr[i].name));
+                work = g_strdup_printf("\001%s (group %s) runs on %s, outside PyTorch's "
+                                       "process group: no Flight Recorder entry, no watchdog "
+                                       "timeout",
+                                       op, g->name,
+                                       g->unwatched_via ? g->unwatched_via
+                                                        : "a communicator the watchdog does not "
+                                                          "track");
+            } else {
+                work = work_nccl(e, inst, i);
+            }
             HwLine *line = NULL;
             for (guint j = 0; j < hwl->len && !line; j++) {
                 HwLine *h = &g_array_index(hwl, HwLine, j);
@@ -996,7 +1015,10 @@ void diagnose_deadlock(Engine *e)
         if (j < 6) {
             g_autofree char *rs = fmt_rank_array(h->victims);
             const char *pl = h->victims->len > 1 ? "s" : "";
-            if (e->postmortem) {
+            if (h->work[0] == '\001') {
+                g_string_append_printf(hw, "\n  on hardware: no watchdog line on rank%s %s: %s",
+                                       pl, rs, h->work + 1);
+            } else if (e->postmortem) {
                 /* Only a record from PyTorch's process group has a watchdog (and a timeout). */
                 if (timeout > 0)
                     g_string_append_printf(hw, "\n  watchdog line on rank%s %s: %s", pl, rs,

@@ -9,6 +9,8 @@
 typedef struct {
     int64_t arrive_ns;
     uint64_t idx;    /* the rank's op index */
+    uint64_t pg_seq; /* the process group's SeqNum of this call on this rank (seq_base + its
+                        watched calls so far); 0: the kind runs outside the watchdog */
     uint64_t count;
     uint64_t tokens;
     int32_t layer;
@@ -42,6 +44,7 @@ typedef struct {
     Instance *live;
     Instance *free;
     uint64_t *member_seq; /* calls made so far, per member position */
+    uint64_t *member_pg_seq; /* watched calls so far, from the group's seq_base, per member */
     bool divergence_reported;
 } GroupRt;
 

@@ -520,6 +520,7 @@ static void actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, 
     Arrival *ar = &inst->arr[mi];
     ar->arrive_ns = now;
     ar->idx = a->idx;
+    ar->pg_seq = g->def->unwatched_kinds & (1u << op->kind) ? 0 : ++g->member_pg_seq[mi];
     ar->count = op->count;
     ar->tokens = op->tokens;
     ar->layer = op->layer >= 0 ? op->layer : a->layer;
@@ -670,6 +671,9 @@ static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg
     for (uint32_t i = 0; i < e->n_groups; i++) {
         e->groups[i].def = g_ptr_array_index(defs, i);
         e->groups[i].member_seq = g_new0(uint64_t, e->groups[i].def->n);
+        e->groups[i].member_pg_seq = g_new(uint64_t, e->groups[i].def->n);
+        for (uint32_t m = 0; m < e->groups[i].def->n; m++)
+            e->groups[i].member_pg_seq[m] = e->groups[i].def->seq_base;
         uint32_t fid = net_fabric_add_group(e->fabric, e->groups[i].def->ranks,
                                             e->groups[i].def->n);
         g_assert(fid == i);
@@ -730,8 +734,10 @@ static void engine_free(Engine *e)
         g_free(inst);
     }
     g_ptr_array_free(e->instances, TRUE);
-    for (uint32_t i = 0; i < e->n_groups; i++)
+    for (uint32_t i = 0; i < e->n_groups; i++) {
         g_free(e->groups[i].member_seq);
+        g_free(e->groups[i].member_pg_seq);
+    }
     g_free(e->groups);
     g_ptr_array_free(e->own_groups, TRUE);
     g_hash_table_destroy(e->channels);

@@ -159,7 +159,19 @@ static void group_free(gpointer data)
     g_free(g->ranks);
     g_free(g->sorted);
     g_free(g->sorted_pos);
+    g_free(g->unwatched_via);
     g_free(g);
+}
+
+void sched_program_group_watch(SchedProgram *p, int32_t id, uint32_t unwatched_kinds,
+                               uint64_t seq_base, const char *unwatched_via)
+{
+    g_return_if_fail(id >= 0 && (guint)id < p->groups->len);
+    SchedGroup *g = g_ptr_array_index(p->groups, id);
+    g->unwatched_kinds = unwatched_kinds;
+    g->seq_base = seq_base;
+    g_free(g->unwatched_via);
+    g->unwatched_via = g_strdup(unwatched_via);
 }
 
 SchedProgram *sched_program_new(uint32_t n_ranks)
@@ -467,7 +479,8 @@ SchedProgram *sched_program_unroll(const SchedProgram *p)
         sched_program_name(u, g_ptr_array_index(p->names.strings, i));
     for (guint i = 0; i < p->groups->len; i++) {
         const SchedGroup *g = sched_program_group(p, (int32_t)i);
-        sched_program_add_group(u, g->name, g->ranks, g->n);
+        int32_t id = sched_program_add_group(u, g->name, g->ranks, g->n);
+        sched_program_group_watch(u, id, g->unwatched_kinds, g->seq_base, g->unwatched_via);
     }
     /* Unroll each distinct list once, then map ranks through. */
     g_autofree int32_t *new_index = g_new(int32_t, p->lists->len);

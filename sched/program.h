@@ -78,6 +78,14 @@ typedef struct {
     int32_t *ranks;  /* members in the order given, global ranks */
     int32_t *sorted; /* the members sorted ascending, for sched_group_index_of() */
     uint32_t *sorted_pos; /* sorted[i] sits at ranks[sorted_pos[i]] */
+    /* How the group's collectives surface on hardware (sched_program_group_watch):
+     * `unwatched_kinds` has bit 1 << SchedOpKind for each kind that runs outside the process
+     * group's watchdog (no timeout line, no sequence number); `seq_base` counts the watched
+     * collectives the group issued before time 0 (a start-up); `unwatched_via` names what
+     * carries the unwatched ones, or NULL. All zero: everything is watched from seq 1. */
+    uint32_t unwatched_kinds;
+    uint64_t seq_base;
+    char *unwatched_via;
 } SchedGroup;
 
 typedef struct {
@@ -135,6 +143,9 @@ const char *sched_program_name_str(const SchedProgram *p, uint32_t id);
  * (loaders check and report this to the user; here it is asserted). */
 int32_t sched_program_add_group(SchedProgram *p, const char *name, const int32_t *ranks,
                                 uint32_t n);
+/* Sets how group `id`'s collectives surface on hardware (the SchedGroup fields above). */
+void sched_program_group_watch(SchedProgram *p, int32_t id, uint32_t unwatched_kinds,
+                               uint64_t seq_base, const char *unwatched_via);
 /* Finds a group by name; -1 if none. O(groups). */
 int32_t sched_program_find_group(const SchedProgram *p, const char *name);
 static inline const SchedGroup *sched_program_group(const SchedProgram *p, int32_t id)

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "inputfile.h"
+#include "../model/lifecycle.h"
+#include "../model/surface.h"
 
 char *runner_hardware_line(const Scenario *sc)
 {
@@ -53,9 +55,11 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
     RunnerResult *r = g_new0(RunnerResult, 1);
     /* Memory first (a budget failure is a finding; the simulation still runs: both are
      * useful). */
-    if (sc->arch && sc->plan)
+    if (sc->arch && sc->plan) {
         r->memory = model_memory_plan(sc->arch, sc->plan, &sc->engine, &sc->hardware,
                                       sc->program);
+        model_lifecycle_check(r->memory, sc->arch, sc->plan, &sc->engine, &sc->hardware);
+    }
     SchedConfig cfg = scenario_engine_config(sc);
     cfg.timeline = timeline;
     cfg.record = record;
@@ -68,6 +72,13 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
         add_copy(r->outcome, g_ptr_array_index(sc->findings, i));
     for (guint i = 0; r->memory && r->memory->diags && i < r->memory->diags->len; i++)
         add_copy(r->outcome, g_ptr_array_index(r->memory->diags, i));
+    /* A hang: what the operator reads on hardware instead of (or before) a watchdog line. */
+    if (sc->arch && sc->plan) {
+        SchedDiag *hs = model_surface_hang(r->outcome, sc->program, &sc->engine, &sc->hardware,
+                                           sc->plan->world);
+        if (hs)
+            sched_outcome_add_diag(r->outcome, hs);
+    }
     r->exit_code = r->outcome->failed ? 3 : 0;
     r->status = r->outcome->failed ? "failed" : "ok";
     return r;

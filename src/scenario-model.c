@@ -172,6 +172,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "max_num_seqs",
         "cudagraph_mode",
         "cudagraph_memory_profiling",
+        "moe_backend",
+        "jit_compile_s",
         "vllm_version",
         "vllm_without",
         "op_profile",
@@ -233,6 +235,22 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         return false;
     if (!scenario_get_bool_opt(ld, m, "cudagraph_memory_profiling",
                                &e->cudagraph_memory_profiling))
+        return false;
+    if ((n = yamldoc_map_get(m, "moe_backend"))) {
+        const char *names[MODEL_MOE_BACKEND_COUNT + 1];
+        model_moe_backend_names(names);
+        g_autofree char *list = g_strjoinv(", ", (char **)names);
+        if (!yamldoc_get_string(&ld->doc, n, "moe_backend", list, &v))
+            return false;
+        if (!model_moe_backend_parse(v, &e->moe_backend)) {
+            g_autofree char *hint = yamldoc_suggestion(v, names);
+            return yamldoc_fail(&ld->doc, n, "moe_backend", "unknown MoE backend '%s'; %s", v,
+                                hint);
+        }
+    }
+    if ((n = yamldoc_map_get(m, "jit_compile_s")) &&
+        !yamldoc_get_number(&ld->doc, n, "jit_compile_s", 0, false, 86400,
+                            "(seconds one Triton kernel takes to JIT-compile)", &e->jit_compile_s))
         return false;
     if (!vllm_version_apply(&ld->doc, m, &e->vllm_absent, notes))
         return false;

@@ -129,6 +129,7 @@ typedef enum {
     VF_DCP_BACKEND,
     VF_INTERLEAVE,
     VF_BACKEND,
+    VF_MOE_BACKEND,
     VF_ATTENTION_CONFIG,
     VF_QUANT,
     VF_KV_DTYPE,
@@ -169,6 +170,7 @@ static const VllmFlag vllm_flags[] = {
     {"--cp-kv-cache-interleave-size", VF_INTERLEAVE, true},
     {"--dcp-kv-cache-interleave-size", VF_INTERLEAVE, true},
     {"--attention-backend", VF_BACKEND, true},
+    {"--moe-backend", VF_MOE_BACKEND, true},
     {"--attention-config", VF_ATTENTION_CONFIG, true},
     {"-ac", VF_ATTENTION_CONFIG, true},
     {"--quantization", VF_QUANT, true},
@@ -210,7 +212,6 @@ static const struct {
     const char *name;
     const char *reason;
 } unsimulated_flags[] = {
-    {"--moe-backend", "the MoE kernel: its workspaces and autotuning are not modelled"},
     {"--enable-chunked-prefill", "the scheduler: ranksim runs the workload's steps as given"},
     {"--no-enable-chunked-prefill", "the scheduler: ranksim runs the workload's steps as given"},
     {"--enable-prefix-caching", "the scheduler: ranksim runs the workload's steps as given"},
@@ -506,6 +507,14 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         return flag_uint(ef, flag, v, 1, MAX_SEQ_LEN, false, &par->cp_kv_cache_interleave_size);
     case VF_BACKEND:
         return flag_backend(ef, flag, v);
+    case VF_MOE_BACKEND:
+        if (model_moe_backend_parse(v, &ef->a->engine.moe_backend))
+            return true;
+        return flag_fail(ef, flag,
+                         "unknown MoE backend '%s'; valid: auto, triton, deep_gemm, "
+                         "deep_gemm_mega_moe, cutlass, flashinfer_trtllm, flashinfer_cutlass, "
+                         "flashinfer_cutedsl, marlin, aiter, emulation",
+                         v);
     case VF_ATTENTION_CONFIG:
         return flag_attention_config(ef, flag, sub, v, given);
     case VF_QUANT:

@@ -241,13 +241,13 @@ Test(cli, not_simulated_settings_are_stored_and_reported)
     g_autofree char *eval = g_build_filename(dir, "e.yaml", NULL);
     cr_assert(g_file_set_contents(eval,
                                   "model_name: Qwen/Qwen3-8B\n"
-                                  "server_args: --moe-backend triton --enable-prefix-caching\n"
+                                  "server_args: --async-scheduling --enable-prefix-caching\n"
                                   "env: {VLLM_LOGGING_LEVEL: DEBUG}\n",
                                   -1, NULL));
     Result r = ranksim((const char *[]){"run", eval, "--hardware", "h100", "--prefill", "128",
                                         "--db", db, NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "not simulated: --moe-backend triton (the MoE kernel"), "%s", r.out);
+    cr_assert(strstr(r.out, "not simulated: --async-scheduling (the scheduler"), "%s", r.out);
     result_clear(&r);
     r = ranksim((const char *[]){"report", "latest", "--db", db, "--json", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);

@@ -2042,9 +2042,8 @@ Test(scenario_eval, glm_pcp_dcp_config_loads)
     cr_assert_eq(len_at(batch_of(s, 0, 0)->prefill, 0), 633);
     /* flags that change nothing in a simulation are dropped; others are reported */
     /* every flag and env variable that changes nothing here is listed with its reason */
-    cr_assert_eq(s->ignored_flags->len, 4);
-    cr_assert(has_ignored(s, "--moe-backend flashinfer_cutlass (the MoE kernel: its workspaces and "
-                             "autotuning are not modelled)"));
+    cr_assert_eq(s->ignored_flags->len, 3);
+    cr_assert_eq(s->engine.moe_backend, MODEL_MOE_FLASHINFER_CUTLASS);
     cr_assert(has_ignored(s, "env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the "
                              "allocator's settings: fragmentation is not modelled)"));
     cr_assert(has_ignored(s, "env VLLM_LOGGING_LEVEL=DEBUG (logging only)"));

@@ -1,0 +1,100 @@
+/* model/moe.c — MoE kernel backends and the CUTLASS MoE workspace (model/moe.h). */
+#include "moe.h"
+
+#include <glib.h>
+#include <string.h>
+
+static const char *const names[MODEL_MOE_BACKEND_COUNT] = {
+    [MODEL_MOE_AUTO] = "auto",
+    [MODEL_MOE_TRITON] = "triton",
+    [MODEL_MOE_DEEP_GEMM] = "deep_gemm",
+    [MODEL_MOE_DEEP_GEMM_MEGA_MOE] = "deep_gemm_mega_moe",
+    [MODEL_MOE_CUTLASS] = "cutlass",
+    [MODEL_MOE_FLASHINFER_TRTLLM] = "flashinfer_trtllm",
+    [MODEL_MOE_FLASHINFER_CUTLASS] = "flashinfer_cutlass",
+    [MODEL_MOE_FLASHINFER_CUTEDSL] = "flashinfer_cutedsl",
+    [MODEL_MOE_MARLIN] = "marlin",
+    [MODEL_MOE_AITER] = "aiter",
+    [MODEL_MOE_EMULATION] = "emulation",
+};
+
+const char *model_moe_backend_name(ModelMoeBackend b)
+{
+    return (unsigned)b < MODEL_MOE_BACKEND_COUNT ? names[b] : "?";
+}
+
+bool model_moe_backend_parse(const char *s, ModelMoeBackend *out)
+{
+    for (int i = 0; i < MODEL_MOE_BACKEND_COUNT; i++)
+        if (g_ascii_strcasecmp(s, names[i]) == 0) {
+            *out = (ModelMoeBackend)i;
+            return true;
+        }
+    return false;
+}
+
+void model_moe_backend_names(const char **out)
+{
+    for (int i = 0; i < MODEL_MOE_BACKEND_COUNT; i++)
+        out[i] = names[i];
+    out[MODEL_MOE_BACKEND_COUNT] = NULL;
+}
+
+bool model_moe_backend_autotunes(ModelMoeBackend b)
+{
+    return b == MODEL_MOE_FLASHINFER_CUTLASS || b == MODEL_MOE_FLASHINFER_TRTLLM;
+}
+
+/* CUTLASS's allocation alignment, kCudaMemAlign (tensorrt_llm common/workspace.h). */
+static uint64_t a128(uint64_t x)
+{
+    return (x + 127) / 128 * 128;
+}
+
+/* NVFP4 activation scale factors of K columns: one fp8 per 16 values, rows padded per expert to
+ * the 128 x 4 scale-factor atom (moe_gemm_kernels.h). */
+static uint64_t fp4_scales(uint64_t rows, uint64_t tokens, uint32_t experts, uint64_t k)
+{
+    uint64_t r = MIN(rows, tokens * experts) + 127ull * experts;
+    return (r + 127) / 128 * 128 * ((k / 16 + 3) / 4 * 4);
+}
+
+bool model_moe_cutlass_workspace(const ModelArch *a, const ModelParallel *par,
+                                 uint32_t max_num_batched_tokens, bool fp4_act,
+                                 ModelMoeWorkspace *w)
+{
+    memset(w, 0, sizeof *w);
+    if (!a->moe || a->n_routed_experts == 0 || a->num_experts_per_tok == 0)
+        return false;
+    uint32_t dp = MAX(1u, par->data_parallel_size),
+             pcp = MAX(1u, par->prefill_context_parallel_size);
+    uint32_t tp = MAX(1u, par->tensor_parallel_size);
+    /* FusedMoEParallelConfig.make: with EP the experts are split over DP x PCP x TP and each
+     * keeps its full width; without, the width is split. */
+    uint32_t ep = par->enable_expert_parallel ? dp * pcp * tp : 1;
+    w->local_experts = MAX(1u, a->n_routed_experts / ep);
+    w->inter = par->enable_expert_parallel ? a->moe_intermediate_size
+                                           : MAX(1u, a->moe_intermediate_size / (dp * pcp * tp));
+    /* The all2all dispatch gathers the tokens over DP, or over PCP when DP is 1. */
+    uint64_t m = max_num_batched_tokens;
+    if (par->enable_expert_parallel && (dp > 1 || pcp > 1))
+        m *= dp > 1 ? dp : pcp;
+    w->tokens = m;
+    uint64_t n = m * a->num_experts_per_tok, H = a->hidden_size, I = w->inter;
+    double act = fp4_act ? 0.5 : 2.0;
+    /* getWorkspaceDeviceBufferSizes: the permuted input and the fc outputs overlap in two
+     * buffers; outputs are bf16, fc1 of a gated MLP writes 2 x I. */
+    uint64_t in1 = (uint64_t)((double)n * (double)H * act), in2 = n * H * 2,
+             in3 = (uint64_t)((double)n * (double)I * act);
+    w->permuted_in = a128(MAX(in1, MAX(in2, in3)));
+    uint64_t o1 = 2 * n * I * 2, o2 = n * H * 2;
+    w->permuted_out = a128(MAX(o1, MAX(o2, in3)));
+    w->scales = fp4_act ? a128(MAX(fp4_scales(n, m, w->local_experts, H),
+                                   fp4_scales(n, m, w->local_experts, I)))
+                        : 0;
+    /* permutation maps (3 x n int32), the source-to-destination map (n int32) and the
+     * per-expert token counters (experts x M int32) */
+    w->routing = a128(3 * n * 4) + a128(n * 4) + a128((uint64_t)w->local_experts * m * 4);
+    w->bytes = w->permuted_in + w->permuted_out + w->scales + w->routing;
+    return true;
+}
