@@ -1,6 +1,8 @@
 /* model/lifecycle.c — the start-up phases after the KV cache (model/lifecycle.h). */
 #include "lifecycle.h"
 
+#include "vllm.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -15,60 +17,255 @@ static bool fp4_activations(const ModelMemPlan *m)
     return m->weights_format && strstr(m->weights_format, "routed experts nvfp4") != NULL;
 }
 
-void model_lifecycle_check(ModelMemPlan *m, const ModelArch *a, const ModelPlan *plan,
-                           const ModelEngine *e, const NetHardware *hw)
+static const char *const phase_names[MODEL_PHASE_COUNT] = {
+    "load_weights", "profile_run", "cudagraph_profile", "kv_cache",
+    "moe_autotune", "jit_warmup",  "cudagraph_capture", "serve",
+};
+
+const char *model_phase_name(ModelPhase p)
 {
-    if (!m || !a->moe || !model_moe_backend_autotunes(e->moe_backend) || m->vllm.rank < 0)
-        return;
-    ModelMoeWorkspace w;
-    if (!model_moe_cutlass_workspace(a, &plan->par, e->max_num_batched_tokens, fp4_activations(m),
-                                     &w))
-        return;
-    const ModelMemRank *r = &m->ranks[m->vllm.rank];
-    if (r->kv_budget_bytes <= 0)
-        return; /* the start-up already failed at the KV cache */
-    /* After the KV cache the budget is spent: the profile run's activation blocks stay in
-     * PyTorch's caching allocator, which a single allocation this large cannot reuse, so the
-     * workspace needs device memory outside the budget: HBM - requested - the context. */
-    int64_t free_b =
-        (int64_t)m->hbm_bytes - (int64_t)m->requested_bytes - (int64_t)m->context_bytes;
-    uint64_t non_kv = 0;
-    for (int i = 0; i < MODEL_MEM_COUNT; i++)
-        if (i != MODEL_MEM_KV_CACHE)
-            non_kv += r->bytes[i];
+    return (unsigned)p < MODEL_PHASE_COUNT ? phase_names[p] : "?";
+}
+
+const char *model_phase_status_name(ModelPhaseStatus s)
+{
+    static const char *const n[] = {"ok", "skipped", "failed", "not_reached"};
+    return (unsigned)s < G_N_ELEMENTS(n) ? n[s] : "?";
+}
+
+uint32_t model_lifecycle_indexer_warmup_keys(const ModelArch *a, const ModelPlan *plan,
+                                             const ModelEngine *e)
+{
+    if (!a->dsa)
+        return 0;
+    bool fixed = model_vllm_has(e->vllm_absent, MODEL_VLLM_INDEXER_WARMUP_KEYS);
+    bool pcp_dcp = plan->par.prefill_context_parallel_size > 1 &&
+                   plan->par.decode_context_parallel_size > 1;
+    uint32_t cases = fixed && pcp_dcp ? 2 : 1, variants = fixed ? 4 : 2;
+    return 3 * 3 * cases * variants;
+}
+
+/* Compute per token of the first workload step on `rank` (ns), from the lowered ops up to the
+ * second top-level `embed`, and that step's rows. */
+static void first_step(const SchedOp *ops, uint32_t n, int32_t embed, uint64_t mult, bool top,
+                       int *embeds, double *ns, uint64_t *rows, bool *done)
+{
+    for (uint32_t i = 0; i < n && !*done; i++) {
+        const SchedOp *op = &ops[i];
+        if (op->kind == SCHED_OP_REPEAT) {
+            first_step(op + 1, op->body_len, embed, mult * op->times, false, embeds, ns, rows,
+                       done);
+            i += op->body_len;
+            continue;
+        }
+        if (op->kind != SCHED_OP_COMPUTE)
+            continue;
+        if (top && (int32_t)op->name == embed) {
+            if (++*embeds > 1) {
+                *done = true;
+                return;
+            }
+            *rows = op->tokens;
+        }
+        *ns += (double)op->dur_ns * (double)mult;
+    }
+}
+
+typedef struct {
+    double weights_ns; /* reading the rank's weights once */
+    double per_token_ns;
+} Fwd;
+
+static int64_t fwd_ns(const Fwd *f, uint64_t tokens)
+{
+    return (int64_t)MAX(f->weights_ns, f->per_token_ns * (double)tokens);
+}
+
+/* The `oom` finding of the MoE autotuning phase on rank `r`: the workspace is one allocation
+ * on top of what the phase already holds (the KV cache and the dummy forward's live tensors). */
+static void autotune_check(ModelMemPlan *m, const ModelEngine *e, uint32_t r,
+                           const ModelMoeWorkspace *w, uint64_t before, uint64_t non_kv)
+{
+    int64_t free_b = (int64_t)m->hbm_bytes - (int64_t)before;
     double band = MODEL_MEM_NON_KV_UNDERESTIMATE * (double)non_kv;
-    bool oom = (double)w.bytes > (double)free_b;
-    bool tight = !oom && (double)w.bytes > (double)free_b - band;
+    bool oom = (double)w->bytes > (double)free_b;
+    bool tight = !oom && (double)w->bytes > (double)free_b - band;
     if (!oom && !tight)
         return;
-    /* the utilization that leaves the workspace (and the band, for a warning) free */
-    double need = (double)w.bytes + (double)m->context_bytes + (tight || oom ? band : 0);
-    double u_fit = floor((1.0 - need / (double)m->hbm_bytes) * 1e4) / 1e4;
+    /* the utilization that leaves the workspace and the band free: each step of utilization
+     * moves the KV cache, and with it the free memory, by HBM x step */
+    double short_b = (double)w->bytes + band - (double)free_b;
+    double u_fit = floor((m->utilization - short_b / (double)m->hbm_bytes) * 1e4) / 1e4;
     g_autofree char *why =
         tight ? g_strdup_printf(": it fits, but not within ranksim's uncertainty (its non-KV "
                                 "memory has been up to %.1f %% low, %.2f GiB here)",
                                 100.0 * MODEL_MEM_NON_KV_UNDERESTIMATE, gib(band))
               : g_strdup("");
     g_autofree char *msg = g_strdup_printf(
-        "%s during MoE autotuning (%s, after the KV cache): the CUTLASS MoE runner's workspace for "
-        "the dummy forward of max_num_batched_tokens=%u (%" G_GUINT64_FORMAT " rows per rank "
-        "after the dispatch gather, %u local experts) is one allocation of %.2f GiB, and %.2f "
-        "GiB of the device's %.2f GiB lie outside the KV budget (%.2f GiB requested at %.4g, "
-        "%.2f GiB of runtime context)%s. Lower gpu_memory_utilization to %.4f or below, or "
+        "%s during MoE autotuning (%s, after the KV cache) on rank %u: the CUTLASS MoE runner's "
+        "workspace for the dummy forward of max_num_batched_tokens=%u (%" G_GUINT64_FORMAT
+        " rows per rank after the dispatch gather, %u local experts) is one allocation of %.2f "
+        "GiB, and %.2f GiB of the device's %.2f GiB are free (the KV cache took %.2f GiB at "
+        "gpu_memory_utilization %.4g)%s. Lower gpu_memory_utilization to %.4f or below, or "
         "max_num_batched_tokens.",
         oom ? "CUDA out of memory" : "Possible CUDA out of memory",
-        model_moe_backend_name(e->moe_backend), e->max_num_batched_tokens, w.tokens,
-        w.local_experts, gib((double)w.bytes), gib((double)free_b), gib((double)m->hbm_bytes),
-        gib((double)m->requested_bytes), m->utilization, gib((double)m->context_bytes), why, u_fit);
+        model_moe_backend_name(e->moe_backend), r, e->max_num_batched_tokens, w->tokens,
+        w->local_experts, gib((double)w->bytes), gib((double)free_b), gib((double)m->hbm_bytes),
+        gib((double)m->ranks[r].bytes[MODEL_MEM_KV_CACHE]), m->utilization, why, u_fit);
     g_autofree char *detail = g_strdup_printf(
         "{\"phase\":\"moe_autotune\",\"moe_backend\":\"%s\",\"needed_bytes\":%" G_GUINT64_FORMAT
-        ",\"free_bytes\":%" G_GINT64_FORMAT
-        ",\"uncertainty_bytes\":%.0f,\"rows\":%" G_GUINT64_FORMAT
+        ",\"free_bytes\":%" G_GINT64_FORMAT ",\"uncertainty_bytes\":%.0f,\"rows\":%" G_GUINT64_FORMAT
         ",\"local_experts\":%u,\"permuted_in_bytes\":%" G_GUINT64_FORMAT
         ",\"permuted_out_bytes\":%" G_GUINT64_FORMAT ",\"scale_bytes\":%" G_GUINT64_FORMAT
         ",\"routing_bytes\":%" G_GUINT64_FORMAT ",\"gpu_memory_utilization_fit\":%.4f}",
-        model_moe_backend_name(e->moe_backend), w.bytes, free_b, band, w.tokens, w.local_experts,
-        w.permuted_in, w.permuted_out, w.scales, w.routing, u_fit);
+        model_moe_backend_name(e->moe_backend), w->bytes, free_b, band, w->tokens,
+        w->local_experts, w->permuted_in, w->permuted_out, w->scales, w->routing, u_fit);
     g_ptr_array_add(m->diags, sched_diag_new("oom", oom ? SCHED_SEV_ERROR : SCHED_SEV_WARNING,
-                                             m->vllm.rank, -1, 0, -1, "moe_autotune", msg, detail));
+                                             (int32_t)r, -1, 0, -1, "moe_autotune", msg,
+                                             detail));
+}
+
+void model_lifecycle_plan(ModelMemPlan *m, const ModelArch *a, const ModelPlan *plan,
+                          const ModelEngine *e, const NetHardware *hw, const SchedProgram *p)
+{
+    if (!m || !m->world)
+        return;
+    g_free(m->phases);
+    m->phases = g_malloc0_n(m->world, sizeof *m->phases);
+    int32_t embed = p ? sched_program_find_name(p, "embed") : -1;
+    uint32_t largest = 0;
+    uint32_t n_sizes = e->cudagraph_mode == MODEL_CUDAGRAPH_NONE
+                           ? 0
+                           : model_cudagraph_capture_sizes(e, hw, UINT32_MAX, &largest);
+    ModelMoeWorkspace ws;
+    bool autotune = a->moe && model_moe_backend_autotunes(e->moe_backend) &&
+                    model_moe_cutlass_workspace(a, &plan->par, e->max_num_batched_tokens,
+                                                fp4_activations(m), &ws);
+    uint32_t keys = model_lifecycle_indexer_warmup_keys(a, plan, e);
+    for (uint32_t r = 0; r < m->world; r++) {
+        const ModelMemRank *mr = &m->ranks[r];
+        const uint64_t *b = mr->bytes;
+        Fwd f = {0, 0};
+        uint64_t wbytes = b[MODEL_MEM_WEIGHTS] + b[MODEL_MEM_QUANT_SCALES] +
+                          b[MODEL_MEM_DERIVED_WEIGHTS];
+        if (hw && hw->hbm_bw_bytes_per_s > 0)
+            f.weights_ns = (double)wbytes / hw->hbm_bw_bytes_per_s * 1e9;
+        if (p && embed >= 0 && r < p->n_ranks) {
+            const SchedOpList *l = sched_program_ops(p, r);
+            int embeds = 0;
+            double ns = 0;
+            uint64_t rows = 0;
+            bool done = false;
+            first_step(l->ops, l->len, embed, 1, true, &embeds, &ns, &rows, &done);
+            if (rows > 0)
+                f.per_token_ns = ns / (double)rows;
+        }
+        ModelPhaseRow *ph = m->phases[r];
+        uint64_t live = m->context_bytes + b[MODEL_MEM_RESERVED] + wbytes;
+        int64_t t = 0;
+#define PHASE(P, PEAK, DUR)                                                                    \
+    do {                                                                                       \
+        ph[P].status = MODEL_PHASE_OK;                                                         \
+        ph[P].start_ns = t;                                                                    \
+        ph[P].dur_ns = (DUR);                                                                  \
+        ph[P].peak_bytes = (PEAK);                                                             \
+        ph[P].free_bytes = (int64_t)m->hbm_bytes - (int64_t)ph[P].peak_bytes;                  \
+        if (ph[P].dur_ns > 0)                                                                  \
+            t += ph[P].dur_ns;                                                                 \
+    } while (0)
+        PHASE(MODEL_PHASE_LOAD_WEIGHTS, live, -1);
+        ph[MODEL_PHASE_LOAD_WEIGHTS].allocated_bytes = live;
+        PHASE(MODEL_PHASE_PROFILE_RUN,
+              live + b[MODEL_MEM_ATTN_WORKSPACE] + b[MODEL_MEM_ACTIVATIONS],
+              fwd_ns(&f, MAX(1u, e->max_num_batched_tokens)));
+        live += b[MODEL_MEM_ATTN_WORKSPACE];
+        ph[MODEL_PHASE_PROFILE_RUN].allocated_bytes = live;
+        if (n_sizes && e->cudagraph_memory_profiling) {
+            /* V1 captures the two largest sizes into a throwaway pool; V2 captures them all
+             * (research notes, cudagraph-memory.md): timed as the two largest */
+            PHASE(MODEL_PHASE_CUDAGRAPH_PROFILE, live + b[MODEL_MEM_CUDAGRAPH],
+                  4 * fwd_ns(&f, largest));
+            ph[MODEL_PHASE_CUDAGRAPH_PROFILE].allocated_bytes = live;
+        } else {
+            ph[MODEL_PHASE_CUDAGRAPH_PROFILE].status = MODEL_PHASE_SKIPPED;
+        }
+        live += b[MODEL_MEM_KV_CACHE];
+        PHASE(MODEL_PHASE_KV_CACHE, live, 0);
+        ph[MODEL_PHASE_KV_CACHE].allocated_bytes = live;
+        if (autotune) {
+            /* the dummy forward's tensors alive at the MoE call: residual and hidden states of
+             * the rank's rows, and the rows gathered for the dispatch (bf16) */
+            uint64_t rows = MAX(1u, e->max_num_batched_tokens);
+            uint64_t act = (2 * rows + ws.tokens) * a->hidden_size * 2;
+            PHASE(MODEL_PHASE_MOE_AUTOTUNE, live + act + ws.bytes,
+                  fwd_ns(&f, MAX(1u, e->max_num_batched_tokens)));
+            ph[MODEL_PHASE_MOE_AUTOTUNE].allocated_bytes = live;
+            uint64_t non_kv = 0;
+            for (int i = 0; i < MODEL_MEM_COUNT; i++)
+                if (i != MODEL_MEM_KV_CACHE)
+                    non_kv += b[i];
+            if (r == (uint32_t)MAX(0, m->vllm.rank) && mr->kv_budget_bytes > 0)
+                autotune_check(m, e, r, &ws, live + act, non_kv);
+        } else {
+            ph[MODEL_PHASE_MOE_AUTOTUNE].status = MODEL_PHASE_SKIPPED;
+        }
+        if (keys) {
+            PHASE(MODEL_PHASE_JIT_WARMUP, live, (int64_t)(keys * e->jit_compile_s * 1e9));
+            ph[MODEL_PHASE_JIT_WARMUP].allocated_bytes = live;
+        } else {
+            ph[MODEL_PHASE_JIT_WARMUP].status = MODEL_PHASE_SKIPPED;
+        }
+        if (n_sizes) {
+            int64_t cap = 0;
+            for (uint32_t s = 1; s <= largest;) {
+                cap += 2 * fwd_ns(&f, s);
+                s = s < 4 ? s * 2 : s < 8 ? 8 : s < 256 ? s + 8 : s + 16;
+            }
+            live += b[MODEL_MEM_CUDAGRAPH];
+            PHASE(MODEL_PHASE_CUDAGRAPH_CAPTURE, live, cap);
+            ph[MODEL_PHASE_CUDAGRAPH_CAPTURE].allocated_bytes = live;
+        } else {
+            ph[MODEL_PHASE_CUDAGRAPH_CAPTURE].status = MODEL_PHASE_SKIPPED;
+        }
+        PHASE(MODEL_PHASE_SERVE, live + b[MODEL_MEM_ACTIVATIONS], 0);
+        ph[MODEL_PHASE_SERVE].allocated_bytes = live;
+#undef PHASE
+    }
+}
+
+void model_lifecycle_finish(ModelMemPlan *m, const SchedOutcome *o)
+{
+    if (!m || !m->phases)
+        return;
+    int failed = -1;
+    for (guint i = 0; o && i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (d->severity != SCHED_SEV_ERROR)
+            continue;
+        int at = MODEL_PHASE_SERVE;
+        const char *ph = d->detail ? strstr(d->detail, "\"phase\":\"") : NULL;
+        if (ph) {
+            ph += 9;
+            for (int k = 0; k < MODEL_PHASE_COUNT; k++) {
+                size_t n = strlen(phase_names[k]);
+                if (strncmp(ph, phase_names[k], n) == 0 && ph[n] == '"')
+                    at = k;
+            }
+        }
+        if (failed < 0 || at < failed)
+            failed = at;
+    }
+    for (uint32_t r = 0; r < m->world; r++) {
+        ModelPhaseRow *ph = m->phases[r];
+        if (o && failed != MODEL_PHASE_SERVE)
+            ph[MODEL_PHASE_SERVE].dur_ns = failed < 0 ? o->end_ns : 0;
+        else if (o)
+            ph[MODEL_PHASE_SERVE].dur_ns = o->end_ns;
+        if (failed < 0)
+            continue;
+        ph[failed].status = MODEL_PHASE_FAILED;
+        for (int k = failed + 1; k < MODEL_PHASE_COUNT; k++)
+            if (ph[k].status != MODEL_PHASE_SKIPPED)
+                ph[k].status = MODEL_PHASE_NOT_REACHED;
+    }
 }

@@ -82,6 +82,9 @@ typedef struct {
     ModelVllmAbsent vllm_absent;     /* behaviours of model/vllm.h this vLLM lacks
                                         (engine.vllm_without); 0: vLLM main */
     ModelMoeBackend moe_backend;     /* engine.moe_backend / --moe-backend; default auto */
+    bool gpu_sync_check;             /* engine.gpu_sync_check / VLLM_GPU_SYNC_CHECK=error: the
+                                        runtime's GPU<->CPU sync guard on the hot path (off by
+                                        default; vLLM's CI image turns it on) */
     double jit_compile_s;            /* engine.jit_compile_s: one Triton kernel's JIT compile on
                                         a cold key, seconds; default 1.0 (doc/lifecycle.md) */
 } ModelEngine;

@@ -1516,5 +1516,6 @@ void model_memory_plan_free(ModelMemPlan *m)
     g_free(m->weights_format);
     if (m->diags)
         g_ptr_array_unref(m->diags);
+    g_free(m->phases);
     g_free(m);
 }

@@ -68,6 +68,41 @@ typedef struct {
     uint32_t kv_block_size;
 } ModelVllmLines;
 
+/* vLLM's start-up, phase by phase, then serving (model/lifecycle.h plans them). The order is
+ * vLLM's: gpu_worker load_model, determine_available_memory (profile run, CUDA-graph memory
+ * profiling), initialize_from_config (KV cache), compile_or_warm_up_model (kernel_warmup: the
+ * MoE autotuning and the Triton JIT warm-up; then capture_model), then the requests. */
+typedef enum {
+    MODEL_PHASE_LOAD_WEIGHTS = 0,
+    MODEL_PHASE_PROFILE_RUN,
+    MODEL_PHASE_CUDAGRAPH_PROFILE,
+    MODEL_PHASE_KV_CACHE,
+    MODEL_PHASE_MOE_AUTOTUNE,
+    MODEL_PHASE_JIT_WARMUP,
+    MODEL_PHASE_CUDAGRAPH_CAPTURE,
+    MODEL_PHASE_SERVE,
+    MODEL_PHASE_COUNT
+} ModelPhase;
+
+typedef enum {
+    MODEL_PHASE_OK = 0,
+    MODEL_PHASE_SKIPPED,     /* this configuration has no such phase */
+    MODEL_PHASE_FAILED,      /* the start-up (or the run) failed here */
+    MODEL_PHASE_NOT_REACHED, /* after a failed phase */
+} ModelPhaseStatus;
+
+typedef struct {
+    uint8_t status;           /* ModelPhaseStatus */
+    int64_t start_ns;         /* from the engine's start (load_weights at 0); serve: its start */
+    int64_t dur_ns;           /* -1: not modelled (load_weights: storage-bound) */
+    uint64_t allocated_bytes; /* on the device when the phase ends (context included) */
+    uint64_t peak_bytes;      /* the most on the device during it */
+    int64_t free_bytes;       /* HBM - peak_bytes: what was left at the tightest moment */
+} ModelPhaseRow;
+
+const char *model_phase_name(ModelPhase p);
+const char *model_phase_status_name(ModelPhaseStatus s);
+
 typedef struct {
     uint32_t world;
     ModelMemRank *ranks;           /* [world] */
@@ -83,6 +118,8 @@ typedef struct {
     char *weights_format;          /* model_quant_spec_describe() of the formats in force, owned */
     ModelVllmLines vllm;           /* the start-up log lines of the tightest rank */
     GPtrArray *diags;              /* SchedDiag*, owned: kv_budget, oom */
+    ModelPhaseRow (*phases)[MODEL_PHASE_COUNT]; /* [world] per phase; NULL until
+                                                   model_lifecycle_plan */
 } ModelMemPlan;
 
 /* How far ranksim's non-KV memory has fallen short of vLLM's in real single-node start-up logs:

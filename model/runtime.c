@@ -154,11 +154,184 @@ static void dcp_empty_shard(const SchedProgram *p, const ModelLowerInput *in, GA
     }
 }
 
+/* vLLM's executor gives up on a worker RPC after VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS (vllm/envs.py,
+ * 300; ../shared/reference/postmortem.md). */
+#define RPC_TIMEOUT_NS (300ll * 1000000000ll)
+
+/* The first step where rank r's batch has a prompt (a prefill), or -1. */
+static int first_prefill_step(const ModelLowerInput *in, uint32_t r)
+{
+    for (guint s = 0; s < in->workload->steps->len; s++) {
+        const ModelBatch *b =
+            model_step_batch(g_ptr_array_index(in->workload->steps, s), in->plan->coord[r].dp);
+        if (b && b->prefill->len)
+            return (int)s;
+    }
+    return -1;
+}
+
+static int first_decode_step(const ModelLowerInput *in, uint32_t r)
+{
+    for (guint s = 0; s < in->workload->steps->len; s++) {
+        const ModelBatch *b =
+            model_step_batch(g_ptr_array_index(in->workload->steps, s), in->plan->coord[r].dp);
+        if (b && b->decode->len)
+            return (int)s;
+    }
+    return -1;
+}
+
+static bool crashed(const GArray *faults, uint32_t r)
+{
+    for (guint f = 0; f < faults->len; f++) {
+        const SchedFault *x = &g_array_index(faults, SchedFault, f);
+        if (x->kind == SCHED_FAULT_CRASH && x->rank == (int32_t)r)
+            return true;
+    }
+    return false;
+}
+
+/* vLLM before PR #55879's warm-up keys: the sparse-attention indexer's prefill-chunk metadata
+ * kernel (Triton) is warmed with each rank's own (DCP_RANK, DCP_WORLD), but under PCP + DCP the
+ * runtime normalizes the key to (0, 1). Triton keys an int argument by its class — exactly 1, a
+ * multiple of 16 (0 included), or neither — and no rank warmed DCP_WORLD in the class "1", so on
+ * the first prefill every rank compiles the kernel before its first forward
+ * (research notes jit-sync.md; seed 004; khluu on PR #55879). Each compile takes
+ * engine.jit_compile_s; a compile longer than the executor's RPC timeout kills the engine. */
+static void indexer_cold_key(const SchedProgram *p, const ModelLowerInput *in, GArray *faults,
+                             GPtrArray *findings)
+{
+    const ModelParallel *par = &in->plan->par;
+    if (!in->arch->dsa || par->prefill_context_parallel_size <= 1 ||
+        par->decode_context_parallel_size <= 1 ||
+        model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_INDEXER_WARMUP_KEYS))
+        return;
+    int32_t embed = sched_program_find_name(p, "embed");
+    if (embed < 0)
+        return;
+    int64_t compile_ns = (int64_t)(in->engine->jit_compile_s * 1e9);
+    g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    int step = -1;
+    for (uint32_t r = 0; r < in->plan->world; r++) {
+        int s = first_prefill_step(in, r);
+        if (s < 0 || crashed(faults, r))
+            continue;
+        SchedFault f = {.kind = SCHED_FAULT_DELAY,
+                        .rank = (int32_t)r,
+                        .op_name = embed,
+                        .occurrence = (uint64_t)s + 1,
+                        .delay_ns = compile_ns,
+                        .at_ns = -1};
+        g_array_append_val(faults, f);
+        int32_t rr = (int32_t)r;
+        g_array_append_val(ranks, rr);
+        step = step < 0 ? s : MIN(step, s);
+    }
+    if (!ranks->len)
+        return;
+    g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
+    g_autofree char *msg = g_strdup_printf(
+        "jit: the first prefill (step %d) runs the sparse-attention indexer's prefill-chunk "
+        "metadata kernel with the PCP+DCP normalized key (DCP_RANK=0, DCP_WORLD=1), which the "
+        "warm-up of vLLM before PR #55879 never compiled (each rank warmed its own DCP_RANK with "
+        "DCP_WORLD=%u; Triton keys DCP_WORLD=1 in a class of its own): rank%s %s JIT-compile%s "
+        "it on the first real batch, %.3g s each (engine.jit_compile_s), while the engine waits. "
+        "vLLM's JIT monitor logs \"Triton kernel JIT compilation during inference\"; PR #55879 "
+        "warms the normalized key and the four pointer alignments",
+        step + 1, par->decode_context_parallel_size, ranks->len > 1 ? "s" : "", rs,
+        ranks->len > 1 ? "" : "s", in->engine->jit_compile_s);
+    g_autofree char *detail = g_strdup_printf(
+        "{\"mechanism\":\"indexer_warmup_keys\",\"phase\":\"serve\",\"step\":%d,\"ranks\":"
+        "\"%s\",\"runtime_key\":{\"DCP_RANK\":0,\"DCP_WORLD\":1},\"compile_s\":%.6g,"
+        "\"fixed_by\":[55879]}",
+        step + 1, rs, in->engine->jit_compile_s);
+    g_ptr_array_add(findings, sched_diag_new("jit", SCHED_SEV_WARNING,
+                                             g_array_index(ranks, int32_t, 0), -1, 0, -1,
+                                             "build_prefill_chunk_metadata", msg, detail));
+    if (compile_ns < RPC_TIMEOUT_NS || in->plan->world <= 1)
+        return;
+    g_autofree char *tmsg = g_strdup_printf(
+        "timeout: the JIT compile of step %d (%.3g s on rank%s %s) outlasts the executor's RPC "
+        "timeout, VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=300: at 300 s vLLM raises \"RPC call to "
+        "sample_tokens timed out.\" and the engine dies (EngineDeadError) before the compile "
+        "ends — the hang seed 004 reports on the first real batch",
+        step + 1, in->engine->jit_compile_s, ranks->len > 1 ? "s" : "", rs);
+    g_autofree char *tdetail = g_strdup_printf(
+        "{\"mechanism\":\"indexer_warmup_keys\",\"phase\":\"serve\",\"step\":%d,\"ranks\":"
+        "\"%s\",\"compile_s\":%.6g,\"rpc_timeout_s\":300}",
+        step + 1, rs, in->engine->jit_compile_s);
+    g_ptr_array_add(findings, sched_diag_new("timeout", SCHED_SEV_ERROR,
+                                             g_array_index(ranks, int32_t, 0), -1, 0, -1,
+                                             "build_prefill_chunk_metadata", tmsg, tdetail));
+    /* the executor then shuts every worker down */
+    for (uint32_t r = 0; r < in->plan->world; r++) {
+        if (crashed(faults, r))
+            continue;
+        SchedFault f = {.kind = SCHED_FAULT_CRASH,
+                        .rank = (int32_t)r,
+                        .op_name = -1,
+                        .at_ns = RPC_TIMEOUT_NS,
+                        .reason = "the executor's RPC timed out (300 s) and shut the workers down"};
+        g_array_append_val(faults, f);
+    }
+}
+
+/* vLLM before PR #55879's device rank tensor: every decode metadata build under DCP made
+ * torch.tensor(dcp_rank, device=...), a synchronous host-to-device copy. With the runtime's
+ * GPU<->CPU sync guard on (VLLM_GPU_SYNC_CHECK=error, which vLLM's CI image sets; PR #44800) the
+ * first decode step raises on every DCP rank (research notes jit-sync.md; seed 004). */
+static void dcp_rank_sync(const SchedProgram *p, const ModelLowerInput *in, GArray *faults,
+                          GPtrArray *findings)
+{
+    const ModelParallel *par = &in->plan->par;
+    if (!in->arch->dsa || par->decode_context_parallel_size <= 1 || !in->engine->gpu_sync_check ||
+        model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_DCP_RANK_TENSOR))
+        return;
+    int32_t embed = sched_program_find_name(p, "embed");
+    if (embed < 0)
+        return;
+    g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    int step = -1;
+    for (uint32_t r = 0; r < in->plan->world; r++) {
+        int s = first_decode_step(in, r);
+        if (s < 0 || crashed(faults, r))
+            continue;
+        int32_t rr = (int32_t)r;
+        g_array_append_val(ranks, rr);
+        step = step < 0 ? s : MIN(step, s);
+        g_autoptr(GArray) one = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        g_array_append_val(one, rr);
+        crash_at_step(faults, one, embed, (guint)s,
+                      "RuntimeError: GPU<->CPU sync detected - avoid it or wrap with "
+                      "gpu_sync_allowed() (torch.tensor(dcp_rank, device=...) per decode batch, "
+                      "before vLLM PR #55879)");
+    }
+    if (!ranks->len)
+        return;
+    g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
+    g_autofree char *msg = g_strdup_printf(
+        "crash: the first decode step (%d) builds the DCP-local sequence lengths with "
+        "torch.tensor(dcp_rank, device=...), a synchronous host-to-device copy on the decode hot "
+        "path; with the GPU<->CPU sync guard on (engine.gpu_sync_check, VLLM_GPU_SYNC_CHECK=error) "
+        "rank%s %s raise \"RuntimeError: GPU<->CPU sync detected - avoid it or wrap with "
+        "gpu_sync_allowed()\". PR #55879 makes the rank tensor once in the metadata builder",
+        step + 1, ranks->len > 1 ? "s" : "", rs);
+    g_autofree char *detail = g_strdup_printf(
+        "{\"mechanism\":\"dcp_rank_tensor\",\"phase\":\"serve\",\"step\":%d,\"ranks\":\"%s\","
+        "\"fixed_by\":[55879]}",
+        step + 1, rs);
+    g_ptr_array_add(findings, sched_diag_new("crash", SCHED_SEV_ERROR,
+                                             g_array_index(ranks, int32_t, 0), -1, 0, -1,
+                                             "get_dcp_local_seq_lens", msg, detail));
+}
+
 void model_runtime_faults(const SchedProgram *p, const ModelLowerInput *in, GArray *faults,
                           GPtrArray *findings)
 {
     g_autoptr(GArray) mine = g_array_new(FALSE, FALSE, sizeof(SchedFault));
     sparse_mla_slab(p, in, mine, findings);
     dcp_empty_shard(p, in, mine, findings);
+    dcp_rank_sync(p, in, mine, findings);
+    indexer_cold_key(p, in, mine, findings);
     g_array_append_vals(faults, mine->data, mine->len);
 }

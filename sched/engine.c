@@ -815,7 +815,7 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
         if (e.faults[i].f.kind == SCHED_FAULT_CRASH && e.faults[i].f.at_ns >= 0 &&
             e.faults[i].f.at_ns <= SCHED_TIME_MAX) /* later: never within representable time */
             sched_queue_push(&e.q, e.faults[i].f.at_ns, EV_CRASH, (uint32_t)e.faults[i].f.rank,
-                             0);
+                             i); /* arg: the fault, for its reason */
 
     const int64_t timeout = e.cfg.collective_timeout_ns;
     SchedEvent ev;
@@ -853,7 +853,8 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
             break;
         }
         case EV_CRASH:
-            crash_rank(&e, ev.target, NULL, NULL);
+            crash_rank(&e, ev.target, NULL,
+                       ev.arg < e.n_faults ? e.faults[ev.arg].f.reason : NULL);
             break;
         default:
             g_assert_not_reached();

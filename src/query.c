@@ -356,6 +356,41 @@ static bool load_memory_items(Store *st, int64_t id, ModelMemPlan *m, GError **e
     return rc == SQLITE_DONE || sql_fail(error, st, "reading memory_items");
 }
 
+/* The phase rows of run `id` (schema 5); a run without them keeps m->phases NULL. */
+static bool load_phases(Store *st, int64_t id, ModelMemPlan *m, GError **error)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT rank, idx, status, start_us, dur_us, allocated_bytes,"
+                           " peak_bytes, free_bytes FROM phases WHERE run_id = ?",
+                           -1, &s, NULL) != SQLITE_OK)
+        return sql_fail(error, st, "reading phases");
+    sqlite3_bind_int64(s, 1, id);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t r = sqlite3_column_int64(s, 0), k = sqlite3_column_int64(s, 1);
+        if (r < 0 || r >= m->world || k < 0 || k >= MODEL_PHASE_COUNT)
+            continue;
+        if (!m->phases)
+            m->phases = g_malloc0_n(m->world, sizeof *m->phases);
+        ModelPhaseRow *ph = &m->phases[r][k];
+        const char *stt = (const char *)sqlite3_column_text(s, 2);
+        ph->status = MODEL_PHASE_OK;
+        for (int i = 0; stt && i <= MODEL_PHASE_NOT_REACHED; i++)
+            if (strcmp(stt, model_phase_status_name((ModelPhaseStatus)i)) == 0)
+                ph->status = (uint8_t)i;
+        ph->start_ns = (int64_t)(sqlite3_column_double(s, 3) * 1e3);
+        ph->dur_ns = sqlite3_column_type(s, 4) == SQLITE_NULL
+                         ? -1
+                         : (int64_t)(sqlite3_column_double(s, 4) * 1e3);
+        ph->allocated_bytes = (uint64_t)sqlite3_column_int64(s, 5);
+        ph->peak_bytes = (uint64_t)sqlite3_column_int64(s, 6);
+        ph->free_bytes = sqlite3_column_int64(s, 7);
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE || sql_fail(error, st, "reading phases");
+}
+
 ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **error)
 {
     g_return_val_if_fail(st != NULL, NULL);
@@ -430,6 +465,8 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
         x->kv_bytes_per_token = per_token;
     }
     if (items && query_has_table(st, "memory_items") && !load_memory_items(st, id, m, error))
+        return NULL;
+    if (query_has_table(st, "phases") && !load_phases(st, id, m, error))
         return NULL;
     return g_steal_pointer(&m);
 }

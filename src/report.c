@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 
 char *report_format_ns(int64_t ns)
@@ -282,6 +283,19 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
                  "non-KV has been up to %.1f %% low, doc/validation.md)\n",
             gib((double)v->kv_budget_bytes), gib((double)v->kv_budget_bytes - band),
             100.0 * MODEL_MEM_NON_KV_UNDERESTIMATE);
+    /* gpu_worker.py: the CUDA-graph estimate as a share of the device, added to (and taken from)
+     * the utilization, rounded to 4 places */
+    uint64_t cg = x->bytes[MODEL_MEM_CUDAGRAPH];
+    if (m->cudagraph_in_budget && cg > 0 && m->hbm_bytes > 0) {
+        double delta = (double)cg / (double)m->hbm_bytes;
+        fprintf(out,
+                "  CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+                "--gpu-memory-utilization=%.4f is equivalent to --gpu-memory-utilization=%.4f "
+                "without CUDA graph memory profiling. To maintain the same effective KV cache "
+                "size as before, increase --gpu-memory-utilization to %.4f.\n",
+                m->utilization, round((m->utilization - delta) * 1e4) / 1e4,
+                MIN(round((m->utilization + delta) * 1e4) / 1e4, 1.0));
+    }
     if (v->kv_budget_bytes > 0) {
         char a[40], b[40];
         fprintf(out, "  GPU KV cache size: %s tokens\n", thousands(v->kv_tokens, a, sizeof a));
@@ -290,6 +304,45 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
     }
     if (m->weights_format && *m->weights_format)
         fprintf(out, "  weights as stored: %s\n", m->weights_format);
+}
+
+static void fmt_dur(char *buf, size_t n, int64_t ns)
+{
+    if (ns < 0)
+        g_strlcpy(buf, "-", n);
+    else if (ns < 1000000000)
+        snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
+    else
+        snprintf(buf, n, "%.2f s", (double)ns / 1e9);
+}
+
+/* vLLM's start-up and serving, phase by phase, for the tightest rank: the story in the order
+ * of vLLM's log, and where it stopped. */
+static void report_phases(FILE *out, const ModelMemPlan *m)
+{
+    int32_t r = m->vllm.rank >= 0 ? m->vllm.rank : 0;
+    if (!m->phases || (uint32_t)r >= m->world)
+        return;
+    fprintf(out,
+            "\nphases (rank %d; times exclude loading, which storage decides; memory on the "
+            "device in GiB of %.2f):\n",
+            r, gib((double)m->hbm_bytes));
+    fprintf(out, "  %-18s %-12s %10s %10s %10s %10s %10s\n", "phase", "status", "start", "time",
+            "allocated", "peak", "free");
+    for (int k = 0; k < MODEL_PHASE_COUNT; k++) {
+        const ModelPhaseRow *ph = &m->phases[r][k];
+        const char *st = model_phase_status_name((ModelPhaseStatus)ph->status);
+        if (ph->status == MODEL_PHASE_SKIPPED) {
+            fprintf(out, "  %-18s %-12s\n", model_phase_name((ModelPhase)k), st);
+            continue;
+        }
+        char a[32], b[32];
+        fmt_dur(a, sizeof a, k == MODEL_PHASE_LOAD_WEIGHTS ? -1 : ph->start_ns);
+        fmt_dur(b, sizeof b, ph->dur_ns);
+        fprintf(out, "  %-18s %-12s %10s %10s %10.2f %10.2f %10.2f\n",
+                model_phase_name((ModelPhase)k), st, a, b, gib((double)ph->allocated_bytes),
+                gib((double)ph->peak_bytes), gib((double)ph->free_bytes));
+    }
 }
 
 void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
@@ -328,6 +381,7 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
         r = j + 1;
     }
     report_vllm_lines(out, m);
+    report_phases(out, m);
 }
 
 static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)

@@ -58,7 +58,8 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
     if (sc->arch && sc->plan) {
         r->memory = model_memory_plan(sc->arch, sc->plan, &sc->engine, &sc->hardware,
                                       sc->program);
-        model_lifecycle_check(r->memory, sc->arch, sc->plan, &sc->engine, &sc->hardware);
+        model_lifecycle_plan(r->memory, sc->arch, sc->plan, &sc->engine, &sc->hardware,
+                             sc->program);
     }
     SchedConfig cfg = scenario_engine_config(sc);
     cfg.timeline = timeline;
@@ -79,6 +80,7 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
         if (hs)
             sched_outcome_add_diag(r->outcome, hs);
     }
+    model_lifecycle_finish(r->memory, r->outcome);
     r->exit_code = r->outcome->failed ? 3 : 0;
     r->status = r->outcome->failed ? "failed" : "ok";
     return r;

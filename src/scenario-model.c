@@ -174,6 +174,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "cudagraph_memory_profiling",
         "moe_backend",
         "jit_compile_s",
+        "gpu_sync_check",
         "vllm_version",
         "vllm_without",
         "op_profile",
@@ -248,6 +249,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
                                 hint);
         }
     }
+    if (!scenario_get_bool_opt(ld, m, "gpu_sync_check", &e->gpu_sync_check))
+        return false;
     if ((n = yamldoc_map_get(m, "jit_compile_s")) &&
         !yamldoc_get_number(&ld->doc, n, "jit_compile_s", 0, false, 86400,
                             "(seconds one Triton kernel takes to JIT-compile)", &e->jit_compile_s))

@@ -122,6 +122,11 @@ static const char schema_sql[] =
     " max_model_len INTEGER, weights_format TEXT, vllm_rank INTEGER, loading_bytes INTEGER,"
     " kv_tokens INTEGER, max_concurrency REAL, kv_block_size INTEGER, context_bytes INTEGER,"
     " cudagraph_in_budget INTEGER);"
+    "CREATE TABLE IF NOT EXISTS phases("
+    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, idx INTEGER NOT NULL,"
+    " phase TEXT NOT NULL, status TEXT NOT NULL, start_us REAL, dur_us REAL,"
+    " allocated_bytes INTEGER, peak_bytes INTEGER, free_bytes INTEGER,"
+    " PRIMARY KEY (run_id, rank, idx)) WITHOUT ROWID;"
     "CREATE VIEW IF NOT EXISTS ops AS"
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
     "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us"
@@ -973,7 +978,42 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
     sqlite3_bind_int(st, 15, m->cudagraph_in_budget ? 1 : 0);
     ok = sqlite3_step(st) == SQLITE_DONE;
     sqlite3_finalize(st);
-    return ok || set_sql_error(error, s, "insert memory_runs");
+    if (!ok)
+        return set_sql_error(error, s, "insert memory_runs");
+    if (!m->phases)
+        return true;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO phases(run_id, rank, idx, phase, status, start_us, dur_us,"
+                           " allocated_bytes, peak_bytes, free_bytes) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return set_sql_error(error, s, "prepare phases");
+    for (uint32_t r = 0; r < m->world && ok; r++)
+        for (int k = 0; k < MODEL_PHASE_COUNT && ok; k++) {
+            const ModelPhaseRow *ph = &m->phases[r][k];
+            sqlite3_bind_int64(st, 1, id);
+            sqlite3_bind_int64(st, 2, r);
+            sqlite3_bind_int(st, 3, k);
+            sqlite3_bind_text(st, 4, model_phase_name((ModelPhase)k), -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 5, model_phase_status_name((ModelPhaseStatus)ph->status), -1,
+                              SQLITE_STATIC);
+            if (ph->status == MODEL_PHASE_SKIPPED) {
+                for (int c = 6; c <= 10; c++)
+                    sqlite3_bind_null(st, c);
+            } else {
+                sqlite3_bind_double(st, 6, (double)ph->start_ns / 1e3);
+                if (ph->dur_ns >= 0)
+                    sqlite3_bind_double(st, 7, (double)ph->dur_ns / 1e3);
+                else
+                    sqlite3_bind_null(st, 7);
+                sqlite3_bind_int64(st, 8, (int64_t)ph->allocated_bytes);
+                sqlite3_bind_int64(st, 9, (int64_t)ph->peak_bytes);
+                sqlite3_bind_int64(st, 10, ph->free_bytes);
+            }
+            ok = sqlite3_step(st) == SQLITE_DONE;
+            sqlite3_reset(st);
+        }
+    sqlite3_finalize(st);
+    return ok || set_sql_error(error, s, "insert phases");
 }
 
 static char *ranks_json(GArray *members)

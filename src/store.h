@@ -34,7 +34,7 @@ typedef enum {
 } StoreErrorCode;
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;

@@ -861,13 +861,14 @@ static const struct {
     {"VLLM_ATTENTION_BACKEND", NULL},
     {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", NULL},
     {"VLLM_ROCM_USE_AITER", NULL},
+    {"VLLM_GPU_SYNC_CHECK", NULL},
     {"VLLM_USE_V2_MODEL_RUNNER", "the model runner: ranksim lowers the ops both runners run"},
-    {"VLLM_USE_FLASHINFER_MOE_FP4", "the MoE kernel choice: MoE kernel workspaces and autotuning "
-                                    "are not modelled"},
-    {"VLLM_USE_FLASHINFER_MOE_FP8", "the MoE kernel choice: MoE kernel workspaces and autotuning "
-                                    "are not modelled"},
-    {"VLLM_FLASHINFER_MOE_BACKEND", "the MoE kernel choice: MoE kernel workspaces and autotuning "
-                                    "are not modelled"},
+    {"VLLM_USE_FLASHINFER_MOE_FP4", "the MoE kernel choice: say it with --moe-backend "
+                                    "(engine.moe_backend)"},
+    {"VLLM_USE_FLASHINFER_MOE_FP8", "the MoE kernel choice: say it with --moe-backend "
+                                    "(engine.moe_backend)"},
+    {"VLLM_FLASHINFER_MOE_BACKEND", "the MoE kernel choice: say it with --moe-backend "
+                                    "(engine.moe_backend)"},
     {"VLLM_USE_DEEP_GEMM", "the GEMM kernel: op costs come from the roofline or engine.op_profile"},
     {"PYTORCH_CUDA_ALLOC_CONF", "the allocator's settings: fragmentation is not modelled"},
     {"VLLM_LOGGING_LEVEL", "logging only"},
@@ -892,6 +893,11 @@ static bool eval_env(Loader *ld, const YamlDocNode *env, ModelSetup *ms, Scenari
         }
         if (strcmp(k->text, "VLLM_ROCM_USE_AITER") == 0) {
             ms->engine.rocm_aiter = env_truthy(val);
+            continue;
+        }
+        if (strcmp(k->text, "VLLM_GPU_SYNC_CHECK") == 0) {
+            /* vllm/utils/gpu_sync_debug.py: "error" raises; "warn" only logs */
+            ms->engine.gpu_sync_check = g_ascii_strcasecmp(val, "error") == 0;
             continue;
         }
         const char *reason = "not read by ranksim";
