@@ -39,8 +39,8 @@ uint32_t model_lifecycle_indexer_warmup_keys(const ModelArch *a, const ModelPlan
     if (!a->dsa)
         return 0;
     bool fixed = model_vllm_has(e->vllm_absent, MODEL_VLLM_INDEXER_WARMUP_KEYS);
-    bool pcp_dcp = plan->par.prefill_context_parallel_size > 1 &&
-                   plan->par.decode_context_parallel_size > 1;
+    bool pcp_dcp =
+        plan->par.prefill_context_parallel_size > 1 && plan->par.decode_context_parallel_size > 1;
     uint32_t cases = fixed && pcp_dcp ? 2 : 1, variants = fixed ? 4 : 2;
     return 3 * 3 * cases * variants;
 }
@@ -114,15 +114,15 @@ static void autotune_check(ModelMemPlan *m, const ModelEngine *e, uint32_t r,
         gib((double)m->ranks[r].bytes[MODEL_MEM_KV_CACHE]), m->utilization, why, u_fit);
     g_autofree char *detail = g_strdup_printf(
         "{\"phase\":\"moe_autotune\",\"moe_backend\":\"%s\",\"needed_bytes\":%" G_GUINT64_FORMAT
-        ",\"free_bytes\":%" G_GINT64_FORMAT ",\"uncertainty_bytes\":%.0f,\"rows\":%" G_GUINT64_FORMAT
+        ",\"free_bytes\":%" G_GINT64_FORMAT
+        ",\"uncertainty_bytes\":%.0f,\"rows\":%" G_GUINT64_FORMAT
         ",\"local_experts\":%u,\"permuted_in_bytes\":%" G_GUINT64_FORMAT
         ",\"permuted_out_bytes\":%" G_GUINT64_FORMAT ",\"scale_bytes\":%" G_GUINT64_FORMAT
         ",\"routing_bytes\":%" G_GUINT64_FORMAT ",\"gpu_memory_utilization_fit\":%.4f}",
-        model_moe_backend_name(e->moe_backend), w->bytes, free_b, band, w->tokens,
-        w->local_experts, w->permuted_in, w->permuted_out, w->scales, w->routing, u_fit);
+        model_moe_backend_name(e->moe_backend), w->bytes, free_b, band, w->tokens, w->local_experts,
+        w->permuted_in, w->permuted_out, w->scales, w->routing, u_fit);
     g_ptr_array_add(m->diags, sched_diag_new("oom", oom ? SCHED_SEV_ERROR : SCHED_SEV_WARNING,
-                                             (int32_t)r, -1, 0, -1, "moe_autotune", msg,
-                                             detail));
+                                             (int32_t)r, -1, 0, -1, "moe_autotune", msg, detail));
 }
 
 void model_lifecycle_plan(ModelMemPlan *m, const ModelArch *a, const ModelPlan *plan,
@@ -146,8 +146,8 @@ void model_lifecycle_plan(ModelMemPlan *m, const ModelArch *a, const ModelPlan *
         const ModelMemRank *mr = &m->ranks[r];
         const uint64_t *b = mr->bytes;
         Fwd f = {0, 0};
-        uint64_t wbytes = b[MODEL_MEM_WEIGHTS] + b[MODEL_MEM_QUANT_SCALES] +
-                          b[MODEL_MEM_DERIVED_WEIGHTS];
+        uint64_t wbytes =
+            b[MODEL_MEM_WEIGHTS] + b[MODEL_MEM_QUANT_SCALES] + b[MODEL_MEM_DERIVED_WEIGHTS];
         if (hw && hw->hbm_bw_bytes_per_s > 0)
             f.weights_ns = (double)wbytes / hw->hbm_bw_bytes_per_s * 1e9;
         if (p && embed >= 0 && r < p->n_ranks) {
@@ -163,15 +163,15 @@ void model_lifecycle_plan(ModelMemPlan *m, const ModelArch *a, const ModelPlan *
         ModelPhaseRow *ph = m->phases[r];
         uint64_t live = m->context_bytes + b[MODEL_MEM_RESERVED] + wbytes;
         int64_t t = 0;
-#define PHASE(P, PEAK, DUR)                                                                    \
-    do {                                                                                       \
-        ph[P].status = MODEL_PHASE_OK;                                                         \
-        ph[P].start_ns = t;                                                                    \
-        ph[P].dur_ns = (DUR);                                                                  \
-        ph[P].peak_bytes = (PEAK);                                                             \
-        ph[P].free_bytes = (int64_t)m->hbm_bytes - (int64_t)ph[P].peak_bytes;                  \
-        if (ph[P].dur_ns > 0)                                                                  \
-            t += ph[P].dur_ns;                                                                 \
+#define PHASE(P, PEAK, DUR)                                                                        \
+    do {                                                                                           \
+        ph[P].status = MODEL_PHASE_OK;                                                             \
+        ph[P].start_ns = t;                                                                        \
+        ph[P].dur_ns = (DUR);                                                                      \
+        ph[P].peak_bytes = (PEAK);                                                                 \
+        ph[P].free_bytes = (int64_t)m->hbm_bytes - (int64_t)ph[P].peak_bytes;                      \
+        if (ph[P].dur_ns > 0)                                                                      \
+            t += ph[P].dur_ns;                                                                     \
     } while (0)
         PHASE(MODEL_PHASE_LOAD_WEIGHTS, live, -1);
         ph[MODEL_PHASE_LOAD_WEIGHTS].allocated_bytes = live;

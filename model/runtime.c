@@ -245,9 +245,9 @@ static void indexer_cold_key(const SchedProgram *p, const ModelLowerInput *in, G
         "\"%s\",\"runtime_key\":{\"DCP_RANK\":0,\"DCP_WORLD\":1},\"compile_s\":%.6g,"
         "\"fixed_by\":[55879]}",
         step + 1, rs, in->engine->jit_compile_s);
-    g_ptr_array_add(findings, sched_diag_new("jit", SCHED_SEV_WARNING,
-                                             g_array_index(ranks, int32_t, 0), -1, 0, -1,
-                                             "build_prefill_chunk_metadata", msg, detail));
+    g_ptr_array_add(findings,
+                    sched_diag_new("jit", SCHED_SEV_WARNING, g_array_index(ranks, int32_t, 0), -1,
+                                   0, -1, "build_prefill_chunk_metadata", msg, detail));
     if (compile_ns < RPC_TIMEOUT_NS || in->plan->world <= 1)
         return;
     g_autofree char *tmsg = g_strdup_printf(
@@ -260,9 +260,9 @@ static void indexer_cold_key(const SchedProgram *p, const ModelLowerInput *in, G
         "{\"mechanism\":\"indexer_warmup_keys\",\"phase\":\"serve\",\"step\":%d,\"ranks\":"
         "\"%s\",\"compile_s\":%.6g,\"rpc_timeout_s\":300}",
         step + 1, rs, in->engine->jit_compile_s);
-    g_ptr_array_add(findings, sched_diag_new("timeout", SCHED_SEV_ERROR,
-                                             g_array_index(ranks, int32_t, 0), -1, 0, -1,
-                                             "build_prefill_chunk_metadata", tmsg, tdetail));
+    g_ptr_array_add(findings,
+                    sched_diag_new("timeout", SCHED_SEV_ERROR, g_array_index(ranks, int32_t, 0), -1,
+                                   0, -1, "build_prefill_chunk_metadata", tmsg, tdetail));
     /* the executor then shuts every worker down */
     for (uint32_t r = 0; r < in->plan->world; r++) {
         if (crashed(faults, r))
@@ -320,9 +320,9 @@ static void dcp_rank_sync(const SchedProgram *p, const ModelLowerInput *in, GArr
         "{\"mechanism\":\"dcp_rank_tensor\",\"phase\":\"serve\",\"step\":%d,\"ranks\":\"%s\","
         "\"fixed_by\":[55879]}",
         step + 1, rs);
-    g_ptr_array_add(findings, sched_diag_new("crash", SCHED_SEV_ERROR,
-                                             g_array_index(ranks, int32_t, 0), -1, 0, -1,
-                                             "get_dcp_local_seq_lens", msg, detail));
+    g_ptr_array_add(findings,
+                    sched_diag_new("crash", SCHED_SEV_ERROR, g_array_index(ranks, int32_t, 0), -1,
+                                   0, -1, "get_dcp_local_seq_lens", msg, detail));
 }
 
 void model_runtime_faults(const SchedProgram *p, const ModelLowerInput *in, GArray *faults,

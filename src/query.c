@@ -302,8 +302,8 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
 
 ReportRun query_run_report(const QueryRun *r, const char *db_path)
 {
-    ReportRun rr = {r->id,      r->name,    r->kind,      r->path,    db_path,          NULL,
-                    r->status,  r->exit_code, r->wall_ms, r->hardware, r->not_simulated};
+    ReportRun rr = {r->id,     r->name,      r->kind,    r->path,     db_path,         NULL,
+                    r->status, r->exit_code, r->wall_ms, r->hardware, r->not_simulated};
     return rr;
 }
 
@@ -422,7 +422,8 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
     m->max_model_len = (uint32_t)sqlite3_column_int64(s, 5);
     const unsigned char *wf = sqlite3_column_text(s, 6);
     m->weights_format = wf ? g_strdup((const char *)wf) : NULL;
-    m->vllm.rank = sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7);
+    m->vllm.rank =
+        sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7);
     m->vllm.loading_bytes = (uint64_t)sqlite3_column_int64(s, 8);
     m->vllm.kv_tokens = (uint64_t)sqlite3_column_int64(s, 9);
     m->vllm.max_concurrency = sqlite3_column_double(s, 10);

@@ -52,12 +52,14 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
     /* An imported run was recorded, not simulated: its figures say so. */
     bool imported = g_strcmp0(run->kind, "import") == 0;
     if (imported)
-        fprintf(out, "  %u ranks, recorded span %s, %" G_GUINT64_FORMAT " calls, read in %.1f ms, "
-                     "exit %d\n",
+        fprintf(out,
+                "  %u ranks, recorded span %s, %" G_GUINT64_FORMAT " calls, read in %.1f ms, "
+                "exit %d\n",
                 o->n_ranks, end, o->rank_ops, run->wall_ms, run->exit_code);
     else
-        fprintf(out, "  %u ranks, simulated %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
-                     " events, wall %.1f ms, exit %d\n",
+        fprintf(out,
+                "  %u ranks, simulated %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
+                " events, wall %.1f ms, exit %d\n",
                 o->n_ranks, end, o->rank_ops, o->events, run->wall_ms, run->exit_code);
     if (run->hardware)
         fprintf(out, "  %s: %s\n", imported ? "source" : "hardware", run->hardware);
@@ -229,8 +231,6 @@ char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const
 
 /* ---- memory ---- */
 
-
-
 static double gib(double bytes)
 {
     return bytes / (1024.0 * 1024.0 * 1024.0);
@@ -279,8 +279,9 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
      * median KV error is a few percent high (doc/validation.md) */
     const ModelMemRank *x = &m->ranks[v->rank];
     double band = MODEL_MEM_NON_KV_UNDERESTIMATE * (double)non_kv(m, x);
-    fprintf(out, "  Available KV cache memory: %.2f GiB (on hardware down to %.2f GiB: ranksim's "
-                 "non-KV has been up to %.1f %% low, doc/validation.md)\n",
+    fprintf(out,
+            "  Available KV cache memory: %.2f GiB (on hardware down to %.2f GiB: ranksim's "
+            "non-KV has been up to %.1f %% low, doc/validation.md)\n",
             gib((double)v->kv_budget_bytes), gib((double)v->kv_budget_bytes - band),
             100.0 * MODEL_MEM_NON_KV_UNDERESTIMATE);
     /* gpu_worker.py: the CUDA-graph estimate as a share of the device, added to (and taken from)
@@ -349,8 +350,9 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
 {
     if (!m || !m->world)
         return;
-    fprintf(out, "\nmemory per rank (GiB; HBM %.2f, requested at %.4g utilization %.2f; runtime "
-                 "context %.2f outside the budget):\n",
+    fprintf(out,
+            "\nmemory per rank (GiB; HBM %.2f, requested at %.4g utilization %.2f; runtime "
+            "context %.2f outside the budget):\n",
             gib((double)m->hbm_bytes), m->utilization, gib((double)m->requested_bytes),
             gib((double)m->context_bytes));
     static const char *const short_names[MODEL_MEM_COUNT] = {
