@@ -141,7 +141,11 @@ SchedDiag *model_surface_hang(const SchedOutcome *o, const SchedProgram *p, cons
         watched = k < 0 || !(g->unwatched_kinds & KIND(k));
         via = g->unwatched_via;
     }
+    /* the hang began at the first arrival: a timeout is found when the watchdog fires */
     double t0 = (double)hang->time_ns / 1e9;
+    const char *arr = hang->detail ? strstr(hang->detail, "\"arrive_us\":") : NULL;
+    if (strcmp(hang->kind, "timeout") == 0 && arr)
+        t0 = g_ascii_strtod(arr + strlen("\"arrive_us\":"), NULL) / 1e6;
     GString *m = g_string_new(NULL);
     GString *d = g_string_new("{");
     if (pf == NET_PLATFORM_NPU) {

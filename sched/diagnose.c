@@ -131,13 +131,14 @@ static char *work_nccl(const Engine *e, const Instance *inst, uint32_t mi)
     /* SeqNum is the process group's own count on this rank: the group's calls before time 0
      * (seq_base) and its watched calls since (Arrival.pg_seq); a postmortem keeps the
      * recorded sequence number. */
-    return g_strdup_printf("WorkNCCL(SeqNum=%" G_GUINT64_FORMAT ", OpType=%s, NumelIn=%" G_GUINT64_FORMAT
-                           ", NumelOut=%" G_GUINT64_FORMAT ", Timeout(ms)=%" G_GINT64_FORMAT ")",
+    return g_strdup_printf("WorkNCCL(SeqNum=%" G_GUINT64_FORMAT
+                           ", OpType=%s, NumelIn=%" G_GUINT64_FORMAT ", NumelOut=%" G_GUINT64_FORMAT
+                           ", Timeout(ms)=%" G_GINT64_FORMAT ")",
                            e->postmortem || !a->pg_seq ? inst->seq : a->pg_seq, op_type(a->kind),
-                           a->count,
-                           numel_out(a->kind, a->count, inst->n),
+                           a->count, numel_out(a->kind, a->count, inst->n),
                            (e->cfg.collective_timeout_ns > 0 ? e->cfg.collective_timeout_ns
-                                                             : (int64_t)600000000000LL) / 1000000);
+                                                             : (int64_t)600000000000LL) /
+                               1000000);
 }
 
 char *describe_rank(const Engine *e, uint32_t rank)
@@ -276,7 +277,8 @@ void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
     if (shape_only) {
         g_autofree char *sig = fmt_signature(e, a0);
         char *msg = g_strdup_printf(
-            "shape: %s in group %s seq %" G_GUINT64_FORMAT "%s: every rank passes %" G_GUINT64_FORMAT
+            "shape: %s in group %s seq %" G_GUINT64_FORMAT
+            "%s: every rank passes %" G_GUINT64_FORMAT
             " elements, which a group of %u cannot split evenly (the input of %s must be a "
             "multiple of the group size)",
             sig, g->name, inst->seq, layer, a0->count, inst->n,
@@ -317,9 +319,9 @@ void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
     int majority = decisive_majority(counts, sigs->len, u);
     g_autoptr(GArray) culprits = g_array_new(FALSE, FALSE, sizeof(int32_t));
     GString *msg = g_string_new(NULL);
-    g_string_append_printf(msg,
-                           "mismatch in group %s seq %" G_GUINT64_FORMAT "%s: %u signatures among %u ranks",
-                           g->name, inst->seq, layer, sigs->len, inst->n - u);
+    g_string_append_printf(
+        msg, "mismatch in group %s seq %" G_GUINT64_FORMAT "%s: %u signatures among %u ranks",
+        g->name, inst->seq, layer, sigs->len, inst->n - u);
     json_builder_set_member_name(b, "signatures");
     json_builder_begin_array(b);
     for (guint k = 0; k < sigs->len; k++) {
@@ -362,14 +364,15 @@ void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only)
     json_builder_end_object(b);
     if (majority < 0 && u) {
         g_autofree char *us = fmt_rank_array(unknown);
-        g_string_append_printf(msg, ". The vote cannot decide: rank%s %s left no record and could "
-                                    "bring either signature",
+        g_string_append_printf(msg,
+                               ". The vote cannot decide: rank%s %s left no record and could "
+                               "bring either signature",
                                u > 1 ? "s" : "", us);
     } else if (majority >= 0) {
-        g_autofree char *c = sched_format_ranks((const int32_t *)(void *)culprits->data,
-                                                culprits->len);
-        g_string_append_printf(msg, ". Culprit%s (minority): rank%s %s", culprits->len > 1 ? "s" : "",
-                               culprits->len > 1 ? "s" : "", c);
+        g_autofree char *c =
+            sched_format_ranks((const int32_t *)(void *)culprits->data, culprits->len);
+        g_string_append_printf(msg, ". Culprit%s (minority): rank%s %s",
+                               culprits->len > 1 ? "s" : "", culprits->len > 1 ? "s" : "", c);
     } else {
         g_string_append(msg, ". No majority (tie): the culprit cannot be decided by vote");
     }
@@ -408,8 +411,7 @@ void diagnose_divergence(Engine *e, Instance *inst)
         g_autofree char *rs = fmt_rank_array(ranks);
         g_autofree char *layer = fmt_layer(inst->arr[i].layer);
         g_string_append_printf(msg, "%s %s%s on rank%s %s", i ? ";" : "",
-                               name_of(e, inst->arr[i].name), layer, ranks->len > 1 ? "s" : "",
-                               rs);
+                               name_of(e, inst->arr[i].name), layer, ranks->len > 1 ? "s" : "", rs);
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "op");
         json_builder_add_string_value(b, name_of(e, inst->arr[i].name));
@@ -440,11 +442,12 @@ void diagnose_straggler(Engine *e, Instance *inst)
     g_autofree char *spread = fmt_time(inst->last_arrive_ns - inst->first_arrive_ns);
     g_autofree char *thr_s = fmt_time(thr);
     g_autofree char *layer = fmt_layer(inst->arr[0].layer);
-    char *msg = g_strdup_printf("straggler in %s (group %s, seq %" G_GUINT64_FORMAT "%s): rank%s %s "
-                                "arrived up to %s after the first member (threshold %s); the "
-                                "others waited",
-                                name_of(e, inst->arr[0].name), g->name, inst->seq, layer,
-                                late->len > 1 ? "s" : "", rs, spread, thr_s);
+    char *msg =
+        g_strdup_printf("straggler in %s (group %s, seq %" G_GUINT64_FORMAT "%s): rank%s %s "
+                        "arrived up to %s after the first member (threshold %s); the "
+                        "others waited",
+                        name_of(e, inst->arr[0].name), g->name, inst->seq, layer,
+                        late->len > 1 ? "s" : "", rs, spread, thr_s);
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     json_add_ranks(b, "late", late);
@@ -460,10 +463,11 @@ void diagnose_straggler(Engine *e, Instance *inst)
 void diagnose_crash(Engine *e, uint32_t rank, const char *why, const char *reason)
 {
     g_autofree char *t = fmt_time(e->now);
-    g_autofree char *cause = reason ? g_strdup_printf(": %s", reason) : g_strdup(" (injected fault)");
-    char *msg = why ? g_strdup_printf("crash: rank %u crashed at %s on reaching %s%s", rank, t,
-                                      why, cause)
-                    : g_strdup_printf("crash: rank %u crashed at %s%s", rank, t, cause);
+    g_autofree char *cause =
+        reason ? g_strdup_printf(": %s", reason) : g_strdup(" (injected fault)");
+    char *msg =
+        why ? g_strdup_printf("crash: rank %u crashed at %s on reaching %s%s", rank, t, why, cause)
+            : g_strdup_printf("crash: rank %u crashed at %s%s", rank, t, cause);
     diag_add(e, "crash", SCHED_SEV_ERROR, (int32_t)rank, -1, 0, e->actors[rank].layer, why, msg,
              NULL);
 }
@@ -507,7 +511,8 @@ static void append_missing(const Engine *e, const Instance *inst, GString *s, Js
         if (inst->mismatched)
             g_string_append(s, "none — every member arrived but their signatures disagree");
         else if (crashed)
-            g_string_append(s, "none — every member arrived but one crashed, so it never completes");
+            g_string_append(s,
+                            "none — every member arrived but one crashed, so it never completes");
         else if (e->postmortem)
             g_string_append(s, "none — every member arrived with the same signature, yet it never "
                                "completed: look below the program (transport, device, or a "
@@ -575,18 +580,31 @@ guint diagnose_timeout(Engine *e, int64_t at_ns)
         arrived_ranks(e, inst, arrived);
         json_add_ranks(b, "arrived", arrived);
         GString *msg = g_string_new(NULL);
-        g_string_append_printf(msg,
-                               "timeout: rank%s %s waited %s in %s (group %s, seq %" G_GUINT64_FORMAT
-                               "%s); late: ",
-                               waiting->len > 1 ? "s" : "", victims, t, name_of(e, ar->name),
-                               g->name, inst->seq, layer);
+        g_string_append_printf(
+            msg,
+            "timeout: rank%s %s waited %s in %s (group %s, seq %" G_GUINT64_FORMAT "%s); late: ",
+            waiting->len > 1 ? "s" : "", victims, t, name_of(e, ar->name), g->name, inst->seq,
+            layer);
         append_missing(e, inst, msg, b, 8);
-        g_string_append_printf(msg,
-                               ".\n  on hardware, each of them: Watchdog caught collective operation "
-                               "timeout: %s ran for %" G_GINT64_FORMAT " milliseconds before timing out",
-                               work, timeout / 1000000);
+        bool watched = e->postmortem || ar->pg_seq;
+        if (watched)
+            g_string_append_printf(msg,
+                                   ".\n  on hardware, each of them: Watchdog caught collective "
+                                   "operation timeout: %s ran for %" G_GINT64_FORMAT
+                                   " milliseconds before timing out",
+                                   work, timeout / 1000000);
+        else
+            g_string_append_printf(msg,
+                                   ".\n  on hardware: no watchdog line — %s (group %s) runs on %s, "
+                                   "outside PyTorch's process group",
+                                   name_of(e, ar->name), g->name,
+                                   g->unwatched_via ? g->unwatched_via
+                                                    : "a communicator the watchdog does not track");
         json_builder_set_member_name(b, "hardware");
-        json_builder_add_string_value(b, work);
+        if (watched)
+            json_builder_add_string_value(b, work);
+        else
+            json_builder_add_null_value(b);
         json_builder_end_object(b);
         diag_add(e, "timeout", SCHED_SEV_ERROR, culprit, inst->group, inst->seq, ar->layer,
                  name_of(e, ar->name), g_string_free(msg, FALSE), json_finish(b));
@@ -814,21 +832,24 @@ void diagnose_deadlock(Engine *e)
         append_missing(e, inst, line, b, 4);
         json_builder_set_member_name(b, "hardware");
         g_autofree char *work = work_nccl(e, inst, (uint32_t)(ref - inst->arr));
-        json_builder_add_string_value(b, work);
+        if (e->postmortem || ref->pg_seq)
+            json_builder_add_string_value(b, work);
+        else
+            json_builder_add_null_value(b); /* outside the process group: no watchdog line */
         json_builder_end_object(b);
         if (k < max_lines) {
             g_autofree char *rs = fmt_rank_array(arrived);
             g_autofree char *layer = fmt_layer(ref->layer);
-            g_string_append_printf(msg,
-                                   "\n  %s (group %s, seq %" G_GUINT64_FORMAT "%s): arrived %s; missing %s",
-                                   name_of(e, ref->name), g->name, inst->seq, layer, rs,
-                                   line->str);
+            g_string_append_printf(
+                msg, "\n  %s (group %s, seq %" G_GUINT64_FORMAT "%s): arrived %s; missing %s",
+                name_of(e, ref->name), g->name, inst->seq, layer, rs, line->str);
         }
         g_string_free(line, TRUE);
     }
     json_builder_end_array(b);
     if (insts->len > max_lines)
-        g_string_append_printf(msg, "\n  ... and %u more blocked instances", insts->len - max_lines);
+        g_string_append_printf(msg, "\n  ... and %u more blocked instances",
+                               insts->len - max_lines);
 
     /* Per blocked rank: where it waits (instances carry the arrived/missing sets). */
     json_builder_set_member_name(b, "blocked");
@@ -886,7 +907,8 @@ void diagnose_deadlock(Engine *e)
     if (n_edges > 16)
         g_string_append_printf(edges, ", ... (%u edges in all)", n_edges);
     if (n_edges)
-        g_string_append_printf(msg, "\n  wait-for (AND) edges between blocked ranks: %s", edges->str);
+        g_string_append_printf(msg, "\n  wait-for (AND) edges between blocked ranks: %s",
+                               edges->str);
     g_string_free(edges, TRUE);
     json_builder_set_member_name(b, "cycles");
     json_builder_begin_array(b);
@@ -923,9 +945,8 @@ void diagnose_deadlock(Engine *e)
         json_builder_set_member_name(b, "rank");
         json_builder_add_int_value(b, r);
         json_builder_set_member_name(b, "reason");
-        json_builder_add_string_value(b, culprit_reason[r] == 1 && e->postmortem
-                                             ? "idle"
-                                             : reasons[culprit_reason[r]]);
+        json_builder_add_string_value(
+            b, culprit_reason[r] == 1 && e->postmortem ? "idle" : reasons[culprit_reason[r]]);
         json_builder_end_object(b);
         g_autofree char *what = describe_rank(e, r);
         if (culprit_reason[r] == 3)
@@ -939,8 +960,8 @@ void diagnose_deadlock(Engine *e)
     if (cul->len)
         g_string_append_printf(msg, "\n  culprits: %s", cul->str);
     if (unknown->len) {
-        g_autofree char *us = sched_format_ranks((const int32_t *)(void *)unknown->data,
-                                                 unknown->len);
+        g_autofree char *us =
+            sched_format_ranks((const int32_t *)(void *)unknown->data, unknown->len);
         g_string_append_printf(msg,
                                "\n  undecided: rank%s %s left no record; whether %s the culprit "
                                "cannot be decided from the evidence",
@@ -1016,8 +1037,8 @@ void diagnose_deadlock(Engine *e)
             g_autofree char *rs = fmt_rank_array(h->victims);
             const char *pl = h->victims->len > 1 ? "s" : "";
             if (h->work[0] == '\001') {
-                g_string_append_printf(hw, "\n  on hardware: no watchdog line on rank%s %s: %s",
-                                       pl, rs, h->work + 1);
+                g_string_append_printf(hw, "\n  on hardware: no watchdog line on rank%s %s: %s", pl,
+                                       rs, h->work + 1);
             } else if (e->postmortem) {
                 /* Only a record from PyTorch's process group has a watchdog (and a timeout). */
                 if (timeout > 0)
@@ -1026,10 +1047,11 @@ void diagnose_deadlock(Engine *e)
             } else if (timeout > 0) {
                 g_autofree char *t = fmt_time(timeout);
                 g_autofree char *at = fmt_time(h->first + timeout);
-                g_string_append_printf(hw,
-                                       "\n  on hardware: PyTorch's watchdog would fire on rank%s %s "
-                                       "after %s (at t=%s): %s",
-                                       pl, rs, t, at, h->work);
+                g_string_append_printf(
+                    hw,
+                    "\n  on hardware: PyTorch's watchdog would fire on rank%s %s "
+                    "after %s (at t=%s): %s",
+                    pl, rs, t, at, h->work);
             } else {
                 g_string_append_printf(hw,
                                        "\n  on hardware: rank%s %s would hang in %s forever (the "
