@@ -35,7 +35,8 @@ static int64_t db_scalar(const char *path, const char *sql)
 }
 
 /* Starts `ranksim ARGS...` in the background (output discarded). */
-static GPid spawn(const char *const *args)
+/* Starts ranksim with `args`; its stderr goes to `err_path` when given (else nowhere). */
+static GPid spawn_logged(const char *const *args, const char *err_path)
 {
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)RANKSIM_BINARY);
@@ -44,13 +45,21 @@ static GPid spawn(const char *const *args)
     g_ptr_array_add(argv, NULL);
     GPid pid = 0;
     GError *err = NULL;
-    gboolean ok = g_spawn_async(NULL, (char **)argv->pdata, NULL,
-                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
-                                    G_SPAWN_STDERR_TO_DEV_NULL,
-                                NULL, NULL, &pid, &err);
+    int fd = err_path ? open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+    gboolean ok = g_spawn_async_with_fds(NULL, (char **)argv->pdata, NULL,
+                                         G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+                                             (fd < 0 ? G_SPAWN_STDERR_TO_DEV_NULL : 0),
+                                         NULL, NULL, &pid, -1, -1, fd, &err);
+    if (fd >= 0)
+        close(fd);
     cr_assert(ok, "spawn: %s", err ? err->message : "");
     g_ptr_array_free(argv, TRUE);
     return pid;
+}
+
+static GPid spawn(const char *const *args)
+{
+    return spawn_logged(args, NULL);
 }
 
 static int wait_exit(GPid pid)
@@ -83,21 +92,35 @@ Test(concurrency, four_runs_and_two_sweeps_into_one_file_lose_nothing)
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "c.db", NULL);
     GPid pids[6];
+    char *logs[6];
+    for (int i = 0; i < 6; i++) {
+        g_autofree char *name = g_strdup_printf("stderr-%d.txt", i);
+        logs[i] = g_build_filename(dir, name, NULL);
+    }
     for (int i = 0; i < 4; i++)
-        pids[i] = spawn((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
-                                         NULL});
+        pids[i] = spawn_logged(
+            (const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL},
+            logs[i]);
     for (int i = 4; i < 6; i++)
-        pids[i] = spawn((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--vary",
-                                         "watchdog.collective_timeout_s=0,300", "--vary",
-                                         "on_mismatch=hang,abort,continue", "-j", "2", "-q",
-                                         "--db", db, NULL});
+        pids[i] = spawn_logged((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--vary",
+                                                "watchdog.collective_timeout_s=0,300", "--vary",
+                                                "on_mismatch=hang,abort,continue", "-j", "2", "-q",
+                                                "--db", db, NULL},
+                               logs[i]);
+    for (int i = 0; i < 6; i++) {
+        int code = wait_exit(pids[i]);
+        g_autofree char *text = NULL;
+        g_file_get_contents(logs[i], &text, NULL, NULL);
+        cr_assert_eq(code, 0, "process %d exited %d: %s", i, code, text ? text : "");
+    }
     for (int i = 0; i < 6; i++)
-        cr_assert_eq(wait_exit(pids[i]), i < 4 ? 0 : 0, "process %d", i);
+        g_free(logs[i]);
     cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs"), 4 + 2 * 6);
     cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs WHERE name = 'healthy-tp-layers'"), 4);
     /* every run is whole: its op rows are what it executed (full timeline), its ranks all there */
-    cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs r WHERE timeline = 'full' AND"
-                               " rank_ops = (SELECT count(*) FROM op_rows o WHERE o.run_id = r.id)"),
+    cr_assert_eq(db_scalar(db,
+                           "SELECT count(*) FROM runs r WHERE timeline = 'full' AND"
+                           " rank_ops = (SELECT count(*) FROM op_rows o WHERE o.run_id = r.id)"),
                  4);
     cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs r WHERE"
                                " ranks = (SELECT count(*) FROM ranks k WHERE k.run_id = r.id)"),
@@ -111,8 +134,8 @@ Test(concurrency, a_second_run_does_not_wait_for_a_simulating_one)
     g_autofree char *db = g_build_filename(dir, "c.db", NULL);
     g_autofree char *scn = write_file(dir, "long.yaml", long_scenario);
     /* create the file first so the long run is past store_open when it simulates */
-    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     result_clear(&r);
     GPid slow = spawn((const char *[]){"run", scn, "--db", db, "--timeline", "none", NULL});
@@ -140,8 +163,8 @@ Test(concurrency, readers_work_while_another_process_holds_the_write_lock)
 {
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "c.db", NULL);
-    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q", NULL});
     cr_assert_eq(r.code, 3, "%s", r.err);
     result_clear(&r);
     r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL});
@@ -153,10 +176,8 @@ Test(concurrency, readers_work_while_another_process_holds_the_write_lock)
                  SQLITE_OK);
     g_autofree char *trace = g_build_filename(dir, "t.json", NULL);
     const char *const cmds[][8] = {
-        {"runs", "--db", db, NULL},
-        {"report", "1", "--db", db, NULL},
-        {"explain", "1", "--db", db, NULL},
-        {"trace", "1", "-o", trace, "--db", db, NULL},
+        {"runs", "--db", db, NULL},           {"report", "1", "--db", db, NULL},
+        {"explain", "1", "--db", db, NULL},   {"trace", "1", "-o", trace, "--db", db, NULL},
         {"diff", "1", "2", "--db", db, NULL},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
@@ -202,8 +223,8 @@ Test(concurrency, a_read_only_copy_can_be_read)
 {
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "c.db", NULL);
-    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q", NULL});
     result_clear(&r);
     /* a copy in a read-only folder, the file read-only too, no -wal / -shm beside it */
     g_autofree char *ro = g_build_filename(dir, "ro", NULL);
@@ -234,8 +255,8 @@ Test(concurrency, a_read_only_copy_can_be_read)
     }
     /* a writer refuses it before simulating, and says why */
     gint64 t0 = g_get_monotonic_time();
-    r = ranksim_unprivileged((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", copy,
-                                              NULL});
+    r = ranksim_unprivileged(
+        (const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", copy, NULL});
     cr_assert_eq(r.code, 1, "%s", r.err);
     cr_assert(strstr(r.err, "cannot be written"), "%s", r.err);
     cr_assert_lt(g_get_monotonic_time() - t0, 2000000);
@@ -252,9 +273,9 @@ Test(concurrency, a_foreign_database_is_exit_2_and_untouched)
     g_autofree char *db = g_build_filename(dir, "theirs.db", NULL);
     sqlite3 *h = NULL;
     cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE runs(id INTEGER PRIMARY KEY, note TEXT);", NULL,
-                              NULL, NULL),
-                 SQLITE_OK);
+    cr_assert_eq(
+        sqlite3_exec(h, "CREATE TABLE runs(id INTEGER PRIMARY KEY, note TEXT);", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(h);
     g_autofree char *before = NULL;
     gsize blen = 0;
@@ -286,8 +307,8 @@ Test(concurrency, a_foreign_database_is_exit_2_and_untouched)
 static char *stored_cycle(const char *dir)
 {
     char *db = g_build_filename(dir, "o.db", NULL);
-    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q", NULL});
     cr_assert_eq(r.code, 3, "%s", r.err);
     result_clear(&r);
     return db;
@@ -379,8 +400,8 @@ Test(outputs, write_errors_are_exit_1_with_the_reason)
             args[6] = db;
         g_autofree char *err = NULL;
         int status = 0;
-        cr_assert(g_spawn_sync(NULL, (char **)args, NULL, G_SPAWN_DEFAULT, stdout_to_dev_full,
-                               NULL, NULL, &err, &status, NULL));
+        cr_assert(g_spawn_sync(NULL, (char **)args, NULL, G_SPAWN_DEFAULT, stdout_to_dev_full, NULL,
+                               NULL, &err, &status, NULL));
         cr_assert(WIFEXITED(status));
         cr_assert_eq(WEXITSTATUS(status), 1, "%s: exit %d: %s", cmds[i][0], WEXITSTATUS(status),
                      err);
@@ -433,9 +454,10 @@ Test(inputs, deep_nesting_fails_at_once)
     g_string_free(s, TRUE);
     expect_refused((const char *[]){"run", path, "--db", db, NULL},
                    "deep.yaml:5: YAML nested deeper than 64 levels", 1000);
-    g_autofree char *hw = write_file(dir, "hw.yaml", "name: x\ntiers: [[[[[[[[[[[[[[[[[[[[[[[["
-                                                     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-                                                     "[[[[[[[[[[[[\n");
+    g_autofree char *hw = write_file(dir, "hw.yaml",
+                                     "name: x\ntiers: [[[[[[[[[[[[[[[[[[[[[[[["
+                                     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                                     "[[[[[[[[[[[[\n");
     g_autofree char *scn = write_file(dir, "uses-hw.yaml",
                                       "name: x\nkind: program\nranks: 1\nhardware: hw.yaml\n"
                                       "programs: {\"0\": []}\n");
@@ -451,15 +473,17 @@ Test(inputs, only_regular_files_are_read)
     g_autofree char *db = g_build_filename(dir, "i.db", NULL);
     g_autofree char *fifo = g_build_filename(dir, "scn.fifo", NULL);
     cr_assert_eq(mkfifo(fifo, 0644), 0);
-    expect_refused((const char *[]){"run", fifo, "--db", db, NULL}, "a FIFO (named pipe), not a "
-                                                                    "regular file", 2000);
+    expect_refused((const char *[]){"run", fifo, "--db", db, NULL},
+                   "a FIFO (named pipe), not a "
+                   "regular file",
+                   2000);
     expect_refused((const char *[]){"sweep", fifo, "--vary", "on_mismatch=hang", "--db", db, NULL},
                    "a FIFO", 2000);
     expect_refused((const char *[]){"run", "/dev/zero", "--db", db, NULL},
                    "/dev/zero: a character device", 2000);
     expect_refused((const char *[]){"run", dir, "--db", db, NULL}, "a directory", 2000);
-    expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--hardware",
-                                    "/dev/zero", "--db", db, NULL},
+    expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--hardware", "/dev/zero",
+                                    "--db", db, NULL},
                    "--hardware /dev/zero: a character device", 2000);
     expect_refused((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--hardware", fifo,
                                     "--vary", "on_mismatch=hang", "--db", db, NULL},
@@ -477,8 +501,9 @@ Test(inputs, utf8_only)
     g_autofree char *conv = g_convert(body, -1, "UTF-16", "UTF-8", NULL, &n, NULL);
     cr_assert_not_null(conv);
     cr_assert(g_file_set_contents(u16, conv, (gssize)n, NULL));
-    expect_refused((const char *[]){"run", u16, "--db", db, NULL}, "u16.yaml:1: malformed YAML: "
-                                                                   "the text is UTF-16",
+    expect_refused((const char *[]){"run", u16, "--db", db, NULL},
+                   "u16.yaml:1: malformed YAML: "
+                   "the text is UTF-16",
                    2000);
     g_autofree char *bom = g_strconcat("\xef\xbb\xbf", body, NULL);
     g_autofree char *bpath = write_file(dir, "bom.yaml", bom);
@@ -501,8 +526,8 @@ Test(inputs, size_cap_is_documented_and_overridable)
     expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, NULL},
                    "RANKSIM_MAX_INPUT_BYTES='lots': expected a byte count", 2000);
     g_setenv("RANKSIM_MAX_INPUT_BYTES", "1000000", TRUE);
-    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     result_clear(&r);
     g_unsetenv("RANKSIM_MAX_INPUT_BYTES");
@@ -540,9 +565,9 @@ Test(smaller, long_set_path_is_refused_at_once)
     while (s->len < 120000)
         g_string_append(s, "a.");
     g_string_append(s, "b=1");
-    expect_refused((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--set", s->str, "--db",
-                                    db, NULL},
-                   "keys deep; a scenario nests at most 64 levels", 2000);
+    expect_refused(
+        (const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--set", s->str, "--db", db, NULL},
+        "keys deep; a scenario nests at most 64 levels", 2000);
     g_string_free(s, TRUE);
 }
 
@@ -561,8 +586,8 @@ Test(smaller, every_error_is_one_line)
         {"frob\nnicate", NULL},
     };
     /* a database for report to look into */
-    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL});
     result_clear(&r);
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         r = ranksim(cases[i]);
@@ -570,8 +595,7 @@ Test(smaller, every_error_is_one_line)
         cr_assert(g_str_has_prefix(r.err, "ranksim: error: "), "case %zu: %s", i, r.err);
         cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "case %zu: %s", i, r.err);
         if (i != 2) /* the value is described, its newline folded */
-            cr_assert(strstr(r.err, "\\n"), "case %zu: the newline is shown escaped: %s", i,
-                      r.err);
+            cr_assert(strstr(r.err, "\\n"), "case %zu: the newline is shown escaped: %s", i, r.err);
         result_clear(&r);
     }
 }
@@ -593,14 +617,14 @@ Test(work, oversized_runs_are_refused_before_simulating)
     g_string_free(s, TRUE);
     expect_refused((const char *[]){"run", nest, "--db", db, NULL},
                    "the run would execute more than 1.8e19 rank-ops", 1000);
-    expect_refused((const char *[]){"run", nest, "--max-rank-ops", "1000000000000", "--db", db,
-                                    NULL},
-                   "more than the limit of 1000000000000", 1000);
+    expect_refused(
+        (const char *[]){"run", nest, "--max-rank-ops", "1000000000000", "--db", db, NULL},
+        "more than the limit of 1000000000000", 1000);
     expect_refused((const char *[]){"run", nest, "--max-rank-ops", "-1", "--db", db, NULL},
                    "--max-rank-ops '-1': expected a count", 1000);
     /* the limit is the limit: 72 rank-ops of healthy-tp-layers pass at 72 and not at 71 */
-    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     result_clear(&r);
     int64_t ops = db_scalar(db, "SELECT rank_ops FROM runs WHERE status = 'ok'");
@@ -635,23 +659,23 @@ Test(concurrency, readers_work_on_a_full_disk)
         cr_skip_test("needs root and unshare(1) for a private tmpfs");
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "src.db", NULL);
-    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q", NULL});
     result_clear(&r);
     g_autofree char *mnt = g_build_filename(dir, "mnt", NULL);
     g_mkdir(mnt, 0755);
-    g_autofree char *script = g_strdup_printf(
-        "mount -t tmpfs -o size=600k tmpfs '%s' || exit 77\n"
-        "cp '%s' '%s/r.db' && dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null\n"
-        "B='%s'; D='%s/r.db'\n"
-        "$B runs --db $D >/dev/null || exit 10\n"
-        "$B report 1 --db $D >/dev/null || exit 11\n"
-        "$B explain 1 --db $D >/dev/null || exit 12\n"
-        "$B trace 1 -o - --db $D >/dev/null || exit 13\n"
-        "$B run '%s' --db $D -q 2>err; c=$?; [ $c = 1 ] || exit 14\n"
-        "[ $(wc -l <err) = 1 ] || exit 15\n"
-        "exit 0\n",
-        mnt, db, mnt, mnt, RANKSIM_BINARY, mnt, SCN("healthy-tp-layers.yaml"));
+    g_autofree char *script =
+        g_strdup_printf("mount -t tmpfs -o size=600k tmpfs '%s' || exit 77\n"
+                        "cp '%s' '%s/r.db' && dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null\n"
+                        "B='%s'; D='%s/r.db'\n"
+                        "$B runs --db $D >/dev/null || exit 10\n"
+                        "$B report 1 --db $D >/dev/null || exit 11\n"
+                        "$B explain 1 --db $D >/dev/null || exit 12\n"
+                        "$B trace 1 -o - --db $D >/dev/null || exit 13\n"
+                        "$B run '%s' --db $D -q 2>err; c=$?; [ $c = 1 ] || exit 14\n"
+                        "[ $(wc -l <err) = 1 ] || exit 15\n"
+                        "exit 0\n",
+                        mnt, db, mnt, mnt, RANKSIM_BINARY, mnt, SCN("healthy-tp-layers.yaml"));
     const char *argv[] = {unshare, "-m", "sh", "-c", script, NULL};
     int status = 0;
     g_autofree char *err = NULL;
