@@ -71,7 +71,8 @@ demo: build
 	@echo "results: results/ranksim.db (sqlite3); traces: results/seed004-*.json (https://ui.perfetto.dev)"
 
 bench: deps
-	@test -f build-bench/build.ninja || meson setup build-bench --buildtype=release
+	@test -f build-bench/build.ninja || meson setup build-bench --buildtype=release -Db_lto=true
+	@meson configure build-bench -Db_lto=true >/dev/null
 	ninja -C build-bench
 	./build-bench/tests/bench-engine
 	@echo

@@ -385,7 +385,11 @@ Store *store_open(const char *path, GError **error)
     }
     DbKind kind;
     /* Recognise the file before writing anything to it (journal mode included). */
+    /* A new file gets 16 KiB pages (set before WAL mode, the only time SQLite takes it): a
+     * run's op rows are appended in bulk, and larger pages split less (2 M imported rows:
+     * 0.95 s at 4 KiB, 0.76 s at 16 KiB in SQLite alone; doc/import.md, "How long it takes"). */
     if (!classify(s, &kind, error) ||
+        (kind == DB_EMPTY && !exec(s, "PRAGMA page_size=16384", error)) ||
         !exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
                  "PRAGMA foreign_keys=OFF;",
               error) ||
