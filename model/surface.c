@@ -13,6 +13,9 @@
  * (../shared/reference/postmortem.md (b), "What a vLLM user sees instead"). */
 #define RPC_TIMEOUT_S 300
 #define SHM_WARNING_S 60
+/* HCCL_EXEC_TIMEOUT's default on Atlas A2/A3 (CANN environment-variable reference
+ * envref_07_0078; 1091 s in AIV mode) */
+#define HCCL_EXEC_TIMEOUT_S 1836
 
 uint32_t model_surface_unwatched(const ModelEngine *e, const NetHardware *hw,
                                  const char *group_kind, const char **via)
@@ -148,53 +151,67 @@ SchedDiag *model_surface_hang(const SchedOutcome *o, const SchedProgram *p, cons
         t0 = g_ascii_strtod(arr + strlen("\"arrive_us\":"), NULL) / 1e6;
     GString *m = g_string_new(NULL);
     GString *d = g_string_new("{");
-    if (pf == NET_PLATFORM_NPU) {
-        g_string_append_printf(
-            m, "What the operator sees on Ascend: the collective runs on ProcessGroupHCCL, so each "
-               "rank's own torch_npu watchdog line follows the process group's timeout; HCCL "
-               "reports the stalled task itself after HCCL_EXEC_TIMEOUT.");
-        g_string_append(d, "\"platform\":\"npu\",\"watchdog\":true");
-    } else {
-        if (watched)
-            g_string_append(m, "What the operator sees on hardware: the collective runs on "
-                               "PyTorch's process group, so the watchdog lines above would "
-                               "come at its timeout — but vLLM gives up first. ");
-        else
-            g_string_append_printf(
-                m,
-                "What the operator sees on hardware: no NCCL watchdog line and no Flight "
-                "Recorder entry — %s in group %s runs on %s, outside PyTorch's process group; "
-                "the GPUs spin at full SM load, 0 tokens/s. ",
-                hang->op_name ? hang->op_name : "the collective",
-                hang->group >= 0 ? sched_program_group(p, hang->group)->name : "?",
-                via ? via : "a communicator the watchdog does not track");
+    bool npu = pf == NET_PLATFORM_NPU;
+    if (npu)
+        g_string_append(m, "What the operator sees on Ascend: the collective runs on torch_npu's "
+                           "ProcessGroupHCCL (vllm-ascend's NPUCommunicator keeps the base "
+                           "class), so each rank prints its own watchdog line above at the "
+                           "process group's timeout (1800 s by default) — but vLLM gives up "
+                           "first. ");
+    else if (watched)
+        g_string_append(m, "What the operator sees on hardware: the collective runs on "
+                           "PyTorch's process group, so the watchdog lines above would "
+                           "come at its timeout — but vLLM gives up first. ");
+    else
         g_string_append_printf(
             m,
-            "From t=%.0f s the engine core logs, every %d s: \"No available shared memory "
-            "broadcast block found in %d seconds. This typically happens when some processes "
-            "are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache "
-            "quantization).\"",
-            t0 + SHM_WARNING_S, SHM_WARNING_S, SHM_WARNING_S);
-        if (world > 1)
-            g_string_append_printf(
-                m,
-                " At t=%.0f s (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=%d) the executor raises "
-                "\"RPC call to sample_tokens timed out.\", then \"EngineCore encountered a "
-                "fatal error.\" and EngineDeadError: the engine is dead%s.",
-                t0 + RPC_TIMEOUT_S, RPC_TIMEOUT_S,
-                watched ? " before the process group's watchdog would fire" : "");
-        g_string_append_printf(d,
-                               "\"platform\":\"%s\",\"watchdog\":%s,\"via\":%s%s%s,"
-                               "\"shm_broadcast_first_s\":%.3f,\"rpc_timeout_s\":",
-                               pf == NET_PLATFORM_ROCM ? "rocm" : "cuda",
-                               watched ? "true" : "false", via && !watched ? "\"" : "",
-                               via && !watched ? via : "null", via && !watched ? "\"" : "",
-                               t0 + SHM_WARNING_S);
-        if (world > 1)
-            g_string_append_printf(d, "%.3f", t0 + RPC_TIMEOUT_S);
-        else
-            g_string_append(d, "null");
-    }
+            "What the operator sees on hardware: no NCCL watchdog line and no Flight "
+            "Recorder entry — %s in group %s runs on %s, outside PyTorch's process group; "
+            "the GPUs spin at full SM load, 0 tokens/s. ",
+            hang->op_name ? hang->op_name : "the collective",
+            hang->group >= 0 ? sched_program_group(p, hang->group)->name : "?",
+            via ? via : "a communicator the watchdog does not track");
+    /* vLLM's own messages: the same executor on every platform */
+    g_string_append_printf(
+        m,
+        "From t=%.0f s the engine core logs, every %d s: \"No available shared memory "
+        "broadcast block found in %d seconds. This typically happens when some processes "
+        "are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache "
+        "quantization).\"",
+        t0 + SHM_WARNING_S, SHM_WARNING_S, SHM_WARNING_S);
+    if (world > 1)
+        g_string_append_printf(
+            m,
+            " At t=%.0f s (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=%d) the executor raises "
+            "\"RPC call to sample_tokens timed out.\", then \"EngineCore encountered a "
+            "fatal error.\" and EngineDeadError: the engine is dead%s.",
+            t0 + RPC_TIMEOUT_S, RPC_TIMEOUT_S,
+            watched ? " before the process group's watchdog would fire" : "");
+    if (npu)
+        g_string_append_printf(
+            m,
+            " If the workers outlive it, HCCL itself reports the stalled task after "
+            "HCCL_EXEC_TIMEOUT (1836 s on A2/A3, t=%.0f s): \"EI0002: The wait execution of the "
+            "Notify register times out. Reason: The Notify register has not received the "
+            "Notify record from remote rank ...\", and torch_npu's watchdog follows its line "
+            "with \"Some HCCL operations have failed or timed out. ... To avoid data "
+            "inconsistency, we are taking the entire process down.\"",
+            t0 + HCCL_EXEC_TIMEOUT_S);
+    g_string_append_printf(d,
+                           "\"platform\":\"%s\",\"watchdog\":%s,\"via\":%s%s%s,"
+                           "\"shm_broadcast_first_s\":%.3f,\"rpc_timeout_s\":",
+                           npu                       ? "npu"
+                           : pf == NET_PLATFORM_ROCM ? "rocm"
+                                                     : "cuda",
+                           watched ? "true" : "false", via && !watched ? "\"" : "",
+                           via && !watched ? via : "null", via && !watched ? "\"" : "",
+                           t0 + SHM_WARNING_S);
+    if (world > 1)
+        g_string_append_printf(d, "%.3f", t0 + RPC_TIMEOUT_S);
+    else
+        g_string_append(d, "null");
+    if (npu)
+        g_string_append_printf(d, ",\"hccl_exec_timeout_s\":%.3f", t0 + HCCL_EXEC_TIMEOUT_S);
     g_string_append(d, "}");
     SchedDiag *out = sched_diag_new("hang_surface", SCHED_SEV_WARNING, hang->rank, hang->group,
                                     hang->seq, hang->layer, hang->op_name, m->str, d->str);

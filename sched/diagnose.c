@@ -131,14 +131,19 @@ static char *work_nccl(const Engine *e, const Instance *inst, uint32_t mi)
     /* SeqNum is the process group's own count on this rank: the group's calls before time 0
      * (seq_base) and its watched calls since (Arrival.pg_seq); a postmortem keeps the
      * recorded sequence number. */
-    return g_strdup_printf("WorkNCCL(SeqNum=%" G_GUINT64_FORMAT
-                           ", OpType=%s, NumelIn=%" G_GUINT64_FORMAT ", NumelOut=%" G_GUINT64_FORMAT
-                           ", Timeout(ms)=%" G_GINT64_FORMAT ")",
-                           e->postmortem || !a->pg_seq ? inst->seq : a->pg_seq, op_type(a->kind),
-                           a->count, numel_out(a->kind, a->count, inst->n),
-                           (e->cfg.collective_timeout_ns > 0 ? e->cfg.collective_timeout_ns
-                                                             : (int64_t)600000000000LL) /
-                               1000000);
+    uint64_t seq = e->postmortem || !a->pg_seq ? inst->seq : a->pg_seq;
+    int64_t ms = (e->cfg.collective_timeout_ns > 0 ? e->cfg.collective_timeout_ns
+                                                   : (int64_t)600000000000LL) /
+                 1000000;
+    /* torch_npu's ProcessGroupHCCL prints no element counts (vllm-ascend issue 382) */
+    if (e->cfg.watchdog_hccl)
+        return g_strdup_printf("WorkHCCL(SeqNum=%" G_GUINT64_FORMAT
+                               ", OpType=%s, Timeout(ms)=%" G_GINT64_FORMAT ")",
+                               seq, op_type(a->kind), ms);
+    return g_strdup_printf(
+        "WorkNCCL(SeqNum=%" G_GUINT64_FORMAT ", OpType=%s, NumelIn=%" G_GUINT64_FORMAT
+        ", NumelOut=%" G_GUINT64_FORMAT ", Timeout(ms)=%" G_GINT64_FORMAT ")",
+        seq, op_type(a->kind), a->count, numel_out(a->kind, a->count, inst->n), ms);
 }
 
 char *describe_rank(const Engine *e, uint32_t rank)
@@ -1047,11 +1052,11 @@ void diagnose_deadlock(Engine *e)
             } else if (timeout > 0) {
                 g_autofree char *t = fmt_time(timeout);
                 g_autofree char *at = fmt_time(h->first + timeout);
-                g_string_append_printf(
-                    hw,
-                    "\n  on hardware: PyTorch's watchdog would fire on rank%s %s "
-                    "after %s (at t=%s): %s",
-                    pl, rs, t, at, h->work);
+                g_string_append_printf(hw,
+                                       "\n  on hardware: %s watchdog would fire on rank%s %s "
+                                       "after %s (at t=%s): %s",
+                                       e->cfg.watchdog_hccl ? "torch_npu's" : "PyTorch's", pl, rs,
+                                       t, at, h->work);
             } else {
                 g_string_append_printf(hw,
                                        "\n  on hardware: rank%s %s would hang in %s forever (the "

@@ -98,6 +98,10 @@ typedef void (*SchedProgressFn)(void *user_data, int64_t now_ns, uint64_t rank_o
 typedef struct {
     SchedMismatchPolicy on_mismatch;
     int64_t collective_timeout_ns;  /* 0 disables the watchdog; default 600 s */
+    bool watchdog_hccl;             /* the process group is torch_npu's ProcessGroupHCCL: its
+                                       watchdog prints WorkHCCL(SeqNum, OpType, Timeout(ms));
+                                       false: PyTorch's ProcessGroupNCCL, WorkNCCL(... NumelIn,
+                                       NumelOut ...) */
     int64_t straggler_threshold_ns; /* 0 disables straggler warnings */
     NetFabricConfig fabric;         /* hardware, nodes, algorithms, contention, link faults;
                                        n_ranks is taken from the program */

@@ -222,6 +222,7 @@ bool scenario_load_run_settings(Loader *ld, const YamlDocNode *root, Scenario *s
             !yamldoc_check_keys(&ld->doc, n, wkeys, NULL, "watchdog") ||
             !get_seconds_ns(ld, n, "collective_timeout_s", &s->collective_timeout_ns))
             return false;
+        s->watchdog_given = yamldoc_map_get(n, "collective_timeout_s") != NULL;
     }
     if (!get_seconds_ns(ld, root, "straggler_threshold_s", &s->straggler_threshold_ns))
         return false;
@@ -340,8 +341,8 @@ Scenario *scenario_load_extras(const char *path, const ScenarioExtras *extras, G
             /* "PATH:LINE: reason": text that is not UTF-8 is malformed YAML, at its line */
             const char *m = ioerr->message, *r = strstr(m + strlen(path), ": ");
             if (g_str_has_prefix(m, path) && r)
-                g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_SYNTAX, "%.*s: malformed YAML: %s",
-                            (int)(r - m), m, r + 2);
+                g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_SYNTAX,
+                            "%.*s: malformed YAML: %s", (int)(r - m), m, r + 2);
             else
                 g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_SYNTAX, "%s", m);
             return NULL;
@@ -409,6 +410,14 @@ SchedConfig scenario_engine_config(const Scenario *s)
     SchedConfig cfg = sched_config_default();
     cfg.on_mismatch = s->on_mismatch;
     cfg.collective_timeout_ns = s->collective_timeout_ns;
+    /* Ascend: torch_npu's ProcessGroupHCCL, whose timeout defaults to 1800 s (its API
+     * documentation; vllm-ascend's NPUCommunicator keeps the base class, so vLLM's collectives
+     * go through it) */
+    if (s->hardware.platform == NET_PLATFORM_NPU) {
+        cfg.watchdog_hccl = true;
+        if (!s->watchdog_given)
+            cfg.collective_timeout_ns = 1800ll * 1000000000ll;
+    }
     cfg.straggler_threshold_ns = s->straggler_threshold_ns;
     cfg.fabric.hw = &s->hardware;
     cfg.fabric.n_ranks = s->program->n_ranks;

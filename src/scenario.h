@@ -37,7 +37,8 @@ typedef struct {
     char *kind;            /* "program" or "model" */
     SchedProgram *program; /* for kind: model, the lowered program */
     SchedMismatchPolicy on_mismatch;
-    int64_t collective_timeout_ns;     /* default 600 s; 0 = watchdog off */
+    int64_t collective_timeout_ns;     /* default 600 s (1800 s on Ascend); 0 = watchdog off */
+    bool watchdog_given;               /* watchdog.collective_timeout_s was set */
     int64_t straggler_threshold_ns;    /* default 10 s; 0 = off */
     NetHardware hardware;              /* `hardware:` preset or file plus overrides; default h100 */
     char *hardware_source;             /* "preset h100" or the hardware file's path */

@@ -29,7 +29,7 @@ static char *write_file(const char *dir, const char *name, const char *text)
 /* Runs `path` into `db` with up to three --set overrides. */
 static Result run(const char *path, const char *db, const char *s1, const char *s2, const char *s3)
 {
-    const char *args[12] = {"run", path, "--db", db, "--timeline", "none"};
+    const char *args[16] = {"run", path, "--db", db, "--timeline", "none"};
     int n = 6;
     const char *sets[] = {s1, s2, s3};
     for (int i = 0; i < 3; i++)
@@ -299,5 +299,11 @@ Test(lifecycle, tp_all_reduce_hang_has_no_watchdog_line_on_cuda)
     r = run(p2, db, NULL, NULL, NULL);
     cr_assert_eq(r.code, 3, "%s%s", r.out, r.err);
     cr_assert_null(strstr(r.out, "no watchdog line"), "%s", r.out);
+    /* torch_npu's own line, at ProcessGroupHCCL's 1800 s default, and HCCL's words */
+    cr_assert_not_null(strstr(r.out, "torch_npu's watchdog would fire on rank 0 after 1800.000 s"),
+                       "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "WorkHCCL(SeqNum="), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "EI0002: The wait execution of the Notify register times out"),
+                       "%s", r.out);
     result_clear(&r);
 }
