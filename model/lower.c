@@ -1,12 +1,13 @@
 /* model/lower.c — model + plan + engine + workload -> per-rank programs; see lower.h and
  * doc/lowering.md for the rules and where each comes from. */
 #include "lower.h"
+#include "memory.h"
 #include "surface.h"
 
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(ranksim-model-lower-error-quark, model_lower_error)
+G_DEFINE_QUARK(ranksim - model - lower - error - quark, model_lower_error)
 
 /* DeepSeek-V4's attention window and cached entry (deepseek_v4_attention.py: 584 B per
  * fp8_ds_mla entry; a 128-token sliding window on every layer). */
@@ -15,8 +16,7 @@ G_DEFINE_QUARK(ranksim-model-lower-error-quark, model_lower_error)
 
 /* ---- names ---- */
 
-static const char *const quant_names[MODEL_QUANT_COUNT] = {"bf16", "fp8", "w8a8", "w4a8",
-                                                           "nvfp4"};
+static const char *const quant_names[MODEL_QUANT_COUNT] = {"bf16", "fp8", "w8a8", "w4a8", "nvfp4"};
 static const char *const cudagraph_names[] = {"NONE", "PIECEWISE", "FULL", "FULL_AND_PIECEWISE"};
 
 const char *model_quant_name(ModelQuant q)
@@ -155,22 +155,22 @@ typedef struct {
     uint32_t window;      /* the current layer's sliding window (tokens); 0 = full attention */
     const ModelBatch *pad_batch; /* the batch pad_rows was computed for (NULL: none) */
     uint64_t pad_rows;           /* the most PCP rows any PCP rank of pad_batch gets */
-    uint32_t act_bytes;   /* activation element size (bf16) */
-    uint32_t kv_bytes;    /* KV-cache element size */
-    GArray *ops;          /* SchedOp being built for one rank */
+    uint32_t act_bytes;          /* activation element size (bf16) */
+    uint32_t kv_bytes;           /* KV-cache element size */
+    GArray *ops;                 /* SchedOp being built for one rank */
 } Ctx;
 
 /* What one rank processes in one step. */
 typedef struct {
     uint32_t n_prefill, n_decode; /* requests */
-    uint64_t tokens;      /* N: this DP rank's tokens (prefill + one per decode) */
-    uint64_t real;        /* rows this rank really owns in attention (PCP split) */
-    uint64_t padded;      /* rows every rank of the PCP group runs (batch padded) */
-    uint64_t moe_rows;    /* rows entering the MoE on this rank */
-    uint64_t full, local; /* SP / DSA CP: full (padded to TP) and local rows */
-    double ctx_avg;       /* mean context length seen by a query row */
-    uint64_t ctx_max;     /* longest context in the step */
-    uint64_t logits_rows; /* sequences sampled this step */
+    uint64_t tokens;              /* N: this DP rank's tokens (prefill + one per decode) */
+    uint64_t real;                /* rows this rank really owns in attention (PCP split) */
+    uint64_t padded;              /* rows every rank of the PCP group runs (batch padded) */
+    uint64_t moe_rows;            /* rows entering the MoE on this rank */
+    uint64_t full, local;         /* SP / DSA CP: full (padded to TP) and local rows */
+    double ctx_avg;               /* mean context length seen by a query row */
+    uint64_t ctx_max;             /* longest context in the step */
+    uint64_t logits_rows;         /* sequences sampled this step */
     Mode mode;
     bool has_prefill;
 } StepRows;
@@ -395,16 +395,15 @@ static void emit_cp_attention(Ctx *c, uint32_t rank, const StepRows *sr, uint64_
     const ModelParallel *par = &pl->par;
     uint32_t dcp = par->decode_context_parallel_size, pcp = par->prefill_context_parallel_size;
     int32_t gd = pl->dcp_group[rank], gp = pl->pcp_group[rank];
-    double kv_dim = a->mla ? a->kv_lora_rank + a->qk_rope_head_dim
-                           : 2.0 * a->head_dim * MAX(1u, a->num_kv_heads / par->tensor_parallel_size);
+    double kv_dim = a->mla
+                        ? a->kv_lora_rank + a->qk_rope_head_dim
+                        : 2.0 * a->head_dim * MAX(1u, a->num_kv_heads / par->tensor_parallel_size);
     double v_dim = a->mla ? a->kv_lora_rank : a->head_dim;
     bool flashinfer = c->backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE;
 
     if (pcp > 1) /* every PCP rank needs the new tokens' KV to write its shard and attend */
-        emit_coll(c, SCHED_OP_ALL_GATHER, "pcp_kv_all_gather", gp,
-                  sr->padded * (uint64_t)kv_dim, c->e->kv_cache_dtype == SCHED_DTYPE_FP8
-                                                     ? SCHED_DTYPE_FP8
-                                                     : SCHED_DTYPE_BF16,
+        emit_coll(c, SCHED_OP_ALL_GATHER, "pcp_kv_all_gather", gp, sr->padded * (uint64_t)kv_dim,
+                  c->e->kv_cache_dtype == SCHED_DTYPE_FP8 ? SCHED_DTYPE_FP8 : SCHED_DTYPE_BF16,
                   sr->padded);
     if (dcp <= 1) {
         emit_attention(c, sr->real, h, sr, 1.0);
@@ -430,8 +429,8 @@ static void emit_cp_attention(Ctx *c, uint32_t rank, const StepRows *sr, uint64_
         emit_attention(c, sr->real, h, sr, flashinfer ? 1.0 / dcp : 1.0);
         emit_coll(c, SCHED_OP_ALL_GATHER, "dcp_lse_all_gather", gd, rows * h, SCHED_DTYPE_FP32,
                   rows);
-        emit_coll(c, SCHED_OP_ALL_REDUCE, "dcp_out_all_reduce", gd,
-                  rows * h * (uint64_t)v_dim, SCHED_DTYPE_BF16, rows);
+        emit_coll(c, SCHED_OP_ALL_REDUCE, "dcp_out_all_reduce", gd, rows * h * (uint64_t)v_dim,
+                  SCHED_DTYPE_BF16, rows);
         (void)lin_rows;
         return;
     }
@@ -444,8 +443,8 @@ static void emit_cp_attention(Ctx *c, uint32_t rank, const StepRows *sr, uint64_
               SCHED_DTYPE_BF16, rows);
     emit_attention(c, rows, hg, sr, 1.0 / dcp);
     if (par->dcp_comm_backend == MODEL_DCP_A2A) {
-        emit_coll(c, SCHED_OP_ALL_TO_ALL, "dcp_all_to_all", gd,
-                  rows * hg * (uint64_t)(v_dim + 2), SCHED_DTYPE_BF16, rows);
+        emit_coll(c, SCHED_OP_ALL_TO_ALL, "dcp_all_to_all", gd, rows * hg * (uint64_t)(v_dim + 2),
+                  SCHED_DTYPE_BF16, rows);
     } else {
         emit_coll(c, SCHED_OP_ALL_GATHER, "dcp_lse_all_gather", gd, rows * hg, SCHED_DTYPE_FP32,
                   rows);
@@ -504,8 +503,8 @@ static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, M
     if (ep) {
         uint64_t send = route_rows * (uint64_t)topk * a->hidden_size;
         emit_coll(c, SCHED_OP_ALL_TO_ALL, "ep_dispatch", ge, send, SCHED_DTYPE_BF16, route_rows);
-        emit_experts(c, "moe_experts", route_rows, topk,
-                     (double)a->n_routed_experts / pl->ep_size, a->moe_intermediate_size);
+        emit_experts(c, "moe_experts", route_rows, topk, (double)a->n_routed_experts / pl->ep_size,
+                     a->moe_intermediate_size);
         emit_coll(c, SCHED_OP_ALL_TO_ALL, "ep_combine", ge, send, SCHED_DTYPE_BF16, route_rows);
     } else {
         emit_experts(c, "moe_experts", route_rows, topk, a->n_routed_experts,
@@ -746,8 +745,8 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
             emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, in_rows * a->hidden_size,
                       SCHED_DTYPE_BF16, in_rows);
         else
-            emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt,
-                      in_rows * a->hidden_size, SCHED_DTYPE_BF16, in_rows);
+            emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt, in_rows * a->hidden_size,
+                      SCHED_DTYPE_BF16, in_rows);
     }
     /* Layers: one repeat block per run of identical layers. */
     for (uint32_t l = 0; l < a->num_layers;) {
@@ -783,8 +782,8 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
 
 /* ---- entry point ---- */
 
-ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e, const ModelParallel *par,
-                                  const NetHardware *hw)
+ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e,
+                                  const ModelParallel *par, const NetHardware *hw)
 {
     g_return_val_if_fail(a != NULL && e != NULL && par != NULL, MODEL_BACKEND_AUTO);
     uint32_t tp = MAX(1u, par->tensor_parallel_size);
@@ -816,6 +815,55 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
                     "rank-local PCP prefill queries\" (since PR #55879; AUTO picks "
                     "FLASHMLA_SPARSE; engine.vllm_without: [55879] for the vLLM before it)");
         return false;
+    }
+    /* vLLM's context-parallel rules that need the model, the engine or the backend
+     * (../shared/reference/vllm-rules.md §2), in its words */
+    uint32_t pcp = par->prefill_context_parallel_size, dcp = par->decode_context_parallel_size;
+    if (pcp > 1 && !a->mla) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                    "parallel.prefill_context_parallel_size %u: vLLM refuses it for this model: "
+                    "\"MRV2 PCP currently supports MLA models only.\" (PCPManager.validate_config, "
+                    "vllm/v1/worker/gpu/pcp_manager.py); valid: prefill_context_parallel_size 1, "
+                    "or decode_context_parallel_size for a GQA model",
+                    pcp);
+        return false;
+    }
+    if (pcp > 1 && in->engine->num_speculative_tokens > 0) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                    "parallel.prefill_context_parallel_size %u with speculative decoding: vLLM "
+                    "refuses it: \"MRV2 PCP does not support speculative decoding yet.\" "
+                    "(pcp_manager.py); drop --speculative-config or set "
+                    "prefill_context_parallel_size 1",
+                    pcp);
+        return false;
+    }
+    if (dcp > 1) {
+        uint32_t il = MAX(par->cp_kv_cache_interleave_size, 1u);
+        uint32_t blk = model_memory_kv_block_size(a, backend, in->hw);
+        if (il > blk || blk % il != 0) {
+            g_set_error(error, MODEL_LOWER_ERROR, 0,
+                        "parallel.cp_kv_cache_interleave_size %u: vLLM refuses it with the %s "
+                        "backend's %u-token blocks: \"Block_size(%u) should be greater than or "
+                        "equal to and divisible by cp_kv_cache_interleave_size (%u).\" "
+                        "(VllmConfig.validate_block_size); valid: a divisor of %u",
+                        il, model_backend_name(backend), blk, blk, il, blk);
+            return false;
+        }
+    }
+    if (pcp > 1 || dcp > 1) {
+        bool sliding = a->sliding_window > 0;
+        for (uint32_t l = 0; !sliding && l < a->num_layers && l < MODEL_MAX_LAYERS; l++)
+            sliding = a->layer_sliding[l];
+        if (sliding) {
+            g_set_error(error, MODEL_LOWER_ERROR, 0,
+                        "parallel.%s_context_parallel_size %u: vLLM refuses it for a model with "
+                        "sliding-window attention: \"%s not support sliding window attn now.\" "
+                        "(vllm/v1/core/single_type_kv_cache_manager.py); valid: "
+                        "prefill_context_parallel_size 1 and decode_context_parallel_size 1",
+                        dcp > 1 ? "decode" : "prefill", dcp > 1 ? dcp : pcp,
+                        dcp > 1 ? "DCP" : "PCP");
+            return false;
+        }
     }
     if (a->dsv4) {
         /* what vLLM's DeepSeek-V4 asserts, and what ranksim lowers of it */
@@ -891,10 +939,11 @@ static void weight_dtype(const ModelLowerInput *in, double *wbytes, NetPeakDtype
                                    a->native_dtype, a->num_layers, &ov))
         q = &ov;
     int32_t layer = 0;
-    while (a->moe && (uint32_t)layer < a->num_layers && !model_arch_layer_is_moe(a, (uint32_t)layer))
+    while (a->moe && (uint32_t)layer < a->num_layers &&
+           !model_arch_layer_is_moe(a, (uint32_t)layer))
         layer++;
-    ModelTensorRole role = a->moe && (uint32_t)layer < a->num_layers ? MODEL_ROLE_EXPERT
-                                                                      : MODEL_ROLE_DENSE_MLP;
+    ModelTensorRole role =
+        a->moe && (uint32_t)layer < a->num_layers ? MODEL_ROLE_EXPERT : MODEL_ROLE_DENSE_MLP;
     if ((uint32_t)layer >= a->num_layers)
         layer = 0;
     const ModelWeightFormat *f = model_quant_format(q, layer, role);
@@ -926,8 +975,7 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
 {
     g_return_val_if_fail(in && in->arch && in->plan && in->engine && in->workload && in->cost,
                          NULL);
-    ModelBackend backend =
-        model_engine_backend(in->arch, in->engine, &in->plan->par, in->hw);
+    ModelBackend backend = model_engine_backend(in->arch, in->engine, &in->plan->par, in->hw);
     if (!check_input(in, backend, error))
         return NULL;
     Ctx c;
@@ -959,9 +1007,9 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
 
 static bool is_attention_side(const char *n)
 {
-    static const char *const names[] = {"q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj",
-                                        "kv_a_layernorm", "kv_b_proj", "indexer",
-                                        "sparse_attention", "mla_attention", NULL};
+    static const char *const names[] = {
+        "q_a_proj",  "q_a_layernorm", "q_b_proj",         "kv_a_proj",     "kv_a_layernorm",
+        "kv_b_proj", "indexer",       "sparse_attention", "mla_attention", NULL};
     for (int i = 0; names[i]; i++)
         if (strcmp(n, names[i]) == 0)
             return true;
@@ -970,9 +1018,10 @@ static bool is_attention_side(const char *n)
 
 static bool is_local_side(const char *n)
 {
-    static const char *const names[] = {"o_proj", "post_attention_layernorm", "moe_gate",
-                                        "moe_topk", "moe_experts", "shared_experts", "mlp",
-                                        "input_layernorm", NULL};
+    static const char *const names[] = {
+        "o_proj",      "post_attention_layernorm", "moe_gate", "moe_topk",
+        "moe_experts", "shared_experts",           "mlp",      "input_layernorm",
+        NULL};
     for (int i = 0; names[i]; i++)
         if (strcmp(n, names[i]) == 0)
             return true;
@@ -986,28 +1035,28 @@ typedef struct {
     bool seen[4];  /* one finding per class per list */
 } Check;
 
-static void finding(Check *k, int cls, int32_t layer, const char *op, uint64_t rows,
-                    uint64_t want, const char *what)
+static void finding(Check *k, int cls, int32_t layer, const char *op, uint64_t rows, uint64_t want,
+                    const char *what)
 {
     if (k->seen[cls])
         return;
     k->seen[cls] = true;
-    static const char *const classes[] = {
-        "", "full tokens restored before the MoE", "local tokens propagated into attention",
-        "residual gathered across layers"};
-    g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)k->ranks->data,
-                                             k->ranks->len);
+    static const char *const classes[] = {"", "full tokens restored before the MoE",
+                                          "local tokens propagated into attention",
+                                          "residual gathered across layers"};
+    g_autofree char *rs =
+        sched_format_ranks((const int32_t *)(void *)k->ranks->data, k->ranks->len);
     g_autofree char *msg = g_strdup_printf(
-        "layout: %s (seed 000 §3.3.1 error class %d) on rank%s %s, layer %d: %s %s has %" G_GUINT64_FORMAT
-        " rows where the DSA CP contract wants %" G_GUINT64_FORMAT,
+        "layout: %s (seed 000 §3.3.1 error class %d) on rank%s %s, layer %d: %s %s has "
+        "%" G_GUINT64_FORMAT " rows where the DSA CP contract wants %" G_GUINT64_FORMAT,
         classes[cls], cls, k->ranks->len > 1 ? "s" : "", rs, layer, what, op, rows, want);
-    g_autofree char *detail = g_strdup_printf(
-        "{\"class\":%d,\"op\":\"%s\",\"rows\":%" G_GUINT64_FORMAT ",\"expected_rows\":%" G_GUINT64_FORMAT
-        ",\"ranks\":\"%s\"}",
-        cls, op, rows, want, rs);
-    g_ptr_array_add(k->out, sched_diag_new("layout", SCHED_SEV_ERROR,
-                                           g_array_index(k->ranks, int32_t, 0), -1, 0, layer, op,
-                                           msg, detail));
+    g_autofree char *detail =
+        g_strdup_printf("{\"class\":%d,\"op\":\"%s\",\"rows\":%" G_GUINT64_FORMAT
+                        ",\"expected_rows\":%" G_GUINT64_FORMAT ",\"ranks\":\"%s\"}",
+                        cls, op, rows, want, rs);
+    g_ptr_array_add(k->out,
+                    sched_diag_new("layout", SCHED_SEV_ERROR, g_array_index(k->ranks, int32_t, 0),
+                                   -1, 0, layer, op, msg, detail));
 }
 
 GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)

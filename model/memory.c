@@ -112,10 +112,10 @@ typedef struct {
     bool dsa_cp;          /* sequence parallel on a DSA model: q_b/kv_b/o_proj replicated */
     bool sp;              /* sequence parallel otherwise (TP > 1) */
     uint32_t tp, dp, pcp, dcp, ep;
-    uint32_t moe_world; /* devices an MoE layer shards over: TP x DP x PCP */
-    uint32_t heads;     /* attention heads whose weights a rank holds */
-    const ModelQuantSpec *q;  /* the formats in force: the checkpoint's or the override */
-    ModelQuantSpec override;  /* engine.quantization, when given */
+    uint32_t moe_world;      /* devices an MoE layer shards over: TP x DP x PCP */
+    uint32_t heads;          /* attention heads whose weights a rank holds */
+    const ModelQuantSpec *q; /* the formats in force: the checkpoint's or the override */
+    ModelQuantSpec override; /* engine.quantization, when given */
 } Ctx;
 
 static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const ModelEngine *e,
@@ -244,7 +244,8 @@ static void layers_emit(Layers *L, Build *b)
         uint32_t n = x->layers->len;
         bool global = g_array_index(x->layers, int32_t, 0) < 0;
         char *shape = n > 1 ? g_strdup_printf("%u x %s", n, x->shape) : g_strdup(x->shape);
-        char *name = global ? g_strdup(x->suffix) : g_strdup_printf("layers.%s.%s", ranges, x->suffix);
+        char *name =
+            global ? g_strdup(x->suffix) : g_strdup_printf("layers.%s.%s", ranges, x->suffix);
         build_add(b, x->comp, name, shape, x->dtype, x->bytes * n);
     }
 }
@@ -300,8 +301,8 @@ static void add_linear(const Ctx *c, Layers *L, const char *name, uint64_t batch
                        const uint64_t *parts, int nparts, uint64_t in, ModelTensorRole role,
                        bool disposed)
 {
-    add_linear_fmt(L, name, batch, parts, nparts, in, fmt_of(c, L, role),
-                   role == MODEL_ROLE_EXPERT, disposed);
+    add_linear_fmt(L, name, batch, parts, nparts, in, fmt_of(c, L, role), role == MODEL_ROLE_EXPERT,
+                   disposed);
 }
 
 /* A bias vector of `n` values in the checkpoint's native dtype (fp32 for gpt-oss is bf16 too). */
@@ -332,8 +333,7 @@ static void layer_attention_mla(const Ctx *c, Layers *L, bool own_indexer)
         add_linear(c, L, "self_attn.fused_qkv_a_proj", 1, p, 2, H, MODEL_ROLE_ATTN_QKV, false);
         add_norm(L, "self_attn.q_a_layernorm.weight", a->q_lora_rank);
         uint64_t q[1] = {h * qk};
-        add_linear(c, L, "self_attn.q_b_proj", 1, q, 1, a->q_lora_rank, MODEL_ROLE_ATTN_Q_B,
-                   false);
+        add_linear(c, L, "self_attn.q_b_proj", 1, q, 1, a->q_lora_rank, MODEL_ROLE_ATTN_Q_B, false);
     } else {
         uint64_t q[1] = {h * qk};
         add_linear(c, L, "self_attn.q_proj", 1, q, 1, H, MODEL_ROLE_ATTN_QKV, false);
@@ -370,8 +370,8 @@ static void layer_attention_mla(const Ctx *c, Layers *L, bool own_indexer)
         add_linear(c, L, "self_attn.indexer.wk", 1, wk, 1, H, MODEL_ROLE_INDEXER, false);
         add_norm(L, "self_attn.indexer.k_norm.weight", id);
         add_norm(L, "self_attn.indexer.k_norm.bias", id);
-        add_linear(c, L, "self_attn.indexer.weights_proj", 1, wp, 1, H,
-                   MODEL_ROLE_INDEXER_WEIGHTS, false);
+        add_linear(c, L, "self_attn.indexer.weights_proj", 1, wp, 1, H, MODEL_ROLE_INDEXER_WEIGHTS,
+                   false);
     }
 }
 
@@ -394,8 +394,8 @@ static void layer_attention_v4(const Ctx *c, Layers *L, uint32_t ratio)
     add_linear(c, L, "attn.wq_b", 1, qb, 1, qr, MODEL_ROLE_ATTN_Q_B, false);
     uint64_t groups = MAX(1u, G / c->tp);
     uint64_t woa[1] = {orank};
-    add_linear(c, L, "attn.wo_a", groups, woa, 1, (uint64_t)a->num_heads / G * D,
-               MODEL_ROLE_ATTN_O, false);
+    add_linear(c, L, "attn.wo_a", groups, woa, 1, (uint64_t)a->num_heads / G * D, MODEL_ROLE_ATTN_O,
+               false);
     uint64_t wob[1] = {H};
     add_linear(c, L, "attn.wo_b", 1, wob, 1, groups * orank, MODEL_ROLE_ATTN_O, false);
     uint64_t sinks = MAX(h, 64u);
@@ -741,13 +741,14 @@ static uint64_t kv_bytes_per_token_rank(const Ctx *c)
 /* The KV block size vLLM uses: 128 on vLLM-Ascend; 64 for FlashMLA (dense and sparse) and
  * FlashInfer MLA ("Forcing kv cache block size to 64 for FlashMLA backend", platforms/cuda.py);
  * CacheConfig.DEFAULT_BLOCK_SIZE 16 otherwise. */
-static uint32_t kv_block_size(const Ctx *c)
+uint32_t model_memory_kv_block_size(const ModelArch *a, ModelBackend backend, const NetHardware *hw)
 {
-    if (c->a->dsv4)
+    if (a->dsv4)
         return V4_COMPRESSED_BLOCK; /* the compressed layers' logical block (vLLM blog) */
-    if (c->ascend)
+    (void)hw;
+    if (backend == MODEL_BACKEND_ASCEND)
         return KV_BLOCK_ASCEND;
-    switch (c->backend) {
+    switch (backend) {
     case MODEL_BACKEND_FLASHMLA:
     case MODEL_BACKEND_FLASHMLA_SPARSE:
     case MODEL_BACKEND_FLASHINFER_MLA:
@@ -756,6 +757,11 @@ static uint32_t kv_block_size(const Ctx *c)
     default:
         return KV_BLOCK_DEFAULT;
     }
+}
+
+static uint32_t kv_block_size(const Ctx *c)
+{
+    return model_memory_kv_block_size(c->a, c->backend, c->hw);
 }
 
 /* KV bytes one request of `len` tokens holds on a rank, in whole blocks: every full-attention
@@ -775,7 +781,8 @@ static uint64_t kv_request_bytes(const Ctx *c, uint64_t len)
     for (uint32_t l = 0; l < a->num_layers; l++) {
         uint64_t blocks = shard_blocks;
         if (a->sliding_window && a->layer_sliding[l]) {
-            uint64_t need = MIN((uint64_t)a->sliding_window - 1 + c->e->max_num_batched_tokens, len);
+            uint64_t need =
+                MIN((uint64_t)a->sliding_window - 1 + c->e->max_num_batched_tokens, len);
             blocks = MIN(blocks, ceil_div(ceil_div(need, c->dcp), bs) + 1);
         }
         total += blocks * bs * main_w;
@@ -808,15 +815,15 @@ static void plan_workspace(const Ctx *c, Build *b)
         uint64_t heads = a->num_heads / c->tp;
         /* vLLM before PR #50791 (landed through #55879) keeps the fixed buffer and carves the
          * softmax-stats slab out of it at run time (model_sparse_mla_slab_check). */
-        bool sized = c->dcp > 1 && model_vllm_has(e->vllm_absent,
-                                                  MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE);
+        bool sized =
+            c->dcp > 1 && model_vllm_has(e->vllm_absent, MODEL_VLLM_SPARSE_MLA_DCP_WORKSPACE);
         uint64_t ws = sized ? model_flashinfer_sparse_workspace((uint32_t)heads, c->dcp,
                                                                 e->max_num_batched_tokens)
                             : FLASHINFER_WORKSPACE_BYTES;
         char *shape = sized ? g_strdup_printf("394 MiB + 8 x (%" G_GUINT64_FORMAT
-                                                   " heads x DCP %u) x %u tokens x 256 + 1 MiB",
-                                                   heads, c->dcp, e->max_num_batched_tokens)
-                                 : g_strdup("394 MiB");
+                                              " heads x DCP %u) x %u tokens x 256 + 1 MiB",
+                                              heads, c->dcp, e->max_num_batched_tokens)
+                            : g_strdup("394 MiB");
         build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("flashinfer.trtllm_sparse_mla_workspace"),
                   shape, "uint8", ws);
     } else if (c->backend == MODEL_BACKEND_FLASHINFER_MLA) {
@@ -1055,8 +1062,8 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sample
  * tokens) x 2, ceiling) capped by max_num_batched_tokens; the ceiling is 1024 on SM100 (B200,
  * GB200) and 512 elsewhere (research notes: /work/research/cudagraph-memory.md). Counts those
  * <= `limit`; sets *largest. */
-uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw,
-                                       uint32_t limit, uint32_t *largest)
+uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw, uint32_t limit,
+                                       uint32_t *largest)
 {
     uint32_t ceiling = hw && (hw->arch == NET_ARCH_SM100) ? 1024u : 512u;
     uint64_t want = 2ull * MAX(1u, e->max_num_seqs) * (1u + e->num_speculative_tokens);
@@ -1097,9 +1104,10 @@ static void plan_cudagraph(const Ctx *c, Build *b)
     if (m == MODEL_CUDAGRAPH_FULL || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
         /* FULL: every size; FULL_AND_PIECEWISE: uniform-decode sizes up to max_num_seqs */
         uint32_t l2 = 0;
-        uint32_t n_full = m == MODEL_CUDAGRAPH_FULL
-                              ? n_all
-                              : model_cudagraph_capture_sizes(c->e, c->hw, MAX(1u, c->e->max_num_seqs), &l2);
+        uint32_t n_full =
+            m == MODEL_CUDAGRAPH_FULL
+                ? n_all
+                : model_cudagraph_capture_sizes(c->e, c->hw, MAX(1u, c->e->max_num_seqs), &l2);
         if (n_full > 1)
             build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.full_graphs"),
                       g_strdup_printf("(%u - 1) sizes x 1 MiB", n_full), "graph",
@@ -1291,10 +1299,11 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
             if (worst < 0)
                 worst = rr;
             const RankClass *w = &classes[cls_of[worst]];
-            bool worse = p == P_OOM           ? k->weights_total > w->weights_total
-                         : p == P_PROFILE_OOM ? profile_peak(k, m->context_bytes) > profile_peak(w, m->context_bytes)
-                                              : bud - (int64_t)k->one_request <
-                                                    w->r.kv_budget_bytes - (int64_t)w->one_request;
+            bool worse = p == P_OOM ? k->weights_total > w->weights_total
+                         : p == P_PROFILE_OOM
+                             ? profile_peak(k, m->context_bytes) > profile_peak(w, m->context_bytes)
+                             : bud - (int64_t)k->one_request <
+                                   w->r.kv_budget_bytes - (int64_t)w->one_request;
             if (worse)
                 worst = rr;
         }
@@ -1328,9 +1337,9 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
                 c->npu ? "NPU" : "CUDA", worst, gib((double)w->weights_total),
                 gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
                 gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]),
-                gib((double)(by[MODEL_MEM_RESERVED] + m->context_bytes)), gib((double)m->context_bytes),
-                c->e->max_num_batched_tokens, gib((double)by[MODEL_MEM_ACTIVATIONS]),
-                gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
+                gib((double)(by[MODEL_MEM_RESERVED] + m->context_bytes)),
+                gib((double)m->context_bytes), c->e->max_num_batched_tokens,
+                gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
                 gib((double)profile_peak(w, m->context_bytes)), gib(hbm), rl);
         } else if (p == P_OOM) {
             msg = g_strdup_printf(
@@ -1455,8 +1464,8 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
     m->cudagraph_in_budget = engine->cudagraph_memory_profiling;
     {
         g_autofree char *d = model_quant_spec_describe(c.q, role_mask(arch, &c));
-        m->weights_format = g_strdup_printf("%s (%s%s%s)", d, c.q->source,
-                                            c.q->method[0] ? ", " : "", c.q->method);
+        m->weights_format =
+            g_strdup_printf("%s (%s%s%s)", d, c.q->source, c.q->method[0] ? ", " : "", c.q->method);
     }
     m->requested_bytes = (uint64_t)ceil((double)hw->hbm_bytes * engine->gpu_memory_utilization);
     m->diags = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);
@@ -1489,8 +1498,7 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
         if (m->vllm.rank < 0 || m->ranks[r].kv_budget_bytes < m->vllm.kv_budget_bytes) {
             const ModelMemRank *x = &m->ranks[r];
             m->vllm.rank = (int32_t)r;
-            m->vllm.loading_bytes = x->bytes[MODEL_MEM_WEIGHTS] +
-                                    x->bytes[MODEL_MEM_QUANT_SCALES] +
+            m->vllm.loading_bytes = x->bytes[MODEL_MEM_WEIGHTS] + x->bytes[MODEL_MEM_QUANT_SCALES] +
                                     x->bytes[MODEL_MEM_DERIVED_WEIGHTS];
             m->vllm.kv_budget_bytes = x->kv_budget_bytes;
             m->vllm.kv_tokens = x->kv_tokens;

@@ -46,24 +46,24 @@ typedef struct {
 
 typedef struct {
     uint64_t bytes[MODEL_MEM_COUNT];
-    GPtrArray *items;               /* ModelMemItem*, owned (a reference: ranks with identical
-                                       contents share one array; treat it as read-only) */
-    int64_t kv_budget_bytes;        /* requested - non-KV; may be negative */
-    uint64_t kv_bytes_per_token;    /* on this rank, all layers */
-    uint32_t kv_block_size;         /* tokens per KV block (vLLM's block_size) */
-    uint64_t kv_tokens;             /* "GPU KV cache size: N tokens": max_concurrency x
-                                       max_model_len (0 when the budget is not positive) */
-    double max_concurrency;         /* "Maximum concurrency for L tokens per request: C x" */
+    GPtrArray *items;            /* ModelMemItem*, owned (a reference: ranks with identical
+                                    contents share one array; treat it as read-only) */
+    int64_t kv_budget_bytes;     /* requested - non-KV; may be negative */
+    uint64_t kv_bytes_per_token; /* on this rank, all layers */
+    uint32_t kv_block_size;      /* tokens per KV block (vLLM's block_size) */
+    uint64_t kv_tokens;          /* "GPU KV cache size: N tokens": max_concurrency x
+                                    max_model_len (0 when the budget is not positive) */
+    double max_concurrency;      /* "Maximum concurrency for L tokens per request: C x" */
 } ModelMemRank;
 
 /* What vLLM's start-up log says, for the tightest rank (the smallest KV budget): "Model loading
  * took X GiB memory", "Available KV cache memory: Y GiB", "GPU KV cache size: N tokens",
  * "Maximum concurrency for L tokens per request: C x". */
 typedef struct {
-    int32_t rank;             /* the tightest rank; -1 = none */
-    uint64_t loading_bytes;   /* weights + quant scales + derived weights */
-    int64_t kv_budget_bytes;  /* may be negative */
-    uint64_t kv_tokens;       /* 0 when the budget is not positive */
+    int32_t rank;            /* the tightest rank; -1 = none */
+    uint64_t loading_bytes;  /* weights + quant scales + derived weights */
+    int64_t kv_budget_bytes; /* may be negative */
+    uint64_t kv_tokens;      /* 0 when the budget is not positive */
     double max_concurrency;
     uint32_t kv_block_size;
 } ModelVllmLines;
@@ -105,27 +105,28 @@ const char *model_phase_status_name(ModelPhaseStatus s);
 
 typedef struct {
     uint32_t world;
-    ModelMemRank *ranks;           /* [world] */
+    ModelMemRank *ranks; /* [world] */
     uint64_t hbm_bytes;
-    uint64_t requested_bytes;      /* ceil(HBM x gpu_memory_utilization) */
+    uint64_t requested_bytes; /* ceil(HBM x gpu_memory_utilization) */
     double utilization;
-    bool cudagraph_in_budget;      /* the CUDA-graph estimate is part of the non-KV memory
-                                      (engine.cudagraph_memory_profiling) */
-    uint64_t context_bytes;        /* CUDA / CANN context: on the device before vLLM's first
-                                      snapshot, outside the KV budget */
-    uint32_t max_model_len;        /* the engine's, for the capacity lines; 0 when unknown (a plan
-                                      read back from the database) */
-    char *weights_format;          /* model_quant_spec_describe() of the formats in force, owned */
-    ModelVllmLines vllm;           /* the start-up log lines of the tightest rank */
-    GPtrArray *diags;              /* SchedDiag*, owned: kv_budget, oom */
+    bool cudagraph_in_budget; /* the CUDA-graph estimate is part of the non-KV memory
+                                 (engine.cudagraph_memory_profiling) */
+    uint64_t context_bytes;   /* CUDA / CANN context: on the device before vLLM's first
+                                 snapshot, outside the KV budget */
+    uint32_t max_model_len;   /* the engine's, for the capacity lines; 0 when unknown (a plan
+                                 read back from the database) */
+    char *weights_format;     /* model_quant_spec_describe() of the formats in force, owned */
+    ModelVllmLines vllm;      /* the start-up log lines of the tightest rank */
+    GPtrArray *diags;         /* SchedDiag*, owned: kv_budget, oom */
     ModelPhaseRow (*phases)[MODEL_PHASE_COUNT]; /* [world] per phase; NULL until
                                                    model_lifecycle_plan */
 } ModelMemPlan;
 
 /* How far ranksim's non-KV memory has fallen short of vLLM's in real single-node start-up logs:
  * at most 8.3 % (doc/validation.md: gpt-oss-120b on one H100, rows L24 / L25; seed 004's
- * GLM-5.2 TP1/PCP4/DCP4 5.5 %), rounded up. A KV budget smaller than this share of the non-KV memory may be negative
- * on hardware: the plan warns (`kv_budget`, severity warning), and the report prints the band. */
+ * GLM-5.2 TP1/PCP4/DCP4 5.5 %), rounded up. A KV budget smaller than this share of the non-KV
+ * memory may be negative on hardware: the plan warns (`kv_budget`, severity warning), and the
+ * report prints the band. */
 #define MODEL_MEM_NON_KV_UNDERESTIMATE 0.085
 
 const char *model_mem_component_name(ModelMemComponent c);
@@ -139,10 +140,14 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
 void model_memory_plan_free(ModelMemPlan *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelMemPlan, model_memory_plan_free)
 
+/* vLLM's KV block size (tokens) for this architecture, backend and device. */
+uint32_t model_memory_kv_block_size(const ModelArch *a, ModelBackend backend,
+                                    const NetHardware *hw);
+
 /* How many CUDA-graph capture sizes vLLM uses by default, those <= `limit` (UINT32_MAX: all);
  * sets *largest to the largest. */
-uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw,
-                                       uint32_t limit, uint32_t *largest);
+uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw, uint32_t limit,
+                                       uint32_t *largest);
 
 /* The FlashInfer trtllm-gen sparse-MLA workspace in bytes (vllm-cp.md): 394 MiB; with DCP > 1
  * add 8 x heads_per_rank x DCP x max_num_batched_tokens x 256 + 1 MiB. */

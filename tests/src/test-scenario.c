@@ -2126,8 +2126,8 @@ Test(scenario_eval, model_name_mapping)
         noted = noted || strstr(g_ptr_array_index(s->ignored_flags, i), "quantized online");
     cr_assert(noted);
     scenario_free(s);
-    eval_invalid("model_name: zai-org/GLM-5.2\nserver_args: -tp 8 --quantization awq\n",
-                 "e.yaml:2", "server_args", "the checkpoint has no quantization_config");
+    eval_invalid("model_name: zai-org/GLM-5.2\nserver_args: -tp 8 --quantization awq\n", "e.yaml:2",
+                 "server_args", "the checkpoint has no quantization_config");
     s = eval_ok("zai-org/GLM-5.2", "-tp 8 --quantization ascend");
     cr_assert_eq(s->engine.quantization, MODEL_QUANT_W8A8);
     scenario_free(s);
@@ -2227,8 +2227,9 @@ Test(scenario_eval, server_args_variants)
     cr_assert(has_ignored(s, "stray (not a flag; ignored)"));
     scenario_free(s);
     /* a draft model is noted */
-    s = eval_ok("deepseek-ai/DeepSeek-V3.2",
-                "-tp 8 --speculative-config '{\"method\":\"eagle3\",\"num_speculative_tokens\":2}'");
+    s = eval_ok(
+        "deepseek-ai/DeepSeek-V3.2",
+        "-tp 8 --speculative-config '{\"method\":\"eagle3\",\"num_speculative_tokens\":2}'");
     cr_assert_eq(s->engine.speculative_method, MODEL_SPEC_EAGLE);
     cr_assert_eq(s->ignored_flags->len, 1);
     scenario_free(s);
@@ -2287,8 +2288,8 @@ Test(scenario_eval, bad_server_args)
                  "attention backend ROCM_AITER_MLA is a dense MLA kernel; glm-5.2 uses sparse "
                  "MLA (a DSA indexer) (valid for it on b200: FLASHINFER_MLA_SPARSE, "
                  "FLASHMLA_SPARSE, AUTO)");
-    g_autofree char *y7b = g_strdup_printf("%sserver_args: -tp 8 --attention-backend ROCM_AITR\n",
-                                           head);
+    g_autofree char *y7b =
+        g_strdup_printf("%sserver_args: -tp 8 --attention-backend ROCM_AITR\n", head);
     eval_invalid(y7b, "e.yaml:2", "server_args",
                  "--attention-backend: unknown attention backend 'ROCM_AITR'");
     g_autofree char *y8 =
@@ -2424,10 +2425,55 @@ Test(scenario_eval, work_limit_is_checked_before_lowering)
     cr_assert(strstr(err->message, "--max-rank-ops: 16384 ranks x 1 steps x 36 layers is at least"),
               "%s", err->message);
     g_clear_error(&err);
-    /* without a limit it loads */
+    /* without a limit it loads (PCP on an MLA model: vLLM's PCP supports MLA models only) */
     x.max_rank_ops = 0;
-    s = scenario_load_string_extras("model_name: Qwen/Qwen3-8B\nserver_args: -tp 2 -pcp 2\n",
-                                    "e.yaml", &x, &err);
+    s = scenario_load_string_extras(
+        "model_name: RedHatAI/DeepSeek-Coder-V2-Lite-Instruct-FP8\nserver_args: -tp 2 -pcp 2\n",
+        "e.yaml", &x, &err);
     cr_assert_not_null(s, "%s", err ? err->message : "");
     scenario_free(s);
+}
+
+/* vLLM's context-parallel rules that need the model, the engine or the backend, each refused in
+ * vLLM's words (doc/parallel-plan.md rules 16-19). */
+Test(scenario_eval, context_parallel_rules_in_vllms_words)
+{
+    static const struct {
+        const char *text;
+        const char *words;
+    } cases[] = {
+        {"model_name: Qwen/Qwen3-8B\nserver_args: -pcp 2\n",
+         "\"MRV2 PCP currently supports MLA models only.\""},
+        {"model_name: RedHatAI/DeepSeek-Coder-V2-Lite-Instruct-FP8\nserver_args: -tp 2 -pcp 2 "
+         "--speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'\n",
+         "\"MRV2 PCP does not support speculative decoding yet.\""},
+        {"model_name: RedHatAI/DeepSeek-Coder-V2-Lite-Instruct-FP8\nserver_args: -tp 2 -dcp 2 "
+         "--cp-kv-cache-interleave-size 3\n",
+         "\"Block_size(64) should be greater than or equal to and divisible by "
+         "cp_kv_cache_interleave_size (3).\""},
+        {"model_name: openai/gpt-oss-20b\nserver_args: -tp 16 -dcp 2\n",
+         "\"DCP not support sliding window attn now.\""},
+    };
+    g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t n = 128;
+    g_array_append_val(pf, n);
+    ScenarioExtras x = {.hardware = "h100", .prefill = pf};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *err = NULL;
+        Scenario *s = scenario_load_string_extras(cases[i].text, "e.yaml", &x, &err);
+        cr_assert_null(s, "case %zu loaded", i);
+        cr_assert_not_null(strstr(err->message, cases[i].words), "case %zu: %s", i, err->message);
+        g_clear_error(&err);
+    }
+    /* the valid neighbours load: DCP with interleave 16, PCP on an MLA model */
+    static const char *const ok[] = {
+        "model_name: RedHatAI/DeepSeek-Coder-V2-Lite-Instruct-FP8\nserver_args: -tp 2 -dcp 2 "
+        "--cp-kv-cache-interleave-size 16\n",
+        "model_name: RedHatAI/DeepSeek-Coder-V2-Lite-Instruct-FP8\nserver_args: -pcp 2\n"};
+    for (size_t i = 0; i < G_N_ELEMENTS(ok); i++) {
+        GError *err = NULL;
+        Scenario *s = scenario_load_string_extras(ok[i], "e.yaml", &x, &err);
+        cr_assert_not_null(s, "%s", err ? err->message : "");
+        scenario_free(s);
+    }
 }
