@@ -306,7 +306,7 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
     /* DP ranks pad to the largest DP batch so EP collectives agree (vLLM syncs
      * num_tokens_across_dp and idle ranks run dummy batches). */
     uint64_t dp_most = r.padded;
-    if (par->data_parallel_size > 1 && c->pl->ep_size > 1)
+    if (par->data_parallel_size > 1 && (c->pl->ep_size > 1 || c->a->moe))
         for (uint32_t dp = 0; dp < par->data_parallel_size; dp++) {
             uint64_t x = model_batch_tokens(model_step_batch(s, dp));
             if (x > dp_most)
@@ -500,12 +500,36 @@ static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, M
     }
     emit_compute(c, "moe_topk", route_rows, 4.0 * (double)route_rows * a->n_routed_experts,
                  (double)route_rows * a->n_routed_experts * 4.0, NET_PEAK_BF16);
+    uint32_t dp = pl->par.data_parallel_size, pcp = pl->par.prefill_context_parallel_size;
     if (ep) {
         uint64_t send = route_rows * (uint64_t)topk * a->hidden_size;
         emit_coll(c, SCHED_OP_ALL_TO_ALL, "ep_dispatch", ge, send, SCHED_DTYPE_BF16, route_rows);
         emit_experts(c, "moe_experts", route_rows, topk, (double)a->n_routed_experts / pl->ep_size,
                      a->moe_intermediate_size);
         emit_coll(c, SCHED_OP_ALL_TO_ALL, "ep_combine", ge, send, SCHED_DTYPE_BF16, route_rows);
+    } else if (dp > 1 || pcp > 1) {
+        /* Without EP the experts are sharded tensor-parallel over all DP x PCP x TP ranks
+         * (FusedMoEParallelConfig flatten_tp_across_dp_and_pcp), so every rank runs every
+         * token of its DP (or PCP) group: vLLM all-gathers the hidden states and the router
+         * logits before the experts and reduce-scatters the output after them — over the DP
+         * group (MoERunner.do_naive_dispatch_combine; the all2all manager gathers over the DP
+         * group without sequence parallelism; "Detected DP deployment with no
+         * --enable-expert-parallel. Falling back to AllGather+ReduceScatter dispatch/combine.")
+         * or, with PCP and DP 1, over the PCP group (../shared/reference/vllm-rules.md §1).
+         * vLLM gathers with all_gatherv; the DP ranks' rows are padded to the largest here
+         * (step_rows), so the counts agree. */
+        bool over_dp = dp > 1;
+        int32_t gn = over_dp ? pl->dp_group[rank] : pl->pcp_group[rank];
+        uint32_t n = over_dp ? dp : pcp;
+        uint64_t all = route_rows * n;
+        emit_coll(c, SCHED_OP_ALL_GATHER, "moe_dispatch_all_gather", gn,
+                  route_rows * a->hidden_size, SCHED_DTYPE_BF16, route_rows);
+        emit_coll(c, SCHED_OP_ALL_GATHER, "moe_router_logits_all_gather", gn,
+                  route_rows * a->n_routed_experts, SCHED_DTYPE_FP32, route_rows);
+        emit_experts(c, "moe_experts", all, topk, a->n_routed_experts,
+                     (double)a->moe_intermediate_size / ((double)tp * dp * pcp));
+        emit_coll(c, SCHED_OP_REDUCE_SCATTER, "moe_combine_reduce_scatter", gn,
+                  all * a->hidden_size, SCHED_DTYPE_BF16, all);
     } else {
         emit_experts(c, "moe_experts", route_rows, topk, a->n_routed_experts,
                      (double)a->moe_intermediate_size / tp);
@@ -1087,6 +1111,13 @@ GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
         for (guint s = 0; s < in->workload->steps->len; s++) {
             StepRows x = step_rows(&c, g_ptr_array_index(in->workload->steps, s), rank);
             uint64_t m = MAX(MAX(x.padded, x.full), x.moe_rows);
+            /* without EP the MoE runs the tokens gathered over DP (or PCP): emit_moe */
+            const ModelParallel *par = &in->plan->par;
+            if (in->arch->moe && in->plan->ep_size <= 1 &&
+                (par->data_parallel_size > 1 || par->prefill_context_parallel_size > 1))
+                m = MAX(m, x.moe_rows * (par->data_parallel_size > 1
+                                             ? par->data_parallel_size
+                                             : par->prefill_context_parallel_size));
             max_full = MAX(max_full, m);
         }
         for (uint32_t i = 0; i < l->len; i++) {

@@ -60,8 +60,7 @@ static void teardown(Fixture *f)
     model_cost_free(f->cost);
 }
 
-static ModelParallel par_of(uint32_t tp, uint32_t dp, uint32_t pcp, uint32_t dcp, bool ep,
-                            bool sp)
+static ModelParallel par_of(uint32_t tp, uint32_t dp, uint32_t pcp, uint32_t dcp, bool ep, bool sp)
 {
     ModelParallel p;
     model_parallel_defaults(&p);
@@ -114,12 +113,12 @@ Test(dsa_cp, glm5_tp16_sp_prefill_4096_follows_the_token_layout_contract)
     lower(&f, MODEL_BREAK_NONE);
     SchedProgram *u;
     const SchedOpList *l = unrolled(&f, &u, 5);
-    static const char *const full[] = {"q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj",
-                                       "kv_a_layernorm", "kv_b_proj", "indexer",
-                                       "sparse_attention"};
-    static const char *const local[] = {"o_proj", "post_attention_layernorm", "moe_gate",
-                                        "moe_topk", "moe_experts", "shared_experts", "mlp",
-                                        "input_layernorm"};
+    static const char *const full[] = {"q_a_proj",  "q_a_layernorm",   "q_b_proj",
+                                       "kv_a_proj", "kv_a_layernorm",  "kv_b_proj",
+                                       "indexer",   "sparse_attention"};
+    static const char *const local[] = {
+        "o_proj",      "post_attention_layernorm", "moe_gate", "moe_topk",
+        "moe_experts", "shared_experts",           "mlp",      "input_layernorm"};
     uint32_t seen_full = 0, seen_local = 0, all_reduces_after_o_proj = 0;
     for (uint32_t i = 0; i < l->len; i++) {
         const SchedOp *op = &l->ops[i];
@@ -472,7 +471,8 @@ Test(regress, dsa_cp_with_dp_and_uneven_batches_is_healthy)
     uint32_t a[] = {1000}, b[] = {200};
     SchedOutcome *o = dp_pair("glm-5", par_of(8, 2, 1, 1, true, true), MODEL_BACKEND_AUTO, a, 1,
                               true, b, 1, true);
-    cr_assert_not(o->failed, "%s", o->diags->len ? ((SchedDiag *)g_ptr_array_index(o->diags, 0))->message : "");
+    cr_assert_not(o->failed, "%s",
+                  o->diags->len ? ((SchedDiag *)g_ptr_array_index(o->diags, 0))->message : "");
     sched_outcome_free(o);
 }
 
@@ -484,13 +484,65 @@ Test(regress, prefill_and_decode_dp_ranks_take_one_path)
     cr_assert_not(o->failed);
     sched_outcome_free(o);
     uint32_t c[] = {2048, 2048, 2048}, d[] = {9};
-    o = dp_pair("glm-5", par_of(4, 2, 1, 1, true, false), MODEL_BACKEND_ASCEND, c, 3, false, d,
-                1, true);
+    o = dp_pair("glm-5", par_of(4, 2, 1, 1, true, false), MODEL_BACKEND_ASCEND, c, 3, false, d, 1,
+                true);
     cr_assert_not(o->failed);
     sched_outcome_free(o);
     uint32_t e[] = {1000}, g[] = {2048};
-    o = dp_pair("qwen3-235b-a22b", par_of(4, 2, 1, 1, true, true), MODEL_BACKEND_AUTO, e, 1,
-                true, g, 1, false);
+    o = dp_pair("qwen3-235b-a22b", par_of(4, 2, 1, 1, true, true), MODEL_BACKEND_AUTO, e, 1, true,
+                g, 1, false);
     cr_assert_not(o->failed);
     sched_outcome_free(o);
+}
+
+/* ---- MoE without expert parallelism across DP or PCP ---- */
+
+/* Without EP the experts are sharded over DP x PCP x TP, so vLLM gathers every token of the DP
+ * group (or, with DP 1, the PCP group) before the experts and reduce-scatters after them; with
+ * EP the dispatch is the all-to-all over the EP group. Qwen3-30B-A3B, DP2 x TP2: over the DP
+ * group; DeepSeek-V2-Lite PCP2: over the PCP group. */
+Test(moe_dispatch, without_ep_gathers_over_dp_or_pcp)
+{
+    static const struct {
+        const char *model;
+        uint32_t tp, dp, pcp;
+        bool ep;
+        const char *group; /* the dispatch's group name prefix; NULL: the EP all-to-all */
+    } cases[] = {
+        {"qwen3-30b-a3b", 2, 2, 1, false, "dp"},
+        {"deepseek-v2-lite", 1, 1, 2, false, "pcp"},
+        {"qwen3-30b-a3b", 2, 2, 1, true, NULL},
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+        Fixture f;
+        setup(&f, cases[k].model,
+              par_of(cases[k].tp, cases[k].dp, cases[k].pcp, 1, cases[k].ep, false),
+              MODEL_BACKEND_AUTO);
+        uint32_t prompt = 256;
+        add_step(&f, &prompt, 1, NULL, 0);
+        lower(&f, (ModelBreak){0});
+        SchedProgram *u = NULL;
+        const SchedOpList *l = unrolled(&f, &u, 0);
+        const SchedOp *ag = first_named(u, l, "moe_dispatch_all_gather");
+        const SchedOp *rs = first_named(u, l, "moe_combine_reduce_scatter");
+        const SchedOp *a2a = first_named(u, l, "ep_dispatch");
+        if (!cases[k].group) {
+            cr_assert_null(ag, "case %zu", k);
+            cr_assert_not_null(a2a, "case %zu", k);
+        } else {
+            cr_assert_not_null(ag, "case %zu", k);
+            cr_assert_not_null(rs, "case %zu", k);
+            cr_assert_null(a2a, "case %zu", k);
+            const char *g = sched_program_group(u, ag->group)->name;
+            cr_assert(g_str_has_prefix(g, cases[k].group), "case %zu: group %s", k, g);
+            /* the experts run every gathered token: the DP (or PCP) group's */
+            const SchedOp *ex = first_named(u, l, "moe_experts");
+            uint32_t n = cases[k].dp > 1 ? cases[k].dp : cases[k].pcp;
+            cr_assert_eq(ex->tokens, ag->tokens * n, "case %zu", k);
+            cr_assert_eq(count_named(u, l, "moe_dispatch_all_gather", -2),
+                         count_named(u, l, "moe_combine_reduce_scatter", -2));
+        }
+        sched_program_free(u);
+        teardown(&f);
+    }
 }
