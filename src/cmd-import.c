@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "cmd-common.h"
+
+#include <glib/gstdio.h>
 #include "import.h"
 #include "report.h"
 #include "store.h"
@@ -62,6 +64,59 @@ static void read_progress(void *data, guint done, guint total)
     p->shown = true;
 }
 
+/* Storing a Flight Recorder set while it is read (import_read_stream's callbacks). */
+typedef struct {
+    const char *db_path;
+    Store *store;    /* opened when the stream begins (after the PATHS were listed) */
+    bool db_existed; /* the database file was there before */
+    StoreStream *stream;
+    ImportRunBuilder *builder;
+    int64_t t0;
+    GArray *recs;  /* one rank's records, reused */
+    GError *error; /* the first store error */
+    void (*progress)(void *data, guint done, guint total);
+    ReadProgress *prog;
+} Streaming;
+
+static bool stream_begin(void *user, const ImportSet *s, int64_t t0, GError **error)
+{
+    Streaming *sm = user;
+    sm->t0 = t0;
+    sm->db_existed = g_file_test(sm->db_path, G_FILE_TEST_EXISTS);
+    sm->store = store_open(sm->db_path, &sm->error);
+    if (!sm->store) {
+        g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_IO, "%s", sm->error->message);
+        return false;
+    }
+    sm->stream = store_stream_begin(sm->store, &sm->error);
+    if (!sm->stream)
+        g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_IO, "%s", sm->error->message);
+    if (!sm->stream)
+        return false;
+    sm->builder = import_run_builder_new(s, t0, false);
+    return true;
+}
+
+static void stream_rank(void *user, const ImportSet *s, int32_t rank, GError **error)
+{
+    (void)s;
+    Streaming *sm = user;
+    g_array_set_size(sm->recs, 0);
+    import_run_builder_rank(sm->builder, (uint32_t)rank, sm->recs);
+    if (!store_stream_ops(sm->stream, (const SchedRecord *)(void *)sm->recs->data, sm->recs->len,
+                          &sm->error)) {
+        /* ends the read; the caller reports sm->error */
+        g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_IO, "%s", sm->error->message);
+    }
+}
+
+static void stream_progress(void *user, guint done, guint total)
+{
+    Streaming *sm = user;
+    if (sm->progress)
+        sm->progress(sm->prog, done, total);
+}
+
 int cli_import(int argc, char **argv)
 {
     g_autofree char *db = NULL, *format = NULL, *name = NULL;
@@ -112,26 +167,63 @@ int cli_import(int argc, char **argv)
     gint64 t0 = g_get_monotonic_time();
     ReadProgress prog = {t0, false};
     bool tty = isatty(STDERR_FILENO) && !quiet && !json;
-    g_autoptr(ImportSet) set =
-        import_read_progress((const char *const *)(argv + 1), (guint)(argc - 1), fmt,
-                             tty ? read_progress : NULL, &prog, &err);
+    const char *db_path = db ? db : CLI_DEFAULT_DB;
+    /* A Flight Recorder set is stored rank by rank while later dumps parse (doc/import.md,
+     * "How long it takes"): the store opens when the stream begins. */
+    Streaming sm = {.db_path = db_path, .progress = tty ? read_progress : NULL, .prog = &prog};
+    sm.recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    ImportStreamFns fns = {stream_begin, stream_rank, stream_progress};
+    bool streamed = false;
+    g_autoptr(ImportSet) set = import_read_stream(
+        (const char *const *)(argv + 1), (guint)(argc - 1), fmt, &fns, &sm, &streamed, &err);
+    g_array_unref(sm.recs);
     if (prog.shown)
         fprintf(stderr, "\r%*s\r", 40, "");
-    if (!set) {
-        cli_error("%s", err->message);
-        return CLI_EXIT_INVALID;
+    if (!set || sm.error) {
+        store_stream_abort(sm.stream);
+        import_run_builder_free(sm.builder);
+        /* a database this import created and stored nothing in goes again: bad input leaves
+         * no file behind */
+        if (sm.store && !sm.db_existed && store_run_count(sm.store) == 0) {
+            store_close(sm.store);
+            sm.store = NULL;
+            static const char *const suffix[] = {"", "-wal", "-shm"};
+            for (size_t i = 0; i < G_N_ELEMENTS(suffix); i++) {
+                g_autofree char *f = g_strconcat(db_path, suffix[i], NULL);
+                g_unlink(f);
+            }
+        }
+        GError *e = sm.error ? sm.error : err;
+        cli_error("%s", e->message);
+        bool internal = sm.error && !store_error_is_user(sm.error);
+        g_clear_error(&sm.error);
+        if (sm.store)
+            store_close(sm.store);
+        return internal ? CLI_EXIT_INTERNAL : CLI_EXIT_INVALID;
+    }
+    g_autoptr(Store) store = sm.store;
+    if (!store) {
+        store = store_open(db_path, &err);
+        if (!store) {
+            cli_error("%s", err->message);
+            return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
+        }
     }
     gint64 t_read = g_get_monotonic_time();
-    g_autoptr(ImportRun) run = import_run_build(set);
+    ImportRun *built = NULL;
+    if (streamed && import_run_builder_min_created(sm.builder) == sm.t0) {
+        built = import_run_builder_finish(sm.builder);
+    } else {
+        /* not streamed, or a dump's oldest entry was not its first: lay it all out again */
+        store_stream_abort(sm.stream);
+        sm.stream = NULL;
+        import_run_builder_free(sm.builder);
+        built = import_run_build(set);
+    }
+    g_autoptr(ImportRun) run = built;
     const SchedOutcome *o = run->outcome;
     gint64 t_diag = g_get_monotonic_time();
 
-    const char *db_path = db ? db : CLI_DEFAULT_DB;
-    g_autoptr(Store) store = store_open(db_path, &err);
-    if (!store) {
-        cli_error("%s", err->message);
-        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
-    }
     g_autofree char *run_name = name ? g_strdup(name) : default_name(argv + 1, argc - 1);
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < set->warnings->len; i++)
@@ -155,9 +247,11 @@ int cli_import(int argc, char **argv)
         fprintf(stderr, "  storing %u calls...", run->records->len);
         fflush(stderr);
     }
-    int64_t id = store_run_insert(store, &info, run->program,
-                                  (const SchedRecord *)(void *)run->records->data,
-                                  run->records->len, o, NULL, status, code, wall, &err);
+    int64_t id =
+        sm.stream ? store_stream_commit(sm.stream, &info, run->program, o, status, code, wall, &err)
+                  : store_run_insert(store, &info, run->program,
+                                     (const SchedRecord *)(void *)run->records->data,
+                                     run->records->len, o, NULL, status, code, wall, &err);
     if (storing)
         fprintf(stderr, "\r%*s\r", 40, "");
     if (id < 0) {

@@ -398,6 +398,11 @@ static const char *intern(FrDump *fd, const char *s)
     return g_string_chunk_insert_const(fd->strings, s);
 }
 
+int32_t import_fr_dump_rank(const FrDump *d)
+{
+    return d->rank;
+}
+
 void import_fr_dump_free(FrDump *d)
 {
     if (!d)

@@ -2,7 +2,11 @@
  * through inputfile.c's checks, the format decided by content, the readers dispatched. */
 #include "import.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "inputfile.h"
 #include "lite.h"
@@ -107,6 +111,9 @@ typedef struct {
     GError *error;
     gint *done;        /* jobs finished, shared (atomic) */
     GAsyncQueue *docs; /* LiteDoc* scratch documents, one per worker, lent to each job */
+    GMutex *mu;        /* streaming: `finished` is set under it, `cond` signalled */
+    GCond *cond;
+    bool finished;
 } FileJob;
 
 static void file_job_run(FileJob *j);
@@ -116,6 +123,12 @@ static void file_job(gpointer data, gpointer user)
     FileJob *j = data;
     file_job_run(j);
     g_atomic_int_inc(j->done);
+    if (j->mu) {
+        g_mutex_lock(j->mu);
+        j->finished = true;
+        g_cond_broadcast(j->cond);
+        g_mutex_unlock(j->mu);
+    }
 }
 
 static void file_job_run(FileJob *j)
@@ -246,6 +259,140 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
             g_bytes_unref(jobs[i].bytes);
         import_fr_dump_free(jobs[i].dump);
     }
+    if (first) {
+        g_propagate_error(error, first);
+        return NULL;
+    }
+    return g_steal_pointer(&s);
+}
+
+/* ---- streaming: merge each dump as soon as it and those before it are parsed ---- */
+
+/* The first `"time_created_ns": N` in the first 64 KiB of a JSON dump: its oldest entry's
+ * enqueue time (torch lists a rank's entries oldest first). False when the file is not such a
+ * dump (a pickle, a log, no time in the prefix). */
+static bool prescan_first_time(const char *path, int64_t *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char buf[65536 + 1];
+    ssize_t n = 0;
+    while (n < (ssize_t)sizeof buf - 1) {
+        ssize_t k = read(fd, buf + n, sizeof buf - 1 - (size_t)n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        n += k;
+    }
+    close(fd);
+    buf[MAX(n, 0)] = 0;
+    if (n <= 0 || !import_looks_fr((const guint8 *)buf, (gsize)n) || (guint8)buf[0] == 0x80)
+        return false;
+    const char *k = memmem(buf, (size_t)n, "\"time_created_ns\"", 17);
+    if (!k)
+        return false;
+    k += 17;
+    while (*k == ' ' || *k == ':' || *k == '\t' || *k == '\n' || *k == '\r')
+        k++;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(k, &end, 10);
+    if (end == k || errno || v <= 0)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+ImportSet *import_read_stream(const char *const *paths, guint n_paths, ImportFormat format,
+                              const ImportStreamFns *fns, void *user, bool *streamed,
+                              GError **error)
+{
+    *streamed = false;
+    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < n_paths; i++)
+        if (!expand(paths[i], files, error))
+            return NULL;
+    guint n = files->len;
+    /* Streaming needs the set's earliest enqueue before the first rank is laid out: every
+     * file a JSON dump whose first time the prefix shows. Otherwise the ordinary read. */
+    int64_t t0 = INT64_MAX;
+    bool ok = n > 1 && (format == IMPORT_FORMAT_AUTO || format == IMPORT_FORMAT_FR ||
+                        format == IMPORT_FORMAT_HCCL);
+    for (guint i = 0; ok && i < n; i++) {
+        int64_t t = 0;
+        ok = prescan_first_time(g_ptr_array_index(files, i), &t);
+        t0 = MIN(t0, t);
+    }
+    if (!ok)
+        return import_read_progress(paths, n_paths, format, fns->progress, user, error);
+    *streamed = true;
+    g_autoptr(ImportSet) s =
+        import_set_new(format == IMPORT_FORMAT_HCCL ? IMPORT_FORMAT_HCCL : IMPORT_FORMAT_FR);
+    for (guint i = 0; i < n; i++)
+        g_ptr_array_add(s->paths, g_strdup(g_ptr_array_index(files, i)));
+    if (!fns->begin(user, s, t0, error))
+        return NULL;
+    g_autofree FileJob *jobs = g_new0(FileJob, n);
+    gint done = 0;
+    GMutex mu;
+    GCond cond;
+    g_mutex_init(&mu);
+    g_cond_init(&cond);
+    guint threads = MIN(MAX(g_get_num_processors(), 1u), 8u);
+    GAsyncQueue *docs = g_async_queue_new_full((GDestroyNotify)lite_free);
+    for (guint i = 0; i < threads; i++)
+        g_async_queue_push(docs, lite_doc_new());
+    GThreadPool *pool = g_thread_pool_new(file_job, NULL, (gint)threads, FALSE, NULL);
+    for (guint i = 0; i < n; i++) {
+        jobs[i] = (FileJob){.path = g_ptr_array_index(files, i),
+                            .want = format,
+                            .done = &done,
+                            .docs = docs,
+                            .mu = &mu,
+                            .cond = &cond};
+        g_thread_pool_push(pool, &jobs[i], NULL);
+    }
+    /* In file order, as the ordinary read merges: the set and the first error are the same
+     * whatever order the pool finishes in. */
+    GError *first = NULL;
+    for (guint i = 0; i < n && !first; i++) {
+        FileJob *j = &jobs[i];
+        g_mutex_lock(&mu);
+        while (!j->finished)
+            g_cond_wait(&cond, &mu);
+        g_mutex_unlock(&mu);
+        if (fns->progress)
+            fns->progress(user, i + 1, n);
+        if (j->error) {
+            first = g_steal_pointer(&j->error);
+        } else if (j->fmt == IMPORT_FORMAT_NCCL) {
+            g_set_error(&first, IMPORT_ERROR, IMPORT_ERROR_INVALID,
+                        "%s: a %s file among %s files (%s is one): import one kind at a time",
+                        j->path, format_word(j->fmt), format_word(IMPORT_FORMAT_FR),
+                        (const char *)g_ptr_array_index(files, 0));
+        } else {
+            int32_t rank = import_fr_dump_rank(j->dump);
+            if (import_fr_merge(s, j->dump, format == IMPORT_FORMAT_HCCL, &first))
+                fns->rank(user, s, rank, &first);
+        }
+        import_fr_dump_free(j->dump);
+        j->dump = NULL;
+        if (j->bytes)
+            g_clear_pointer(&j->bytes, g_bytes_unref);
+    }
+    /* after an error the queued dumps are not parsed */
+    g_thread_pool_free(pool, first != NULL, TRUE);
+    g_async_queue_unref(docs);
+    for (guint i = 0; i < n; i++) {
+        g_clear_error(&jobs[i].error);
+        if (jobs[i].bytes)
+            g_bytes_unref(jobs[i].bytes);
+        import_fr_dump_free(jobs[i].dump);
+    }
+    g_mutex_clear(&mu);
+    g_cond_clear(&cond);
     if (first) {
         g_propagate_error(error, first);
         return NULL;

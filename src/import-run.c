@@ -112,10 +112,245 @@ static bool entry_complete(const ImportEntry *e, GHashTable *nccl_done)
     return g_hash_table_contains(nccl_done, &k);
 }
 
+struct ImportRunBuilder {
+    const ImportSet *s; /* grows while a stream merges; complete at finish */
+    bool timed;
+    int64_t t0;
+    GHashTable *nccl_done; /* owned; NCCL logs only */
+    GPtrArray *names;      /* char*, borrowed from the set: the program's name table, in order */
+    GHashTable *name_ids;  /* name text -> id + 1 */
+    GHashTable *ptr_ids;   /* name pointer -> id + 1 (one pointer per name per dump) */
+    GArray *pm;            /* SchedPmRank by rank */
+    GArray *added;         /* bool by rank */
+    GPtrArray *members;    /* int32_t* (sorted ranks, first the count) by group id, lazily */
+    int64_t end, timeout_ms, min_created;
+    GArray *silent, *wrapped, *queued_ranks;
+    uint64_t queued_total, foreign;
+};
+
+ImportRunBuilder *import_run_builder_new(const ImportSet *s, int64_t t0, bool nccl)
+{
+    ImportRunBuilder *b = g_new0(ImportRunBuilder, 1);
+    b->s = s;
+    b->timed = t0 >= 0;
+    b->t0 = t0;
+    b->nccl_done = nccl ? complete_instances(s) : NULL;
+    b->names = g_ptr_array_new();
+    b->name_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    b->ptr_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+    b->pm = g_array_new(FALSE, TRUE, sizeof(SchedPmRank));
+    b->added = g_array_new(FALSE, TRUE, sizeof(bool));
+    b->members = g_ptr_array_new_with_free_func(g_free);
+    b->min_created = INT64_MAX;
+    b->silent = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    b->wrapped = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    b->queued_ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    return b;
+}
+
+static void builder_free(ImportRunBuilder *b)
+{
+    if (b->nccl_done)
+        g_hash_table_unref(b->nccl_done);
+    g_ptr_array_unref(b->names);
+    g_hash_table_unref(b->name_ids);
+    g_hash_table_unref(b->ptr_ids);
+    g_array_unref(b->pm);
+    g_array_unref(b->added);
+    g_ptr_array_unref(b->members);
+    g_array_unref(b->silent);
+    g_array_unref(b->wrapped);
+    g_array_unref(b->queued_ranks);
+    g_free(b);
+}
+
+void import_run_builder_free(ImportRunBuilder *b)
+{
+    if (b)
+        builder_free(b);
+}
+
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, c = *(const int32_t *)y;
+    return (a > c) - (a < c);
+}
+
+/* Whether global rank r is a member of set group g (sorted copies made on first use). */
+static bool member_of(ImportRunBuilder *b, uint32_t g, int32_t r)
+{
+    if (g >= b->s->groups->len)
+        return false;
+    while (b->members->len <= g)
+        g_ptr_array_add(b->members, NULL);
+    int32_t *m = g_ptr_array_index(b->members, g);
+    if (!m) {
+        const ImportGroup *grp = g_ptr_array_index(b->s->groups, g);
+        m = g_new(int32_t, grp->ranks->len + 1);
+        m[0] = (int32_t)grp->ranks->len;
+        memcpy(m + 1, grp->ranks->data, grp->ranks->len * sizeof(int32_t));
+        qsort(m + 1, grp->ranks->len, sizeof(int32_t), cmp_i32);
+        g_ptr_array_index(b->members, g) = m;
+    }
+    return bsearch(&r, m + 1, (size_t)m[0], sizeof(int32_t), cmp_i32) != NULL;
+}
+
+static uint32_t name_id(ImportRunBuilder *b, const char *name)
+{
+    gpointer id = g_hash_table_lookup(b->ptr_ids, name);
+    if (id)
+        return GPOINTER_TO_UINT(id) - 1;
+    id = g_hash_table_lookup(b->name_ids, name);
+    if (!id) {
+        g_ptr_array_add(b->names, (gpointer)name);
+        id = GUINT_TO_POINTER(b->names->len);
+        g_hash_table_insert(b->name_ids, (gpointer)name, id);
+    }
+    g_hash_table_insert(b->ptr_ids, (gpointer)name, id);
+    return GPOINTER_TO_UINT(id) - 1;
+}
+
+void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
+{
+    const ImportSet *s = b->s;
+    if (b->pm->len <= r) {
+        g_array_set_size(b->pm, r + 1);
+        g_array_set_size(b->added, r + 1);
+    }
+    g_array_index(b->added, bool, r) = true;
+    SchedPmRank *pmr = &g_array_index(b->pm, SchedPmRank, r);
+    const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
+    if (!ir || !ir->present) {
+        pmr->state = SCHED_PM_UNKNOWN;
+        return;
+    }
+    for (guint i = 0; i < ir->entries->len; i++) {
+        const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+        if (e->created_ns > 0)
+            b->min_created = MIN(b->min_created, e->created_ns);
+        b->timeout_ms = MAX(b->timeout_ms, e->timeout_ms);
+    }
+    /* A record that says nothing about where the rank is: an empty ring buffer (the Flight
+     * Recorder off, its default before torch 2.10), or one that lost the rank's blocking
+     * point — pg_status says calls between the last completed one and the oldest kept
+     * entry that did not complete were dropped, or (without pg_status) the buffer wrapped
+     * and its oldest kept entry never completed. Unknown, not idle or blocked at a guess;
+     * pg_status confirming the head keeps it (dumps of only active entries). */
+    bool empty = ir->entries->len == 0;
+    bool overwritten =
+        !empty && ir->head_check != 1 &&
+        (ir->head_check < 0 ||
+         (ir->truncated &&
+          !entry_complete(&g_array_index(ir->entries, ImportEntry, 0), b->nccl_done)));
+    if (empty || overwritten) {
+        pmr->state = SCHED_PM_UNKNOWN;
+        int32_t rr = (int32_t)r;
+        g_array_append_val(empty ? b->silent : b->wrapped, rr);
+        return;
+    }
+    const ImportEntry *head = NULL;
+    uint64_t idx = 0, queued = 0;
+    int64_t last = 0, t0 = b->t0;
+    for (guint i = 0; i < ir->entries->len; i++) {
+        const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+        /* A reader guarantees membership; a call on a group without the rank is dropped
+         * rather than trusted. */
+        if (!member_of(b, e->group, (int32_t)r)) {
+            b->foreign++;
+            continue;
+        }
+        bool done = entry_complete(e, b->nccl_done);
+        if (head && !done) {
+            queued++;
+            continue;
+        }
+        if (!head && !done)
+            head = e;
+        int64_t start = b->timed ? (e->created_ns > 0 ? e->created_ns - t0 : last)
+                                 : (int64_t)idx * UNTIMED_STEP_NS;
+        int64_t stop = -1;
+        if (done) {
+            if (b->timed && e->completed_ns > 0)
+                stop = MAX(e->completed_ns - t0, start);
+            else
+                stop = b->timed ? start : start + UNTIMED_STEP_NS;
+        }
+        SchedRecord rec = {
+            .rank = r,
+            .kind = (uint8_t)e->kind,
+            .dtype = (uint8_t)e->dtype,
+            .layer = -1,
+            .name = name_id(b, e->name),
+            .group = (int32_t)e->group,
+            .idx = idx++,
+            .seq = e->seq,
+            .count = e->count,
+            .start_ns = start,
+            .end_ns = stop,
+        };
+        g_array_append_val(out, rec);
+        last = MAX(last, stop >= 0 ? stop : start);
+        b->end = MAX(b->end, last);
+        if (e == head) {
+            *pmr = (SchedPmRank){.state = SCHED_PM_BLOCKED,
+                                 .group = (int32_t)e->group,
+                                 .seq = e->seq,
+                                 .kind = (uint8_t)e->kind,
+                                 .dtype = (uint8_t)e->dtype,
+                                 .count = e->count,
+                                 .root = e->root,
+                                 .name = rec.name,
+                                 .arrive_ns = start};
+        }
+    }
+    if (!head)
+        *pmr = (SchedPmRank){.state = SCHED_PM_IDLE, .last_ns = last};
+    pmr->calls = idx;
+    if (queued) {
+        int32_t rr = (int32_t)r;
+        g_array_append_val(b->queued_ranks, rr);
+        b->queued_total += queued;
+    }
+}
+
+int64_t import_run_builder_min_created(const ImportRunBuilder *b)
+{
+    return b->min_created == INT64_MAX ? -1 : b->min_created;
+}
+
 ImportRun *import_run_build(const ImportSet *s)
 {
+    bool untimed_format = false;
+    int64_t t0 = INT64_MAX;
+    for (guint r = 0; r < s->ranks->len; r++) {
+        const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+        for (guint i = 0; ir->present && i < ir->entries->len; i++) {
+            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+            if (e->state == IMPORT_STATE_UNKNOWN)
+                untimed_format = true;
+            if (e->created_ns > 0)
+                t0 = MIN(t0, e->created_ns);
+        }
+    }
+    ImportRunBuilder *b = import_run_builder_new(s, t0 == INT64_MAX ? -1 : t0, untimed_format);
+    GArray *records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    const int32_t n = n_ranks_of(s);
+    for (uint32_t r = 0; r < (uint32_t)MAX(n, 1); r++)
+        import_run_builder_rank(b, r, records);
+    ImportRun *run = import_run_builder_finish(b);
+    g_array_unref(run->records);
+    run->records = records;
+    return run;
+}
+
+ImportRun *import_run_builder_finish(ImportRunBuilder *b)
+{
+    const ImportSet *s = b->s;
     ImportRun *run = g_new0(ImportRun, 1);
     run->notes = g_ptr_array_new_with_free_func(g_free);
+    run->records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    run->timed = b->timed;
+    run->t0_ns = b->timed ? b->t0 : -1;
     const int32_t n = n_ranks_of(s);
     run->program = sched_program_new((uint32_t)MAX(n, 1));
     SchedProgram *p = run->program;
@@ -126,130 +361,24 @@ ImportRun *import_run_build(const ImportSet *s)
     }
     for (uint32_t r = 0; r < p->n_ranks; r++)
         sched_program_set_ops(p, r, NULL, 0);
-
-    bool untimed_format = false;
-    int64_t t0 = INT64_MAX, timeout_ms = 0;
-    for (guint r = 0; r < s->ranks->len; r++) {
-        const ImportRank *ir = g_ptr_array_index(s->ranks, r);
-        for (guint i = 0; ir->present && i < ir->entries->len; i++) {
-            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
-            if (e->state == IMPORT_STATE_UNKNOWN)
-                untimed_format = true;
-            if (e->created_ns > 0)
-                t0 = MIN(t0, e->created_ns);
-            timeout_ms = MAX(timeout_ms, e->timeout_ms);
-        }
-    }
-    run->timed = t0 != INT64_MAX;
-    run->t0_ns = run->timed ? t0 : -1;
-    g_autoptr(GHashTable) nccl_done = untimed_format ? complete_instances(s) : NULL;
-
+    for (guint i = 0; i < b->names->len; i++)
+        sched_program_name(p, g_ptr_array_index(b->names, i)); /* ids as the builder gave them */
     g_autofree SchedPmRank *pm = g_new0(SchedPmRank, p->n_ranks);
-    g_autoptr(GHashTable) name_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
-    run->records = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
-    int64_t end = 0;
     g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    g_autoptr(GArray) silent = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    g_autoptr(GArray) wrapped = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    g_autoptr(GArray) queued_ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    uint64_t queued_total = 0, foreign = 0;
     for (uint32_t r = 0; r < p->n_ranks; r++) {
+        bool added = r < b->added->len && g_array_index(b->added, bool, r);
         const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
-        if (!ir || !ir->present) {
+        if (!added || !ir || !ir->present) {
             pm[r].state = SCHED_PM_UNKNOWN;
             int32_t rr = (int32_t)r;
             g_array_append_val(missing, rr);
             continue;
         }
-        /* A record that says nothing about where the rank is: an empty ring buffer (the Flight
-         * Recorder off, its default before torch 2.10), or one that lost the rank's blocking
-         * point — pg_status says calls between the last completed one and the oldest kept
-         * entry that did not complete were dropped, or (without pg_status) the buffer wrapped
-         * and its oldest kept entry never completed. Unknown, not idle or blocked at a guess;
-         * pg_status confirming the head keeps it (dumps of only active entries). */
-        bool empty = ir->entries->len == 0;
-        bool overwritten =
-            !empty && ir->head_check != 1 &&
-            (ir->head_check < 0 ||
-             (ir->truncated &&
-              !entry_complete(&g_array_index(ir->entries, ImportEntry, 0), nccl_done)));
-        if (empty || overwritten) {
-            pm[r].state = SCHED_PM_UNKNOWN;
-            int32_t rr = (int32_t)r;
-            g_array_append_val(empty ? silent : wrapped, rr);
-            continue;
-        }
-        const ImportEntry *head = NULL;
-        uint64_t idx = 0, queued = 0;
-        int64_t last = 0;
-        for (guint i = 0; i < ir->entries->len; i++) {
-            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
-            /* A reader guarantees membership; a call on a group without the rank is dropped
-             * rather than trusted. */
-            if (e->group >= p->groups->len ||
-                sched_group_index_of(sched_program_group(p, (int32_t)e->group), (int32_t)r) < 0) {
-                foreign++;
-                continue;
-            }
-            bool done = entry_complete(e, nccl_done);
-            if (head && !done) {
-                queued++;
-                continue;
-            }
-            if (!head && !done)
-                head = e;
-            int64_t start = run->timed ? (e->created_ns > 0 ? e->created_ns - t0 : last)
-                                       : (int64_t)idx * UNTIMED_STEP_NS;
-            int64_t stop = -1;
-            if (done) {
-                if (run->timed && e->completed_ns > 0)
-                    stop = MAX(e->completed_ns - t0, start);
-                else
-                    stop = run->timed ? start : start + UNTIMED_STEP_NS;
-            }
-            /* One pointer per name per dump: program ids are cached by pointer. */
-            gpointer nid = g_hash_table_lookup(name_ids, e->name);
-            if (!nid) {
-                nid = GUINT_TO_POINTER(sched_program_name(p, e->name) + 1);
-                g_hash_table_insert(name_ids, (gpointer)e->name, nid);
-            }
-            SchedRecord rec = {
-                .rank = r,
-                .kind = (uint8_t)e->kind,
-                .dtype = (uint8_t)e->dtype,
-                .layer = -1,
-                .name = GPOINTER_TO_UINT(nid) - 1,
-                .group = (int32_t)e->group,
-                .idx = idx++,
-                .seq = e->seq,
-                .count = e->count,
-                .start_ns = start,
-                .end_ns = stop,
-            };
-            g_array_append_val(run->records, rec);
-            last = MAX(last, stop >= 0 ? stop : start);
-            end = MAX(end, last);
-            if (e == head) {
-                pm[r] = (SchedPmRank){.state = SCHED_PM_BLOCKED,
-                                      .group = (int32_t)e->group,
-                                      .seq = e->seq,
-                                      .kind = (uint8_t)e->kind,
-                                      .dtype = (uint8_t)e->dtype,
-                                      .count = e->count,
-                                      .root = e->root,
-                                      .name = rec.name,
-                                      .arrive_ns = start};
-            }
-        }
-        if (!head)
-            pm[r] = (SchedPmRank){.state = SCHED_PM_IDLE, .last_ns = last};
-        pm[r].calls = idx;
-        if (queued) {
-            int32_t rr = (int32_t)r;
-            g_array_append_val(queued_ranks, rr);
-            queued_total += queued;
-        }
+        pm[r] = g_array_index(b->pm, SchedPmRank, r);
     }
+    GArray *silent = b->silent, *wrapped = b->wrapped, *queued_ranks = b->queued_ranks;
+    uint64_t queued_total = b->queued_total, foreign = b->foreign;
+    int64_t end = b->end, timeout_ms = b->timeout_ms;
 
     if (missing->len) {
         g_autofree char *ms =
@@ -308,5 +437,6 @@ ImportRun *import_run_build(const ImportSet *s)
 
     SchedPmConfig cfg = {.timeout_ns = timeout_ms * 1000000, .end_ns = end};
     run->outcome = sched_postmortem(p, pm, &cfg);
+    builder_free(b);
     return run;
 }

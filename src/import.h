@@ -123,6 +123,24 @@ ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat for
 /* import_read, calling `progress(data, files read, files)` about every 100 ms while the files
  * are read and parsed (from the calling thread; `progress` may be NULL). */
 typedef void (*ImportProgressFn)(void *data, guint done, guint total);
+
+/* Streaming a set of Flight Recorder JSON dumps (import_read_stream): `begin` once, with the
+ * new set and its earliest enqueue as the dumps' prefixes show it, before the first merge;
+ * `rank` after each dump is merged (file order), with its rank; `progress` as dumps finish.
+ * A callback that fails sets `error` (begin returns false), which ends the read. */
+typedef struct {
+    bool (*begin)(void *user, const ImportSet *s, int64_t t0, GError **error);
+    void (*rank)(void *user, const ImportSet *s, int32_t rank, GError **error);
+    ImportProgressFn progress;
+} ImportStreamFns;
+
+/* Reads like import_read_progress, merging each dump as soon as it and those before it are
+ * parsed and calling fns->rank, so its records can be stored while later dumps parse. Only
+ * for two or more JSON dumps whose first 64 KiB show an enqueue time; otherwise it reads the
+ * ordinary way (no callback but progress) and *streamed is false. Same set, same errors. */
+ImportSet *import_read_stream(const char *const *paths, guint n_paths, ImportFormat format,
+                              const ImportStreamFns *fns, void *user, bool *streamed,
+                              GError **error);
 ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportFormat format,
                                 ImportProgressFn progress, void *data, GError **error);
 
@@ -137,6 +155,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, struct LiteDo
                         GError **error);
 bool import_fr_merge(ImportSet *s, FrDump *d, bool hccl, GError **error);
 void import_fr_dump_free(FrDump *d);
+int32_t import_fr_dump_rank(const FrDump *d);
 /* Both, for one file's bytes. */
 bool import_fr_file(ImportSet *s, const char *path, guint8 *data, gsize len, bool hccl,
                     GError **error);
@@ -168,6 +187,21 @@ typedef struct {
  * when every member called it with the same signature), diagnoses with sched_postmortem and
  * lays the calls out as records. Never fails. */
 ImportRun *import_run_build(const ImportSet *s);
+
+/* The same, a rank at a time, for a set still being merged (`ranksim import` stores each rank's
+ * calls while later dumps parse): import_run_builder_new with the set's earliest enqueue time
+ * `t0` (-1: untimed) and whether the set is NCCL logs (their completion rule needs every rank:
+ * then the set must be complete); import_run_builder_rank appends rank r's records to `out`
+ * once its entries are final (each rank once); import_run_builder_finish diagnoses the whole
+ * set, which must be complete by then, and frees the builder (its run's records are empty).
+ * Record order and name ids follow the order ranks are given. */
+typedef struct ImportRunBuilder ImportRunBuilder;
+ImportRunBuilder *import_run_builder_new(const ImportSet *s, int64_t t0, bool nccl);
+void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out);
+/* The earliest enqueue time seen so far, -1 when none. */
+int64_t import_run_builder_min_created(const ImportRunBuilder *b);
+ImportRun *import_run_builder_finish(ImportRunBuilder *b);
+void import_run_builder_free(ImportRunBuilder *b);
 void import_run_free(ImportRun *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ImportRun, import_run_free)
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-G_DEFINE_QUARK(ranksim-store-error-quark, store_error)
+G_DEFINE_QUARK(ranksim - store - error - quark, store_error)
 
 struct Store {
     sqlite3 *db;
@@ -52,7 +52,7 @@ struct StoreRun {
     /* what the run row needs, copied at begin */
     char *name, *kind, *path, *scenario, *timeline, *hardware, *created_at;
     GPtrArray *not_simulated; /* char*, copied (may be NULL) */
-    GPtrArray *names; /* char*, the program's name table, copied */
+    GPtrArray *names;         /* char*, the program's name table, copied */
     /* staging */
     int fd;            /* unlinked temp file of raw SchedRecords; -1 until the first chunk */
     uint64_t n_staged; /* records written to fd */
@@ -66,7 +66,7 @@ struct StoreRun {
     uint32_t n_chunks;
     bool closing;
     Chunk *cur;
-    char *writer_error; /* first error seen by the writer, under mu */
+    char *writer_error;         /* first error seen by the writer, under mu */
     const ModelMemPlan *memory; /* borrowed, may be NULL */
 };
 
@@ -152,12 +152,36 @@ static bool exec(Store *s, const char *sql, GError **error)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path,
-                    msg ? msg : "error");
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, msg ? msg : "error");
         sqlite3_free(msg);
         return false;
     }
     return true;
+}
+
+/* exec, retried while SQLite answers "database is locked" without waiting: switching a new
+ * file to WAL needs an exclusive lock, and SQLite does not run the busy handler for it, so
+ * several processes creating one file at once could see SQLITE_BUSY at once (found by the
+ * 4-runs-and-2-sweeps test). Waits up to BUSY_TIMEOUT_MS, like the busy handler. */
+static bool exec_wait(Store *s, const char *sql, GError **error)
+{
+    gint64 deadline = g_get_monotonic_time() + (gint64)BUSY_TIMEOUT_MS * 1000;
+    gulong pause_us = 2000;
+    for (;;) {
+        char *msg = NULL;
+        int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+        if (rc == SQLITE_OK)
+            return true;
+        if ((rc & 0xff) == SQLITE_BUSY && g_get_monotonic_time() < deadline) {
+            sqlite3_free(msg);
+            g_usleep(pause_us);
+            pause_us = MIN(pause_us * 2, 100000ul);
+            continue;
+        }
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, msg ? msg : "error");
+        sqlite3_free(msg);
+        return false;
+    }
 }
 
 /* One integer from `sql`; false with `error` when it cannot be read. */
@@ -189,9 +213,9 @@ static bool query_int(Store *s, const char *sql, int64_t *out, GError **error)
 }
 
 typedef enum {
-    DB_EMPTY,    /* no table, user_version 0: a new file */
-    DB_OLD,      /* ranksim's, an older schema version: upgraded in place */
-    DB_CURRENT,  /* ranksim's, this version */
+    DB_EMPTY,   /* no table, user_version 0: a new file */
+    DB_OLD,     /* ranksim's, an older schema version: upgraded in place */
+    DB_CURRENT, /* ranksim's, this version */
 } DbKind;
 
 /* The ranksim columns a file must have to be ours (any version). */
@@ -206,7 +230,25 @@ static const char ours_sql[] =
 /* Recognises the file by reading only: nothing is written, so a foreign or newer file stays
  * byte-identical. Fails with STORE_ERROR_FOREIGN or STORE_ERROR_NEWER (user errors) or
  * STORE_ERROR_FAILED. */
+static bool classify_now(Store *s, DbKind *kind, GError **error);
+
+/* Reads the three facts in one read transaction, so a process creating the schema meanwhile
+ * is seen either before or after its commit, never half-way. */
 static bool classify(Store *s, DbKind *kind, GError **error)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        return classify_now(s, kind, error);
+    if (!exec_wait(s, "BEGIN", error))
+        return false;
+    bool ok = classify_now(s, kind, error);
+    /* on failure the transaction is left to sqlite3_close (the caller closes the store), so
+     * the connection's error code still says why — the read-only fallback reads it */
+    if (ok)
+        exec(s, "COMMIT", NULL);
+    return ok;
+}
+
+static bool classify_now(Store *s, DbKind *kind, GError **error)
 {
     int64_t tables = 0, version = 0, ours = 0;
     if (!query_int(s, "SELECT count(*) FROM sqlite_master", &tables, error) ||
@@ -238,10 +280,11 @@ static bool classify(Store *s, DbKind *kind, GError **error)
                                        (const char *)sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
         g_autofree char *shown = input_escape(names->len ? names->str : "none", 120);
-        g_set_error(error, STORE_ERROR, STORE_ERROR_FOREIGN,
-                    "%s: not a ranksim results database (tables: %s%s; user_version %" G_GINT64_FORMAT
-                    "); left untouched — use another --db file",
-                    s->path, shown, tables > 6 ? ", ..." : "", version);
+        g_set_error(
+            error, STORE_ERROR, STORE_ERROR_FOREIGN,
+            "%s: not a ranksim results database (tables: %s%s; user_version %" G_GINT64_FORMAT
+            "); left untouched — use another --db file",
+            s->path, shown, tables > 6 ? ", ..." : "", version);
         return false;
     }
     *kind = version < STORE_SCHEMA_VERSION ? DB_OLD : DB_CURRENT;
@@ -285,7 +328,7 @@ static bool fill_lookup_tables(Store *s, GError **error)
  * have done it since classify(). */
 static bool ensure_schema(Store *s, GError **error)
 {
-    if (!exec(s, "BEGIN IMMEDIATE", error))
+    if (!exec_wait(s, "BEGIN IMMEDIATE", error))
         return false;
     DbKind kind;
     bool ok = classify(s, &kind, error);
@@ -295,11 +338,11 @@ static bool ensure_schema(Store *s, GError **error)
             /* Version 1 lacked runs.hardware and the memory tables; version 2 the vLLM
              * start-up figures of memory_runs. Each ALTER fails harmlessly when not needed. */
             exec(s, "ALTER TABLE runs ADD COLUMN hardware TEXT", NULL);
-            static const char *const v3[] = {
-                "max_model_len INTEGER", "weights_format TEXT",   "vllm_rank INTEGER",
-                "loading_bytes INTEGER", "kv_tokens INTEGER",     "max_concurrency REAL",
-                "kv_block_size INTEGER", "context_bytes INTEGER", "cudagraph_in_budget INTEGER",
-                NULL};
+            static const char *const v3[] = {"max_model_len INTEGER",       "weights_format TEXT",
+                                             "vllm_rank INTEGER",           "loading_bytes INTEGER",
+                                             "kv_tokens INTEGER",           "max_concurrency REAL",
+                                             "kv_block_size INTEGER",       "context_bytes INTEGER",
+                                             "cudagraph_in_budget INTEGER", NULL};
             for (size_t i = 0; v3[i]; i++) {
                 g_autofree char *sql =
                     g_strdup_printf("ALTER TABLE memory_runs ADD COLUMN %s", v3[i]);
@@ -332,7 +375,8 @@ static bool ensure_schema(Store *s, GError **error)
         }
         ok = exec(s, schema_sql, error) && fill_lookup_tables(s, error);
         if (ok) {
-            g_autofree char *sql = g_strdup_printf("PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+            g_autofree char *sql =
+                g_strdup_printf("PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
             ok = exec(s, sql, error);
         }
     }
@@ -354,20 +398,21 @@ Store *store_open(const char *path, GError **error)
 {
     g_autofree char *dir = g_path_get_dirname(path);
     if (g_mkdir_with_parents(dir, 0755) != 0) {
-        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: cannot create folder %s: %s",
-                    path, dir, g_strerror(errno));
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: cannot create folder %s: %s", path,
+                    dir, g_strerror(errno));
         return NULL;
     }
     GStatBuf sb;
     if (g_stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FOREIGN,
-                    "%s: not a regular file (a %s); the results database must be a file",
-                    path, S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
+                    "%s: not a regular file (a %s); the results database must be a file", path,
+                    S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
         return NULL;
     }
     Store *s = store_new(path);
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(path, &s->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
         set_sql_error(error, s, "cannot open database");
         store_close(s);
         return NULL;
@@ -389,9 +434,10 @@ Store *store_open(const char *path, GError **error)
      * run's op rows are appended in bulk, and larger pages split less (2 M imported rows:
      * 0.95 s at 4 KiB, 0.76 s at 16 KiB in SQLite alone; doc/import.md, "How long it takes"). */
     if (!classify(s, &kind, error) ||
-        (kind == DB_EMPTY && !exec(s, "PRAGMA page_size=16384", error)) ||
-        !exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
-                 "PRAGMA foreign_keys=OFF;",
+        (kind == DB_EMPTY && !exec_wait(s, "PRAGMA page_size=16384", error)) ||
+        !exec(s,
+              "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
+              "PRAGMA foreign_keys=OFF;",
               error) ||
         (kind != DB_CURRENT && !ensure_schema(s, error))) {
         store_close(s);
@@ -440,7 +486,8 @@ Store *store_open_readonly(const char *path, GError **error)
         Store *s = store_new(path);
         s->readonly = true;
         g_autofree char *uri = file_uri(path, attempt == 0 ? "mode=ro" : "mode=ro&immutable=1");
-        int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+        int rc = sqlite3_open_v2(
+            uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc == SQLITE_OK) {
             sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
             rc = sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL);
@@ -519,15 +566,15 @@ static void bind_opt_int(sqlite3_stmt *st, int col, bool present, int64_t v)
 }
 
 /* The run row with its final figures (`o` NULL: an invalid run). Returns its id or -1. */
-static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *created_at,
-                              const char *status, int exit_code, const SchedOutcome *o,
-                              double wall_ms, GError **error)
+static int64_t insert_run_row_id(Store *s, int64_t id, const StoreRunInfo *info,
+                                 const char *created_at, const char *status, int exit_code,
+                                 const SchedOutcome *o, double wall_ms, GError **error)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO runs(name, kind, status, exit_code, created_at, scenario,"
                            " path, timeline, version, hardware, ranks, sim_end_us, events,"
-                           " wall_ms, rank_ops) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           " wall_ms, rank_ops, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         set_sql_error(error, s, "prepare runs");
         return -1;
@@ -549,6 +596,10 @@ static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *cr
         sqlite3_bind_double(st, 14, wall_ms);
         sqlite3_bind_int64(st, 15, (int64_t)o->rank_ops);
     }
+    if (id > 0)
+        sqlite3_bind_int64(st, 16, id);
+    else
+        sqlite3_bind_null(st, 16);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -556,6 +607,13 @@ static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *cr
         return -1;
     }
     return sqlite3_last_insert_rowid(s->db);
+}
+
+static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *created_at,
+                              const char *status, int exit_code, const SchedOutcome *o,
+                              double wall_ms, GError **error)
+{
+    return insert_run_row_id(s, -1, info, created_at, status, exit_code, o, wall_ms, error);
 }
 
 static bool insert_names(Store *s, int64_t id, GPtrArray *names, GError **error)
@@ -582,7 +640,7 @@ static bool insert_names(Store *s, int64_t id, GPtrArray *names, GError **error)
 typedef struct {
     const SchedRecord *recs; /* n records, or NULL */
     size_t n;
-    int fd;                  /* staging file holding n_staged records, or -1 */
+    int fd; /* staging file holding n_staged records, or -1 */
     uint64_t n_staged;
 } RecordSource;
 
@@ -617,8 +675,9 @@ static sqlite3_stmt *prepare_ops(Store *s, int rows)
 {
     /* Parameters ?K numbered so that row i's n is ?(14 i + 14) in both layouts. */
     GString *sql = g_string_new(NULL);
-    g_string_append_printf(sql, "INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, "
-                                "tokens, group_id, seq, count, dtype, start_ns, end_ns%s) VALUES ",
+    g_string_append_printf(sql,
+                           "INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, "
+                           "tokens, group_id, seq, count, dtype, start_ns, end_ns%s) VALUES ",
                            s->keyed_ops ? ", n" : "");
     for (int i = 0; i < rows; i++) {
         int b = i * OP_COLUMNS;
@@ -796,8 +855,7 @@ static GPtrArray *copy_names(const SchedProgram *p)
     return a;
 }
 
-StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram *p,
-                          GError **error)
+StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram *p, GError **error)
 {
     g_return_val_if_fail(!s->readonly, NULL);
     StoreRun *r = g_new0(StoreRun, 1);
@@ -1128,8 +1186,8 @@ static bool insert_not_simulated(Store *s, int64_t id, const GPtrArray *notes, G
     if (!notes || notes->len == 0)
         return true;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, "INSERT INTO not_simulated(run_id, idx, note) VALUES (?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO not_simulated(run_id, idx, note) VALUES (?,?,?)", -1,
+                           &st, NULL) != SQLITE_OK)
         return set_sql_error(error, s, "prepare not_simulated");
     bool ok = true;
     for (guint i = 0; ok && i < notes->len; i++) {
@@ -1202,11 +1260,11 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
     g_autofree char *now = now_iso8601();
     int64_t id = insert_run_row(s, info, now, "invalid", 2, NULL, 0, error);
     sqlite3_stmt *st = NULL;
-    bool ok = id >= 0 &&
-              sqlite3_prepare_v2(s->db,
-                                 "INSERT INTO diagnostics(run_id, kind, severity, message)"
-                                 " VALUES (?, 'config', 'error', ?)",
-                                 -1, &st, NULL) == SQLITE_OK;
+    bool ok =
+        id >= 0 && sqlite3_prepare_v2(s->db,
+                                      "INSERT INTO diagnostics(run_id, kind, severity, message)"
+                                      " VALUES (?, 'config', 'error', ?)",
+                                      -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_int64(st, 1, id);
         sqlite3_bind_text(st, 2, message, -1, SQLITE_STATIC);
@@ -1229,4 +1287,85 @@ bool store_error_is_user(const GError *err)
     return err && err->domain == STORE_ERROR &&
            (err->code == STORE_ERROR_FOREIGN || err->code == STORE_ERROR_NEWER ||
             err->code == STORE_ERROR_MISSING);
+}
+
+/* ---- a streamed run ---- */
+
+struct StoreStream {
+    Store *s;
+    int64_t id;
+    char *created_at;
+    OpInserter ins;
+};
+
+StoreStream *store_stream_begin(Store *s, GError **error)
+{
+    g_return_val_if_fail(!s->readonly, NULL);
+    if (!exec(s, "BEGIN IMMEDIATE", error))
+        return NULL;
+    StoreStream *st = g_new0(StoreStream, 1);
+    st->s = s;
+    st->created_at = now_iso8601();
+    /* the id now; the row itself is rewritten at commit with what the run found */
+    StoreRunInfo none = {"(importing)", "import", NULL, NULL, NULL, NULL, NULL};
+    st->id = insert_run_row(s, &none, st->created_at, "failed", 3, NULL, 0, error);
+    st->ins = (OpInserter){prepare_ops(s, OPS_PER_INSERT), prepare_ops(s, 1), st->id, 0};
+    if (st->id < 0 || !st->ins.many || !st->ins.one) {
+        if (st->id >= 0)
+            set_sql_error(error, s, "prepare op_rows");
+        store_stream_abort(st);
+        return NULL;
+    }
+    return st;
+}
+
+bool store_stream_ops(StoreStream *st, const SchedRecord *recs, size_t n, GError **error)
+{
+    return insert_op_array(st->s, &st->ins, recs, n, error);
+}
+
+static void stream_free(StoreStream *st)
+{
+    sqlite3_finalize(st->ins.many);
+    sqlite3_finalize(st->ins.one);
+    g_free(st->created_at);
+    g_free(st);
+}
+
+void store_stream_abort(StoreStream *st)
+{
+    if (!st)
+        return;
+    exec(st->s, "ROLLBACK", NULL);
+    stream_free(st);
+}
+
+int64_t store_stream_commit(StoreStream *st, const StoreRunInfo *info, const SchedProgram *p,
+                            const SchedOutcome *o, const char *status, int exit_code,
+                            double wall_ms, GError **error)
+{
+    Store *s = st->s;
+    int64_t id = st->id;
+    g_autoptr(GPtrArray) names = copy_names(p);
+    g_autofree char *del = g_strdup_printf("DELETE FROM runs WHERE id = %" G_GINT64_FORMAT, id);
+    bool ok = exec(s, del, error) &&
+              insert_run_row_id(s, id, info, st->created_at, status, exit_code, o, wall_ms,
+                                error) == id &&
+              insert_not_simulated(s, id, info->not_simulated, error) &&
+              insert_names(s, id, names, error) && insert_outcome(s, id, o, error) &&
+              exec(s, "COMMIT", error);
+    if (!ok) {
+        store_stream_abort(st);
+        return -1;
+    }
+    stream_free(st);
+    return id;
+}
+
+int64_t store_run_count(Store *s)
+{
+    int64_t n = -1;
+    if (!query_int(s, "SELECT count(*) FROM runs", &n, NULL))
+        return -1;
+    return n;
 }

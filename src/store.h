@@ -41,11 +41,11 @@ typedef struct StoreRun StoreRun;
 
 typedef struct {
     const char *name;
-    const char *kind;     /* "program", later "model" */
-    const char *path;     /* scenario path, may be NULL */
-    const char *scenario; /* full scenario text, may be NULL */
-    const char *timeline; /* "full", "collectives", "none" */
-    const char *hardware; /* one-line fabric description, may be NULL */
+    const char *kind;               /* "program", later "model" */
+    const char *path;               /* scenario path, may be NULL */
+    const char *scenario;           /* full scenario text, may be NULL */
+    const char *timeline;           /* "full", "collectives", "none" */
+    const char *hardware;           /* one-line fabric description, may be NULL */
     const GPtrArray *not_simulated; /* char*: settings given but not simulated, each with its
                                        reason (Scenario.ignored_flags); may be NULL */
 } StoreRunInfo;
@@ -92,6 +92,22 @@ int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram 
 
 /* Records a run whose scenario was rejected: status 'invalid', exit code 2, and one `config`
  * diagnostic holding `message`. Returns the run id or -1 with `error` set. */
+/* A run whose op rows arrive while it is still being read (`ranksim import`): the write
+ * transaction opens at store_stream_begin (BEGIN IMMEDIATE, a provisional `runs` row for the
+ * id), rows are appended with store_stream_ops in the order given, and store_stream_commit
+ * writes the run row, names, outcome and notes and commits — or store_stream_abort rolls it
+ * all back, leaving no row. Other writers wait for the transaction meanwhile (readers do
+ * not). */
+typedef struct StoreStream StoreStream;
+StoreStream *store_stream_begin(Store *s, GError **error);
+bool store_stream_ops(StoreStream *st, const SchedRecord *recs, size_t n, GError **error);
+int64_t store_stream_commit(StoreStream *st, const StoreRunInfo *info, const SchedProgram *p,
+                            const SchedOutcome *o, const char *status, int exit_code,
+                            double wall_ms, GError **error);
+void store_stream_abort(StoreStream *st);
+/* How many runs the file holds (-1 on an error). */
+int64_t store_run_count(Store *s);
+
 int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *message,
                              GError **error);
 
