@@ -74,8 +74,9 @@ static void assert_seed004(const char *db)
                                        "AND run_id = (SELECT max(id) FROM runs)");
     cr_assert_not_null(strstr(msg, "9792"), "%s", msg);
     cr_assert_not_null(strstr(msg, "10240"), "%s", msg);
-    g_autofree char *d = db_text(db, "SELECT json_extract(detail, '$.culprits') FROM diagnostics "
-                                     "WHERE kind = 'deadlock' AND run_id = (SELECT max(id) FROM runs)");
+    g_autofree char *d =
+        db_text(db, "SELECT json_extract(detail, '$.culprits') FROM diagnostics "
+                    "WHERE kind = 'deadlock' AND run_id = (SELECT max(id) FROM runs)");
     cr_assert_str_eq(d, "[{\"rank\":0,\"reason\":\"mismatch\"}]");
 }
 
@@ -88,8 +89,8 @@ Test(import, seed004_every_format_and_every_file_order)
         bool json = k == 0;
         char *files[4];
         for (int r = 0; r < 4; r++) {
-            g_autofree char *dir = g_strdup_printf(RANKSIM_SOURCE_DIR "/tests/data/import/fr/%s",
-                                                   dirs[k]);
+            g_autofree char *dir =
+                g_strdup_printf(RANKSIM_SOURCE_DIR "/tests/data/import/fr/%s", dirs[k]);
             files[r] = g_strdup_printf("%s/nccl_trace_rank_%d%s", dir, r, json ? ".json" : "");
         }
         for (int rot = 0; rot < 4; rot++) {
@@ -118,9 +119,10 @@ Test(import, seed004_every_format_and_every_file_order)
     g_autofree char *per_rank = db_text(db, "SELECT rank, count(*) FROM collectives WHERE run_id = "
                                             "(SELECT max(id) FROM runs) GROUP BY rank");
     cr_assert_str_eq(per_rank, "0|6\n1|6\n2|6\n3|6");
-    g_autofree char *open = db_text(db, "SELECT group_name, seq, rank, count FROM collectives WHERE "
-                                        "done_us IS NULL AND run_id = (SELECT max(id) FROM runs) "
-                                        "ORDER BY rank");
+    g_autofree char *open =
+        db_text(db, "SELECT group_name, seq, rank, count FROM collectives WHERE "
+                    "done_us IS NULL AND run_id = (SELECT max(id) FROM runs) "
+                    "ORDER BY rank");
     cr_assert_str_eq(open, "1|4|0|9792\n1|4|1|10240\n1|4|2|10240\n1|4|3|10240");
 }
 
@@ -178,7 +180,8 @@ Test(import, missing_dump_is_undecided_never_blamed)
     cr_assert_str_eq(m, "[]|[3]");
     g_autofree char *st = db_text(db, "SELECT state FROM ranks WHERE rank = 3");
     cr_assert_str_eq(st, "unknown");
-    g_autofree char *note = db_text(db, "SELECT note FROM not_simulated WHERE note LIKE 'no record%'");
+    g_autofree char *note =
+        db_text(db, "SELECT note FROM not_simulated WHERE note LIKE 'no record%'");
     cr_assert_not_null(strstr(note, "rank 3"), "%s", note);
 }
 
@@ -250,22 +253,22 @@ Test(import, match_reproduces_flashinfer_and_finds_flashmla_divergence, .timeout
     const char *paths[] = {FR("seed004-json"), NULL};
     Result r = import(db, paths);
     result_clear(&r);
-    const char *m1[] = {"match", "1", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"), "--db", db,
-                        NULL};
+    const char *m1[] = {"match", "1", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"),
+                        "--db",  db,  NULL};
     r = ranksim(m1);
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
     cr_assert_not_null(strstr(r.out, "REPRODUCED"), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "dump seq 4 = simulated seq 1"), "%s", r.out);
     result_clear(&r);
-    const char *m2[] = {"match", "1", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"), "--db", db,
-                        NULL};
+    const char *m2[] = {"match", "1", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"),
+                        "--db",  db,  NULL};
     r = ranksim(m2);
     cr_assert_eq(r.code, 3, "%s%s", r.out, r.err);
     cr_assert_not_null(strstr(r.out, "NOT REPRODUCED"), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "first divergence"), "%s", r.out);
     result_clear(&r);
-    const char *bad[] = {"match", "2", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"), "--db", db,
-                         NULL};
+    const char *bad[] = {"match", "2", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"),
+                         "--db",  db,  NULL};
     r = ranksim(bad); /* run 2 is the simulation, not an import */
     cr_assert_eq(r.code, 2, "%s", r.err);
     result_clear(&r);
@@ -514,4 +517,35 @@ Test(import, many_distinct_names_are_owned_by_the_import)
     result_clear(&r);
     g_autofree char *n = db_text(db, "SELECT count(*) FROM op_rows WHERE run_id = 1");
     cr_assert_str_eq(n, "12000");
+}
+
+/* The import stores each rank's calls while later dumps parse, with times relative to the
+ * earliest enqueue read from each dump's first entry. A dump whose first entry is not its
+ * oldest (hand-edited, or clocks stepped back) makes that guess wrong: the streamed rows are
+ * rolled back and the set is stored the ordinary way, with times from the true earliest. */
+Test(import, a_wrong_earliest_guess_is_stored_the_ordinary_way)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-import-XXXXXX", NULL);
+    for (int rank = 0; rank < 2; rank++) {
+        GString *e = g_string_new("\"entries\":[");
+        /* rank 1's second entry is older than its first */
+        int64_t t[3] = {5000, rank ? 1000 : 6000, 7000};
+        for (int i = 0; i < 3; i++)
+            entry_json(e, i, i + 1, rank == 0 && i == 2 ? "scheduled" : "completed", t[i] + rank);
+        g_string_append(e, "],");
+        write_dump(dir, rank, e->str, 2);
+        g_string_free(e, TRUE);
+    }
+    g_autofree char *db = g_build_filename(dir, "..", "guess.db", NULL);
+    const char *paths[] = {dir, NULL};
+    Result r = import(db, paths);
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    g_autofree char *n =
+        db_text(db, "SELECT count(*), min(start_ns) FROM op_rows WHERE run_id = 1");
+    cr_assert_str_eq(n, "6|0");
+    g_autofree char *runs = db_text(db, "SELECT count(*) FROM runs");
+    cr_assert_str_eq(runs, "1");
+    g_autofree char *st = db_text(db, "SELECT group_concat(state) FROM ranks WHERE run_id = 1");
+    cr_assert_str_eq(st, "blocked,done");
 }
