@@ -158,24 +158,14 @@ static void dcp_empty_shard(const SchedProgram *p, const ModelLowerInput *in, GA
  * 300; ../shared/reference/postmortem.md). */
 #define RPC_TIMEOUT_NS (300ll * 1000000000ll)
 
-/* The first step where rank r's batch has a prompt (a prefill), or -1. */
-static int first_prefill_step(const ModelLowerInput *in, uint32_t r)
+/* The first step where rank r's batch has a prompt (`decode` false) or a decoding sequence
+ * (`decode` true), or -1. */
+static int first_step_with(const ModelLowerInput *in, uint32_t r, bool decode)
 {
     for (guint s = 0; s < in->workload->steps->len; s++) {
         const ModelBatch *b =
             model_step_batch(g_ptr_array_index(in->workload->steps, s), in->plan->coord[r].dp);
-        if (b && b->prefill->len)
-            return (int)s;
-    }
-    return -1;
-}
-
-static int first_decode_step(const ModelLowerInput *in, uint32_t r)
-{
-    for (guint s = 0; s < in->workload->steps->len; s++) {
-        const ModelBatch *b =
-            model_step_batch(g_ptr_array_index(in->workload->steps, s), in->plan->coord[r].dp);
-        if (b && b->decode->len)
+        if (b && (decode ? b->decode->len : b->prefill->len))
             return (int)s;
     }
     return -1;
@@ -213,7 +203,7 @@ static void indexer_cold_key(const SchedProgram *p, const ModelLowerInput *in, G
     g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
     int step = -1;
     for (uint32_t r = 0; r < in->plan->world; r++) {
-        int s = first_prefill_step(in, r);
+        int s = first_step_with(in, r, false);
         if (s < 0 || crashed(faults, r))
             continue;
         SchedFault f = {.kind = SCHED_FAULT_DELAY,
@@ -293,7 +283,7 @@ static void dcp_rank_sync(const SchedProgram *p, const ModelLowerInput *in, GArr
     g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
     int step = -1;
     for (uint32_t r = 0; r < in->plan->world; r++) {
-        int s = first_decode_step(in, r);
+        int s = first_step_with(in, r, true);
         if (s < 0 || crashed(faults, r))
             continue;
         int32_t rr = (int32_t)r;
