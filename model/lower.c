@@ -160,6 +160,11 @@ typedef struct {
     GArray *ops;                 /* SchedOp being built for one rank */
 } Ctx;
 
+/* Query rows per tile of a prefill attention kernel: FlashAttention-2/3's forward block (Dao,
+ * "FlashAttention-2", 2023: Br = 128 for head dims up to 128; FlashAttention-3 uses 128-row Q
+ * tiles on Hopper) — the K/V of a context is read once per tile, not once per query row. */
+#define ATTN_Q_TILE 128.0
+
 /* What one rank processes in one step. */
 typedef struct {
     uint32_t n_prefill, n_decode; /* requests */
@@ -169,6 +174,9 @@ typedef struct {
     uint64_t moe_rows;            /* rows entering the MoE on this rank */
     uint64_t full, local;         /* SP / DSA CP: full (padded to TP) and local rows */
     double ctx_avg;               /* mean context length seen by a query row */
+    double kv_reads_avg;          /* KV tokens the attention kernel reads per query row: a
+                                     prefill's query tile of ATTN_Q_TILE rows shares one pass
+                                     over its context; a decode row reads its own */
     uint64_t ctx_max;             /* longest context in the step */
     uint64_t logits_rows;         /* sequences sampled this step */
     Mode mode;
@@ -280,12 +288,16 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
     }
     /* Context: a prefill row sees on average half its prompt (causal), a decode row its whole
      * context. */
-    double ctx_sum = 0;
+    double ctx_sum = 0, reads = 0;
     uint64_t rows = 0;
     if (b) {
         for (guint i = 0; i < b->prefill->len; i++) {
             uint32_t l = g_array_index(b->prefill, uint32_t, i);
             ctx_sum += (double)l * ((double)l + 1) / 2.0;
+            /* causal: query tile k (of ceil(l / tile)) reads the (k + 1) x tile tokens before
+             * it, l / 2 on average over the tiles */
+            double tiles = ceil((double)l / ATTN_Q_TILE);
+            reads += tiles * ((double)l + ATTN_Q_TILE) / 2.0;
             rows += l;
             if (l > r.ctx_max)
                 r.ctx_max = l;
@@ -293,12 +305,14 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
         for (guint i = 0; i < b->decode->len; i++) {
             uint32_t l = g_array_index(b->decode, uint32_t, i);
             ctx_sum += l;
+            reads += l;
             rows++;
             if (l > r.ctx_max)
                 r.ctx_max = l;
         }
     }
     r.ctx_avg = rows ? ctx_sum / (double)rows : 0;
+    r.kv_reads_avg = rows ? reads / (double)rows : 0;
     r.logits_rows = r.n_prefill + r.n_decode;
     uint32_t tp = par->tensor_parallel_size;
     if (par->enable_sequence_parallel && tp > 1 && r.has_prefill)
@@ -371,7 +385,9 @@ static void emit_attention(Ctx *c, uint64_t rows, uint32_t heads, const StepRows
                 ctx = (double)a->index_topk;
         }
         double flops = 2.0 * (double)rows * heads * ctx * (d_qk + d_v);
-        double bytes = (double)rows * ctx * d_qk * c->kv_bytes;
+        /* sparse MLA reads each row's own top-k entries; dense MLA tiles the queries */
+        double reads = a->dsa ? ctx : MIN(ctx, sr->kv_reads_avg * kv_share);
+        double bytes = (double)rows * reads * d_qk * c->kv_bytes;
         emit_compute(c, name, rows, flops, bytes, NET_PEAK_BF16);
     } else {
         double ctx = sr->ctx_avg * kv_share;
@@ -381,7 +397,8 @@ static void emit_attention(Ctx *c, uint64_t rows, uint32_t heads, const StepRows
         double kvh = (double)a->num_kv_heads / c->pl->par.tensor_parallel_size;
         if (kvh < 1)
             kvh = 1;
-        double bytes = (double)rows * ctx * 2.0 * kvh * a->head_dim * c->kv_bytes;
+        double reads = MIN(ctx, sr->kv_reads_avg * kv_share);
+        double bytes = (double)rows * reads * 2.0 * kvh * a->head_dim * c->kv_bytes;
         emit_compute(c, "attention", rows, flops, bytes, NET_PEAK_BF16);
     }
 }

@@ -421,7 +421,7 @@ Test(import, wrapped_or_empty_ring_buffer_is_unknown)
     write_dump(dir, 1, e1->str, 39);
     g_string_free(e0, TRUE);
     g_string_free(e1, TRUE);
-    g_autofree char *db = g_build_filename(dir, "..", "wrapped.db", NULL);
+    g_autofree char *db = tmp_db();
     const char *paths[] = {dir, NULL};
     Result r = import(db, paths);
     cr_assert_eq(r.code, 3, "%s", r.err);
@@ -536,7 +536,7 @@ Test(import, a_wrong_earliest_guess_is_stored_the_ordinary_way)
         write_dump(dir, rank, e->str, 2);
         g_string_free(e, TRUE);
     }
-    g_autofree char *db = g_build_filename(dir, "..", "guess.db", NULL);
+    g_autofree char *db = tmp_db();
     const char *paths[] = {dir, NULL};
     Result r = import(db, paths);
     cr_assert_eq(r.code, 3, "%s", r.err);
