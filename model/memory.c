@@ -1142,7 +1142,8 @@ static void plan_reserved(const Ctx *c, Build *b)
     add_comm(c, b, "pcp", c->pcp);
     add_comm(c, b, "dcp", c->dcp);
     add_comm(c, b, "dp", c->dp);
-    add_comm(c, b, "ep", c->ep);
+    /* the EP group's communicator exists for every MoE model with more than one rank */
+    add_comm(c, b, "ep", c->a->moe && c->pl->moe ? c->pl->world : c->ep);
 }
 
 /* ---- one rank class ---- */

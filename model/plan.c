@@ -254,6 +254,7 @@ ModelPlan *model_plan_new(const ModelParallel *par, const ModelArch *arch, GErro
      * is MoE or no model config is known (parallel_state.py), hence arch == NULL counts. */
     bool has_experts = arch == NULL || arch->moe || arch->n_routed_experts > 0;
     plan->ep_size = par->enable_expert_parallel && has_experts ? plan->world : 1;
+    plan->moe = has_experts;
 
     plan->coord = g_new(ModelCoord, plan->world);
     for (uint32_t d = 0; d < D; d++)
@@ -344,8 +345,12 @@ void model_plan_add_groups(ModelPlan *plan, SchedProgram *p)
                 m[d] = rank_of(par, d, q, t);
             add_group(p, "dp", t * P + q, m, D, plan->dp_group);
         }
-    /* EP: transpose(1, 2) with PP = 1 leaves the rank order; one group of every rank. */
-    if (plan->ep_size > 1) {
+    /* EP: transpose(1, 2) with PP = 1 leaves the rank order; one group of every rank. vLLM
+     * builds it for every MoE model, whether or not expert parallelism is on
+     * (initialize_model_parallel: "if config.model_config is None or ...is_moe"); without EP
+     * nothing is dispatched over it (the DP/PCP gathers use those groups), but it exists, with
+     * its communicator. */
+    if (plan->ep_size > 1 || (plan->moe && W > 1)) {
         for (uint32_t r = 0; r < W; r++)
             m[r] = (int32_t)r;
         add_group(p, "ep", 0, m, W, plan->ep_group);

@@ -46,6 +46,8 @@ typedef struct {
     ModelParallel par;
     uint32_t world;       /* DP x PCP x TP */
     uint32_t ep_size;     /* EP group size (1 when EP is off) */
+    bool moe;             /* the model has routed experts (or no model is known): vLLM builds
+                             the `ep` group over every rank either way */
     ModelCoord *coord;    /* [world] */
     /* group ids in the SchedProgram, per rank (-1: none); set by model_plan_add_groups */
     int32_t *tp_group, *pcp_group, *dcp_group, *dp_group, *ep_group;

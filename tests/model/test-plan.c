@@ -546,9 +546,11 @@ static void check_invariants(const ModelPlan *plan, const SchedProgram *p)
     cr_assert_eq(check_partition(plan, p, "pcp", plan->pcp_group), D * T);
     cr_assert_eq(check_partition(plan, p, "dcp", plan->dcp_group), plan->world / C);
     cr_assert_eq(check_partition(plan, p, "dp", plan->dp_group), P * T);
-    if (plan->ep_size > 1) {
+    if (plan->ep_size > 1 || (plan->moe && plan->world > 1)) {
+        /* vLLM builds the EP group for every MoE model; EP on or off only decides what is
+         * dispatched over it */
         cr_assert_eq(check_partition(plan, p, "ep", plan->ep_group), 1);
-        cr_assert_eq(plan->ep_size, plan->world);
+        cr_assert(plan->ep_size == plan->world || plan->ep_size == 1);
     } else {
         for (uint32_t r = 0; r < plan->world; r++)
             cr_assert_eq(plan->ep_group[r], -1);
@@ -741,4 +743,30 @@ Test(groups, invariants_hold_for_every_small_config)
                         check_invariants(plan, p);
                         cr_assert_eq(plan->ep_size, ep && plan->world > 1 ? plan->world : 1);
                     }
+}
+
+/* vLLM builds the `ep` group for every MoE model, expert parallelism on or off
+ * (initialize_model_parallel), and none for a dense model. */
+Test(groups, the_ep_group_exists_for_every_moe_model)
+{
+    static const struct {
+        const char *preset;
+        bool ep, want;
+    } cases[] = {
+        {"qwen3-30b-a3b", false, true}, {"qwen3-30b-a3b", true, true}, {"qwen3-8b", false, false}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ModelArch a;
+        GError *err = NULL;
+        cr_assert(model_arch_load_preset(cases[i].preset, &a, &err), "%s", err ? err->message : "");
+        ModelParallel par = par_of(1, 1, 2, 1);
+        par.enable_expert_parallel = cases[i].ep;
+        g_autoptr(ModelPlan) plan = accepted(&par, &a);
+        g_autoptr(SchedProgram) p = sched_program_new(plan->world);
+        model_plan_add_groups(plan, p);
+        int32_t g = sched_program_find_group(p, "ep0");
+        cr_assert_eq(g >= 0, cases[i].want, "case %zu", i);
+        if (g >= 0)
+            cr_assert_eq(sched_program_group(p, g)->n, 2);
+        cr_assert_eq(plan->ep_size, cases[i].ep ? 2u : 1u, "case %zu", i);
+    }
 }
