@@ -777,6 +777,14 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
     int32_t gt = pl->tp_group[rank];
     StepRows sr = step_rows(c, s, rank);
     uint64_t in_rows = sr.mode == MODE_TP ? sr.padded : sr.full;
+    /* DP ranks of an MoE model agree on each step's batch before it runs
+     * (vllm/v1/worker/dp_utils.py coordinate_batch_across_dp: an all-reduce of a 4 x DP int32
+     * tensor — token counts unpadded and padded, microbatching, CUDA-graph mode — over the DP
+     * group's CPU (gloo) group), so a DP rank that skips a step stalls them all here. */
+    uint32_t dp = pl->par.data_parallel_size;
+    if (dp > 1 && a->moe)
+        emit_coll(c, SCHED_OP_ALL_REDUCE, "dp_batch_all_reduce", pl->dp_group[rank], 4ull * dp,
+                  SCHED_DTYPE_INT32, 0);
     /* Embedding: vocab-parallel lookup, combined over TP (reduce-scattered to local tokens
      * under sequence parallelism). */
     emit_compute(c, "embed", in_rows, 0, (double)in_rows * a->hidden_size * c->act_bytes,

@@ -526,6 +526,9 @@ Test(moe_dispatch, without_ep_gathers_over_dp_or_pcp)
         const SchedOp *ag = first_named(u, l, "moe_dispatch_all_gather");
         const SchedOp *rs = first_named(u, l, "moe_combine_reduce_scatter");
         const SchedOp *a2a = first_named(u, l, "ep_dispatch");
+        /* DP ranks of an MoE model agree on the step's batch first (coordinate_batch_across_dp) */
+        cr_assert_eq(count_named(u, l, "dp_batch_all_reduce", -2), cases[k].dp > 1 ? 1u : 0u,
+                     "case %zu", k);
         if (!cases[k].group) {
             cr_assert_null(ag, "case %zu", k);
             cr_assert_not_null(a2a, "case %zu", k);
