@@ -974,8 +974,13 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, APhase *
     }
     if (a->moe) {
         /* routed experts: every rank receives rows x top-k token-expert pairs (uniform routing
-         * with EP; all of them with the experts TP-sharded) */
-        uint64_t pairs = r.moe * a->num_experts_per_tok;
+         * with EP; all of them with the experts TP-sharded). Without EP and with DP (else
+         * PCP) > 1 the rows are first gathered over that group (the lowering's
+         * moe_dispatch_all_gather), so the experts see rows x DP. */
+        uint64_t mrows = r.moe;
+        if (c->ep <= 1 && (c->dp > 1 || c->pcp > 1))
+            mrows *= c->dp > 1 ? c->dp : c->pcp;
+        uint64_t pairs = mrows * a->num_experts_per_tok;
         uint64_t il =
             c->ep > 1 ? a->moe_intermediate_size : ceil_div(a->moe_intermediate_size, c->moe_world);
         APhase *p1 = &ph[n++], *p2 = &ph[n++];
@@ -985,8 +990,8 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, APhase *
         p2->phase = "moe_w2";
         APhase *both[2] = {p1, p2};
         for (int i = 0; i < 2; i++) {
-            aph_add(both[i], "router_logits", 2, r.moe, a->n_routed_experts, 0, "fp32", 4);
-            aph_add(both[i], "topk_ids_weights", 2, r.moe, a->num_experts_per_tok, 0, "int32+fp32",
+            aph_add(both[i], "router_logits", 2, mrows, a->n_routed_experts, 0, "fp32", 4);
+            aph_add(both[i], "topk_ids_weights", 2, mrows, a->num_experts_per_tok, 0, "int32+fp32",
                     8);
             aph_add(both[i], "permuted_hidden", 2, pairs, H, 0, "bf16", 2);
             aph_add(both[i], "act_out", 2, pairs, il, 0, "bf16", 2);
