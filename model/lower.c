@@ -877,6 +877,18 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
                     pcp);
         return false;
     }
+    /* Model Runner V2 (which PCP needs) has no sequence parallelism (vllm/config/vllm.py);
+     * vLLM-Ascend's DSA CP is its own path, refused with PCP below */
+    if (pcp > 1 && par->enable_sequence_parallel && par->tensor_parallel_size > 1 &&
+        backend != MODEL_BACKEND_ASCEND) {
+        g_set_error(error, MODEL_LOWER_ERROR, 0,
+                    "parallel.prefill_context_parallel_size %u with sequence parallelism: vLLM "
+                    "refuses it: \"Model Runner V2 does not yet support: sequence parallelism\" "
+                    "(PCP runs on Model Runner V2); turn enable_sequence_parallel off or set "
+                    "prefill_context_parallel_size 1",
+                    pcp);
+        return false;
+    }
     if (pcp > 1 && in->engine->num_speculative_tokens > 0) {
         g_set_error(error, MODEL_LOWER_ERROR, 0,
                     "parallel.prefill_context_parallel_size %u with speculative decoding: vLLM "

@@ -2453,6 +2453,9 @@ Test(scenario_eval, context_parallel_rules_in_vllms_words)
          "cp_kv_cache_interleave_size (3).\""},
         {"model_name: openai/gpt-oss-20b\nserver_args: -tp 16 -dcp 2\n",
          "\"DCP not support sliding window attn now.\""},
+        {"model_name: RedHatAI/DeepSeek-Coder-V2-Lite-Instruct-FP8\nserver_args: -tp 2 -pcp 2 "
+         "--compilation-config '{\"pass_config\":{\"enable_sp\":true}}'\n",
+         "\"Model Runner V2 does not yet support: sequence parallelism\""},
     };
     g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     uint32_t n = 128;
