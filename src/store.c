@@ -148,22 +148,14 @@ static bool set_sql_error(GError **error, const Store *s, const char *what)
     return false;
 }
 
+/* Runs `sql`, retried while SQLite answers "database is locked" without waiting: switching a
+ * new file to WAL needs an exclusive lock and SQLite does not run the busy handler for it, and
+ * a lock request that could deadlock is refused at once too, so several processes creating
+ * one file could see SQLITE_BUSY immediately (found by the 4-runs-and-2-sweeps test). Every
+ * write transaction here starts with BEGIN IMMEDIATE (no lock upgrade inside it), so retrying
+ * a statement is safe. Waits up to BUSY_TIMEOUT_MS, like the busy handler; the error names
+ * the statement. */
 static bool exec(Store *s, const char *sql, GError **error)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, msg ? msg : "error");
-        sqlite3_free(msg);
-        return false;
-    }
-    return true;
-}
-
-/* exec, retried while SQLite answers "database is locked" without waiting: switching a new
- * file to WAL needs an exclusive lock, and SQLite does not run the busy handler for it, so
- * several processes creating one file at once could see SQLITE_BUSY at once (found by the
- * 4-runs-and-2-sweeps test). Waits up to BUSY_TIMEOUT_MS, like the busy handler. */
-static bool exec_wait(Store *s, const char *sql, GError **error)
 {
     gint64 deadline = g_get_monotonic_time() + (gint64)BUSY_TIMEOUT_MS * 1000;
     gulong pause_us = 2000;
@@ -178,10 +170,17 @@ static bool exec_wait(Store *s, const char *sql, GError **error)
             pause_us = MIN(pause_us * 2, 100000ul);
             continue;
         }
-        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, msg ? msg : "error");
+        g_autofree char *what = g_strndup(sql, strcspn(sql, ";("));
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s (%.40s)", s->path,
+                    msg ? msg : "error", g_strstrip(what));
         sqlite3_free(msg);
         return false;
     }
+}
+
+static bool exec_wait(Store *s, const char *sql, GError **error)
+{
+    return exec(s, sql, error);
 }
 
 /* One integer from `sql`; false with `error` when it cannot be read. */
