@@ -425,6 +425,31 @@ static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)
         add_int(b, "non_kv_bytes", (int64_t)non_kv(m, x));
         add_int(b, "kv_budget_bytes", x->kv_budget_bytes);
         add_int(b, "kv_bytes_per_token", (int64_t)x->kv_bytes_per_token);
+        if (m->phases) {
+            /* vLLM's start-up and serving, phase by phase (doc/database.md, `phases`) */
+            json_builder_set_member_name(b, "phases");
+            json_builder_begin_array(b);
+            for (int k = 0; k < MODEL_PHASE_COUNT; k++) {
+                const ModelPhaseRow *ph = &m->phases[r][k];
+                json_builder_begin_object(b);
+                add_str(b, "phase", model_phase_name((ModelPhase)k));
+                add_str(b, "status", model_phase_status_name((ModelPhaseStatus)ph->status));
+                if (ph->status != MODEL_PHASE_SKIPPED) {
+                    json_builder_set_member_name(b, "start_us");
+                    json_builder_add_double_value(b, (double)ph->start_ns / 1e3);
+                    json_builder_set_member_name(b, "dur_us");
+                    if (ph->dur_ns >= 0)
+                        json_builder_add_double_value(b, (double)ph->dur_ns / 1e3);
+                    else
+                        json_builder_add_null_value(b);
+                    add_int(b, "allocated_bytes", (int64_t)ph->allocated_bytes);
+                    add_int(b, "peak_bytes", (int64_t)ph->peak_bytes);
+                    add_int(b, "free_bytes", ph->free_bytes);
+                }
+                json_builder_end_object(b);
+            }
+            json_builder_end_array(b);
+        }
         if (detail && x->items) {
             json_builder_set_member_name(b, "items");
             json_builder_begin_array(b);

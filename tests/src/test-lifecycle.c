@@ -5,6 +5,7 @@
  * phases table, and how a hang surfaces by platform and vLLM version. */
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -104,6 +105,20 @@ Test(lifecycle, moe_autotune_workspace_is_seed004s_12_22_gib)
     g_autofree char *st = latest(db, "SELECT group_concat(status, ',') FROM (SELECT status FROM "
                                      "phases WHERE run_id = %d AND rank = 0 ORDER BY idx)");
     cr_assert_str_eq(st, "ok,ok,skipped,ok,failed,not_reached,skipped,not_reached");
+    /* the JSON report carries the phases too, read back from the database */
+    r = ranksim((const char *[]){"report", "latest", "--db", db, "--json", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    g_autoptr(JsonNode) j = json_from_string(r.out, NULL);
+    cr_assert_not_null(j, "%s", r.out);
+    JsonObject *rank0 = json_array_get_object_element(
+        json_object_get_array_member(
+            json_object_get_object_member(json_node_get_object(j), "memory"), "ranks"),
+        0);
+    JsonObject *moe =
+        json_array_get_object_element(json_object_get_array_member(rank0, "phases"), 4);
+    cr_assert_str_eq(json_object_get_string_member(moe, "phase"), "moe_autotune");
+    cr_assert_str_eq(json_object_get_string_member(moe, "status"), "failed");
+    result_clear(&r);
     /* a backend that does not autotune has no such phase */
     r = run(path, db, "engine.gpu_memory_utilization=0.99", "engine.moe_backend=triton", NULL);
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
