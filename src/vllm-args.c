@@ -431,7 +431,7 @@ static bool flag_speculative(Reader *ef, const char *flag, const char *v)
         e->speculative_method = MODEL_SPEC_MTP;
         return true;
     }
-    e->speculative_method = strcmp(method, "ngram") == 0 ? MODEL_SPEC_NGRAM
+    e->speculative_method = strcmp(method, "ngram") == 0        ? MODEL_SPEC_NGRAM
                             : g_str_has_prefix(method, "eagle") ? MODEL_SPEC_EAGLE
                                                                 : MODEL_SPEC_OTHER;
     note(ef->a, "%s %s (the draft model's weights and steps are not simulated)", flag, v);
@@ -631,6 +631,8 @@ VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel
             f = NULL;
         if (!f) {
             const char *why = unsimulated_reason(name);
+            if (strcmp(name, "--enable-eplb") == 0)
+                a->eplb = true; /* its rules are checked (vllm_args_check_eplb) */
             if (!eq && i + 1 < argc && !looks_like_flag(argv[i + 1])) {
                 note(a, "%s %s (%s)", tok, argv[i + 1], why);
                 i++;
@@ -675,8 +677,7 @@ VllmArgs *vllm_args_parse_line(const char *line, const ModelParallel *par,
     return vllm_args_parse((const char *const *)argv, argc, par, engine, error);
 }
 
-void vllm_args_apply(const VllmArgs *a, ModelParallel *par, ModelEngine *engine,
-                     GPtrArray *ignored)
+void vllm_args_apply(const VllmArgs *a, ModelParallel *par, ModelEngine *engine, GPtrArray *ignored)
 {
     g_return_if_fail(a != NULL && par != NULL && engine != NULL && ignored != NULL);
     *par = a->par;
@@ -705,6 +706,29 @@ static char *method_key(const char *m)
     if (strcmp(k, "compressed_tensors") == 0)
         strcpy(k, "compressed-tensors");
     return k;
+}
+
+bool vllm_args_check_eplb(const VllmArgs *a, const ModelParallel *par, GError **error)
+{
+    if (!a->eplb)
+        return true;
+    /* ParallelConfig._validate_parallel_config (vllm/config/parallel.py), in its words */
+    if (!par->enable_expert_parallel) {
+        g_set_error_literal(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                            "--enable-eplb: vLLM refuses it: \"enable_expert_parallel must be "
+                            "True to use EPLB.\" (add --enable-expert-parallel)");
+        return false;
+    }
+    uint32_t tp = par->tensor_parallel_size, pcp = par->prefill_context_parallel_size,
+             dp = par->data_parallel_size;
+    if ((uint64_t)tp * pcp * dp <= 1) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--enable-eplb: vLLM refuses it: \"EPLB requires tensor, prefill-context, "
+                    "or data parallelism, but got TP=%u, PCP=%u, DP=%u.\"",
+                    tp, pcp, dp);
+        return false;
+    }
+    return true;
 }
 
 bool vllm_args_settle_quant(const VllmArgs *a, ModelArch *arch, ModelEngine *engine,
@@ -749,11 +773,11 @@ bool vllm_args_settle_quant(const VllmArgs *a, ModelArch *arch, ModelEngine *eng
      * weights): ranksim's scheme of that name */
     engine->quantization_override = true;
     if (notes)
-        g_ptr_array_add(notes, g_strdup_printf("--quantization %s on an unquantized checkpoint: "
-                                               "weights quantized online, laid out as ranksim's "
-                                               "'%s' scheme (doc/quantization.md)",
-                                               a->quant_given,
-                                               model_quant_name(engine->quantization)));
+        g_ptr_array_add(notes,
+                        g_strdup_printf("--quantization %s on an unquantized checkpoint: "
+                                        "weights quantized online, laid out as ranksim's "
+                                        "'%s' scheme (doc/quantization.md)",
+                                        a->quant_given, model_quant_name(engine->quantization)));
     return true;
 }
 
@@ -930,8 +954,8 @@ static bool eval_arch_from_catalog(Loader *ld, const YamlDocNode *mn, const char
                             err->message);
     bool ok = scenario_arch_from_preset(ld, mn, "model_name", m.preset, s);
     if (ok && m.quantization_config) {
-        g_autofree char *display = g_strdup_printf(
-            "model/presets/catalog.json (%s)", m.catalog_id[0] ? m.catalog_id : model_name);
+        g_autofree char *display = g_strdup_printf("model/presets/catalog.json (%s)",
+                                                   m.catalog_id[0] ? m.catalog_id : model_name);
         ok = model_arch_apply_quant_json(s->arch, m.quantization_config, display, &err);
         if (!ok)
             ok = yamldoc_fail(&ld->doc, mn, "model_name", "%s", err->message);
@@ -947,9 +971,10 @@ static bool eval_arch_from_catalog(Loader *ld, const YamlDocNode *mn, const char
             g_strlcpy(spec.source, "model name", sizeof spec.source);
             s->arch->quant = spec;
         } else {
-            scenario_note_ignored(s, "model_name says format '%s', which ranksim has no layout "
-                                     "for without the checkpoint's quantization_config; weights "
-                                     "taken as %s",
+            scenario_note_ignored(s,
+                                  "model_name says format '%s', which ranksim has no layout "
+                                  "for without the checkpoint's quantization_config; weights "
+                                  "taken as %s",
                                   m.format, "bf16");
         }
     }
@@ -1014,6 +1039,11 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
     if (!args)
         return false;
     vllm_args_apply(args, &ms.par, &ms.engine, s->ignored_flags);
+    {
+        g_autoptr(GError) eerr = NULL;
+        if (!vllm_args_check_eplb(args, &ms.par, &eerr))
+            return yamldoc_fail(&ld->doc, ms.par_spot.at, ms.par_spot.key, "%s", eerr->message);
+    }
     {
         g_autoptr(GError) qerr = NULL;
         if (!vllm_args_settle_quant(args, s->arch, &ms.engine, s->ignored_flags, &qerr))

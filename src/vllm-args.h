@@ -35,16 +35,17 @@ typedef enum {
 
 /* The settings a command line gives, on top of the base given to the parser. Plain data. */
 typedef struct {
-    ModelParallel par;  /* base + the parallel flags */
-    ModelEngine engine; /* base + the engine flags (before vllm_args_apply's settling) */
+    ModelParallel par;    /* base + the parallel flags */
+    ModelEngine engine;   /* base + the engine flags (before vllm_args_apply's settling) */
     char quant_given[32]; /* --quantization as given ("" = none) */
-    bool quant_set;     /* --quantization names one of ranksim's schemes (engine.quantization) */
-    bool quant_ascend;  /* --quantization ascend (vLLM-Ascend: the scheme is the model's) */
-    bool backend_set;   /* an attention backend was given */
-    bool cudagraph_set; /* a cudagraph mode was given */
-    bool eager;         /* --enforce-eager (the last of it and --no-enforce-eager) */
-    int opt_level;      /* -O N / --optimization-level N, or -1 */
-    GPtrArray *notes;   /* char*, owned: given but not simulated, in command-line order */
+    bool quant_set;       /* --quantization names one of ranksim's schemes (engine.quantization) */
+    bool quant_ascend;    /* --quantization ascend (vLLM-Ascend: the scheme is the model's) */
+    bool backend_set;     /* an attention backend was given */
+    bool cudagraph_set;   /* a cudagraph mode was given */
+    bool eager;           /* --enforce-eager (the last of it and --no-enforce-eager) */
+    bool eplb;            /* --enable-eplb (noted: redundant experts are not modelled) */
+    int opt_level;        /* -O N / --optimization-level N, or -1 */
+    GPtrArray *notes;     /* char*, owned: given but not simulated, in command-line order */
 } VllmArgs;
 
 /* Reads argv[0..argc) (the flags after `vllm serve MODEL`; no program name) on top of `par`
@@ -53,6 +54,10 @@ typedef struct {
  * (as in vLLM); unknown flags (with the value that follows them, if any) and stray values become
  * notes. Returns NULL and sets `error` (VLLM_ARGS_ERROR_INVALID) on a bad value of a flag ranksim
  * reads. Caller owns the result (vllm_args_free). */
+/* vLLM's EPLB rules when --enable-eplb was given: EP on, and TP x PCP x DP > 1. False with
+ * vLLM's message. */
+bool vllm_args_check_eplb(const VllmArgs *a, const ModelParallel *par, GError **error);
+
 VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel *par,
                           const ModelEngine *engine, GError **error);
 

@@ -2456,6 +2456,11 @@ Test(scenario_eval, context_parallel_rules_in_vllms_words)
         {"model_name: RedHatAI/DeepSeek-Coder-V2-Lite-Instruct-FP8\nserver_args: -tp 2 -pcp 2 "
          "--compilation-config '{\"pass_config\":{\"enable_sp\":true}}'\n",
          "\"Model Runner V2 does not yet support: sequence parallelism\""},
+        {"model_name: Qwen/Qwen3-30B-A3B\nserver_args: -tp 2 --enable-eplb\n",
+         "\"enable_expert_parallel must be True to use EPLB.\""},
+        {"model_name: Qwen/Qwen3-30B-A3B\nserver_args: --enable-eplb --enable-expert-parallel\n",
+         "\"EPLB requires tensor, prefill-context, or data parallelism, but got TP=1, PCP=1, "
+         "DP=1.\""},
     };
     g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     uint32_t n = 128;
