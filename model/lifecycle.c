@@ -11,12 +11,6 @@ static double gib(double b)
     return b / (1024.0 * 1024.0 * 1024.0);
 }
 
-/* NVFP4 checkpoints quantize the MoE activations to FP4 before the CUTLASS kernel. */
-static bool fp4_activations(const ModelMemPlan *m)
-{
-    return m->weights_format && strstr(m->weights_format, "routed experts nvfp4") != NULL;
-}
-
 static const char *const phase_names[MODEL_PHASE_COUNT] = {
     "load_weights", "profile_run", "cudagraph_profile", "kv_cache",
     "moe_autotune", "jit_warmup",  "cudagraph_capture", "serve",
@@ -140,7 +134,7 @@ void model_lifecycle_plan(ModelMemPlan *m, const ModelArch *a, const ModelPlan *
     ModelMoeWorkspace ws;
     bool autotune = a->moe && model_moe_backend_autotunes(e->moe_backend) &&
                     model_moe_cutlass_workspace(a, &plan->par, e->max_num_batched_tokens,
-                                                fp4_activations(m), &ws);
+                                                m->experts_nvfp4, &ws);
     uint32_t keys = model_lifecycle_indexer_warmup_keys(a, plan, e);
     for (uint32_t r = 0; r < m->world; r++) {
         const ModelMemRank *mr = &m->ranks[r];

@@ -1469,6 +1469,10 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
     m->context_bytes = context_bytes(&c);
     m->cudagraph_in_budget = engine->cudagraph_memory_profiling;
     {
+        for (uint32_t l = 0; l < arch->num_layers && !m->experts_nvfp4; l++)
+            if (model_arch_layer_is_moe(arch, l))
+                m->experts_nvfp4 = model_quant_format(c.q, (int32_t)l, MODEL_ROLE_EXPERT)->kind ==
+                                   MODEL_WFMT_NVFP4;
         g_autofree char *d = model_quant_spec_describe(c.q, role_mask(arch, &c));
         m->weights_format =
             g_strdup_printf("%s (%s%s%s)", d, c.q->source, c.q->method[0] ? ", " : "", c.q->method);

@@ -116,6 +116,8 @@ typedef struct {
     uint32_t max_model_len;   /* the engine's, for the capacity lines; 0 when unknown (a plan
                                  read back from the database) */
     char *weights_format;     /* model_quant_spec_describe() of the formats in force, owned */
+    bool experts_nvfp4;       /* the routed experts are NVFP4 (their MoE kernels quantize the
+                                 activations to FP4 too) */
     ModelVllmLines vllm;      /* the start-up log lines of the tightest rank */
     GPtrArray *diags;         /* SchedDiag*, owned: kv_budget, oom */
     ModelPhaseRow (*phases)[MODEL_PHASE_COUNT]; /* [world] per phase; NULL until

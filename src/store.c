@@ -178,11 +178,6 @@ static bool exec(Store *s, const char *sql, GError **error)
     }
 }
 
-static bool exec_wait(Store *s, const char *sql, GError **error)
-{
-    return exec(s, sql, error);
-}
-
 /* One integer from `sql`; false with `error` when it cannot be read. */
 static bool query_int(Store *s, const char *sql, int64_t *out, GError **error)
 {
@@ -237,7 +232,7 @@ static bool classify(Store *s, DbKind *kind, GError **error)
 {
     if (!sqlite3_get_autocommit(s->db))
         return classify_now(s, kind, error);
-    if (!exec_wait(s, "BEGIN", error))
+    if (!exec(s, "BEGIN", error))
         return false;
     bool ok = classify_now(s, kind, error);
     /* on failure the transaction is left to sqlite3_close (the caller closes the store), so
@@ -327,7 +322,7 @@ static bool fill_lookup_tables(Store *s, GError **error)
  * have done it since classify(). */
 static bool ensure_schema(Store *s, GError **error)
 {
-    if (!exec_wait(s, "BEGIN IMMEDIATE", error))
+    if (!exec(s, "BEGIN IMMEDIATE", error))
         return false;
     DbKind kind;
     bool ok = classify(s, &kind, error);
@@ -433,7 +428,7 @@ Store *store_open(const char *path, GError **error)
      * run's op rows are appended in bulk, and larger pages split less (2 M imported rows:
      * 0.95 s at 4 KiB, 0.76 s at 16 KiB in SQLite alone; doc/import.md, "How long it takes"). */
     if (!classify(s, &kind, error) ||
-        (kind == DB_EMPTY && !exec_wait(s, "PRAGMA page_size=16384", error)) ||
+        (kind == DB_EMPTY && !exec(s, "PRAGMA page_size=16384", error)) ||
         !exec(s,
               "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
               "PRAGMA foreign_keys=OFF;",
