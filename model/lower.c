@@ -96,6 +96,7 @@ ModelBatch *model_batch_new(void)
 {
     ModelBatch *b = g_new0(ModelBatch, 1);
     b->prefill = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    b->prefill_ctx = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     b->decode = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     return b;
 }
@@ -105,8 +106,23 @@ void model_batch_free(ModelBatch *b)
     if (!b)
         return;
     g_array_unref(b->prefill);
+    g_array_unref(b->prefill_ctx);
     g_array_unref(b->decode);
     g_free(b);
+}
+
+uint32_t model_batch_prefill_ctx(const ModelBatch *b, guint i)
+{
+    return b && i < b->prefill_ctx->len ? g_array_index(b->prefill_ctx, uint32_t, i) : 0;
+}
+
+void model_batch_add_prefill(ModelBatch *b, uint32_t len, uint32_t ctx)
+{
+    uint32_t zero = 0;
+    while (b->prefill_ctx->len < b->prefill->len)
+        g_array_append_val(b->prefill_ctx, zero);
+    g_array_append_val(b->prefill, len);
+    g_array_append_val(b->prefill_ctx, ctx);
 }
 
 static void step_free(gpointer data)
@@ -292,15 +308,17 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
     uint64_t rows = 0;
     if (b) {
         for (guint i = 0; i < b->prefill->len; i++) {
-            uint32_t l = g_array_index(b->prefill, uint32_t, i);
-            ctx_sum += (double)l * ((double)l + 1) / 2.0;
-            /* causal: query tile k (of ceil(l / tile)) reads the (k + 1) x tile tokens before
-             * it, l / 2 on average over the tiles */
-            double tiles = ceil((double)l / ATTN_Q_TILE);
-            reads += tiles * ((double)l + ATTN_Q_TILE) / 2.0;
-            rows += l;
-            if (l > r.ctx_max)
-                r.ctx_max = l;
+            double l = g_array_index(b->prefill, uint32_t, i);
+            double cached = model_batch_prefill_ctx(b, i);
+            /* causal: row j of the chunk sees the cached context and the j + 1 rows up to it */
+            ctx_sum += l * cached + l * (l + 1) / 2.0;
+            /* query tile k (of ceil(l / tile)) reads the cached context and the (k + 1) x tile
+             * new tokens up to it: l / 2 of them on average over the tiles */
+            double tiles = ceil(l / ATTN_Q_TILE);
+            reads += tiles * (cached + (l + ATTN_Q_TILE) / 2.0);
+            rows += (uint64_t)l;
+            if ((uint64_t)(cached + l) > r.ctx_max)
+                r.ctx_max = (uint64_t)(cached + l);
         }
         for (guint i = 0; i < b->decode->len; i++) {
             uint32_t l = g_array_index(b->decode, uint32_t, i);
@@ -326,6 +344,10 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
             if (x > dp_most)
                 dp_most = x;
         }
+    if (s->pad_tokens && pcp <= 1 && r.mode == MODE_TP) {
+        r.padded = MAX(r.padded, (uint64_t)s->pad_tokens);
+        dp_most = MAX(dp_most, r.padded);
+    }
     if (r.mode != MODE_TP) {
         r.full = (dp_most + tp - 1) / tp * tp;
         r.local = r.full / tp;
@@ -775,6 +797,15 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
     const ModelPlan *pl = c->pl;
     uint32_t tp = pl->par.tensor_parallel_size;
     int32_t gt = pl->tp_group[rank];
+    if (s->idle_ns > 0) {
+        SchedOp idle = sched_op_compute(op_name(c, "idle"), s->idle_ns, 0);
+        g_array_append_val(c->ops, idle);
+    }
+    /* A DP rank with nothing to run: an MoE model's runs a dummy batch so the EP (or DP)
+     * collectives have every member (vLLM's execute_dummy_batch); a dense model's DP ranks
+     * share no collective, so an idle one runs nothing. */
+    if (model_batch_tokens(model_step_batch(s, pl->coord[rank].dp)) == 0 && !a->moe)
+        return;
     StepRows sr = step_rows(c, s, rank);
     uint64_t in_rows = sr.mode == MODE_TP ? sr.padded : sr.full;
     /* DP ranks of an MoE model agree on each step's batch before it runs
@@ -971,10 +1002,14 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
             GArray *lists[] = {b->prefill, b->decode};
             for (int k = 0; k < 2; k++)
                 for (guint j = 0; j < lists[k]->len; j++) {
-                    uint32_t len = g_array_index(lists[k], uint32_t, j);
+                    uint64_t len = g_array_index(lists[k], uint32_t, j);
+                    if (k == 0)
+                        len += model_batch_prefill_ctx(b, j);
                     if (len > in->engine->max_model_len) {
                         g_set_error(error, MODEL_LOWER_ERROR, 0,
-                                    "step %u: a %s of %u tokens exceeds max_model_len=%u", i + 1,
+                                    "step %u: a %s of %" G_GUINT64_FORMAT
+                                    " tokens exceeds max_model_len=%u",
+                                    i + 1,
                                     k ? "decode context" : "prompt", len,
                                     in->engine->max_model_len);
                         return false;

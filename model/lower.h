@@ -93,14 +93,23 @@ typedef struct {
 #define MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS (1u << 1)
 #define MODEL_ENGINE_GIVEN_MAX_NUM_SEQS (1u << 2)
 
-/* One DP rank's batch in one step: prompts prefilled and sequences decoding one token. */
+/* One DP rank's batch in one step: prompts (or chunks of them) prefilled and sequences
+ * decoding one token. */
 typedef struct {
-    GArray *prefill; /* uint32 prompt lengths */
-    GArray *decode;  /* uint32 context lengths */
+    GArray *prefill;     /* uint32 new tokens of each prefill (a whole prompt or a chunk) */
+    GArray *prefill_ctx; /* uint32 tokens already in the KV cache before each prefill entry
+                            (a chunked prefill's earlier chunks); shorter than `prefill`
+                            means 0 for the rest (model_batch_prefill_ctx) */
+    GArray *decode;      /* uint32 context lengths */
 } ModelBatch;
 
 typedef struct {
     GPtrArray *per_dp; /* ModelBatch*; 1 entry = the same batch on every DP rank */
+    int64_t idle_ns;   /* the engine waits this long before the step (no request to run until
+                          an arrival); lowered as an `idle` op on every rank */
+    uint32_t pad_tokens; /* the token rows every DP rank runs outside attention (the batch
+                            padded across DP and to its CUDA-graph size); 0: no padding beyond
+                            what the lowering derives. Without PCP only. */
 } ModelStep;
 
 typedef struct {
@@ -136,6 +145,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelWorkload, model_workload_free)
 const ModelBatch *model_step_batch(const ModelStep *s, uint32_t dp);
 /* Tokens a batch schedules: its prompts' lengths plus one per decoding sequence. */
 uint64_t model_batch_tokens(const ModelBatch *b);
+/* The cached context before prefill entry `i` (0 for a whole prompt). */
+uint32_t model_batch_prefill_ctx(const ModelBatch *b, guint i);
+/* Appends a prefill of `len` new tokens after `ctx` cached ones. */
+void model_batch_add_prefill(ModelBatch *b, uint32_t len, uint32_t ctx);
 /* Appends a step whose batches (taken over) run on the DP ranks. */
 void model_workload_add_step(ModelWorkload *w, GPtrArray *per_dp);
 

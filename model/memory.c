@@ -1084,6 +1084,16 @@ uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *
     return n;
 }
 
+uint32_t model_cudagraph_bucket(const ModelEngine *e, const NetHardware *hw, uint32_t n)
+{
+    uint32_t largest = 0;
+    if (model_cudagraph_capture_sizes(e, hw, UINT32_MAX, &largest) == 0 || n > largest)
+        return 0;
+    for (uint32_t s = 1;; s = s < 4 ? s * 2 : s < 8 ? 8 : s < 256 ? s + 8 : s + 16)
+        if (s >= n)
+            return s;
+}
+
 static void plan_cudagraph(const Ctx *c, Build *b)
 {
     ModelCudagraph m = c->e->cudagraph_mode;

@@ -151,6 +151,10 @@ uint32_t model_memory_kv_block_size(const ModelArch *a, ModelBackend backend,
 uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw, uint32_t limit,
                                        uint32_t *largest);
 
+/* The capture size a batch of `n` tokens runs at (the smallest capture size >= n: vLLM pads the
+ * batch to it), or 0 when n exceeds the largest (the batch runs eagerly / piecewise unpadded). */
+uint32_t model_cudagraph_bucket(const ModelEngine *e, const NetHardware *hw, uint32_t n);
+
 /* The FlashInfer trtllm-gen sparse-MLA workspace in bytes (vllm-cp.md): 394 MiB; with DCP > 1
  * add 8 x heads_per_rank x DCP x max_num_batched_tokens x 256 + 1 MiB. */
 uint64_t model_flashinfer_sparse_workspace(uint32_t heads_per_rank, uint32_t dcp,

@@ -70,6 +70,8 @@ typedef struct {
     gboolean memory_detail;
     char *max_rank_ops;
     char *model_config;
+    char *requests;
+    gboolean exact;
 } RunOptions;
 
 static void run_options_clear(RunOptions *o)
@@ -83,6 +85,7 @@ static void run_options_clear(RunOptions *o)
     g_strfreev(o->decode);
     g_free(o->max_rank_ops);
     g_free(o->model_config);
+    g_free(o->requests);
 }
 
 
@@ -140,6 +143,13 @@ static int cmd_run(int argc, char **argv)
         {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.decode,
          "A decode step of B sequences at context CTX, for scenarios without a workload",
          "B:CTX"},
+        {"requests", 0, 0, G_OPTION_ARG_FILENAME, &o.requests,
+         "Serve the requests of a trace (JSON lines or CSV: arrival_s, prompt, output) with "
+         "vLLM's scheduler, as the workload",
+         "FILE"},
+        {"exact", 0, 0, G_OPTION_ARG_NONE, &o.exact,
+         "Serving: simulate every scheduled step, even one identical to a step simulated before",
+         NULL},
         {"max-rank-ops", 0, 0, G_OPTION_ARG_STRING, &o.max_rank_ops,
          "Refuse a run of more rank-ops (repeats expanded) than N (default 1000000000; 0: no "
          "limit)",
@@ -192,7 +202,14 @@ static int cmd_run(int argc, char **argv)
         o.sets[n] = g_strdup_printf("model=%s", abs);
         o.sets[n + 1] = NULL;
     }
-    ScenarioExtras extras = {(const char *const *)o.sets, o.hardware, max_rank_ops, NULL, NULL};
+    ScenarioExtras extras = {(const char *const *)o.sets,
+                             o.hardware,
+                             max_rank_ops,
+                             NULL,
+                             NULL,
+                             o.requests,
+                             o.exact,
+                             isatty(STDERR_FILENO) && !o.quiet && !o.json};
     g_autoptr(Scenario) sc = NULL;
     if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err) &&
         cli_input_paths_check(path, o.hardware, &err))
@@ -227,7 +244,7 @@ static int cmd_run(int argc, char **argv)
     StoreRunInfo info = {sc->name, sc->kind,
                          sc->path, sc->text,
                          cli_timeline_name(timeline), hw,
-                         sc->ignored_flags};
+                         sc->ignored_flags, sc->serve};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
         print_error(err->message);
@@ -258,12 +275,14 @@ static int cmd_run(int argc, char **argv)
         return CLI_EXIT_INTERNAL;
     }
     ReportRun rr = {run_id, sc->name,       sc->kind, sc->path, db_path, o.trace,
-                    status, code,           elapsed_ms(t0),     hw,      sc->ignored_flags};
+                    status, code,           elapsed_ms(t0),     hw,      sc->ignored_flags,
+                    sc->serve};
     if (o.json) {
         g_autofree char *js = report_json_with_memory(&rr, out, res->memory, o.memory_detail);
         printf("%s\n", js);
     } else if (!o.quiet) {
         report_text(stdout, &rr, out);
+        report_serve_text(stdout, sc->serve);
         report_memory_text(stdout, res->memory, o.memory_detail);
     }
     run_options_clear(&o);

@@ -17,6 +17,7 @@
 #include "outfile.h"
 #include "query.h"
 #include "report.h"
+#include "store-serve.h"
 #include "trace.h"
 
 /* Parses the options of a read-only command: --db (into *db), then the command's own
@@ -146,6 +147,8 @@ int cli_report(int argc, char **argv)
         return CLI_EXIT_INTERNAL;
     }
     ReportRun rr = query_run_report(r, o.db_path);
+    g_autoptr(ModelServe) serve = store_serve_read(store_db(o.st), r->id);
+    rr.serve = serve;
     if (json) {
         g_autofree char *js = report_json_with_memory(&rr, r->outcome, mem, memory_detail);
         printf("%s\n", js);
@@ -157,6 +160,7 @@ int cli_report(int argc, char **argv)
         printf("\nstored as run %" G_GINT64_FORMAT " in %s\n", r->id, o.db_path);
     } else {
         report_text(stdout, &rr, r->outcome);
+        report_serve_text(stdout, serve);
         report_memory_text(stdout, mem, memory_detail);
     }
     printf("recorded %s by ranksim %s, timeline %s%s%s\n", r->created_at ? r->created_at : "?",

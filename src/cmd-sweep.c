@@ -404,8 +404,14 @@ static void work_cb(uv_work_t *req)
     Sweep *sw = v->sweep;
     gint64 t0 = g_get_monotonic_time();
     variant_build(sw, v);
-    ScenarioExtras x = {(const char *const *)v->overrides, sw->hardware, sw->max_rank_ops, v->prefill,
-                        v->decode};
+    ScenarioExtras x = {(const char *const *)v->overrides,
+                        sw->hardware,
+                        sw->max_rank_ops,
+                        v->prefill,
+                        v->decode,
+                        NULL,
+                        false,
+                        false};
     v->sc = scenario_load_string_extras(v->text, sw->path, &x, &v->error);
     if (v->sc && !runner_check_work(v->sc, sw->max_rank_ops, &v->error))
         g_clear_pointer(&v->sc, scenario_free); /* too big: an invalid variant */

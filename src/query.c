@@ -303,7 +303,7 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
 ReportRun query_run_report(const QueryRun *r, const char *db_path)
 {
     ReportRun rr = {r->id,     r->name,      r->kind,    r->path,     db_path,         NULL,
-                    r->status, r->exit_code, r->wall_ms, r->hardware, r->not_simulated};
+                    r->status, r->exit_code, r->wall_ms, r->hardware, r->not_simulated, NULL};
     return rr;
 }
 

@@ -218,6 +218,8 @@ char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
+    if (run->serve)
+        report_serve_json(b, run->serve);
     if (m)
         add_memory_json(b, m, detail);
     json_builder_end_object(b);

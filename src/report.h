@@ -9,7 +9,10 @@
 
 #include <stdio.h>
 
+#include <json-glib/json-glib.h>
+
 #include "../model/memory.h"
+#include "../model/serve.h"
 #include "../sched/engine.h"
 
 typedef struct {
@@ -24,6 +27,7 @@ typedef struct {
     double wall_ms;
     const char *hardware; /* one line describing the fabric, may be NULL */
     const GPtrArray *not_simulated; /* char*: settings given but not simulated, may be NULL */
+    const ModelServe *serve;        /* requests served, or NULL */
 } ReportRun;
 
 /* Writes the text report to `out`. Can't fail (write errors are the stream's). */
@@ -38,6 +42,11 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail);
 /* report_json plus a "memory" member (per-rank components, budget; items when `detail`). */
 char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const ModelMemPlan *m,
                               bool detail);
+
+/* Serving (report-serve.c): TTFT and TPOT percentiles, throughput, the load per DP rank. */
+void report_serve_text(FILE *out, const ModelServe *sv);
+/* Adds a "serving" member to the object being built. */
+void report_serve_json(JsonBuilder *b, const ModelServe *sv);
 
 /* "12.345 ms" style formatting of a duration in ns, caller frees. */
 char *report_format_ns(int64_t ns);

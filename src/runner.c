@@ -104,7 +104,8 @@ int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const 
                      GArray *records, double wall_ms, GError **error)
 {
     g_autofree char *hw = runner_hardware_line(sc);
-    StoreRunInfo info = {sc->name, sc->kind, sc->path, sc->text, timeline, hw, sc->ignored_flags};
+    StoreRunInfo info = {sc->name, sc->kind, sc->path,        sc->text,
+                         timeline, hw,       sc->ignored_flags, sc->serve};
     return store_run_insert(st, &info, sc->program,
                             records ? (const SchedRecord *)(void *)records->data : NULL,
                             records ? records->len : 0, r->outcome, r->memory, r->status,
@@ -119,6 +120,6 @@ int64_t runner_store_invalid(Store *st, const char *path, const char *timeline,
      * as the scenario must not block or grow here either. */
     g_autofree char *text = input_file_read(path, 0, NULL, NULL);
     const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
-    StoreRunInfo info = {base, kind, path, text, timeline, NULL, NULL};
+    StoreRunInfo info = {base, kind, path, text, timeline, NULL, NULL, NULL};
     return store_insert_invalid(st, &info, message, error);
 }

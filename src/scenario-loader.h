@@ -134,6 +134,20 @@ bool scenario_load_algorithms(Loader *ld, const YamlDocNode *m, Scenario *s);
  * placement. */
 bool scenario_load_faults(Loader *ld, const YamlDocNode *list, Scenario *s);
 
+/* ---- requests (scenario-requests.c) ---- */
+
+/* Whether `workload:` (may be NULL) gives requests, a trace or poisson arrivals. */
+bool scenario_workload_has_requests(const YamlDocNode *w);
+/* workload.requests, .trace and .poisson appended to `out` (ModelRequest). */
+bool scenario_load_requests(Loader *ld, const YamlDocNode *w, GArray *out);
+/* A trace file (--requests FILE) appended to `out`. */
+bool scenario_load_requests_file(Loader *ld, const char *path, GArray *out);
+/* Serves `reqs` with vLLM's scheduler: s->workload becomes the scheduled steps, s->serve the
+ * rows. Errors point at `at` / `key` (NULL `at`: a command-line flag named by `key`). Needs the
+ * plan, engine, cost and placement. */
+bool scenario_serve(Loader *ld, const YamlDocNode *root, const YamlDocNode *at, const char *key,
+                    Scenario *s, const GArray *reqs);
+
 /* ---- kind: model (scenario-model.c) ---- */
 
 /* The built-in model presets, NULL-terminated. Caller frees (g_strfreev). */

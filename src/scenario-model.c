@@ -491,18 +491,32 @@ static bool load_step(Loader *ld, const YamlDocNode *m, guint idx, Scenario *s)
 }
 
 /* `workload: {steps: [...]}`. */
-static bool load_workload_node(Loader *ld, const YamlDocNode *w, Scenario *s)
+static bool load_workload_node(Loader *ld, const YamlDocNode *root, const YamlDocNode *w,
+                               Scenario *s)
 {
-    static const char *const keys[] = {"steps", NULL};
+    static const char *const keys[] = {"steps", "requests", "trace", "poisson", NULL};
     if (!yamldoc_expect_map(&ld->doc, w, "workload",
-                            "a mapping {steps: [STEPS]}, e.g. {steps: [{prefill: [633]}, "
-                            "{decode: [633, 633]}]}") ||
+                            "a mapping {steps: [STEPS]} or {requests: [...]}, e.g. {steps: "
+                            "[{prefill: [633]}, {decode: [633, 633]}]}") ||
         !yamldoc_check_keys(&ld->doc, w, keys, NULL, "workload"))
         return false;
     const YamlDocNode *steps = yamldoc_map_get(w, "steps");
+    if (scenario_workload_has_requests(w)) {
+        if (steps)
+            return yamldoc_fail(&ld->doc, yamldoc_map_get_key(w, "steps"), "steps",
+                                "a workload gives either steps (batches made by hand) or "
+                                "requests (trace, poisson) for vLLM's scheduler, not both");
+        g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
+        if (!scenario_load_requests(ld, w, reqs))
+            return false;
+        return scenario_serve(ld, root, yamldoc_map_get_key(root, "workload"), "workload", s,
+                              reqs);
+    }
     if (!steps)
         return yamldoc_fail(&ld->doc, w, "steps",
-                            "missing; a workload needs steps: [STEP, ...], each %s", step_forms);
+                            "missing; a workload needs steps: [STEP, ...], each %s, or "
+                            "requests: [{prompt: N, output: M, arrival_s: T}, ...]",
+                            step_forms);
     if (!yamldoc_expect_seq(&ld->doc, steps, "steps",
                             "a list of steps, e.g. [{prefill: [633]}, {decode: [633, 633]}]"))
         return false;
@@ -564,16 +578,24 @@ static bool load_workload(Loader *ld, const YamlDocNode *root, Scenario *s)
 {
     s->workload = model_workload_new();
     const YamlDocNode *w = yamldoc_map_get(root, "workload");
+    if (ld->extras->requests) {
+        if (w)
+            scenario_note_ignored(s, "--requests replaces the scenario's workload:");
+        g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
+        g_autofree char *flag = g_strdup_printf("--requests %s", ld->extras->requests);
+        return scenario_load_requests_file(ld, ld->extras->requests, reqs) &&
+               scenario_serve(ld, root, NULL, flag, s, reqs);
+    }
     if (scenario_extras_have_workload(ld->extras)) {
         if (w)
             scenario_note_ignored(s, "--prefill/--decode replace the scenario's workload:");
         return workload_from_extras(ld, s);
     }
     if (w)
-        return load_workload_node(ld, w, s);
+        return load_workload_node(ld, root, w, s);
     return yamldoc_fail(&ld->doc, root, "workload",
-                        "missing; give workload.steps in the file or --prefill N / --decode "
-                        "B:CTX");
+                        "missing; give workload.steps or workload.requests in the file, "
+                        "--requests FILE, or --prefill N / --decode B:CTX");
 }
 
 /* ---- kind: model: from the plan to the program ---- */

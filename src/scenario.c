@@ -394,6 +394,7 @@ void scenario_free(Scenario *s)
     g_free(s->model_source);
     model_plan_free(s->plan);
     model_workload_free(s->workload);
+    model_serve_free(s->serve);
     model_cost_free(s->cost);
     g_free(s->op_profile);
     if (s->findings) {

@@ -18,6 +18,7 @@
 #include "../model/cost.h"
 #include "../model/lower.h"
 #include "../model/plan.h"
+#include "../model/serve.h"
 #include "../net/fabric.h"
 #include "../sched/program.h"
 
@@ -53,7 +54,9 @@ typedef struct {
     char *model_source;      /* "preset glm-5.2" or the config path */
     ModelPlan *plan;         /* from `parallel:`, validated with vLLM's rules */
     ModelEngine engine;      /* `engine:` */
-    ModelWorkload *workload; /* `workload:` */
+    ModelWorkload *workload; /* `workload:` (for requests: the steps vLLM's scheduler made) */
+    ModelServe *serve;       /* requests served (workload.requests / trace / poisson,
+                                --requests): the schedule's step and request rows; else NULL */
     ModelCost *cost;         /* roofline on `hardware`, plus `engine.op_profile` */
     char *op_profile;        /* resolved path of engine.op_profile, or NULL */
     GPtrArray *findings;     /* SchedDiag* from model_layout_check, owned */
@@ -80,6 +83,11 @@ typedef struct {
                                      B copies of CTX), repeatable: one decode step; with
                                      --prefill, one mixed step. Both are used only when the
                                      file has no workload. */
+    const char *requests;         /* --requests FILE: a trace (JSON lines or CSV) served as the
+                                     workload (replaces the file's) */
+    bool exact;                   /* --exact: simulate every scheduled step, even one whose
+                                     twin was simulated before */
+    bool progress;                /* print serving progress to stderr */
 } ScenarioExtras;
 
 /* Loads and validates `path`. `overrides` is a NULL-terminated list of "dotted.key=value"

@@ -15,6 +15,7 @@
 #include "store.h"
 
 #include "inputfile.h"
+#include "store-serve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +69,7 @@ struct StoreRun {
     Chunk *cur;
     char *writer_error;         /* first error seen by the writer, under mu */
     const ModelMemPlan *memory; /* borrowed, may be NULL */
+    const ModelServe *serve;    /* borrowed, may be NULL */
 };
 
 static const char schema_sql[] =
@@ -127,6 +129,22 @@ static const char schema_sql[] =
     " phase TEXT NOT NULL, status TEXT NOT NULL, start_us REAL, dur_us REAL,"
     " allocated_bytes INTEGER, peak_bytes INTEGER, free_bytes INTEGER,"
     " PRIMARY KEY (run_id, rank, idx)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS steps("
+    " run_id INTEGER NOT NULL, step INTEGER NOT NULL, dp INTEGER NOT NULL,"
+    " start_us REAL NOT NULL, end_us REAL NOT NULL, prefill_tokens INTEGER NOT NULL,"
+    " decode_tokens INTEGER NOT NULL, seqs INTEGER NOT NULL, padded_tokens INTEGER NOT NULL,"
+    " kv_blocks_used INTEGER NOT NULL, dummy INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, step, dp)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS requests("
+    " run_id INTEGER NOT NULL, id INTEGER NOT NULL, dp INTEGER NOT NULL,"
+    " arrival_us REAL NOT NULL, prompt INTEGER NOT NULL, output INTEGER NOT NULL,"
+    " generated INTEGER NOT NULL, first_token_us REAL, finish_us REAL,"
+    " preemptions INTEGER NOT NULL, prefill_chunks INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS serve_runs("
+    " run_id INTEGER PRIMARY KEY, requests INTEGER NOT NULL, steps INTEGER NOT NULL,"
+    " kv_blocks INTEGER NOT NULL, block_tokens INTEGER NOT NULL,"
+    " simulated_steps INTEGER NOT NULL, reused_steps INTEGER NOT NULL, stopped TEXT);"
     "CREATE VIEW IF NOT EXISTS ops AS"
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
     "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us"
@@ -861,6 +879,7 @@ StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram
     r->scenario = g_strdup(info->scenario);
     r->timeline = g_strdup(info->timeline);
     r->hardware = g_strdup(info->hardware);
+    r->serve = info->serve;
     if (info->not_simulated) {
         r->not_simulated = g_ptr_array_new_with_free_func(g_free);
         for (guint i = 0; i < info->not_simulated->len; i++)
@@ -1195,6 +1214,12 @@ static bool insert_not_simulated(Store *s, int64_t id, const GPtrArray *notes, G
     return ok || set_sql_error(error, s, "insert not_simulated");
 }
 
+static bool insert_serve(Store *s, int64_t id, const ModelServe *sv, GError **error)
+{
+    const char *what = store_serve_insert(s->db, id, sv);
+    return !what || set_sql_error(error, s, what);
+}
+
 /* Everything of one run in one short transaction. Returns the run id or -1 (rolled back). */
 static int64_t commit_run(Store *s, const StoreRunInfo *info, const char *created_at,
                           GPtrArray *names, const RecordSource *src, const SchedOutcome *o,
@@ -1208,7 +1233,7 @@ static int64_t commit_run(Store *s, const StoreRunInfo *info, const char *create
     if (id < 0 || !insert_not_simulated(s, id, info->not_simulated, error) ||
         !insert_names(s, id, names, error) || !insert_ops(s, id, src, error) ||
         !insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error)) ||
-        !exec(s, "COMMIT", error)) {
+        (info->serve && !insert_serve(s, id, info->serve, error)) || !exec(s, "COMMIT", error)) {
         exec(s, "ROLLBACK", NULL);
         return -1;
     }
@@ -1225,7 +1250,7 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, werr);
     } else {
         StoreRunInfo info = {r->name,     r->kind,     r->path,         r->scenario,
-                             r->timeline, r->hardware, r->not_simulated};
+                             r->timeline, r->hardware, r->not_simulated, r->serve};
         RecordSource src = {NULL, 0, r->fd, r->n_staged};
         id = commit_run(s, &info, r->created_at, r->names, &src, o, r->memory, status, exit_code,
                         wall_ms, error);
@@ -1301,7 +1326,7 @@ StoreStream *store_stream_begin(Store *s, GError **error)
     st->s = s;
     st->created_at = now_iso8601();
     /* the id now; the row itself is rewritten at commit with what the run found */
-    StoreRunInfo none = {"(importing)", "import", NULL, NULL, NULL, NULL, NULL};
+    StoreRunInfo none = {"(importing)", "import", NULL, NULL, NULL, NULL, NULL, NULL};
     st->id = insert_run_row(s, &none, st->created_at, "failed", 3, NULL, 0, error);
     st->ins = (OpInserter){prepare_ops(s, OPS_PER_INSERT), prepare_ops(s, 1), st->id, 0};
     if (st->id < 0 || !st->ins.many || !st->ins.one) {

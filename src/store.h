@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "../model/memory.h"
+#include "../model/serve.h"
 #include "../sched/engine.h"
 
 #define STORE_ERROR (store_error_quark())
@@ -34,7 +35,7 @@ typedef enum {
 } StoreErrorCode;
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;
@@ -48,6 +49,9 @@ typedef struct {
     const char *hardware;           /* one-line fabric description, may be NULL */
     const GPtrArray *not_simulated; /* char*: settings given but not simulated, each with its
                                        reason (Scenario.ignored_flags); may be NULL */
+    const ModelServe *serve;        /* requests served: rows of `steps`, `requests` and
+                                       `serve_runs`; borrowed until the run is stored; may be
+                                       NULL */
 } StoreRunInfo;
 
 /* Opens the database at `path` for writing runs, creating the file, its folder and the schema

@@ -1,0 +1,554 @@
+/* model/serve.c — vLLM V1's scheduler over simulated steps; see serve.h and doc/serving.md.
+ *
+ * The scheduler follows vllm/v1/core/sched/scheduler.py Scheduler.schedule(): first the running
+ * requests in order (decodes and the next chunk of partly prefilled prompts), each taking
+ * min(what it has left, the token budget); a request whose KV blocks cannot be allocated
+ * preempts the last running request (its blocks freed, recomputed from scratch later, put back
+ * at the head of the waiting queue) until it fits or preempts itself. Then, when nothing was
+ * preempted this step, waiting requests in order while the budget lasts, fewer than
+ * max_num_seqs run and their blocks fit; chunked prefill gives a prompt larger than the budget
+ * the budget and the rest in later steps. KV blocks: ceil(tokens / block) per request
+ * (KVCacheManager.allocate_slots), from a pool of num_gpu_blocks - 1 (block 0 is the null
+ * block, vllm/v1/core/block_pool.py).
+ */
+#include "serve.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "memory.h"
+
+G_DEFINE_QUARK(ranksim - model - serve - error - quark, model_serve_error)
+
+enum { REQ_PENDING = 0, REQ_WAITING, REQ_RUNNING, REQ_DONE };
+
+typedef struct {
+    uint32_t computed; /* num_computed_tokens */
+    uint32_t blocks;   /* KV blocks held */
+    uint8_t state;
+} Req;
+
+typedef struct {
+    GQueue waiting;  /* request ids (GUINT_TO_POINTER(id + 1)) */
+    GArray *running; /* uint32 ids, in scheduling order */
+    uint32_t free_blocks;
+} Dp;
+
+typedef struct {
+    uint32_t id, tokens;
+} Sched;
+
+typedef struct {
+    const ModelServeInput *in;
+    const ModelRequest *reqs;
+    ModelServe *out;
+    Req *st;
+    Dp *dp;
+    uint32_t n_dp;
+    GHashTable *cache; /* step key -> int64 duration (boxed) */
+    GString *key;
+    bool validated;
+} Srv;
+
+uint32_t model_serve_pick_dp(const uint32_t *waiting, const uint32_t *running, uint32_t dp)
+{
+    uint32_t best = 0;
+    uint64_t best_score = UINT64_MAX;
+    for (uint32_t d = 0; d < dp; d++) {
+        uint64_t score = (uint64_t)waiting[d] * 4 + running[d];
+        if (score < best_score)
+            best = d, best_score = score;
+    }
+    return best;
+}
+
+static uint32_t req_tokens(const Srv *v, uint32_t id)
+{
+    return v->reqs[id].prompt + g_array_index(v->out->requests, ModelServeRequest, id).generated;
+}
+
+static uint32_t blocks_for(const Srv *v, uint64_t tokens)
+{
+    uint64_t b = v->out->block_tokens;
+    return (uint32_t)((tokens + b - 1) / b);
+}
+
+static ModelServeRequest *rec(Srv *v, uint32_t id)
+{
+    return &g_array_index(v->out->requests, ModelServeRequest, id);
+}
+
+static void place(Srv *v, uint32_t id)
+{
+    uint32_t waiting[v->n_dp ? v->n_dp : 1], running[v->n_dp ? v->n_dp : 1];
+    for (uint32_t d = 0; d < v->n_dp; d++) {
+        waiting[d] = v->dp[d].waiting.length;
+        running[d] = v->dp[d].running->len;
+    }
+    uint32_t d = model_serve_pick_dp(waiting, running, v->n_dp);
+    rec(v, id)->dp = d;
+    v->st[id].state = REQ_WAITING;
+    g_queue_push_tail(&v->dp[d].waiting, GUINT_TO_POINTER(id + 1));
+}
+
+static void preempt(Srv *v, Dp *d, uint32_t id)
+{
+    d->free_blocks += v->st[id].blocks;
+    v->st[id].blocks = 0;
+    v->st[id].computed = 0;
+    v->st[id].state = REQ_WAITING;
+    rec(v, id)->preemptions++;
+    g_queue_push_head(&d->waiting, GUINT_TO_POINTER(id + 1));
+}
+
+/* One DP rank's share of the next step, in V1's order. */
+static void schedule_dp(Srv *v, Dp *d, GArray *out)
+{
+    const ModelEngine *e = v->in->lower->engine;
+    uint32_t budget = e->max_num_batched_tokens;
+    bool preempted = false;
+    for (guint i = 0; i < d->running->len && budget > 0;) {
+        uint32_t id = g_array_index(d->running, uint32_t, i);
+        Req *r = &v->st[id];
+        uint32_t n = MIN(req_tokens(v, id) - r->computed, budget);
+        if (n == 0) {
+            i++;
+            continue;
+        }
+        bool ok = false;
+        for (;;) {
+            uint32_t need = blocks_for(v, (uint64_t)r->computed + n);
+            need = need > r->blocks ? need - r->blocks : 0;
+            if (need <= d->free_blocks) {
+                d->free_blocks -= need;
+                r->blocks += need;
+                ok = true;
+                break;
+            }
+            uint32_t victim = g_array_index(d->running, uint32_t, d->running->len - 1);
+            g_array_set_size(d->running, d->running->len - 1);
+            preempt(v, d, victim);
+            preempted = true;
+            if (victim == id)
+                break;
+        }
+        if (!ok)
+            break;
+        Sched s = {id, n};
+        g_array_append_val(out, s);
+        budget -= n;
+        i++;
+    }
+    if (preempted)
+        return;
+    while (d->waiting.length && budget > 0 && d->running->len < e->max_num_seqs) {
+        uint32_t id = GPOINTER_TO_UINT(g_queue_peek_head(&d->waiting)) - 1;
+        Req *r = &v->st[id];
+        uint32_t n = MIN(req_tokens(v, id) - r->computed, budget);
+        uint32_t need = blocks_for(v, (uint64_t)r->computed + n);
+        if (need > d->free_blocks)
+            break;
+        g_queue_pop_head(&d->waiting);
+        d->free_blocks -= need;
+        r->blocks = need;
+        r->state = REQ_RUNNING;
+        g_array_append_val(d->running, id);
+        Sched s = {id, n};
+        g_array_append_val(out, s);
+        budget -= n;
+    }
+}
+
+/* The batch a DP rank's scheduled requests make: decodes (one new token after a sampled one)
+ * and prefills (a prompt, a chunk of it, or a preempted request's recompute). */
+static ModelBatch *batch_of(Srv *v, const GArray *sched)
+{
+    ModelBatch *b = model_batch_new();
+    for (guint i = 0; i < sched->len; i++) {
+        const Sched *s = &g_array_index(sched, Sched, i);
+        const Req *r = &v->st[s->id];
+        bool decode = rec(v, s->id)->generated > 0 && s->tokens == 1 &&
+                      r->computed + 1 == req_tokens(v, s->id);
+        if (decode) {
+            uint32_t ctx = r->computed + 1;
+            g_array_append_val(b->decode, ctx);
+        } else {
+            model_batch_add_prefill(b, s->tokens, r->computed);
+        }
+    }
+    return b;
+}
+
+static void key_append(GString *k, const ModelStep *st)
+{
+    g_string_append_printf(k, "pad%u", st->pad_tokens);
+    for (guint d = 0; d < st->per_dp->len; d++) {
+        const ModelBatch *b = g_ptr_array_index(st->per_dp, d);
+        g_string_append(k, "|p");
+        for (guint i = 0; i < b->prefill->len; i++)
+            g_string_append_printf(k, "%u/%u,", g_array_index(b->prefill, uint32_t, i),
+                                   model_batch_prefill_ctx(b, i));
+        g_string_append_c(k, 'd');
+        for (guint i = 0; i < b->decode->len; i++)
+            g_string_append_printf(k, "%u,", g_array_index(b->decode, uint32_t, i));
+    }
+}
+
+/* Lowers and simulates one step alone (every rank starting together): its duration, or -1 with
+ * *why set when it does not complete (a hang or a crash the lowering predicts). */
+static int64_t step_ns(Srv *v, const ModelStep *st, char **why)
+{
+    if (!v->in->exact) {
+        g_string_truncate(v->key, 0);
+        key_append(v->key, st);
+        gpointer hit = g_hash_table_lookup(v->cache, v->key->str);
+        if (hit) {
+            v->out->reused++;
+            return *(int64_t *)hit;
+        }
+    }
+    ModelWorkload one = {g_ptr_array_new()};
+    g_ptr_array_add(one.steps, (gpointer)st);
+    ModelLowerInput li = *v->in->lower;
+    li.workload = &one;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(SchedProgram) p = model_lower(&li, &err);
+    g_ptr_array_unref(one.steps);
+    if (!p) {
+        *why = g_strdup(err->message);
+        return -1;
+    }
+    if (!v->validated) {
+        if (!sched_program_validate(p, &err)) {
+            *why = g_strdup_printf("the lowered step is not a valid program: %s", err->message);
+            return -1;
+        }
+        v->validated = true;
+    }
+    SchedConfig cfg = v->in->sim;
+    cfg.faults = NULL;
+    cfg.n_faults = 0;
+    cfg.timeline = SCHED_TIMELINE_NONE;
+    cfg.record = NULL;
+    cfg.progress = NULL;
+    g_autoptr(SchedOutcome) o = sched_engine_run(p, &cfg);
+    v->out->simulated++;
+    if (o->failed) {
+        const SchedDiag *d0 = NULL;
+        for (guint i = 0; i < o->diags->len && !d0; i++) {
+            const SchedDiag *d = g_ptr_array_index(o->diags, i);
+            if (d->severity == SCHED_SEV_ERROR)
+                d0 = d;
+        }
+        *why = g_strdup_printf("%s%s%s", d0 ? d0->kind : "failed", d0 ? ": " : "",
+                               d0 ? d0->message : "");
+        return -1;
+    }
+    int64_t ns = o->end_ns;
+    if (!v->in->exact) {
+        int64_t *box = g_new(int64_t, 1);
+        *box = ns;
+        g_hash_table_insert(v->cache, g_strdup(v->key->str), box);
+    }
+    return ns;
+}
+
+/* The rows every DP rank runs with CUDA graphs on: the largest DP batch (vLLM's
+ * coordinate_batch_across_dp pads to the maximum across DP only when CUDA graphs are used —
+ * MoE models, whose DP ranks share collectives; dense DP replicas are independent engines),
+ * rounded up to the capture size that holds it (the cudagraph dispatcher pads the batch to
+ * the bucket). Without CUDA graphs nothing is padded. */
+static uint32_t pad_of(const Srv *v, const GArray *tokens)
+{
+    const ModelLowerInput *li = v->in->lower;
+    if (li->plan->par.prefill_context_parallel_size > 1)
+        return 0;
+    uint32_t most = 0;
+    for (guint d = 0; d < tokens->len; d++)
+        most = MAX(most, g_array_index(tokens, uint32_t, d));
+    if (li->engine->cudagraph_mode == MODEL_CUDAGRAPH_NONE)
+        return 0;
+    uint32_t bucket = model_cudagraph_bucket(li->engine, li->hw, MAX(most, 1u));
+    if (bucket)
+        return bucket;
+    return v->n_dp > 1 && li->arch->moe ? most : 0;
+}
+
+static void finish_step(Srv *v, GPtrArray *scheds, int64_t end_ns)
+{
+    for (uint32_t d = 0; d < v->n_dp; d++) {
+        GArray *sc = g_ptr_array_index(scheds, d);
+        Dp *dp = &v->dp[d];
+        for (guint i = 0; i < sc->len; i++) {
+            const Sched *s = &g_array_index(sc, Sched, i);
+            Req *r = &v->st[s->id];
+            ModelServeRequest *q = rec(v, s->id);
+            bool prefill = r->computed < v->reqs[s->id].prompt;
+            r->computed += s->tokens;
+            if (prefill)
+                q->chunks++;
+            if (r->computed < req_tokens(v, s->id))
+                continue; /* a chunk: no token sampled yet */
+            q->generated++;
+            if (q->first_token_ns < 0)
+                q->first_token_ns = end_ns;
+            if (q->generated < q->output)
+                continue;
+            q->finish_ns = end_ns;
+            r->state = REQ_DONE;
+            dp->free_blocks += r->blocks;
+            r->blocks = 0;
+            for (guint k = 0; k < dp->running->len; k++)
+                if (g_array_index(dp->running, uint32_t, k) == s->id) {
+                    g_array_remove_index(dp->running, k);
+                    break;
+                }
+        }
+    }
+}
+
+static int cmp_arrival(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const ModelRequest *r = data;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (r[x].arrival_ns != r[y].arrival_ns)
+        return r[x].arrival_ns < r[y].arrival_ns ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static void serve_loop(Srv *v, uint32_t n, const uint32_t *order)
+{
+    ModelServe *out = v->out;
+    const ModelLowerInput *li = v->in->lower;
+    int64_t now = 0, last_end = 0;
+    uint32_t next = 0, finished = 0;
+    uint64_t step_no = 0;
+    g_autoptr(GPtrArray) scheds = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    for (uint32_t d = 0; d < v->n_dp; d++)
+        g_ptr_array_add(scheds, g_array_new(FALSE, FALSE, sizeof(Sched)));
+    g_autoptr(GArray) tokens = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    while (finished < n) {
+        while (next < n && v->reqs[order[next]].arrival_ns <= now)
+            place(v, order[next++]);
+        bool work = false;
+        for (uint32_t d = 0; d < v->n_dp && !work; d++)
+            work = v->dp[d].waiting.length || v->dp[d].running->len;
+        if (!work) {
+            now = v->reqs[order[next]].arrival_ns; /* idle until the next arrival */
+            continue;
+        }
+        uint64_t scheduled = 0;
+        g_array_set_size(tokens, 0);
+        for (uint32_t d = 0; d < v->n_dp; d++) {
+            GArray *sc = g_ptr_array_index(scheds, d);
+            g_array_set_size(sc, 0);
+            schedule_dp(v, &v->dp[d], sc);
+            uint32_t t = 0;
+            for (guint i = 0; i < sc->len; i++)
+                t += g_array_index(sc, Sched, i).tokens;
+            g_array_append_val(tokens, t);
+            scheduled += sc->len;
+        }
+        if (scheduled == 0) {
+            out->stopped = g_strdup_printf(
+                "no request fits in the KV cache (%u blocks of %u tokens per DP rank): "
+                "the scheduler cannot make progress; %u of %u requests finished",
+                out->kv_blocks, out->block_tokens, finished, n);
+            return;
+        }
+        g_autoptr(GPtrArray) per_dp = g_ptr_array_new();
+        for (uint32_t d = 0; d < v->n_dp; d++)
+            g_ptr_array_add(per_dp, batch_of(v, g_ptr_array_index(scheds, d)));
+        ModelStep probe = {per_dp, 0, pad_of(v, tokens)};
+        char *why = NULL;
+        int64_t dur = step_ns(v, &probe, &why);
+        step_no++;
+        int64_t start = now, end = dur >= 0 ? now + dur : now;
+        for (uint32_t d = 0; d < v->n_dp; d++) {
+            const GArray *sc = g_ptr_array_index(scheds, d);
+            const ModelBatch *b = g_ptr_array_index(per_dp, d);
+            uint32_t own = g_array_index(tokens, uint32_t, d);
+            if (own == 0 && !li->arch->moe)
+                continue; /* an idle DP rank of a dense model runs nothing */
+            uint32_t used =
+                v->dp[d].free_blocks <= out->kv_blocks ? out->kv_blocks - v->dp[d].free_blocks : 0;
+            uint32_t pfl = 0;
+            for (guint i = 0; i < b->prefill->len; i++)
+                pfl += g_array_index(b->prefill, uint32_t, i);
+            ModelServeStep row = {(uint32_t)step_no,
+                                  d,
+                                  start,
+                                  end,
+                                  pfl,
+                                  b->decode->len,
+                                  sc->len,
+                                  MAX(own, MAX(probe.pad_tokens, own == 0 ? 1u : 0u)),
+                                  used,
+                                  own == 0};
+            g_array_append_val(out->steps, row);
+        }
+        /* the step joins the workload (batches taken over) */
+        g_autoptr(GPtrArray) keep = g_ptr_array_new();
+        for (guint d = 0; d < per_dp->len; d++)
+            g_ptr_array_add(keep, g_ptr_array_index(per_dp, d));
+        g_ptr_array_set_size(per_dp, 0);
+        model_workload_add_step(out->workload, g_steal_pointer(&keep));
+        ModelStep *made = g_ptr_array_index(out->workload->steps, out->workload->steps->len - 1);
+        made->idle_ns = start - last_end;
+        made->pad_tokens = probe.pad_tokens;
+        if (dur < 0) {
+            out->stopped = g_strdup_printf("step %" G_GUINT64_FORMAT " does not complete (%s): "
+                                           "scheduling stopped there",
+                                           step_no, why);
+            g_free(why);
+            return;
+        }
+        finish_step(v, scheds, end);
+        finished = 0;
+        for (uint32_t i = 0; i < n; i++)
+            finished += v->st[i].state == REQ_DONE;
+        now = last_end = end;
+        if (v->in->progress)
+            v->in->progress(v->in->progress_data, step_no, finished, n);
+    }
+}
+
+ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs, uint32_t n,
+                            GError **error)
+{
+    g_return_val_if_fail(in && in->lower && (reqs || n == 0), NULL);
+    const ModelLowerInput *li = in->lower;
+    const ModelEngine *e = li->engine;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t len = (uint64_t)reqs[i].prompt + reqs[i].output;
+        if (reqs[i].prompt == 0 || reqs[i].output == 0 || len > e->max_model_len) {
+            g_set_error(error, MODEL_SERVE_ERROR, 0,
+                        "request %u: prompt %u + output %u tokens%s; vLLM refuses a request "
+                        "longer than max_model_len=%u (valid: prompt >= 1, output >= 1, "
+                        "prompt + output <= %u)",
+                        i + 1, reqs[i].prompt, reqs[i].output,
+                        len > e->max_model_len ? " exceed max_model_len" : "", e->max_model_len,
+                        e->max_model_len);
+            return NULL;
+        }
+    }
+    ModelServe *out = g_new0(ModelServe, 1);
+    out->workload = model_workload_new();
+    out->steps = g_array_new(FALSE, FALSE, sizeof(ModelServeStep));
+    out->requests = g_array_sized_new(FALSE, TRUE, sizeof(ModelServeRequest), n);
+    const ModelParallel *par = &li->plan->par;
+    ModelBackend be = model_engine_backend(li->arch, e, par, li->hw);
+    out->block_tokens = model_memory_kv_block_size(li->arch, be, li->hw) *
+                        par->decode_context_parallel_size * par->prefill_context_parallel_size;
+    uint64_t blocks = in->kv_tokens / MAX(1u, out->block_tokens);
+    out->kv_blocks = blocks > 1 ? (uint32_t)MIN(blocks - 1, (uint64_t)UINT32_MAX) : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ModelServeRequest q = {i, 0, reqs[i].arrival_ns, -1, -1, reqs[i].prompt, reqs[i].output, 0,
+                               0, 0};
+        g_array_append_val(out->requests, q);
+    }
+    Srv v = {in,
+             reqs,
+             out,
+             g_new0(Req, MAX(n, 1u)),
+             NULL,
+             MAX(1u, par->data_parallel_size),
+             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+             g_string_new(NULL),
+             false};
+    v.dp = g_new0(Dp, v.n_dp);
+    for (uint32_t d = 0; d < v.n_dp; d++) {
+        g_queue_init(&v.dp[d].waiting);
+        v.dp[d].running = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        v.dp[d].free_blocks = out->kv_blocks;
+    }
+    uint32_t *order = g_new(uint32_t, MAX(n, 1u));
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
+    g_qsort_with_data(order, (gint)n, sizeof(uint32_t), cmp_arrival, (gpointer)reqs);
+    uint32_t too_big = UINT32_MAX;
+    for (uint32_t i = 0; i < n && too_big == UINT32_MAX; i++)
+        if (blocks_for(&v, (uint64_t)reqs[i].prompt + reqs[i].output) > out->kv_blocks)
+            too_big = i;
+    if (too_big != UINT32_MAX)
+        out->stopped = g_strdup_printf(
+            "request %u needs %u KV blocks of %u tokens for prompt %u + output %u, more than "
+            "the %u the KV cache holds: vLLM would never schedule it to the end",
+            too_big + 1, blocks_for(&v, (uint64_t)reqs[too_big].prompt + reqs[too_big].output),
+            out->block_tokens, reqs[too_big].prompt, reqs[too_big].output, out->kv_blocks);
+    else
+        serve_loop(&v, n, order);
+    g_free(order);
+    for (uint32_t d = 0; d < v.n_dp; d++) {
+        g_queue_clear(&v.dp[d].waiting);
+        g_array_unref(v.dp[d].running);
+    }
+    g_free(v.dp);
+    g_free(v.st);
+    g_hash_table_unref(v.cache);
+    g_string_free(v.key, TRUE);
+    return out;
+}
+
+void model_serve_free(ModelServe *s)
+{
+    if (!s)
+        return;
+    model_workload_free(s->workload);
+    g_array_unref(s->steps);
+    g_array_unref(s->requests);
+    g_free(s->stopped);
+    g_free(s);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double model_percentile(double *v, uint32_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(double), cmp_double);
+    double pos = p / 100.0 * (double)(n - 1);
+    uint32_t lo = (uint32_t)floor(pos);
+    uint32_t hi = lo + 1 < n ? lo + 1 : lo;
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+void model_serve_summarize(const ModelServeRequest *reqs, uint32_t n, ModelServeSummary *out)
+{
+    memset(out, 0, sizeof *out);
+    double *ttft = g_new(double, MAX(n, 1u)), *tpot = g_new(double, MAX(n, 1u));
+    uint32_t nt = 0, np = 0;
+    int64_t first = INT64_MAX, last = 0;
+    double gen = 0, all = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const ModelServeRequest *q = &reqs[i];
+        first = MIN(first, q->arrival_ns);
+        if (q->finish_ns < 0)
+            continue;
+        out->finished++;
+        last = MAX(last, q->finish_ns);
+        ttft[nt++] = (double)(q->first_token_ns - q->arrival_ns) / 1e9;
+        if (q->output > 1)
+            tpot[np++] = (double)(q->finish_ns - q->first_token_ns) / 1e9 / (q->output - 1);
+        gen += q->generated;
+        all += (double)q->prompt + q->generated;
+    }
+    out->ttft_p50 = model_percentile(ttft, nt, 50);
+    out->ttft_p90 = model_percentile(ttft, nt, 90);
+    out->ttft_p99 = model_percentile(ttft, nt, 99);
+    out->tpot_p50 = model_percentile(tpot, np, 50);
+    out->tpot_p90 = model_percentile(tpot, np, 90);
+    out->tpot_p99 = model_percentile(tpot, np, 99);
+    if (out->finished && last > first) {
+        out->duration_s = (double)(last - first) / 1e9;
+        out->output_tok_per_s = gen / out->duration_s;
+        out->total_tok_per_s = all / out->duration_s;
+    }
+    g_free(ttft);
+    g_free(tpot);
+}
