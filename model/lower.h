@@ -87,6 +87,9 @@ typedef struct {
                                         default; vLLM's CI image turns it on) */
     double jit_compile_s;            /* engine.jit_compile_s: one Triton kernel's JIT compile on
                                         a cold key, seconds; default 1.0 (doc/lifecycle.md) */
+    uint32_t num_gpu_blocks_override; /* --num-gpu-blocks-override: the KV blocks the scheduler
+                                         allocates from, instead of the profiled budget's;
+                                         0 = none (vLLM's default) */
 } ModelEngine;
 
 #define MODEL_ENGINE_GIVEN_MAX_MODEL_LEN (1u << 0)

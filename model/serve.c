@@ -244,7 +244,10 @@ static int64_t step_ns(Srv *v, const ModelStep *st, char **why)
                                d0 ? d0->message : "");
         return -1;
     }
-    int64_t ns = o->end_ns;
+    int64_t ns = o->end_ns; /* the last rank's last op (the run's end may precede it when no
+                               event was queued after the last compute) */
+    for (uint32_t r = 0; r < o->n_ranks; r++)
+        ns = MAX(ns, o->ranks[r].end_ns);
     if (!v->in->exact) {
         int64_t *box = g_new(int64_t, 1);
         *box = ns;
@@ -441,6 +444,8 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
     out->block_tokens = model_memory_kv_block_size(li->arch, be, li->hw) *
                         par->decode_context_parallel_size * par->prefill_context_parallel_size;
     uint64_t blocks = in->kv_tokens / MAX(1u, out->block_tokens);
+    if (e->num_gpu_blocks_override) /* vLLM: the override replaces the profiled block count */
+        blocks = e->num_gpu_blocks_override;
     out->kv_blocks = blocks > 1 ? (uint32_t)MIN(blocks - 1, (uint64_t)UINT32_MAX) : 0;
     for (uint32_t i = 0; i < n; i++) {
         ModelServeRequest q = {i, 0, reqs[i].arrival_ns, -1, -1, reqs[i].prompt, reqs[i].output, 0,

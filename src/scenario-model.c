@@ -170,6 +170,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "max_num_batched_tokens",
         "max_model_len",
         "max_num_seqs",
+        "num_gpu_blocks_override",
         "cudagraph_mode",
         "cudagraph_memory_profiling",
         "moe_backend",
@@ -269,7 +270,9 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
     if (!scenario_get_u32(ld, m, "max_num_batched_tokens", 1, MAX_SEQ_LEN,
                           &e->max_num_batched_tokens) ||
         !scenario_get_u32(ld, m, "max_model_len", 1, MAX_SEQ_LEN, &e->max_model_len) ||
-        !scenario_get_u32(ld, m, "max_num_seqs", 1, MAX_BATCH_SEQS, &e->max_num_seqs))
+        !scenario_get_u32(ld, m, "max_num_seqs", 1, MAX_BATCH_SEQS, &e->max_num_seqs) ||
+        !scenario_get_u32(ld, m, "num_gpu_blocks_override", 1, UINT32_MAX,
+                          &e->num_gpu_blocks_override))
         return false;
     if ((n = yamldoc_map_get(m, "cudagraph_mode"))) {
         const char *names[VLLM_ARGS_N_CUDAGRAPH + 1];

@@ -137,6 +137,7 @@ typedef enum {
     VF_BATCHED_TOKENS,
     VF_MODEL_LEN,
     VF_NUM_SEQS,
+    VF_GPU_BLOCKS,
     VF_COMPILATION,
     VF_OPT_LEVEL,
     VF_EAGER,
@@ -180,6 +181,7 @@ static const VllmFlag vllm_flags[] = {
     {"--max-num-batched-tokens", VF_BATCHED_TOKENS, true},
     {"--max-model-len", VF_MODEL_LEN, true},
     {"--max-num-seqs", VF_NUM_SEQS, true},
+    {"--num-gpu-blocks-override", VF_GPU_BLOCKS, true},
     {"--compilation-config", VF_COMPILATION, true},
     {"-cc", VF_COMPILATION, true},
     {"--optimization-level", VF_OPT_LEVEL, true},
@@ -212,11 +214,15 @@ static const struct {
     const char *name;
     const char *reason;
 } unsimulated_flags[] = {
-    {"--enable-chunked-prefill", "the scheduler: ranksim runs the workload's steps as given"},
-    {"--no-enable-chunked-prefill", "the scheduler: ranksim runs the workload's steps as given"},
-    {"--enable-prefix-caching", "the scheduler: ranksim runs the workload's steps as given"},
-    {"--no-enable-prefix-caching", "the scheduler: ranksim runs the workload's steps as given"},
-    {"--async-scheduling", "the scheduler: ranksim runs the workload's steps as given"},
+    {"--enable-chunked-prefill",
+     "the scheduler: ranksim's (vLLM V1's) chunks prefills always, as vLLM's default does"},
+    {"--no-enable-chunked-prefill",
+     "the scheduler: ranksim's (vLLM V1's) chunks prefills always, as vLLM's default does"},
+    {"--enable-prefix-caching",
+     "the scheduler: ranksim's requests carry no token contents, so no prefix is shared"},
+    {"--no-enable-prefix-caching",
+     "the scheduler: ranksim's requests carry no token contents, so no prefix is shared"},
+    {"--async-scheduling", "the scheduler: ranksim's schedules synchronously, one step at a time"},
     {"--block-size", "the KV block size: ranksim takes the attention backend's"},
     {"--kv-cache-memory-bytes", "a fixed KV size: ranksim budgets with gpu_memory_utilization"},
     {"--hf-overrides", "config overrides: give the changed config.json with model: instead"},
@@ -557,6 +563,8 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
     case VF_MODEL_LEN:
         e->given |= MODEL_ENGINE_GIVEN_MAX_MODEL_LEN;
         return flag_uint(ef, flag, v, 1, MAX_SEQ_LEN, true, &e->max_model_len);
+    case VF_GPU_BLOCKS:
+        return flag_uint(ef, flag, v, 1, UINT32_MAX, true, &e->num_gpu_blocks_override);
     case VF_NUM_SEQS:
         e->given |= MODEL_ENGINE_GIVEN_MAX_NUM_SEQS;
         return flag_uint(ef, flag, v, 1, MAX_BATCH_SEQS, false, &e->max_num_seqs);

@@ -1872,7 +1872,7 @@ Test(scenario_model_errors, engine_values)
 Test(scenario_model_errors, workload_problems)
 {
     expect_invalid(MODEL_HEAD, "t.yaml:1", "workload",
-                   "missing; give workload.steps in the file or --prefill N / --decode B:CTX");
+                   "missing; give workload.steps or workload.requests in the file, --requests FILE, or --prefill N / --decode B:CTX");
     expect_invalid(MODEL_HEAD "workload: {}\n", "t.yaml:3", "steps", "missing");
     expect_invalid(MODEL_HEAD "workload: {steps: []}\n", "t.yaml:3", "steps",
                    "empty list; give at least one step");
@@ -2064,8 +2064,9 @@ Test(scenario_eval, hardware_and_workload_required)
     assert_has(m2, "an eval config names no hardware");
     ScenarioExtras hw_only = {.hardware = "b200"};
     g_autofree char *m3 = load_x_fail(glm_eval, "e.yaml", &hw_only, SCENARIO_ERROR_INVALID);
-    assert_has(m3, "e.yaml:1: key 'workload': missing; give workload.steps in the file or "
-                   "--prefill N / --decode B:CTX");
+    assert_has(m3, "e.yaml:1: key 'workload': missing; give workload.steps or "
+                   "workload.requests in the file, --requests FILE, or --prefill N / --decode "
+                   "B:CTX");
     /* hardware: from --set counts */
     const char *ov[] = {"hardware=h200", NULL};
     ScenarioExtras x = *eval_extras(NULL, 100);
@@ -2220,8 +2221,8 @@ Test(scenario_eval, server_args_variants)
     cr_assert_eq(s->engine.speculative_method, MODEL_SPEC_MTP);
     cr_assert_eq(s->engine.num_speculative_tokens, 1);
     cr_assert_eq(s->ignored_flags->len, 3);
-    cr_assert(has_ignored(s, "--no-enable-prefix-caching (the scheduler: ranksim runs the "
-                             "workload's steps as given)"));
+    cr_assert(has_ignored(s, "--no-enable-prefix-caching (the scheduler: ranksim's requests "
+                             "carry no token contents, so no prefix is shared)"));
     cr_assert(has_ignored(s, "--block-size=64 (the KV block size: ranksim takes the attention "
                              "backend's)"));
     cr_assert(has_ignored(s, "stray (not a flag; ignored)"));

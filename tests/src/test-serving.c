@@ -50,3 +50,284 @@ Test(serving, long_prefill_attention_is_where_its_flops_put_it)
     double total_s = db_double(db, "SELECT sim_end_us / 1e6 FROM runs");
     cr_assert(total_s < 10, "the prefill took %.1f s", total_s);
 }
+
+/* ---- requests served by vLLM's scheduler ---- */
+
+static char *write_file(const char *dir, const char *name, const char *text)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    cr_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+static double run_and_get(const char *dir, const char *scenario, const char *sql)
+{
+    g_autofree char *path = write_file(dir, "s.yaml", scenario);
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    g_unlink(db);
+    Result r = ranksim((const char *[]){"run", path, "--db", db, "-q", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    return db_double(db, sql);
+}
+
+static const char qwen_chunked[] =
+    "name: q235-chunked\nmodel: qwen3-235b-a22b\nhardware: h200\n"
+    "parallel: {tensor_parallel_size: 8}\n"
+    "engine: {max_model_len: 140000, max_num_batched_tokens: 8192}\n"
+    "workload:\n  requests: [{prompt: %u, output: 2}]\n";
+
+/* vLLM's chunked prefill: a 131,072-token prompt at the default-sized budget of 8,192 tokens
+ * runs as 16 chunks, each attending to the chunks before it; the engine is the one a short
+ * prompt gets (the same KV budget); the first token comes when a FLOP count says. The count,
+ * made here from Qwen3-235B-A22B's shapes (hidden 4096, 94 layers, 64 query / 4 KV heads of
+ * 128, 8 of 128 experts of 1536 per token): linear 2 x 20.9e9 FLOPs per token, causal attention
+ * 4 x 94 x 64 x 128 x n^2 / 2, over 8 H200s at 989 TFLOPS bf16 dense: 4.0 s at full
+ * utilisation. TTFT must be above that floor and within 2.5x of it (MFU 40-100 %). */
+Test(serving, a_128k_prompt_runs_as_16_chunks_on_the_short_prompt_engine)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    g_autofree char *lng = g_strdup_printf(qwen_chunked, 131072u);
+    g_autofree char *shrt = g_strdup_printf(qwen_chunked, 1024u);
+    double chunks = run_and_get(dir, lng, "SELECT count(*) FROM steps WHERE prefill_tokens > 0");
+    cr_assert_eq(chunks, 16);
+    double biggest = run_and_get(dir, lng, "SELECT max(prefill_tokens) FROM steps");
+    cr_assert_eq(biggest, 8192);
+    double stored = run_and_get(dir, lng, "SELECT prefill_chunks FROM requests");
+    cr_assert_eq(stored, 16);
+    double kv_long = run_and_get(dir, lng, "SELECT min_kv_budget_bytes FROM memory_runs");
+    double kv_short = run_and_get(dir, shrt, "SELECT min_kv_budget_bytes FROM memory_runs");
+    cr_assert_eq(kv_long, kv_short, "KV budget %.0f with the long prompt, %.0f with a short one",
+                 kv_long, kv_short);
+    double ttft = run_and_get(dir, lng, "SELECT (first_token_us - arrival_us) / 1e6 FROM requests");
+    double n = 131072;
+    double per_layer = 4096.0 * (8192 + 512 + 512) + 8192.0 * 4096 + 8 * 3.0 * 4096 * 1536 +
+                       4096.0 * 128;
+    double flops = 2 * per_layer * 94 * n + 4.0 * 94 * 64 * 128 * n * n / 2;
+    double floor_s = flops / (8 * 989e12);
+    cr_assert(ttft >= floor_s && ttft <= 2.5 * floor_s, "TTFT %.2f s, FLOP floor %.2f s", ttft,
+              floor_s);
+}
+
+/* The step cache changes no result: the same requests with and without --exact give the same
+ * rows of steps and requests, and the cached run reused steps (requests far apart are served
+ * alone, so their steps repeat exactly). */
+Test(serving, cached_steps_give_the_exact_results)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    g_autofree char *path = write_file(
+        dir, "s.yaml",
+        "name: repeat\nmodel: llama-3.1-8b\nhardware: h100\n"
+        "engine: {max_model_len: 4096, max_num_batched_tokens: 512}\n"
+        "workload:\n  requests:\n"
+        "    - {prompt: 700, output: 6, arrival_s: 0}\n"
+        "    - {prompt: 700, output: 6, arrival_s: 5}\n"
+        "    - {prompt: 300, output: 4, arrival_s: 5.001}\n"
+        "    - {prompt: 700, output: 6, arrival_s: 10}\n");
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result a = ranksim((const char *[]){"run", path, "--db", db, "-q", NULL});
+    cr_assert_eq(a.code, 0, "%s", a.err);
+    Result b = ranksim((const char *[]){"run", path, "--db", db, "-q", "--exact", NULL});
+    cr_assert_eq(b.code, 0, "%s", b.err);
+    result_clear(&a);
+    result_clear(&b);
+    const char *cols[] = {
+        "SELECT group_concat(step || ':' || dp || ':' || start_us || ':' || end_us || ':' || "
+        "prefill_tokens || ':' || decode_tokens || ':' || seqs || ':' || padded_tokens || ':' || "
+        "kv_blocks_used, ';') FROM (SELECT * FROM steps WHERE run_id = %d ORDER BY step, dp)",
+        "SELECT group_concat(id || ':' || dp || ':' || arrival_us || ':' || first_token_us || "
+        "':' || finish_us || ':' || generated || ':' || preemptions, ';') FROM (SELECT * FROM "
+        "requests WHERE run_id = %d ORDER BY id)"};
+    sqlite3 *h = NULL;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    for (int k = 0; k < 2; k++) {
+        char *text[2];
+        for (int run = 1; run <= 2; run++) {
+            g_autofree char *sql = g_strdup_printf(cols[k], run);
+            sqlite3_stmt *st = NULL;
+            cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+            cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+            text[run - 1] = g_strdup((const char *)sqlite3_column_text(st, 0));
+            sqlite3_finalize(st);
+        }
+        cr_assert_str_eq(text[0], text[1]);
+        cr_assert(strlen(text[0]) > 20);
+        g_free(text[0]);
+        g_free(text[1]);
+    }
+    sqlite3_close(h);
+    cr_assert_gt(db_double(db, "SELECT reused_steps FROM serve_runs WHERE run_id = 1"), 0);
+    cr_assert_eq(db_double(db, "SELECT reused_steps FROM serve_runs WHERE run_id = 2"), 0);
+}
+
+/* DP2 x TP4 with EP on an MoE model and a single request: DP rank 1 has nothing to run, so it
+ * runs dummy batches (vLLM's execute_dummy_batch) and joins every EP collective of the busy
+ * rank; the run is healthy. */
+Test(serving, an_idle_dp_rank_joins_every_ep_collective)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    const char *sc = "name: dp2-ep\nmodel: qwen3-30b-a3b\nhardware: h100\n"
+                     "parallel: {tensor_parallel_size: 4, data_parallel_size: 2, "
+                     "enable_expert_parallel: true}\n"
+                     "engine: {max_model_len: 4096}\n"
+                     "workload:\n  requests: [{prompt: 500, output: 8}]\n";
+    double dummies = run_and_get(dir, sc, "SELECT count(*) FROM steps WHERE dp = 1 AND dummy");
+    double steps = run_and_get(dir, sc, "SELECT count(DISTINCT step) FROM steps");
+    cr_assert_eq(dummies, steps, "%.0f dummy steps of %.0f", dummies, steps);
+    cr_assert_eq(steps, 8);
+    double busy = run_and_get(dir, sc, "SELECT count(*) FROM ops WHERE rank = 0 AND name "
+                                       "IN ('ep_dispatch', 'ep_combine')");
+    double idle = run_and_get(dir, sc, "SELECT count(*) FROM ops WHERE rank = 4 AND name "
+                                       "IN ('ep_dispatch', 'ep_combine')");
+    cr_assert_gt(busy, 0);
+    cr_assert_eq(busy, idle);
+    cr_assert_str_eq("ok", "ok");
+    cr_assert_eq(run_and_get(dir, sc, "SELECT exit_code FROM runs"), 0);
+}
+
+/* The Poisson workload of the issue: 200 requests on Llama-3.1-70B TP4 all finish, each with a
+ * first-token and a finish time, and the JSON report gives the percentiles in order. */
+Test(serving, poisson_200_requests_all_finish_with_latencies, .timeout = 120)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    g_autofree char *path = write_file(
+        dir, "s.yaml",
+        "name: p200\nmodel: llama-3.1-70b\nhardware: h100\n"
+        "parallel: {tensor_parallel_size: 4}\nengine: {max_model_len: 8192}\n"
+        "workload:\n  poisson: {count: 200, rate_per_s: 4, prompt: 1024, output: 128, seed: 1}\n");
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result r = ranksim((const char *[]){"run", path, "--db", db, "--json", "--timeline", "none",
+                                        NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"ttft_p99_s\""), "%s", r.out);
+    result_clear(&r);
+    cr_assert_eq(db_double(db, "SELECT count(*) FROM requests WHERE finish_us IS NOT NULL AND "
+                               "first_token_us IS NOT NULL AND generated = 128"),
+                 200);
+    double arrivals = db_double(db, "SELECT count(DISTINCT arrival_us) FROM requests");
+    cr_assert_eq(arrivals, 200);
+    double span = db_double(db, "SELECT max(arrival_us) / 1e6 FROM requests");
+    cr_assert(span > 30 && span < 70, "200 arrivals at 4/s span %.1f s", span);
+    Result j = ranksim((const char *[]){"report", "--db", db, "--json", NULL});
+    cr_assert_eq(j.code, 0);
+    double p50 = 0, p99 = 0;
+    const char *a = strstr(j.out, "\"ttft_p50_s\""), *b = strstr(j.out, "\"ttft_p99_s\"");
+    cr_assert(a && b);
+    cr_assert_eq(sscanf(strchr(a, ':') + 1, "%lf", &p50), 1);
+    cr_assert_eq(sscanf(strchr(b, ':') + 1, "%lf", &p99), 1);
+    cr_assert(p50 > 0 && p50 <= p99, "p50 %g p99 %g", p50, p99);
+    result_clear(&j);
+}
+
+/* Preemption by recompute: a KV cache too small for the requests together takes back the last
+ * running request's blocks; it is recomputed later and still finishes. */
+Test(serving, a_full_kv_cache_preempts_and_recomputes)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    /* 160 blocks of 16 tokens: 2,544 usable tokens for three requests of up to 1,600 */
+    const char *sc = "name: tight\nmodel: llama-3.1-8b\nhardware: h100\n"
+                     "engine: {max_model_len: 2048, num_gpu_blocks_override: 160, "
+                     "cudagraph_mode: NONE}\n"
+                     "workload:\n  requests:\n"
+                     "    - {prompt: 1000, output: 600}\n"
+                     "    - {prompt: 1000, output: 600}\n"
+                     "    - {prompt: 1000, output: 600}\n";
+    double blocks = run_and_get(dir, sc, "SELECT kv_blocks * block_tokens FROM serve_runs");
+    cr_assert(blocks > 1600 && blocks < 4800, "KV cache of %.0f tokens", blocks);
+    cr_assert_gt(run_and_get(dir, sc, "SELECT sum(preemptions) FROM requests"), 0);
+    cr_assert_eq(run_and_get(dir, sc, "SELECT count(*) FROM requests WHERE generated = 600"), 3);
+    double most = run_and_get(dir, sc, "SELECT max(kv_blocks_used) FROM steps");
+    double have = run_and_get(dir, sc, "SELECT kv_blocks FROM serve_runs");
+    cr_assert_leq(most, have);
+}
+
+/* ---- trace files ---- */
+
+static Result run_trace(const char *dir, const char *trace_name, const char *trace)
+{
+    g_autofree char *tp = write_file(dir, trace_name, trace);
+    g_autofree char *sp = write_file(dir, "t.yaml",
+                                     "name: t\nmodel: llama-3.1-8b\nhardware: h100\n"
+                                     "engine: {max_model_len: 4096}\n");
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    return ranksim((const char *[]){"run", sp, "--db", db, "-q", "--requests", tp, NULL});
+}
+
+Test(serving, traces_in_json_lines_and_csv_give_the_same_requests)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    Result a = run_trace(dir, "a.jsonl",
+                         "{\"arrival_s\": 0, \"prompt\": 100, \"output\": 3, \"id\": \"x\"}\n"
+                         "\n# a comment\n{\"arrival_s\": 0.25, \"prompt\": 200, \"output\": 2}\n");
+    cr_assert_eq(a.code, 0, "%s", a.err);
+    Result b = run_trace(dir, "b.csv", "prompt,output,arrival_s\n100,3,0\n200,2,0.25\n");
+    cr_assert_eq(b.code, 0, "%s", b.err);
+    result_clear(&a);
+    result_clear(&b);
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    const char *q = "SELECT group_concat(arrival_us || '/' || prompt || '/' || output || '/' || "
+                    "finish_us) FROM requests WHERE run_id = %d";
+    g_autofree char *q1 = g_strdup_printf(q, 1), *q2 = g_strdup_printf(q, 2);
+    sqlite3 *h = NULL;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    char *t[2];
+    const char *qs[2] = {q1, q2};
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *st = NULL;
+        cr_assert_eq(sqlite3_prepare_v2(h, qs[k], -1, &st, NULL), SQLITE_OK);
+        cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+        t[k] = g_strdup((const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    cr_assert_str_eq(t[0], t[1]);
+    cr_assert(strstr(t[0], "250000.0/200/2/"), "%s", t[0]);
+    g_free(t[0]);
+    g_free(t[1]);
+}
+
+Test(serving, a_bad_trace_line_names_the_file_line_and_key)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    struct {
+        const char *name, *text, *want;
+    } cases[] = {
+        {"x.jsonl", "{\"prompt\": 10, \"output\": 2}\n{\"prompt\": -1, \"output\": 2}\n",
+         "x.jsonl:2: key 'prompt'"},
+        {"y.jsonl", "{\"prompt\": 10}\n", "y.jsonl:1: key 'output': missing"},
+        {"z.csv", "arrival_s,prompt,output\n0,10,2\n0.5,ten,2\n", "z.csv:3: key 'prompt'"},
+        {"w.csv", "arrival_s,tokens\n0,10\n", "w.csv:1: key 'prompt': missing"},
+        {"v.jsonl", "{\"prompt\": 10, \"output\": 2\n", "v.jsonl:1: key 'arrival_s'"},
+        {"u.csv", "arrival_s,prompt,output\n0,5000,100\n", "exceed max_model_len"},
+        {"e.csv", "# nothing\n", "no requests"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Result r = run_trace(dir, cases[i].name, cases[i].text);
+        cr_assert_eq(r.code, 2, "%s: exit %d: %s", cases[i].name, r.code, r.err);
+        cr_assert(strstr(r.err, cases[i].want), "%s: %s", cases[i].name, r.err);
+        cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+        result_clear(&r);
+    }
+}
+
+/* The same seed gives the same arrivals; steps and requests exclude each other. */
+Test(serving, poisson_arrivals_are_deterministic_and_workload_forms_exclusive)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    const char *sc = "name: p\nmodel: llama-3.1-8b\nhardware: h100\n"
+                     "engine: {max_model_len: 4096}\n"
+                     "workload:\n  poisson: {count: 5, rate_per_s: 10, prompt: 64, output: 2, "
+                     "seed: 7}\n";
+    double a = run_and_get(dir, sc, "SELECT sum(arrival_us) FROM requests");
+    double b = run_and_get(dir, sc, "SELECT sum(arrival_us) FROM requests");
+    cr_assert_eq(a, b);
+    cr_assert_gt(a, 0);
+    g_autofree char *bad = write_file(dir, "bad.yaml",
+                                      "name: p\nmodel: llama-3.1-8b\nhardware: h100\n"
+                                      "workload:\n  steps: [{prefill: [10]}]\n"
+                                      "  requests: [{prompt: 10, output: 2}]\n");
+    Result r = ranksim((const char *[]){"run", bad, "--db", "/dev/null/x.db", "-q", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "bad.yaml:5: key 'steps'"), "%s", r.err);
+    result_clear(&r);
+}
