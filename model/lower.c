@@ -791,12 +791,41 @@ static void emit_layer(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
 
 /* ---- a whole step ---- */
 
+/* PP: the hidden states and the residual ([rows, hidden] bf16 each) to or from the same
+ * (DP, PCP, TP) position of the next / previous stage. GroupCoordinator.send_tensor_dict with
+ * all_gather_group = TP (vllm/distributed/parallel_state.py): each TP rank sends 1/TP of a
+ * tensor whose size TP divides, and the receiving stage all-gathers it over TP. */
+static void emit_pp_transfer(Ctx *c, uint32_t rank, uint64_t rows, bool send)
+{
+    const ModelPlan *pl = c->pl;
+    const ModelParallel *par = &pl->par;
+    uint32_t tp = par->tensor_parallel_size;
+    uint32_t stride = par->prefill_context_parallel_size * tp;
+    int32_t peer = (int32_t)(send ? rank + stride : rank - stride);
+    uint64_t n = rows * c->a->hidden_size;
+    bool split = tp > 1 && n % tp == 0;
+    static const char *const tensors[2][2] = {{"pp_recv_hidden_states", "pp_recv_residual"},
+                                              {"pp_send_hidden_states", "pp_send_residual"}};
+    for (int k = 0; k < 2; k++) {
+        SchedOp op =
+            sched_op_p2p(send ? SCHED_OP_SEND : SCHED_OP_RECV, op_name(c, tensors[send][k]), peer,
+                         split ? n / tp : n, SCHED_DTYPE_BF16);
+        op.tokens = rows;
+        g_array_append_val(c->ops, op);
+        if (!send && split)
+            emit_coll(c, SCHED_OP_ALL_GATHER, "pp_tp_all_gather", pl->tp_group[rank], n / tp,
+                      SCHED_DTYPE_BF16, rows);
+    }
+}
+
 static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
 {
     const ModelArch *a = c->a;
     const ModelPlan *pl = c->pl;
     uint32_t tp = pl->par.tensor_parallel_size;
     int32_t gt = pl->tp_group[rank];
+    uint32_t stages = MAX(1u, pl->par.pipeline_parallel_size), stage = pl->coord[rank].pp;
+    bool first = stage == 0, last = stage + 1 == stages;
     if (s->idle_ns > 0) {
         SchedOp idle = sched_op_compute(op_name(c, "idle"), s->idle_ns, 0);
         g_array_append_val(c->ops, idle);
@@ -806,6 +835,17 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
      * share no collective, so an idle one runs nothing. */
     if (model_batch_tokens(model_step_batch(s, pl->coord[rank].dp)) == 0 && !a->moe)
         return;
+    /* PP (synchronous scheduling, one batch in flight): every worker of the engine takes the
+     * step's SchedulerOutput from the engine core, which has it once the last stage's output
+     * of the step before came back — rooted at the output rank, the first TP rank of the last
+     * stage (MultiprocExecutor: "TP rank=0 and PP rank=-1"). */
+    if (stages > 1) {
+        SchedOp so = sched_op_collective(SCHED_OP_BROADCAST, op_name(c, "scheduler_output"),
+                                         pl->sched_group[rank], 1, SCHED_DTYPE_INT32);
+        uint32_t per = stages * pl->par.prefill_context_parallel_size * tp;
+        so.root = (int32_t)(pl->coord[rank].dp * per + (stages - 1) * (per / stages));
+        g_array_append_val(c->ops, so);
+    }
     StepRows sr = step_rows(c, s, rank);
     uint64_t in_rows = sr.mode == MODE_TP ? sr.padded : sr.full;
     /* DP ranks of an MoE model agree on each step's batch before it runs
@@ -816,23 +856,29 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
     if (dp > 1 && a->moe)
         emit_coll(c, SCHED_OP_ALL_REDUCE, "dp_batch_all_reduce", pl->dp_group[rank], 4ull * dp,
                   SCHED_DTYPE_INT32, 0);
-    /* Embedding: vocab-parallel lookup, combined over TP (reduce-scattered to local tokens
-     * under sequence parallelism). */
-    emit_compute(c, "embed", in_rows, 0, (double)in_rows * a->hidden_size * c->act_bytes,
-                 NET_PEAK_BF16);
-    if (tp > 1) {
-        if (sr.mode == MODE_TP)
-            emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, in_rows * a->hidden_size,
-                      SCHED_DTYPE_BF16, in_rows);
-        else
-            emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt, in_rows * a->hidden_size,
-                      SCHED_DTYPE_BF16, in_rows);
+    /* Embedding on the first stage: vocab-parallel lookup, combined over TP (reduce-scattered
+     * to local tokens under sequence parallelism). Later stages receive the previous stage's
+     * hidden states and residual instead. */
+    if (first) {
+        emit_compute(c, "embed", in_rows, 0, (double)in_rows * a->hidden_size * c->act_bytes,
+                     NET_PEAK_BF16);
+        if (tp > 1) {
+            if (sr.mode == MODE_TP)
+                emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, in_rows * a->hidden_size,
+                          SCHED_DTYPE_BF16, in_rows);
+            else
+                emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt,
+                          in_rows * a->hidden_size, SCHED_DTYPE_BF16, in_rows);
+        }
+    } else {
+        emit_pp_transfer(c, rank, sr.padded, false);
     }
-    /* Layers: one repeat block per run of identical layers. */
-    for (uint32_t l = 0; l < a->num_layers;) {
+    /* Layers of this stage: one repeat block per run of identical layers. */
+    uint32_t l_end = stages > 1 ? pl->layer_end[stage] : a->num_layers;
+    for (uint32_t l = stages > 1 ? pl->layer_start[stage] : 0; l < l_end;) {
         LayerKind lk = layer_kind(a, l);
         uint32_t end = l + 1;
-        while (end < a->num_layers) {
+        while (end < l_end) {
             LayerKind nk = layer_kind(a, end);
             if (nk.moe != lk.moe || nk.indexer != lk.indexer || nk.heads != lk.heads ||
                 nk.window != lk.window || nk.ratio != lk.ratio)
@@ -845,6 +891,10 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
         emit_layer(c, rank, &sr, lk);
         g_array_index(c->ops, SchedOp, header).body_len = c->ops->len - header - 1;
         l = end;
+    }
+    if (!last) {
+        emit_pp_transfer(c, rank, sr.padded, true);
+        return;
     }
     uint64_t out_rows = sr.mode == MODE_TP ? sr.padded : sr.local;
     if (sr.mode != MODE_TP) {
@@ -1009,8 +1059,7 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
                         g_set_error(error, MODEL_LOWER_ERROR, 0,
                                     "step %u: a %s of %" G_GUINT64_FORMAT
                                     " tokens exceeds max_model_len=%u",
-                                    i + 1,
-                                    k ? "decode context" : "prompt", len,
+                                    i + 1, k ? "decode context" : "prompt", len,
                                     in->engine->max_model_len);
                         return false;
                     }

@@ -116,7 +116,25 @@ typedef struct {
     uint32_t heads;          /* attention heads whose weights a rank holds */
     const ModelQuantSpec *q; /* the formats in force: the checkpoint's or the override */
     ModelQuantSpec override; /* engine.quantization, when given */
+    uint32_t l0, l1;         /* the decoder layers [l0, l1) of the rank's pipeline stage */
+    bool first, last;        /* the stage holds the embedding / the final norm and lm_head */
 } Ctx;
+
+/* The pipeline stage of the ranks being planned (vLLM's make_layers / PPMissingLayer: a stage
+ * holds its layers, the first the embedding, the last the norm and the head). */
+static void ctx_stage(Ctx *c, uint32_t stage)
+{
+    uint32_t S = MAX(1u, c->pl->par.pipeline_parallel_size);
+    c->l0 = S > 1 ? c->pl->layer_start[stage] : 0;
+    c->l1 = S > 1 ? c->pl->layer_end[stage] : c->a->num_layers;
+    c->first = stage == 0;
+    c->last = stage + 1 == S;
+}
+
+static uint32_t n_layers(const Ctx *c)
+{
+    return c->l1 - c->l0;
+}
 
 static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const ModelEngine *e,
                      const NetHardware *hw)
@@ -142,6 +160,7 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
         model_quant_spec_from_name(model_quant_name(e->quantization), a->moe, a->native_dtype,
                                    a->num_layers + a->num_nextn_predict_layers, &c->override))
         c->q = &c->override;
+    ctx_stage(c, 0);
 }
 
 /* ---- items ---- */
@@ -604,14 +623,15 @@ static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
     layers_init(&G);
     G.layer = -1;
     uint64_t vv[1] = {v};
-    add_linear_fmt(&G, "embed_tokens", 1, vv, 1, H, emb, false, false);
+    if (c->first)
+        add_linear_fmt(&G, "embed_tokens", 1, vv, 1, H, emb, false, false);
     Layers L;
     layers_init(&L);
-    for (uint32_t l = 0; l < a->num_layers; l++) {
+    for (uint32_t l = c->l0; l < c->l1; l++) {
         L.layer = (int32_t)l;
         plan_layer(c, &L, l, model_arch_layer_is_moe(a, l), n_local);
     }
-    uint32_t mtp = mtp_layers_loaded(c);
+    uint32_t mtp = c->last ? mtp_layers_loaded(c) : 0;
     for (uint32_t k = 0; k < mtp; k++) {
         uint32_t l = a->num_layers + k;
         L.layer = (int32_t)l;
@@ -626,7 +646,8 @@ static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
     }
     layers_emit(&L, b);
     layers_clear(&L);
-    if (!a->tie_word_embeddings)
+    /* a tied head is the embedding's tensor, except on a last stage that has no embedding */
+    if (c->last && (!a->tie_word_embeddings || !c->first))
         add_linear_fmt(&G, "lm_head", 1, vv, 1, H, head, false, false);
     if (a->vision_params) {
         /* The vision tower and projector: counted, not itemised (model/arch.c), split over TP
@@ -644,7 +665,8 @@ static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
     }
     layers_emit(&G, b);
     layers_clear(&G);
-    build_add(b, MODEL_MEM_WEIGHTS, g_strdup("norm.weight"), shape1(H), "bf16", H * 2);
+    if (c->last)
+        build_add(b, MODEL_MEM_WEIGHTS, g_strdup("norm.weight"), shape1(H), "bf16", H * 2);
 }
 
 /* ---- KV cache ---- */
@@ -694,11 +716,12 @@ uint64_t model_kv_bytes_per_token_layer(const ModelArch *arch, const ModelPlan *
     return bytes;
 }
 
-static uint32_t indexer_layers(const ModelArch *a)
+static uint32_t indexer_layers(const Ctx *c)
 {
+    const ModelArch *a = c->a;
     uint32_t n = 0;
     if (a->dsa)
-        for (uint32_t l = 0; l < a->num_layers; l++)
+        for (uint32_t l = c->l0; l < c->l1; l++)
             n += a->index_shared[l] ? 0 : 1;
     return n;
 }
@@ -717,7 +740,7 @@ static uint64_t v4_request_bytes(const Ctx *c, uint64_t len)
 {
     const ModelArch *a = c->a;
     uint64_t total = 0, compressed = ceil_div(len, V4_COMPRESSED_BLOCK);
-    for (uint32_t l = 0; l < a->num_layers; l++) {
+    for (uint32_t l = c->l0; l < c->l1; l++) {
         total += window_blocks(c, V4_SWA_WINDOW, V4_SWA_BLOCK, len) * V4_PAGE_LARGE;
         if (a->compress_ratio[l] == 4)
             total += compressed * (V4_PAGE_LARGE + V4_PAGE_INDEXER) +
@@ -733,9 +756,9 @@ static uint64_t kv_bytes_per_token_rank(const Ctx *c)
     if (c->a->dsv4) /* per token of a max_model_len request, windows included */
         return ceil_div(v4_request_bytes(c, MAX(1u, c->e->max_model_len)),
                         MAX(1u, c->e->max_model_len));
-    uint64_t main = ceil_div(kv_main_width(c), c->dcp) * c->a->num_layers;
+    uint64_t main = ceil_div(kv_main_width(c), c->dcp) * n_layers(c);
     uint64_t idx = index_sharded(c) ? ceil_div(kv_index_width(c), c->dcp) : kv_index_width(c);
-    return main + idx * indexer_layers(c->a);
+    return main + idx * indexer_layers(c);
 }
 
 /* The KV block size vLLM uses: 128 on vLLM-Ascend; 64 for FlashMLA (dense and sparse) and
@@ -778,7 +801,7 @@ static uint64_t kv_request_bytes(const Ctx *c, uint64_t len)
     uint64_t main_w = kv_main_width(c);
     uint64_t shard_blocks = ceil_div(ceil_div(len, c->dcp), bs);
     uint64_t total = 0;
-    for (uint32_t l = 0; l < a->num_layers; l++) {
+    for (uint32_t l = c->l0; l < c->l1; l++) {
         uint64_t blocks = shard_blocks;
         if (a->sliding_window && a->layer_sliding[l]) {
             uint64_t need =
@@ -789,7 +812,7 @@ static uint64_t kv_request_bytes(const Ctx *c, uint64_t len)
     }
     if (a->dsa) {
         uint64_t idx_blocks = index_sharded(c) ? shard_blocks : ceil_div(len, bs);
-        total += (uint64_t)indexer_layers(a) * idx_blocks * bs * kv_index_width(c);
+        total += (uint64_t)indexer_layers(c) * idx_blocks * bs * kv_index_width(c);
     }
     return total;
 }
@@ -1108,7 +1131,7 @@ static void plan_cudagraph(const Ctx *c, Build *b)
     uint64_t pool = plan_activations(c, largest, false, NULL);
     build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.pool"),
               g_strdup_printf("activations at %u tokens", largest), "bf16", pool);
-    uint64_t pieces = (uint64_t)c->a->num_layers + 1; /* split at every attention op */
+    uint64_t pieces = (uint64_t)n_layers(c) + 1; /* split at every attention op */
     if (m == MODEL_CUDAGRAPH_PIECEWISE || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
         uint64_t g = (uint64_t)(n_all - 1) * pieces;
         build_add(
@@ -1164,7 +1187,8 @@ static void plan_reserved(const Ctx *c, Build *b)
 /* ---- one rank class ---- */
 
 typedef struct {
-    uint32_t n_local;       /* local experts: the class key */
+    uint32_t n_local; /* local experts and the pipeline stage: the class key */
+    uint32_t stage;
     ModelMemRank r;         /* items shared by every rank of the class */
     uint64_t weights_total; /* weights + quant_scales + derived */
     uint64_t non_kv;
@@ -1195,15 +1219,15 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
     /* The KV cache the engine would allocate: whole blocks of rank-local slots. */
     if (budget > 0 && bpt > 0 && c->a->dsv4) {
         build_add(&b, MODEL_MEM_KV_CACHE,
-                  g_strdup_printf("layers.0-%u.kv_cache (sliding window, compressed, indexer)",
-                                  c->a->num_layers - 1),
+                  g_strdup_printf("layers.%u-%u.kv_cache (sliding window, compressed, indexer)",
+                                  c->l0, c->l1 - 1),
                   g_strdup("the pool: every byte of the budget"), "fp8_ds_mla", (uint64_t)budget);
     } else if (budget > 0 && bpt > 0) {
         const ModelArch *a = c->a;
         uint64_t main_w = kv_main_width(c), idx_w = a->dsa ? kv_index_width(c) : 0;
-        uint64_t nidx = indexer_layers(a);
+        uint64_t nidx = indexer_layers(c);
         /* a slot holds one token of the rank's shard in every layer */
-        uint64_t slot = main_w * a->num_layers + (index_sharded(c) ? idx_w * nidx : 0);
+        uint64_t slot = main_w * n_layers(c) + (index_sharded(c) ? idx_w * nidx : 0);
         uint64_t per_token_repl = index_sharded(c) ? 0 : idx_w * nidx; /* not sharded */
         uint32_t blk = kv_block_size(c);
         /* slots s hold s x DCP tokens; replicated parts need one entry per token */
@@ -1215,15 +1239,15 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
                                                                          : "fp8_e4m3")
                 : "bf16";
         build_add(&b, MODEL_MEM_KV_CACHE,
-                  g_strdup_printf("layers.0-%u.kv_cache", a->num_layers - 1),
+                  g_strdup_printf("layers.%u-%u.kv_cache", c->l0, c->l1 - 1),
                   g_strdup_printf("%u x [%" G_GUINT64_FORMAT " slots, %" G_GUINT64_FORMAT " B]",
-                                  a->num_layers, slots, main_w),
-                  kvdt, slots * main_w * a->num_layers);
+                                  n_layers(c), slots, main_w),
+                  kvdt, slots * main_w * n_layers(c));
         if (nidx) {
             uint64_t n_entries = index_sharded(c) ? slots : slots * c->dcp;
             int32_t *ls = g_new(int32_t, nidx);
             uint32_t j = 0;
-            for (uint32_t l = 0; l < a->num_layers; l++)
+            for (uint32_t l = c->l0; l < c->l1; l++)
                 if (!a->index_shared[l])
                     ls[j++] = (int32_t)l;
             g_autofree char *ranges = sched_format_ranks(ls, j);
@@ -1495,14 +1519,17 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
     GArray *classes = g_array_new(FALSE, TRUE, sizeof(RankClass));
     uint32_t *cls_of = g_new(uint32_t, m->world);
     for (uint32_t r = 0; r < m->world; r++) {
-        uint32_t nl = arch->moe ? local_experts(&c, r) : 0;
+        uint32_t nl = arch->moe ? local_experts(&c, r) : 0, st = plan->coord[r].pp;
         guint k = 0;
-        while (k < classes->len && g_array_index(classes, RankClass, k).n_local != nl)
+        while (k < classes->len && (g_array_index(classes, RankClass, k).n_local != nl ||
+                                    g_array_index(classes, RankClass, k).stage != st))
             k++;
         if (k == classes->len) {
             RankClass rc;
             memset(&rc, 0, sizeof rc);
             rc.n_local = nl;
+            rc.stage = st;
+            ctx_stage(&c, st);
             plan_class(&c, m->requested_bytes, &rc);
             g_array_append_val(classes, rc);
         }

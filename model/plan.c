@@ -2,14 +2,15 @@
  * groups and the PCP / DCP token splits; see plan.h and doc/parallel-plan.md.
  *
  * Layout (vllm/distributed/parallel_state.py, initialize_model_parallel): all ranks are
- * arange(world).reshape(ExtDP=1, DP, PP=1, PCP, TP), so rank = ((dp * PCP) + pcp) * TP + tp.
- * Each group kind is "that axis moved last, reshape(-1, size), one row per group":
+ * arange(world).reshape(ExtDP=1, DP, PP, PCP, TP), so rank = ((dp * PP + pp) * PCP + pcp) * TP
+ * + tp. Each group kind is "that axis moved last, reshape(-1, size), one row per group":
  *   TP   all_ranks.view(-1, TP)                     consecutive ranks
  *   DCP  all_ranks.transpose(-1, -2).reshape(-1, DCP) when DCP > 1 ("DCP spans PCP first, then
  *        TP for full TP x PCP groups"); all_ranks.reshape(-1, 1) when DCP == 1
  *   PCP  all_ranks.transpose(3, 4).reshape(-1, PCP)
- *   DP   all_ranks.transpose(1, 4).reshape(-1, DP)
- *   EP   all_ranks.transpose(1, 2).reshape(-1, DP * PCP * TP)   (only for MoE models)
+ *   PP   all_ranks.transpose(2, 4).reshape(-1, PP)  stride PCP x TP
+ *   DP   all_ranks.transpose(1, 4).reshape(-1, DP)  stride PP x PCP x TP
+ *   EP   all_ranks.transpose(1, 2).reshape(-1, DP * PCP * TP)   one per stage (MoE models only)
  * Group ids are numbered in that row order and members listed in that column order, so a
  * rank's position in its group is vLLM's rank_in_group.
  *
@@ -41,6 +42,30 @@ void model_parallel_defaults(ModelParallel *par)
     par->enable_sequence_parallel = false;
     par->dcp_comm_backend = MODEL_DCP_AG_RS;
     par->cp_kv_cache_interleave_size = 1;
+    par->pipeline_parallel_size = 1;
+}
+
+/* 0 (a ModelParallel filled without model_parallel_defaults) means 1. */
+static uint32_t pp_of(const ModelParallel *par)
+{
+    return MAX(1u, par->pipeline_parallel_size);
+}
+
+void model_pp_indices(uint32_t layers, uint32_t pp, uint32_t rank, uint32_t *start, uint32_t *end)
+{
+    pp = MAX(1u, pp);
+    uint32_t per = layers / pp, rem = layers % pp, s = 0;
+    for (uint32_t k = 0; k <= rank && k < pp; k++) {
+        /* partitions[-i] += 1 for i in 2 .. rem + 1: stages pp - 2 down to pp - 1 - rem */
+        uint32_t n = per + (rem && k + 1 < pp && k + 1 + rem >= pp ? 1u : 0u);
+        if (k == rank) {
+            *start = s;
+            *end = s + n;
+            return;
+        }
+        s += n;
+    }
+    *start = *end = layers;
 }
 
 /* Every validation failure is MODEL_PLAN_ERROR code 0; the message names the key. */
@@ -81,8 +106,14 @@ static bool validate_parallel(const ModelParallel *par, GError **error)
     if (!check_size("tensor_parallel_size", par->tensor_parallel_size, error) ||
         !check_size("data_parallel_size", par->data_parallel_size, error) ||
         !check_size("prefill_context_parallel_size", par->prefill_context_parallel_size, error) ||
-        !check_size("decode_context_parallel_size", par->decode_context_parallel_size, error))
+        !check_size("decode_context_parallel_size", par->decode_context_parallel_size, error) ||
+        !check_size("pipeline_parallel_size", pp_of(par), error))
         return false;
+    if (pp_of(par) > MODEL_PLAN_MAX_PP) {
+        plan_error(error, "parallel.pipeline_parallel_size: at most %u stages, got %u.",
+                   MODEL_PLAN_MAX_PP, pp_of(par));
+        return false;
+    }
     if (par->cp_kv_cache_interleave_size < 1) {
         plan_error(error, "parallel.cp_kv_cache_interleave_size: must be >= 1, got %u.",
                    par->cp_kv_cache_interleave_size);
@@ -95,13 +126,22 @@ static bool validate_parallel(const ModelParallel *par, GError **error)
     }
     uint32_t tp = par->tensor_parallel_size, dp = par->data_parallel_size;
     uint32_t pcp = par->prefill_context_parallel_size, dcp = par->decode_context_parallel_size;
-    uint64_t world = (uint64_t)dp * pcp * tp;
+    uint32_t pp = pp_of(par);
+    uint64_t world = (uint64_t)dp * pp * pcp * tp;
     if (world > PLAN_MAX_WORLD) {
         plan_error(error,
-                   "parallel: world size data_parallel_size x prefill_context_parallel_size x "
-                   "tensor_parallel_size = %u x %u x %u = %" G_GUINT64_FORMAT
-                   " exceeds the limit of %u ranks.",
-                   dp, pcp, tp, world, PLAN_MAX_WORLD);
+                   "parallel: world size data_parallel_size x pipeline_parallel_size x "
+                   "prefill_context_parallel_size x tensor_parallel_size = %u x %u x %u x %u = "
+                   "%" G_GUINT64_FORMAT " exceeds the limit of %u ranks.",
+                   dp, pp, pcp, tp, world, PLAN_MAX_WORLD);
+        return false;
+    }
+    if (pcp > 1 && pp > 1) {
+        /* PCPManager.validate_config (vllm/v1/worker/gpu/pcp_manager.py) */
+        plan_error(error,
+                   "parallel.pipeline_parallel_size: MRV2 PCP does not support PP yet. "
+                   "(prefill_context_parallel_size=%u, pipeline_parallel_size=%u)",
+                   pcp, pp);
         return false;
     }
     if (pcp > 1 && dp > 1) {
@@ -156,6 +196,20 @@ static bool validate_arch(const ModelParallel *par, const ModelArch *arch, GErro
                        "parallel.tensor_parallel_size: Total number of attention heads (%u) must "
                        "be divisible by tensor parallel size (%u).",
                        h, tp);
+            return false;
+        }
+    }
+    uint32_t pp = pp_of(par);
+    if (par->pp_partition_given) {
+        /* get_pp_indices with VLLM_PP_LAYER_PARTITION set (vllm/distributed/utils.py) */
+        uint64_t sum = 0;
+        for (uint32_t k = 0; k < pp; k++)
+            sum += par->pp_partition[k];
+        if (sum != arch->num_layers) {
+            plan_error(error,
+                       "parallel.pp_layer_partition: sum(partitions)=%" G_GUINT64_FORMAT
+                       " does not match num_hidden_layers=%u.",
+                       sum, arch->num_layers);
             return false;
         }
     }
@@ -227,13 +281,24 @@ static bool validate_arch(const ModelParallel *par, const ModelArch *arch, GErro
     return true;
 }
 
-/* Index of (dp, pcp, tp) in all_ranks.transpose(-1, -2) flattened: the DCP row-major order. */
-static uint32_t dcp_flat_index(const ModelParallel *par, uint32_t dp, uint32_t pcp, uint32_t tp)
+/* rank = ((dp * PP + pp) * PCP + pcp) * TP + tp */
+static uint32_t rank_of(const ModelParallel *par, uint32_t dp, uint32_t pp, uint32_t pcp,
+                        uint32_t tp)
+{
+    return ((dp * pp_of(par) + pp) * par->prefill_context_parallel_size + pcp) *
+               par->tensor_parallel_size +
+           tp;
+}
+
+/* Index of (dp, pp, pcp, tp) in all_ranks.transpose(-1, -2) flattened: the DCP row-major
+ * order. */
+static uint32_t dcp_flat_index(const ModelParallel *par, uint32_t dp, uint32_t pp, uint32_t pcp,
+                               uint32_t tp)
 {
     uint32_t P = par->prefill_context_parallel_size, T = par->tensor_parallel_size;
     if (par->decode_context_parallel_size == 1)
-        return (dp * P + pcp) * T + tp; /* no transpose: one group per rank, in rank order */
-    return dp * (T * P) + tp * P + pcp;
+        return rank_of(par, dp, pp, pcp, tp); /* no transpose: one group per rank, in order */
+    return (dp * pp_of(par) + pp) * (T * P) + tp * P + pcp;
 }
 
 ModelPlan *model_plan_new(const ModelParallel *par, const ModelArch *arch, GError **error)
@@ -249,25 +314,42 @@ ModelPlan *model_plan_new(const ModelParallel *par, const ModelArch *arch, GErro
     plan->par = *par;
     uint32_t T = par->tensor_parallel_size, P = par->prefill_context_parallel_size;
     uint32_t D = par->data_parallel_size, C = par->decode_context_parallel_size;
-    plan->world = D * P * T;
-    /* FusedMoEParallelConfig: EP spans DP x PCP x TP. vLLM builds the EP group when the model
-     * is MoE or no model config is known (parallel_state.py), hence arch == NULL counts. */
+    uint32_t S = pp_of(par);
+    plan->par.pipeline_parallel_size = S;
+    plan->world = D * S * P * T;
+    /* FusedMoEParallelConfig: EP spans DP x PCP x TP (of one stage). vLLM builds the EP group
+     * when the model is MoE or no model config is known (parallel_state.py), hence arch ==
+     * NULL counts. */
     bool has_experts = arch == NULL || arch->moe || arch->n_routed_experts > 0;
-    plan->ep_size = par->enable_expert_parallel && has_experts ? plan->world : 1;
+    plan->ep_size = par->enable_expert_parallel && has_experts ? D * P * T : 1;
     plan->moe = has_experts;
+    plan->layer_start = g_new(uint32_t, S);
+    plan->layer_end = g_new(uint32_t, S);
+    uint32_t layers = arch ? arch->num_layers : 0, at = 0;
+    for (uint32_t k = 0; k < S; k++) {
+        if (par->pp_partition_given) {
+            plan->layer_start[k] = at;
+            at += par->pp_partition[k];
+            plan->layer_end[k] = MIN(at, layers);
+        } else {
+            model_pp_indices(layers, S, k, &plan->layer_start[k], &plan->layer_end[k]);
+        }
+    }
 
     plan->coord = g_new(ModelCoord, plan->world);
     for (uint32_t d = 0; d < D; d++)
-        for (uint32_t q = 0; q < P; q++)
-            for (uint32_t t = 0; t < T; t++) {
-                uint32_t r = (d * P + q) * T + t;
-                plan->coord[r].dp = d;
-                plan->coord[r].pcp = q;
-                plan->coord[r].tp = t;
-                plan->coord[r].dcp = dcp_flat_index(par, d, q, t) % C;
-            }
-    int32_t **ids[] = {&plan->tp_group, &plan->pcp_group, &plan->dcp_group, &plan->dp_group,
-                       &plan->ep_group};
+        for (uint32_t s = 0; s < S; s++)
+            for (uint32_t q = 0; q < P; q++)
+                for (uint32_t t = 0; t < T; t++) {
+                    uint32_t r = rank_of(par, d, s, q, t);
+                    plan->coord[r].dp = d;
+                    plan->coord[r].pp = s;
+                    plan->coord[r].pcp = q;
+                    plan->coord[r].tp = t;
+                    plan->coord[r].dcp = dcp_flat_index(par, d, s, q, t) % C;
+                }
+    int32_t **ids[] = {&plan->tp_group, &plan->pcp_group, &plan->dcp_group,  &plan->dp_group,
+                       &plan->ep_group, &plan->pp_group,  &plan->sched_group};
     for (size_t i = 0; i < G_N_ELEMENTS(ids); i++) {
         *ids[i] = g_new(int32_t, plan->world);
         for (uint32_t r = 0; r < plan->world; r++)
@@ -286,14 +368,11 @@ void model_plan_free(ModelPlan *plan)
     g_free(plan->dcp_group);
     g_free(plan->dp_group);
     g_free(plan->ep_group);
+    g_free(plan->pp_group);
+    g_free(plan->sched_group);
+    g_free(plan->layer_start);
+    g_free(plan->layer_end);
     g_free(plan);
-}
-
-/* rank = ((dp * PCP) + pcp) * TP + tp */
-static int32_t rank_of(const ModelParallel *par, uint32_t dp, uint32_t pcp, uint32_t tp)
-{
-    return (int32_t)((dp * par->prefill_context_parallel_size + pcp) * par->tensor_parallel_size +
-                     tp);
 }
 
 static int32_t add_group(SchedProgram *p, const char *kind, uint32_t index, const int32_t *ranks,
@@ -314,47 +393,73 @@ void model_plan_add_groups(ModelPlan *plan, SchedProgram *p)
     const ModelParallel *par = &plan->par;
     uint32_t T = par->tensor_parallel_size, P = par->prefill_context_parallel_size;
     uint32_t D = par->data_parallel_size, C = par->decode_context_parallel_size;
+    uint32_t S = pp_of(par);
     uint32_t W = plan->world;
     g_autofree int32_t *m = g_new(int32_t, W);
 
-    /* TP: view(-1, TP), group k = dp * PCP + pcp, members by tp. */
-    for (uint32_t k = 0; k < D * P; k++) {
+    /* TP: view(-1, TP), group k = (dp * PP + pp) * PCP + pcp, members by tp. */
+    for (uint32_t k = 0; k < D * S * P; k++) {
         for (uint32_t t = 0; t < T; t++)
             m[t] = (int32_t)(k * T + t);
         add_group(p, "tp", k, m, T, plan->tp_group);
     }
-    /* PCP: transpose(3, 4), group k = dp * TP + tp, members by pcp. */
+    /* PCP: transpose(3, 4), group k = (dp * PP + pp) * TP + tp, members by pcp. */
     for (uint32_t d = 0; d < D; d++)
-        for (uint32_t t = 0; t < T; t++) {
-            for (uint32_t q = 0; q < P; q++)
-                m[q] = rank_of(par, d, q, t);
-            add_group(p, "pcp", d * T + t, m, P, plan->pcp_group);
-        }
+        for (uint32_t s = 0; s < S; s++)
+            for (uint32_t t = 0; t < T; t++) {
+                for (uint32_t q = 0; q < P; q++)
+                    m[q] = (int32_t)rank_of(par, d, s, q, t);
+                add_group(p, "pcp", (d * S + s) * T + t, m, P, plan->pcp_group);
+            }
     /* DCP: rows of DCP consecutive entries of the (transposed when DCP > 1) rank order. */
     g_autofree int32_t *order = g_new(int32_t, W);
     for (uint32_t d = 0; d < D; d++)
-        for (uint32_t q = 0; q < P; q++)
-            for (uint32_t t = 0; t < T; t++)
-                order[dcp_flat_index(par, d, q, t)] = rank_of(par, d, q, t);
+        for (uint32_t s = 0; s < S; s++)
+            for (uint32_t q = 0; q < P; q++)
+                for (uint32_t t = 0; t < T; t++)
+                    order[dcp_flat_index(par, d, s, q, t)] = (int32_t)rank_of(par, d, s, q, t);
     for (uint32_t k = 0; k < W / C; k++)
         add_group(p, "dcp", k, order + (size_t)k * C, C, plan->dcp_group);
-    /* DP: transpose(1, 4), group k = tp * PCP + pcp, members by dp. */
+    /* PP: transpose(2, 4), group k = (dp * TP + tp) * PCP + pcp, members by stage. */
+    if (S > 1)
+        for (uint32_t d = 0; d < D; d++)
+            for (uint32_t t = 0; t < T; t++)
+                for (uint32_t q = 0; q < P; q++) {
+                    for (uint32_t s = 0; s < S; s++)
+                        m[s] = (int32_t)rank_of(par, d, s, q, t);
+                    add_group(p, "pp", (d * T + t) * P + q, m, S, plan->pp_group);
+                }
+    /* DP: transpose(1, 4), group k = (tp * PP + pp) * PCP + pcp, members by dp. */
     for (uint32_t t = 0; t < T; t++)
-        for (uint32_t q = 0; q < P; q++) {
+        for (uint32_t s = 0; s < S; s++)
+            for (uint32_t q = 0; q < P; q++) {
+                for (uint32_t d = 0; d < D; d++)
+                    m[d] = (int32_t)rank_of(par, d, s, q, t);
+                add_group(p, "dp", (t * S + s) * P + q, m, D, plan->dp_group);
+            }
+    /* EP: transpose(1, 2), one group per stage of its DP x PCP x TP ranks. vLLM builds it for
+     * every MoE model, whether or not expert parallelism is on (initialize_model_parallel: "if
+     * config.model_config is None or ...is_moe"); without EP nothing is dispatched over it (the
+     * DP/PCP gathers use those groups), but it exists, with its communicator. */
+    uint32_t E = D * P * T;
+    if (plan->ep_size > 1 || (plan->moe && E > 1))
+        for (uint32_t s = 0; s < S; s++) {
+            uint32_t n = 0;
             for (uint32_t d = 0; d < D; d++)
-                m[d] = rank_of(par, d, q, t);
-            add_group(p, "dp", t * P + q, m, D, plan->dp_group);
+                for (uint32_t q = 0; q < P; q++)
+                    for (uint32_t t = 0; t < T; t++)
+                        m[n++] = (int32_t)rank_of(par, d, s, q, t);
+            add_group(p, "ep", s, m, E, plan->ep_group);
         }
-    /* EP: transpose(1, 2) with PP = 1 leaves the rank order; one group of every rank. vLLM
-     * builds it for every MoE model, whether or not expert parallelism is on
-     * (initialize_model_parallel: "if config.model_config is None or ...is_moe"); without EP
-     * nothing is dispatched over it (the DP/PCP gathers use those groups), but it exists, with
-     * its communicator. */
-    if (plan->ep_size > 1 || (plan->moe && W > 1)) {
-        for (uint32_t r = 0; r < W; r++)
-            m[r] = (int32_t)r;
-        add_group(p, "ep", 0, m, W, plan->ep_group);
-    }
+    /* PP: the engine core's next SchedulerOutput reaches every worker after the last stage's
+     * output came back (lower.c) */
+    if (S > 1)
+        for (uint32_t d = 0; d < D; d++) {
+            uint32_t per = S * P * T;
+            for (uint32_t i = 0; i < per; i++)
+                m[i] = (int32_t)(d * per + i);
+            add_group(p, "sched", d, m, per, plan->sched_group);
+        }
 }
 
 uint32_t model_pcp_rows(uint32_t len, uint32_t pcp, uint32_t r)

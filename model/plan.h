@@ -1,12 +1,12 @@
 /* model/plan.h — a vLLM-style parallel configuration: validation with vLLM's rules and
  * messages, the world size, every rank's coordinates and its communication groups.
  *
- * Rank layout follows vLLM's parallel_state: ranks = arange(world).reshape(DP, PP=1, PCP, TP),
- * TP innermost. DCP does not grow the world: without PCP it splits each TP group into
- * consecutive blocks of DCP ranks; with PCP it spans the PCP axis (DCP = PCP, ranks with the
- * same TP index) or the whole TP x PCP block (DCP = TP x PCP). The EP group, when expert
- * parallelism is on, spans TP x PCP x DP (all ranks). Sequence parallel (and DSA CP) reuses the
- * TP group.
+ * Rank layout follows vLLM's parallel_state: ranks = arange(world).reshape(DP, PP, PCP, TP),
+ * TP innermost; a PP group holds the ranks of one (DP, PCP, TP) position across the stages. DCP
+ * does not grow the world: without PCP it splits each TP group into consecutive blocks of DCP
+ * ranks; with PCP it spans the PCP axis (DCP = PCP, ranks with the same TP index) or the whole TP x
+ * PCP block (DCP = TP x PCP). The EP group spans TP x PCP x DP of one pipeline stage (all ranks
+ * without PP). Sequence parallel (and DSA CP) reuses the TP group.
  *
  * The plan owns nothing of the program: model_plan_add_groups() creates its groups in a
  * SchedProgram and records their ids.
@@ -26,6 +26,9 @@ GQuark model_plan_error_quark(void);
 
 typedef enum { MODEL_DCP_AG_RS = 0, MODEL_DCP_A2A } ModelDcpBackend;
 
+/* Most pipeline stages a plan takes (far beyond any model's layer count per stage of 1). */
+#define MODEL_PLAN_MAX_PP 256u
+
 typedef struct {
     uint32_t tensor_parallel_size;          /* >= 1 */
     uint32_t data_parallel_size;            /* >= 1 */
@@ -34,23 +37,32 @@ typedef struct {
     bool enable_expert_parallel;
     bool enable_sequence_parallel;
     ModelDcpBackend dcp_comm_backend;
-    uint32_t cp_kv_cache_interleave_size;   /* >= 1, default 1 */
+    uint32_t cp_kv_cache_interleave_size;     /* >= 1, default 1 */
+    uint32_t pipeline_parallel_size;          /* >= 1 */
+    uint32_t pp_partition[MODEL_PLAN_MAX_PP]; /* VLLM_PP_LAYER_PARTITION: layers per stage, when
+                                                pp_partition_given; else get_pp_indices' split */
+    bool pp_partition_given;
 } ModelParallel;
 
 typedef struct {
-    uint32_t dp, pcp, tp; /* coordinates on vLLM's axes */
-    uint32_t dcp;         /* index inside its DCP group */
+    uint32_t dp, pp, pcp, tp; /* coordinates on vLLM's axes */
+    uint32_t dcp;             /* index inside its DCP group */
 } ModelCoord;
 
 typedef struct {
     ModelParallel par;
-    uint32_t world;       /* DP x PCP x TP */
-    uint32_t ep_size;     /* EP group size (1 when EP is off) */
-    bool moe;             /* the model has routed experts (or no model is known): vLLM builds
-                             the `ep` group over every rank either way */
-    ModelCoord *coord;    /* [world] */
+    uint32_t world;   /* DP x PP x PCP x TP */
+    uint32_t ep_size; /* EP group size (1 when EP is off): DP x PCP x TP, one per stage */
+    uint32_t *layer_start, *layer_end; /* [PP]: the decoder layers [start, end) of each stage
+                                          (vllm/distributed/utils.py get_pp_indices) */
+
+    bool moe;          /* the model has routed experts (or no model is known): vLLM builds
+                          the `ep` group over every rank either way */
+    ModelCoord *coord; /* [world] */
     /* group ids in the SchedProgram, per rank (-1: none); set by model_plan_add_groups */
-    int32_t *tp_group, *pcp_group, *dcp_group, *dp_group, *ep_group;
+    int32_t *tp_group, *pcp_group, *dcp_group, *dp_group, *ep_group, *pp_group;
+    int32_t *sched_group; /* PP > 1: the ranks of one DP replica (one engine core), which wait
+                             for its next step's SchedulerOutput (lower.c) */
 } ModelPlan;
 
 /* Fills `par` with vLLM's defaults (all sizes 1, ag_rs, interleave 1, no EP/SP). */
@@ -64,7 +76,12 @@ ModelPlan *model_plan_new(const ModelParallel *par, const ModelArch *arch, GErro
 void model_plan_free(ModelPlan *plan);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelPlan, model_plan_free)
 
-/* Adds the plan's groups to `p` (named tp0, tp1, ..., pcp0, dcp0, dp0, ep0) and records their
+/* get_pp_indices: the first layer and the end of pipeline stage `rank` of `pp` for a model of
+ * `layers` decoder layers: layers / pp each, the remainder one each to the second-to-last
+ * stage, the third-to-last, ... (the last stage never gets one). */
+void model_pp_indices(uint32_t layers, uint32_t pp, uint32_t rank, uint32_t *start, uint32_t *end);
+
+/* Adds the plan's groups to `p` (named tp0, tp1, ..., pcp0, dcp0, dp0, ep0, pp0) and records their
  * ids in the plan. Groups of one rank are still created (collectives over them are free). */
 void model_plan_add_groups(ModelPlan *plan, SchedProgram *p);
 

@@ -21,6 +21,13 @@ uint32_t model_surface_unwatched(const ModelEngine *e, const NetHardware *hw,
                                  const char *group_kind, const char **via)
 {
     *via = NULL;
+    if (strncmp(group_kind, "sched", 5) == 0) {
+        /* the engine core's SchedulerOutput reaches the workers through its shared-memory
+         * MessageQueue (vllm/distributed/device_communicators/shm_broadcast.py), no
+         * process group */
+        *via = "the engine core's shared-memory MessageQueue (SchedulerOutput)";
+        return KIND(SCHED_OP_BROADCAST);
+    }
     NetPlatform pf = hw ? hw->platform : NET_PLATFORM_CUDA;
     /* vllm-ascend's NPUCommunicator keeps the base class: everything goes through
      * ProcessGroupHCCL. Gaudi and XPU likewise use torch.distributed's own backends. */

@@ -55,8 +55,8 @@ bool scenario_arch_from_file(Loader *ld, const YamlDocNode *at, const char *key,
         g_auto(GStrv) presets = scenario_model_presets();
         g_autofree char *list = g_strjoinv(", ", presets);
         /* what it is, when it exists: a FIFO or a device is never opened */
-        const char *what = !g_file_test(file, G_FILE_TEST_EXISTS) ? "no such file"
-                                                                   : "not a regular file";
+        const char *what =
+            !g_file_test(file, G_FILE_TEST_EXISTS) ? "no such file" : "not a regular file";
         return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_IO, at, key,
                                  "cannot read model config '%s': %s; valid: a preset "
                                  "(%s) or the path of a Hugging Face config.json (or its folder), "
@@ -117,22 +117,28 @@ static const char *const dcp_backend_names[] = {"ag_rs", "a2a", NULL};
 static bool load_parallel(Loader *ld, const YamlDocNode *m, ModelParallel *par)
 {
     static const char *const keys[] = {
-        "tensor_parallel_size",         "data_parallel_size",
-        "pipeline_parallel_size",       "prefill_context_parallel_size",
-        "decode_context_parallel_size", "enable_expert_parallel",
-        "enable_sequence_parallel",     "dcp_comm_backend",
-        "cp_kv_cache_interleave_size",  NULL,
+        "tensor_parallel_size",
+        "data_parallel_size",
+        "pipeline_parallel_size",
+        "prefill_context_parallel_size",
+        "decode_context_parallel_size",
+        "enable_expert_parallel",
+        "enable_sequence_parallel",
+        "dcp_comm_backend",
+        "cp_kv_cache_interleave_size",
+        "pp_layer_partition",
+        NULL,
     };
     if (!yamldoc_expect_map(&ld->doc, m, "parallel",
                             "a mapping of vLLM parallel settings, e.g. {tensor_parallel_size: 1, "
                             "prefill_context_parallel_size: 4, decode_context_parallel_size: 4}") ||
         !yamldoc_check_keys(&ld->doc, m, keys, NULL, "parallel"))
         return false;
-    uint32_t pp = 1;
+    uint32_t pp = par->pipeline_parallel_size ? par->pipeline_parallel_size : 1;
     if (!scenario_get_u32(ld, m, "tensor_parallel_size", 1, MAX_RANKS,
                           &par->tensor_parallel_size) ||
         !scenario_get_u32(ld, m, "data_parallel_size", 1, MAX_RANKS, &par->data_parallel_size) ||
-        !scenario_get_u32(ld, m, "pipeline_parallel_size", 1, MAX_RANKS, &pp) ||
+        !scenario_get_u32(ld, m, "pipeline_parallel_size", 1, MODEL_PLAN_MAX_PP, &pp) ||
         !scenario_get_u32(ld, m, "prefill_context_parallel_size", 1, MAX_RANKS,
                           &par->prefill_context_parallel_size) ||
         !scenario_get_u32(ld, m, "decode_context_parallel_size", 1, MAX_RANKS,
@@ -142,11 +148,33 @@ static bool load_parallel(Loader *ld, const YamlDocNode *m, ModelParallel *par)
         !scenario_get_bool_opt(ld, m, "enable_expert_parallel", &par->enable_expert_parallel) ||
         !scenario_get_bool_opt(ld, m, "enable_sequence_parallel", &par->enable_sequence_parallel))
         return false;
-    if (pp != 1)
-        return yamldoc_fail(&ld->doc, yamldoc_map_get(m, "pipeline_parallel_size"),
-                            "pipeline_parallel_size",
-                            "pipeline parallelism is not modelled; valid: 1");
-    const YamlDocNode *n = yamldoc_map_get(m, "dcp_comm_backend");
+    par->pipeline_parallel_size = pp;
+    const YamlDocNode *n = yamldoc_map_get(m, "pp_layer_partition");
+    if (n) {
+        /* VLLM_PP_LAYER_PARTITION: comma-separated layer counts, one per stage */
+        const char *v = NULL;
+        if (!yamldoc_get_string(&ld->doc, n, "pp_layer_partition",
+                                "layers per pipeline stage, comma-separated, e.g. \"31,30\"", &v))
+            return false;
+        g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+        guint np = g_strv_length(parts);
+        for (guint i = 0; i < np; i++) {
+            char *end = NULL;
+            const char *t = g_strstrip(parts[i]);
+            guint64 x = g_ascii_strtoull(t, &end, 10);
+            if (!t[0] || *end || x > MAX_LAYER || i >= MODEL_PLAN_MAX_PP)
+                return yamldoc_fail(&ld->doc, n, "pp_layer_partition",
+                                    "Invalid partition string: %s (valid: one layer count per "
+                                    "pipeline stage, comma-separated, e.g. \"31,30\")",
+                                    v);
+            par->pp_partition[i] = (uint32_t)x;
+        }
+        if (np != pp)
+            return yamldoc_fail(&ld->doc, n, "pp_layer_partition",
+                                "len(partitions)=%u does not match pp_size=%u.", np, pp);
+        par->pp_partition_given = true;
+    }
+    n = yamldoc_map_get(m, "dcp_comm_backend");
     int b = 0;
     if (n) {
         if (!yamldoc_get_enum(&ld->doc, n, "dcp_comm_backend", dcp_backend_names, &b))
@@ -235,8 +263,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         !yamldoc_get_number(&ld->doc, n, "gpu_memory_utilization", 0, true, 1,
                             "(fraction of device memory)", &e->gpu_memory_utilization))
         return false;
-    if (!scenario_get_bool_opt(ld, m, "cudagraph_memory_profiling",
-                               &e->cudagraph_memory_profiling))
+    if (!scenario_get_bool_opt(ld, m, "cudagraph_memory_profiling", &e->cudagraph_memory_profiling))
         return false;
     if ((n = yamldoc_map_get(m, "moe_backend"))) {
         const char *names[MODEL_MOE_BACKEND_COUNT + 1];
@@ -512,8 +539,7 @@ static bool load_workload_node(Loader *ld, const YamlDocNode *root, const YamlDo
         g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
         if (!scenario_load_requests(ld, w, reqs))
             return false;
-        return scenario_serve(ld, root, yamldoc_map_get_key(root, "workload"), "workload", s,
-                              reqs);
+        return scenario_serve(ld, root, yamldoc_map_get_key(root, "workload"), "workload", s, reqs);
     }
     if (!steps)
         return yamldoc_fail(&ld->doc, w, "steps",
@@ -612,13 +638,14 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     /* Errors about a whole mapping point at its key: a block mapping starts a line later. */
     Spot ps = pn ? (Spot){yamldoc_map_get_key(root, "parallel"), "parallel"} : ms->par_spot;
     const ModelParallel *par = &ms->par;
-    uint64_t world = (uint64_t)par->data_parallel_size * par->prefill_context_parallel_size *
+    uint32_t pp = MAX(1u, par->pipeline_parallel_size);
+    uint64_t world = (uint64_t)par->data_parallel_size * pp * par->prefill_context_parallel_size *
                      par->tensor_parallel_size;
     if (world > MAX_RANKS)
         return yamldoc_fail(&ld->doc, ps.at, ps.key,
-                            "DP %u x PCP %u x TP %u = %" G_GUINT64_FORMAT " ranks; valid: at "
-                            "most %u",
-                            par->data_parallel_size, par->prefill_context_parallel_size,
+                            "DP %u x PP %u x PCP %u x TP %u = %" G_GUINT64_FORMAT " ranks; "
+                            "valid: at most %u",
+                            par->data_parallel_size, pp, par->prefill_context_parallel_size,
                             par->tensor_parallel_size, world, MAX_RANKS);
     g_autoptr(GError) err = NULL;
     s->plan = model_plan_new(par, s->arch, &err);
@@ -676,12 +703,13 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     }
     ModelBackend used = model_engine_backend(s->arch, &s->engine, &s->plan->par, &s->hardware);
     if (s->engine.attention_backend != MODEL_BACKEND_AUTO && used != s->engine.attention_backend)
-        scenario_note_ignored(s, "attention backend %s on an MLA model: simulated as %s, its MLA "
-                                 "kernel on %s",
+        scenario_note_ignored(s,
+                              "attention backend %s on an MLA model: simulated as %s, its MLA "
+                              "kernel on %s",
                               model_backend_name(s->engine.attention_backend),
                               model_backend_name(used), s->hardware.name);
-    ModelLowerInput in = {s->arch,    s->plan,         &s->engine,     s->workload,
-                          s->cost,    &s->hardware,    MODEL_BREAK_NONE};
+    ModelLowerInput in = {s->arch, s->plan,      &s->engine,      s->workload,
+                          s->cost, &s->hardware, MODEL_BREAK_NONE};
     s->program = model_lower(&in, &err);
     if (!s->program) {
         /* Backend / architecture mismatches belong to the engine, the rest to the workload

@@ -294,12 +294,16 @@ bool scenario_load_requests_file(Loader *ld, const char *path, GArray *out)
     return load_trace_file(ld, path, path, out);
 }
 
-/* The KV cache each DP rank's scheduler allocates from: the tightest rank's "GPU KV cache
- * size" of the memory plan (vLLM takes the smallest over its workers). */
+/* The KV cache each DP rank's scheduler allocates from: the fewest tokens any worker's budget
+ * holds (vLLM sets every worker's num_blocks to the smallest, get_kv_cache_configs; with PP the
+ * stages differ). */
 static uint64_t kv_tokens(const Scenario *s)
 {
     g_autoptr(ModelMemPlan) m = model_memory_plan(s->arch, s->plan, &s->engine, &s->hardware, NULL);
-    return m->vllm.kv_budget_bytes > 0 ? m->vllm.kv_tokens : 0;
+    uint64_t least = UINT64_MAX;
+    for (uint32_t r = 0; r < m->world; r++)
+        least = MIN(least, m->ranks[r].kv_budget_bytes > 0 ? m->ranks[r].kv_tokens : 0);
+    return least == UINT64_MAX ? 0 : least;
 }
 
 static void serve_progress(void *data, uint64_t steps, uint32_t finished, uint32_t total)

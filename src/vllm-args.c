@@ -491,12 +491,8 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         return flag_uint(ef, flag, v, 1, MAX_RANKS, false, &par->prefill_context_parallel_size);
     case VF_DCP:
         return flag_uint(ef, flag, v, 1, MAX_RANKS, false, &par->decode_context_parallel_size);
-    case VF_PP: {
-        uint32_t pp = 1;
-        if (!flag_uint(ef, flag, v, 1, MAX_RANKS, false, &pp))
-            return false;
-        return pp == 1 || flag_fail(ef, flag, "pipeline parallelism is not modelled; valid: 1");
-    }
+    case VF_PP:
+        return flag_uint(ef, flag, v, 1, MODEL_PLAN_MAX_PP, false, &par->pipeline_parallel_size);
     case VF_EP:
         par->enable_expert_parallel = true;
         return true;

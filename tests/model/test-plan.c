@@ -312,7 +312,7 @@ Test(validate, world_is_bounded)
     ModelParallel par = par_of(1024, 1, 2048, 1);
     g_autofree char *msg = rejected(&par, NULL);
     ASSERT_HAS(msg, "parallel: world size");
-    ASSERT_HAS(msg, "1024 x 1 x 2048 = 2097152");
+    ASSERT_HAS(msg, "1024 x 1 x 1 x 2048 = 2097152");
     ASSERT_HAS(msg, "1048576");
     ModelParallel ok = par_of(512, 1, 2048, 1);
     g_autoptr(ModelPlan) p = accepted(&ok, NULL);

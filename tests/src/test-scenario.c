@@ -1791,8 +1791,18 @@ Test(scenario_model_errors, parallel_keys)
                    "dcp_comm_backend", "did you mean 'a2a'? (valid: ag_rs, a2a)");
     expect_invalid(MODEL_HEAD "parallel: {enable_expert_parallel: yes}\n" DECODE_STEP, "t.yaml:3",
                    "enable_expert_parallel", "expected true or false");
-    expect_invalid(MODEL_HEAD "parallel: {pipeline_parallel_size: 2}\n" DECODE_STEP, "t.yaml:3",
-                   "pipeline_parallel_size", "pipeline parallelism is not modelled; valid: 1");
+    expect_invalid(MODEL_HEAD "parallel: {pipeline_parallel_size: 2, "
+                              "prefill_context_parallel_size: 2}\n" DECODE_STEP,
+                   "t.yaml:3", "parallel", "MRV2 PCP does not support PP yet.");
+    expect_invalid(MODEL_HEAD "parallel: {pipeline_parallel_size: 2, pp_layer_partition: "
+                              "\"1,2,3\"}\n" DECODE_STEP,
+                   "t.yaml:3", "pp_layer_partition", "len(partitions)=3 does not match pp_size=2.");
+    expect_invalid(MODEL_HEAD "parallel: {pipeline_parallel_size: 2, pp_layer_partition: "
+                              "\"1,x\"}\n" DECODE_STEP,
+                   "t.yaml:3", "pp_layer_partition", "Invalid partition string: 1,x");
+    expect_invalid(MODEL_HEAD "parallel: {pipeline_parallel_size: 2, pp_layer_partition: "
+                              "\"1,2\"}\n" DECODE_STEP,
+                   "t.yaml:3", "parallel", "sum(partitions)=3 does not match num_hidden_layers=");
     expect_invalid(MODEL_HEAD "parallel: 4\n" DECODE_STEP, "t.yaml:3", "parallel",
                    "expected a mapping, got '4'");
     expect_invalid(MODEL_HEAD "parallel: {tensor_parallel_size: 1024, data_parallel_size: 1024, "
@@ -2280,9 +2290,8 @@ Test(scenario_eval, bad_server_args)
     g_autofree char *y5 =
         g_strdup_printf("%sserver_args: -tp 8 --compilation-config '{cudagraph_mode}'\n", head);
     eval_invalid(y5, "e.yaml:2", "server_args", "--compilation-config: not valid JSON");
-    g_autofree char *y6 = g_strdup_printf("%sserver_args: -tp 8 -pp 2\n", head);
-    eval_invalid(y6, "e.yaml:2", "server_args",
-                 "-pp: pipeline parallelism is not modelled; valid: 1");
+    g_autofree char *y6 = g_strdup_printf("%sserver_args: -tp 8 -pp 2 -pcp 2\n", head);
+    eval_invalid(y6, "e.yaml:2", "server_args", "MRV2 PCP does not support PP yet.");
     g_autofree char *y7 =
         g_strdup_printf("%sserver_args: -tp 8 --attention-backend ROCM_AITER_MLA\n", head);
     eval_invalid(y7, "e.yaml:2", "server_args",

@@ -71,11 +71,10 @@ static double run_and_get(const char *dir, const char *scenario, const char *sql
     return db_double(db, sql);
 }
 
-static const char qwen_chunked[] =
-    "name: q235-chunked\nmodel: qwen3-235b-a22b\nhardware: h200\n"
-    "parallel: {tensor_parallel_size: 8}\n"
-    "engine: {max_model_len: 140000, max_num_batched_tokens: 8192}\n"
-    "workload:\n  requests: [{prompt: %u, output: 2}]\n";
+static const char qwen_chunked[] = "name: q235-chunked\nmodel: qwen3-235b-a22b\nhardware: h200\n"
+                                   "parallel: {tensor_parallel_size: 8}\n"
+                                   "engine: {max_model_len: 140000, max_num_batched_tokens: 8192}\n"
+                                   "workload:\n  requests: [{prompt: %u, output: 2}]\n";
 
 /* vLLM's chunked prefill: a 131,072-token prompt at the default-sized budget of 8,192 tokens
  * runs as 16 chunks, each attending to the chunks before it; the engine is the one a short
@@ -101,8 +100,8 @@ Test(serving, a_128k_prompt_runs_as_16_chunks_on_the_short_prompt_engine)
                  kv_long, kv_short);
     double ttft = run_and_get(dir, lng, "SELECT (first_token_us - arrival_us) / 1e6 FROM requests");
     double n = 131072;
-    double per_layer = 4096.0 * (8192 + 512 + 512) + 8192.0 * 4096 + 8 * 3.0 * 4096 * 1536 +
-                       4096.0 * 128;
+    double per_layer =
+        4096.0 * (8192 + 512 + 512) + 8192.0 * 4096 + 8 * 3.0 * 4096 * 1536 + 4096.0 * 128;
     double flops = 2 * per_layer * 94 * n + 4.0 * 94 * 64 * 128 * n * n / 2;
     double floor_s = flops / (8 * 989e12);
     cr_assert(ttft >= floor_s && ttft <= 2.5 * floor_s, "TTFT %.2f s, FLOP floor %.2f s", ttft,
@@ -115,15 +114,15 @@ Test(serving, a_128k_prompt_runs_as_16_chunks_on_the_short_prompt_engine)
 Test(serving, cached_steps_give_the_exact_results)
 {
     g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
-    g_autofree char *path = write_file(
-        dir, "s.yaml",
-        "name: repeat\nmodel: llama-3.1-8b\nhardware: h100\n"
-        "engine: {max_model_len: 4096, max_num_batched_tokens: 512}\n"
-        "workload:\n  requests:\n"
-        "    - {prompt: 700, output: 6, arrival_s: 0}\n"
-        "    - {prompt: 700, output: 6, arrival_s: 5}\n"
-        "    - {prompt: 300, output: 4, arrival_s: 5.001}\n"
-        "    - {prompt: 700, output: 6, arrival_s: 10}\n");
+    g_autofree char *path =
+        write_file(dir, "s.yaml",
+                   "name: repeat\nmodel: llama-3.1-8b\nhardware: h100\n"
+                   "engine: {max_model_len: 4096, max_num_batched_tokens: 512}\n"
+                   "workload:\n  requests:\n"
+                   "    - {prompt: 700, output: 6, arrival_s: 0}\n"
+                   "    - {prompt: 700, output: 6, arrival_s: 5}\n"
+                   "    - {prompt: 300, output: 4, arrival_s: 5.001}\n"
+                   "    - {prompt: 700, output: 6, arrival_s: 10}\n");
     g_autofree char *db = g_build_filename(dir, "r.db", NULL);
     Result a = ranksim((const char *[]){"run", path, "--db", db, "-q", NULL});
     cr_assert_eq(a.code, 0, "%s", a.err);
@@ -175,10 +174,12 @@ Test(serving, an_idle_dp_rank_joins_every_ep_collective)
     double steps = run_and_get(dir, sc, "SELECT count(DISTINCT step) FROM steps");
     cr_assert_eq(dummies, steps, "%.0f dummy steps of %.0f", dummies, steps);
     cr_assert_eq(steps, 8);
-    double busy = run_and_get(dir, sc, "SELECT count(*) FROM ops WHERE rank = 0 AND name "
-                                       "IN ('ep_dispatch', 'ep_combine')");
-    double idle = run_and_get(dir, sc, "SELECT count(*) FROM ops WHERE rank = 4 AND name "
-                                       "IN ('ep_dispatch', 'ep_combine')");
+    double busy = run_and_get(dir, sc,
+                              "SELECT count(*) FROM ops WHERE rank = 0 AND name "
+                              "IN ('ep_dispatch', 'ep_combine')");
+    double idle = run_and_get(dir, sc,
+                              "SELECT count(*) FROM ops WHERE rank = 4 AND name "
+                              "IN ('ep_dispatch', 'ep_combine')");
     cr_assert_gt(busy, 0);
     cr_assert_eq(busy, idle);
     cr_assert_str_eq("ok", "ok");
@@ -196,8 +197,8 @@ Test(serving, poisson_200_requests_all_finish_with_latencies, .timeout = 120)
         "parallel: {tensor_parallel_size: 4}\nengine: {max_model_len: 8192}\n"
         "workload:\n  poisson: {count: 200, rate_per_s: 4, prompt: 1024, output: 128, seed: 1}\n");
     g_autofree char *db = g_build_filename(dir, "r.db", NULL);
-    Result r = ranksim((const char *[]){"run", path, "--db", db, "--json", "--timeline", "none",
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"run", path, "--db", db, "--json", "--timeline", "none", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"ttft_p99_s\""), "%s", r.out);
     result_clear(&r);
@@ -330,4 +331,89 @@ Test(serving, poisson_arrivals_are_deterministic_and_workload_forms_exclusive)
     cr_assert_eq(r.code, 2);
     cr_assert(strstr(r.err, "bad.yaml:5: key 'steps'"), "%s", r.err);
     result_clear(&r);
+}
+
+/* ---- pipeline parallelism ---- */
+
+/* DeepSeek-V3 FP8, TP8 x PP2 on two H200 nodes: healthy; vLLM's PP groups pair rank r with
+ * r + 8 (all_ranks.transpose(2, 4).reshape(-1, PP)); each step sends the hidden states and
+ * the residual from every stage-0 rank to its stage-1 peer (1/TP of each, all-gathered over TP
+ * on arrival); each rank holds about half the weights of a TP8 rank (61 layers split 31 / 30,
+ * the embedding on stage 0, the norm and lm_head on stage 1). */
+Test(serving, deepseek_v3_tp8_pp2_on_two_nodes)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    const char *pp2 = "name: dsv3-pp2\nmodel: deepseek-v3\nhardware: h200\nnodes: 2\n"
+                      "parallel: {tensor_parallel_size: 8, pipeline_parallel_size: 2}\n"
+                      "engine: {max_model_len: 16384}\n"
+                      "workload:\n  steps: [{prefill: [2048]}, {decode: [2049, 2049]}]\n";
+    const char *pp1 = "name: dsv3-tp8\nmodel: deepseek-v3\nhardware: h200\n"
+                      "parallel: {tensor_parallel_size: 8}\n"
+                      "engine: {max_model_len: 16384}\n"
+                      "workload:\n  steps: [{prefill: [2048]}, {decode: [2049, 2049]}]\n";
+    cr_assert_eq(run_and_get(dir, pp2, "SELECT exit_code FROM runs"), 0);
+    cr_assert_eq(run_and_get(dir, pp2, "SELECT count(*) FROM groups WHERE name LIKE 'pp%'"), 8);
+    for (int r = 0; r < 8; r++) {
+        g_autofree char *q = g_strdup_printf(
+            "SELECT count(*) FROM groups WHERE name = 'pp%d' AND ranks = '[%d,%d]'", r, r, r + 8);
+        cr_assert_eq(run_and_get(dir, pp2, q), 1, "pp%d", r);
+    }
+    /* two steps x two tensors, 2048 rows x 7168 / 8 elements in the prefill */
+    cr_assert_eq(run_and_get(dir, pp2, "SELECT count(*) FROM ops WHERE rank = 3 AND kind = 'send'"),
+                 4);
+    cr_assert_eq(
+        run_and_get(dir, pp2, "SELECT count(*) FROM ops WHERE rank = 11 AND kind = 'recv'"), 4);
+    cr_assert_eq(run_and_get(dir, pp2,
+                             "SELECT count(*) FROM collectives WHERE rank = 3 AND kind = 'send' "
+                             "AND count = 2048 * 7168 / 8"),
+                 2);
+    cr_assert_eq(run_and_get(dir, pp2,
+                             "SELECT count(*) FROM ops WHERE rank = 11 AND name = "
+                             "'embed'"),
+                 0);
+    cr_assert_eq(run_and_get(dir, pp2,
+                             "SELECT count(*) FROM ops WHERE rank = 3 AND name = "
+                             "'lm_head'"),
+                 0);
+    double w0 = run_and_get(dir, pp2,
+                            "SELECT sum(bytes) FROM memory WHERE rank = 0 AND "
+                            "component = 'weights'");
+    double w8 = run_and_get(dir, pp2,
+                            "SELECT sum(bytes) FROM memory WHERE rank = 8 AND "
+                            "component = 'weights'");
+    double full = run_and_get(dir, pp1,
+                              "SELECT sum(bytes) FROM memory WHERE rank = 0 AND "
+                              "component = 'weights'");
+    cr_assert(w0 / full > 0.45 && w0 / full < 0.55, "stage 0 holds %.3f of a TP8 rank", w0 / full);
+    cr_assert(w8 / full > 0.45 && w8 / full < 0.55, "stage 1 holds %.3f of a TP8 rank", w8 / full);
+}
+
+/* PP under the scheduler: requests served by a TP2 x PP2 Llama finish; every step waits for the
+ * previous step's output (one batch in flight), and stage 1 runs layers 16-31. */
+Test(serving, requests_on_a_pipeline)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    const char *sc = "name: pp-serve\nmodel: llama-3.1-8b\nhardware: h100\n"
+                     "parallel: {tensor_parallel_size: 2, pipeline_parallel_size: 2}\n"
+                     "engine: {max_model_len: 4096}\n"
+                     "workload:\n  requests: [{prompt: 600, output: 5}, {prompt: 300, output: 3, "
+                     "arrival_s: 0.001}]\n";
+    cr_assert_eq(run_and_get(dir, sc,
+                             "SELECT count(*) FROM requests WHERE finish_us IS NOT "
+                             "NULL"),
+                 2);
+    cr_assert_eq(run_and_get(dir, sc,
+                             "SELECT min(layer) FROM ops WHERE rank = 2 AND name = "
+                             "'mlp'"),
+                 16);
+    /* the steps of the schedule follow one another, and the program's last op ends with the
+     * last step */
+    double gaps = run_and_get(dir, sc,
+                              "SELECT count(*) FROM steps a JOIN steps b ON b.step = "
+                              "a.step + 1 WHERE b.start_us < a.end_us");
+    cr_assert_eq(gaps, 0);
+    double last = run_and_get(dir, sc, "SELECT max(end_us) FROM steps");
+    double sim = run_and_get(dir, sc, "SELECT sim_end_us FROM runs");
+    cr_assert(fabs(sim - last) <= 0.02 * last, "run ends at %.1f us, the schedule at %.1f us", sim,
+              last);
 }
