@@ -81,6 +81,8 @@ bench: deps
 	tests/bench/bench-import.sh build-bench 1024 2000
 	@echo
 	tests/bench/bench-import.sh build-bench 1024 200
+	@echo
+	tests/bench/bench-serve.sh build-bench scenarios/llama70b-tp4-poisson-200.yaml
 
 # clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
 fuzz-deps: deps
