@@ -136,14 +136,6 @@ static bool validate_parallel(const ModelParallel *par, GError **error)
                    dp, pp, pcp, tp, world, PLAN_MAX_WORLD);
         return false;
     }
-    if (pcp > 1 && pp > 1) {
-        /* PCPManager.validate_config (vllm/v1/worker/gpu/pcp_manager.py) */
-        plan_error(error,
-                   "parallel.pipeline_parallel_size: MRV2 PCP does not support PP yet. "
-                   "(prefill_context_parallel_size=%u, pipeline_parallel_size=%u)",
-                   pcp, pp);
-        return false;
-    }
     if (pcp > 1 && dp > 1) {
         plan_error(error,
                    "parallel.prefill_context_parallel_size: PCP does not support data "
@@ -176,6 +168,15 @@ static bool validate_parallel(const ModelParallel *par, GError **error)
     if (par->dcp_comm_backend == MODEL_DCP_A2A && dcp <= 1) {
         plan_error(error, "parallel.dcp_comm_backend: dcp_comm_backend='a2a' requires "
                           "decode_context_parallel_size > 1.");
+        return false;
+    }
+    if (pcp > 1 && pp > 1) {
+        /* PCPManager.validate_config (vllm/v1/worker/gpu/pcp_manager.py), which vLLM runs at
+         * KV-cache init, after ParallelConfig's checks above */
+        plan_error(error,
+                   "parallel.pipeline_parallel_size: MRV2 PCP does not support PP yet. "
+                   "(prefill_context_parallel_size=%u, pipeline_parallel_size=%u)",
+                   pcp, pp);
         return false;
     }
     return true;

@@ -81,8 +81,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelPlan, model_plan_free)
  * stage, the third-to-last, ... (the last stage never gets one). */
 void model_pp_indices(uint32_t layers, uint32_t pp, uint32_t rank, uint32_t *start, uint32_t *end);
 
-/* Adds the plan's groups to `p` (named tp0, tp1, ..., pcp0, dcp0, dp0, ep0, pp0) and records their
- * ids in the plan. Groups of one rank are still created (collectives over them are free). */
+/* Adds the plan's groups to `p` (named tp0, tp1, ..., pcp0, dcp0, dp0, ep0, pp0, sched0) and
+ * records their ids in the plan. TP, PCP, DCP and DP groups of one rank are still created
+ * (collectives over them are free); PP groups only with PP > 1, EP groups only for an MoE
+ * model with more than one rank per stage, sched groups only with PP > 1. */
 void model_plan_add_groups(ModelPlan *plan, SchedProgram *p);
 
 /* ---- token splits (pure functions; tests check them against vLLM's formulas) ---- */
