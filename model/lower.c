@@ -257,6 +257,19 @@ uint64_t model_batch_tokens(const ModelBatch *b)
     return n;
 }
 
+/* Rows a decoding sequence brings to the target forward: 1, or 1 + k with speculative decoding
+ * (the k drafted tokens are verified with the new one: vLLM's num_tokens_with_spec). */
+static uint64_t decode_rows(const Ctx *c)
+{
+    const ModelEngine *e = c->e;
+    return 1 + (e->speculative_method != MODEL_SPEC_NONE ? e->num_speculative_tokens : 0);
+}
+
+static uint64_t batch_rows(const Ctx *c, const ModelBatch *b)
+{
+    return b ? model_batch_tokens(b) + (uint64_t)b->decode->len * (decode_rows(c) - 1) : 0;
+}
+
 static uint64_t pcp_rows_of(const ModelBatch *b, uint32_t pcp, uint32_t r)
 {
     if (!b)
@@ -282,7 +295,7 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
         const ModelBatch *x = model_step_batch(s, dp);
         r.has_prefill = x && x->prefill->len > 0;
     }
-    r.tokens = model_batch_tokens(b);
+    r.tokens = batch_rows(c, b);
     uint32_t pcp = par->prefill_context_parallel_size;
     if (pcp > 1) {
         r.real = pcp_rows_of(b, pcp, co->pcp);
@@ -340,13 +353,16 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
     uint64_t dp_most = r.padded;
     if (par->data_parallel_size > 1 && (c->pl->ep_size > 1 || c->a->moe))
         for (uint32_t dp = 0; dp < par->data_parallel_size; dp++) {
-            uint64_t x = model_batch_tokens(model_step_batch(s, dp));
+            uint64_t x = batch_rows(c, model_step_batch(s, dp));
             if (x > dp_most)
                 dp_most = x;
         }
-    if (s->pad_tokens && pcp <= 1 && r.mode == MODE_TP) {
-        r.padded = MAX(r.padded, (uint64_t)s->pad_tokens);
-        dp_most = MAX(dp_most, r.padded);
+    uint32_t pad = b && b->pad_tokens ? b->pad_tokens : s->pad_tokens;
+    if (pad && pcp <= 1 && r.mode == MODE_TP) {
+        r.padded = MAX(r.padded, (uint64_t)pad);
+        /* a rank that chose its own size (ModelBatch.pad_tokens) runs it, whatever the other
+         * DP ranks run: the per-rank decision a scenario can make diverge */
+        dp_most = b && b->pad_tokens ? r.padded : MAX(dp_most, r.padded);
     }
     if (r.mode != MODE_TP) {
         r.full = (dp_most + tp - 1) / tp * tp;
@@ -818,6 +834,43 @@ static void emit_pp_transfer(Ctx *c, uint32_t rank, uint64_t rows, bool send)
     }
 }
 
+/* The MTP drafter after the target forward (vllm/v1/spec_decode, deepseek_mtp.py), k times:
+ * enorm and hnorm, the replicated eh_proj [2H -> H], one decoder layer (the model's MTP layer,
+ * numbered after the last decoder layer), shared_head.norm and its lm_head. Every DP rank runs
+ * it on the step's largest count of sequences (idle ones in their dummy run), so its EP
+ * collectives agree across DP. */
+static void emit_drafter(Ctx *c, uint32_t rank, const ModelStep *s, const StepRows *sr)
+{
+    const ModelArch *a = c->a;
+    const ModelParallel *par = &c->pl->par;
+    uint64_t rows = sr->logits_rows;
+    for (uint32_t dp = 0; dp < par->data_parallel_size; dp++) {
+        const ModelBatch *x = model_step_batch(s, dp);
+        if (x)
+            rows = MAX(rows, (uint64_t)x->prefill->len + x->decode->len);
+    }
+    rows = MAX(rows, 1u);
+    StepRows dr = *sr;
+    dr.tokens = dr.real = dr.padded = dr.moe_rows = dr.logits_rows = rows;
+    dr.mode = MODE_TP;
+    LayerKind lk = layer_kind(a, a->num_layers - 1);
+    lk.moe = a->moe;
+    lk.indexer = a->dsa;
+    for (uint32_t j = 0; j < c->e->num_speculative_tokens; j++) {
+        emit_norm(c, "mtp_enorm", rows, a->hidden_size);
+        emit_norm(c, "mtp_hnorm", rows, a->hidden_size);
+        emit_linear(c, "mtp_eh_proj", rows, 2.0 * a->hidden_size, a->hidden_size);
+        guint header = c->ops->len;
+        SchedOp rep = sched_op_repeat(1, 0, (int32_t)a->num_layers);
+        g_array_append_val(c->ops, rep);
+        emit_layer(c, rank, &dr, lk);
+        g_array_index(c->ops, SchedOp, header).body_len = c->ops->len - header - 1;
+        emit_norm(c, "mtp_shared_head_norm", rows, a->hidden_size);
+        emit_linear(c, "mtp_lm_head", rows, a->hidden_size,
+                    (double)a->vocab_size / par->tensor_parallel_size);
+    }
+}
+
 static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
 {
     const ModelArch *a = c->a;
@@ -833,7 +886,9 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
     /* A DP rank with nothing to run: an MoE model's runs a dummy batch so the EP (or DP)
      * collectives have every member (vLLM's execute_dummy_batch); a dense model's DP ranks
      * share no collective, so an idle one runs nothing. */
-    if (model_batch_tokens(model_step_batch(s, pl->coord[rank].dp)) == 0 && !a->moe)
+    const ModelBatch *own = model_step_batch(s, pl->coord[rank].dp);
+    bool idle = model_batch_tokens(own) == 0;
+    if (idle && (!a->moe || (own && own->skip_dummy)))
         return;
     /* PP (synchronous scheduling, one batch in flight): every worker of the engine takes the
      * step's SchedulerOutput from the engine core, which has it once the last stage's output
@@ -908,6 +963,9 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
                   sr.padded * a->hidden_size, SCHED_DTYPE_BF16, sr.padded);
     uint64_t lr = sr.logits_rows ? sr.logits_rows : 1;
     emit_linear(c, "lm_head", lr, a->hidden_size, (double)a->vocab_size / tp);
+    if (c->e->speculative_method == MODEL_SPEC_MTP && c->e->num_speculative_tokens > 0 &&
+        a->num_nextn_predict_layers > 0 && !(own && own->skip_drafter))
+        emit_drafter(c, rank, s, &sr);
 }
 
 /* ---- entry point ---- */

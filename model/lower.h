@@ -32,7 +32,6 @@
 #define MODEL_LOWER_ERROR (model_lower_error_quark())
 GQuark model_lower_error_quark(void);
 
-
 typedef enum {
     MODEL_QUANT_BF16 = 0,
     MODEL_QUANT_FP8,
@@ -51,45 +50,45 @@ typedef enum {
 
 typedef enum {
     MODEL_SPEC_NONE = 0,
-    MODEL_SPEC_MTP,    /* the model's own MTP layers (deepseek_mtp, glm4_moe_mtp, ...) */
-    MODEL_SPEC_EAGLE,  /* a separate draft model (eagle, eagle3): not loaded by ranksim */
-    MODEL_SPEC_NGRAM,  /* prompt lookup: no weights */
+    MODEL_SPEC_MTP,   /* the model's own MTP layers (deepseek_mtp, glm4_moe_mtp, ...) */
+    MODEL_SPEC_EAGLE, /* a separate draft model (eagle, eagle3): not loaded by ranksim */
+    MODEL_SPEC_NGRAM, /* prompt lookup: no weights */
     MODEL_SPEC_OTHER,
 } ModelSpecMethod;
 
 typedef struct {
     ModelBackend attention_backend;
-    ModelQuant quantization;        /* meaningful when quantization_override */
-    bool quantization_override;     /* engine.quantization given: it replaces the formats the
-                                       checkpoint's quantization_config says */
+    ModelQuant quantization;            /* meaningful when quantization_override */
+    bool quantization_override;         /* engine.quantization given: it replaces the formats the
+                                           checkpoint's quantization_config says */
     ModelSpecMethod speculative_method; /* --speculative-config method */
     uint32_t num_speculative_tokens;    /* 0 = speculative decoding off */
-    SchedDtype kv_cache_dtype;      /* bf16 ("auto") or fp8 */
-    double gpu_memory_utilization;  /* (0, 1], default 0.92 */
-    uint32_t max_num_batched_tokens; /* default 8192 */
-    uint32_t max_model_len;          /* default 8192 */
-    uint32_t max_num_seqs;           /* default 256 */
-    ModelCudagraph cudagraph_mode;   /* default FULL_AND_PIECEWISE */
-    bool cudagraph_memory_profiling; /* vLLM >= 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1,
-                                        the default): the CUDA-graph estimate is subtracted from
-                                        the KV budget; false: graphs are captured after the KV
-                                        cache, outside the budget. Default true */
-    bool rocm_aiter;                 /* VLLM_ROCM_USE_AITER=1: AITER kernels on ROCm (the AUTO
-                                        backend for MLA becomes ROCM_AITER_MLA) */
-    uint32_t given;                  /* MODEL_ENGINE_GIVEN_* bits: what the scenario or the
-                                        command line set; the rest takes vLLM's defaults
-                                        (model_engine_apply_vllm_defaults) */
-    ModelVllmAbsent vllm_absent;     /* behaviours of model/vllm.h this vLLM lacks
-                                        (engine.vllm_without); 0: vLLM main */
-    ModelMoeBackend moe_backend;     /* engine.moe_backend / --moe-backend; default auto */
-    bool gpu_sync_check;             /* engine.gpu_sync_check / VLLM_GPU_SYNC_CHECK=error: the
-                                        runtime's GPU<->CPU sync guard on the hot path (off by
-                                        default; vLLM's CI image turns it on) */
-    double jit_compile_s;            /* engine.jit_compile_s: one Triton kernel's JIT compile on
-                                        a cold key, seconds; default 1.0 (doc/lifecycle.md) */
-    uint32_t num_gpu_blocks_override; /* --num-gpu-blocks-override: the KV blocks the scheduler
-                                         allocates from, instead of the profiled budget's;
-                                         0 = none (vLLM's default) */
+    SchedDtype kv_cache_dtype;          /* bf16 ("auto") or fp8 */
+    double gpu_memory_utilization;      /* (0, 1], default 0.92 */
+    uint32_t max_num_batched_tokens;    /* default 8192 */
+    uint32_t max_model_len;             /* default 8192 */
+    uint32_t max_num_seqs;              /* default 256 */
+    ModelCudagraph cudagraph_mode;      /* default FULL_AND_PIECEWISE */
+    bool cudagraph_memory_profiling;    /* vLLM >= 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1,
+                                           the default): the CUDA-graph estimate is subtracted from
+                                           the KV budget; false: graphs are captured after the KV
+                                           cache, outside the budget. Default true */
+    bool rocm_aiter;                    /* VLLM_ROCM_USE_AITER=1: AITER kernels on ROCm (the AUTO
+                                           backend for MLA becomes ROCM_AITER_MLA) */
+    uint32_t given;                     /* MODEL_ENGINE_GIVEN_* bits: what the scenario or the
+                                           command line set; the rest takes vLLM's defaults
+                                           (model_engine_apply_vllm_defaults) */
+    ModelVllmAbsent vllm_absent;        /* behaviours of model/vllm.h this vLLM lacks
+                                           (engine.vllm_without); 0: vLLM main */
+    ModelMoeBackend moe_backend;        /* engine.moe_backend / --moe-backend; default auto */
+    bool gpu_sync_check;                /* engine.gpu_sync_check / VLLM_GPU_SYNC_CHECK=error: the
+                                           runtime's GPU<->CPU sync guard on the hot path (off by
+                                           default; vLLM's CI image turns it on) */
+    double jit_compile_s;               /* engine.jit_compile_s: one Triton kernel's JIT compile on
+                                           a cold key, seconds; default 1.0 (doc/lifecycle.md) */
+    uint32_t num_gpu_blocks_override;   /* --num-gpu-blocks-override: the KV blocks the scheduler
+                                           allocates from, instead of the profiled budget's;
+                                           0 = none (vLLM's default) */
 } ModelEngine;
 
 #define MODEL_ENGINE_GIVEN_MAX_MODEL_LEN (1u << 0)
@@ -104,12 +103,19 @@ typedef struct {
                             (a chunked prefill's earlier chunks); shorter than `prefill`
                             means 0 for the rest (model_batch_prefill_ctx) */
     GArray *decode;      /* uint32 context lengths */
+    /* What this DP rank decides for itself in the step (doc/lowering.md, "Per-rank
+     * decisions"); all false / 0 is what vLLM main does. A scenario sets one on one rank to
+     * see the hang it makes. */
+    bool skip_dummy;     /* idle: no dummy batch (no DP sync, no EP collectives) */
+    bool skip_drafter;   /* the MTP drafter does not run after the target forward */
+    uint32_t pad_tokens; /* this rank pads to this many rows instead of the step's; 0: the
+                            step's */
 } ModelBatch;
 
 typedef struct {
-    GPtrArray *per_dp; /* ModelBatch*; 1 entry = the same batch on every DP rank */
-    int64_t idle_ns;   /* the engine waits this long before the step (no request to run until
-                          an arrival); lowered as an `idle` op on every rank */
+    GPtrArray *per_dp;   /* ModelBatch*; 1 entry = the same batch on every DP rank */
+    int64_t idle_ns;     /* the engine waits this long before the step (no request to run until
+                            an arrival); lowered as an `idle` op on every rank */
     uint32_t pad_tokens; /* the token rows every DP rank runs outside attention (the batch
                             padded across DP and to its CUDA-graph size); 0: no padding beyond
                             what the lowering derives. Without PCP only. */
@@ -135,8 +141,8 @@ void model_engine_defaults(ModelEngine *e);
 void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const NetHardware *hw);
 /* The backend the lowering and the memory plan use: model_backend_resolve() on the engine's
  * backend with the plan's context-parallel sizes and the device (NULL: an H100). */
-ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e, const ModelParallel *par,
-                                  const NetHardware *hw);
+ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e,
+                                  const ModelParallel *par, const NetHardware *hw);
 
 ModelBatch *model_batch_new(void);
 void model_batch_free(ModelBatch *b);
@@ -158,9 +164,9 @@ void model_workload_add_step(ModelWorkload *w, GPtrArray *per_dp);
 /* Deliberately broken lowerings, for testing the layout checker (seed 000 §3.3.1). */
 typedef enum {
     MODEL_BREAK_NONE = 0,
-    MODEL_BREAK_EARLY_GATHER,     /* full tokens restored before the MoE gate / shared experts */
-    MODEL_BREAK_LOCAL_ATTENTION,  /* local tokens propagated into the next layer's attention */
-    MODEL_BREAK_GATHER_RESIDUAL,  /* the residual all-gathered across layers as well */
+    MODEL_BREAK_EARLY_GATHER,    /* full tokens restored before the MoE gate / shared experts */
+    MODEL_BREAK_LOCAL_ATTENTION, /* local tokens propagated into the next layer's attention */
+    MODEL_BREAK_GATHER_RESIDUAL, /* the residual all-gathered across layers as well */
 } ModelBreak;
 
 typedef struct {
@@ -170,7 +176,7 @@ typedef struct {
     const ModelWorkload *workload;
     const ModelCost *cost;
     const NetHardware *hw; /* the device (attention backend choice); NULL: an H100 */
-    ModelBreak broken; /* MODEL_BREAK_NONE outside tests */
+    ModelBreak broken;     /* MODEL_BREAK_NONE outside tests */
 } ModelLowerInput;
 
 /* Builds the program: adds the plan's groups to a new program and every rank's ops.

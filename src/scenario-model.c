@@ -199,6 +199,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "max_model_len",
         "max_num_seqs",
         "num_gpu_blocks_override",
+        "speculative_config",
         "cudagraph_mode",
         "cudagraph_memory_profiling",
         "moe_backend",
@@ -301,6 +302,30 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         !scenario_get_u32(ld, m, "num_gpu_blocks_override", 1, UINT32_MAX,
                           &e->num_gpu_blocks_override))
         return false;
+    if ((n = yamldoc_map_get(m, "speculative_config"))) {
+        /* vLLM's --speculative-config, as a mapping */
+        static const char *const skeys[] = {"method", "num_speculative_tokens", NULL};
+        const char *method = NULL;
+        uint32_t k = 1;
+        if (!yamldoc_expect_map(&ld->doc, n, "speculative_config",
+                                "{method: mtp, num_speculative_tokens: 1}") ||
+            !yamldoc_check_keys(&ld->doc, n, skeys, NULL, "speculative_config") ||
+            !scenario_get_u32(ld, n, "num_speculative_tokens", 1, 64, &k))
+            return false;
+        const YamlDocNode *mn = yamldoc_map_get(n, "method");
+        if (!mn)
+            return yamldoc_fail(&ld->doc, n, "method",
+                                "missing; valid: mtp (the model's MTP layers), ngram, eagle, "
+                                "eagle3");
+        if (!yamldoc_get_string(&ld->doc, mn, "method", "mtp, ngram, eagle, eagle3", &method))
+            return false;
+        e->speculative_method = vllm_args_spec_method(method);
+        e->num_speculative_tokens = k;
+        if (e->speculative_method != MODEL_SPEC_MTP)
+            g_ptr_array_add(notes, g_strdup_printf("engine.speculative_config method %s (the draft "
+                                                   "model's weights and steps are not simulated)",
+                                                   method));
+    }
     if ((n = yamldoc_map_get(m, "cudagraph_mode"))) {
         const char *names[VLLM_ARGS_N_CUDAGRAPH + 1];
         vllm_args_cudagraph_names(names);
@@ -444,7 +469,22 @@ static bool load_batch(Loader *ld, const YamlDocNode *m, const ModelEngine *e, M
     const YamlDocNode *n;
     if ((n = yamldoc_map_get(m, "prefill")) && !load_lengths(ld, n, "prefill", e, b->prefill))
         return false;
-    return !(n = yamldoc_map_get(m, "decode")) || load_lengths(ld, n, "decode", e, b->decode);
+    if ((n = yamldoc_map_get(m, "decode")) && !load_lengths(ld, n, "decode", e, b->decode))
+        return false;
+    /* the rank's own decisions (doc/lowering.md, "Per-rank decisions"): vLLM main's unless
+     * given */
+    bool dummy = true, drafter = true;
+    if (!scenario_get_bool_opt(ld, m, "dummy", &dummy) ||
+        !scenario_get_bool_opt(ld, m, "drafter", &drafter) ||
+        !scenario_get_u32(ld, m, "padded_tokens", 1, MAX_SEQ_LEN, &b->pad_tokens))
+        return false;
+    b->skip_dummy = !dummy;
+    b->skip_drafter = !drafter;
+    if (b->skip_dummy && (b->prefill->len || b->decode->len))
+        return yamldoc_fail(&ld->doc, yamldoc_map_get_key(m, "dummy"), "dummy",
+                            "only an idle DP rank runs a dummy batch; valid: dummy: false on a "
+                            "batch without prefill or decode");
+    return true;
 }
 
 static const char step_forms[] =
@@ -454,8 +494,10 @@ static const char step_forms[] =
 /* One entry of `steps:` (number `idx`, 1-based) appended to s->workload. */
 static bool load_step(Loader *ld, const YamlDocNode *m, guint idx, Scenario *s)
 {
-    static const char *const step_keys[] = {"prefill", "decode", "per_dp_rank", NULL};
-    static const char *const batch_keys[] = {"prefill", "decode", NULL};
+    static const char *const step_keys[] = {"prefill", "decode",        "per_dp_rank",
+                                            "drafter", "padded_tokens", NULL};
+    static const char *const batch_keys[] = {"prefill", "decode",        "dummy",
+                                             "drafter", "padded_tokens", NULL};
     static const char *const nested[] = {"per_dp_rank", NULL};
     const ModelEngine *e = &s->engine;
     uint32_t dp = s->plan->par.data_parallel_size;
@@ -465,7 +507,7 @@ static bool load_step(Loader *ld, const YamlDocNode *m, guint idx, Scenario *s)
     g_autoptr(GPtrArray) per_dp = g_ptr_array_new_with_free_func((GDestroyNotify)model_batch_free);
     const YamlDocNode *pd = yamldoc_map_get(m, "per_dp_rank");
     if (pd) {
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; batch_keys[k]; k++)
             if (yamldoc_map_get(m, batch_keys[k]))
                 return yamldoc_fail(&ld->doc, yamldoc_map_get_key(m, batch_keys[k]), batch_keys[k],
                                     "a step with per_dp_rank lists each DP rank's batch inside "

@@ -411,6 +411,15 @@ static bool flag_compilation(Reader *ef, const char *flag, const char *sub, cons
     return flag_compilation_json(ef, flag, v);
 }
 
+ModelSpecMethod vllm_args_spec_method(const char *method)
+{
+    if (g_str_has_suffix(method, "mtp"))
+        return MODEL_SPEC_MTP;
+    return strcmp(method, "ngram") == 0        ? MODEL_SPEC_NGRAM
+           : g_str_has_prefix(method, "eagle") ? MODEL_SPEC_EAGLE
+                                               : MODEL_SPEC_OTHER;
+}
+
 /* --speculative-config '{"method": "mtp", "num_speculative_tokens": 3}': MTP loads the
  * model's own MTP layers (their weights count); a separate draft model (eagle, eagle3, a
  * "model" key) and n-gram lookup are noted (no draft model is loaded by ranksim). */
@@ -433,13 +442,9 @@ static bool flag_speculative(Reader *ef, const char *flag, const char *v)
         return flag_fail(ef, flag, "num_speculative_tokens %" G_GINT64_FORMAT "; valid: 1..64", n);
     ModelEngine *e = &ef->a->engine;
     e->num_speculative_tokens = (uint32_t)n;
-    if (g_str_has_suffix(method, "mtp") || strcmp(method, "mtp") == 0) {
-        e->speculative_method = MODEL_SPEC_MTP;
+    e->speculative_method = vllm_args_spec_method(method);
+    if (e->speculative_method == MODEL_SPEC_MTP)
         return true;
-    }
-    e->speculative_method = strcmp(method, "ngram") == 0        ? MODEL_SPEC_NGRAM
-                            : g_str_has_prefix(method, "eagle") ? MODEL_SPEC_EAGLE
-                                                                : MODEL_SPEC_OTHER;
     note(ef->a, "%s %s (the draft model's weights and steps are not simulated)", flag, v);
     return true;
 }

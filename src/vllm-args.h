@@ -113,5 +113,8 @@ bool vllm_args_parse_quant(const char *text, ModelQuant *out);
 bool vllm_args_parse_kv_dtype(const char *text, SchedDtype *out);
 /* A cudagraph mode (NONE, PIECEWISE, FULL, ...), case-insensitively. */
 bool vllm_args_parse_cudagraph(const char *text, ModelCudagraph *out);
+/* A --speculative-config "method" as ranksim models it: "mtp" or any "*_mtp" (the model's own
+ * MTP layers), "ngram", "eagle*" (a separate draft model), anything else OTHER. */
+ModelSpecMethod vllm_args_spec_method(const char *method);
 
 #endif
