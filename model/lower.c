@@ -834,6 +834,26 @@ static void emit_pp_transfer(Ctx *c, uint32_t rank, uint64_t rows, bool send)
     }
 }
 
+/* Whether a DP rank skips its drafter this step: the scenario says so, or — in vLLM before PR
+ * #40589 — its longest sequence plus the speculative tokens exceeds max_model_len
+ * (input_fits_in_drafter false) and no dummy drafter run replaces the proposal. */
+static bool drafter_skipped(const Ctx *c, const ModelBatch *b)
+{
+    if (!b)
+        return false;
+    if (b->skip_drafter)
+        return true;
+    if (model_vllm_has(c->e->vllm_absent, MODEL_VLLM_DRAFTER_DUMMY_WHEN_SKIPPED))
+        return false;
+    uint64_t longest = 0;
+    for (guint i = 0; i < b->decode->len; i++)
+        longest = MAX(longest, (uint64_t)g_array_index(b->decode, uint32_t, i));
+    for (guint i = 0; i < b->prefill->len; i++)
+        longest = MAX(longest, (uint64_t)g_array_index(b->prefill, uint32_t, i) +
+                                   model_batch_prefill_ctx(b, i));
+    return longest + c->e->num_speculative_tokens > c->e->max_model_len;
+}
+
 /* The MTP drafter after the target forward (vllm/v1/spec_decode, deepseek_mtp.py), k times:
  * enorm and hnorm, the replicated eh_proj [2H -> H], one decoder layer (the model's MTP layer,
  * numbered after the last decoder layer), shared_head.norm and its lm_head. Every DP rank runs
@@ -964,7 +984,7 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
     uint64_t lr = sr.logits_rows ? sr.logits_rows : 1;
     emit_linear(c, "lm_head", lr, a->hidden_size, (double)a->vocab_size / tp);
     if (c->e->speculative_method == MODEL_SPEC_MTP && c->e->num_speculative_tokens > 0 &&
-        a->num_nextn_predict_layers > 0 && !(own && own->skip_drafter))
+        a->num_nextn_predict_layers > 0 && !drafter_skipped(c, own))
         emit_drafter(c, rank, s, &sr);
 }
 

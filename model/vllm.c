@@ -11,6 +11,7 @@ static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_ROCM_ALL_GATHER_ON_PROCESS_GROUP] = "rocm_all_gather_on_process_group",
     [MODEL_VLLM_INDEXER_WARMUP_KEYS] = "indexer_warmup_keys_normalized",
     [MODEL_VLLM_DCP_RANK_TENSOR] = "dcp_rank_tensor",
+    [MODEL_VLLM_DRAFTER_DUMMY_WHEN_SKIPPED] = "drafter_dummy_when_skipped",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)

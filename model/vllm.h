@@ -40,6 +40,11 @@ typedef enum {
     /* The DCP rank tensor is made once in the metadata builder (PR #55879). Without it
      * get_dcp_local_seq_lens builds torch.tensor(dcp_rank, device=...) per batch. */
     MODEL_VLLM_DCP_RANK_TENSOR,
+    /* A DP rank whose batch cannot be drafted (its longest sequence + num_speculative_tokens
+     * exceeds max_model_len: input_fits_in_drafter false) runs the drafter's dummy run (PR
+     * #40589). Without it that rank skips the drafter, and with DP + EP the other ranks wait
+     * in the drafter's EP collectives (vLLM issue #44185's class of hang). */
+    MODEL_VLLM_DRAFTER_DUMMY_WHEN_SKIPPED,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

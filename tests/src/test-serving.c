@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdint.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,15 +61,22 @@ static char *write_file(const char *dir, const char *name, const char *text)
     return path;
 }
 
-static double run_and_get(const char *dir, const char *scenario, const char *sql)
+/* Runs `scenario` into a fresh database and returns `sql`'s first value; the run must exit
+ * `code` (0 healthy, 3 failed). */
+static double run_and_get_code(const char *dir, const char *scenario, const char *sql, int code)
 {
     g_autofree char *path = write_file(dir, "s.yaml", scenario);
     g_autofree char *db = g_build_filename(dir, "r.db", NULL);
     g_unlink(db);
     Result r = ranksim((const char *[]){"run", path, "--db", db, "-q", NULL});
-    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_eq(r.code, code, "%s", r.err);
     result_clear(&r);
     return db_double(db, sql);
+}
+
+static double run_and_get(const char *dir, const char *scenario, const char *sql)
+{
+    return run_and_get_code(dir, scenario, sql, 0);
 }
 
 static const char qwen_chunked[] = "name: q235-chunked\nmodel: qwen3-235b-a22b\nhardware: h200\n"
@@ -416,4 +424,75 @@ Test(serving, requests_on_a_pipeline)
     double sim = run_and_get(dir, sc, "SELECT sim_end_us FROM runs");
     cr_assert(fabs(sim - last) <= 0.02 * last, "run ends at %.1f us, the schedule at %.1f us", sim,
               last);
+}
+
+/* ---- per-rank decisions ---- */
+
+static const char dsv3_dp_mtp[] =
+    "name: dsv3-dp-mtp\nmodel: deepseek-v3\nhardware: h200\n"
+    "parallel: {tensor_parallel_size: 4, data_parallel_size: 2, enable_expert_parallel: true}\n"
+    "engine: {max_model_len: 8192, speculative_config: {method: mtp, num_speculative_tokens: 3}"
+    "%s}\n"
+    "workload:\n  steps:\n"
+    "    - per_dp_rank: [{decode: [4000, 4000]}, {decode: [%u]%s}]\n"
+    "    - per_dp_rank: [{decode: [4004, 4004]}, {}]\n";
+
+/* The drafter: every DP rank runs it (healthy; its MoE layer is numbered 61, after DeepSeek-V3's
+ * 61 decoder layers, and dispatches over EP); vLLM before PR #40589 skips it on the DP rank
+ * whose longest sequence + 3 exceeds max_model_len, and the run hangs; a scenario can make one
+ * rank skip it with `drafter: false`. */
+Test(serving, the_drafter_runs_on_every_dp_rank_unless_one_skips_it)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    g_autofree char *ok = g_strdup_printf(dsv3_dp_mtp, "", 8190u, "");
+    cr_assert_eq(run_and_get(dir, ok, "SELECT exit_code FROM runs"), 0);
+    /* 2 steps x 3 drafts x (dispatch + combine) of the MTP layer, on either DP rank */
+    cr_assert_eq(run_and_get(dir, ok,
+                             "SELECT count(*) FROM ops WHERE rank = 0 AND layer = 61 "
+                             "AND name = 'ep_dispatch'"),
+                 6);
+    cr_assert_eq(run_and_get(dir, ok,
+                             "SELECT count(*) FROM ops WHERE rank = 4 AND layer = 61 "
+                             "AND name = 'ep_dispatch'"),
+                 6);
+    /* a decoding sequence brings 1 + 3 rows: 2 sequences, 8 rows into the first layer */
+    cr_assert_eq(run_and_get(dir, ok,
+                             "SELECT tokens FROM ops WHERE rank = 0 AND name = "
+                             "'input_layernorm' ORDER BY idx LIMIT 1"),
+                 8);
+    struct {
+        const char *engine, *batch;
+        uint32_t ctx;
+        int code;
+    } cases[] = {
+        {", vllm_without: [40589]", "", 8190, 3}, /* 8190 + 3 > 8192: skipped */
+        {", vllm_without: [40589]", "", 8189, 0}, /* 8189 + 3 fits */
+        {"", ", drafter: false", 4000, 3},        /* the scenario's decision */
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *sc =
+            g_strdup_printf(dsv3_dp_mtp, cases[i].engine, cases[i].ctx, cases[i].batch);
+        cr_assert_eq(run_and_get_code(dir, sc,
+                                      "SELECT count(*) FROM diagnostics WHERE kind = "
+                                      "'deadlock'",
+                                      cases[i].code),
+                     cases[i].code ? 1 : 0, "case %zu", i);
+    }
+}
+
+/* `dummy: false` belongs on an idle DP rank's batch only. */
+Test(serving, dummy_false_needs_an_idle_batch)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    g_autofree char *path = write_file(
+        dir, "d.yaml",
+        "name: d\nmodel: qwen3-30b-a3b\nhardware: h100\n"
+        "parallel: {data_parallel_size: 2, enable_expert_parallel: true}\n"
+        "workload:\n  steps:\n    - per_dp_rank: [{decode: [10]}, {decode: [10], dummy: false}]\n");
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result r = ranksim((const char *[]){"run", path, "--db", db, "-q", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "d.yaml:7: key 'dummy': only an idle DP rank runs a dummy batch"), "%s",
+              r.err);
+    result_clear(&r);
 }
