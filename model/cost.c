@@ -8,6 +8,8 @@
  */
 #include "cost.h"
 
+#include "../sched/program.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -292,14 +294,24 @@ static int64_t ns_round_up(double ns)
 int64_t model_cost_op_ns(const ModelCost *c, const char *name, uint64_t rows, double flops,
                          double bytes, NetPeakDtype dtype)
 {
+    uint8_t bound;
+    return model_cost_op_ns_bound(c, name, rows, flops, bytes, dtype, &bound);
+}
+
+int64_t model_cost_op_ns_bound(const ModelCost *c, const char *name, uint64_t rows, double flops,
+                               double bytes, NetPeakDtype dtype, uint8_t *bound)
+{
+    *bound = SCHED_BOUND_NONE;
     g_return_val_if_fail(c != NULL, 0);
     g_return_val_if_fail((unsigned)dtype < NET_PEAK_COUNT, 0);
     g_return_val_if_fail(flops >= 0 && bytes >= 0, 0); /* also refuses NaN */
 
     if (name) {
         const GArray *pts = g_hash_table_lookup(c->profile, name);
-        if (pts)
+        if (pts) {
+            *bound = SCHED_BOUND_PROFILE;
             return ns_round_up(profile_seconds(pts, rows) * 1e9);
+        }
     }
 
     const NetHardware *hw = c->hw;
@@ -310,5 +322,8 @@ int64_t model_cost_op_ns(const ModelCost *c, const char *name, uint64_t rows, do
     double bw = hw->hbm_bw_bytes_per_s;
     double memory_s = bw > 0 ? bytes / (bw * c->params.memory_efficiency) : 0.0;
     int64_t body_ns = ns_round_up(fmax(compute_s, memory_s) * 1e9);
+    *bound = body_ns < c->params.launch_ns ? SCHED_BOUND_LAUNCH
+             : compute_s >= memory_s       ? SCHED_BOUND_COMPUTE
+                                           : SCHED_BOUND_MEMORY;
     return body_ns > INT64_MAX - c->params.launch_ns ? INT64_MAX : body_ns + c->params.launch_ns;
 }

@@ -56,5 +56,9 @@ bool model_cost_is_profiled(const ModelCost *c, const char *name);
  * no launch cost added (the measurement includes it). O(1) hash + O(log points). */
 int64_t model_cost_op_ns(const ModelCost *c, const char *name, uint64_t rows, double flops,
                          double bytes, NetPeakDtype dtype);
+/* The same, and what limits the duration (*bound, a SchedBound): the larger of the compute
+ * and memory terms, the launch cost when it exceeds both, or the profile. */
+int64_t model_cost_op_ns_bound(const ModelCost *c, const char *name, uint64_t rows, double flops,
+                               double bytes, NetPeakDtype dtype, uint8_t *bound);
 
 #endif

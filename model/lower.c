@@ -207,8 +207,10 @@ static uint32_t op_name(Ctx *c, const char *name)
 static void emit_compute(Ctx *c, const char *name, uint64_t rows, double flops, double bytes,
                          NetPeakDtype dt)
 {
-    int64_t ns = model_cost_op_ns(c->in->cost, name, rows, flops, bytes, dt);
+    uint8_t bound;
+    int64_t ns = model_cost_op_ns_bound(c->in->cost, name, rows, flops, bytes, dt, &bound);
     SchedOp op = sched_op_compute(op_name(c, name), ns, rows);
+    op.bound = bound;
     g_array_append_val(c->ops, op);
 }
 

@@ -215,8 +215,7 @@ bool arrival_same_signature(const Arrival *a, const Arrival *b, bool p2p)
 {
     if (p2p) /* one send and one recv by construction */
         return a->count == b->count && a->dtype == b->dtype;
-    return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype &&
-           a->root == b->root;
+    return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->root == b->root;
 }
 
 /* Queues an event for every flow whose next event time the fabric changed. */
@@ -306,9 +305,17 @@ static void instance_complete(Engine *e, Instance *inst, int64_t now)
         const Arrival *ar = &inst->arr[i];
         if (rec) {
             SchedRecord r = {
-                .rank = rank, .kind = ar->kind, .dtype = ar->dtype, .layer = ar->layer,
-                .name = ar->name, .group = inst->group, .idx = ar->idx, .seq = inst->seq,
-                .count = ar->count, .tokens = ar->tokens, .start_ns = ar->arrive_ns,
+                .rank = rank,
+                .kind = ar->kind,
+                .dtype = ar->dtype,
+                .layer = ar->layer,
+                .name = ar->name,
+                .group = inst->group,
+                .idx = ar->idx,
+                .seq = inst->seq,
+                .count = ar->count,
+                .tokens = ar->tokens,
+                .start_ns = ar->arrive_ns,
                 .end_ns = now,
             };
             emit(e, &r);
@@ -485,10 +492,9 @@ static void collective_time_overflow(Engine *e, const Instance *inst)
         "time: %s (group %s, seq %" G_GUINT64_FORMAT ") would end beyond %.0f simulated days, "
         "the longest time the engine represents; the run stops here (check the hardware's "
         "bandwidths, link-fault factors and the collective's size)",
-        op, e->groups[inst->group].def->name, inst->seq,
-        (double)SCHED_TIME_MAX / 1e9 / 86400.0);
-    diag_add(e, "time", SCHED_SEV_ERROR, -1, inst->group, inst->seq, a0->layer, op,
-             g_strdup(msg), NULL);
+        op, e->groups[inst->group].def->name, inst->seq, (double)SCHED_TIME_MAX / 1e9 / 86400.0);
+    diag_add(e, "time", SCHED_SEV_ERROR, -1, inst->group, inst->seq, a0->layer, op, g_strdup(msg),
+             NULL);
     e->stop = true;
 }
 
@@ -498,8 +504,8 @@ static void actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, 
     int32_t gid;
     if (sched_op_is_p2p(op->kind)) {
         uint32_t peer = (uint32_t)op->group;
-        uint64_t key = op->kind == SCHED_OP_SEND ? channel_key(rank, peer)
-                                                 : channel_key(peer, rank);
+        uint64_t key =
+            op->kind == SCHED_OP_SEND ? channel_key(rank, peer) : channel_key(peer, rank);
         gid = (int32_t)GPOINTER_TO_UINT(g_hash_table_lookup(e->channels, &key)) - 1;
     } else {
         gid = op->group;
@@ -578,9 +584,16 @@ static void actor_run(Engine *e, uint32_t rank, int64_t now)
             int64_t dur = (int64_t)llround(d);
             a->pc++;
             SchedRecord r = {
-                .rank = rank, .kind = SCHED_OP_COMPUTE, .layer = op->layer >= 0 ? op->layer : a->layer,
-                .name = op->name, .group = -1, .idx = a->idx, .tokens = op->tokens,
-                .start_ns = now, .end_ns = now + dur,
+                .rank = rank,
+                .kind = SCHED_OP_COMPUTE,
+                .layer = op->layer >= 0 ? op->layer : a->layer,
+                .bound = op->bound,
+                .name = op->name,
+                .group = -1,
+                .idx = a->idx,
+                .tokens = op->tokens,
+                .start_ns = now,
+                .end_ns = now + dur,
             };
             a->idx++;
             a->stats.ops++;
@@ -674,8 +687,8 @@ static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg
         e->groups[i].member_pg_seq = g_new(uint64_t, e->groups[i].def->n);
         for (uint32_t m = 0; m < e->groups[i].def->n; m++)
             e->groups[i].member_pg_seq[m] = e->groups[i].def->seq_base;
-        uint32_t fid = net_fabric_add_group(e->fabric, e->groups[i].def->ranks,
-                                            e->groups[i].def->n);
+        uint32_t fid =
+            net_fabric_add_group(e->fabric, e->groups[i].def->ranks, e->groups[i].def->n);
         g_assert(fid == i);
     }
 
@@ -757,10 +770,18 @@ static void engine_finish(Engine *e)
             if (!ar->present)
                 continue;
             SchedRecord r = {
-                .rank = (uint32_t)g->def->ranks[i], .kind = ar->kind, .dtype = ar->dtype,
-                .layer = ar->layer, .name = ar->name, .group = inst->group, .idx = ar->idx,
-                .seq = inst->seq, .count = ar->count, .tokens = ar->tokens,
-                .start_ns = ar->arrive_ns, .end_ns = -1,
+                .rank = (uint32_t)g->def->ranks[i],
+                .kind = ar->kind,
+                .dtype = ar->dtype,
+                .layer = ar->layer,
+                .name = ar->name,
+                .group = inst->group,
+                .idx = ar->idx,
+                .seq = inst->seq,
+                .count = ar->count,
+                .tokens = ar->tokens,
+                .start_ns = ar->arrive_ns,
+                .end_ns = -1,
             };
             emit(e, &r);
         }
@@ -853,8 +874,7 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
             break;
         }
         case EV_CRASH:
-            crash_rank(&e, ev.target, NULL,
-                       ev.arg < e.n_faults ? e.faults[ev.arg].f.reason : NULL);
+            crash_rank(&e, ev.target, NULL, ev.arg < e.n_faults ? e.faults[ev.arg].f.reason : NULL);
             break;
         default:
             g_assert_not_reached();

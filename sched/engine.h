@@ -77,7 +77,8 @@ typedef struct {
     uint32_t rank;
     uint8_t kind;       /* SchedOpKind */
     uint8_t dtype;      /* collectives, p2p */
-    uint16_t reserved;
+    uint8_t bound;      /* compute: SchedBound of the op */
+    uint8_t reserved;
     int32_t layer;      /* -1: none */
     uint32_t name;      /* name id */
     int32_t group;      /* group id (p2p ops: their channel's group id); -1 for compute */

@@ -32,6 +32,12 @@ bool sched_op_kind_parse(const char *s, SchedOpKind *out)
     return false;
 }
 
+const char *sched_bound_name(uint8_t bound)
+{
+    static const char *const names[] = {NULL, "compute", "memory", "launch", "profile"};
+    return bound < G_N_ELEMENTS(names) ? names[bound] : NULL;
+}
+
 const char *sched_dtype_name(SchedDtype dtype)
 {
     g_return_val_if_fail(dtype < SCHED_DTYPE_COUNT, "?");
@@ -113,9 +119,8 @@ static bool op_equal(const SchedOp *a, const SchedOp *b)
 {
     return a->kind == b->kind && a->dtype == b->dtype && a->name == b->name &&
            a->group == b->group && a->root == b->root && a->layer == b->layer &&
-           a->layer_start == b->layer_start && a->times == b->times &&
-           a->body_len == b->body_len && a->count == b->count && a->dur_ns == b->dur_ns &&
-           a->tokens == b->tokens;
+           a->layer_start == b->layer_start && a->times == b->times && a->body_len == b->body_len &&
+           a->count == b->count && a->dur_ns == b->dur_ns && a->tokens == b->tokens;
 }
 
 static guint list_hash(gconstpointer key)
@@ -124,9 +129,17 @@ static guint list_hash(gconstpointer key)
     uint64_t h = 1469598103934665603ull ^ l->len;
     for (uint32_t i = 0; i < l->len; i++) {
         const SchedOp *o = &l->ops[i];
-        uint64_t v[] = {o->kind,     o->dtype,          o->name,         (uint32_t)o->group,
-                        (uint32_t)o->root, (uint32_t)o->layer, (uint32_t)o->layer_start,
-                        o->times,    o->body_len,       o->count,        (uint64_t)o->dur_ns,
+        uint64_t v[] = {o->kind,
+                        o->dtype,
+                        o->name,
+                        (uint32_t)o->group,
+                        (uint32_t)o->root,
+                        (uint32_t)o->layer,
+                        (uint32_t)o->layer_start,
+                        o->times,
+                        o->body_len,
+                        o->count,
+                        (uint64_t)o->dur_ns,
                         o->tokens};
         for (size_t k = 0; k < G_N_ELEMENTS(v); k++)
             h = (h ^ v[k]) * 1099511628211ull;
@@ -238,8 +251,7 @@ static int cmp_rank_pos(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int32_t sched_program_add_group(SchedProgram *p, const char *name, const int32_t *ranks,
-                                uint32_t n)
+int32_t sched_program_add_group(SchedProgram *p, const char *name, const int32_t *ranks, uint32_t n)
 {
     g_assert(n >= 1);
     SchedGroup *g = g_new0(SchedGroup, 1);
@@ -323,8 +335,8 @@ static bool validate_range(const SchedProgram *p, uint32_t rank, const SchedOpLi
         if (op->kind >= SCHED_OP_KIND_COUNT || op->dtype >= SCHED_DTYPE_COUNT ||
             op->name >= p->names.strings->len) {
             g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                        "rank %u op %u: corrupt op (kind %u, dtype %u, name %u)", rank, i,
-                        op->kind, op->dtype, op->name);
+                        "rank %u op %u: corrupt op (kind %u, dtype %u, name %u)", rank, i, op->kind,
+                        op->dtype, op->name);
             return false;
         }
         SchedOpKind k = op->kind;
@@ -337,8 +349,8 @@ static bool validate_range(const SchedProgram *p, uint32_t rank, const SchedOpLi
             }
             if (op->body_len == 0 || (uint64_t)i + 1 + op->body_len > to) {
                 g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                            "rank %u op %u: repeat body of %u ops does not fit its list", rank,
-                            i, op->body_len);
+                            "rank %u op %u: repeat body of %u ops does not fit its list", rank, i,
+                            op->body_len);
                 return false;
             }
             if (!validate_range(p, rank, l, i + 1, i + 1 + op->body_len, depth + 1, error))
@@ -361,8 +373,8 @@ static bool validate_range(const SchedProgram *p, uint32_t rank, const SchedOpLi
             const SchedGroup *g = sched_program_group(p, op->group);
             if (sched_group_index_of(g, (int32_t)rank) < 0) {
                 g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                            "rank %u op %u (%s): rank %u is not a member of group '%s'", rank,
-                            i, sched_program_name_str(p, op->name), rank, g->name);
+                            "rank %u op %u (%s): rank %u is not a member of group '%s'", rank, i,
+                            sched_program_name_str(p, op->name), rank, g->name);
                 return false;
             }
             if (k == SCHED_OP_BROADCAST && sched_group_index_of(g, op->root) < 0) {
@@ -372,8 +384,7 @@ static bool validate_range(const SchedProgram *p, uint32_t rank, const SchedOpLi
                 return false;
             }
         } else if (sched_op_is_p2p(k)) {
-            if (op->group < 0 || (uint32_t)op->group >= p->n_ranks ||
-                (uint32_t)op->group == rank) {
+            if (op->group < 0 || (uint32_t)op->group >= p->n_ranks || (uint32_t)op->group == rank) {
                 g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                             "rank %u op %u (%s): peer %d is not another rank in 0..%u", rank, i,
                             sched_program_name_str(p, op->name), op->group, p->n_ranks - 1);

@@ -51,20 +51,31 @@ typedef enum {
 /* Upper bound on repeat nesting; deeper programs are rejected by sched_program_validate(). */
 #define SCHED_MAX_REPEAT_DEPTH 8
 
+/* What limits a compute op's duration under the cost model that priced it. */
+typedef enum {
+    SCHED_BOUND_NONE = 0, /* not said (hand-written ops, collectives) */
+    SCHED_BOUND_COMPUTE,  /* its FLOPs at the device's peak take longest */
+    SCHED_BOUND_MEMORY,   /* its bytes at the memory bandwidth take longest */
+    SCHED_BOUND_LAUNCH,   /* the fixed launch overhead exceeds both */
+    SCHED_BOUND_PROFILE,  /* a measured time (an op profile), not a roofline */
+} SchedBound;
+
 typedef struct {
-    uint8_t kind;      /* SchedOpKind */
-    uint8_t dtype;     /* SchedDtype; collectives and send/recv */
-    uint16_t reserved; /* zero */
-    uint32_t name;     /* id in the program's name table */
-    int32_t group;     /* collectives: group index; send/recv: peer rank; otherwise -1 */
-    int32_t root;      /* broadcast: root as a global rank; otherwise -1 */
-    int32_t layer;     /* explicit layer index, or -1 to take it from the enclosing repeat */
+    uint8_t kind;        /* SchedOpKind */
+    uint8_t dtype;       /* SchedDtype; collectives and send/recv */
+    uint8_t bound;       /* compute: SchedBound, what limits its duration (set by whoever costed
+                            it; the engine only passes it on); otherwise 0 */
+    uint8_t reserved;    /* zero */
+    uint32_t name;       /* id in the program's name table */
+    int32_t group;       /* collectives: group index; send/recv: peer rank; otherwise -1 */
+    int32_t root;        /* broadcast: root as a global rank; otherwise -1 */
+    int32_t layer;       /* explicit layer index, or -1 to take it from the enclosing repeat */
     int32_t layer_start; /* repeat: layer of iteration 0, or -1 to inherit; otherwise -1 */
-    uint32_t times;    /* repeat: iteration count */
-    uint32_t body_len; /* repeat: number of ops in the body that follows the header */
-    uint64_t count;    /* collectives, send/recv: per-rank input element count */
-    int64_t dur_ns;    /* compute: duration in ns (>= 0) */
-    uint64_t tokens;   /* token rows this op processes on this rank (0 if not meaningful) */
+    uint32_t times;      /* repeat: iteration count */
+    uint32_t body_len;   /* repeat: number of ops in the body that follows the header */
+    uint64_t count;      /* collectives, send/recv: per-rank input element count */
+    int64_t dur_ns;      /* compute: duration in ns (>= 0) */
+    uint64_t tokens;     /* token rows this op processes on this rank (0 if not meaningful) */
 } SchedOp;
 
 typedef struct {
@@ -74,9 +85,9 @@ typedef struct {
 
 typedef struct {
     char *name;
-    uint32_t n;      /* member count, >= 1 */
-    int32_t *ranks;  /* members in the order given, global ranks */
-    int32_t *sorted; /* the members sorted ascending, for sched_group_index_of() */
+    uint32_t n;           /* member count, >= 1 */
+    int32_t *ranks;       /* members in the order given, global ranks */
+    int32_t *sorted;      /* the members sorted ascending, for sched_group_index_of() */
     uint32_t *sorted_pos; /* sorted[i] sits at ranks[sorted_pos[i]] */
     /* How the group's collectives surface on hardware (sched_program_group_watch):
      * `unwatched_kinds` has bit 1 << SchedOpKind for each kind that runs outside the process
@@ -89,23 +100,25 @@ typedef struct {
 } SchedGroup;
 
 typedef struct {
-    GPtrArray *strings;   /* id -> char* */
-    GHashTable *ids;      /* char* -> id + 1 */
+    GPtrArray *strings; /* id -> char* */
+    GHashTable *ids;    /* char* -> id + 1 */
 } SchedNames;
 
 typedef struct {
     uint32_t n_ranks;
     SchedNames names;
-    GPtrArray *groups;       /* SchedGroup*, index = group id */
-    GPtrArray *lists;        /* SchedOpList*, interned */
-    GHashTable *list_index;  /* SchedOpList* -> index + 1 (content hash) */
-    int32_t *list_of_rank;   /* rank -> index into lists, -1 while unset */
+    GPtrArray *groups;      /* SchedGroup*, index = group id */
+    GPtrArray *lists;       /* SchedOpList*, interned */
+    GHashTable *list_index; /* SchedOpList* -> index + 1 (content hash) */
+    int32_t *list_of_rank;  /* rank -> index into lists, -1 while unset */
 } SchedProgram;
 
 const char *sched_op_kind_name(SchedOpKind kind);
 /* Parses a kind name ("all_gather", ...). Returns false for an unknown name. */
 bool sched_op_kind_parse(const char *s, SchedOpKind *out);
 const char *sched_dtype_name(SchedDtype dtype);
+/* "compute", "memory", "launch", "profile"; NULL for SCHED_BOUND_NONE or out of range. */
+const char *sched_bound_name(uint8_t bound);
 bool sched_dtype_parse(const char *s, SchedDtype *out);
 /* Size in bytes of one element. */
 uint32_t sched_dtype_size(SchedDtype dtype);

@@ -101,7 +101,7 @@ static const char schema_sql[] =
     " run_id INTEGER NOT NULL, n INTEGER NOT NULL, rank INTEGER NOT NULL, idx INTEGER NOT NULL,"
     " layer INTEGER, name_id INTEGER NOT NULL, kind INTEGER NOT NULL, tokens INTEGER,"
     " group_id INTEGER, seq INTEGER, count INTEGER, dtype INTEGER, start_ns INTEGER NOT NULL,"
-    " end_ns INTEGER, PRIMARY KEY (run_id, n)) WITHOUT ROWID;"
+    " end_ns INTEGER, bound INTEGER, PRIMARY KEY (run_id, n)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS diagnostics("
     " id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, kind TEXT NOT NULL,"
     " severity TEXT NOT NULL CHECK (severity IN ('error','warning')),"
@@ -147,7 +147,9 @@ static const char schema_sql[] =
     " simulated_steps INTEGER NOT NULL, reused_steps INTEGER NOT NULL, stopped TEXT);"
     "CREATE VIEW IF NOT EXISTS ops AS"
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
-    "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us"
+    "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us,"
+    "  CASE o.bound WHEN 1 THEN 'compute' WHEN 2 THEN 'memory' WHEN 3 THEN 'launch'"
+    "  WHEN 4 THEN 'profile' END AS bound"
     " FROM op_rows o JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
     " JOIN op_kinds k ON k.id = o.kind;"
     "CREATE VIEW IF NOT EXISTS collectives AS"
@@ -350,6 +352,10 @@ static bool ensure_schema(Store *s, GError **error)
             /* Version 1 lacked runs.hardware and the memory tables; version 2 the vLLM
              * start-up figures of memory_runs. Each ALTER fails harmlessly when not needed. */
             exec(s, "ALTER TABLE runs ADD COLUMN hardware TEXT", NULL);
+            /* version 6: op_rows.bound, shown by the ops view (a view is not altered: it is
+             * made again below) */
+            exec(s, "ALTER TABLE op_rows ADD COLUMN bound INTEGER", NULL);
+            exec(s, "DROP VIEW IF EXISTS ops", NULL);
             static const char *const v3[] = {"max_model_len INTEGER",       "weights_format TEXT",
                                              "vllm_rank INTEGER",           "loading_bytes INTEGER",
                                              "kv_tokens INTEGER",           "max_concurrency REAL",
@@ -659,16 +665,17 @@ typedef struct {
 /* Rows per INSERT statement: one statement of many rows costs SQLite far less per row than a
  * statement per row (a 2-million-row import stores in about half the time). */
 #define OPS_PER_INSERT 256
-#define OP_COLUMNS 14
+#define OP_COLUMNS 15
 
-/* Binds record `x` as row `row` of a multi-row statement (parameters from row * 14 + 1); `n`
+/* Binds record `x` as row `row` of a multi-row statement (parameters from row * 15 + 1); `n`
  * its place in the run (bound only where op_rows is keyed by it). */
 static void bind_op(sqlite3_stmt *st, int row, int64_t id, int64_t n, const SchedRecord *x)
 {
     int b = row * OP_COLUMNS;
     bool coll = x->group >= 0;
     sqlite3_bind_int64(st, b + 1, id);
-    sqlite3_bind_int64(st, b + 14, n); /* ignored by the statement of the old layout */
+    sqlite3_bind_int64(st, b + 15, n); /* ignored by the statement of the old layout */
+    bind_opt_int(st, b + 14, x->bound != 0, x->bound);
     sqlite3_bind_int64(st, b + 2, x->rank);
     sqlite3_bind_int64(st, b + 3, (int64_t)x->idx);
     bind_opt_int(st, b + 4, x->layer >= 0, x->layer);
@@ -685,16 +692,17 @@ static void bind_op(sqlite3_stmt *st, int row, int64_t id, int64_t n, const Sche
 
 static sqlite3_stmt *prepare_ops(Store *s, int rows)
 {
-    /* Parameters ?K numbered so that row i's n is ?(14 i + 14) in both layouts. */
+    /* Parameters ?K numbered so that row i's n is ?(15 i + 15) in both layouts. */
     GString *sql = g_string_new(NULL);
     g_string_append_printf(sql,
                            "INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, "
-                           "tokens, group_id, seq, count, dtype, start_ns, end_ns%s) VALUES ",
+                           "tokens, group_id, seq, count, dtype, start_ns, end_ns, bound%s) "
+                           "VALUES ",
                            s->keyed_ops ? ", n" : "");
     for (int i = 0; i < rows; i++) {
         int b = i * OP_COLUMNS;
         g_string_append(sql, i ? ",(" : "(");
-        for (int c = 1; c <= (s->keyed_ops ? 14 : 13); c++)
+        for (int c = 1; c <= (s->keyed_ops ? 15 : 14); c++)
             g_string_append_printf(sql, "%s?%d", c > 1 ? "," : "", b + c);
         g_string_append_c(sql, ')');
     }
@@ -1249,7 +1257,7 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
     if (werr) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, werr);
     } else {
-        StoreRunInfo info = {r->name,     r->kind,     r->path,         r->scenario,
+        StoreRunInfo info = {r->name,     r->kind,     r->path,          r->scenario,
                              r->timeline, r->hardware, r->not_simulated, r->serve};
         RecordSource src = {NULL, 0, r->fd, r->n_staged};
         id = commit_run(s, &info, r->created_at, r->names, &src, o, r->memory, status, exit_code,
