@@ -496,3 +496,34 @@ Test(serving, dummy_false_needs_an_idle_batch)
               r.err);
     result_clear(&r);
 }
+
+/* Every compute op says what bounds it: a long prefill's attention and MLP are compute-bound,
+ * a small decode's linears memory-bound, its norms launch-bound. */
+Test(serving, ops_record_what_bounds_them)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    const char *sc = "name: b\nmodel: llama-3.1-8b\nhardware: h100\n"
+                     "engine: {max_model_len: 8192}\n"
+                     "workload:\n  steps: [{prefill: [8192]}, {decode: [8192, 8192]}]\n";
+    const char *q = "SELECT count(*) FROM ops o JOIN ops p ON p.run_id = o.run_id AND p.rank = 0 "
+                    "AND p.name = o.name AND p.idx > o.idx WHERE o.rank = 0 AND o.layer = 0 AND "
+                    "o.name = '%s' AND o.bound = '%s' AND p.layer = 0 AND p.bound = '%s'";
+    struct {
+        const char *op, *prefill, *decode;
+    } want[] = {{"attention", "compute", "memory"},
+                {"mlp", "compute", "memory"},
+                {"input_layernorm", "memory", "launch"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        g_autofree char *sql = g_strdup_printf(q, want[i].op, want[i].prefill, want[i].decode);
+        cr_assert_eq(run_and_get(dir, sc, sql), 1, "%s: %s in the prefill, %s in the decode",
+                     want[i].op, want[i].prefill, want[i].decode);
+    }
+    cr_assert_eq(run_and_get(dir, sc,
+                             "SELECT count(*) FROM ops WHERE kind = 'compute' AND "
+                             "bound IS NULL"),
+                 0);
+    cr_assert_eq(run_and_get(dir, sc,
+                             "SELECT count(*) FROM ops WHERE kind != 'compute' AND "
+                             "bound IS NOT NULL"),
+                 0);
+}
