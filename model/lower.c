@@ -63,6 +63,7 @@ void model_engine_defaults(ModelEngine *e)
     e->cudagraph_memory_profiling = true;
     e->moe_backend = MODEL_MOE_AUTO;
     e->jit_compile_s = 1.0;
+    e->enable_prefix_caching = true;
 }
 
 void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const NetHardware *hw)

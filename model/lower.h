@@ -86,6 +86,8 @@ typedef struct {
                                            default; vLLM's CI image turns it on) */
     double jit_compile_s;               /* engine.jit_compile_s: one Triton kernel's JIT compile on
                                            a cold key, seconds; default 1.0 (doc/lifecycle.md) */
+    bool enable_prefix_caching;         /* --enable-prefix-caching: vLLM V1's default on; off
+                                           with --no-enable-prefix-caching */
     uint32_t num_gpu_blocks_override;   /* --num-gpu-blocks-override: the KV blocks the scheduler
                                            allocates from, instead of the profiled budget's;
                                            0 = none (vLLM's default) */

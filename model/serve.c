@@ -24,14 +24,29 @@ enum { REQ_PENDING = 0, REQ_WAITING, REQ_RUNNING, REQ_DONE };
 
 typedef struct {
     uint32_t computed; /* num_computed_tokens */
-    uint32_t blocks;   /* KV blocks held */
+    uint32_t blocks;   /* KV blocks held of its own */
+    uint32_t shared;   /* blocks of its prefix's cache entry it uses (not in `blocks`) */
+    bool refs_prefix;  /* it holds a reference on its prefix's entry */
     uint8_t state;
 } Req;
 
+/* A cached prefix: the full blocks of a shared prefix, computed once. Referenced by the
+ * running requests that use it; unreferenced, its blocks count as free but stay cached until
+ * the pool needs them (least recently used first), as vLLM's free block queue keeps a freed
+ * block's hash until the block is reused. */
 typedef struct {
-    GQueue waiting;  /* request ids (GUINT_TO_POINTER(id + 1)) */
-    GArray *running; /* uint32 ids, in scheduling order */
-    uint32_t free_blocks;
+    uint32_t id;
+    uint32_t blocks;
+    uint32_t refs;
+    uint64_t used; /* the step it was last released */
+} Prefix;
+
+typedef struct {
+    GQueue waiting;       /* request ids (GUINT_TO_POINTER(id + 1)) */
+    GArray *running;      /* uint32 ids, in scheduling order */
+    uint32_t free_blocks; /* includes `evictable` */
+    uint32_t evictable;   /* blocks of unreferenced cached prefixes */
+    GArray *prefixes;     /* Prefix */
 } Dp;
 
 typedef struct {
@@ -48,7 +63,54 @@ typedef struct {
     GHashTable *cache; /* step key -> int64 duration (boxed) */
     GString *key;
     bool validated;
+    uint64_t step_no;
 } Srv;
+
+static Prefix *prefix_find(Dp *d, uint32_t id)
+{
+    for (guint i = 0; id && i < d->prefixes->len; i++)
+        if (g_array_index(d->prefixes, Prefix, i).id == id)
+            return &g_array_index(d->prefixes, Prefix, i);
+    return NULL;
+}
+
+/* Takes `need` blocks from the free pool (the caller checked they are there), evicting the
+ * least recently released unreferenced prefixes whose blocks that takes. */
+static void take_blocks(Dp *d, uint32_t need)
+{
+    d->free_blocks -= need;
+    while (d->evictable > d->free_blocks) {
+        guint lru = G_MAXUINT;
+        for (guint i = 0; i < d->prefixes->len; i++) {
+            const Prefix *p = &g_array_index(d->prefixes, Prefix, i);
+            if (p->refs == 0 &&
+                (lru == G_MAXUINT || p->used < g_array_index(d->prefixes, Prefix, lru).used))
+                lru = i;
+        }
+        if (lru == G_MAXUINT)
+            break; /* cannot happen: evictable counts unreferenced entries only */
+        d->evictable -= g_array_index(d->prefixes, Prefix, lru).blocks;
+        g_array_remove_index_fast(d->prefixes, lru);
+    }
+}
+
+/* A request gives back its blocks and its prefix reference. */
+static void release(Srv *v, Dp *d, uint32_t id)
+{
+    Req *r = &v->st[id];
+    d->free_blocks += r->blocks;
+    r->blocks = 0;
+    if (r->refs_prefix) {
+        Prefix *p = prefix_find(d, v->reqs[id].prefix_id);
+        if (p && --p->refs == 0) {
+            d->free_blocks += p->blocks;
+            d->evictable += p->blocks;
+            p->used = v->step_no;
+        }
+    }
+    r->refs_prefix = false;
+    r->shared = 0;
+}
 
 uint32_t model_serve_pick_dp(const uint32_t *waiting, const uint32_t *running, uint32_t dp)
 {
@@ -93,8 +155,7 @@ static void place(Srv *v, uint32_t id)
 
 static void preempt(Srv *v, Dp *d, uint32_t id)
 {
-    d->free_blocks += v->st[id].blocks;
-    v->st[id].blocks = 0;
+    release(v, d, id);
     v->st[id].computed = 0;
     v->st[id].state = REQ_WAITING;
     rec(v, id)->preemptions++;
@@ -118,9 +179,9 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
         bool ok = false;
         for (;;) {
             uint32_t need = blocks_for(v, (uint64_t)r->computed + n);
-            need = need > r->blocks ? need - r->blocks : 0;
+            need = need > r->blocks + r->shared ? need - r->blocks - r->shared : 0;
             if (need <= d->free_blocks) {
-                d->free_blocks -= need;
+                take_blocks(d, need);
                 r->blocks += need;
                 ok = true;
                 break;
@@ -144,12 +205,35 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
     while (d->waiting.length && budget > 0 && d->running->len < e->max_num_seqs) {
         uint32_t id = GPOINTER_TO_UINT(g_queue_peek_head(&d->waiting)) - 1;
         Req *r = &v->st[id];
-        uint32_t n = MIN(req_tokens(v, id) - r->computed, budget);
-        uint32_t need = blocks_for(v, (uint64_t)r->computed + n);
-        if (need > d->free_blocks)
+        /* Prefix cache (KVCacheManager.get_computed_blocks): the full blocks of its prefix
+         * that are cached, but never the whole prompt (its last token is computed). */
+        const ModelRequest *rq = &v->reqs[id];
+        Prefix *p = e->enable_prefix_caching ? prefix_find(d, rq->prefix_id) : NULL;
+        uint32_t hit = 0;
+        if (p && r->computed == 0) {
+            uint32_t usable = MIN(rq->prefix, req_tokens(v, id) - 1);
+            hit = MIN(p->blocks, usable / v->out->block_tokens);
+        }
+        uint32_t computed = r->computed + hit * v->out->block_tokens;
+        uint32_t n = MIN(req_tokens(v, id) - computed, budget);
+        uint32_t need = blocks_for(v, (uint64_t)computed + n) - hit;
+        uint32_t revive = hit && p->refs == 0 ? p->blocks : 0; /* an unreferenced entry's
+                                                                  blocks leave the free pool */
+        if (need + revive > d->free_blocks)
             break;
         g_queue_pop_head(&d->waiting);
-        d->free_blocks -= need;
+        if (hit) {
+            if (p->refs++ == 0) {
+                d->free_blocks -= p->blocks;
+                d->evictable -= p->blocks;
+            }
+            r->refs_prefix = true;
+            r->shared = hit;
+            r->computed = computed;
+            if (rec(v, id)->chunks == 0 && rec(v, id)->preemptions == 0)
+                rec(v, id)->cached_tokens = computed;
+        }
+        take_blocks(d, need);
         r->blocks = need;
         r->state = REQ_RUNNING;
         g_array_append_val(d->running, id);
@@ -277,6 +361,37 @@ static uint32_t pad_of(const Srv *v, const GArray *tokens)
     return v->n_dp > 1 && li->arch->moe ? most : 0;
 }
 
+/* Once a request has computed the full blocks of its prefix, they become the prefix's cache
+ * entry (vLLM hashes every full block; ranksim, without token contents, the declared prefix):
+ * the blocks move from the request to the entry, which the request then references. An entry
+ * that already holds them is left alone (a request admitted before it existed keeps its own
+ * copy, as vLLM's does). */
+static void cache_prefix(Srv *v, Dp *d, uint32_t id)
+{
+    const ModelRequest *rq = &v->reqs[id];
+    Req *r = &v->st[id];
+    if (!v->in->lower->engine->enable_prefix_caching || !rq->prefix_id)
+        return;
+    uint32_t full = MIN(rq->prefix, rq->prompt) / v->out->block_tokens;
+    if (full == 0 || r->computed < full * v->out->block_tokens)
+        return;
+    Prefix *p = prefix_find(d, rq->prefix_id);
+    if (p && (p->blocks >= full || !r->refs_prefix || r->shared != p->blocks))
+        return;
+    uint32_t move = full - (p ? p->blocks : 0);
+    if (move > r->blocks)
+        return;
+    if (!p) {
+        Prefix np = {rq->prefix_id, 0, 1, 0};
+        g_array_append_val(d->prefixes, np);
+        p = &g_array_index(d->prefixes, Prefix, d->prefixes->len - 1);
+        r->refs_prefix = true;
+    }
+    p->blocks += move;
+    r->blocks -= move;
+    r->shared = p->blocks;
+}
+
 static void finish_step(Srv *v, GPtrArray *scheds, int64_t end_ns)
 {
     for (uint32_t d = 0; d < v->n_dp; d++) {
@@ -290,6 +405,7 @@ static void finish_step(Srv *v, GPtrArray *scheds, int64_t end_ns)
             r->computed += s->tokens;
             if (prefill)
                 q->chunks++;
+            cache_prefix(v, dp, s->id);
             if (r->computed < req_tokens(v, s->id))
                 continue; /* a chunk: no token sampled yet */
             q->generated++;
@@ -299,8 +415,7 @@ static void finish_step(Srv *v, GPtrArray *scheds, int64_t end_ns)
                 continue;
             q->finish_ns = end_ns;
             r->state = REQ_DONE;
-            dp->free_blocks += r->blocks;
-            r->blocks = 0;
+            release(v, dp, s->id);
             for (guint k = 0; k < dp->running->len; k++)
                 if (g_array_index(dp->running, uint32_t, k) == s->id) {
                     g_array_remove_index(dp->running, k);
@@ -366,6 +481,7 @@ static void serve_loop(Srv *v, uint32_t n, const uint32_t *order)
         char *why = NULL;
         int64_t dur = step_ns(v, &probe, &why);
         step_no++;
+        v->step_no = step_no;
         int64_t start = now, end = dur >= 0 ? now + dur : now;
         for (uint32_t d = 0; d < v->n_dp; d++) {
             const GArray *sc = g_ptr_array_index(scheds, d);
@@ -448,8 +564,8 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
         blocks = e->num_gpu_blocks_override;
     out->kv_blocks = blocks > 1 ? (uint32_t)MIN(blocks - 1, (uint64_t)UINT32_MAX) : 0;
     for (uint32_t i = 0; i < n; i++) {
-        ModelServeRequest q = {i, 0, reqs[i].arrival_ns, -1, -1, reqs[i].prompt, reqs[i].output, 0,
-                               0, 0};
+        ModelServeRequest q = {
+            i, 0, reqs[i].arrival_ns, -1, -1, reqs[i].prompt, reqs[i].output, 0, 0, 0, 0};
         g_array_append_val(out->requests, q);
     }
     Srv v = {in,
@@ -460,12 +576,14 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
              MAX(1u, par->data_parallel_size),
              g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
              g_string_new(NULL),
-             false};
+             false,
+             0};
     v.dp = g_new0(Dp, v.n_dp);
     for (uint32_t d = 0; d < v.n_dp; d++) {
         g_queue_init(&v.dp[d].waiting);
         v.dp[d].running = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         v.dp[d].free_blocks = out->kv_blocks;
+        v.dp[d].prefixes = g_array_new(FALSE, FALSE, sizeof(Prefix));
     }
     uint32_t *order = g_new(uint32_t, MAX(n, 1u));
     for (uint32_t i = 0; i < n; i++)
@@ -487,6 +605,7 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
     for (uint32_t d = 0; d < v.n_dp; d++) {
         g_queue_clear(&v.dp[d].waiting);
         g_array_unref(v.dp[d].running);
+        g_array_unref(v.dp[d].prefixes);
     }
     g_free(v.dp);
     g_free(v.st);

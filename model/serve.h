@@ -27,6 +27,9 @@ typedef struct {
     uint32_t prompt;    /* prompt tokens, >= 1 */
     uint32_t output;    /* tokens to generate, >= 1 */
     int64_t arrival_ns; /* when the request reaches the server (>= 0) */
+    uint32_t prefix_id; /* requests with the same id > 0 share their first `prefix` tokens (a
+                           system prompt, a conversation's history); 0: none */
+    uint32_t prefix;    /* tokens of the shared prefix, <= prompt */
 } ModelRequest;
 
 /* A request's record of its life. */
@@ -37,9 +40,11 @@ typedef struct {
     int64_t first_token_ns; /* end of the step that sampled its first token; -1: never */
     int64_t finish_ns;      /* end of the step that sampled its last token; -1: never */
     uint32_t prompt, output;
-    uint32_t generated;   /* tokens sampled (== output when it finished) */
-    uint32_t preemptions; /* times its KV blocks were taken back (recomputed after) */
-    uint32_t chunks;      /* prefill steps it took (more than one: chunked) */
+    uint32_t generated;     /* tokens sampled (== output when it finished) */
+    uint32_t preemptions;   /* times its KV blocks were taken back (recomputed after) */
+    uint32_t chunks;        /* prefill steps it took (more than one: chunked) */
+    uint32_t cached_tokens; /* prompt tokens found in the prefix cache when it was first
+                               scheduled (not computed) */
 } ModelServeRequest;
 
 /* One DP rank's part of one step. */

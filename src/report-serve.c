@@ -55,10 +55,13 @@ void report_serve_text(FILE *out, const ModelServe *sv)
     model_serve_summarize((const ModelServeRequest *)(const void *)sv->requests->data,
                           sv->requests->len, &s);
     uint32_t preempted = 0, chunked = 0;
+    uint64_t cached = 0, prompt = 0;
     for (guint i = 0; i < sv->requests->len; i++) {
         const ModelServeRequest *q = &g_array_index(sv->requests, ModelServeRequest, i);
         preempted += q->preemptions > 0;
         chunked += q->chunks > 1;
+        cached += q->cached_tokens;
+        prompt += q->prompt;
     }
     fprintf(out,
             "\nserving (vLLM V1 scheduler; %u requests, %u steps, KV cache %u blocks of %u "
@@ -69,6 +72,11 @@ void report_serve_text(FILE *out, const ModelServe *sv)
         fprintf(out, "; %u prefilled in chunks", chunked);
     if (preempted)
         fprintf(out, "; %u preempted (recomputed)", preempted);
+    if (cached)
+        fprintf(out,
+                "; prefix cache: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                " prompt tokens (%.1f %%)",
+                cached, prompt, 100.0 * (double)cached / (double)MAX(prompt, 1u));
     fprintf(out, "\n");
     if (sv->stopped)
         fprintf(out, "  stopped: %s\n", sv->stopped);
@@ -120,6 +128,10 @@ void report_serve_json(JsonBuilder *b, const ModelServe *sv)
     inum(b, "steps", n_steps(sv));
     inum(b, "kv_blocks", sv->kv_blocks);
     inum(b, "block_tokens", sv->block_tokens);
+    uint64_t cached = 0;
+    for (guint i = 0; i < sv->requests->len; i++)
+        cached += g_array_index(sv->requests, ModelServeRequest, i).cached_tokens;
+    inum(b, "prefix_cached_tokens", (int64_t)cached);
     inum(b, "simulated_steps", (int64_t)sv->simulated);
     inum(b, "reused_steps", (int64_t)sv->reused);
     json_builder_set_member_name(b, "stopped");

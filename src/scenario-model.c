@@ -199,6 +199,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "max_model_len",
         "max_num_seqs",
         "num_gpu_blocks_override",
+        "enable_prefix_caching",
         "speculative_config",
         "cudagraph_mode",
         "cudagraph_memory_profiling",
@@ -300,7 +301,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         !scenario_get_u32(ld, m, "max_model_len", 1, MAX_SEQ_LEN, &e->max_model_len) ||
         !scenario_get_u32(ld, m, "max_num_seqs", 1, MAX_BATCH_SEQS, &e->max_num_seqs) ||
         !scenario_get_u32(ld, m, "num_gpu_blocks_override", 1, UINT32_MAX,
-                          &e->num_gpu_blocks_override))
+                          &e->num_gpu_blocks_override) ||
+        !scenario_get_bool_opt(ld, m, "enable_prefix_caching", &e->enable_prefix_caching))
         return false;
     if ((n = yamldoc_map_get(m, "speculative_config"))) {
         /* vLLM's --speculative-config, as a mapping */

@@ -26,18 +26,25 @@ static const char request_forms[] =
     "with arrival_s, prompt, output) or poisson: {count: N, rate_per_s: R, prompt: N, output: "
     "M, seed: S}";
 
-static bool add_request(GArray *out, int64_t prompt, int64_t output, double arrival_s)
+static bool add_request(GArray *out, int64_t prompt, int64_t output, double arrival_s,
+                        int64_t prefix_id, int64_t prefix)
 {
-    ModelRequest r = {(uint32_t)prompt, (uint32_t)output, (int64_t)llround(arrival_s * 1e9)};
+    ModelRequest r = {(uint32_t)prompt, (uint32_t)output, (int64_t)llround(arrival_s * 1e9),
+                      (uint32_t)prefix_id, (uint32_t)MIN(prefix, prompt)};
     g_array_append_val(out, r);
     return out->len <= MAX_REQUESTS;
 }
+
+/* A shared prefix needs both its id and its length. */
+static const char prefix_rule[] =
+    "prefix_id (> 0) and prefix (tokens, at most the prompt) go together";
 
 /* ---- workload.requests ---- */
 
 static bool load_request_list(Loader *ld, const YamlDocNode *list, GArray *out)
 {
-    static const char *const keys[] = {"prompt", "output", "arrival_s", NULL};
+    static const char *const keys[] = {"prompt",    "output", "arrival_s",
+                                       "prefix_id", "prefix", NULL};
     if (!yamldoc_expect_seq(&ld->doc, list, "requests",
                             "a list of requests, e.g. [{prompt: 1024, output: 128, arrival_s: 0}]"))
         return false;
@@ -53,14 +60,20 @@ static bool load_request_list(Loader *ld, const YamlDocNode *list, GArray *out)
             return yamldoc_fail(&ld->doc, m, p ? "output" : "prompt",
                                 "missing; a request needs prompt (tokens) and output (tokens to "
                                 "generate); arrival_s defaults to 0");
-        int64_t pv = 0, ov = 0;
+        int64_t pv = 0, ov = 0, iv = 0, xv = 0;
         double tv = 0;
+        const YamlDocNode *pi = yamldoc_map_get(m, "prefix_id"), *px = yamldoc_map_get(m, "prefix");
         if (!yamldoc_get_int(&ld->doc, p, "prompt", 1, MAX_SEQ_LEN, &pv) ||
             !yamldoc_get_int(&ld->doc, o, "output", 1, MAX_SEQ_LEN, &ov) ||
-            (t &&
-             !yamldoc_get_number(&ld->doc, t, "arrival_s", 0, false, MAX_SECONDS, "seconds", &tv)))
+            (t && !yamldoc_get_number(&ld->doc, t, "arrival_s", 0, false, MAX_SECONDS, "seconds",
+                                      &tv)) ||
+            (pi && !yamldoc_get_int(&ld->doc, pi, "prefix_id", 1, UINT32_MAX, &iv)) ||
+            (px && !yamldoc_get_int(&ld->doc, px, "prefix", 1, pv, &xv)))
             return false;
-        if (!add_request(out, pv, ov, tv))
+        if (!pi != !px)
+            return yamldoc_fail(&ld->doc, m, pi ? "prefix" : "prefix_id", "missing; %s",
+                                prefix_rule);
+        if (!add_request(out, pv, ov, tv, iv, xv))
             return yamldoc_fail(&ld->doc, list, "requests", "more than %u requests", MAX_REQUESTS);
     }
     return true;
@@ -70,17 +83,18 @@ static bool load_request_list(Loader *ld, const YamlDocNode *list, GArray *out)
 
 static bool load_poisson(Loader *ld, const YamlDocNode *m, GArray *out)
 {
-    static const char *const keys[] = {"count", "rate_per_s", "prompt", "output", "seed", NULL};
+    static const char *const keys[] = {"count", "rate_per_s", "prompt", "output",
+                                       "seed",  "prefix",     NULL};
     if (!yamldoc_expect_map(&ld->doc, m, "poisson",
                             "{count: N, rate_per_s: R, prompt: N, output: M, seed: S}") ||
         !yamldoc_check_keys(&ld->doc, m, keys, NULL, "poisson"))
         return false;
-    for (const char *const *k = keys; *k && strcmp(*k, "seed"); k++)
+    for (const char *const *k = keys; *k && strcmp(*k, "seed") != 0; k++)
         if (!yamldoc_map_get(m, *k))
             return yamldoc_fail(&ld->doc, m, *k,
                                 "missing; poisson needs count, rate_per_s, prompt and output "
                                 "(seed defaults to 0)");
-    int64_t count = 0, prompt = 0, output = 0, seed = 0;
+    int64_t count = 0, prompt = 0, output = 0, seed = 0, prefix = 0;
     double rate = 0;
     if (!yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "count"), "count", 1, MAX_REQUESTS, &count) ||
         !yamldoc_get_number(&ld->doc, yamldoc_map_get(m, "rate_per_s"), "rate_per_s", 0, true, 1e9,
@@ -90,7 +104,9 @@ static bool load_poisson(Loader *ld, const YamlDocNode *m, GArray *out)
         !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "output"), "output", 1, MAX_SEQ_LEN,
                          &output) ||
         (yamldoc_map_get(m, "seed") &&
-         !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "seed"), "seed", 0, UINT32_MAX, &seed)))
+         !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "seed"), "seed", 0, UINT32_MAX, &seed)) ||
+        (yamldoc_map_get(m, "prefix") &&
+         !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "prefix"), "prefix", 1, prompt, &prefix)))
         return false;
     /* Exponential gaps of mean 1 / rate from GLib's Mersenne Twister (the same sequence for a
      * seed on every platform): the first request arrives at 0, as a benchmark's does. */
@@ -103,7 +119,7 @@ static bool load_poisson(Loader *ld, const YamlDocNode *m, GArray *out)
             return yamldoc_fail(&ld->doc, yamldoc_map_get(m, "rate_per_s"), "rate_per_s",
                                 "the arrivals pass %.0g s; raise the rate or lower the count",
                                 MAX_SECONDS);
-        add_request(out, prompt, output, t);
+        add_request(out, prompt, output, t, prefix ? 1 : 0, prefix);
     }
     return true;
 }
@@ -141,20 +157,29 @@ static bool trace_number(Loader *ld, const char *file, guint line, const char *k
     return true;
 }
 
-static bool trace_row(Loader *ld, const char *file, guint line, const char *t, const char *p,
-                      const char *o, GArray *out)
+/* The fields of a trace row, in this order; the first is optional (0), the last two together
+ * (a shared prefix). */
+enum { TRACE_FIELDS = 5 };
+static const char *const trace_keys[TRACE_FIELDS] = {"arrival_s", "prompt", "output", "prefix_id",
+                                                     "prefix"};
+
+/* One row from its field texts (NULL: absent). */
+static bool trace_row(Loader *ld, const char *file, guint line, const char *const *v, GArray *out)
 {
-    double tv = 0, pv = 0, ov = 0;
-    if (!trace_number(ld, file, line, "arrival_s", t, 0, MAX_SECONDS, false, &tv) ||
-        !trace_number(ld, file, line, "prompt", p, 1, MAX_SEQ_LEN, true, &pv) ||
-        !trace_number(ld, file, line, "output", o, 1, MAX_SEQ_LEN, true, &ov))
+    double tv = 0, pv = 0, ov = 0, iv = 0, xv = 0;
+    if (!!v[3] != !!v[4])
+        return trace_fail(ld, file, line, v[3] ? "prefix" : "prefix_id", "missing; %s",
+                          prefix_rule);
+    if (!trace_number(ld, file, line, "arrival_s", v[0] ? v[0] : "0", 0, MAX_SECONDS, false, &tv) ||
+        !trace_number(ld, file, line, "prompt", v[1], 1, MAX_SEQ_LEN, true, &pv) ||
+        !trace_number(ld, file, line, "output", v[2], 1, MAX_SEQ_LEN, true, &ov) ||
+        (v[3] && !trace_number(ld, file, line, "prefix_id", v[3], 1, UINT32_MAX, true, &iv)) ||
+        (v[4] && !trace_number(ld, file, line, "prefix", v[4], 1, pv, true, &xv)))
         return false;
-    if (!add_request(out, (int64_t)pv, (int64_t)ov, tv))
+    if (!add_request(out, (int64_t)pv, (int64_t)ov, tv, (int64_t)iv, (int64_t)xv))
         return trace_fail(ld, file, line, "prompt", "more than %u requests", MAX_REQUESTS);
     return true;
 }
-
-static const char *const trace_keys[] = {"arrival_s", "prompt", "output"};
 
 static bool trace_json_line(Loader *ld, const char *file, guint line, const char *text,
                             JsonParser *parser, GArray *out)
@@ -171,13 +196,12 @@ static bool trace_json_line(Loader *ld, const char *file, guint line, const char
                           "not a JSON object; valid: "
                           "{\"arrival_s\": T, \"prompt\": N, \"output\": M}");
     JsonObject *obj = json_node_get_object(root);
-    char vals[3][64];
-    for (int k = 0; k < 3; k++) {
+    char vals[TRACE_FIELDS][64];
+    const char *v[TRACE_FIELDS] = {NULL};
+    for (int k = 0; k < TRACE_FIELDS; k++) {
         JsonNode *n = json_object_get_member(obj, trace_keys[k]);
-        if (!n && k == 0) {
-            g_strlcpy(vals[k], "0", sizeof vals[k]);
-            continue;
-        }
+        if (!n && (k == 0 || k >= 3))
+            continue; /* optional */
         if (!n || !JSON_NODE_HOLDS_VALUE(n) ||
             (json_node_get_value_type(n) != G_TYPE_INT64 &&
              json_node_get_value_type(n) != G_TYPE_DOUBLE))
@@ -187,14 +211,15 @@ static bool trace_json_line(Loader *ld, const char *file, guint line, const char
             g_snprintf(vals[k], sizeof vals[k], "%" G_GINT64_FORMAT, json_node_get_int(n));
         else
             g_ascii_dtostr(vals[k], sizeof vals[k], json_node_get_double(n));
+        v[k] = vals[k];
     }
-    return trace_row(ld, file, line, vals[0], vals[1], vals[2], out);
+    return trace_row(ld, file, line, v, out);
 }
 
 static bool load_trace_text(Loader *ld, const char *file, char *text, GArray *out)
 {
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    int col[3] = {-1, -1, -1};
+    int col[TRACE_FIELDS] = {-1, -1, -1, -1, -1};
     bool csv = false, header = false;
     g_autoptr(JsonParser) parser = json_parser_new_immutable();
     guint rows = 0;
@@ -217,7 +242,7 @@ static bool load_trace_text(Loader *ld, const char *file, char *text, GArray *ou
             csv = true;
             g_auto(GStrv) names = g_strsplit(l, ",", -1);
             for (int c = 0; names[c]; c++)
-                for (int k = 0; k < 3; k++)
+                for (int k = 0; k < TRACE_FIELDS; k++)
                     if (strcmp(g_strstrip(names[c]), trace_keys[k]) == 0)
                         col[k] = c;
             for (int k = 1; k < 3; k++)
@@ -231,13 +256,18 @@ static bool load_trace_text(Loader *ld, const char *file, char *text, GArray *ou
         }
         g_auto(GStrv) f = g_strsplit(l, ",", -1);
         guint nf = g_strv_length(f);
-        for (int k = 0; k < 3; k++)
+        const char *v[TRACE_FIELDS] = {NULL};
+        for (int k = 0; k < TRACE_FIELDS; k++) {
             if (col[k] >= (int)nf)
                 return trace_fail(ld, file, line, trace_keys[k],
                                   "the row has %u fields, the header names column %d", nf,
                                   col[k] + 1);
-        if (!trace_row(ld, file, line, col[0] >= 0 ? g_strstrip(f[col[0]]) : "0",
-                       g_strstrip(f[col[1]]), g_strstrip(f[col[2]]), out))
+            if (col[k] >= 0)
+                v[k] = g_strstrip(f[col[k]]);
+            if (v[k] && k >= 3 && !v[k][0])
+                v[k] = NULL; /* an empty prefix cell: no shared prefix */
+        }
+        if (!trace_row(ld, file, line, v, out))
             return false;
         rows++;
     }

@@ -49,8 +49,8 @@ const char *store_serve_insert(sqlite3 *db, int64_t id, const ModelServe *sv)
         return "insert steps";
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO requests(run_id, id, dp, arrival_us, prompt, output,"
-                           " generated, first_token_us, finish_us, preemptions, prefill_chunks)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                           " generated, first_token_us, finish_us, preemptions, prefill_chunks,"
+                           " cached_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK)
         return "prepare requests";
     for (guint i = 0; ok && i < sv->requests->len; i++) {
@@ -66,6 +66,7 @@ const char *store_serve_insert(sqlite3 *db, int64_t id, const ModelServe *sv)
         bind_time(st, 9, q->finish_ns);
         sqlite3_bind_int64(st, 10, q->preemptions);
         sqlite3_bind_int64(st, 11, q->chunks);
+        sqlite3_bind_int64(st, 12, q->cached_tokens);
         ok = sqlite3_step(st) == SQLITE_DONE;
         sqlite3_reset(st);
     }
@@ -149,7 +150,8 @@ ModelServe *store_serve_read(sqlite3 *db, int64_t id)
     }
     ok = ok && sqlite3_prepare_v2(db,
                                   "SELECT id, dp, arrival_us, first_token_us, finish_us, prompt,"
-                                  " output, generated, preemptions, prefill_chunks FROM requests"
+                                  " output, generated, preemptions, prefill_chunks, cached_tokens"
+                                  " FROM requests"
                                   " WHERE run_id = ? ORDER BY id",
                                   -1, &st, NULL) == SQLITE_OK;
     if (ok) {
@@ -164,7 +166,8 @@ ModelServe *store_serve_read(sqlite3 *db, int64_t id)
                                    (uint32_t)sqlite3_column_int64(st, 6),
                                    (uint32_t)sqlite3_column_int64(st, 7),
                                    (uint32_t)sqlite3_column_int64(st, 8),
-                                   (uint32_t)sqlite3_column_int64(st, 9)};
+                                   (uint32_t)sqlite3_column_int64(st, 9),
+                                   (uint32_t)sqlite3_column_int64(st, 10)};
             g_array_append_val(sv->requests, q);
         }
         sqlite3_finalize(st);

@@ -140,7 +140,7 @@ static const char schema_sql[] =
     " arrival_us REAL NOT NULL, prompt INTEGER NOT NULL, output INTEGER NOT NULL,"
     " generated INTEGER NOT NULL, first_token_us REAL, finish_us REAL,"
     " preemptions INTEGER NOT NULL, prefill_chunks INTEGER NOT NULL,"
-    " PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
+    " cached_tokens INTEGER NOT NULL, PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS serve_runs("
     " run_id INTEGER PRIMARY KEY, requests INTEGER NOT NULL, steps INTEGER NOT NULL,"
     " kv_blocks INTEGER NOT NULL, block_tokens INTEGER NOT NULL,"

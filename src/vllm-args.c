@@ -138,6 +138,8 @@ typedef enum {
     VF_MODEL_LEN,
     VF_NUM_SEQS,
     VF_GPU_BLOCKS,
+    VF_PREFIX_CACHING,
+    VF_NO_PREFIX_CACHING,
     VF_COMPILATION,
     VF_OPT_LEVEL,
     VF_EAGER,
@@ -182,6 +184,8 @@ static const VllmFlag vllm_flags[] = {
     {"--max-model-len", VF_MODEL_LEN, true},
     {"--max-num-seqs", VF_NUM_SEQS, true},
     {"--num-gpu-blocks-override", VF_GPU_BLOCKS, true},
+    {"--enable-prefix-caching", VF_PREFIX_CACHING, false},
+    {"--no-enable-prefix-caching", VF_NO_PREFIX_CACHING, false},
     {"--compilation-config", VF_COMPILATION, true},
     {"-cc", VF_COMPILATION, true},
     {"--optimization-level", VF_OPT_LEVEL, true},
@@ -218,10 +222,6 @@ static const struct {
      "the scheduler: ranksim's (vLLM V1's) chunks prefills always, as vLLM's default does"},
     {"--no-enable-chunked-prefill",
      "the scheduler: ranksim's (vLLM V1's) chunks prefills always, as vLLM's default does"},
-    {"--enable-prefix-caching",
-     "the scheduler: ranksim's requests carry no token contents, so no prefix is shared"},
-    {"--no-enable-prefix-caching",
-     "the scheduler: ranksim's requests carry no token contents, so no prefix is shared"},
     {"--async-scheduling", "the scheduler: ranksim's schedules synchronously, one step at a time"},
     {"--block-size", "the KV block size: ranksim takes the attention backend's"},
     {"--kv-cache-memory-bytes", "a fixed KV size: ranksim budgets with gpu_memory_utilization"},
@@ -575,6 +575,10 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         return v[0] == '{' ? flag_compilation_json(ef, flag, v) : flag_opt_level(ef, flag, v);
     case VF_EAGER:
         ef->a->eager = true;
+        return true;
+    case VF_PREFIX_CACHING:
+    case VF_NO_PREFIX_CACHING:
+        e->enable_prefix_caching = f->kind == VF_PREFIX_CACHING;
         return true;
     case VF_NO_EAGER:
         ef->a->eager = false;

@@ -241,7 +241,7 @@ Test(cli, not_simulated_settings_are_stored_and_reported)
     g_autofree char *eval = g_build_filename(dir, "e.yaml", NULL);
     cr_assert(g_file_set_contents(eval,
                                   "model_name: Qwen/Qwen3-8B\n"
-                                  "server_args: --async-scheduling --enable-prefix-caching\n"
+                                  "server_args: --async-scheduling --block-size 32\n"
                                   "env: {VLLM_LOGGING_LEVEL: DEBUG}\n",
                                   -1, NULL));
     Result r = ranksim((const char *[]){"run", eval, "--hardware", "h100", "--prefill", "128",

@@ -2230,9 +2230,8 @@ Test(scenario_eval, server_args_variants)
     /* --speculative-config with MTP is simulated (the MTP layers' weights are loaded) */
     cr_assert_eq(s->engine.speculative_method, MODEL_SPEC_MTP);
     cr_assert_eq(s->engine.num_speculative_tokens, 1);
-    cr_assert_eq(s->ignored_flags->len, 3);
-    cr_assert(has_ignored(s, "--no-enable-prefix-caching (the scheduler: ranksim's requests "
-                             "carry no token contents, so no prefix is shared)"));
+    cr_assert_eq(s->ignored_flags->len, 2);
+    cr_assert(!s->engine.enable_prefix_caching); /* --no-enable-prefix-caching */
     cr_assert(has_ignored(s, "--block-size=64 (the KV block size: ranksim takes the attention "
                              "backend's)"));
     cr_assert(has_ignored(s, "stray (not a flag; ignored)"));

@@ -527,3 +527,64 @@ Test(serving, ops_record_what_bounds_them)
                              "bound IS NOT NULL"),
                  0);
 }
+
+/* ---- prefix caching ---- */
+
+static const char prefix_sc[] =
+    "name: sys-prompt\nmodel: llama-3.1-8b\nhardware: h100\n"
+    "engine: {max_model_len: 4096%s}\n"
+    "workload:\n  requests:\n"
+    "    - {prompt: 2200, output: 4, prefix_id: 7, prefix: 2000}\n"
+    "    - {prompt: 2300, output: 4, prefix_id: 7, prefix: 2000, arrival_s: 1}\n"
+    "    - {prompt: 2100, output: 4, prefix_id: 7, prefix: 2000, arrival_s: 2}\n"
+    "    - {prompt: 2100, output: 4, arrival_s: 3}\n";
+
+/* vLLM V1 caches full blocks and a later request with the same prefix starts past them: the
+ * second and third requests find the 2,000-token system prompt (125 blocks of 16) cached and
+ * prefill only the rest; a request without the prefix, or the same run with
+ * --no-enable-prefix-caching, computes everything. */
+Test(serving, a_shared_prefix_is_computed_once)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    g_autofree char *on = g_strdup_printf(prefix_sc, "");
+    g_autofree char *off = g_strdup_printf(prefix_sc, ", enable_prefix_caching: false");
+    cr_assert_eq(run_and_get(dir, on, "SELECT sum(cached_tokens) FROM requests"), 4000);
+    cr_assert_eq(run_and_get(dir, on, "SELECT cached_tokens FROM requests WHERE id = 1"), 2000);
+    cr_assert_eq(run_and_get(dir, on, "SELECT cached_tokens FROM requests WHERE id = 3"), 0);
+    cr_assert_eq(run_and_get(dir, off, "SELECT sum(cached_tokens) FROM requests"), 0);
+    double prefilled_on = run_and_get(dir, on, "SELECT sum(prefill_tokens) FROM steps");
+    double prefilled_off = run_and_get(dir, off, "SELECT sum(prefill_tokens) FROM steps");
+    cr_assert_eq(prefilled_off - prefilled_on, 4000);
+    double ttft_on = run_and_get(dir, on,
+                                 "SELECT first_token_us - arrival_us FROM requests "
+                                 "WHERE id = 1");
+    double ttft_off = run_and_get(dir, off,
+                                  "SELECT first_token_us - arrival_us FROM requests "
+                                  "WHERE id = 1");
+    cr_assert_lt(ttft_on, ttft_off / 3, "TTFT %.0f us with the cache, %.0f without", ttft_on,
+                 ttft_off);
+}
+
+/* A cached prefix nobody references is evicted when the pool needs its blocks: with 300 blocks
+ * the second request of another prefix pushes the first prefix out, and its third user
+ * recomputes it. */
+Test(serving, an_unreferenced_prefix_is_evicted_under_pressure)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    const char *sc = "name: evict\nmodel: llama-3.1-8b\nhardware: h100\n"
+                     "engine: {max_model_len: 4096, num_gpu_blocks_override: 300}\n"
+                     "workload:\n  requests:\n"
+                     "    - {prompt: 2200, output: 2, prefix_id: 1, prefix: 2000}\n"
+                     "    - {prompt: 3000, output: 2, prefix_id: 2, prefix: 2800, arrival_s: 1}\n"
+                     "    - {prompt: 2200, output: 2, prefix_id: 1, prefix: 2000, arrival_s: 2}\n";
+    cr_assert_eq(run_and_get(dir, sc, "SELECT cached_tokens FROM requests WHERE id = 2"), 0);
+    const char *roomy = "name: roomy\nmodel: llama-3.1-8b\nhardware: h100\n"
+                        "engine: {max_model_len: 4096}\n"
+                        "workload:\n  requests:\n"
+                        "    - {prompt: 2200, output: 2, prefix_id: 1, prefix: 2000}\n"
+                        "    - {prompt: 3000, output: 2, prefix_id: 2, prefix: 2800, arrival_s: "
+                        "1}\n"
+                        "    - {prompt: 2200, output: 2, prefix_id: 1, prefix: 2000, arrival_s: "
+                        "2}\n";
+    cr_assert_eq(run_and_get(dir, roomy, "SELECT cached_tokens FROM requests WHERE id = 2"), 2000);
+}
