@@ -28,8 +28,9 @@ typedef struct ModelCost ModelCost;
 
 typedef struct {
     double compute_efficiency; /* (0, 1], default 0.7 */
-    double memory_efficiency;  /* (0, 1], default 0.6 */
-    int64_t launch_ns;         /* >= 0, default 5000 */
+    double memory_efficiency;  /* (0, 1], default 0.73 */
+    int64_t launch_ns;         /* >= 0, default 5000: an op launched on its own */
+    int64_t graph_launch_ns;   /* >= 0, default 900: an op replayed inside a CUDA graph */
 } ModelCostParams;
 
 void model_cost_params_defaults(ModelCostParams *p);
@@ -57,8 +58,9 @@ bool model_cost_is_profiled(const ModelCost *c, const char *name);
 int64_t model_cost_op_ns(const ModelCost *c, const char *name, uint64_t rows, double flops,
                          double bytes, NetPeakDtype dtype);
 /* The same, and what limits the duration (*bound, a SchedBound): the larger of the compute
- * and memory terms, the launch cost when it exceeds both, or the profile. */
+ * and memory terms, the launch cost when it exceeds both, or the profile. `graphed`: the op is
+ * replayed inside a CUDA graph, so its fixed cost is graph_launch_ns instead of launch_ns. */
 int64_t model_cost_op_ns_bound(const ModelCost *c, const char *name, uint64_t rows, double flops,
-                               double bytes, NetPeakDtype dtype, uint8_t *bound);
+                               double bytes, NetPeakDtype dtype, bool graphed, uint8_t *bound);
 
 #endif

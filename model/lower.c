@@ -172,6 +172,9 @@ typedef struct {
     uint32_t window;      /* the current layer's sliding window (tokens); 0 = full attention */
     const ModelBatch *pad_batch; /* the batch pad_rows was computed for (NULL: none) */
     uint64_t pad_rows;           /* the most PCP rows any PCP rank of pad_batch gets */
+    bool graphed;                /* this step's ops replay inside CUDA graphs (but see
+                                    graphed_attention) */
+    bool graphed_attention;      /* ...and its attention too (a full graph, not piecewise) */
     uint32_t act_bytes;          /* activation element size (bf16) */
     uint32_t kv_bytes;           /* KV-cache element size */
     GArray *ops;                 /* SchedOp being built for one rank */
@@ -209,7 +212,10 @@ static void emit_compute(Ctx *c, const char *name, uint64_t rows, double flops, 
                          NetPeakDtype dt)
 {
     uint8_t bound;
-    int64_t ns = model_cost_op_ns_bound(c->in->cost, name, rows, flops, bytes, dt, &bound);
+    bool attn = strcmp(name, "attention") == 0 || strcmp(name, "mla_attention") == 0 ||
+                strcmp(name, "sparse_attention") == 0 || strcmp(name, "indexer") == 0;
+    bool graphed = c->graphed && (c->graphed_attention || !attn);
+    int64_t ns = model_cost_op_ns_bound(c->in->cost, name, rows, flops, bytes, dt, graphed, &bound);
     SchedOp op = sched_op_compute(op_name(c, name), ns, rows);
     op.bound = bound;
     g_array_append_val(c->ops, op);
@@ -857,6 +863,28 @@ static bool drafter_skipped(const Ctx *c, const ModelBatch *b)
     return longest + c->e->num_speculative_tokens > c->e->max_model_len;
 }
 
+/* Whether the step replays CUDA graphs (vLLM's CudagraphDispatcher): a batch of at most the
+ * largest capture size runs as a graph — a full one (attention included) for a uniform decode
+ * batch under FULL or FULL_AND_PIECEWISE, and for any batch under FULL; piecewise graphs
+ * (split at every attention op, which runs eagerly) for mixed batches under
+ * FULL_AND_PIECEWISE and for every batch under PIECEWISE. Larger batches and NONE run eagerly:
+ * every op pays the launch. */
+static void step_graphs(Ctx *c, const StepRows *sr)
+{
+    ModelCudagraph m = c->e->cudagraph_mode;
+    uint32_t largest = 0;
+    c->graphed = c->graphed_attention = false;
+    if (m == MODEL_CUDAGRAPH_NONE ||
+        model_cudagraph_capture_sizes(c->e, c->in->hw, UINT32_MAX, &largest) == 0)
+        return;
+    uint64_t rows = sr->mode == MODE_TP ? sr->padded : sr->full;
+    if (rows > largest)
+        return;
+    c->graphed = true;
+    c->graphed_attention =
+        m == MODEL_CUDAGRAPH_FULL || (m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE && !sr->has_prefill);
+}
+
 /* The MTP drafter after the target forward (vllm/v1/spec_decode, deepseek_mtp.py), k times:
  * enorm and hnorm, the replicated eh_proj [2H -> H], one decoder layer (the model's MTP layer,
  * numbered after the last decoder layer), shared_head.norm and its lm_head. Every DP rank runs
@@ -926,6 +954,7 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
     }
     StepRows sr = step_rows(c, s, rank);
     uint64_t in_rows = sr.mode == MODE_TP ? sr.padded : sr.full;
+    step_graphs(c, &sr);
     /* DP ranks of an MoE model agree on each step's batch before it runs
      * (vllm/v1/worker/dp_utils.py coordinate_batch_across_dp: an all-reduce of a 4 x DP int32
      * tensor — token counts unpadded and padded, microbatching, CUDA-graph mode — over the DP

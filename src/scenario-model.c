@@ -212,6 +212,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "compute_efficiency",
         "memory_efficiency",
         "launch_us",
+        "graph_launch_us",
         NULL,
     };
     if (!yamldoc_expect_map(&ld->doc, m, "engine",
@@ -366,6 +367,13 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
                                 &us))
             return false;
         cp->launch_ns = (int64_t)llround(us * 1000.0);
+    }
+    if ((n = yamldoc_map_get(m, "graph_launch_us"))) {
+        double us = 0;
+        if (!yamldoc_get_number(&ld->doc, n, "graph_launch_us", 0, false, MAX_LAUNCH_US,
+                                "microseconds", &us))
+            return false;
+        cp->graph_launch_ns = (int64_t)llround(us * 1000.0);
     }
     return true;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../model/cost.h"
+#include "../../sched/program.h"
 
 /* 1 PFLOP/s bf16, 2 PFLOP/s fp8, no fp4, 1 TB/s HBM: with efficiencies 0.7 and 0.6 a
  * compute-bound op runs at 7e14 FLOP/s and a memory-bound one at 6e11 B/s. */
@@ -66,8 +67,28 @@ Test(cost, defaults_are_the_reference_figures)
     ModelCostParams p;
     model_cost_params_defaults(&p);
     cr_assert_float_eq(p.compute_efficiency, 0.7, 1e-15);
-    cr_assert_float_eq(p.memory_efficiency, 0.6, 1e-15);
+    cr_assert_float_eq(p.memory_efficiency, 0.73, 1e-15);
     cr_assert_eq(p.launch_ns, 5000);
+    cr_assert_eq(p.graph_launch_ns, 900);
+}
+
+/* An op replayed in a CUDA graph pays graph_launch_ns, not launch_ns; and the op says what
+ * bounds it. */
+Test(cost, graphed_ops_and_their_bound)
+{
+    NetHardware hw = test_hw();
+    g_autoptr(ModelCost) c = model_cost_new(&hw, NULL);
+    uint8_t b = 0;
+    cr_assert_eq(model_cost_op_ns_bound(c, "mlp", 1, 7e11, 1e6, NET_PEAK_BF16, true, &b),
+                 1000000 + 900);
+    cr_assert_eq(b, SCHED_BOUND_COMPUTE);
+    cr_assert_eq(model_cost_op_ns_bound(c, "mlp", 1, 1e9, 7.3e9, NET_PEAK_BF16, false, &b),
+                 10000000 + 5000);
+    cr_assert_eq(b, SCHED_BOUND_MEMORY);
+    cr_assert_eq(model_cost_op_ns_bound(c, "norm", 1, 10, 730, NET_PEAK_BF16, false, &b), 5001);
+    cr_assert_eq(b, SCHED_BOUND_LAUNCH);
+    cr_assert_eq(model_cost_op_ns_bound(c, "norm", 1, 10, 730, NET_PEAK_BF16, true, &b), 901);
+    cr_assert_eq(b, SCHED_BOUND_LAUNCH);
 }
 
 Test(cost, compute_bound_op)
@@ -84,8 +105,8 @@ Test(cost, memory_bound_op)
 {
     NetHardware hw = test_hw();
     g_autoptr(ModelCost) c = model_cost_new(&hw, NULL);
-    /* 6 GB / 6e11 B/s = 10 ms; 1 GFLOP / 7e14 = 1.43 us is hidden under it. */
-    cr_assert_eq(model_cost_op_ns(c, "attention", 1, 1e9, 6e9, NET_PEAK_BF16), 10000000 + 5000);
+    /* 7.3 GB / 7.3e11 B/s = 10 ms; 1 GFLOP / 7e14 = 1.43 us is hidden under it. */
+    cr_assert_eq(model_cost_op_ns(c, "attention", 1, 1e9, 7.3e9, NET_PEAK_BF16), 10000000 + 5000);
 }
 
 Test(cost, custom_params)
@@ -113,7 +134,7 @@ Test(cost, rounds_up_to_whole_ns_and_adds_launch)
     cr_assert_eq(model_cost_op_ns(c, "x", 1, 0, 0, NET_PEAK_BF16), 5000);
     cr_assert_eq(model_cost_op_ns(c, "x", 1, 1, 0, NET_PEAK_BF16), 5001); /* 1.4e-6 ns */
     /* 1000.5 ns of memory traffic -> 1001. */
-    cr_assert_eq(model_cost_op_ns(c, "x", 1, 0, 600300, NET_PEAK_BF16), 5000 + 1001);
+    cr_assert_eq(model_cost_op_ns(c, "x", 1, 0, 730365, NET_PEAK_BF16), 5000 + 1001);
 }
 
 Test(cost, device_without_peaks_costs_only_the_launch)
@@ -126,7 +147,7 @@ Test(cost, device_without_peaks_costs_only_the_launch)
 
     /* Only the memory term left. */
     hw.hbm_bw_bytes_per_s = 1e12;
-    cr_assert_eq(model_cost_op_ns(c, "mlp", 1, 1e15, 6e9, NET_PEAK_FP8), 10005000);
+    cr_assert_eq(model_cost_op_ns(c, "mlp", 1, 1e15, 7.3e9, NET_PEAK_FP8), 10005000);
 }
 
 Test(cost, no_name_is_roofline)
