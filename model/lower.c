@@ -153,6 +153,7 @@ void model_workload_add_step(ModelWorkload *w, GPtrArray *per_dp)
     ModelStep *s = g_new0(ModelStep, 1);
     g_ptr_array_set_free_func(per_dp, (GDestroyNotify)model_batch_free);
     s->per_dp = per_dp;
+    s->sched_after = (int32_t)w->steps->len - 1;
     g_ptr_array_add(w->steps, s);
 }
 
@@ -836,6 +837,10 @@ static void emit_pp_transfer(Ctx *c, uint32_t rank, uint64_t rows, bool send)
             sched_op_p2p(send ? SCHED_OP_SEND : SCHED_OP_RECV, op_name(c, tensors[send][k]), peer,
                          split ? n / tp : n, SCHED_DTYPE_BF16);
         op.tokens = rows;
+        /* vLLM sends with isend_tensor_dict (PR #33368, "Pipeline Parallel Async send/recv"):
+         * the stage goes on to its next batch while the transfer waits for the receiver */
+        if (send)
+            op.flags |= SCHED_OP_FLAG_EAGER;
         g_array_append_val(c->ops, op);
         if (!send && split)
             emit_coll(c, SCHED_OP_ALL_GATHER, "pp_tp_all_gather", pl->tp_group[rank], n / tp,
@@ -922,6 +927,93 @@ static void emit_drafter(Ctx *c, uint32_t rank, const ModelStep *s, const StepRo
     }
 }
 
+/* A DP rank with nothing to run: an MoE model's runs a dummy batch so the EP (or DP)
+ * collectives have every member (vLLM's execute_dummy_batch); a dense model's DP ranks share no
+ * collective, so an idle one runs nothing — nor does one that skips its dummy batch. */
+static bool step_skipped(const Ctx *c, uint32_t rank, const ModelStep *s)
+{
+    const ModelBatch *own = model_step_batch(s, c->pl->coord[rank].dp);
+    return model_batch_tokens(own) == 0 && (!c->a->moe || (own && own->skip_dummy));
+}
+
+/* The output rank of a rank's DP replica under PP: the first TP rank of its last stage
+ * (MultiprocExecutor: "TP rank=0 and PP rank=-1"). */
+static uint32_t output_rank(const ModelPlan *pl, uint32_t rank)
+{
+    uint32_t stages = MAX(1u, pl->par.pipeline_parallel_size);
+    uint32_t per = stages * pl->par.prefill_context_parallel_size * pl->par.tensor_parallel_size;
+    return pl->coord[rank].dp * per + (stages - 1) * (per / stages);
+}
+
+/* Before a step: the engine's idle wait, and under PP the step's SchedulerOutput, which every
+ * worker of the DP replica takes from the engine core (its shared-memory MessageQueue). The
+ * engine core has it once it scheduled the step — after the output of the step it waited for
+ * (ModelStep.sched_after) came back from the last stage — so it comes from the output rank,
+ * which sends it to each worker (eagerly: it waits for none of them) right after finishing
+ * that step; each worker waits for it alone (`scheduler_output`, a send/recv pair per worker). */
+static void emit_step_head(Ctx *c, uint32_t rank, const ModelStep *s)
+{
+    const ModelPlan *pl = c->pl;
+    if (s->idle_ns > 0) {
+        SchedOp idle = sched_op_compute(op_name(c, "idle"), s->idle_ns, 0);
+        g_array_append_val(c->ops, idle);
+    }
+    if (MAX(1u, pl->par.pipeline_parallel_size) == 1)
+        return;
+    uint32_t root = output_rank(pl, rank), name = op_name(c, "scheduler_output");
+    if (root != rank) {
+        SchedOp so = sched_op_p2p(SCHED_OP_RECV, name, (int32_t)root, 1, SCHED_DTYPE_INT32);
+        g_array_append_val(c->ops, so);
+        return;
+    }
+    const SchedGroup *g = sched_program_group(c->p, pl->sched_group[rank]);
+    for (uint32_t i = 0; i < g->n; i++) {
+        if ((uint32_t)g->ranks[i] == rank)
+            continue;
+        SchedOp so = sched_op_p2p(SCHED_OP_SEND, name, g->ranks[i], 1, SCHED_DTYPE_INT32);
+        so.flags |= SCHED_OP_FLAG_EAGER;
+        g_array_append_val(c->ops, so);
+    }
+}
+
+static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s);
+
+/* One rank's ops: each step's head and body in order — except the output rank under PP, which
+ * sends a step's SchedulerOutput after the body of the step the engine waited for before
+ * scheduling it (batches in flight meanwhile start on the other stages as soon as it arrives). */
+static void emit_rank(Ctx *c, uint32_t rank, const ModelWorkload *w)
+{
+    guint n = w->steps->len;
+    if (MAX(1u, c->pl->par.pipeline_parallel_size) == 1 || output_rank(c->pl, rank) != rank) {
+        for (guint j = 0; j < n; j++) {
+            const ModelStep *s = g_ptr_array_index(w->steps, j);
+            if (step_skipped(c, rank, s))
+                continue;
+            emit_step_head(c, rank, s);
+            emit_step(c, rank, s);
+        }
+        return;
+    }
+    guint next = 0;
+    int64_t after = -1; /* the step after whose body the next head goes */
+    for (int64_t k = -1; k < (int64_t)n; k++) {
+        if (k >= 0 && !step_skipped(c, rank, g_ptr_array_index(w->steps, k)))
+            emit_step(c, rank, g_ptr_array_index(w->steps, k));
+        while (next < n) {
+            const ModelStep *s = g_ptr_array_index(w->steps, next);
+            /* -1: with the step before; never before an earlier head nor after its own body */
+            int64_t want = s->sched_after < 0 ? after : MAX(after, (int64_t)s->sched_after);
+            want = MIN(want, (int64_t)next - 1);
+            if (want > k)
+                break;
+            after = k;
+            if (!step_skipped(c, rank, s))
+                emit_step_head(c, rank, s);
+            next++;
+        }
+    }
+}
+
 static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
 {
     const ModelArch *a = c->a;
@@ -930,28 +1022,7 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
     int32_t gt = pl->tp_group[rank];
     uint32_t stages = MAX(1u, pl->par.pipeline_parallel_size), stage = pl->coord[rank].pp;
     bool first = stage == 0, last = stage + 1 == stages;
-    if (s->idle_ns > 0) {
-        SchedOp idle = sched_op_compute(op_name(c, "idle"), s->idle_ns, 0);
-        g_array_append_val(c->ops, idle);
-    }
-    /* A DP rank with nothing to run: an MoE model's runs a dummy batch so the EP (or DP)
-     * collectives have every member (vLLM's execute_dummy_batch); a dense model's DP ranks
-     * share no collective, so an idle one runs nothing. */
     const ModelBatch *own = model_step_batch(s, pl->coord[rank].dp);
-    bool idle = model_batch_tokens(own) == 0;
-    if (idle && (!a->moe || (own && own->skip_dummy)))
-        return;
-    /* PP (synchronous scheduling, one batch in flight): every worker of the engine takes the
-     * step's SchedulerOutput from the engine core, which has it once the last stage's output
-     * of the step before came back — rooted at the output rank, the first TP rank of the last
-     * stage (MultiprocExecutor: "TP rank=0 and PP rank=-1"). */
-    if (stages > 1) {
-        SchedOp so = sched_op_collective(SCHED_OP_BROADCAST, op_name(c, "scheduler_output"),
-                                         pl->sched_group[rank], 1, SCHED_DTYPE_INT32);
-        uint32_t per = stages * pl->par.prefill_context_parallel_size * tp;
-        so.root = (int32_t)(pl->coord[rank].dp * per + (stages - 1) * (per / stages));
-        g_array_append_val(c->ops, so);
-    }
     StepRows sr = step_rows(c, s, rank);
     uint64_t in_rows = sr.mode == MODE_TP ? sr.padded : sr.full;
     step_graphs(c, &sr);
@@ -1248,8 +1319,7 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
     c.ops = g_array_new(FALSE, FALSE, sizeof(SchedOp));
     for (uint32_t r = 0; r < in->plan->world; r++) {
         g_array_set_size(c.ops, 0);
-        for (guint s = 0; s < in->workload->steps->len; s++)
-            emit_step(&c, r, g_ptr_array_index(in->workload->steps, s));
+        emit_rank(&c, r, in->workload);
         sched_program_set_ops(c.p, r, (SchedOp *)(void *)c.ops->data, c.ops->len);
     }
     g_array_unref(c.ops);

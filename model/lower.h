@@ -121,6 +121,10 @@ typedef struct {
     uint32_t pad_tokens; /* the token rows every DP rank runs outside attention (the batch
                             padded across DP and to its CUDA-graph size); 0: no padding beyond
                             what the lowering derives. Without PCP only. */
+    int32_t sched_after; /* PP: the step (0-based) whose output the engine core waited for
+                            before scheduling this one, or -1: scheduled right after the step
+                            before, with batches still in flight (vLLM's batch queue).
+                            model_workload_add_step sets the one before (one batch in flight) */
 } ModelStep;
 
 typedef struct {

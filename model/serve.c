@@ -28,6 +28,7 @@ typedef struct {
     uint32_t shared;   /* blocks of its prefix's cache entry it uses (not in `blocks`) */
     bool refs_prefix;  /* it holds a reference on its prefix's entry */
     uint8_t state;
+    uint32_t epoch; /* preemptions so far: a batch in flight from before is void for it */
 } Req;
 
 /* A cached prefix: the full blocks of a shared prefix, computed once. Referenced by the
@@ -49,9 +50,23 @@ typedef struct {
     GArray *prefixes;     /* Prefix */
 } Dp;
 
+/* One request's part of a scheduled batch. vLLM advances num_computed_tokens when it schedules
+ * (Scheduler._update_after_schedule), so a decode whose token is still in flight has nothing
+ * to schedule, and a prompt's next chunk can go into the next batch at once. */
 typedef struct {
     uint32_t id, tokens;
+    uint32_t before; /* computed tokens before this batch */
+    uint32_t epoch;  /* the request's epoch when scheduled */
+    bool decode;     /* one new token after a sampled one */
+    bool samples;    /* the batch computes the last known token: its end samples one */
 } Sched;
+
+/* A batch in flight (PP keeps up to PP of them: vLLM's batch queue). */
+typedef struct {
+    uint32_t step;     /* 0-based index in the workload */
+    int64_t done_ns;   /* when its last stage finishes */
+    GPtrArray *scheds; /* GArray<Sched> per DP rank, owned */
+} Flight;
 
 typedef struct {
     const ModelServeInput *in;
@@ -157,9 +172,30 @@ static void preempt(Srv *v, Dp *d, uint32_t id)
 {
     release(v, d, id);
     v->st[id].computed = 0;
+    v->st[id].epoch++;
     v->st[id].state = REQ_WAITING;
     rec(v, id)->preemptions++;
     g_queue_push_head(&d->waiting, GUINT_TO_POINTER(id + 1));
+}
+
+static void cache_prefix(Srv *v, Dp *d, uint32_t id);
+
+/* Records a scheduled request and advances it, as vLLM does when it schedules. */
+static void take(Srv *v, Dp *d, GArray *out, uint32_t id, uint32_t n)
+{
+    Req *r = &v->st[id];
+    ModelServeRequest *q = rec(v, id);
+    Sched s = {id,
+               n,
+               r->computed,
+               r->epoch,
+               q->generated > 0 && n == 1 && r->computed + 1 == req_tokens(v, id),
+               r->computed + n == req_tokens(v, id)};
+    g_array_append_val(out, s);
+    if (r->computed < v->reqs[id].prompt)
+        q->chunks++;
+    r->computed += n;
+    cache_prefix(v, d, id);
 }
 
 /* One DP rank's share of the next step, in V1's order. */
@@ -195,8 +231,7 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
         }
         if (!ok)
             break;
-        Sched s = {id, n};
-        g_array_append_val(out, s);
+        take(v, d, out, id, n);
         budget -= n;
         i++;
     }
@@ -237,8 +272,7 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
         r->blocks = need;
         r->state = REQ_RUNNING;
         g_array_append_val(d->running, id);
-        Sched s = {id, n};
-        g_array_append_val(out, s);
+        take(v, d, out, id, n);
         budget -= n;
     }
 }
@@ -248,16 +282,14 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
 static ModelBatch *batch_of(Srv *v, const GArray *sched)
 {
     ModelBatch *b = model_batch_new();
+    (void)v;
     for (guint i = 0; i < sched->len; i++) {
         const Sched *s = &g_array_index(sched, Sched, i);
-        const Req *r = &v->st[s->id];
-        bool decode = rec(v, s->id)->generated > 0 && s->tokens == 1 &&
-                      r->computed + 1 == req_tokens(v, s->id);
-        if (decode) {
-            uint32_t ctx = r->computed + 1;
+        if (s->decode) {
+            uint32_t ctx = s->before + 1;
             g_array_append_val(b->decode, ctx);
         } else {
-            model_batch_add_prefill(b, s->tokens, r->computed);
+            model_batch_add_prefill(b, s->tokens, s->before);
         }
     }
     return b;
@@ -280,15 +312,29 @@ static void key_append(GString *k, const ModelStep *st)
 
 /* Lowers and simulates one step alone (every rank starting together): its duration, or -1 with
  * *why set when it does not complete (a hang or a crash the lowering predicts). */
-static int64_t step_ns(Srv *v, const ModelStep *st, char **why)
+static uint32_t n_stages(const Srv *v)
 {
+    return MAX(1u, v->in->lower->plan->par.pipeline_parallel_size);
+}
+
+/* Lowers and simulates one step alone (every rank starting together): fills `stage_ns` with
+ * each pipeline stage's share (the time from the previous stage's end to its own) and returns
+ * the whole step's duration, or -1 with *why set when it does not complete (a hang or a crash
+ * the lowering predicts). */
+static int64_t step_ns(Srv *v, const ModelStep *st, char **why, int64_t *stage_ns)
+{
+    uint32_t S = n_stages(v);
     if (!v->in->exact) {
         g_string_truncate(v->key, 0);
         key_append(v->key, st);
         gpointer hit = g_hash_table_lookup(v->cache, v->key->str);
         if (hit) {
             v->out->reused++;
-            return *(int64_t *)hit;
+            memcpy(stage_ns, hit, S * sizeof(int64_t));
+            int64_t total = 0;
+            for (uint32_t s = 0; s < S; s++)
+                total += stage_ns[s];
+            return total;
         }
     }
     ModelWorkload one = {g_ptr_array_new()};
@@ -328,15 +374,23 @@ static int64_t step_ns(Srv *v, const ModelStep *st, char **why)
                                d0 ? d0->message : "");
         return -1;
     }
-    int64_t ns = o->end_ns; /* the last rank's last op (the run's end may precede it when no
-                               event was queued after the last compute) */
-    for (uint32_t r = 0; r < o->n_ranks; r++)
-        ns = MAX(ns, o->ranks[r].end_ns);
-    if (!v->in->exact) {
-        int64_t *box = g_new(int64_t, 1);
-        *box = ns;
-        g_hash_table_insert(v->cache, g_strdup(v->key->str), box);
+    /* each stage's last rank's last op (the run's end may precede it when no event was queued
+     * after the last compute) */
+    int64_t *end = g_new0(int64_t, S);
+    for (uint32_t r = 0; r < o->n_ranks; r++) {
+        uint32_t s = v->in->lower->plan->coord[r].pp;
+        end[s] = MAX(end[s], o->ranks[r].end_ns);
     }
+    int64_t ns = 0;
+    for (uint32_t s = 0; s < S; s++) {
+        int64_t e = MAX(end[s], ns);
+        stage_ns[s] = e - ns;
+        ns = e;
+    }
+    g_free(end);
+    if (!v->in->exact)
+        g_hash_table_insert(v->cache, g_strdup(v->key->str),
+                            g_memdup2(stage_ns, S * sizeof(int64_t)));
     return ns;
 }
 
@@ -392,7 +446,9 @@ static void cache_prefix(Srv *v, Dp *d, uint32_t id)
     r->shared = p->blocks;
 }
 
-static void finish_step(Srv *v, GPtrArray *scheds, int64_t end_ns)
+/* A batch's end: every request whose last known token it computed samples one (its first:
+ * the TTFT; its last: done, its blocks freed). Entries of requests preempted since are void. */
+static void finish_flight(Srv *v, GPtrArray *scheds, int64_t end_ns)
 {
     for (uint32_t d = 0; d < v->n_dp; d++) {
         GArray *sc = g_ptr_array_index(scheds, d);
@@ -401,13 +457,8 @@ static void finish_step(Srv *v, GPtrArray *scheds, int64_t end_ns)
             const Sched *s = &g_array_index(sc, Sched, i);
             Req *r = &v->st[s->id];
             ModelServeRequest *q = rec(v, s->id);
-            bool prefill = r->computed < v->reqs[s->id].prompt;
-            r->computed += s->tokens;
-            if (prefill)
-                q->chunks++;
-            cache_prefix(v, dp, s->id);
-            if (r->computed < req_tokens(v, s->id))
-                continue; /* a chunk: no token sampled yet */
+            if (s->epoch != r->epoch || !s->samples || r->state == REQ_DONE)
+                continue;
             q->generated++;
             if (q->first_token_ns < 0)
                 q->first_token_ns = end_ns;
@@ -425,6 +476,12 @@ static void finish_step(Srv *v, GPtrArray *scheds, int64_t end_ns)
     }
 }
 
+static void flight_clear(gpointer p)
+{
+    Flight *f = p;
+    g_ptr_array_unref(f->scheds);
+}
+
 static int cmp_arrival(gconstpointer a, gconstpointer b, gpointer data)
 {
     const ModelRequest *r = data;
@@ -434,40 +491,68 @@ static int cmp_arrival(gconstpointer a, gconstpointer b, gpointer data)
     return x < y ? -1 : x > y;
 }
 
+/* vLLM V1's engine loop (EngineCore.step, or step_with_batch_queue with PP): schedule a batch
+ * and launch it; with room in the batch queue (PP batches with synchronous scheduling:
+ * max_concurrent_batches) schedule the next at once; otherwise — or when nothing more can be
+ * scheduled — wait for the oldest batch and take its output. A batch goes through the
+ * pipeline stages in order, each stage busy with one batch at a time. */
 static void serve_loop(Srv *v, uint32_t n, const uint32_t *order)
 {
     ModelServe *out = v->out;
     const ModelLowerInput *li = v->in->lower;
-    int64_t now = 0, last_end = 0;
+    uint32_t S = n_stages(v), Q = S; /* batch queue size */
+    int64_t now = 0, last_done = 0;
+    int32_t waited_for = -1; /* the step whose output the engine last waited for, if it has
+                                not scheduled since */
     uint32_t next = 0, finished = 0;
     uint64_t step_no = 0;
-    g_autoptr(GPtrArray) scheds = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-    for (uint32_t d = 0; d < v->n_dp; d++)
-        g_ptr_array_add(scheds, g_array_new(FALSE, FALSE, sizeof(Sched)));
+    g_autofree int64_t *stage = g_new0(int64_t, S), *stage_free = g_new0(int64_t, S);
+    g_autoptr(GArray) flights = g_array_new(FALSE, FALSE, sizeof(Flight));
+    g_array_set_clear_func(flights, flight_clear);
     g_autoptr(GArray) tokens = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     while (finished < n) {
         while (next < n && v->reqs[order[next]].arrival_ns <= now)
             place(v, order[next++]);
-        bool work = false;
-        for (uint32_t d = 0; d < v->n_dp && !work; d++)
-            work = v->dp[d].waiting.length || v->dp[d].running->len;
-        if (!work) {
-            now = v->reqs[order[next]].arrival_ns; /* idle until the next arrival */
-            continue;
-        }
         uint64_t scheduled = 0;
-        g_array_set_size(tokens, 0);
-        for (uint32_t d = 0; d < v->n_dp; d++) {
-            GArray *sc = g_ptr_array_index(scheds, d);
-            g_array_set_size(sc, 0);
-            schedule_dp(v, &v->dp[d], sc);
-            uint32_t t = 0;
-            for (guint i = 0; i < sc->len; i++)
-                t += g_array_index(sc, Sched, i).tokens;
-            g_array_append_val(tokens, t);
-            scheduled += sc->len;
+        GPtrArray *scheds = NULL;
+        if (flights->len < Q) {
+            scheds = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+            g_array_set_size(tokens, 0);
+            for (uint32_t d = 0; d < v->n_dp; d++) {
+                GArray *sc = g_array_new(FALSE, FALSE, sizeof(Sched));
+                g_ptr_array_add(scheds, sc);
+                schedule_dp(v, &v->dp[d], sc);
+                uint32_t t = 0;
+                for (guint i = 0; i < sc->len; i++)
+                    t += g_array_index(sc, Sched, i).tokens;
+                g_array_append_val(tokens, t);
+                scheduled += sc->len;
+            }
         }
         if (scheduled == 0) {
+            if (scheds)
+                g_ptr_array_unref(scheds);
+            if (flights->len) { /* wait for the oldest batch and take its output */
+                Flight *f = &g_array_index(flights, Flight, 0);
+                now = MAX(now, f->done_ns);
+                last_done = MAX(last_done, f->done_ns);
+                waited_for = (int32_t)f->step;
+                finish_flight(v, f->scheds, f->done_ns);
+                g_array_remove_index(flights, 0);
+                finished = 0;
+                for (uint32_t i = 0; i < n; i++)
+                    finished += v->st[i].state == REQ_DONE;
+                if (v->in->progress)
+                    v->in->progress(v->in->progress_data, step_no, finished, n);
+                continue;
+            }
+            bool work = false;
+            for (uint32_t d = 0; d < v->n_dp && !work; d++)
+                work = v->dp[d].waiting.length || v->dp[d].running->len;
+            if (!work && next < n) {
+                now = MAX(now, v->reqs[order[next]].arrival_ns); /* idle until it arrives */
+                continue;
+            }
             out->stopped = g_strdup_printf(
                 "no request fits in the KV cache (%u blocks of %u tokens per DP rank): "
                 "the scheduler cannot make progress; %u of %u requests finished",
@@ -477,12 +562,18 @@ static void serve_loop(Srv *v, uint32_t n, const uint32_t *order)
         g_autoptr(GPtrArray) per_dp = g_ptr_array_new();
         for (uint32_t d = 0; d < v->n_dp; d++)
             g_ptr_array_add(per_dp, batch_of(v, g_ptr_array_index(scheds, d)));
-        ModelStep probe = {per_dp, 0, pad_of(v, tokens)};
+        ModelStep probe = {per_dp, 0, pad_of(v, tokens), -1};
         char *why = NULL;
-        int64_t dur = step_ns(v, &probe, &why);
-        step_no++;
+        int64_t dur = step_ns(v, &probe, &why, stage);
+        uint32_t index = (uint32_t)step_no++;
         v->step_no = step_no;
-        int64_t start = now, end = dur >= 0 ? now + dur : now;
+        /* the pipeline: stage s starts the batch when it is free and stage s - 1 is done */
+        int64_t start = MAX(now, stage_free[0]), t = start;
+        for (uint32_t s = 0; s < S && dur >= 0; s++) {
+            t = MAX(t, stage_free[s]) + stage[s];
+            stage_free[s] = t;
+        }
+        int64_t end = dur >= 0 ? t : start;
         for (uint32_t d = 0; d < v->n_dp; d++) {
             const GArray *sc = g_ptr_array_index(scheds, d);
             const ModelBatch *b = g_ptr_array_index(per_dp, d);
@@ -513,22 +604,21 @@ static void serve_loop(Srv *v, uint32_t n, const uint32_t *order)
         g_ptr_array_set_size(per_dp, 0);
         model_workload_add_step(out->workload, g_steal_pointer(&keep));
         ModelStep *made = g_ptr_array_index(out->workload->steps, out->workload->steps->len - 1);
-        made->idle_ns = start - last_end;
+        /* the engine idled since the last output when nothing was in flight */
+        made->idle_ns = flights->len == 0 && start > last_done ? start - last_done : 0;
         made->pad_tokens = probe.pad_tokens;
+        made->sched_after = waited_for;
+        waited_for = -1;
         if (dur < 0) {
+            g_ptr_array_unref(scheds);
             out->stopped = g_strdup_printf("step %" G_GUINT64_FORMAT " does not complete (%s): "
                                            "scheduling stopped there",
                                            step_no, why);
             g_free(why);
             return;
         }
-        finish_step(v, scheds, end);
-        finished = 0;
-        for (uint32_t i = 0; i < n; i++)
-            finished += v->st[i].state == REQ_DONE;
-        now = last_end = end;
-        if (v->in->progress)
-            v->in->progress(v->in->progress_data, step_no, finished, n);
+        Flight f = {index, end, scheds};
+        g_array_append_val(flights, f);
     }
 }
 

@@ -19,6 +19,7 @@ typedef struct {
     uint8_t kind;
     uint8_t dtype;
     bool present;
+    bool eager; /* the member went on without waiting (SCHED_OP_FLAG_EAGER) */
 } Arrival;
 
 typedef struct Instance Instance;
@@ -43,7 +44,7 @@ typedef struct {
     const SchedGroup *def;
     Instance *live;
     Instance *free;
-    uint64_t *member_seq; /* calls made so far, per member position */
+    uint64_t *member_seq;    /* calls made so far, per member position */
     uint64_t *member_pg_seq; /* watched calls so far, from the group's seq_base, per member */
     bool divergence_reported;
 } GroupRt;
@@ -51,12 +52,12 @@ typedef struct {
 typedef enum {
     ACT_READY = 0, /* a resume event is pending (or about to run) */
     ACT_COMPUTING,
-    ACT_DELAYING,  /* an injected delay before a collective */
+    ACT_DELAYING, /* an injected delay before a collective */
     ACT_BLOCKED,
     ACT_DONE,
     ACT_CRASHED,
     ACT_STOPPED,
-    ACT_UNKNOWN,   /* postmortem only: no record of this rank was read */
+    ACT_UNKNOWN, /* postmortem only: no record of this rank was read */
 } ActorState;
 
 typedef struct {
@@ -99,9 +100,9 @@ typedef struct {
     uint32_t n_ranks;
     GroupRt *groups;
     uint32_t n_groups;
-    GPtrArray *own_groups;   /* SchedGroup* for p2p channels (owned) */
-    GHashTable *channels;    /* (src << 32 | dst) -> group id + 1 */
-    GPtrArray *instances;    /* Instance*, owned */
+    GPtrArray *own_groups; /* SchedGroup* for p2p channels (owned) */
+    GHashTable *channels;  /* (src << 32 | dst) -> group id + 1 */
+    GPtrArray *instances;  /* Instance*, owned */
     Instance *live_head, *live_tail;
     FaultRt *faults;
     uint32_t n_faults;

@@ -320,6 +320,8 @@ static void instance_complete(Engine *e, Instance *inst, int64_t now)
             };
             emit(e, &r);
         }
+        if (ar->eager)
+            continue; /* it went on when it arrived */
         a->stats.wait_ns += inst->last_arrive_ns - ar->arrive_ns;
         a->stats.comm_ns += now - inst->last_arrive_ns;
         a->waiting = NULL;
@@ -498,7 +500,8 @@ static void collective_time_overflow(Engine *e, const Instance *inst)
     e->stop = true;
 }
 
-static void actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, int64_t now)
+/* Returns true when the actor goes on at once (an eager arrival), false when it blocks. */
+static bool actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, int64_t now)
 {
     e->now = now; /* the actor may have run ahead of the last event */
     int32_t gid;
@@ -535,17 +538,21 @@ static void actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, 
     ar->kind = op->kind;
     ar->dtype = op->dtype;
     ar->present = true;
+    ar->eager = (op->flags & SCHED_OP_FLAG_EAGER) != 0;
     inst->arrived++;
     inst->last_arrive_ns = now;
     a->idx++;
     a->stats.ops++;
     e->rank_ops++;
-    a->st = ACT_BLOCKED;
-    a->waiting = inst;
-    a->wait_since_ns = now;
     a->stats.end_ns = now;
+    if (!ar->eager) {
+        a->st = ACT_BLOCKED;
+        a->waiting = inst;
+        a->wait_since_ns = now;
+    }
     if (inst->arrived == inst->n)
         instance_full(e, inst, now);
+    return ar->eager;
 }
 
 /* Runs the actor from `now` until it blocks, finishes, or must wait for simulated time. */
@@ -626,7 +633,8 @@ static void actor_run(Engine *e, uint32_t rank, int64_t now)
             return;
         }
         a->pc++;
-        actor_arrive(e, rank, a, op, now);
+        if (actor_arrive(e, rank, a, op, now))
+            continue;
         return;
     }
 }

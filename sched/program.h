@@ -51,6 +51,12 @@ typedef enum {
 /* Upper bound on repeat nesting; deeper programs are rejected by sched_program_validate(). */
 #define SCHED_MAX_REPEAT_DEPTH 8
 
+/* SchedOp.flags. EAGER: a collective or send whose caller does not wait for it — it arrives
+ * and goes on; the other members complete when everyone has arrived, as usual. A one-way
+ * notification (a broadcast whose root is eager: the others wait for the root, the root for
+ * no one). */
+#define SCHED_OP_FLAG_EAGER 1u
+
 /* What limits a compute op's duration under the cost model that priced it. */
 typedef enum {
     SCHED_BOUND_NONE = 0, /* not said (hand-written ops, collectives) */
@@ -65,7 +71,7 @@ typedef struct {
     uint8_t dtype;       /* SchedDtype; collectives and send/recv */
     uint8_t bound;       /* compute: SchedBound, what limits its duration (set by whoever costed
                             it; the engine only passes it on); otherwise 0 */
-    uint8_t reserved;    /* zero */
+    uint8_t flags;       /* SCHED_OP_FLAG_* */
     uint32_t name;       /* id in the program's name table */
     int32_t group;       /* collectives: group index; send/recv: peer rank; otherwise -1 */
     int32_t root;        /* broadcast: root as a global rank; otherwise -1 */

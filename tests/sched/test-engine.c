@@ -2,6 +2,7 @@
  * the three mismatch policies, deadlock cycles and culprits, watchdog, stragglers, every fault
  * kind, p2p, determinism, time monotonicity and repeat-vs-unrolled equivalence. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
@@ -141,6 +142,31 @@ Test(engine, collective_completes_at_last_arrival_plus_cost)
         }
     }
     cr_assert_eq(colls, 2);
+}
+
+/* An eager arrival (SCHED_OP_FLAG_EAGER) does not wait: the sender of an eager send goes on
+ * at once, its receiver completes when the data has come; an eager broadcast root goes on while
+ * the others wait for it (and for each other, as a collective does). */
+Test(engine, eager_arrivals_do_not_wait)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    uint32_t msg = sched_program_name(p, "note");
+    SchedOp snd = sched_op_p2p(SCHED_OP_SEND, msg, 1, 500, SCHED_DTYPE_BF16);
+    snd.flags |= SCHED_OP_FLAG_EAGER;
+    SchedOp r0[] = {C(p, "a", 10 * US), snd, C(p, "b", 5 * US)};
+    SchedOp r1[] = {C(p, "c", 30 * US), sched_op_p2p(SCHED_OP_RECV, msg, 0, 500, SCHED_DTYPE_BF16),
+                    C(p, "d", 1 * US)};
+    sched_program_set_ops(p, 0, r0, 3);
+    sched_program_set_ops(p, 1, r1, 3);
+    g_autoptr(SchedOutcome) o = run(p, quiet_config());
+    cr_assert_not(o->failed);
+    /* the sender: 10 us, the send, 5 us more — no wait for the receiver at 30 us */
+    cr_assert_eq(o->ranks[0].end_ns, 15 * US);
+    cr_assert_eq(o->ranks[0].wait_ns, 0);
+    /* the receiver: the data is there at 30 us; 1 us of transfer (1 us call + 1000 B / 1 GB/s
+     * = 2 us), then 1 us of compute */
+    cr_assert(o->ranks[1].end_ns > 30 * US && o->ranks[1].end_ns <= 34 * US, "%" PRId64,
+              o->ranks[1].end_ns);
 }
 
 Test(engine, sequence_numbers_count_per_group)
@@ -307,8 +333,8 @@ Test(engine, reduce_scatter_shape_rule)
 {
     g_autoptr(SchedProgram) p = sched_program_new(3);
     int32_t g = all_group(p, "g");
-    SchedOp rs[] = {sched_op_collective(SCHED_OP_REDUCE_SCATTER, sched_program_name(p, "rs"), g,
-                                        10, SCHED_DTYPE_BF16)};
+    SchedOp rs[] = {sched_op_collective(SCHED_OP_REDUCE_SCATTER, sched_program_name(p, "rs"), g, 10,
+                                        SCHED_DTYPE_BF16)};
     for (uint32_t r = 0; r < 3; r++)
         sched_program_set_ops(p, r, rs, 1);
     g_autoptr(SchedOutcome) o = run(p, quiet_config());
@@ -354,7 +380,8 @@ Test(engine, rank_that_finishes_early_is_the_culprit)
 {
     g_autoptr(SchedProgram) p = sched_program_new(4);
     int32_t g = all_group(p, "tp");
-    SchedOp full[] = {sched_op_repeat(3, 2, 0), C(p, "mlp", 10 * US), AR(p, "tp_all_reduce", g, 64)};
+    SchedOp full[] = {sched_op_repeat(3, 2, 0), C(p, "mlp", 10 * US),
+                      AR(p, "tp_all_reduce", g, 64)};
     SchedOp shorter[] = {sched_op_repeat(2, 2, 0), C(p, "mlp", 10 * US),
                          AR(p, "tp_all_reduce", g, 64)};
     for (uint32_t r = 0; r < 3; r++)
@@ -456,8 +483,8 @@ static SchedProgram *layered(uint32_t ranks, uint32_t layers)
 Test(faults, delay_on_nth_occurrence_makes_a_straggler)
 {
     g_autoptr(SchedProgram) p = layered(4, 5);
-    SchedFault f = {SCHED_FAULT_DELAY, 2, sched_program_name(p, "tp_all_reduce"), 3, 20 * S, 1.0,
-                    -1, NULL};
+    SchedFault f = {
+        SCHED_FAULT_DELAY, 2, sched_program_name(p, "tp_all_reduce"), 3, 20 * S, 1.0, -1, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -552,7 +579,8 @@ Test(faults, crash_while_blocked_poisons_the_instance)
 Test(faults, skip_diverges_and_blames_the_skipper)
 {
     g_autoptr(SchedProgram) p = layered(4, 6);
-    SchedFault f = {SCHED_FAULT_SKIP, 3, sched_program_name(p, "tp_all_reduce"), 2, 0, 1.0, -1, NULL};
+    SchedFault f = {
+        SCHED_FAULT_SKIP, 3, sched_program_name(p, "tp_all_reduce"), 2, 0, 1.0, -1, NULL};
     SchedConfig c = quiet_config();
     c.faults = &f;
     c.n_faults = 1;
@@ -575,8 +603,10 @@ Test(engine, send_recv_pair_up_per_channel)
 {
     g_autoptr(SchedProgram) p = sched_program_new(2);
     uint32_t x = sched_program_name(p, "act");
-    SchedOp r0[] = {C(p, "stage0", 10 * US), sched_op_p2p(SCHED_OP_SEND, x, 1, 1000, SCHED_DTYPE_BF16)};
-    SchedOp r1[] = {sched_op_p2p(SCHED_OP_RECV, x, 0, 1000, SCHED_DTYPE_BF16), C(p, "stage1", 10 * US)};
+    SchedOp r0[] = {C(p, "stage0", 10 * US),
+                    sched_op_p2p(SCHED_OP_SEND, x, 1, 1000, SCHED_DTYPE_BF16)};
+    SchedOp r1[] = {sched_op_p2p(SCHED_OP_RECV, x, 0, 1000, SCHED_DTYPE_BF16),
+                    C(p, "stage1", 10 * US)};
     sched_program_set_ops(p, 0, r0, 2);
     sched_program_set_ops(p, 1, r1, 2);
     g_autoptr(SchedOutcome) o = run(p, quiet_config());
@@ -692,8 +722,9 @@ Test(invariants, time_never_goes_backwards_per_rank)
             }
             if (!hit)
                 break;
-            cr_assert_geq(hit->start_ns, last_end[rank], "rank %u op %lu starts before the previous ended",
-                          rank, (unsigned long)hit->idx);
+            cr_assert_geq(hit->start_ns, last_end[rank],
+                          "rank %u op %lu starts before the previous ended", rank,
+                          (unsigned long)hit->idx);
             last_end[rank] = hit->end_ns;
             next_idx[rank]++;
             total++;
@@ -728,7 +759,10 @@ static const NetHardware shared_hw = {
     .launch_latency_ns = 0,
     .n_tiers = 2,
     .tiers = {{.name = "nvlink", .span_devices = 2, .bw_bytes_per_s = 100e9, .latency_ns = 0},
-              {.name = "nic", .span_devices = 0, .bw_bytes_per_s = 10e9, .latency_ns = 0,
+              {.name = "nic",
+               .span_devices = 0,
+               .bw_bytes_per_s = 10e9,
+               .latency_ns = 0,
                .shared_bw_bytes_per_s = 10e9}},
 };
 
@@ -788,10 +822,10 @@ Test(regress, abort_after_run_ahead_uses_the_arrival_time)
 Test(regress, send_and_recv_names_may_differ)
 {
     g_autoptr(SchedProgram) p = sched_program_new(2);
-    SchedOp r0[] = {sched_op_p2p(SCHED_OP_SEND, sched_program_name(p, "pp_send"), 1, 10,
-                                 SCHED_DTYPE_BF16)};
-    SchedOp r1[] = {sched_op_p2p(SCHED_OP_RECV, sched_program_name(p, "pp_recv"), 0, 10,
-                                 SCHED_DTYPE_BF16)};
+    SchedOp r0[] = {
+        sched_op_p2p(SCHED_OP_SEND, sched_program_name(p, "pp_send"), 1, 10, SCHED_DTYPE_BF16)};
+    SchedOp r1[] = {
+        sched_op_p2p(SCHED_OP_RECV, sched_program_name(p, "pp_recv"), 0, 10, SCHED_DTYPE_BF16)};
     sched_program_set_ops(p, 0, r0, 1);
     sched_program_set_ops(p, 1, r1, 1);
     g_autoptr(SchedOutcome) o = run(p, quiet_config());
@@ -837,7 +871,10 @@ Test(regress, watchdog_ignores_a_crashed_first_arrival)
 Test(regress, vanishing_bandwidth_is_a_time_error_not_an_abort)
 {
     static const NetHardware slow_hw = {
-        .name = "slow", .devices_per_node = 1u << 20, .launch_latency_ns = 1000, .n_tiers = 1,
+        .name = "slow",
+        .devices_per_node = 1u << 20,
+        .launch_latency_ns = 1000,
+        .n_tiers = 1,
         .tiers = {{.name = "link", .span_devices = 0, .bw_bytes_per_s = 1e-6, .latency_ns = 0}},
     };
     g_autoptr(SchedProgram) p = sched_program_new(4);
