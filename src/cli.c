@@ -13,9 +13,8 @@
 #include "runner.h"
 #include "scenario.h"
 #include "store.h"
+#include "vllm-args.h"
 #include "trace.h"
-
-
 
 static void print_error(const char *msg)
 {
@@ -88,8 +87,6 @@ static void run_options_clear(RunOptions *o)
     g_free(o->requests);
 }
 
-
-
 static double elapsed_ms(gint64 start_us)
 {
     return (double)(g_get_monotonic_time() - start_us) / 1000.0;
@@ -108,8 +105,9 @@ static void progress_cb(void *ud, int64_t now_ns, uint64_t rank_ops, uint64_t ev
     if (wall < 1.0)
         return;
     g_autofree char *t = report_format_ns(now_ns);
-    fprintf(stderr, "\r  simulating: t = %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
-                    " events, %.0f s wall   ",
+    fprintf(stderr,
+            "\r  simulating: t = %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
+            " events, %.0f s wall   ",
             t, rank_ops, events, wall);
     fflush(stderr);
     p->shown = true;
@@ -132,8 +130,7 @@ static int cmd_run(int argc, char **argv)
         {"memory-detail", 0, 0, G_OPTION_ARG_NONE, &o.memory_detail,
          "List every tensor of the memory plan (model scenarios)", NULL},
         {"hardware", 0, 0, G_OPTION_ARG_STRING, &o.hardware,
-         "Hardware preset or file, for scenarios that name none (vLLM eval configs)",
-         "NAME|FILE"},
+         "Hardware preset or file, for scenarios that name none (vLLM eval configs)", "NAME|FILE"},
         {"model-config", 0, 0, G_OPTION_ARG_FILENAME, &o.model_config,
          "A Hugging Face config.json for the model, instead of the scenario's model: or the "
          "eval config's model_name (same as --set model=FILE)",
@@ -141,8 +138,7 @@ static int cmd_run(int argc, char **argv)
         {"prefill", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.prefill,
          "A prefill step of N tokens, for scenarios without a workload (repeatable)", "N"},
         {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.decode,
-         "A decode step of B sequences at context CTX, for scenarios without a workload",
-         "B:CTX"},
+         "A decode step of B sequences at context CTX, for scenarios without a workload", "B:CTX"},
         {"requests", 0, 0, G_OPTION_ARG_FILENAME, &o.requests,
          "Serve the requests of a trace (JSON lines or CSV: arrival_s, prompt, output) with "
          "vLLM's scheduler, as the workload",
@@ -156,7 +152,19 @@ static int cmd_run(int argc, char **argv)
          "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - simulate one scenario");
+    /* `-- vllm serve MODEL FLAGS...`: the vLLM command line after "--" stands for an eval
+     * config; GLib parses only what comes before it */
+    char **vcmd = NULL;
+    int vn = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0) {
+            vcmd = argv + i + 1;
+            vn = argc - i - 1;
+            argc = i;
+            break;
+        }
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("SCENARIO | -- vllm serve MODEL [FLAGS...] - simulate one scenario");
     g_option_context_set_summary(
         ctx, "Runs every rank of the scenario as an actor in simulated time, stores the result in\n"
              "the results database and prints the report: outcome, diagnostics, per-rank times.");
@@ -170,13 +178,20 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INVALID;
     }
-    if (argc != 2) {
-        print_error(argc < 2 ? "run: missing SCENARIO (try 'ranksim run --help')"
-                             : "run: exactly one SCENARIO expected");
+    if (vcmd ? argc != 1 : argc != 2) {
+        print_error(vcmd       ? "run: give a SCENARIO or -- vllm serve MODEL [FLAGS...], not both"
+                    : argc < 2 ? "run: missing SCENARIO (try 'ranksim run --help')"
+                               : "run: exactly one SCENARIO expected");
         run_options_clear(&o);
         return CLI_EXIT_INVALID;
     }
-    const char *path = argv[1];
+    g_autofree char *vtext = NULL;
+    if (vcmd && !(vtext = vllm_args_command_to_eval(vn, vcmd, &err))) {
+        print_error(err->message);
+        run_options_clear(&o);
+        return CLI_EXIT_INVALID;
+    }
+    const char *path = vcmd ? "vllm-serve" : argv[1];
     SchedTimeline timeline = SCHED_TIMELINE_FULL;
     if (o.timeline && !cli_timeline_parse(o.timeline, &timeline)) {
         g_autofree char *msg = g_strdup_printf(
@@ -212,8 +227,10 @@ static int cmd_run(int argc, char **argv)
                              isatty(STDERR_FILENO) && !o.quiet && !o.json};
     g_autoptr(Scenario) sc = NULL;
     if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err) &&
-        cli_input_paths_check(path, o.hardware, &err))
-        sc = scenario_load_extras(path, &extras, &err);
+        (vtext ? cli_input_paths_check(NULL, o.hardware, &err)
+               : cli_input_paths_check(path, o.hardware, &err)))
+        sc = vtext ? scenario_load_string_extras(vtext, path, &extras, &err)
+                   : scenario_load_extras(path, &extras, &err);
     if (sc && !runner_check_work(sc, max_rank_ops, &err))
         g_clear_pointer(&sc, scenario_free); /* too big: stored as an invalid run below */
     if (extras.prefill)
@@ -241,10 +258,9 @@ static int cmd_run(int argc, char **argv)
         return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     g_autofree char *hw = runner_hardware_line(sc);
-    StoreRunInfo info = {sc->name, sc->kind,
-                         sc->path, sc->text,
-                         cli_timeline_name(timeline), hw,
-                         sc->ignored_flags, sc->serve};
+    StoreRunInfo info = {
+        sc->name, sc->kind,          sc->path, sc->text, cli_timeline_name(timeline),
+        hw,       sc->ignored_flags, sc->serve};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
         print_error(err->message);
@@ -274,9 +290,8 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INTERNAL;
     }
-    ReportRun rr = {run_id, sc->name,       sc->kind, sc->path, db_path, o.trace,
-                    status, code,           elapsed_ms(t0),     hw,      sc->ignored_flags,
-                    sc->serve};
+    ReportRun rr = {run_id, sc->name, sc->kind,       sc->path, db_path,           o.trace,
+                    status, code,     elapsed_ms(t0), hw,       sc->ignored_flags, sc->serve};
     if (o.json) {
         g_autofree char *js = report_json_with_memory(&rr, out, res->memory, o.memory_detail);
         printf("%s\n", js);
@@ -319,8 +334,8 @@ static int dispatch(int argc, char **argv)
         const char *name;
         int (*fn)(int argc, char **argv);
     } commands[] = {
-        {"sweep", cli_sweep},     {"runs", cli_runs},   {"report", cli_report},
-        {"explain", cli_explain}, {"trace", cli_trace}, {"diff", cli_diff},
+        {"sweep", cli_sweep},     {"runs", cli_runs},     {"report", cli_report},
+        {"explain", cli_explain}, {"trace", cli_trace},   {"diff", cli_diff},
         {"list", cli_list},       {"import", cli_import}, {"match", cli_match},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
@@ -343,15 +358,16 @@ static int dispatch(int argc, char **argv)
         for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
             if (strcmp(argv[2], commands[i].name) == 0)
                 return commands[i].fn(2, args);
-        g_autofree char *msg = g_strdup_printf(
-            "help: unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, list, import, match",
-            argv[2]);
+        g_autofree char *msg =
+            g_strdup_printf("help: unknown command '%s'; valid: run, sweep, runs, report, explain, "
+                            "trace, diff, list, import, match",
+                            argv[2]);
         print_error(msg);
         return CLI_EXIT_INVALID;
     }
-    g_autofree char *msg = g_strdup_printf(
-        "unknown command '%s'; valid: run, sweep, runs, report, explain, trace, diff, list, import, match, help",
-        cmd);
+    g_autofree char *msg = g_strdup_printf("unknown command '%s'; valid: run, sweep, runs, report, "
+                                           "explain, trace, diff, list, import, match, help",
+                                           cmd);
     print_error(msg);
     return CLI_EXIT_INVALID;
 }

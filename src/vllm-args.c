@@ -1089,3 +1089,74 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
     }
     return scenario_finish_model(ld, root, s, &ms);
 }
+
+/* YAML single-quoted scalar: '' stands for a quote. */
+static void yaml_single_quoted(GString *out, const char *v)
+{
+    g_string_append_c(out, '\'');
+    for (const char *c = v; *c; c++) {
+        if (*c == '\'')
+            g_string_append_c(out, '\'');
+        g_string_append_c(out, *c);
+    }
+    g_string_append_c(out, '\'');
+}
+
+char *vllm_args_command_to_eval(int argc, char **argv, GError **error)
+{
+    int i = 0;
+    const char *model = NULL;
+    bool api_server = false;
+    g_autofree char *prog = argc >= 1 ? g_path_get_basename(argv[0]) : g_strdup("");
+    if (argc >= 1 && (strcmp(argv[0], "vllm") == 0 || g_str_has_suffix(argv[0], "/vllm")) &&
+        argc >= 2 && strcmp(argv[1], "serve") == 0) {
+        i = 2;
+        if (i < argc && argv[i][0] != '-')
+            model = argv[i++];
+    } else if (argc >= 3 && g_str_has_prefix(prog, "python") && strcmp(argv[1], "-m") == 0 &&
+               strcmp(argv[2], "vllm.entrypoints.openai.api_server") == 0) {
+        i = 3;
+        api_server = true;
+    } else {
+        g_set_error(error, VLLM_ARGS_ERROR, VLLM_ARGS_ERROR_INVALID,
+                    "after --: '%s' is not a vLLM command line; valid: vllm serve MODEL "
+                    "[FLAGS...], or python -m vllm.entrypoints.openai.api_server --model MODEL "
+                    "[FLAGS...]",
+                    argc ? argv[0] : "");
+        return NULL;
+    }
+    g_autoptr(GString) flags = g_string_new(NULL);
+    for (; i < argc; i++) {
+        /* --model MODEL (the API server's form; vllm serve takes it too) becomes model_name */
+        if (!model && (strcmp(argv[i], "--model") == 0 || g_str_has_prefix(argv[i], "--model="))) {
+            if (argv[i][7] == '=') {
+                model = argv[i] + 8;
+            } else if (i + 1 < argc) {
+                model = argv[++i];
+            }
+            continue;
+        }
+        g_autofree char *q = g_shell_quote(argv[i]);
+        g_string_append_printf(flags, "%s%s", flags->len ? " " : "", q);
+    }
+    if (!model || !model[0]) {
+        g_set_error(error, VLLM_ARGS_ERROR, VLLM_ARGS_ERROR_INVALID,
+                    "after --: the vLLM command line names no model; valid: %s",
+                    api_server ? "--model MODEL" : "vllm serve MODEL [FLAGS...]");
+        return NULL;
+    }
+    g_autoptr(GString) text = g_string_new("# from the command line: ");
+    for (int k = 0; k < argc; k++) {
+        g_autofree char *q = g_shell_quote(argv[k]);
+        for (char *c = q; *c; c++)
+            if (*c == '\n')
+                *c = ' ';
+        g_string_append_printf(text, "%s%s", k ? " " : "", q);
+    }
+    g_string_append(text, "\nmodel_name: ");
+    yaml_single_quoted(text, model);
+    g_string_append(text, "\nserver_args: ");
+    yaml_single_quoted(text, flags->str);
+    g_string_append_c(text, '\n');
+    return g_string_free(g_steal_pointer(&text), FALSE);
+}

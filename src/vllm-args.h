@@ -113,6 +113,13 @@ bool vllm_args_parse_quant(const char *text, ModelQuant *out);
 bool vllm_args_parse_kv_dtype(const char *text, SchedDtype *out);
 /* A cudagraph mode (NONE, PIECEWISE, FULL, ...), case-insensitively. */
 bool vllm_args_parse_cudagraph(const char *text, ModelCudagraph *out);
+/* A vLLM command line as a user would paste it — `vllm serve MODEL [FLAGS...]` or `python[3] -m
+ * vllm.entrypoints.openai.api_server --model MODEL [FLAGS...]` (argv[0..argc), already split) —
+ * as the text of the eval config that says the same (model_name + server_args), which the
+ * scenario loader reads like any eval config. NULL with `error` (VLLM_ARGS_ERROR_INVALID) when
+ * it is neither form or names no model. Caller frees. */
+char *vllm_args_command_to_eval(int argc, char **argv, GError **error);
+
 /* A --speculative-config "method" as ranksim models it: "mtp" or any "*_mtp" (the model's own
  * MTP layers), "ngram", "eagle*" (a separate draft model), anything else OTHER. */
 ModelSpecMethod vllm_args_spec_method(const char *method);

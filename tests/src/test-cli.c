@@ -11,7 +11,6 @@ static char *tmpdir(void)
     return g_dir_make_tmp("ranksim-cli-XXXXXX", NULL);
 }
 
-
 Test(cli, version_and_help)
 {
     Result r = ranksim((const char *[]){"--version", NULL});
@@ -47,8 +46,8 @@ Test(cli, failing_cluster_exits_3_with_json)
 {
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "r.db", NULL);
-    Result r = ranksim(
-        (const char *[]){"run", SCN("lse-size-mismatch.yaml"), "--db", db, "--json", NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("lse-size-mismatch.yaml"), "--db", db, "--json", NULL});
     cr_assert_eq(r.code, 3, "%s", r.err);
     g_autoptr(JsonParser) p = json_parser_new();
     cr_assert(json_parser_load_from_data(p, r.out, -1, NULL), "not JSON: %s", r.out);
@@ -113,8 +112,8 @@ Test(cli, bad_options_exit_2_with_one_message)
 
 Test(cli, unwritable_database_is_exit_1)
 {
-    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db",
-                                        "/proc/no/such/r.db", NULL});
+    Result r = ranksim(
+        (const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", "/proc/no/such/r.db", NULL});
     cr_assert_eq(r.code, 1, "%s", r.err);
     cr_assert(strstr(r.err, "/proc/no/such/r.db"), "%s", r.err);
     result_clear(&r);
@@ -124,13 +123,13 @@ Test(cli, vllm_eval_config_with_hardware_and_prefill)
 {
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "r.db", NULL);
-    const char *eval = RANKSIM_SOURCE_DIR "/scenarios/eval-configs/GLM-5.2-NVFP4-tp1-pcp4-dcp4.yaml";
+    const char *eval =
+        RANKSIM_SOURCE_DIR "/scenarios/eval-configs/GLM-5.2-NVFP4-tp1-pcp4-dcp4.yaml";
     /* vLLM main refuses the forced FLASHINFER_MLA_SPARSE under PCP+DCP, in its words */
-    Result r = ranksim((const char *[]){"run", eval, "--db", db, "--hardware", "b200", "--prefill",
-                                        "633", NULL});
+    Result r = ranksim(
+        (const char *[]){"run", eval, "--db", db, "--hardware", "b200", "--prefill", "633", NULL});
     cr_assert_eq(r.code, 2, "%s", r.err);
-    cr_assert(strstr(r.err, "does not support combined PCP+DCP; use FLASHMLA_SPARSE"), "%s",
-              r.err);
+    cr_assert(strstr(r.err, "does not support combined PCP+DCP; use FLASHMLA_SPARSE"), "%s", r.err);
     result_clear(&r);
     /* the vLLM before PR #55879 accepts it and hangs */
     r = ranksim((const char *[]){"run", eval, "--db", db, "--hardware", "b200", "--prefill", "633",
@@ -157,13 +156,13 @@ Test(cli, model_scenario_set_override)
 {
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "r.db", NULL);
-    Result r = ranksim((const char *[]){"run", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"),
-                                        "--db", db, "--set",
-                                        "engine.attention_backend=FLASHMLA_SPARSE", "-q", NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"), "--db", db,
+                                 "--set", "engine.attention_backend=FLASHMLA_SPARSE", "-q", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     result_clear(&r);
-    r = ranksim((const char *[]){"run", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"), "--db",
-                                 db, "--set", "parallel.data_parallel_size=2", NULL});
+    r = ranksim((const char *[]){"run", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"), "--db", db,
+                                 "--set", "parallel.data_parallel_size=2", NULL});
     cr_assert_eq(r.code, 2);
     cr_assert(strstr(r.err, "PCP does not support data parallelism yet."), "%s", r.err);
     result_clear(&r);
@@ -193,7 +192,8 @@ Test(cli, memory_plan_is_reported_and_stored)
     cr_assert_not_null(v);
     cr_assert_lt(json_object_get_int_member(v, "available_kv_cache_bytes"), 0);
     cr_assert_gt(json_object_get_int_member(v, "model_loading_bytes"), 128ll << 30);
-    JsonObject *d0 = json_array_get_object_element(json_object_get_array_member(o, "diagnostics"), 0);
+    JsonObject *d0 =
+        json_array_get_object_element(json_object_get_array_member(o, "diagnostics"), 0);
     cr_assert_str_eq(json_object_get_string_member(d0, "kind"), "kv_budget");
     result_clear(&r);
     /* the contract table: 4 ranks x 8 components */
@@ -212,8 +212,8 @@ Test(cli, list_models_hardware_backends)
     cr_assert_eq(r.code, 0, "%s", r.err);
     cr_assert(strstr(r.out, "kimi-k2") && strstr(r.out, "openai/gpt-oss-120b"), "%s", r.out);
     /* refused architectures are listed with the reason */
-    cr_assert(strstr(r.out, "qwen3-next-80b-a3b") && strstr(r.out, "not simulated: field"),
-              "%s", r.out);
+    cr_assert(strstr(r.out, "qwen3-next-80b-a3b") && strstr(r.out, "not simulated: field"), "%s",
+              r.out);
     result_clear(&r);
     r = ranksim((const char *[]){"list", "hardware", "--json", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
@@ -223,8 +223,8 @@ Test(cli, list_models_hardware_backends)
     result_clear(&r);
     r = ranksim((const char *[]){"list", "backends", NULL});
     cr_assert_eq(r.code, 0);
-    cr_assert(strstr(r.out, "ROCM_AITER_MLA_SPARSE") && strstr(r.out, "rocm gfx942-gfx950"),
-              "%s", r.out);
+    cr_assert(strstr(r.out, "ROCM_AITER_MLA_SPARSE") && strstr(r.out, "rocm gfx942-gfx950"), "%s",
+              r.out);
     result_clear(&r);
     r = ranksim((const char *[]){"list", "modles", NULL});
     cr_assert_eq(r.code, 2);
@@ -244,8 +244,8 @@ Test(cli, not_simulated_settings_are_stored_and_reported)
                                   "server_args: --async-scheduling --block-size 32\n"
                                   "env: {VLLM_LOGGING_LEVEL: DEBUG}\n",
                                   -1, NULL));
-    Result r = ranksim((const char *[]){"run", eval, "--hardware", "h100", "--prefill", "128",
-                                        "--db", db, NULL});
+    Result r = ranksim(
+        (const char *[]){"run", eval, "--hardware", "h100", "--prefill", "128", "--db", db, NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     cr_assert(strstr(r.out, "not simulated: --async-scheduling (the scheduler"), "%s", r.out);
     result_clear(&r);
@@ -282,5 +282,41 @@ Test(cli, model_config_replaces_the_model)
     r = ranksim((const char *[]){"run", eval, "--hardware", "h100", "--prefill", "128", "--db", db,
                                  "--model-config", "/nonexistent/config.json", NULL});
     cr_assert_eq(r.code, 2, "%s", r.err);
+    result_clear(&r);
+}
+
+/* A vLLM command line pasted after "--" runs as the eval config it amounts to: DeepSeek-V3 at
+ * TP8 x DP2 with EP is 16 ranks, its weights FP8 as the checkpoint stores them; the
+ * API-server form works too, and a command that is neither, or names no model, is exit 2. */
+Test(cli, a_pasted_vllm_command_line_runs)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "v.db", NULL);
+    Result r = ranksim(
+        (const char *[]){"run", "--hardware", "h100", "--prefill", "4096", "--db", db, "--json",
+                         "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3", "--tensor-parallel-size",
+                         "8", "--data-parallel-size", "2", "--enable-expert-parallel", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    g_autoptr(JsonNode) j = json_from_string(r.out, NULL);
+    cr_assert_not_null(j, "%s", r.out);
+    JsonObject *o = json_node_get_object(j);
+    cr_assert_eq(json_object_get_int_member(o, "ranks"), 16);
+    JsonObject *mem = json_object_get_object_member(o, "memory");
+    cr_assert(strstr(json_object_get_string_member(mem, "weights_format"), "fp8 block 128x128"),
+              "%s", json_object_get_string_member(mem, "weights_format"));
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", "--hardware", "h100", "--prefill", "100", "--db", db, "-q",
+                                 "--", "python3", "-m", "vllm.entrypoints.openai.api_server",
+                                 "--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len",
+                                 "4096", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", "--db", db, "--", "sglang", "serve", "x", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "is not a vLLM command line"), "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", "--db", db, "--", "vllm", "serve", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "names no model"), "%s", r.err);
     result_clear(&r);
 }
