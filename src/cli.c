@@ -13,6 +13,7 @@
 #include "runner.h"
 #include "scenario.h"
 #include "store.h"
+#include "revision.h"
 #include "vllm-args.h"
 #include "trace.h"
 
@@ -327,7 +328,7 @@ static int dispatch(int argc, char **argv)
         return usage();
     const char *cmd = argv[1];
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("ranksim %s\n", RANKSIM_VERSION);
+        printf("ranksim %s (%s)\n", RANKSIM_VERSION, RANKSIM_REVISION);
         return CLI_EXIT_OK;
     }
     static const struct {

@@ -15,6 +15,7 @@
 #include "store.h"
 
 #include "inputfile.h"
+#include "revision.h"
 #include "store-serve.h"
 
 #include <errno.h>
@@ -605,7 +606,7 @@ static int64_t insert_run_row_id(Store *s, int64_t id, const StoreRunInfo *info,
     bind_opt_text(st, 6, info->scenario);
     bind_opt_text(st, 7, info->path);
     bind_opt_text(st, 8, info->timeline);
-    sqlite3_bind_text(st, 9, RANKSIM_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 9, RANKSIM_VERSION " (" RANKSIM_REVISION ")", -1, SQLITE_STATIC);
     bind_opt_text(st, 10, info->hardware);
     if (o) {
         sqlite3_bind_int64(st, 11, o->n_ranks);

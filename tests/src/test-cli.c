@@ -15,7 +15,9 @@ Test(cli, version_and_help)
 {
     Result r = ranksim((const char *[]){"--version", NULL});
     cr_assert_eq(r.code, 0);
+    /* "ranksim 0.1.0 (REVISION)": the git revision the binary was built from */
     cr_assert(g_str_has_prefix(r.out, "ranksim "));
+    cr_assert(strchr(r.out, '(') && strchr(r.out, ')'), "%s", r.out);
     result_clear(&r);
     r = ranksim((const char *[]){"run", "--help", NULL});
     cr_assert_eq(r.code, 0);
