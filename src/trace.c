@@ -54,10 +54,11 @@ typedef struct {
     sqlite3 *db;
     int64_t run_id;
     const char *out_path;
-    OutFile *out;  /* the output (src/outfile.h: temp + rename, or in place; "-" = stdout) */
-    FILE *f;       /* its stream */
-    GString *buf;  /* the event being formatted, reused */
-    GString *meta; /* the trailing "metadata" object */
+    OutFile *out;   /* the output (src/outfile.h: temp + rename, or in place; "-" = stdout) */
+    FILE *f;        /* its stream */
+    GConverter *gz; /* a gzip compressor when the path ends in .gz, else NULL */
+    GString *buf;   /* the event being formatted, reused */
+    GString *meta;  /* the trailing "metadata" object */
     uint64_t n_events;
     int64_t n_ranks;
     int64_t sim_end_ns; /* runs.sim_end_us in ns; -1 if unknown */
@@ -229,16 +230,44 @@ static void event_begin(TraceWriter *w)
 }
 
 /* Closes the event and writes it out. */
+static bool out_bytes(TraceWriter *w, const char *s, gsize len, bool flush, GError **error);
+
 static bool event_end(TraceWriter *w, GError **error)
 {
     g_string_append_c(w->buf, '}');
-    return fwrite(w->buf->str, 1, w->buf->len, w->f) == w->buf->len ||
-           set_write_error(w, error, errno);
+    return out_bytes(w, w->buf->str, w->buf->len, false, error);
+}
+
+/* Writes `len` bytes to the output, through the gzip compressor for a .gz path (`flush`: the
+ * last bytes, the compressor's trailer follows). */
+static bool out_bytes(TraceWriter *w, const char *s, gsize len, bool flush, GError **error)
+{
+    if (!w->gz)
+        return fwrite(s, 1, len, w->f) == len || set_write_error(w, error, errno);
+    char zbuf[65536];
+    for (;;) {
+        gsize read = 0, written = 0;
+        g_autoptr(GError) zerr = NULL;
+        GConverterResult r = g_converter_convert(
+            w->gz, s, len, zbuf, sizeof zbuf,
+            flush ? G_CONVERTER_INPUT_AT_END : G_CONVERTER_NO_FLAGS, &read, &written, &zerr);
+        if (r == G_CONVERTER_ERROR) {
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: gzip: %s", w->out_path,
+                        zerr->message);
+            return false;
+        }
+        if (written && fwrite(zbuf, 1, written, w->f) != written)
+            return set_write_error(w, error, errno);
+        s += read;
+        len -= read;
+        if (r == G_CONVERTER_FINISHED || (!flush && len == 0))
+            return true;
+    }
 }
 
 static bool write_raw(TraceWriter *w, const char *s, gsize len, GError **error)
 {
-    return fwrite(s, 1, len, w->f) == len || set_write_error(w, error, errno);
+    return out_bytes(w, s, len, false, error);
 }
 
 /* Steps a statement: true with *row set while there are rows, false with `error` set on a
@@ -636,6 +665,8 @@ static bool open_output(TraceWriter *w, GError **error)
     if (!w->out)
         return false;
     w->f = out_file_stream(w->out);
+    if (g_str_has_suffix(w->out_path, ".gz"))
+        w->gz = G_CONVERTER(g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, -1));
     return true;
 }
 
@@ -645,6 +676,9 @@ static bool close_output(TraceWriter *w, bool ok, GError **error)
 {
     if (!w->out)
         return ok;
+    if (ok && w->gz)
+        ok = out_bytes(w, "", 0, true, error);
+    g_clear_object(&w->gz);
     OutFile *o = g_steal_pointer(&w->out);
     w->f = NULL;
     if (!ok) {

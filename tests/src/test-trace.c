@@ -740,3 +740,34 @@ Test(trace, stdout_output)
     cr_assert(memcmp(text->str, want, want_len) == 0);
     g_string_free(text, TRUE);
 }
+
+/* A path ending in .gz gets gzip (RFC 1952: the magic bytes 1f 8b), which decompresses to the
+ * very document the plain path gets. */
+Test(trace, gz_path_writes_gzip)
+{
+    int64_t id = run_three_ranks_layers();
+    g_autoptr(GError) err = NULL;
+    g_autofree char *plain = g_strconcat(fx.trace_path, ".plain.json", NULL);
+    g_autofree char *gz = g_strconcat(fx.trace_path, ".json.gz", NULL);
+    cr_assert(trace_write(fx.store, id, plain, &err), "%s", err ? err->message : "");
+    cr_assert(trace_write(fx.store, id, gz, &err), "%s", err ? err->message : "");
+    g_autofree char *a = NULL, *z = NULL;
+    gsize alen = 0, zlen = 0;
+    cr_assert(g_file_get_contents(plain, &a, &alen, NULL));
+    cr_assert(g_file_get_contents(gz, &z, &zlen, NULL));
+    cr_assert(zlen > 2 && (unsigned char)z[0] == 0x1f && (unsigned char)z[1] == 0x8b);
+    cr_assert_lt(zlen, alen);
+    g_autoptr(GConverter) dec = G_CONVERTER(g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP));
+    g_autoptr(GInputStream) raw = g_memory_input_stream_new_from_data(z, (gssize)zlen, NULL);
+    g_autoptr(GInputStream) in = g_converter_input_stream_new(raw, dec);
+    g_autoptr(GByteArray) outb = g_byte_array_new();
+    guint8 chunk[4096];
+    gssize k;
+    while ((k = g_input_stream_read(in, chunk, sizeof chunk, NULL, &err)) > 0)
+        g_byte_array_append(outb, chunk, (guint)k);
+    cr_assert_eq(k, 0, "%s", err ? err->message : "");
+    cr_assert_eq(outb->len, alen);
+    cr_assert(memcmp(outb->data, a, alen) == 0);
+    g_unlink(plain);
+    g_unlink(gz);
+}
