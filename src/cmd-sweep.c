@@ -107,8 +107,8 @@ struct Sweep {
     const GArray *flag_decode;
     SchedTimeline timeline;
     uint64_t max_rank_ops; /* a variant beyond it is invalid (0: no limit) */
-    bool memory_detail; /* store memory_items too */
-    GPtrArray *varies;  /* Vary* */
+    bool memory_detail;    /* store memory_items too */
+    GPtrArray *varies;     /* Vary* */
     Variant *variants;
     guint n;
     guint jobs;
@@ -698,6 +698,7 @@ typedef struct {
     gboolean quiet;
     gboolean memory_detail;
     char *max_rank_ops;
+    char *fail_on;
 } SweepOptions;
 
 static void sweep_options_clear(SweepOptions *o)
@@ -710,6 +711,7 @@ static void sweep_options_clear(SweepOptions *o)
     g_strfreev(o->prefill);
     g_strfreev(o->decode);
     g_free(o->max_rank_ops);
+    g_free(o->fail_on);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SweepOptions, sweep_options_clear)
 
@@ -747,6 +749,9 @@ int cli_sweep(int argc, char **argv)
          "A variant of more rank-ops (repeats expanded) than N is stored as invalid, not "
          "simulated (default 1000000000; 0: no limit)",
          "N"},
+        {"fail-on", 0, 0, G_OPTION_ARG_STRING, &o.fail_on,
+         "Exit 3 when a variant failed (failed), was rejected (invalid), or either (any): for CI",
+         "failed|invalid|any"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx =
@@ -765,8 +770,10 @@ int cli_sweep(int argc, char **argv)
              "    --vary workload.prefill=512,633,4096 -j 4\n"
              "\n"
              "Ctrl-C stops queuing, finishes and stores the variants in flight, prints the\n"
-             "table and exits 130. Exit status: 0 the sweep ran (even if variants failed),\n"
-             "2 bad arguments or an unreadable scenario, 1 internal error (e.g. the database).\n"
+             "table and exits 130. Exit status: 0 the sweep ran (even if variants failed;\n"
+             "with --fail-on, 3 when a variant is what it names), 2 bad arguments, an\n"
+             "unreadable scenario or a --vary key the scenario does not have (nothing is\n"
+             "stored then), 1 internal error (e.g. the database).\n"
              "Details: doc/cli.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
@@ -802,6 +809,17 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
         cli_error("%s", lerr->message);
         return CLI_EXIT_INVALID;
     }
+    static const char *const fail_names[] = {"failed", "invalid", "any", NULL};
+    int fail_on = -1;
+    if (o->fail_on) {
+        for (int k = 0; fail_names[k] && fail_on < 0; k++)
+            if (strcmp(o->fail_on, fail_names[k]) == 0)
+                fail_on = k;
+        if (fail_on < 0) {
+            cli_error("--fail-on '%s': valid: failed, invalid, any", o->fail_on);
+            return CLI_EXIT_INVALID;
+        }
+    }
     sw->timeline = SCHED_TIMELINE_NONE;
     if (o->timeline && !cli_timeline_parse(o->timeline, &sw->timeline)) {
         cli_error("--timeline '%s': unknown level; valid: none, collectives, full", o->timeline);
@@ -833,6 +851,35 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
         !cli_input_paths_check(NULL, o->hardware, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
+    }
+    /* Every --vary key must be one the scenario has: each is tried alone with its first value
+     * before anything runs, and a key the loader does not know (a typo) is exit 2 with its
+     * suggestion, nothing stored. A value the rules refuse is not a typo: that variant is an
+     * invalid run like any other. */
+    for (guint k = 0; k < varies->len; k++) {
+        const Vary *vy = g_ptr_array_index(varies, k);
+        if (vy->kind != VARY_SET)
+            continue;
+        g_autoptr(GPtrArray) ov = g_ptr_array_new_with_free_func(g_free);
+        for (char **s = o->sets; s && *s; s++)
+            g_ptr_array_add(ov, g_strdup(*s));
+        g_ptr_array_add(
+            ov, g_strdup_printf("%s=%s", vy->key, (const char *)g_ptr_array_index(vy->values, 0)));
+        g_ptr_array_add(ov, NULL);
+        ScenarioExtras x = {(const char *const *)ov->pdata,
+                            o->hardware,
+                            sw->max_rank_ops,
+                            prefill,
+                            decode,
+                            NULL,
+                            false,
+                            false};
+        g_autoptr(GError) verr = NULL;
+        g_autoptr(Scenario) probe = scenario_load_string_extras(text, sw->path, &x, &verr);
+        if (!probe && verr && strstr(verr->message, "unknown key")) {
+            cli_error("--vary %s: %s", vy->key, verr->message);
+            return CLI_EXIT_INVALID;
+        }
     }
     sw->base_text = text;
     sw->varies = varies;
@@ -897,5 +944,9 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
     g_free(sw->variants);
     if (sw->interrupted)
         return EXIT_INTERRUPTED;
-    return sw->errors ? CLI_EXIT_INTERNAL : CLI_EXIT_OK;
+    if (sw->errors)
+        return CLI_EXIT_INTERNAL;
+    bool fail = (fail_on == 0 && sw->failed) || (fail_on == 1 && sw->invalid) ||
+                (fail_on == 2 && (sw->failed || sw->invalid));
+    return fail ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }

@@ -12,7 +12,6 @@
 
 #include "run-binary.h"
 
-
 static char *tmp_db(void)
 {
     g_autofree char *dir = g_dir_make_tmp("ranksim-sweep-XXXXXX", NULL);
@@ -335,5 +334,34 @@ Test(sweep, help)
     r = ranksim((const char *[]){"help", "sweep", NULL});
     cr_assert_eq(r.code, 0);
     cr_assert(strstr(r.out, "--jobs"), "%s", r.out);
+    result_clear(&r);
+}
+
+/* CI's view: --fail-on failed exits 3 when a variant failed (the LSE mismatch fails whatever
+ * the watchdog), --fail-on invalid only when one was rejected; and a --vary key the scenario
+ * does not have is exit 2 with the suggestion before anything runs — no database is made. */
+Test(sweep, fail_on_and_vary_keys_checked_first)
+{
+    g_autofree char *db = tmp_db();
+    const char *sc = RANKSIM_SOURCE_DIR "/scenarios/lse-size-mismatch.yaml";
+    Result r =
+        ranksim((const char *[]){"sweep", sc, "--vary", "watchdog.collective_timeout_s=100,200",
+                                 "--db", db, "-q", "--fail-on", "failed", NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"sweep", sc, "--vary", "watchdog.collective_timeout_s=100,200",
+                                 "--db", db, "-q", "--fail-on", "invalid", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    g_autofree char *db2 = tmp_db();
+    r = ranksim((const char *[]){"sweep", sc, "--vary", "watchdog.colective_timeout_s=1,2", "--db",
+                                 db2, "-q", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "did you mean 'collective_timeout_s'"), "%s", r.err);
+    cr_assert_not(g_file_test(db2, G_FILE_TEST_EXISTS));
+    result_clear(&r);
+    r = ranksim((const char *[]){"sweep", sc, "--vary", "watchdog.collective_timeout_s=1", "--db",
+                                 db2, "--fail-on", "some", NULL});
+    cr_assert_eq(r.code, 2);
     result_clear(&r);
 }
