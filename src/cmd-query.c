@@ -35,7 +35,8 @@ static bool parse_command(const char *params, const char *summary, char **db,
     g_option_context_set_description(
         ctx, "Exit status: 0 done, 2 bad arguments, an unknown run or no database,\n"
              "1 the database or an output file cannot be read or written.\n"
-             "RUN is a run id (see 'ranksim runs') or 'latest'. Details: doc/cli.md.\n");
+             "RUN is a run id (see 'ranksim runs'), 'latest' or 'latest~N' (the Nth before "
+             "it).\nDetails: doc/cli.md.\n");
     g_option_context_add_main_entries(ctx, db_entry, NULL);
     if (entries)
         g_option_context_add_main_entries(ctx, entries, NULL);

@@ -64,11 +64,15 @@ int64_t query_run_resolve(Store *st, const char *arg, GError **error)
     if (latest < 0)
         return -1;
     bool is_latest = g_ascii_strcasecmp(arg, "latest") == 0;
+    /* latest~N: the Nth run before the latest, in id order (git's HEAD~N) */
+    guint64 back = 0;
+    bool is_back = g_ascii_strncasecmp(arg, "latest~", 7) == 0 &&
+                   g_ascii_string_to_unsigned(arg + 7, 10, 0, G_MAXINT64, &back, NULL);
     guint64 id = 0;
-    if (!is_latest && !g_ascii_string_to_unsigned(arg, 10, 1, G_MAXINT64, &id, NULL)) {
+    if (!is_latest && !is_back && !g_ascii_string_to_unsigned(arg, 10, 1, G_MAXINT64, &id, NULL)) {
         g_set_error(error, QUERY_ERROR, QUERY_ERROR_BAD_ARGUMENT,
-                    "'%s' is not a run; expected a run id (1, 2, ...) or 'latest' (see "
-                    "'ranksim runs')",
+                    "'%s' is not a run; expected a run id (1, 2, ...), 'latest' or 'latest~N' "
+                    "(the Nth run before it; see 'ranksim runs')",
                     arg);
         return -1;
     }
@@ -80,6 +84,23 @@ int64_t query_run_resolve(Store *st, const char *arg, GError **error)
     }
     if (is_latest)
         return latest;
+    if (is_back) {
+        sqlite3_stmt *s = NULL;
+        int64_t found = -1;
+        if (sqlite3_prepare_v2(store_db(st),
+                               "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", -1, &s,
+                               NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(s, 1, (int64_t)back);
+            if (sqlite3_step(s) == SQLITE_ROW)
+                found = sqlite3_column_int64(s, 0);
+        }
+        sqlite3_finalize(s);
+        if (found < 0)
+            g_set_error(error, QUERY_ERROR, QUERY_ERROR_NOT_FOUND,
+                        "%s: DB %s holds fewer than %" G_GUINT64_FORMAT " runs", arg,
+                        store_path(st), back + 1);
+        return found;
+    }
     if (!run_exists(st, (int64_t)id)) {
         g_set_error(error, QUERY_ERROR, QUERY_ERROR_NOT_FOUND,
                     "run %" G_GUINT64_FORMAT " not found in DB %s (latest is %" G_GINT64_FORMAT ")",
@@ -302,7 +323,7 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
 
 ReportRun query_run_report(const QueryRun *r, const char *db_path)
 {
-    ReportRun rr = {r->id,     r->name,      r->kind,    r->path,     db_path,         NULL,
+    ReportRun rr = {r->id,     r->name,      r->kind,    r->path,     db_path,          NULL,
                     r->status, r->exit_code, r->wall_ms, r->hardware, r->not_simulated, NULL};
     return rr;
 }

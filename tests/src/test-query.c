@@ -19,7 +19,6 @@
 
 #include "run-binary.h"
 
-
 /* A database with run 1 = three-way-cycle, 2 = lse-size-mismatch, 3 = healthy-tp-layers, each
  * stored by `ranksim run` (whose outputs and traces are kept for comparison). */
 typedef struct {
@@ -551,4 +550,24 @@ Test(query, explain_short_messages, .init = NULL, .fini = NULL)
     cr_assert_str_eq(c, "config: x.yaml: bad");
     g_autofree char *d = query_diag_summary("deadlock", "deadlock at 1 s", 40);
     cr_assert_str_eq(d, "deadlock at 1 s");
+}
+
+/* latest~N names the Nth run before the latest (as git's HEAD~N): the fixture stores six runs,
+ * so latest~5 is run 1 and latest~6 does not exist. */
+Test(query, latest_tilde_n)
+{
+    Result a = ranksim((const char *[]){"report", "latest~5", "--db", fx.db, "--json", NULL});
+    cr_assert_eq(a.code, 0, "%s", a.err);
+    cr_assert(strstr(a.out, "\"run_id\" : 1,"), "%s", a.out);
+    result_clear(&a);
+    Result b = ranksim((const char *[]){"report", "latest~0", "--db", fx.db, "--json", NULL});
+    Result c = ranksim((const char *[]){"report", "latest", "--db", fx.db, "--json", NULL});
+    cr_assert_eq(b.code, 0);
+    cr_assert_str_eq(b.out, c.out);
+    result_clear(&b);
+    result_clear(&c);
+    Result d = ranksim((const char *[]){"report", "latest~6", "--db", fx.db, NULL});
+    cr_assert_eq(d.code, 2);
+    cr_assert(strstr(d.err, "holds fewer than 7 runs"), "%s", d.err);
+    result_clear(&d);
 }
