@@ -6,6 +6,7 @@
  * the output), 2 for bad arguments, an unknown run or a missing database, 1 when the database
  * or an output file cannot be read or written.
  */
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -176,9 +177,11 @@ int cli_runs(int argc, char **argv)
 {
     g_autofree char *db = NULL;
     int limit = 20;
+    gboolean json = FALSE;
     GOptionEntry entries[] = {
         {"limit", 'n', 0, G_OPTION_ARG_INT, &limit, "Show the last N runs (default 20; 0 = all)",
          "N"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the runs as one JSON object", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     if (!parse_command(
@@ -220,9 +223,47 @@ int cli_runs(int argc, char **argv)
     sqlite3_bind_int64(s, 1, limit > 0 ? limit : -1);
     /* Rows first: the name column is as wide as the longest name shown (at most 48). */
     g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    g_autoptr(JsonBuilder) jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "db");
+    json_builder_add_string_value(jb, db_path);
+    json_builder_set_member_name(jb, "total");
+    json_builder_add_int_value(jb, total);
+    json_builder_set_member_name(jb, "runs");
+    json_builder_begin_array(jb);
     int name_w = 4;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (json) {
+            static const char *const cols[] = {"id",        "name",  "kind",       "status",
+                                               "exit_code", "ranks", "sim_end_us", "created_at"};
+            json_builder_begin_object(jb);
+            for (int c = 0; c < 8; c++) {
+                json_builder_set_member_name(jb, cols[c]);
+                int t = sqlite3_column_type(s, c);
+                if (t == SQLITE_NULL)
+                    json_builder_add_null_value(jb);
+                else if (t == SQLITE_INTEGER)
+                    json_builder_add_int_value(jb, sqlite3_column_int64(s, c));
+                else if (t == SQLITE_FLOAT)
+                    json_builder_add_double_value(jb, sqlite3_column_double(s, c));
+                else
+                    json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, c));
+            }
+            json_builder_set_member_name(jb, "first_diagnostic");
+            if (sqlite3_column_type(s, 9) == SQLITE_NULL) {
+                json_builder_add_null_value(jb);
+            } else {
+                json_builder_begin_object(jb);
+                json_builder_set_member_name(jb, "kind");
+                json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, 9));
+                json_builder_set_member_name(jb, "message");
+                json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, 10));
+                json_builder_end_object(jb);
+            }
+            json_builder_end_object(jb);
+            continue;
+        }
         const char *created = (const char *)sqlite3_column_text(s, 7);
         char *when = g_strndup(created ? created : "-", 19);
         for (char *p = when; *p; p++)
@@ -259,6 +300,14 @@ int cli_runs(int argc, char **argv)
     if (rc != SQLITE_DONE) {
         cli_error("%s: reading runs: %s", db_path, sqlite3_errmsg(sdb));
         return CLI_EXIT_INTERNAL;
+    }
+    if (json) {
+        json_builder_end_array(jb);
+        json_builder_end_object(jb);
+        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autofree char *text = json_to_string(root, TRUE);
+        printf("%s\n", text);
+        return CLI_EXIT_OK;
     }
     printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  %-19s  %s\n", "id", name_w, "name", "kind", "status",
            "exit", "ranks", "sim end", "created", "first diagnostic");
@@ -297,10 +346,13 @@ static bool write_file(const char *path, const char *text, int *code)
 int cli_explain(int argc, char **argv)
 {
     g_autofree char *db = NULL, *dot = NULL;
+    gboolean json = FALSE;
     GOptionEntry entries[] = {
         {"dot", 0, 0, G_OPTION_ARG_FILENAME, &dot,
          "Also write the wait-for graph as Graphviz DOT ('-': only the DOT, on stdout)",
          "FILE.dot"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json,
+         "One JSON object: the run's report (diagnostics with their details) and the story", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     if (!parse_command(
@@ -332,6 +384,32 @@ int cli_explain(int argc, char **argv)
     }
     if (dot_only)
         return CLI_EXIT_OK;
+    if (json) {
+        /* the report's JSON (diagnostics with their detail objects) plus the story as text */
+        char *story = NULL;
+        size_t story_len = 0;
+        FILE *m = open_memstream(&story, &story_len);
+        if (m) {
+            if (is_invalid(r))
+                fprintf(m, "%s: INVALID — %s\n", title, invalid_message(r));
+            else
+                explain_text_recorded(m, title, r->outcome, g_strcmp0(r->kind, "import") == 0);
+            fclose(m);
+        }
+        ReportRun rr = query_run_report(r, o.db_path);
+        g_autofree char *rep = report_json(&rr, r->outcome);
+        g_autoptr(JsonNode) root = json_from_string(rep, NULL);
+        if (root && JSON_NODE_HOLDS_OBJECT(root)) {
+            JsonObject *obj = json_node_get_object(root);
+            json_object_set_string_member(obj, "explanation", story ? story : "");
+            if (dot)
+                json_object_set_string_member(obj, "dot", dot);
+            g_autofree char *text = json_to_string(root, TRUE);
+            printf("%s\n", text);
+        }
+        free(story);
+        return CLI_EXIT_OK;
+    }
     if (is_invalid(r))
         printf("%s: INVALID — the scenario was rejected, nothing was simulated:\n  %s\n", title,
                invalid_message(r));
@@ -718,16 +796,65 @@ static void diff_memory(Store *st, const QueryRun *a, const QueryRun *b)
     }
 }
 
+/* One run's side of `diff --json`. */
+static void diff_json_run(JsonBuilder *b, const char *key, const QueryRun *r)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "run_id");
+    json_builder_add_int_value(b, r->id);
+    json_builder_set_member_name(b, "name");
+    json_builder_add_string_value(b, r->name ? r->name : "");
+    json_builder_set_member_name(b, "status");
+    json_builder_add_string_value(b, r->status ? r->status : "");
+    json_builder_set_member_name(b, "exit_code");
+    json_builder_add_int_value(b, r->exit_code);
+    json_builder_set_member_name(b, "hardware");
+    if (r->hardware)
+        json_builder_add_string_value(b, r->hardware);
+    else
+        json_builder_add_null_value(b);
+    const SchedOutcome *o = r->outcome;
+    json_builder_set_member_name(b, "ranks");
+    json_builder_add_int_value(b, o ? o->n_ranks : 0);
+    json_builder_set_member_name(b, "sim_end_us");
+    json_builder_add_double_value(b, o ? (double)o->end_ns / 1e3 : 0);
+    json_builder_set_member_name(b, "rank_ops");
+    json_builder_add_int_value(b, o ? (int64_t)o->rank_ops : 0);
+    json_builder_set_member_name(b, "diagnostics");
+    json_builder_begin_object(b);
+    g_autoptr(GHashTable) kinds = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; o && i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        g_hash_table_insert(
+            kinds, (gpointer)d->kind,
+            GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(kinds, d->kind)) + 1));
+    }
+    g_autoptr(GList) keys = g_list_sort(g_hash_table_get_keys(kinds), (GCompareFunc)strcmp);
+    for (GList *l = keys; l; l = l->next) {
+        json_builder_set_member_name(b, l->data);
+        json_builder_add_int_value(b, GPOINTER_TO_INT(g_hash_table_lookup(kinds, l->data)));
+    }
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+}
+
 int cli_diff(int argc, char **argv)
 {
     g_autofree char *db = NULL;
+    gboolean json = FALSE;
+    GOptionEntry entries[] = {
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json,
+         "One JSON object: both runs' outcome, times and diagnostic counts, and the deltas", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
     if (!parse_command(
             "RUN_A RUN_B - compare two stored runs",
             "Compares two runs (e.g. FLASHINFER_MLA_SPARSE vs FLASHMLA_SPARSE, or utilization\n"
             "0.92 vs 0.96): outcome, per-rank end/compute/comm/wait times (A, B, B - A, %),\n"
             "communication time by collective name, diagnostics by kind, and memory per\n"
             "component when both runs have a memory plan.",
-            &db, NULL, &argc, &argv))
+            &db, entries, &argc, &argv))
         return CLI_EXIT_INVALID;
     if (argc != 3) {
         cli_error("diff: expected two runs, RUN_A RUN_B (try 'ranksim diff --help')");
@@ -738,6 +865,26 @@ int cli_diff(int argc, char **argv)
     if (!open_runs(&o, db, argv[1], argv[2], &code))
         return code;
     const QueryRun *a = o.run[0], *b = o.run[1];
+    if (json) {
+        g_autoptr(JsonBuilder) jb = json_builder_new();
+        json_builder_begin_object(jb);
+        diff_json_run(jb, "a", a);
+        diff_json_run(jb, "b", b);
+        bool both = a->outcome && b->outcome && !is_invalid(a) && !is_invalid(b);
+        json_builder_set_member_name(jb, "sim_end_delta_us");
+        if (both)
+            json_builder_add_double_value(jb,
+                                          (double)(b->outcome->end_ns - a->outcome->end_ns) / 1e3);
+        else
+            json_builder_add_null_value(jb);
+        json_builder_set_member_name(jb, "same_hardware");
+        json_builder_add_boolean_value(jb, g_strcmp0(a->hardware, b->hardware) == 0);
+        json_builder_end_object(jb);
+        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autofree char *text = json_to_string(root, TRUE);
+        printf("%s\n", text);
+        return CLI_EXIT_OK;
+    }
 
     g_autofree char *ta = run_title(a), *tb = run_title(b);
     printf("A: %s, %s, exit %d\nB: %s, %s, exit %d\n", ta, a->status, a->exit_code, tb, b->status,

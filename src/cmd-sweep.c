@@ -24,6 +24,7 @@
 #include <gio/gio.h>
 #include <signal.h>
 #include <stdio.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
@@ -610,6 +611,77 @@ static void sigint_cb(uv_signal_t *h, int signum)
 
 /* ---- summary ---- */
 
+/* `sweep --json`: the variants and the summary as one JSON object on stdout. */
+static void print_json(Sweep *sw, double wall_s)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "scenario");
+    json_builder_add_string_value(b, sw->path);
+    json_builder_set_member_name(b, "db");
+    json_builder_add_string_value(b, sw->db_path);
+    static const char *const counts[] = {"variants", "ok", "failed", "invalid", "not_stored"};
+    guint vals[] = {sw->n, sw->ok, sw->failed, sw->invalid, sw->errors};
+    for (size_t k = 0; k < G_N_ELEMENTS(counts); k++) {
+        json_builder_set_member_name(b, counts[k]);
+        json_builder_add_int_value(b, vals[k]);
+    }
+    json_builder_set_member_name(b, "interrupted");
+    json_builder_add_boolean_value(b, sw->interrupted);
+    json_builder_set_member_name(b, "wall_s");
+    json_builder_add_double_value(b, wall_s);
+    json_builder_set_member_name(b, "runs");
+    json_builder_begin_array(b);
+    guint nv = sw->varies->len;
+    for (guint i = 0; i < sw->n; i++) {
+        const Variant *v = &sw->variants[i];
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "variant");
+        json_builder_begin_object(b);
+        guint rest = i;
+        g_autofree guint *choice = g_new0(guint, nv);
+        for (guint k = nv; k-- > 0;) {
+            Vary *vy = g_ptr_array_index(sw->varies, k);
+            choice[k] = rest % vy->values->len;
+            rest /= vy->values->len;
+        }
+        for (guint k = 0; k < nv; k++) {
+            Vary *vy = g_ptr_array_index(sw->varies, k);
+            json_builder_set_member_name(b, vy->key);
+            json_builder_add_string_value(b, g_ptr_array_index(vy->values, choice[k]));
+        }
+        json_builder_end_object(b);
+        json_builder_set_member_name(b, "run_id");
+        if (v->run_id >= 0)
+            json_builder_add_int_value(b, v->run_id);
+        else
+            json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "outcome");
+        json_builder_add_string_value(b, outcome_names[v->outcome]);
+        json_builder_set_member_name(b, "step_time_us");
+        if (v->end_ns >= 0)
+            json_builder_add_double_value(b, (double)v->end_ns / 1e3);
+        else
+            json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "kv_budget_bytes");
+        if (v->has_kv)
+            json_builder_add_int_value(b, v->kv_min_bytes);
+        else
+            json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "first_diagnostic");
+        if (v->first_diag)
+            json_builder_add_string_value(b, v->first_diag);
+        else
+            json_builder_add_null_value(b);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    g_autofree char *text = json_to_string(root, TRUE);
+    printf("%s\n", text);
+}
+
 static void print_table(Sweep *sw)
 {
     guint nv = sw->varies->len;
@@ -699,6 +771,7 @@ typedef struct {
     gboolean memory_detail;
     char *max_rank_ops;
     char *fail_on;
+    gboolean json;
 } SweepOptions;
 
 static void sweep_options_clear(SweepOptions *o)
@@ -749,6 +822,8 @@ int cli_sweep(int argc, char **argv)
          "A variant of more rank-ops (repeats expanded) than N is stored as invalid, not "
          "simulated (default 1000000000; 0: no limit)",
          "N"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &o.json,
+         "Print the variants and the summary as one JSON object instead of the table", NULL},
         {"fail-on", 0, 0, G_OPTION_ARG_STRING, &o.fail_on,
          "Exit 3 when a variant failed (failed), was rejected (invalid), or either (any): for CI",
          "failed|invalid|any"},
@@ -936,8 +1011,12 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
     fflush(stderr);
     for (guint i = 0; i < sw->notes->len; i++)
         fprintf(stderr, "ranksim: note: %s\n", (const char *)g_ptr_array_index(sw->notes, i));
-    print_table(sw);
-    print_summary(sw, wall_s);
+    if (o->json) {
+        print_json(sw, wall_s);
+    } else {
+        print_table(sw);
+        print_summary(sw, wall_s);
+    }
     fflush(stdout);
     for (guint i = 0; i < sw->n; i++)
         variant_clear(&sw->variants[i]);

@@ -571,3 +571,32 @@ Test(query, latest_tilde_n)
     cr_assert(strstr(d.err, "holds fewer than 7 runs"), "%s", d.err);
     result_clear(&d);
 }
+
+/* --json on runs, explain and diff: one valid JSON document each, with the fields scripts
+ * read. */
+Test(query, json_everywhere)
+{
+    const char *const cmds[][5] = {
+        {"runs", "--json", NULL},
+        {"explain", "1", "--json", NULL},
+        {"diff", "1", "2", "--json", NULL},
+    };
+    const char *const want[] = {"runs", "explanation", "sim_end_delta_us"};
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        const char *args[8] = {NULL};
+        size_t n = 0;
+        for (; cmds[i][n]; n++)
+            args[n] = cmds[i][n];
+        args[n++] = "--db";
+        args[n++] = fx.db;
+        Result r = ranksim(args);
+        cr_assert_eq(r.code, 0, "%s: %s", cmds[i][0], r.err);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(JsonNode) j = json_from_string(r.out, &err);
+        cr_assert_not_null(j, "%s: %s", cmds[i][0], err ? err->message : r.out);
+        cr_assert(JSON_NODE_HOLDS_OBJECT(j));
+        cr_assert(json_object_has_member(json_node_get_object(j), want[i]), "%s: %s", cmds[i][0],
+                  r.out);
+        result_clear(&r);
+    }
+}

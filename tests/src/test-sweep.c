@@ -365,3 +365,18 @@ Test(sweep, fail_on_and_vary_keys_checked_first)
     cr_assert_eq(r.code, 2);
     result_clear(&r);
 }
+
+/* sweep --json: one JSON object with every variant's outcome and the counts. */
+Test(sweep, json_output)
+{
+    g_autofree char *db = tmp_db();
+    Result r = ranksim((const char *[]){
+        "sweep", RANKSIM_SOURCE_DIR "/scenarios/lse-size-mismatch.yaml", "--vary",
+        "watchdog.collective_timeout_s=100,200", "--db", db, "-q", "--json", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"variants\" : 2"), "%s", r.out);
+    cr_assert(strstr(r.out, "\"outcome\" : \"failed\""), "%s", r.out);
+    cr_assert(strstr(r.out, "\"watchdog.collective_timeout_s\" : \"200\""), "%s", r.out);
+    cr_assert_eq(r.out[0], '{');
+    result_clear(&r);
+}
