@@ -232,6 +232,11 @@ static int cmd_run(int argc, char **argv)
                : cli_input_paths_check(path, o.hardware, &err)))
         sc = vtext ? scenario_load_string_extras(vtext, path, &extras, &err)
                    : scenario_load_extras(path, &extras, &err);
+    if (sc && o.sets) { /* the run is named by its overrides: name[key=value, ...] */
+        char *named = cli_run_name(sc->name, (const char *const *)o.sets);
+        g_free(sc->name);
+        sc->name = named;
+    }
     if (sc && !runner_check_work(sc, max_rank_ops, &err))
         g_clear_pointer(&sc, scenario_free); /* too big: stored as an invalid run below */
     if (extras.prefill)
@@ -244,7 +249,7 @@ static int cmd_run(int argc, char **argv)
         g_autoptr(GError) serr = NULL;
         g_autoptr(Store) st = store_open(db_path, &serr);
         if (st)
-            runner_store_invalid(st, path, cli_timeline_name(timeline), err->message, NULL);
+            runner_store_invalid(st, path, NULL, cli_timeline_name(timeline), err->message, NULL);
         run_options_clear(&o);
         return CLI_EXIT_INVALID;
     }

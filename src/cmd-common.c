@@ -143,3 +143,22 @@ int64_t cli_run_resolve(Store *st, const char *arg, int *exit_code)
     }
     return id;
 }
+
+char *cli_run_name(const char *base, const char *const *assignments)
+{
+    if (!assignments || !assignments[0])
+        return g_strdup(base);
+    GString *s = g_string_new(base);
+    g_string_append_c(s, '[');
+    for (guint i = 0; assignments[i]; i++) {
+        const char *a = assignments[i], *eq = strchr(a, '=');
+        g_autofree char *key = eq ? g_strndup(a, (gsize)(eq - a)) : g_strdup(a);
+        const char *dot = strrchr(key, '.');
+        const char *val = eq ? eq + 1 : "";
+        const char *slash = strrchr(val, '/');
+        g_string_append_printf(s, "%s%s=%s", i ? ", " : "", dot ? dot + 1 : key,
+                               slash && slash[1] ? slash + 1 : val);
+    }
+    g_string_append_c(s, ']');
+    return g_string_free(s, FALSE);
+}

@@ -38,6 +38,12 @@ bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **pref
  * with a one-line INPUT_ERROR. */
 bool cli_input_paths_check(const char *scenario, const char *hardware, GError **error);
 
+/* The name of a run with overrides: `base[k=v, k2=v2]` for the assignments "dotted.key=value"
+ * (NULL-terminated; may be NULL), each key by its last component and a path value by its
+ * basename (`engine.attention_backend=FLASHMLA_SPARSE` -> `attention_backend=FLASHMLA_SPARSE`,
+ * `model=/x/config.json` -> `model=config.json`); `base` alone without any. Caller frees. */
+char *cli_run_name(const char *base, const char *const *assignments);
+
 /* --max-rank-ops VALUE: a count 0 (no limit) .. 2^64-1; NULL gives the default
  * (RUNNER_DEFAULT_MAX_RANK_OPS). Returns false with a SCENARIO_ERROR naming the flag. */
 bool cli_max_rank_ops_parse(const char *value, uint64_t *out, GError **error);

@@ -509,6 +509,13 @@ static void store_variant(Sweep *sw, Variant *v)
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(GError) err = NULL;
     const char *tl = cli_timeline_name(sw->timeline);
+    /* the run is named by what it varied: base[key=value, ...] */
+    g_auto(GStrv) parts = g_strsplit(v->label, ", ", -1);
+    g_autofree char *file = g_path_get_basename(sw->path);
+    char *ext = strrchr(file, '.');
+    if (ext && ext != file)
+        *ext = '\0';
+    g_autofree char *name = cli_run_name(v->sc ? v->sc->name : file, (const char *const *)parts);
     if (!v->sc) {
         g_autofree char *msg = g_strdup_printf("sweep variant %s: %s", v->label,
                                                v->error ? v->error->message : "rejected");
@@ -521,7 +528,7 @@ static void store_variant(Sweep *sw, Variant *v)
             shortened = g_ascii_isdigit(m[pl + 1]) ? g_strdup_printf("line %s", m + pl + 1)
                                                    : g_strdup(m + pl + 1 + (m[pl + 1] == ' '));
         v->first_diag = query_diag_summary("config", shortened ? shortened : m, 110);
-        v->run_id = runner_store_invalid(sw->store, sw->path, tl, msg, &err);
+        v->run_id = runner_store_invalid(sw->store, sw->path, name, tl, msg, &err);
     } else {
         note_flags(sw, v->sc);
         const SchedOutcome *o = v->res->outcome;
@@ -538,6 +545,8 @@ static void store_variant(Sweep *sw, Variant *v)
                 v->kv_min_bytes = MIN(v->kv_min_bytes, m->ranks[r].kv_budget_bytes);
         }
         double wall = v->work_ms + (double)(g_get_monotonic_time() - t0) / 1000.0;
+        g_free(v->sc->name);
+        v->sc->name = g_steal_pointer(&name);
         v->run_id = runner_store(sw->store, v->sc, tl, v->res, v->records, wall, &err);
     }
     if (v->run_id < 0) {

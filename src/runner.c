@@ -16,10 +16,10 @@ char *runner_hardware_line(const Scenario *sc)
         if (sc->algo[k] != NET_ALGO_AUTO)
             g_string_append_printf(algos, "%s%s=%s", algos->len ? ", " : "",
                                    net_coll_kind_name((NetCollKind)k), net_algo_name(sc->algo[k]));
-    char *line = g_strdup_printf("%s (%s), %u node%s x %u devices, algorithms %s, contention %s",
-                                 sc->hardware.name, sc->hardware_source, nodes,
-                                 nodes == 1 ? "" : "s", dpn, algos->len ? algos->str : "auto",
-                                 sc->contention ? "on" : "off");
+    char *line =
+        g_strdup_printf("%s (%s), %u node%s x %u devices, algorithms %s, contention %s",
+                        sc->hardware.name, sc->hardware_source, nodes, nodes == 1 ? "" : "s", dpn,
+                        algos->len ? algos->str : "auto", sc->contention ? "on" : "off");
     g_string_free(algos, TRUE);
     return line;
 }
@@ -56,8 +56,7 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
     /* Memory first (a budget failure is a finding; the simulation still runs: both are
      * useful). */
     if (sc->arch && sc->plan) {
-        r->memory = model_memory_plan(sc->arch, sc->plan, &sc->engine, &sc->hardware,
-                                      sc->program);
+        r->memory = model_memory_plan(sc->arch, sc->plan, &sc->engine, &sc->hardware, sc->program);
         model_lifecycle_plan(r->memory, sc->arch, sc->plan, &sc->engine, &sc->hardware,
                              sc->program);
     }
@@ -104,18 +103,17 @@ int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const 
                      GArray *records, double wall_ms, GError **error)
 {
     g_autofree char *hw = runner_hardware_line(sc);
-    StoreRunInfo info = {sc->name, sc->kind, sc->path,        sc->text,
+    StoreRunInfo info = {sc->name, sc->kind, sc->path,          sc->text,
                          timeline, hw,       sc->ignored_flags, sc->serve};
-    return store_run_insert(st, &info, sc->program,
-                            records ? (const SchedRecord *)(void *)records->data : NULL,
-                            records ? records->len : 0, r->outcome, r->memory, r->status,
-                            r->exit_code, wall_ms, error);
+    return store_run_insert(
+        st, &info, sc->program, records ? (const SchedRecord *)(void *)records->data : NULL,
+        records ? records->len : 0, r->outcome, r->memory, r->status, r->exit_code, wall_ms, error);
 }
 
-int64_t runner_store_invalid(Store *st, const char *path, const char *timeline,
+int64_t runner_store_invalid(Store *st, const char *path, const char *name, const char *timeline,
                              const char *message, GError **error)
 {
-    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *base = name ? g_strdup(name) : g_path_get_basename(path);
     /* The same checks as loading (regular file, size cap, UTF-8): a FIFO or /dev/zero given
      * as the scenario must not block or grow here either. */
     g_autofree char *text = input_file_read(path, 0, NULL, NULL);

@@ -50,9 +50,9 @@ void runner_collect_record(void *garray, const SchedRecord *rec);
 int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const RunnerResult *r,
                      GArray *records, double wall_ms, GError **error);
 
-/* Stores a rejected scenario as an `invalid` run (best effort: the text is read from `path`
- * when it is valid UTF-8). Returns the run id or -1. */
-int64_t runner_store_invalid(Store *st, const char *path, const char *timeline,
+/* Stores a rejected scenario as an `invalid` run named `name` (NULL: the file's basename; best
+ * effort: the text is read from `path` when it is valid UTF-8). Returns the run id or -1. */
+int64_t runner_store_invalid(Store *st, const char *path, const char *name, const char *timeline,
                              const char *message, GError **error);
 
 #endif

@@ -380,3 +380,32 @@ Test(sweep, json_output)
     cr_assert_eq(r.out[0], '{');
     result_clear(&r);
 }
+
+/* Runs are named by what they ran: a sweep variant's name carries its varied keys (by their
+ * last component), a `run --set` its overrides, so a FLASHINFER hang is never listed under the
+ * base scenario's name. */
+Test(sweep, runs_are_named_by_their_overrides)
+{
+    g_autofree char *db = tmp_db();
+    Result r = ranksim(
+        (const char *[]){"sweep", RANKSIM_SOURCE_DIR "/scenarios/lse-size-mismatch.yaml", "--vary",
+                         "watchdog.collective_timeout_s=100,200", "--db", db, "-q", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", RANKSIM_SOURCE_DIR "/scenarios/lse-size-mismatch.yaml",
+                                 "--set", "watchdog.collective_timeout_s=300", "--db", db, "-q",
+                                 NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    sqlite3 *sdb = db_open(db);
+    cr_assert_eq(db_int(sdb, "SELECT count(*) FROM runs WHERE name = "
+                             "'lse-size-mismatch[collective_timeout_s=100]'"),
+                 1);
+    cr_assert_eq(db_int(sdb, "SELECT count(*) FROM runs WHERE name = "
+                             "'lse-size-mismatch[collective_timeout_s=200]'"),
+                 1);
+    cr_assert_eq(db_int(sdb, "SELECT count(*) FROM runs WHERE name = "
+                             "'lse-size-mismatch[collective_timeout_s=300]'"),
+                 1);
+    sqlite3_close(sdb);
+}
