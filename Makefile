@@ -8,8 +8,10 @@ MESON_ARGS += -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
 endif
 
 DEB_PACKAGES := meson ninja-build pkg-config gcc libglib2.0-dev libglib2.0-dev-bin libuv1-dev \
-                libsqlite3-dev libyaml-dev libjson-glib-dev libcriterion-dev sqlite3 valgrind jq
-PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion
+                libsqlite3-dev libyaml-dev libjson-glib-dev libcriterion-dev libcairo2-dev \
+                libfontconfig-dev sqlite3 \
+                valgrind jq
+PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion cairo fontconfig
 
 # Fuzzing (doc/fuzzing.md): clang + libFuzzer, ASan + UBSan, in build-fuzz/.
 FUZZ_BUILD := build-fuzz

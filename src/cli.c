@@ -39,6 +39,8 @@ static int usage(void)
             "  explain RUN             tell why a run failed: first divergence, wait-for graph\n"
             "                          (--dot FILE for Graphviz), cycles, culprits, watchdog\n"
             "  trace RUN -o FILE.json  write the Chrome/Perfetto trace of a stored run\n"
+            "  plot RUN -o FILE.png    draw its time line (.png, .svg, .pdf): lanes per rank,\n"
+            "                          the culprit marked\n"
             "  diff RUN_A RUN_B        compare two stored runs\n"
             "  import PATH...          diagnose a real hang from Flight Recorder dumps or NCCL\n"
             "                          logs and store it as a run\n"
@@ -340,9 +342,10 @@ static int dispatch(int argc, char **argv)
         const char *name;
         int (*fn)(int argc, char **argv);
     } commands[] = {
-        {"sweep", cli_sweep},     {"runs", cli_runs},     {"report", cli_report},
-        {"explain", cli_explain}, {"trace", cli_trace},   {"diff", cli_diff},
-        {"list", cli_list},       {"import", cli_import}, {"match", cli_match},
+        {"sweep", cli_sweep},     {"runs", cli_runs},   {"report", cli_report},
+        {"explain", cli_explain}, {"trace", cli_trace}, {"diff", cli_diff},
+        {"plot", cli_plot},       {"list", cli_list},   {"import", cli_import},
+        {"match", cli_match},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
     g_autofree char *prg =
@@ -366,13 +369,13 @@ static int dispatch(int argc, char **argv)
                 return commands[i].fn(2, args);
         g_autofree char *msg =
             g_strdup_printf("help: unknown command '%s'; valid: run, sweep, runs, report, explain, "
-                            "trace, diff, list, import, match",
+                            "trace, plot, diff, list, import, match",
                             argv[2]);
         print_error(msg);
         return CLI_EXIT_INVALID;
     }
     g_autofree char *msg = g_strdup_printf("unknown command '%s'; valid: run, sweep, runs, report, "
-                                           "explain, trace, diff, list, import, match, help",
+                                           "explain, trace, plot, diff, list, import, match, help",
                                            cmd);
     print_error(msg);
     return CLI_EXIT_INVALID;

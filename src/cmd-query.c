@@ -19,6 +19,7 @@
 #include "query.h"
 #include "report.h"
 #include "store-serve.h"
+#include "plot.h"
 #include "trace.h"
 
 /* Parses the options of a read-only command: --db (into *db), then the command's own
@@ -911,5 +912,60 @@ int cli_diff(int argc, char **argv)
     diff_comm(o.st, a, b);
     diff_outcome(a, b);
     diff_memory(o.st, a, b);
+    return CLI_EXIT_OK;
+}
+
+/* ---- plot ---- */
+
+int cli_plot(int argc, char **argv)
+{
+    g_autofree char *db = NULL, *out = NULL;
+    int width = 1400;
+    GOptionEntry entries[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+         "The picture: FILE.png, FILE.svg or FILE.pdf", "FILE"},
+        {"width", 0, 0, G_OPTION_ARG_INT, &width, "Width in pixels (PNG) or points (default 1400)",
+         "N"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    if (!parse_command(
+            "RUN -o FILE.png|.svg|.pdf - a picture of a stored run's time line",
+            "Draws one lane per rank (identical ranks share one, labelled with their range):\n"
+            "compute, communication, waiting and blocked in distinct colours, the culprit's lane\n"
+            "marked, the instance the hang starts from with each rank's element count, and a\n"
+            "time axis. For a bug report: 'ranksim plot latest -o hang.png'.",
+            &db, entries, &argc, &argv))
+        return CLI_EXIT_INVALID;
+    if (argc != 2) {
+        cli_error(argc < 2 ? "plot: missing RUN (try 'ranksim plot --help')"
+                           : "plot: exactly one RUN expected");
+        return CLI_EXIT_INVALID;
+    }
+    if (!out) {
+        cli_error("plot: missing -o FILE.png (or .svg, .pdf)");
+        return CLI_EXIT_INVALID;
+    }
+    if (width < 800 || width > 20000) {
+        cli_error("--width %d: valid: 800..20000", width);
+        return CLI_EXIT_INVALID;
+    }
+    g_auto(Opened) o = {0};
+    int code;
+    if (!open_runs(&o, db, argv[1], NULL, &code))
+        return code;
+    const QueryRun *r = o.run[0];
+    if (is_invalid(r)) {
+        cli_error("run %" G_GINT64_FORMAT " is invalid (the scenario was rejected): there is no "
+                  "time line to draw",
+                  r->id);
+        return CLI_EXIT_INVALID;
+    }
+    g_autoptr(GError) err = NULL;
+    if (!plot_write(o.st, r, out, width, &err)) {
+        cli_error("%s", err->message);
+        return g_error_matches(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT) ? CLI_EXIT_INVALID
+                                                                             : CLI_EXIT_INTERNAL;
+    }
+    printf("picture of run %" G_GINT64_FORMAT ": %s\n", r->id, out);
     return CLI_EXIT_OK;
 }

@@ -953,3 +953,36 @@ char *explain_dot(const char *title, const SchedOutcome *o)
     g_string_append(g, "}\n");
     return g_string_free(g, FALSE);
 }
+
+GArray *explain_culprits(const SchedOutcome *o)
+{
+    g_autoptr(Story) s = story_new(o);
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (guint i = 0; i < s->culprits->len; i++)
+        g_array_append_val(out, g_array_index(s->culprits, Culprit, i).rank);
+    g_array_sort(out, cmp_i32);
+    return out;
+}
+
+bool explain_first_instance(const SchedOutcome *o, const char **group, int64_t *seq)
+{
+    g_autoptr(Story) s = story_new(o);
+    const char *g = NULL;
+    int64_t q = 0;
+    if (s->divergence && s->divergence->group >= 0 &&
+        (guint)s->divergence->group < o->groups->len) {
+        g = g_ptr_array_index(o->groups, s->divergence->group);
+        q = (int64_t)s->divergence->seq;
+    } else if (s->insts->len) {
+        const Inst *in = g_ptr_array_index(s->insts, 0);
+        for (guint k = 0; k < o->groups->len && !g; k++)
+            if (g_strcmp0(g_ptr_array_index(o->groups, k), in->group) == 0)
+                g = g_ptr_array_index(o->groups, k);
+        q = in->seq;
+    }
+    if (!g)
+        return false;
+    *group = g;
+    *seq = q;
+    return true;
+}

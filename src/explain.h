@@ -28,4 +28,10 @@ void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, 
  * Caller frees. Can't fail. */
 char *explain_dot(const char *title, const SchedOutcome *o);
 
+/* The culprit ranks of the story (int32, ascending); empty when there is none. Caller frees. */
+GArray *explain_culprits(const SchedOutcome *o);
+/* The instance the story starts from — the first mismatch, or the first collective left
+ * waiting: its group name (borrowed from the outcome's groups) and seq. False when none. */
+bool explain_first_instance(const SchedOutcome *o, const char **group, int64_t *seq);
+
 #endif

@@ -600,3 +600,33 @@ Test(query, json_everywhere)
         result_clear(&r);
     }
 }
+
+/* ranksim plot: a PNG at least 800 px wide (its IHDR says so) and an SVG of a failed run; an
+ * unknown extension is exit 2 and leaves no file. */
+Test(query, plot_writes_png_and_svg)
+{
+    g_autofree char *png = g_build_filename(fx.dir, "hang.png", NULL);
+    g_autofree char *svg = g_build_filename(fx.dir, "hang.svg", NULL);
+    g_autofree char *bad = g_build_filename(fx.dir, "hang.bmp", NULL);
+    Result r = ranksim((const char *[]){"plot", "2", "--db", fx.db, "-o", png, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(png, &data, &len, NULL));
+    cr_assert(len > 24 && memcmp(data, "\x89PNG\r\n\x1a\n", 8) == 0);
+    const unsigned char *u = (const unsigned char *)data;
+    uint32_t width = (uint32_t)u[16] << 24 | (uint32_t)u[17] << 16 | (uint32_t)u[18] << 8 | u[19];
+    cr_assert_geq(width, 800);
+    r = ranksim((const char *[]){"plot", "2", "--db", fx.db, "-o", svg, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    g_autofree char *sv = NULL;
+    cr_assert(g_file_get_contents(svg, &sv, NULL, NULL));
+    cr_assert(strstr(sv, "<svg"), "not an SVG");
+    r = ranksim((const char *[]){"plot", "2", "--db", fx.db, "-o", bad, NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "valid: a file name ending in .png, .svg or .pdf"), "%s", r.err);
+    cr_assert_not(g_file_test(bad, G_FILE_TEST_EXISTS));
+    result_clear(&r);
+}
