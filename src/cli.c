@@ -14,6 +14,7 @@
 #include "scenario.h"
 #include "store.h"
 #include "revision.h"
+#include "textwrap.h"
 #include "vllm-args.h"
 #include "trace.h"
 
@@ -307,6 +308,7 @@ static int cmd_run(int argc, char **argv)
         report_text(stdout, &rr, out);
         report_serve_text(stdout, sc->serve);
         report_memory_text(stdout, res->memory, o.memory_detail);
+        report_footer(stdout, &rr);
     }
     run_options_clear(&o);
     return code;
@@ -314,10 +316,38 @@ static int cmd_run(int argc, char **argv)
 
 static int dispatch(int argc, char **argv);
 
+/* Whether the command's stdout is text for a person (folded at the terminal's width): not
+ * JSON, DOT or a trace written to stdout (`--json`, `-o -`, `--dot -`), nor after `--` (a
+ * pasted vLLM command line is read, not printed, but its flags are not ranksim's to judge). */
+static bool text_output(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-o-") == 0 ||
+            strcmp(argv[i], "--dot=-") == 0 || strcmp(argv[i], "--output=-") == 0)
+            return false;
+        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--dot") == 0 ||
+             strcmp(argv[i], "--output") == 0) &&
+            i + 1 < argc && strcmp(argv[i + 1], "-") == 0)
+            return false;
+    }
+    return true;
+}
+
 int cli_main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    bool wrapped = text_output(argc, argv) && text_wrap_stdout();
     int code = dispatch(argc, argv);
+    int werr = wrapped ? text_wrap_finish() : 0;
+    if (werr) {
+        if (code != CLI_EXIT_INTERNAL) {
+            g_autofree char *msg = g_strdup_printf("writing to stdout: %s", g_strerror(werr));
+            print_error(msg);
+        }
+        return CLI_EXIT_INTERNAL;
+    }
     /* A failed write to stdout (a full disk, a closed pipe) is an environment error, whatever
      * the command did: exit 1 with the reason rather than a silent truncated output. */
     g_autoptr(GError) err = NULL;

@@ -238,7 +238,7 @@ int cli_import(int argc, char **argv)
         g_string_append_printf(src, "%s\n", (const char *)g_ptr_array_index(set->paths, i));
     g_autofree char *src_text = g_string_free(src, FALSE);
     StoreRunInfo info = {run_name,      "import",           argv[1], src_text,
-                         "collectives", set->format_detail, notes,  NULL};
+                         "collectives", set->format_detail, notes,   NULL};
     const char *status = o->failed ? "failed" : "ok";
     int code = o->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
     double wall = (double)(g_get_monotonic_time() - t0) / 1000.0;
@@ -265,12 +265,13 @@ int cli_import(int argc, char **argv)
                 (double)(t_read - t0) / 1e3, (double)(t_diag - t_read) / 1e3,
                 (double)(g_get_monotonic_time() - t_diag) / 1e3);
     ReportRun rr = {id,   run_name, "import",           argv[1], db_path, NULL, status,
-                    code, wall,     set->format_detail, notes, NULL};
+                    code, wall,     set->format_detail, notes,   NULL};
     if (json) {
         g_autofree char *js = report_json(&rr, o);
         printf("%s\n", js);
     } else if (!quiet) {
         report_text(stdout, &rr, o);
+        report_footer(stdout, &rr);
     }
     return code;
 }

@@ -20,6 +20,7 @@
 #include "report.h"
 #include "store-serve.h"
 #include "plot.h"
+#include "textwrap.h"
 #include "trace.h"
 
 /* Parses the options of a read-only command: --db (into *db), then the command's own
@@ -165,6 +166,7 @@ int cli_report(int argc, char **argv)
         report_text(stdout, &rr, r->outcome);
         report_serve_text(stdout, serve);
         report_memory_text(stdout, mem, memory_detail);
+        report_footer(stdout, &rr);
     }
     printf("recorded %s by ranksim %s, timeline %s%s%s\n", r->created_at ? r->created_at : "?",
            r->version ? r->version : "?", r->timeline ? r->timeline : "?",
@@ -310,13 +312,28 @@ int cli_runs(int argc, char **argv)
         printf("%s\n", text);
         return CLI_EXIT_OK;
     }
-    printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  %-19s  %s\n", "id", name_w, "name", "kind", "status",
-           "exit", "ranks", "sim end", "created", "first diagnostic");
+    /* The columns fit the terminal (text_width): the creation time only when there is room,
+     * the name and the first diagnostic cut to what is left. */
+    int width = text_width();
+    bool created = width >= 130;
+    /* id, the gaps and the fixed columns take 52; the name and the diagnostic share the rest */
+    int avail = width - 52 - (created ? 21 : 0);
+    name_w = MIN(name_w, MAX(12, avail * 6 / 10));
+    int diag_w = MAX(8, avail - name_w);
+    printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  ", "id", name_w, "name", "kind", "status", "exit",
+           "ranks", "sim end");
+    if (created)
+        printf("%-19s  ", "created");
+    printf("%s\n", created ? "first diagnostic" : "finding");
     for (guint i = 0; i < rows->len; i++) {
         char **row = g_ptr_array_index(rows, i);
-        printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  %-19s  %s\n", row[0], name_w, row[1],
-               row[2] ? row[2] : "?", row[3] ? row[3] : "?", row[4], row[5], row[6], row[7],
-               row[8]);
+        g_autofree char *nm = query_short_message(row[1], (guint)name_w);
+        g_autofree char *dg = query_short_message(row[8], (guint)diag_w);
+        printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  ", row[0], name_w, nm, row[2] ? row[2] : "?",
+               row[3] ? row[3] : "?", row[4], row[5], row[6]);
+        if (created)
+            printf("%-19s  ", row[7]);
+        printf("%s\n", dg);
     }
     int64_t shown = rows->len;
     if (total == 0)
@@ -612,7 +629,7 @@ static void diff_comm(Store *st, const QueryRun *a, const QueryRun *b)
         printf("  (no completed collectives in either run)\n");
         return;
     }
-    printf("  %-32s %22s %22s %15s %9s\n", "collective", "A (calls)", "B (calls)", "delta", "%");
+    printf("  %-22s %18s %18s %12s %4s\n", "collective", "A (calls)", "B (calls)", "delta", "%");
     CommTotal ta = {0, 0}, tb = {0, 0};
     for (guint i = 0; i < names->len; i++) {
         const char *name = g_ptr_array_index(names, i);
@@ -628,14 +645,14 @@ static void diff_comm(Store *st, const QueryRun *a, const QueryRun *b)
         g_autofree char *cb = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fb, y->calls);
         g_autofree char *d = fmt_delta_ns(y->ns - x->ns);
         g_autofree char *p = fmt_pct((double)x->ns, (double)y->ns);
-        printf("  %-32s %22s %22s %15s %9s\n", name, ca, cb, d, p);
+        printf("  %-22.22s %18s %18s %12s %4s\n", name, ca, cb, d, p);
     }
     g_autofree char *fa = report_format_ns(ta.ns), *fb = report_format_ns(tb.ns);
     g_autofree char *ca = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fa, ta.calls);
     g_autofree char *cb = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fb, tb.calls);
     g_autofree char *d = fmt_delta_ns(tb.ns - ta.ns);
     g_autofree char *p = fmt_pct((double)ta.ns, (double)tb.ns);
-    printf("  %-32s %22s %22s %15s %9s\n", "total", ca, cb, d, p);
+    printf("  %-22s %18s %18s %12s %4s\n", "total", ca, cb, d, p);
 }
 
 /* "error mismatch" -> count, in first-seen order. */

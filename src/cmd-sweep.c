@@ -35,6 +35,7 @@
 #include "query.h"
 #include "report.h"
 #include "runner.h"
+#include "textwrap.h"
 #include "scenario.h"
 #include "store.h"
 
@@ -708,7 +709,7 @@ static void print_table(Sweep *sw)
     for (guint k = 0; k < nv; k++)
         printf("  %-*s", w[k], ((Vary *)g_ptr_array_index(sw->varies, k))->key);
     printf("  %6s  %-7s  %12s  %10s  %s\n", "run", "outcome", "step time", "KV budget",
-           "first diagnostic");
+           text_width() >= 120 ? "first diagnostic" : "finding");
     for (guint i = 0; i < sw->n; i++) {
         const Variant *v = &sw->variants[i];
         printf("%*u", wid, i + 1);
@@ -730,7 +731,13 @@ static void print_table(Sweep *sw)
             v->has_kv
                 ? g_strdup_printf("%.2f GiB", (double)v->kv_min_bytes / (1024.0 * 1024.0 * 1024.0))
                 : g_strdup("-");
-        g_autofree char *diag = query_short_message(v->first_diag, 110);
+        /* the first diagnostic gets what the terminal has left after the other columns */
+        int used = wid;
+        for (guint k = 0; k < nv; k++)
+            used += 2 + w[k];
+        used += 2 + 6 + 2 + 7 + 2 + 12 + 2 + 10 + 2;
+        g_autofree char *diag =
+            query_short_message(v->first_diag, (guint)MAX(8, MIN(110, text_width() - used)));
         printf("  %6s  %-7s  %12s  %10s  %s\n", id, outcome_names[v->outcome], end, kv,
                *diag ? diag : "-");
     }

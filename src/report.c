@@ -1,6 +1,9 @@
 /* src/report.c — text and JSON reports of one run; see report.h. */
 #include "report.h"
 
+#include "explain.h"
+#include "textwrap.h"
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
@@ -20,6 +23,42 @@ static bool same_row(const SchedRankStats *a, const SchedRankStats *b)
 {
     return a->state == b->state && a->end_ns == b->end_ns && a->compute_ns == b->compute_ns &&
            a->comm_ns == b->comm_ns && a->wait_ns == b->wait_ns && a->ops == b->ops;
+}
+
+/* The one-line outcome: what failed, where, the culprit — "NAME: FAILED — mismatch in dcp0
+ * seq 1 (dcp_lse_all_gather, layer 0); culprit rank 0" — cut to the terminal's width. The
+ * full diagnostic follows under "diagnostics". */
+static char *headline(const ReportRun *run, const SchedOutcome *o, const SchedDiag *first)
+{
+    GString *h = g_string_new(NULL);
+    g_string_append_printf(h, "%s: %s", run->name, o->failed ? "FAILED" : "HEALTHY");
+    if (first && o->failed) {
+        g_string_append_printf(h, " — %s", first->kind);
+        const char *g = first->group >= 0 && (guint)first->group < o->groups->len
+                            ? g_ptr_array_index(o->groups, first->group)
+                            : NULL;
+        if (g && first->seq)
+            g_string_append_printf(h, " in %s seq %" G_GUINT64_FORMAT, g, first->seq);
+        else if (first->rank >= 0)
+            g_string_append_printf(h, " on rank %d", first->rank);
+        g_autoptr(GArray) culprits = explain_culprits(o);
+        if (culprits->len) {
+            g_autofree char *who =
+                sched_format_ranks((const int32_t *)(const void *)culprits->data, culprits->len);
+            g_string_append_printf(h, "; culprit %s %s", culprits->len == 1 ? "rank" : "ranks",
+                                   who);
+        }
+        if (first->op_name && first->layer >= 0)
+            g_string_append_printf(h, " (%s, layer %d)", first->op_name, first->layer);
+        else if (first->op_name)
+            g_string_append_printf(h, " (%s)", first->op_name);
+    }
+    int w = text_width();
+    if (g_utf8_strlen(h->str, -1) > w) {
+        g_string_truncate(h, (gsize)(g_utf8_offset_to_pointer(h->str, w - 1) - h->str));
+        g_string_append(h, "…");
+    }
+    return g_string_free(h, FALSE);
 }
 
 void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
@@ -42,13 +81,8 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
         first = g_ptr_array_index(o->diags, 0);
 
     g_autofree char *end = report_format_ns(o->end_ns);
-    fprintf(out, "%s: %s", run->name, o->failed ? "FAILED" : "HEALTHY");
-    if (first && o->failed) {
-        const char *nl = strchr(first->message, '\n');
-        int len = nl ? (int)(nl - first->message) : (int)strlen(first->message);
-        fprintf(out, " — %.*s", len, first->message);
-    }
-    fprintf(out, "\n");
+    g_autofree char *head = headline(run, o, first);
+    fprintf(out, "%s\n", head);
     /* An imported run was recorded, not simulated: its figures say so. */
     bool imported = g_strcmp0(run->kind, "import") == 0;
     if (imported)
@@ -86,7 +120,7 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
         }
     }
 
-    fprintf(out, "\nranks:\n  %-14s %-8s %14s %14s %14s %14s %8s\n", "rank", "state", "end",
+    fprintf(out, "\nranks:\n  %-10s %-8s %11s %11s %11s %11s %8s\n", "rank", "state", "end",
             "compute", "comm", "wait", "ops");
     for (uint32_t r = 0; r < o->n_ranks;) {
         uint32_t j = r;
@@ -98,10 +132,14 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
         g_autofree char *c = report_format_ns(s->compute_ns);
         g_autofree char *m = report_format_ns(s->comm_ns);
         g_autofree char *w = report_format_ns(s->wait_ns);
-        fprintf(out, "  %-14s %-8s %14s %14s %14s %14s %8" G_GUINT64_FORMAT "\n", label,
+        fprintf(out, "  %-10s %-8s %11s %11s %11s %11s %8" G_GUINT64_FORMAT "\n", label,
                 sched_rank_state_name(s->state), e, c, m, w, s->ops);
         r = j + 1;
     }
+}
+
+void report_footer(FILE *out, const ReportRun *run)
+{
     if (run->db_path && run->run_id >= 0)
         fprintf(out, "\nstored as run %" G_GINT64_FORMAT " in %s\n", run->run_id, run->db_path);
     if (run->trace_path)
@@ -330,21 +368,62 @@ static void report_phases(FILE *out, const ModelMemPlan *m)
             "\nphases (rank %d; times exclude loading, which storage decides; memory on the "
             "device in GiB of %.2f):\n",
             r, gib((double)m->hbm_bytes));
-    fprintf(out, "  %-18s %-12s %10s %10s %10s %10s %10s\n", "phase", "status", "start", "time",
-            "allocated", "peak", "free");
+    fprintf(out, "  %-17s %-11s %8s %8s %8s %8s %8s\n", "phase", "status", "start", "time", "alloc",
+            "peak", "free");
     for (int k = 0; k < MODEL_PHASE_COUNT; k++) {
         const ModelPhaseRow *ph = &m->phases[r][k];
         const char *st = model_phase_status_name((ModelPhaseStatus)ph->status);
         if (ph->status == MODEL_PHASE_SKIPPED) {
-            fprintf(out, "  %-18s %-12s\n", model_phase_name((ModelPhase)k), st);
+            fprintf(out, "  %-17s %-11s\n", model_phase_name((ModelPhase)k), st);
             continue;
         }
         char a[32], b[32];
         fmt_dur(a, sizeof a, k == MODEL_PHASE_LOAD_WEIGHTS ? -1 : ph->start_ns);
         fmt_dur(b, sizeof b, ph->dur_ns);
-        fprintf(out, "  %-18s %-12s %10s %10s %10.2f %10.2f %10.2f\n",
-                model_phase_name((ModelPhase)k), st, a, b, gib((double)ph->allocated_bytes),
-                gib((double)ph->peak_bytes), gib((double)ph->free_bytes));
+        fprintf(out, "  %-17s %-11s %8s %8s %8.2f %8.2f %8.2f\n", model_phase_name((ModelPhase)k),
+                st, a, b, gib((double)ph->allocated_bytes), gib((double)ph->peak_bytes),
+                gib((double)ph->free_bytes));
+    }
+}
+
+static void memory_rows(FILE *out, const ModelMemPlan *m, const char *const *short_names,
+                        bool detail);
+
+/* The narrow layout (an 80-column terminal): one row per component, one column per rank class
+ * (identical ranks folded), in blocks that fit the width. */
+static void memory_columns(FILE *out, const ModelMemPlan *m, const char *const *short_names)
+{
+    g_autoptr(GArray) first = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func(g_free);
+    for (uint32_t r = 0; r < m->world;) {
+        uint32_t j = r;
+        while (j + 1 < m->world && same_mem(&m->ranks[r], &m->ranks[j + 1]))
+            j++;
+        g_array_append_val(first, r);
+        g_ptr_array_add(labels, j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j));
+        r = j + 1;
+    }
+    guint per = (guint)MAX(1, (text_width() - 14) / 12);
+    for (guint b = 0; b < first->len; b += per) {
+        guint e = MIN(first->len, b + per);
+        fprintf(out, "  %-12s", "rank");
+        for (guint k = b; k < e; k++)
+            fprintf(out, " %11s", (const char *)g_ptr_array_index(labels, k));
+        fputc('\n', out);
+        for (int c = 0; c < MODEL_MEM_COUNT + 2; c++) {
+            fprintf(out, "  %-12s",
+                    c < MODEL_MEM_COUNT    ? short_names[c]
+                    : c == MODEL_MEM_COUNT ? "non-KV"
+                                           : "KV budget");
+            for (guint k = b; k < e; k++) {
+                const ModelMemRank *x = &m->ranks[g_array_index(first, uint32_t, k)];
+                double v = c < MODEL_MEM_COUNT    ? (double)x->bytes[c]
+                           : c == MODEL_MEM_COUNT ? (double)non_kv(m, x)
+                                                  : (double)x->kv_budget_bytes;
+                fprintf(out, " %11.2f", gib(v));
+            }
+            fputc('\n', out);
+        }
     }
 }
 
@@ -359,6 +438,35 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
             gib((double)m->context_bytes));
     static const char *const short_names[MODEL_MEM_COUNT] = {
         "weights", "scales", "derived", "kv_cache", "attn_ws", "activ", "cudagraph", "reserved"};
+    if (text_width() < 116) {
+        memory_columns(out, m, short_names);
+    } else {
+        memory_rows(out, m, short_names, detail);
+        return;
+    }
+    for (uint32_t r = 0; detail && r < m->world;) {
+        uint32_t j = r;
+        while (j + 1 < m->world && same_mem(&m->ranks[r], &m->ranks[j + 1]))
+            j++;
+        const ModelMemRank *x = &m->ranks[r];
+        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
+        fprintf(out, "  tensors of rank %s:\n", label);
+        for (guint i = 0; x->items && i < x->items->len; i++) {
+            const ModelMemItem *it = g_ptr_array_index(x->items, i);
+            fprintf(out, "    %-9s %s %s %s %.4f GiB\n", model_mem_component_name(it->component),
+                    it->name, it->shape ? it->shape : "", it->dtype ? it->dtype : "",
+                    gib((double)it->bytes));
+        }
+        r = j + 1;
+    }
+    report_vllm_lines(out, m);
+    report_phases(out, m);
+}
+
+/* The wide layout: one row per rank class, one column per component. */
+static void memory_rows(FILE *out, const ModelMemPlan *m, const char *const *short_names,
+                        bool detail)
+{
     fprintf(out, "  %-10s", "rank");
     for (int c = 0; c < MODEL_MEM_COUNT; c++)
         fprintf(out, " %9s", short_names[c]);

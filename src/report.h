@@ -16,22 +16,26 @@
 #include "../sched/engine.h"
 
 typedef struct {
-    int64_t run_id;      /* -1 when not stored */
+    int64_t run_id; /* -1 when not stored */
     const char *name;
     const char *kind;
-    const char *path;    /* scenario path */
-    const char *db_path; /* may be NULL */
+    const char *path;       /* scenario path */
+    const char *db_path;    /* may be NULL */
     const char *trace_path; /* may be NULL */
-    const char *status;  /* "ok" | "failed" */
+    const char *status;     /* "ok" | "failed" */
     int exit_code;
     double wall_ms;
-    const char *hardware; /* one line describing the fabric, may be NULL */
+    const char *hardware;           /* one line describing the fabric, may be NULL */
     const GPtrArray *not_simulated; /* char*: settings given but not simulated, may be NULL */
     const ModelServe *serve;        /* requests served, or NULL */
 } ReportRun;
 
-/* Writes the text report to `out`. Can't fail (write errors are the stream's). */
+/* Writes the text report to `out`: the one-line outcome (cut to the terminal's width), the
+ * story, the diagnostics, the per-rank table. Can't fail (write errors are the stream's). */
 void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o);
+/* "stored as run N in DB" and the trace's path: the report's last lines, after the memory
+ * plan and the serving summary. */
+void report_footer(FILE *out, const ReportRun *run);
 /* The report as a JSON object (text, caller frees). Diagnostic details are embedded as
  * objects. */
 char *report_json(const ReportRun *run, const SchedOutcome *o);

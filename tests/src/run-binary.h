@@ -24,8 +24,13 @@ static inline Result ranksim(const char *const *args)
     Result r = {0};
     GError *err = NULL;
     int status = 0;
-    gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               &r.out, &r.err, &status, &err);
+    /* Reports fold at the terminal's width (80 when unknown); the tests read whole lines, so
+     * they run wide unless a test says otherwise (COLUMNS in the environment). */
+    g_auto(GStrv) env = g_get_environ();
+    if (!g_environ_getenv(env, "COLUMNS"))
+        env = g_environ_setenv(env, "COLUMNS", "100000", TRUE);
+    gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &r.out,
+                               &r.err, &status, &err);
     cr_assert(ok, "spawn: %s", err ? err->message : "");
     cr_assert(WIFEXITED(status), "ranksim did not exit normally (status %d): %s", status, r.err);
     r.code = WEXITSTATUS(status);

@@ -322,3 +322,39 @@ Test(cli, a_pasted_vllm_command_line_runs)
     cr_assert(strstr(r.err, "names no model"), "%s", r.err);
     result_clear(&r);
 }
+
+/* With COLUMNS=80, run, report, explain, runs, diff and a sweep on the seed-004 pair print no
+ * line over 80 characters (counted as characters, not bytes: the reports use "—"), and the
+ * outcome is one line. */
+Test(cli, reports_fit_80_columns)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "w.db", NULL);
+    const char *hang = RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml";
+    const char *fix = RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml";
+    g_setenv("COLUMNS", "80", TRUE);
+    const char *const cmds[][10] = {
+        {"run", hang, "--db", db, NULL},
+        {"run", fix, "--db", db, NULL},
+        {"report", "1", "--db", db, NULL},
+        {"explain", "1", "--db", db, NULL},
+        {"runs", "--db", db, NULL},
+        {"diff", "1", "2", "--db", db, NULL},
+        {"sweep", hang, "--vary", "engine.attention_backend=FLASHINFER_MLA_SPARSE,FLASHMLA_SPARSE",
+         "--db", db, "-q", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        Result r = ranksim(cmds[i]);
+        cr_assert(r.code == 0 || r.code == 3, "%s: exit %d: %s", cmds[i][0], r.code, r.err);
+        g_auto(GStrv) lines = g_strsplit(r.out, "\n", -1);
+        for (guint k = 0; lines[k]; k++)
+            cr_assert_leq(g_utf8_strlen(lines[k], -1), 80, "%s: line %u is %ld wide: %s",
+                          cmds[i][0], k + 1, g_utf8_strlen(lines[k], -1), lines[k]);
+        if (i == 0)
+            cr_assert(g_str_has_prefix(r.out, "glm52-b200-tp1-pcp4-dcp4-flashinfer: FAILED — "
+                                              "mismatch in dcp0 seq 1; culprit r"),
+                      "%s", r.out);
+        result_clear(&r);
+    }
+    g_unsetenv("COLUMNS");
+}
