@@ -54,23 +54,25 @@ test: build
 
 demo: build
 	@mkdir -p results
-	@./$(BUILD)/ranksim run scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml \
-	    --trace results/seed004-hang.json > results/seed004-hang.txt; \
-	  echo "exit $$?" >> results/seed004-hang.txt
-	@./$(BUILD)/ranksim run scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml \
-	    --trace results/seed004-healthy.json > results/seed004-healthy.txt; \
-	  echo "exit $$?" >> results/seed004-healthy.txt
-	@echo "Seed 004: GLM-5.2 NVFP4 on B200, TP1/PCP4/DCP4, a 633-token prompt"
-	@printf "%-78s | %s\n" "FLASHINFER_MLA_SPARSE: sizes the LSE exchange by real rows" \
-	    "FLASHMLA_SPARSE: gathers the KV shards, exchanges padded rows"
+	@echo "Seed 004: GLM-5.2 NVFP4 on B200, TP1/PCP4/DCP4, a 633-token prompt."
 	@echo
-	@fold -s -w 78 results/seed004-hang.txt > results/.left.txt; \
-	  fold -s -w 78 results/seed004-healthy.txt > results/.right.txt; \
-	  awk 'NR==FNR { l[FNR] = $$0; n = FNR; next } { r[FNR] = $$0; m = FNR } \
-	       END { k = n > m ? n : m; for (i = 1; i <= k; i++) printf "%-78s | %s\n", l[i], r[i] }' \
-	      results/.left.txt results/.right.txt; rm -f results/.left.txt results/.right.txt
+	@echo "1. FLASHINFER_MLA_SPARSE sizes the LSE exchange by each rank's real rows:"
+	@echo "   $$ ranksim run scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"
 	@echo
-	@echo "results: results/ranksim.db (sqlite3); traces: results/seed004-*.json (https://ui.perfetto.dev)"
+	@COLUMNS=$${COLUMNS:-80} ./$(BUILD)/ranksim run scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml \
+	    --trace results/seed004-hang.json.gz | sed -n '1,/^ranks:/p' | sed '$$d'; true
+	@./$(BUILD)/ranksim plot latest -o results/seed004-hang.png >/dev/null
+	@echo
+	@echo "2. The fix: FLASHMLA_SPARSE gathers the KV shards and exchanges padded rows:"
+	@echo "   $$ ranksim run scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"
+	@echo
+	@COLUMNS=$${COLUMNS:-80} ./$(BUILD)/ranksim run scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml \
+	    --trace results/seed004-healthy.json.gz | sed -n '1,/^ranks:/p' | sed '$$d'
+	@echo
+	@echo "Stored in results/ranksim.db; traces results/seed004-*.json.gz"
+	@echo "(https://ui.perfetto.dev), the hang's picture results/seed004-hang.png."
+	@echo "Next: ranksim explain latest~1    (the hang's story: culprit, wait-for graph)"
+	@echo "      ranksim diff latest~1 latest"
 
 bench: deps
 	@test -f build-bench/build.ninja || meson setup build-bench --buildtype=release -Db_lto=true

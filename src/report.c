@@ -30,35 +30,53 @@ static bool same_row(const SchedRankStats *a, const SchedRankStats *b)
  * full diagnostic follows under "diagnostics". */
 static char *headline(const ReportRun *run, const SchedOutcome *o, const SchedDiag *first)
 {
-    GString *h = g_string_new(NULL);
-    g_string_append_printf(h, "%s: %s", run->name, o->failed ? "FAILED" : "HEALTHY");
+    g_autofree char *where = NULL, *culprit = NULL, *op = NULL;
     if (first && o->failed) {
-        g_string_append_printf(h, " — %s", first->kind);
         const char *g = first->group >= 0 && (guint)first->group < o->groups->len
                             ? g_ptr_array_index(o->groups, first->group)
                             : NULL;
         if (g && first->seq)
-            g_string_append_printf(h, " in %s seq %" G_GUINT64_FORMAT, g, first->seq);
+            where = g_strdup_printf(" in %s seq %" G_GUINT64_FORMAT, g, first->seq);
         else if (first->rank >= 0)
-            g_string_append_printf(h, " on rank %d", first->rank);
+            where = g_strdup_printf(" on rank %d", first->rank);
         g_autoptr(GArray) culprits = explain_culprits(o);
         if (culprits->len) {
             g_autofree char *who =
                 sched_format_ranks((const int32_t *)(const void *)culprits->data, culprits->len);
-            g_string_append_printf(h, "; culprit %s %s", culprits->len == 1 ? "rank" : "ranks",
-                                   who);
+            culprit =
+                g_strdup_printf("; culprit %s %s", culprits->len == 1 ? "rank" : "ranks", who);
         }
         if (first->op_name && first->layer >= 0)
-            g_string_append_printf(h, " (%s, layer %d)", first->op_name, first->layer);
+            op = g_strdup_printf(" (%s, layer %d)", first->op_name, first->layer);
         else if (first->op_name)
-            g_string_append_printf(h, " (%s)", first->op_name);
+            op = g_strdup_printf(" (%s)", first->op_name);
     }
+    /* the richest form that fits: without the op, then without the place (the diagnostics
+     * below give both), then cut */
     int w = text_width();
-    if (g_utf8_strlen(h->str, -1) > w) {
-        g_string_truncate(h, (gsize)(g_utf8_offset_to_pointer(h->str, w - 1) - h->str));
-        g_string_append(h, "…");
+    char *h = NULL;
+    for (int level = 0; level < 3; level++) {
+        g_free(h);
+        GString *s = g_string_new(NULL);
+        g_string_append_printf(s, "%s: %s", run->name, o->failed ? "FAILED" : "HEALTHY");
+        if (first && o->failed) {
+            g_string_append_printf(s, " — %s", first->kind);
+            if (level < 2 && where)
+                g_string_append(s, where);
+            if (culprit)
+                g_string_append(s, culprit);
+            if (level < 1 && op)
+                g_string_append(s, op);
+        }
+        h = g_string_free(s, FALSE);
+        if (g_utf8_strlen(h, -1) <= w)
+            return h;
     }
-    return g_string_free(h, FALSE);
+    char *cut = g_utf8_offset_to_pointer(h, w - 1);
+    *cut = '\0';
+    char *out = g_strconcat(h, "…", NULL);
+    g_free(h);
+    return out;
 }
 
 void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)

@@ -352,7 +352,7 @@ Test(cli, reports_fit_80_columns)
                           cmds[i][0], k + 1, g_utf8_strlen(lines[k], -1), lines[k]);
         if (i == 0)
             cr_assert(g_str_has_prefix(r.out, "glm52-b200-tp1-pcp4-dcp4-flashinfer: FAILED — "
-                                              "mismatch in dcp0 seq 1; culprit r"),
+                                              "mismatch; culprit rank 0\n"),
                       "%s", r.out);
         result_clear(&r);
     }
