@@ -106,8 +106,20 @@ static int wrap_close(void *cookie)
     return rc;
 }
 
+static void finish_at_exit(void)
+{
+    text_wrap_finish();
+}
+
 bool text_wrap_stdout(void)
 {
+    /* a command may end in exit() (GOption's --help does): the filter's last line and its
+     * state must not be lost then */
+    static bool registered = false;
+    if (!registered) {
+        atexit(finish_at_exit);
+        registered = true;
+    }
     Wrap *w = g_new0(Wrap, 1);
     w->real = stdout;
     w->width = text_width();

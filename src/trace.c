@@ -54,11 +54,16 @@ typedef struct {
     sqlite3 *db;
     int64_t run_id;
     const char *out_path;
-    OutFile *out;   /* the output (src/outfile.h: temp + rename, or in place; "-" = stdout) */
-    FILE *f;        /* its stream */
-    GConverter *gz; /* a gzip compressor when the path ends in .gz, else NULL */
-    GString *buf;   /* the event being formatted, reused */
-    GString *meta;  /* the trailing "metadata" object */
+    OutFile *out;        /* the output (src/outfile.h: temp + rename, or in place; "-" = stdout) */
+    FILE *f;             /* its stream */
+    GConverter *gz;      /* a gzip compressor when the path ends in .gz, else NULL */
+    uint32_t per_node;   /* devices per node from the run's hardware line (0: unknown: one
+                            process for every rank) */
+    GHashTable *members; /* group name -> GArray<int32> ranks, for diagnostics on groups */
+    GPtrArray *group_ranks; /* group id -> GArray<int32> ranks (NULL holes) */
+    GHashTable *arrived;    /* (group id, seq) of never-completed instances -> GArray<int32> */
+    GString *buf;           /* the event being formatted, reused */
+    GString *meta;          /* the trailing "metadata" object */
     uint64_t n_events;
     int64_t n_ranks;
     int64_t sim_end_ns; /* runs.sim_end_us in ns; -1 if unknown */
@@ -343,19 +348,55 @@ static bool read_run(TraceWriter *w, char **name, GError **error)
     return true;
 }
 
-/* process_name for pid 0, then thread_name and thread_sort_index per rank. */
+/* The process (track group) of a rank: its node, when the run says how many devices a node
+ * has. */
+static int64_t pid_of(const TraceWriter *w, int64_t rank)
+{
+    return w->per_node && rank >= 0 ? rank / w->per_node : 0;
+}
+
+static void json_pid(GString *b, const TraceWriter *w, int64_t rank)
+{
+    g_string_append(b, "\"pid\":");
+    json_int(b, pid_of(w, rank));
+}
+
+/* process_name (one process per node: "ranksim run N: NAME", with "— node K (ranks a-b)" when
+ * the run spans several), then thread_name and thread_sort_index per rank. */
 static bool write_metadata_events(TraceWriter *w, const char *run_name, GError **error)
 {
-    g_autofree char *pname = g_strdup_printf("ranksim run %" PRId64 ": %s", w->run_id, run_name);
-    event_begin(w);
-    g_string_append(w->buf, "\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
-    json_cstring(w->buf, pname);
-    g_string_append_c(w->buf, '}');
-    if (!event_end(w, error))
-        return false;
+    int64_t nodes = w->n_ranks > 0 ? pid_of(w, w->n_ranks - 1) + 1 : 1;
+    for (int64_t k = 0; k < nodes; k++) {
+        g_autofree char *pname =
+            nodes == 1 ? g_strdup_printf("ranksim run %" PRId64 ": %s", w->run_id, run_name)
+                       : g_strdup_printf("ranksim run %" PRId64 ": %s — node %" PRId64
+                                         " (ranks %" PRId64 "-%" PRId64 ")",
+                                         w->run_id, run_name, k, k * w->per_node,
+                                         MIN((k + 1) * w->per_node, w->n_ranks) - 1);
+        event_begin(w);
+        g_string_append(w->buf, "\"ph\":\"M\",\"pid\":");
+        json_int(w->buf, k);
+        g_string_append(w->buf, ",\"name\":\"process_name\",\"args\":{\"name\":");
+        json_cstring(w->buf, pname);
+        g_string_append_c(w->buf, '}');
+        if (!event_end(w, error))
+            return false;
+        if (nodes > 1) {
+            event_begin(w);
+            g_string_append(w->buf, "\"ph\":\"M\",\"pid\":");
+            json_int(w->buf, k);
+            g_string_append(w->buf, ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
+            json_int(w->buf, k);
+            g_string_append_c(w->buf, '}');
+            if (!event_end(w, error))
+                return false;
+        }
+    }
     for (int64_t r = 0; r < w->n_ranks; r++) {
         event_begin(w);
-        g_string_append(w->buf, "\"ph\":\"M\",\"pid\":0,\"tid\":");
+        g_string_append(w->buf, "\"ph\":\"M\",");
+        json_pid(w->buf, w, r);
+        g_string_append(w->buf, ",\"tid\":");
         json_int(w->buf, r);
         g_string_append(w->buf, ",\"name\":\"thread_name\",\"args\":{\"name\":\"rank ");
         json_int(w->buf, r);
@@ -363,7 +404,9 @@ static bool write_metadata_events(TraceWriter *w, const char *run_name, GError *
         if (!event_end(w, error))
             return false;
         event_begin(w);
-        g_string_append(w->buf, "\"ph\":\"M\",\"pid\":0,\"tid\":");
+        g_string_append(w->buf, "\"ph\":\"M\",");
+        json_pid(w->buf, w, r);
+        g_string_append(w->buf, ",\"tid\":");
         json_int(w->buf, r);
         g_string_append(w->buf, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
         json_int(w->buf, r);
@@ -372,6 +415,121 @@ static bool write_metadata_events(TraceWriter *w, const char *run_name, GError *
             return false;
     }
     return true;
+}
+
+static void array_unref0(gpointer a)
+{
+    if (a)
+        g_array_unref(a);
+}
+
+static guint64 inst_key(int64_t group, int64_t seq)
+{
+    return ((guint64)(uint32_t)group << 40) ^ (guint64)seq;
+}
+
+/* The run's groups (members by name and by id), the ranks that arrived at each instance that
+ * never completed, and the devices per node of its hardware line ("..., 2 nodes x 8
+ * devices, ..."). */
+static bool load_layout(TraceWriter *w, GError **error)
+{
+    w->members =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
+    w->group_ranks = g_ptr_array_new_with_free_func(array_unref0);
+    w->arrived =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+    g_autoptr(sqlite3_stmt) hw =
+        prepare(w, "SELECT hardware FROM runs WHERE id = ?", "read run", error);
+    if (!hw)
+        return false;
+    bool row;
+    if (!step(w, hw, &row, "read run", error))
+        return false;
+    const char *line = row ? (const char *)sqlite3_column_text(hw, 0) : NULL;
+    const char *x = line ? strstr(line, " x ") : NULL;
+    if (x) {
+        guint64 n = g_ascii_strtoull(x + 3, NULL, 10);
+        if (n >= 1 && n < (1u << 20) && strstr(x, " devices"))
+            w->per_node = (uint32_t)n;
+    }
+    g_autoptr(sqlite3_stmt) st =
+        prepare(w, "SELECT id, name, ranks FROM groups WHERE run_id = ?", "read groups", error);
+    if (!st)
+        return false;
+    for (;;) {
+        if (!step(w, st, &row, "read groups", error))
+            return false;
+        if (!row)
+            break;
+        GArray *a = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        const char *r = (const char *)sqlite3_column_text(st, 2);
+        for (const char *p = r ? r : ""; *p;) {
+            char *end = NULL;
+            long v = strtol(p, &end, 10);
+            if (end != p) {
+                int32_t v32 = (int32_t)v;
+                g_array_append_val(a, v32);
+                p = end;
+            } else {
+                p++;
+            }
+        }
+        guint id = (guint)sqlite3_column_int64(st, 0);
+        if (id >= w->group_ranks->len)
+            g_ptr_array_set_size(w->group_ranks, id + 1);
+        if (g_ptr_array_index(w->group_ranks, id))
+            g_array_unref(g_ptr_array_index(w->group_ranks, id));
+        w->group_ranks->pdata[id] = g_array_ref(a);
+        g_hash_table_replace(w->members, g_strdup((const char *)sqlite3_column_text(st, 1)), a);
+    }
+    g_autoptr(sqlite3_stmt) in = prepare(w,
+                                         "SELECT group_id, seq, rank FROM op_rows WHERE run_id = ?"
+                                         " AND end_ns IS NULL AND group_id IS NOT NULL",
+                                         "read blocked", error);
+    if (!in)
+        return false;
+    for (;;) {
+        if (!step(w, in, &row, "read blocked", error))
+            return false;
+        if (!row)
+            return true;
+        gint64 key = (gint64)inst_key(sqlite3_column_int64(in, 0), sqlite3_column_int64(in, 1));
+        GArray *a = g_hash_table_lookup(w->arrived, &key);
+        if (!a) {
+            a = g_array_new(FALSE, FALSE, sizeof(int32_t));
+            g_hash_table_insert(w->arrived, g_memdup2(&key, sizeof key), a);
+        }
+        int32_t rk = (int32_t)sqlite3_column_int64(in, 2);
+        g_array_append_val(a, rk);
+    }
+}
+
+/* A blocked op's "waiting_for": the members of its group that never arrived at its
+ * instance (empty when every member arrived: a mismatch). */
+static void blocked_args(TraceWriter *w, GString *b, int64_t group, int64_t seq)
+{
+    const GArray *m = group >= 0 && (guint64)group < w->group_ranks->len
+                          ? g_ptr_array_index(w->group_ranks, group)
+                          : NULL;
+    if (!m)
+        return;
+    gint64 key = (gint64)inst_key(group, seq);
+    const GArray *arr = g_hash_table_lookup(w->arrived, &key);
+    g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (guint i = 0; i < m->len; i++) {
+        int32_t r = g_array_index(m, int32_t, i);
+        bool here = false;
+        for (guint k = 0; arr && k < arr->len && !here; k++)
+            here = g_array_index(arr, int32_t, k) == r;
+        if (!here)
+            g_array_append_val(missing, r);
+    }
+    g_autofree char *who =
+        missing->len
+            ? sched_format_ranks((const int32_t *)(const void *)missing->data, missing->len)
+            : g_strdup("none (every member arrived: their sizes disagree)");
+    json_key(b, "waiting_for", false);
+    json_cstring(b, who);
 }
 
 /* End of an op: its end_ns, or the run's end for ops that never completed (never before the
@@ -414,7 +572,9 @@ static bool write_ops(TraceWriter *w, GError **error)
         bool incomplete;
         int64_t end = op_end_ns(w, start, st, END, &incomplete);
         event_begin(w);
-        g_string_append(b, "\"ph\":\"X\",\"pid\":0,\"tid\":");
+        g_string_append(b, "\"ph\":\"X\",");
+        json_pid(b, w, sqlite3_column_int64(st, RANK));
+        g_string_append(b, ",\"tid\":");
         json_int(b, sqlite3_column_int64(st, RANK));
         g_string_append(b, ",\"ts\":");
         json_us(b, start);
@@ -444,9 +604,16 @@ static bool write_ops(TraceWriter *w, GError **error)
             json_key(b, "dtype", false);
             json_column_string(b, st, DTYPE);
         }
-        if (incomplete)
+        if (incomplete) {
             g_string_append(b, ",\"incomplete\":true");
+            /* who it waits for: the members of its group that never arrived */
+            if (sqlite3_column_type(st, GROUP_ID) != SQLITE_NULL)
+                blocked_args(w, b, sqlite3_column_int64(st, GROUP_ID),
+                             sqlite3_column_int64(st, SEQ));
+        }
         g_string_append_c(b, '}');
+        if (incomplete) /* blocked: red in Perfetto and chrome://tracing */
+            g_string_append(b, ",\"cname\":\"terrible\"");
         if (!event_end(w, error))
             return false;
     }
@@ -463,7 +630,8 @@ static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64
     g_string_append(b, "\",");
     if (ph[0] == 'f')
         g_string_append(b, "\"bp\":\"e\",");
-    g_string_append(b, "\"pid\":0,\"tid\":");
+    json_pid(b, w, rank);
+    g_string_append(b, ",\"tid\":");
     json_int(b, rank);
     g_string_append(b, ",\"ts\":");
     json_us(b, ts_ns);
@@ -580,6 +748,9 @@ static void diag_detail(GString *b, sqlite3_stmt *st, int col)
 }
 
 /* One instant event per diagnostic: on its rank's track, or global. */
+/* Every diagnostic as an instant: on every member of its group when it names one (a mismatch,
+ * a deadlock's instance: each rank it concerns shows it), else on the rank it names, else
+ * global. */
 static bool write_diagnostics(TraceWriter *w, GError **error)
 {
     enum { KIND, SEVERITY, RANK, GROUP, SEQ, LAYER, OP, MESSAGE, DETAIL, TIME };
@@ -591,6 +762,7 @@ static bool write_diagnostics(TraceWriter *w, GError **error)
     if (!st)
         return false;
     GString *b = w->buf;
+    g_autoptr(GString) tail = g_string_new(NULL);
     for (;;) {
         bool row;
         if (!step(w, st, &row, "read diagnostics", error))
@@ -601,48 +773,65 @@ static bool write_diagnostics(TraceWriter *w, GError **error)
         int64_t ts = sqlite3_column_type(st, TIME) == SQLITE_NULL
                          ? 0
                          : us_to_ns(sqlite3_column_double(st, TIME));
-        event_begin(w);
-        g_string_append(b, "\"ph\":\"i\",\"s\":\"");
-        g_string_append(b, has_rank ? "t" : "g");
-        g_string_append(b, "\",\"pid\":0,\"tid\":");
-        json_int(b, has_rank ? sqlite3_column_int64(st, RANK) : 0);
-        g_string_append(b, ",\"ts\":");
-        json_us(b, ts);
-        g_string_append(b, ",\"name\":\"");
-        diag_name(b, st, KIND, MESSAGE);
-        g_string_append(b, "\",\"cat\":\"diagnostic\",\"args\":{\"kind\":");
-        json_column_string(b, st, KIND);
-        json_key(b, "severity", false);
-        json_column_string(b, st, SEVERITY);
+        /* the part after "tid": the same on every rank the instant goes to */
+        GString *saved = w->buf;
+        g_string_truncate(tail, 0);
+        w->buf = tail;
+        g_string_append(tail, ",\"ts\":");
+        json_us(tail, ts);
+        g_string_append(tail, ",\"name\":\"");
+        diag_name(tail, st, KIND, MESSAGE);
+        g_string_append(tail, "\",\"cat\":\"diagnostic\",\"args\":{\"kind\":");
+        json_column_string(tail, st, KIND);
+        json_key(tail, "severity", false);
+        json_column_string(tail, st, SEVERITY);
         if (has_rank) {
-            json_key(b, "rank", false);
-            json_int(b, sqlite3_column_int64(st, RANK));
+            json_key(tail, "rank", false);
+            json_int(tail, sqlite3_column_int64(st, RANK));
         }
         if (sqlite3_column_type(st, GROUP) != SQLITE_NULL) {
-            json_key(b, "group", false);
-            json_column_string(b, st, GROUP);
+            json_key(tail, "group", false);
+            json_column_string(tail, st, GROUP);
         }
         if (sqlite3_column_type(st, SEQ) != SQLITE_NULL) {
-            json_key(b, "seq", false);
-            json_int(b, sqlite3_column_int64(st, SEQ));
+            json_key(tail, "seq", false);
+            json_int(tail, sqlite3_column_int64(st, SEQ));
         }
         if (sqlite3_column_type(st, LAYER) != SQLITE_NULL) {
-            json_key(b, "layer", false);
-            json_int(b, sqlite3_column_int64(st, LAYER));
+            json_key(tail, "layer", false);
+            json_int(tail, sqlite3_column_int64(st, LAYER));
         }
         if (sqlite3_column_type(st, OP) != SQLITE_NULL) {
-            json_key(b, "op", false);
-            json_column_string(b, st, OP);
+            json_key(tail, "op", false);
+            json_column_string(tail, st, OP);
         }
-        json_key(b, "message", false);
-        json_column_string(b, st, MESSAGE);
+        json_key(tail, "message", false);
+        json_column_string(tail, st, MESSAGE);
         if (sqlite3_column_type(st, DETAIL) != SQLITE_NULL) {
-            json_key(b, "detail", false);
-            diag_detail(b, st, DETAIL);
+            json_key(tail, "detail", false);
+            diag_detail(tail, st, DETAIL);
         }
-        g_string_append(b, "}");
-        if (!event_end(w, error))
-            return false;
+        g_string_append(tail, "}");
+        w->buf = saved;
+        const GArray *members = NULL;
+        if (sqlite3_column_type(st, GROUP) != SQLITE_NULL && w->members)
+            members = g_hash_table_lookup(w->members, sqlite3_column_text(st, GROUP));
+        guint targets = members ? members->len : 1;
+        for (guint k = 0; k < targets; k++) {
+            int64_t rank = members    ? g_array_index(members, int32_t, k)
+                           : has_rank ? sqlite3_column_int64(st, RANK)
+                                      : 0;
+            event_begin(w);
+            g_string_append(b, "\"ph\":\"i\",\"s\":\"");
+            g_string_append(b, members || has_rank ? "t" : "g");
+            g_string_append(b, "\",");
+            json_pid(b, w, rank);
+            g_string_append(b, ",\"tid\":");
+            json_int(b, rank);
+            g_string_append_len(b, tail->str, (gssize)tail->len);
+            if (!event_end(w, error))
+                return false;
+        }
     }
 }
 
@@ -712,11 +901,17 @@ bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)
         return set_sql_error(&w, error, "begin");
 
     g_autofree char *run_name = NULL;
-    bool ok = read_run(&w, &run_name, error) && open_output(&w, error);
+    bool ok = read_run(&w, &run_name, error) && load_layout(&w, error) && open_output(&w, error);
     if (ok)
         ok = write_document(&w, run_name, error);
     ok = close_output(&w, ok, error);
 
+    if (w.members)
+        g_hash_table_unref(w.members);
+    if (w.group_ranks)
+        g_ptr_array_unref(w.group_ranks);
+    if (w.arrived)
+        g_hash_table_unref(w.arrived);
     if (own_txn)
         sqlite3_exec(w.db, "COMMIT", NULL, NULL, NULL);
     return ok;

@@ -491,6 +491,9 @@ Test(trace, hang_incomplete_and_deadlock)
     cr_assert(json_object_get_boolean_member(sa, "incomplete"));
     cr_assert_eq(us_member_ns(stuck, "ts") + us_member_ns(stuck, "dur"), sim_end);
     cr_assert_eq(us_member_ns(stuck, "dur"), 5000, "rank 0's 5 us tail ends the run");
+    /* a blocked slice is red and says who it waits for: rank 0 never came to seq 2 */
+    cr_assert_str_eq(str_member(stuck, "cname"), "terrible");
+    cr_assert_str_eq(str_member(sa, "waiting_for"), "0");
     JsonObject *done = slice_of(&t, 1, "ag", 0);
     cr_assert_not(json_object_has_member(args_of(done), "incomplete"));
 
@@ -517,7 +520,10 @@ Test(trace, hang_incomplete_and_deadlock)
     cr_assert_not_null(str_member(da, "message"));
     cr_assert(JSON_NODE_HOLDS_OBJECT(json_object_get_member(da, "detail")),
               "detail embedded as an object");
-    if (json_object_has_member(da, "rank")) {
+    if (json_object_has_member(da, "group")) {
+        /* on every member of the group it names */
+        cr_assert_str_eq(str_member(dl, "s"), "t");
+    } else if (json_object_has_member(da, "rank")) {
         cr_assert_str_eq(str_member(dl, "s"), "t");
         cr_assert_eq(int_member(dl, "tid"), int_member(da, "rank"));
     } else {
