@@ -82,6 +82,8 @@ bench: deps
 	@echo
 	./build-bench/tests/bench-model scenarios/glm5-1024-ranks-prefill.yaml 3
 	@echo
+	tests/bench/bench-run.sh build-bench scenarios/glm5-1024-ranks-prefill.yaml
+	@echo
 	tests/bench/bench-import.sh build-bench 1024 2000
 	@echo
 	tests/bench/bench-import.sh build-bench 1024 200

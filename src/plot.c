@@ -107,7 +107,7 @@ static bool load(sqlite3 *db, const QueryRun *r, Data *d, GError **error)
     sqlite3_finalize(st);
     if (sqlite3_prepare_v2(db,
                            "SELECT rank, kind, start_ns, end_ns, group_id, seq, count, name_id"
-                           " FROM op_rows WHERE run_id = ? ORDER BY rank, idx",
+                           " FROM rank_ops WHERE run_id = ? ORDER BY rank, idx",
                            -1, &st, NULL) != SQLITE_OK)
         return sql_error(error, db, "op rows");
     sqlite3_bind_int64(st, 1, r->id);

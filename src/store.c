@@ -16,6 +16,7 @@
 
 #include "inputfile.h"
 #include "revision.h"
+#include "store-ops.h"
 #include "store-serve.h"
 
 #include <errno.h>
@@ -33,6 +34,7 @@ struct Store {
     char *path;
     bool readonly;
     bool keyed_ops; /* op_rows has the (run_id, n) key; false in files from before */
+    bool per_rank;  /* RANKSIM_OPS_PER_RANK: simulated runs' rows in op_rows, one per rank */
 };
 
 /* Records per chunk and chunks in flight: 4 x 16384 x 64 B = 4 MiB at most, whatever the run
@@ -71,6 +73,7 @@ struct StoreRun {
     char *writer_error;         /* first error seen by the writer, under mu */
     const ModelMemPlan *memory; /* borrowed, may be NULL */
     const ModelServe *serve;    /* borrowed, may be NULL */
+    StoreTimelines *lines;      /* hashed by the writer; NULL: rows per rank */
 };
 
 static const char schema_sql[] =
@@ -146,18 +149,39 @@ static const char schema_sql[] =
     " run_id INTEGER PRIMARY KEY, requests INTEGER NOT NULL, steps INTEGER NOT NULL,"
     " kv_blocks INTEGER NOT NULL, block_tokens INTEGER NOT NULL,"
     " simulated_steps INTEGER NOT NULL, reused_steps INTEGER NOT NULL, stopped TEXT);"
+    "CREATE TABLE IF NOT EXISTS timeline_ops("
+    " run_id INTEGER NOT NULL, timeline INTEGER NOT NULL, idx INTEGER NOT NULL, layer INTEGER,"
+    " name_id INTEGER NOT NULL, kind INTEGER NOT NULL, tokens INTEGER, slot INTEGER,"
+    " seq INTEGER, count INTEGER, dtype INTEGER, start_ns INTEGER NOT NULL, end_ns INTEGER,"
+    " bound INTEGER, PRIMARY KEY (run_id, timeline, idx)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS rank_timelines("
+    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, timeline INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS rank_groups("
+    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, slot INTEGER NOT NULL,"
+    " group_id INTEGER NOT NULL, PRIMARY KEY (run_id, rank, slot)) WITHOUT ROWID;"
+    /* every rank's rows, whichever layout stored them (src/store-ops.h) */
+    "CREATE VIEW IF NOT EXISTS rank_ops AS"
+    " SELECT run_id, rank, idx, layer, name_id, kind, tokens, group_id, seq, count, dtype,"
+    "  start_ns, end_ns, bound FROM op_rows"
+    " UNION ALL"
+    " SELECT t.run_id, m.rank, t.idx, t.layer, t.name_id, t.kind, t.tokens, g.group_id, t.seq,"
+    "  t.count, t.dtype, t.start_ns, t.end_ns, t.bound"
+    " FROM rank_timelines m"
+    " JOIN timeline_ops t ON t.run_id = m.run_id AND t.timeline = m.timeline"
+    " LEFT JOIN rank_groups g ON g.run_id = m.run_id AND g.rank = m.rank AND g.slot = t.slot;"
     "CREATE VIEW IF NOT EXISTS ops AS"
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
     "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us,"
     "  CASE o.bound WHEN 1 THEN 'compute' WHEN 2 THEN 'memory' WHEN 3 THEN 'launch'"
     "  WHEN 4 THEN 'profile' END AS bound"
-    " FROM op_rows o JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
+    " FROM rank_ops o JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
     " JOIN op_kinds k ON k.id = o.kind;"
     "CREATE VIEW IF NOT EXISTS collectives AS"
     " SELECT o.run_id, g.name AS group_name, o.seq, o.rank, k.name AS kind, o.count,"
     "  d.name AS dtype, n.name AS name, o.layer, o.start_ns / 1000.0 AS arrive_us,"
     "  o.end_ns / 1000.0 AS done_us"
-    " FROM op_rows o JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
+    " FROM rank_ops o JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
     " JOIN op_kinds k ON k.id = o.kind JOIN dtypes d ON d.id = o.dtype"
     " JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
     " WHERE o.group_id IS NOT NULL;";
@@ -356,7 +380,8 @@ static bool ensure_schema(Store *s, GError **error)
             /* version 6: op_rows.bound, shown by the ops view (a view is not altered: it is
              * made again below) */
             exec(s, "ALTER TABLE op_rows ADD COLUMN bound INTEGER", NULL);
-            exec(s, "DROP VIEW IF EXISTS ops", NULL);
+            /* version 7: the views read rank_ops (both layouts); made again below */
+            exec(s, "DROP VIEW IF EXISTS ops; DROP VIEW IF EXISTS collectives;", NULL);
             static const char *const v3[] = {"max_model_len INTEGER",       "weights_format TEXT",
                                              "vllm_rank INTEGER",           "loading_bytes INTEGER",
                                              "kv_tokens INTEGER",           "max_concurrency REAL",
@@ -466,6 +491,8 @@ Store *store_open(const char *path, GError **error)
     query_int(s, "SELECT count(*) FROM pragma_table_info('op_rows') WHERE name = 'n'", &keyed,
               NULL);
     s->keyed_ops = keyed > 0;
+    const char *per_rank = g_getenv("RANKSIM_OPS_PER_RANK");
+    s->per_rank = per_rank && *per_rank && strcmp(per_rank, "0") != 0;
     return s;
 }
 
@@ -576,13 +603,7 @@ static void bind_opt_text(sqlite3_stmt *st, int col, const char *v)
         sqlite3_bind_null(st, col);
 }
 
-static void bind_opt_int(sqlite3_stmt *st, int col, bool present, int64_t v)
-{
-    if (present)
-        sqlite3_bind_int64(st, col, v);
-    else
-        sqlite3_bind_null(st, col);
-}
+#define bind_opt_int store_bind_opt_int
 
 /* The run row with its final figures (`o` NULL: an invalid run). Returns its id or -1. */
 static int64_t insert_run_row_id(Store *s, int64_t id, const StoreRunInfo *info,
@@ -655,137 +676,6 @@ static bool insert_names(Store *s, int64_t id, GPtrArray *names, GError **error)
     return true;
 }
 
-/* Where a run's op records come from at commit time: an array, or the staging file. */
-typedef struct {
-    const SchedRecord *recs; /* n records, or NULL */
-    size_t n;
-    int fd; /* staging file holding n_staged records, or -1 */
-    uint64_t n_staged;
-} RecordSource;
-
-/* Rows per INSERT statement: one statement of many rows costs SQLite far less per row than a
- * statement per row (a 2-million-row import stores in about half the time). */
-#define OPS_PER_INSERT 256
-#define OP_COLUMNS 15
-
-/* Binds record `x` as row `row` of a multi-row statement (parameters from row * 15 + 1); `n`
- * its place in the run (bound only where op_rows is keyed by it). */
-static void bind_op(sqlite3_stmt *st, int row, int64_t id, int64_t n, const SchedRecord *x)
-{
-    int b = row * OP_COLUMNS;
-    bool coll = x->group >= 0;
-    sqlite3_bind_int64(st, b + 1, id);
-    sqlite3_bind_int64(st, b + 15, n); /* ignored by the statement of the old layout */
-    bind_opt_int(st, b + 14, x->bound != 0, x->bound);
-    sqlite3_bind_int64(st, b + 2, x->rank);
-    sqlite3_bind_int64(st, b + 3, (int64_t)x->idx);
-    bind_opt_int(st, b + 4, x->layer >= 0, x->layer);
-    sqlite3_bind_int64(st, b + 5, x->name);
-    sqlite3_bind_int(st, b + 6, x->kind);
-    sqlite3_bind_int64(st, b + 7, (int64_t)x->tokens);
-    bind_opt_int(st, b + 8, coll, x->group);
-    bind_opt_int(st, b + 9, coll, (int64_t)x->seq);
-    bind_opt_int(st, b + 10, coll, (int64_t)x->count);
-    bind_opt_int(st, b + 11, coll, x->dtype);
-    sqlite3_bind_int64(st, b + 12, x->start_ns);
-    bind_opt_int(st, b + 13, x->end_ns >= 0, x->end_ns);
-}
-
-static sqlite3_stmt *prepare_ops(Store *s, int rows)
-{
-    /* Parameters ?K numbered so that row i's n is ?(15 i + 15) in both layouts. */
-    GString *sql = g_string_new(NULL);
-    g_string_append_printf(sql,
-                           "INSERT INTO op_rows(run_id, rank, idx, layer, name_id, kind, "
-                           "tokens, group_id, seq, count, dtype, start_ns, end_ns, bound%s) "
-                           "VALUES ",
-                           s->keyed_ops ? ", n" : "");
-    for (int i = 0; i < rows; i++) {
-        int b = i * OP_COLUMNS;
-        g_string_append(sql, i ? ",(" : "(");
-        for (int c = 1; c <= (s->keyed_ops ? 15 : 14); c++)
-            g_string_append_printf(sql, "%s?%d", c > 1 ? "," : "", b + c);
-        g_string_append_c(sql, ')');
-    }
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, sql->str, -1, &st, NULL) != SQLITE_OK)
-        st = NULL;
-    g_string_free(sql, TRUE);
-    return st;
-}
-
-typedef struct {
-    sqlite3_stmt *many; /* OPS_PER_INSERT rows */
-    sqlite3_stmt *one;
-    int64_t id;
-    int64_t next; /* the next row's n */
-} OpInserter;
-
-static bool insert_op_array(Store *s, OpInserter *ins, const SchedRecord *recs, size_t n,
-                            GError **error)
-{
-    size_t i = 0;
-    for (; i + OPS_PER_INSERT <= n; i += OPS_PER_INSERT) {
-        for (int k = 0; k < OPS_PER_INSERT; k++)
-            bind_op(ins->many, k, ins->id, ins->next++, &recs[i + (size_t)k]);
-        int rc = sqlite3_step(ins->many);
-        sqlite3_reset(ins->many);
-        if (rc != SQLITE_DONE)
-            return set_sql_error(error, s, "insert op_rows");
-    }
-    for (; i < n; i++) {
-        bind_op(ins->one, 0, ins->id, ins->next++, &recs[i]);
-        int rc = sqlite3_step(ins->one);
-        sqlite3_reset(ins->one);
-        if (rc != SQLITE_DONE)
-            return set_sql_error(error, s, "insert op_rows");
-    }
-    return true;
-}
-
-static bool insert_ops(Store *s, int64_t id, const RecordSource *src, GError **error)
-{
-    if (!src->n && !src->n_staged)
-        return true;
-    OpInserter ins = {prepare_ops(s, OPS_PER_INSERT), prepare_ops(s, 1), id, 0};
-    if (!ins.many || !ins.one) {
-        sqlite3_finalize(ins.many);
-        sqlite3_finalize(ins.one);
-        return set_sql_error(error, s, "prepare op_rows");
-    }
-    bool ok = insert_op_array(s, &ins, src->recs, src->n, error);
-    if (ok && src->fd >= 0 && src->n_staged) {
-        g_autofree SchedRecord *buf = g_new(SchedRecord, CHUNK_RECORDS);
-        uint64_t left = src->n_staged;
-        off_t off = 0;
-        while (ok && left) {
-            size_t want = (size_t)MIN(left, (uint64_t)CHUNK_RECORDS) * sizeof(SchedRecord);
-            size_t got = 0;
-            while (got < want) {
-                ssize_t k = pread(src->fd, (char *)buf + got, want - got, off + (off_t)got);
-                if (k < 0 && errno == EINTR)
-                    continue;
-                if (k <= 0) {
-                    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
-                                "%s: reading the run's staging file: %s", s->path,
-                                k < 0 ? g_strerror(errno) : "unexpected end");
-                    ok = false;
-                    break;
-                }
-                got += (size_t)k;
-            }
-            if (!ok)
-                break;
-            ok = insert_op_array(s, &ins, buf, want / sizeof(SchedRecord), error);
-            off += (off_t)want;
-            left -= want / sizeof(SchedRecord);
-        }
-    }
-    sqlite3_finalize(ins.many);
-    sqlite3_finalize(ins.one);
-    return ok;
-}
-
 /* ---- the staging writer ---- */
 
 /* Appends a chunk to the staging file (opened on first use). Returns NULL or an error text. */
@@ -834,6 +724,8 @@ static void writer_main(void *arg)
         bool failed = r->writer_error != NULL;
         uv_mutex_unlock(&r->mu);
 
+        if (!failed && r->lines)
+            store_timelines_add(r->lines, c->recs, c->n);
         char *why = failed ? NULL : stage_chunk(r, c);
 
         uv_mutex_lock(&r->mu);
@@ -865,6 +757,7 @@ static void run_free(StoreRun *r)
     if (r->names)
         g_ptr_array_unref(r->names);
     g_free(r->writer_error);
+    store_timelines_free(r->lines);
     g_free(r);
 }
 
@@ -896,6 +789,7 @@ StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram
     }
     r->created_at = now_iso8601();
     r->names = copy_names(p);
+    r->lines = s->per_rank ? NULL : store_timelines_new(p);
     uv_mutex_init(&r->mu);
     uv_cond_init(&r->cv_work);
     uv_cond_init(&r->cv_free);
@@ -1229,18 +1123,28 @@ static bool insert_serve(Store *s, int64_t id, const ModelServe *sv, GError **er
     return !what || set_sql_error(error, s, what);
 }
 
+/* The run's op rows: as shared time lines when `lines` (which has hashed every record of
+ * `src`), else one row per record in op_rows. */
+static bool insert_ops(Store *s, int64_t id, const StoreRecordSource *src, StoreTimelines *lines,
+                       GError **error)
+{
+    if (lines)
+        return store_timelines_insert(lines, s->db, s->path, id, src, error);
+    return store_ops_insert_per_rank(s->db, s->path, id, s->keyed_ops, src, error);
+}
+
 /* Everything of one run in one short transaction. Returns the run id or -1 (rolled back). */
 static int64_t commit_run(Store *s, const StoreRunInfo *info, const char *created_at,
-                          GPtrArray *names, const RecordSource *src, const SchedOutcome *o,
-                          const ModelMemPlan *memory, const char *status, int exit_code,
-                          double wall_ms, GError **error)
+                          GPtrArray *names, const StoreRecordSource *src, StoreTimelines *lines,
+                          const SchedOutcome *o, const ModelMemPlan *memory, const char *status,
+                          int exit_code, double wall_ms, GError **error)
 {
     g_return_val_if_fail(!s->readonly, -1);
     if (!exec(s, "BEGIN IMMEDIATE", error))
         return -1;
     int64_t id = insert_run_row(s, info, created_at, status, exit_code, o, wall_ms, error);
     if (id < 0 || !insert_not_simulated(s, id, info->not_simulated, error) ||
-        !insert_names(s, id, names, error) || !insert_ops(s, id, src, error) ||
+        !insert_names(s, id, names, error) || !insert_ops(s, id, src, lines, error) ||
         !insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error)) ||
         (info->serve && !insert_serve(s, id, info->serve, error)) || !exec(s, "COMMIT", error)) {
         exec(s, "ROLLBACK", NULL);
@@ -1260,9 +1164,9 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
     } else {
         StoreRunInfo info = {r->name,     r->kind,     r->path,          r->scenario,
                              r->timeline, r->hardware, r->not_simulated, r->serve};
-        RecordSource src = {NULL, 0, r->fd, r->n_staged};
-        id = commit_run(s, &info, r->created_at, r->names, &src, o, r->memory, status, exit_code,
-                        wall_ms, error);
+        StoreRecordSource src = {NULL, 0, r->fd, r->n_staged};
+        id = commit_run(s, &info, r->created_at, r->names, &src, r->lines, o, r->memory, status,
+                        exit_code, wall_ms, error);
     }
     run_free(r);
     return id;
@@ -1275,8 +1179,14 @@ int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram 
 {
     g_autofree char *now = now_iso8601();
     g_autoptr(GPtrArray) names = copy_names(p);
-    RecordSource src = {recs, n_recs, -1, 0};
-    return commit_run(s, info, now, names, &src, o, memory, status, exit_code, wall_ms, error);
+    StoreRecordSource src = {recs, n_recs, -1, 0};
+    StoreTimelines *lines = s->per_rank ? NULL : store_timelines_new(p);
+    if (lines)
+        store_timelines_add(lines, recs, n_recs);
+    int64_t id =
+        commit_run(s, info, now, names, &src, lines, o, memory, status, exit_code, wall_ms, error);
+    store_timelines_free(lines);
+    return id;
 }
 
 int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *message,
@@ -1323,7 +1233,7 @@ struct StoreStream {
     Store *s;
     int64_t id;
     char *created_at;
-    OpInserter ins;
+    StoreOpInserter *ins;
 };
 
 StoreStream *store_stream_begin(Store *s, GError **error)
@@ -1337,10 +1247,9 @@ StoreStream *store_stream_begin(Store *s, GError **error)
     /* the id now; the row itself is rewritten at commit with what the run found */
     StoreRunInfo none = {"(importing)", "import", NULL, NULL, NULL, NULL, NULL, NULL};
     st->id = insert_run_row(s, &none, st->created_at, "failed", 3, NULL, 0, error);
-    st->ins = (OpInserter){prepare_ops(s, OPS_PER_INSERT), prepare_ops(s, 1), st->id, 0};
-    if (st->id < 0 || !st->ins.many || !st->ins.one) {
-        if (st->id >= 0)
-            set_sql_error(error, s, "prepare op_rows");
+    st->ins =
+        st->id < 0 ? NULL : store_op_inserter_new(s->db, s->path, st->id, s->keyed_ops, error);
+    if (!st->ins) {
         store_stream_abort(st);
         return NULL;
     }
@@ -1349,13 +1258,12 @@ StoreStream *store_stream_begin(Store *s, GError **error)
 
 bool store_stream_ops(StoreStream *st, const SchedRecord *recs, size_t n, GError **error)
 {
-    return insert_op_array(st->s, &st->ins, recs, n, error);
+    return store_op_inserter_add(st->ins, recs, n, error);
 }
 
 static void stream_free(StoreStream *st)
 {
-    sqlite3_finalize(st->ins.many);
-    sqlite3_finalize(st->ins.one);
+    store_op_inserter_free(st->ins);
     g_free(st->created_at);
     g_free(st);
 }

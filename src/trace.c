@@ -7,7 +7,8 @@
  * reused buffer and handed to a buffered FILE*, so memory stays flat whatever the run size (the
  * only other state is the run row, kept for the trailing metadata object).
  *
- * Costs: op_rows is indexed on run_id only, so SQLite sorts the run's rows twice — by
+ * Costs: the rows come through the rank_ops view (either layout, src/store-ops.h), so SQLite
+ * sorts the run's rows twice — by
  * (rank, idx) for the slices and by (group_id, seq, rank) for the flows — O(N log N) in its
  * sorter, which spills to temporary files instead of growing memory.
  *
@@ -483,7 +484,7 @@ static bool load_layout(TraceWriter *w, GError **error)
         g_hash_table_replace(w->members, g_strdup((const char *)sqlite3_column_text(st, 1)), a);
     }
     g_autoptr(sqlite3_stmt) in = prepare(w,
-                                         "SELECT group_id, seq, rank FROM op_rows WHERE run_id = ?"
+                                         "SELECT group_id, seq, rank FROM rank_ops WHERE run_id = ?"
                                          " AND end_ns IS NULL AND group_id IS NOT NULL",
                                          "read blocked", error);
     if (!in)
@@ -552,7 +553,7 @@ static bool write_ops(TraceWriter *w, GError **error)
                 " COALESCE(k.name, 'kind ' || o.kind), o.tokens,"
                 " COALESCE(g.name, 'group ' || o.group_id), o.group_id, o.seq, o.count,"
                 " COALESCE(d.name, 'dtype ' || o.dtype), o.start_ns, o.end_ns"
-                " FROM op_rows o"
+                " FROM rank_ops o"
                 " LEFT JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
                 " LEFT JOIN op_kinds k ON k.id = o.kind"
                 " LEFT JOIN dtypes d ON d.id = o.dtype"
@@ -660,7 +661,7 @@ static bool write_flows(TraceWriter *w, GError **error)
                 " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns,"
                 "   COALESCE(g.name, 'group ' || o.group_id) AS group_name,"
                 "   MAX(o.start_ns, COALESCE(o.end_ns, ?2, o.start_ns)) AS end_ns"
-                "  FROM op_rows o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+                "  FROM rank_ops o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
                 "  WHERE o.run_id = ?1 AND o.group_id IS NOT NULL)"
                 " WINDOW w AS (PARTITION BY group_id, seq ORDER BY rank"
                 "  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"

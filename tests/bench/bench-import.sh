@@ -24,7 +24,7 @@ for i in 1 2 3; do
     code=0
     "$build/ranksim" import -q --db "$tmp/r$i.db" "$set_dir" || code=$?
     end=$(date +%s.%N)
-    rows=$(sqlite3 "$tmp/r$i.db" "SELECT count(*) FROM op_rows" 2>/dev/null || echo "?")
+    rows=$(sqlite3 "$tmp/r$i.db" "SELECT count(*) FROM rank_ops" 2>/dev/null || echo "?")
     printf '  run %d: %.2f s wall (exit %d, %s collective rows)\n' "$i" \
         "$(awk "BEGIN { print $end - $start }")" "$code" "$rows"
 done

@@ -462,7 +462,7 @@ Test(import, same_files_same_rows)
     }
     static const char *const tables[] = {
         "SELECT rank, idx, layer, name_id, kind, group_id, seq, count, dtype, start_ns, end_ns "
-        "FROM op_rows WHERE run_id = %d ORDER BY rank, idx",
+        "FROM rank_ops WHERE run_id = %d ORDER BY rank, idx",
         "SELECT kind, severity, rank, group_name, seq, message, detail, time_us FROM diagnostics "
         "WHERE run_id = %d ORDER BY id",
         "SELECT rank, state, end_us, wait_us, ops FROM ranks WHERE run_id = %d ORDER BY rank",
@@ -515,7 +515,7 @@ Test(import, many_distinct_names_are_owned_by_the_import)
     Result r = import(db, paths);
     cr_assert_eq(r.code, 3, "exit %d: %s", r.code, r.err);
     result_clear(&r);
-    g_autofree char *n = db_text(db, "SELECT count(*) FROM op_rows WHERE run_id = 1");
+    g_autofree char *n = db_text(db, "SELECT count(*) FROM rank_ops WHERE run_id = 1");
     cr_assert_str_eq(n, "12000");
 }
 
@@ -542,7 +542,7 @@ Test(import, a_wrong_earliest_guess_is_stored_the_ordinary_way)
     cr_assert_eq(r.code, 3, "%s", r.err);
     result_clear(&r);
     g_autofree char *n =
-        db_text(db, "SELECT count(*), min(start_ns) FROM op_rows WHERE run_id = 1");
+        db_text(db, "SELECT count(*), min(start_ns) FROM rank_ops WHERE run_id = 1");
     cr_assert_str_eq(n, "6|0");
     g_autofree char *runs = db_text(db, "SELECT count(*) FROM runs");
     cr_assert_str_eq(runs, "1");

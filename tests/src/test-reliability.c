@@ -120,7 +120,7 @@ Test(concurrency, four_runs_and_two_sweeps_into_one_file_lose_nothing)
     /* every run is whole: its op rows are what it executed (full timeline), its ranks all there */
     cr_assert_eq(db_scalar(db,
                            "SELECT count(*) FROM runs r WHERE timeline = 'full' AND"
-                           " rank_ops = (SELECT count(*) FROM op_rows o WHERE o.run_id = r.id)"),
+                           " rank_ops = (SELECT count(*) FROM rank_ops o WHERE o.run_id = r.id)"),
                  4);
     cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs r WHERE"
                                " ranks = (SELECT count(*) FROM ranks k WHERE k.run_id = r.id)"),

@@ -125,9 +125,9 @@ Test(store, a_run_killed_midway_leaves_no_rows)
     cr_assert_not_null(s, "%s", err ? err->message : "");
     cr_assert_eq(scalar(s, "SELECT count(*) FROM runs"), 1);
     cr_assert_eq(scalar(s, "SELECT count(*) FROM runs WHERE name = 'killed'"), 0);
-    cr_assert_eq(scalar(s, "SELECT count(DISTINCT run_id) FROM op_rows"), 1);
+    cr_assert_eq(scalar(s, "SELECT count(DISTINCT run_id) FROM rank_ops"), 1);
     cr_assert_eq(scalar(s, "SELECT count(*) FROM names WHERE run_id <> 1"), 0);
-    cr_assert_eq(scalar(s, "PRAGMA integrity_check = 1") , 0); /* "ok" reads as 0 */
+    cr_assert_eq(scalar(s, "PRAGMA integrity_check = 1"), 0); /* "ok" reads as 0 */
 }
 
 Test(store, concurrent_writers_lose_nothing)
@@ -171,8 +171,8 @@ Test(store, concurrent_writers_lose_nothing)
     }
     g_autoptr(Store) s = store_open(path, NULL);
     cr_assert_eq(scalar(s, "SELECT count(*) FROM runs"), PROCS * RUNS);
-    cr_assert_eq(scalar(s, "SELECT count(*) FROM op_rows"), PROCS * RUNS * 4 * 50 * 2);
-    cr_assert_eq(scalar(s, "SELECT count(*) FROM (SELECT run_id FROM op_rows GROUP BY run_id "
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM rank_ops"), PROCS * RUNS * 4 * 50 * 2);
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM (SELECT run_id FROM rank_ops GROUP BY run_id "
                            "HAVING count(*) = 400)"),
                  PROCS * RUNS);
 }
@@ -242,8 +242,7 @@ Test(regress, a_second_writer_does_not_wait_for_a_simulation)
     cr_assert_eq(scalar(reader, "SELECT count(*) FROM runs"), 1);
     g_autoptr(GError) err = NULL;
     cr_assert_eq(store_run_finish(r, o, "ok", 0, 1.0, &err), 2, "%s", err ? err->message : "");
-    cr_assert_eq(scalar(reader, "SELECT count(*) FROM op_rows WHERE run_id = 2"),
-                 4 * 20000 * 2);
+    cr_assert_eq(scalar(reader, "SELECT count(*) FROM rank_ops WHERE run_id = 2"), 4 * 20000 * 2);
 }
 
 /* Regression (issue 9): readers took the write lock on open. A read-only open works while
@@ -304,8 +303,8 @@ Test(regress, a_foreign_database_is_left_byte_identical)
         g_autoptr(Store) s = ro ? store_open_readonly(path, &err) : store_open(path, &err);
         cr_assert_null(s);
         cr_assert(g_error_matches(err, STORE_ERROR, STORE_ERROR_FOREIGN), "%s", err->message);
-        cr_assert(strstr(err->message, "not a ranksim results database (tables: runs;"),
-                  "%s", err->message);
+        cr_assert(strstr(err->message, "not a ranksim results database (tables: runs;"), "%s",
+                  err->message);
         cr_assert_null(strchr(err->message, '\n'));
         cr_assert(store_error_is_user(err));
     }
@@ -329,8 +328,10 @@ Test(regress, a_foreign_database_is_left_byte_identical)
 
     /* not SQLite at all */
     g_autofree char *text = g_build_filename(dir, "notes.db", NULL);
-    cr_assert(g_file_set_contents(text, "just some notes, long enough to look like a header of "
-                                        "something that is not a database at all.\n", -1, NULL));
+    cr_assert(g_file_set_contents(text,
+                                  "just some notes, long enough to look like a header of "
+                                  "something that is not a database at all.\n",
+                                  -1, NULL));
     g_autofree char *tb = file_sum(text);
     g_autoptr(GError) e3 = NULL;
     g_autoptr(Store) t = store_open(text, &e3);
@@ -355,35 +356,42 @@ Test(store, version_3_is_upgraded_with_its_rows)
 {
     g_autofree char *path = tmp_db();
     {
+        /* rows one per rank, as every ranksim before schema 7 stored them */
+        g_setenv("RANKSIM_OPS_PER_RANK", "1", TRUE);
         g_autoptr(Store) s = store_open(path, NULL);
+        g_unsetenv("RANKSIM_OPS_PER_RANK");
         cr_assert_not_null(s);
         g_autoptr(SchedProgram) p = program(2);
         cr_assert_eq(store_one(s, p, "old"), 1);
         sqlite3 *db = store_db(s);
         /* Put back version 3's ranks table, as older ranksim created it. */
-        cr_assert_eq(sqlite3_exec(db,
-                                  "ALTER TABLE ranks RENAME TO r4;"
-                                  "CREATE TABLE ranks(run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
-                                  " state TEXT NOT NULL CHECK (state IN ('done','blocked','crashed','stopped')),"
-                                  " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
-                                  " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
-                                  "INSERT INTO ranks SELECT * FROM r4; DROP TABLE r4;"
-                                  /* and op_rows as a rowid table with an index on run_id (the
-                                     views go; the upgrade creates them again) */
-                                  "DROP VIEW ops; DROP VIEW collectives;"
-                                  "CREATE TABLE o3(run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
-                                  " idx INTEGER NOT NULL, layer INTEGER, name_id INTEGER NOT NULL,"
-                                  " kind INTEGER NOT NULL, tokens INTEGER, group_id INTEGER,"
-                                  " seq INTEGER, count INTEGER, dtype INTEGER,"
-                                  " start_ns INTEGER NOT NULL, end_ns INTEGER);"
-                                  "INSERT INTO o3 SELECT run_id, rank, idx, layer, name_id, kind,"
-                                  " tokens, group_id, seq, count, dtype, start_ns, end_ns"
-                                  " FROM op_rows;"
-                                  "DROP TABLE op_rows; ALTER TABLE o3 RENAME TO op_rows;"
-                                  "CREATE INDEX op_rows_run ON op_rows(run_id);"
-                                  "PRAGMA user_version = 3;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK, "%s", sqlite3_errmsg(db));
+        cr_assert_eq(
+            sqlite3_exec(
+                db,
+                "ALTER TABLE ranks RENAME TO r4;"
+                "CREATE TABLE ranks(run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
+                " state TEXT NOT NULL CHECK (state IN ('done','blocked','crashed','stopped')),"
+                " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
+                " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+                "INSERT INTO ranks SELECT * FROM r4; DROP TABLE r4;"
+                /* and op_rows as a rowid table with an index on run_id (the
+                   views go; the upgrade creates them again) */
+                "DROP VIEW ops; DROP VIEW collectives; DROP VIEW rank_ops;"
+                "DROP TABLE timeline_ops; DROP TABLE rank_timelines;"
+                "DROP TABLE rank_groups;"
+                "CREATE TABLE o3(run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
+                " idx INTEGER NOT NULL, layer INTEGER, name_id INTEGER NOT NULL,"
+                " kind INTEGER NOT NULL, tokens INTEGER, group_id INTEGER,"
+                " seq INTEGER, count INTEGER, dtype INTEGER,"
+                " start_ns INTEGER NOT NULL, end_ns INTEGER);"
+                "INSERT INTO o3 SELECT run_id, rank, idx, layer, name_id, kind,"
+                " tokens, group_id, seq, count, dtype, start_ns, end_ns"
+                " FROM op_rows;"
+                "DROP TABLE op_rows; ALTER TABLE o3 RENAME TO op_rows;"
+                "CREATE INDEX op_rows_run ON op_rows(run_id);"
+                "PRAGMA user_version = 3;",
+                NULL, NULL, NULL),
+            SQLITE_OK, "%s", sqlite3_errmsg(db));
     }
     g_autoptr(GError) err = NULL;
     g_autoptr(Store) s = store_open(path, &err);
@@ -395,11 +403,18 @@ Test(store, version_3_is_upgraded_with_its_rows)
                               NULL, NULL, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(store_db(s)));
     cr_assert_gt(scalar(s, "SELECT count(*) FROM collectives WHERE run_id = 1"), 0);
-    /* New runs go into the old op_rows layout as well. */
+    /* A new run is stored as shared time lines; the views show both runs alike. */
     g_autoptr(SchedProgram) p = program(2);
     int64_t before = scalar(s, "SELECT count(*) FROM op_rows");
     cr_assert_eq(store_one(s, p, "new"), 2);
-    cr_assert_eq(scalar(s, "SELECT count(*) FROM op_rows WHERE run_id = 2"), before);
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM op_rows"), before);
+    cr_assert_gt(scalar(s, "SELECT count(*) FROM timeline_ops WHERE run_id = 2"), 0);
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM rank_ops WHERE run_id = 2"), before);
     cr_assert_eq(scalar(s, "SELECT count(*) FROM collectives WHERE run_id = 2"),
                  scalar(s, "SELECT count(*) FROM collectives WHERE run_id = 1"));
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM (SELECT rank, idx, layer, name, kind, tokens,"
+                           " start_us, end_us FROM ops WHERE run_id = 1 EXCEPT SELECT rank, idx,"
+                           " layer, name, kind, tokens, start_us, end_us FROM ops"
+                           " WHERE run_id = 2)"),
+                 0);
 }
