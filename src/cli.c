@@ -91,6 +91,25 @@ static void run_options_clear(RunOptions *o)
     g_free(o->requests);
 }
 
+/* What the command line changed, in words: the --set assignments as the run's name shows them,
+ * then the workload and hardware flags. NULL when nothing. Caller frees. */
+static char *run_overrides(const RunOptions *o)
+{
+    GString *s = g_string_new(NULL);
+    g_autofree char *sets = cli_overrides_text((const char *const *)o->sets);
+    if (sets)
+        g_string_append(s, sets);
+    if (o->hardware)
+        g_string_append_printf(s, "%s--hardware %s", s->len ? ", " : "", o->hardware);
+    for (guint i = 0; o->prefill && o->prefill[i]; i++)
+        g_string_append_printf(s, "%s--prefill %s", s->len ? ", " : "", o->prefill[i]);
+    for (guint i = 0; o->decode && o->decode[i]; i++)
+        g_string_append_printf(s, "%s--decode %s", s->len ? ", " : "", o->decode[i]);
+    if (o->requests)
+        g_string_append_printf(s, "%s--requests %s", s->len ? ", " : "", o->requests);
+    return g_string_free(s, s->len == 0);
+}
+
 static double elapsed_ms(gint64 start_us)
 {
     return (double)(g_get_monotonic_time() - start_us) / 1000.0;
@@ -228,7 +247,8 @@ static int cmd_run(int argc, char **argv)
                              NULL,
                              o.requests,
                              o.exact,
-                             isatty(STDERR_FILENO) && !o.quiet && !o.json};
+                             isatty(STDERR_FILENO) && !o.quiet && !o.json,
+                             false};
     g_autoptr(Scenario) sc = NULL;
     if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err) &&
         (vtext ? cli_input_paths_check(NULL, o.hardware, &err)
@@ -267,9 +287,13 @@ static int cmd_run(int argc, char **argv)
         return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     g_autofree char *hw = runner_hardware_line(sc);
-    StoreRunInfo info = {
-        sc->name, sc->kind,          sc->path, sc->text, cli_timeline_name(timeline),
-        hw,       sc->ignored_flags, sc->serve};
+    g_autofree char *overrides = run_overrides(&o);
+    g_auto(RunnerLabels) lb = {0};
+    runner_labels(sc, &lb);
+    StoreRunInfo info = {sc->name,  sc->kind,          sc->path,  sc->text,
+                         cli_timeline_name(timeline),  hw,        sc->ignored_flags,
+                         sc->serve, lb.model,          lb.layout, lb.vllm,
+                         overrides, 0};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
         print_error(err->message);
@@ -299,8 +323,10 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INTERNAL;
     }
-    ReportRun rr = {run_id, sc->name, sc->kind,       sc->path, db_path,           o.trace,
-                    status, code,     elapsed_ms(t0), hw,       sc->ignored_flags, sc->serve};
+    ReportRun rr = {run_id,   sc->name, sc->kind,       sc->path, db_path,           o.trace,
+                    status,   code,     elapsed_ms(t0), hw,       sc->ignored_flags, sc->serve,
+                    lb.model, lb.layout, lb.vllm,       overrides,
+                    res->memory ? res->memory->weights_format : NULL};
     if (o.json) {
         g_autofree char *js = report_json_with_memory(&rr, out, res->memory, o.memory_detail);
         printf("%s\n", js);
@@ -324,7 +350,8 @@ static bool text_output(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0)
             break;
-        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-o-") == 0 ||
+        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--csv") == 0 ||
+            strcmp(argv[i], "-o-") == 0 ||
             strcmp(argv[i], "--dot=-") == 0 || strcmp(argv[i], "--output=-") == 0)
             return false;
         if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--dot") == 0 ||

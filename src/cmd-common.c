@@ -144,12 +144,11 @@ int64_t cli_run_resolve(Store *st, const char *arg, int *exit_code)
     return id;
 }
 
-char *cli_run_name(const char *base, const char *const *assignments)
+char *cli_overrides_text(const char *const *assignments)
 {
     if (!assignments || !assignments[0])
-        return g_strdup(base);
-    GString *s = g_string_new(base);
-    g_string_append_c(s, '[');
+        return NULL;
+    GString *s = g_string_new(NULL);
     for (guint i = 0; assignments[i]; i++) {
         const char *a = assignments[i], *eq = strchr(a, '=');
         g_autofree char *key = eq ? g_strndup(a, (gsize)(eq - a)) : g_strdup(a);
@@ -159,6 +158,11 @@ char *cli_run_name(const char *base, const char *const *assignments)
         g_string_append_printf(s, "%s%s=%s", i ? ", " : "", dot ? dot + 1 : key,
                                slash && slash[1] ? slash + 1 : val);
     }
-    g_string_append_c(s, ']');
     return g_string_free(s, FALSE);
+}
+
+char *cli_run_name(const char *base, const char *const *assignments)
+{
+    g_autofree char *what = cli_overrides_text(assignments);
+    return what ? g_strdup_printf("%s[%s]", base, what) : g_strdup(base);
 }

@@ -43,6 +43,9 @@ bool cli_input_paths_check(const char *scenario, const char *hardware, GError **
  * basename (`engine.attention_backend=FLASHMLA_SPARSE` -> `attention_backend=FLASHMLA_SPARSE`,
  * `model=/x/config.json` -> `model=config.json`); `base` alone without any. Caller frees. */
 char *cli_run_name(const char *base, const char *const *assignments);
+/* The bracket's contents alone ("attention_backend=FLASHINFER_MLA_SPARSE, prefill=633"), or
+ * NULL without assignments. Caller frees. */
+char *cli_overrides_text(const char *const *assignments);
 
 /* --max-rank-ops VALUE: a count 0 (no limit) .. 2^64-1; NULL gives the default
  * (RUNNER_DEFAULT_MAX_RANK_OPS). Returns false with a SCENARIO_ERROR naming the flag. */

@@ -568,7 +568,7 @@ int cli_match(int argc, char **argv)
     /* Simulate the hypothesis. */
     const char *path = argv[2];
     ScenarioExtras extras = {(const char *const *)sets, hardware, RUNNER_DEFAULT_MAX_RANK_OPS, NULL,
-                             NULL, NULL, false, false};
+                             NULL, NULL, false, false, false};
     g_autoptr(Scenario) sc = NULL;
     if (cli_input_paths_check(path, hardware, &err))
         sc = scenario_load_extras(path, &extras, &err);

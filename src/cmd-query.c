@@ -176,21 +176,78 @@ int cli_report(int argc, char **argv)
 
 /* ---- runs ---- */
 
+/* A column of the runs listing: text or NULL. */
+static char *col_dup(sqlite3_stmt *s, int c)
+{
+    const unsigned char *t = sqlite3_column_text(s, c);
+    return t ? g_strdup((const char *)t) : NULL;
+}
+
+/* The hardware column: the device name ("b200"), not the whole fabric line. */
+static char *hardware_short(const char *line)
+{
+    if (!line)
+        return g_strdup("-");
+    const char *sp = strpbrk(line, " ,");
+    return sp ? g_strndup(line, (gsize)(sp - line)) : g_strdup(line);
+}
+
+enum { RUN_ID, RUN_NAME, RUN_KIND, RUN_STATUS, RUN_EXIT, RUN_RANKS, RUN_END, RUN_CREATED,
+       RUN_MODEL, RUN_LAYOUT, RUN_HW, RUN_VLLM, RUN_OVERRIDES, RUN_SWEEP, RUN_DIAG_ID,
+       RUN_DIAG_KIND, RUN_DIAG_MSG, RUN_COLS };
+
+static void runs_json_row(JsonBuilder *jb, sqlite3_stmt *s)
+{
+    static const char *const cols[] = {"id",         "name",    "kind",     "status",
+                                       "exit_code",  "ranks",   "sim_end_us", "created_at",
+                                       "model",      "layout",  "hardware", "vllm",
+                                       "overrides",  "sweep_id"};
+    json_builder_begin_object(jb);
+    for (int c = 0; c < (int)G_N_ELEMENTS(cols); c++) {
+        json_builder_set_member_name(jb, cols[c]);
+        int t = sqlite3_column_type(s, c);
+        if (t == SQLITE_NULL)
+            json_builder_add_null_value(jb);
+        else if (t == SQLITE_INTEGER)
+            json_builder_add_int_value(jb, sqlite3_column_int64(s, c));
+        else if (t == SQLITE_FLOAT)
+            json_builder_add_double_value(jb, sqlite3_column_double(s, c));
+        else
+            json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, c));
+    }
+    json_builder_set_member_name(jb, "first_diagnostic");
+    if (sqlite3_column_type(s, RUN_DIAG_KIND) == SQLITE_NULL) {
+        json_builder_add_null_value(jb);
+    } else {
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "kind");
+        json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, RUN_DIAG_KIND));
+        json_builder_set_member_name(jb, "message");
+        json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, RUN_DIAG_MSG));
+        json_builder_end_object(jb);
+    }
+    json_builder_end_object(jb);
+}
+
 int cli_runs(int argc, char **argv)
 {
     g_autofree char *db = NULL;
     int limit = 20;
+    gint64 sweep = 0;
     gboolean json = FALSE;
     GOptionEntry entries[] = {
         {"limit", 'n', 0, G_OPTION_ARG_INT, &limit, "Show the last N runs (default 20; 0 = all)",
          "N"},
+        {"sweep", 0, 0, G_OPTION_ARG_INT64, &sweep,
+         "Only the runs of sweep N (the id 'ranksim sweep' printed)", "N"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the runs as one JSON object", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     if (!parse_command(
             "- list the stored runs",
-            "Lists the runs of the database, oldest first: id, name, kind, status, exit code,\n"
-            "ranks, simulated end time, when it was recorded, and its first diagnostic.",
+            "Lists the runs of the database, oldest first: id, name (a variant's carries what it\n"
+            "changed), outcome, model, parallel layout, hardware, the simulated step time and the\n"
+            "first finding; at 130 columns and more also when it was recorded.",
             &db, entries, &argc, &argv))
         return CLI_EXIT_INVALID;
     if (argc != 1) {
@@ -201,30 +258,54 @@ int cli_runs(int argc, char **argv)
         cli_error("--limit %d: expected 0 (all) or a positive count", limit);
         return CLI_EXIT_INVALID;
     }
+    if (sweep < 0) {
+        cli_error("--sweep %" G_GINT64_FORMAT ": expected a sweep id (1, 2, ...)", sweep);
+        return CLI_EXIT_INVALID;
+    }
     g_auto(Opened) o = {0};
     int code;
     if (!open_runs(&o, db, NULL, NULL, &code))
         return code;
     const char *db_path = o.db_path;
     sqlite3 *sdb = store_db(o.st);
+    /* Files before schema 7 have no labels: NULL columns then. */
+    bool labels = query_has_column(o.st, "runs", "sweep_id");
+    bool hw = query_has_column(o.st, "runs", "hardware");
+    const char *where = sweep ? " WHERE sweep_id = ?2" : "";
+    if (sweep && !labels) {
+        cli_error("%s: no sweep ids in this file (written before ranksim stored them)", db_path);
+        return CLI_EXIT_INVALID;
+    }
+    g_autofree char *count_sql = g_strdup_printf("SELECT COUNT(*) FROM runs%s",
+                                                 sweep ? " WHERE sweep_id = ?2" : "");
     sqlite3_stmt *s = NULL;
     int64_t total = 0;
-    if (sqlite3_prepare_v2(sdb, "SELECT COUNT(*) FROM runs", -1, &s, NULL) == SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW)
-        total = sqlite3_column_int64(s, 0);
+    if (sqlite3_prepare_v2(sdb, count_sql, -1, &s, NULL) == SQLITE_OK) {
+        if (sweep)
+            sqlite3_bind_int64(s, 2, sweep);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            total = sqlite3_column_int64(s, 0);
+    }
     sqlite3_finalize(s);
-    const char *sql = "SELECT r.*, d.kind, d.message FROM"
-                      " (SELECT id, name, kind, status, exit_code, ranks, sim_end_us, created_at,"
-                      "  (SELECT id FROM diagnostics d WHERE d.run_id = runs.id"
-                      "   ORDER BY severity = 'warning', id LIMIT 1) AS diag"
-                      "  FROM runs ORDER BY id DESC LIMIT ?) r"
-                      " LEFT JOIN diagnostics d ON d.id = r.diag ORDER BY r.id";
+    g_autofree char *sql = g_strdup_printf(
+        "SELECT r.*, d.kind, d.message FROM"
+        " (SELECT id, name, kind, status, exit_code, ranks, sim_end_us, created_at, %s, %s,"
+        "  (SELECT id FROM diagnostics d WHERE d.run_id = runs.id"
+        "   ORDER BY severity = 'warning', id LIMIT 1) AS diag"
+        "  FROM runs%s ORDER BY id DESC LIMIT ?1) r"
+        " LEFT JOIN diagnostics d ON d.id = r.diag ORDER BY r.id",
+        labels ? "model, layout" : "NULL, NULL",
+        labels ? (hw ? "hardware, vllm, overrides, sweep_id" : "NULL, vllm, overrides, sweep_id")
+               : (hw ? "hardware, NULL, NULL, NULL" : "NULL, NULL, NULL, NULL"),
+        where);
     if (sqlite3_prepare_v2(sdb, sql, -1, &s, NULL) != SQLITE_OK) {
         cli_error("%s: reading runs: %s", db_path, sqlite3_errmsg(sdb));
         return CLI_EXIT_INTERNAL;
     }
     sqlite3_bind_int64(s, 1, limit > 0 ? limit : -1);
-    /* Rows first: the name column is as wide as the longest name shown (at most 48). */
+    if (sweep)
+        sqlite3_bind_int64(s, 2, sweep);
+    /* the diag column of the inner select sits between sweep_id and d.kind */
     g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
     g_autoptr(JsonBuilder) jb = json_builder_new();
     json_builder_begin_object(jb);
@@ -234,69 +315,53 @@ int cli_runs(int argc, char **argv)
     json_builder_add_int_value(jb, total);
     json_builder_set_member_name(jb, "runs");
     json_builder_begin_array(jb);
-    int name_w = 4;
     int rc;
+    enum { C_ID, C_NAME, C_OUT, C_MODEL, C_LAYOUT, C_HW, C_END, C_WHEN, C_DIAG, C_N };
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (json) {
-            static const char *const cols[] = {"id",        "name",  "kind",       "status",
-                                               "exit_code", "ranks", "sim_end_us", "created_at"};
-            json_builder_begin_object(jb);
-            for (int c = 0; c < 8; c++) {
-                json_builder_set_member_name(jb, cols[c]);
-                int t = sqlite3_column_type(s, c);
-                if (t == SQLITE_NULL)
-                    json_builder_add_null_value(jb);
-                else if (t == SQLITE_INTEGER)
-                    json_builder_add_int_value(jb, sqlite3_column_int64(s, c));
-                else if (t == SQLITE_FLOAT)
-                    json_builder_add_double_value(jb, sqlite3_column_double(s, c));
-                else
-                    json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, c));
-            }
-            json_builder_set_member_name(jb, "first_diagnostic");
-            if (sqlite3_column_type(s, 9) == SQLITE_NULL) {
-                json_builder_add_null_value(jb);
-            } else {
-                json_builder_begin_object(jb);
-                json_builder_set_member_name(jb, "kind");
-                json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, 9));
-                json_builder_set_member_name(jb, "message");
-                json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, 10));
-                json_builder_end_object(jb);
-            }
-            json_builder_end_object(jb);
+            runs_json_row(jb, s);
             continue;
         }
-        const char *created = (const char *)sqlite3_column_text(s, 7);
-        char *when = g_strndup(created ? created : "-", 19);
-        for (char *p = when; *p; p++)
+        char **row = g_new0(char *, C_N + 1);
+        row[C_ID] = g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)sqlite3_column_int64(s, RUN_ID));
+        row[C_NAME] = col_dup(s, RUN_NAME);
+        if (!row[C_NAME])
+            row[C_NAME] = g_strdup("?");
+        const char *status = (const char *)sqlite3_column_text(s, RUN_STATUS);
+        row[C_OUT] = g_strdup(!status                        ? "?"
+                              : strcmp(status, "ok") == 0    ? "ok"
+                              : strcmp(status, "failed") == 0 ? "FAILED"
+                                                              : status);
+        row[C_MODEL] = col_dup(s, RUN_MODEL);
+        if (!row[C_MODEL])
+            row[C_MODEL] = g_strdup(g_strcmp0((const char *)sqlite3_column_text(s, RUN_KIND),
+                                              "import") == 0
+                                        ? "(import)"
+                                        : "-");
+        else if (g_str_has_prefix(row[C_MODEL], "preset ")) /* "preset glm-5.2" -> "glm-5.2" */
+            memmove(row[C_MODEL], row[C_MODEL] + 7, strlen(row[C_MODEL] + 7) + 1);
+        row[C_LAYOUT] = col_dup(s, RUN_LAYOUT);
+        if (!row[C_LAYOUT])
+            row[C_LAYOUT] = sqlite3_column_type(s, RUN_RANKS) == SQLITE_NULL
+                                ? g_strdup("-")
+                                : g_strdup_printf("%" G_GINT64_FORMAT " ranks",
+                                                  (int64_t)sqlite3_column_int64(s, RUN_RANKS));
+        row[C_HW] = hardware_short((const char *)sqlite3_column_text(s, RUN_HW));
+        row[C_END] = sqlite3_column_type(s, RUN_END) == SQLITE_NULL
+                         ? g_strdup("-")
+                         : report_format_ns((int64_t)llround(sqlite3_column_double(s, RUN_END) *
+                                                             1e3));
+        const char *created = (const char *)sqlite3_column_text(s, RUN_CREATED);
+        row[C_WHEN] = g_strndup(created ? created : "-", 19);
+        for (char *p = row[C_WHEN]; *p; p++)
             if (*p == 'T')
                 *p = ' ';
-        char *end = sqlite3_column_type(s, 6) == SQLITE_NULL
-                        ? g_strdup("-")
-                        : report_format_ns((int64_t)llround(sqlite3_column_double(s, 6) * 1e3));
-        char *ranks =
-            sqlite3_column_type(s, 5) == SQLITE_NULL
-                ? g_strdup("-")
-                : g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)sqlite3_column_int64(s, 5));
-        char *diag = query_diag_summary((const char *)sqlite3_column_text(s, 9),
-                                        (const char *)sqlite3_column_text(s, 10), 60);
-        const char *name = (const char *)sqlite3_column_text(s, 1);
-        char **row = g_new0(char *, 10);
-        row[0] = g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)sqlite3_column_int64(s, 0));
-        row[1] = query_short_message(name ? name : "?", 48);
-        row[2] = g_strdup((const char *)sqlite3_column_text(s, 2));
-        row[3] = g_strdup((const char *)sqlite3_column_text(s, 3));
-        row[4] = g_strdup_printf("%d", sqlite3_column_int(s, 4));
-        row[5] = ranks;
-        row[6] = end;
-        row[7] = when;
-        if (!*diag) {
-            g_free(diag);
-            diag = g_strdup("-");
+        row[C_DIAG] = query_diag_summary((const char *)sqlite3_column_text(s, RUN_DIAG_KIND),
+                                         (const char *)sqlite3_column_text(s, RUN_DIAG_MSG), 200);
+        if (!*row[C_DIAG]) {
+            g_free(row[C_DIAG]);
+            row[C_DIAG] = g_strdup("-");
         }
-        row[8] = diag;
-        name_w = MAX(name_w, (int)g_utf8_strlen(row[1], -1));
         g_ptr_array_add(rows, row);
     }
     sqlite3_finalize(s);
@@ -312,31 +377,82 @@ int cli_runs(int argc, char **argv)
         printf("%s\n", text);
         return CLI_EXIT_OK;
     }
-    /* The columns fit the terminal (text_width): the creation time only when there is room,
-     * the name and the first diagnostic cut to what is left. */
+    /* Laid out to the terminal's width. From 130 columns one line per run: id, name,
+     * outcome, step time, model, layout, hardware, when recorded, and the first finding
+     * under it. Narrower, the name gets the first line and what it ran goes on the second:
+     * "glm-5.2, PCP4 x TP1, DCP4, EP4, b200 — mismatch: ...". */
     int width = text_width();
-    bool created = width >= 130;
-    /* id, the gaps and the fixed columns take 52; the name and the diagnostic share the rest */
-    int avail = width - 52 - (created ? 21 : 0);
-    name_w = MIN(name_w, MAX(12, avail * 6 / 10));
-    int diag_w = MAX(8, avail - name_w);
-    printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  ", "id", name_w, "name", "kind", "status", "exit",
-           "ranks", "sim end");
-    if (created)
-        printf("%-19s  ", "created");
-    printf("%s\n", created ? "first diagnostic" : "finding");
+    bool wide = width >= 130;
+    int wmax[C_N] = {0};
+    static const char *const head[C_N] = {"id",     "name",      "outcome", "model", "layout",
+                                          "hw",     "step time", "created", "finding"};
+    for (int c = 0; c < C_N; c++)
+        wmax[c] = (int)strlen(head[c]);
     for (guint i = 0; i < rows->len; i++) {
         char **row = g_ptr_array_index(rows, i);
-        g_autofree char *nm = query_short_message(row[1], (guint)name_w);
-        g_autofree char *dg = query_short_message(row[8], (guint)diag_w);
-        printf("%6s  %-*s  %-7s %-7s %4s %6s %12s  ", row[0], name_w, nm, row[2] ? row[2] : "?",
-               row[3] ? row[3] : "?", row[4], row[5], row[6]);
-        if (created)
-            printf("%-19s  ", row[7]);
-        printf("%s\n", dg);
+        for (int c = 0; c < C_N; c++)
+            wmax[c] = MAX(wmax[c], (int)g_utf8_strlen(row[c], -1));
+    }
+    int indent = wmax[C_ID] + 2;
+    if (wide) {
+        int fixed = wmax[C_ID] + 2 + 2 + wmax[C_OUT] + 2 + wmax[C_END] + 2 + wmax[C_MODEL] + 2 +
+                    wmax[C_LAYOUT] + 2 + wmax[C_HW] + 2 + wmax[C_WHEN];
+        int nam = MAX(12, MIN(wmax[C_NAME], width - fixed));
+        printf("%*s  %-*s  %-*s  %*s  %-*s  %-*s  %-*s  %s\n", wmax[C_ID], "id", nam, "name",
+               wmax[C_OUT], "outcome", wmax[C_END], "step time", wmax[C_MODEL], "model",
+               wmax[C_LAYOUT], "layout", wmax[C_HW], "hw", "created");
+        for (guint i = 0; i < rows->len; i++) {
+            char **row = g_ptr_array_index(rows, i);
+            g_autofree char *nm = query_short_name(row[C_NAME], (guint)nam);
+            printf("%*s  %-*s  %-*s  %*s  %-*s  %-*s  %-*s  %s\n", wmax[C_ID], row[C_ID], nam, nm,
+                   wmax[C_OUT], row[C_OUT], wmax[C_END], row[C_END], wmax[C_MODEL], row[C_MODEL],
+                   wmax[C_LAYOUT], row[C_LAYOUT], wmax[C_HW], row[C_HW], row[C_WHEN]);
+            if (strcmp(row[C_DIAG], "-") != 0) {
+                g_autofree char *dg =
+                    query_short_message(row[C_DIAG], (guint)MAX(8, width - indent));
+                printf("%*s%s\n", indent, "", dg);
+            }
+        }
+    } else {
+        /* the name last on the first line, its cell wrapped at ", " (a variant's overrides) */
+        int name_col = wmax[C_ID] + 2 + wmax[C_OUT] + 2 + wmax[C_END] + 2;
+        int nam = MAX(16, width - name_col);
+        printf("%*s  %-*s  %*s  %s\n", wmax[C_ID], "id", wmax[C_OUT], "outcome", wmax[C_END],
+               "step time", "name; model, layout, hardware — first finding");
+        for (guint i = 0; i < rows->len; i++) {
+            char **row = g_ptr_array_index(rows, i);
+            printf("%*s  %-*s  %*s  ", wmax[C_ID], row[C_ID], wmax[C_OUT], row[C_OUT],
+                   wmax[C_END], row[C_END]);
+            const char *p = row[C_NAME];
+            int col = 0;
+            while (*p) {
+                const char *cut = strstr(p, ", ");
+                size_t piece = cut ? (size_t)(cut - p) + 2 : strlen(p);
+                int pw = (int)g_utf8_strlen(p, (gssize)piece);
+                if (col && col + pw > nam) {
+                    printf("\n%*s", name_col, "");
+                    col = 0;
+                }
+                g_autofree char *text = g_strndup(p, piece);
+                g_autofree char *fit = col == 0 && pw > nam ? query_short_message(text, (guint)nam)
+                                                            : g_strdup(text);
+                fputs(fit, stdout);
+                col += pw;
+                p += piece;
+            }
+            printf("\n");
+            g_autoptr(GString) second = g_string_new(NULL);
+            g_string_append_printf(second, "%s, %s, %s", row[C_MODEL], row[C_LAYOUT], row[C_HW]);
+            if (strcmp(row[C_DIAG], "-") != 0)
+                g_string_append_printf(second, " — %s", row[C_DIAG]);
+            g_autofree char *line = query_short_message(second->str, (guint)MAX(8, width - name_col));
+            printf("%*s%s\n", name_col, "", line);
+        }
     }
     int64_t shown = rows->len;
-    if (total == 0)
+    if (total == 0 && sweep)
+        printf("(no runs of sweep %" G_GINT64_FORMAT " in %s)\n", sweep, db_path);
+    else if (total == 0)
         printf("(no runs in %s yet)\n", db_path);
     else if (shown < total)
         printf("(%" G_GINT64_FORMAT " older run%s not shown; --limit 0 lists all)\n", total - shown,

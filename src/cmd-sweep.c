@@ -35,7 +35,6 @@
 #include "query.h"
 #include "report.h"
 #include "runner.h"
-#include "textwrap.h"
 #include "scenario.h"
 #include "store.h"
 
@@ -44,86 +43,8 @@
 #define MAX_JOBS 1024 /* libuv's own cap on UV_THREADPOOL_SIZE */
 #define EXIT_INTERRUPTED 130
 
-typedef enum {
-    VARY_SET = 0, /* any dotted scenario key, applied like --set */
-    VARY_PREFILL, /* workload.prefill: a one-step prefill of N tokens */
-    VARY_DECODE,  /* workload.decode: a one-step decode of B sequences at CTX */
-} VaryKind;
+#include "sweep.h"
 
-typedef struct {
-    char *key;
-    VaryKind kind;
-    GPtrArray *values; /* char*, as written */
-} Vary;
-
-typedef struct Sweep Sweep;
-
-typedef enum {
-    OUT_NOT_RUN = 0, /* interrupted before it was queued */
-    OUT_OK,
-    OUT_FAILED,
-    OUT_INVALID,
-    OUT_ERROR, /* could not be stored */
-} Outcome;
-
-static const char *const outcome_names[] = {"not run", "ok", "failed", "invalid", "error"};
-
-typedef struct {
-    Sweep *sweep;
-    guint index;
-    uv_work_t req;
-    /* Built by the worker (variant_build); all but the label freed once stored. */
-    char *label;     /* "k1=v1, k2=v2" */
-    GStrv overrides; /* --set ones, then one per VARY_SET key */
-    char *text;      /* the variant's scenario text (variant_build) */
-    GArray *prefill; /* extras (uint32), may be NULL */
-    GArray *decode;
-
-    /* Worker results, handed to the loop thread. */
-    Scenario *sc; /* NULL when the variant was rejected */
-    GError *error;
-    RunnerResult *res;
-    GArray *records; /* SchedRecord */
-    double work_ms;
-
-    /* Summary, filled on the loop thread. */
-    Outcome outcome;
-    int64_t run_id;   /* -1: not stored */
-    char *first_diag; /* "kind: short message", or NULL */
-    int64_t end_ns;   /* -1: none */
-    bool has_kv;
-    int64_t kv_min_bytes;
-} Variant;
-
-struct Sweep {
-    uv_loop_t loop;
-    uv_signal_t sigint;
-    uv_timer_t tick;
-    Store *store;
-    const char *path; /* scenario path */
-    char *base_text;  /* the file's text */
-    const char *db_path;
-    const char *hardware;
-    char **sets;                /* --set overrides of every variant */
-    const GArray *flag_prefill; /* --prefill / --decode (uint32), may be NULL */
-    const GArray *flag_decode;
-    SchedTimeline timeline;
-    uint64_t max_rank_ops; /* a variant beyond it is invalid (0: no limit) */
-    bool memory_detail;    /* store memory_items too */
-    GPtrArray *varies;     /* Vary* */
-    Variant *variants;
-    guint n;
-    guint jobs;
-    guint next; /* next variant to queue */
-    guint in_flight;
-    guint done, ok, failed, invalid, errors;
-    bool interrupted;
-    bool tty; /* stderr is a terminal: one redrawn progress line */
-    bool quiet;
-    bool bar_shown;
-    gint64 t0;
-    GPtrArray *notes; /* distinct ignored-flag notes (char*) */
-};
 
 static void vary_free(gpointer p)
 {
@@ -132,6 +53,55 @@ static void vary_free(gpointer p)
     if (v->values) /* NULL when parsing stopped before the values */
         g_ptr_array_unref(v->values);
     g_free(v);
+}
+
+/* ---- the axes ---- */
+
+/* The first --zip key stands for the zip axis; the other --zip keys follow it. */
+static bool axis_head(const GPtrArray *varies, guint k)
+{
+    const Vary *vy = g_ptr_array_index(varies, k);
+    if (!vy->zip)
+        return true;
+    for (guint j = 0; j < k; j++)
+        if (((const Vary *)g_ptr_array_index(varies, j))->zip)
+            return false;
+    return true;
+}
+
+guint64 sweep_variant_count(const GPtrArray *varies)
+{
+    guint64 n = 1;
+    guint zip_len = 0;
+    for (guint k = 0; k < varies->len; k++) {
+        const Vary *vy = g_ptr_array_index(varies, k);
+        if (vy->zip) {
+            if (zip_len && zip_len != vy->values->len)
+                return 0;
+            zip_len = vy->values->len;
+        }
+        if (axis_head(varies, k))
+            n *= vy->values->len;
+    }
+    return n;
+}
+
+void sweep_variant_choice(const Sweep *sw, guint i, guint *choice)
+{
+    guint nv = sw->varies->len;
+    guint rest = i, zip = 0;
+    for (guint k = nv; k-- > 0;) {
+        const Vary *vy = g_ptr_array_index(sw->varies, k);
+        if (!axis_head(sw->varies, k))
+            continue;
+        choice[k] = rest % vy->values->len;
+        rest /= vy->values->len;
+        if (vy->zip)
+            zip = choice[k];
+    }
+    for (guint k = 0; k < nv; k++)
+        if (((const Vary *)g_ptr_array_index(sw->varies, k))->zip)
+            choice[k] = zip;
 }
 
 /* ---- arguments ---- */
@@ -149,8 +119,8 @@ static bool check_decode(const char *s)
            g_ascii_string_to_unsigned(parts[1], 10, 1, 10000000, NULL, NULL);
 }
 
-/* Parses "KEY=V1,V2,...". Returns NULL after printing the error. */
-static Vary *vary_parse(const char *arg, const GPtrArray *seen)
+/* Parses "KEY=V1,V2,..." (`zip`: of a --zip). Returns NULL after printing the error. */
+static Vary *vary_parse(const char *arg, const GPtrArray *seen, bool zip)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg) {
@@ -177,6 +147,7 @@ static Vary *vary_parse(const char *arg, const GPtrArray *seen)
         }
     Vary *v = g_new0(Vary, 1);
     v->key = g_steal_pointer(&key);
+    v->zip = zip;
     v->kind = strcmp(v->key, "workload.prefill") == 0  ? VARY_PREFILL
               : strcmp(v->key, "workload.decode") == 0 ? VARY_DECODE
                                                        : VARY_SET;
@@ -336,14 +307,9 @@ static void parse_u32(const char *s, GArray **into)
  * variant so the stored scenario says which one it was). */
 static void variant_build(const Sweep *sw, Variant *v)
 {
-    guint rest = v->index;
     guint nv = sw->varies->len;
     g_autofree guint *choice = g_new0(guint, nv);
-    for (guint k = nv; k-- > 0;) {
-        const Vary *vy = g_ptr_array_index(sw->varies, k);
-        choice[k] = rest % vy->values->len;
-        rest /= vy->values->len;
-    }
+    sweep_variant_choice(sw, v->index, choice);
     GString *label = g_string_new(NULL);
     g_autoptr(GPtrArray) ov = g_ptr_array_new_with_free_func(g_free);
     for (char **s = sw->sets; s && *s; s++)
@@ -371,12 +337,17 @@ static void variant_build(const Sweep *sw, Variant *v)
     /* The flags' batch, or with a varied workload its other half: a varied prefill with
      * --decode makes a mixed step, and the reverse. */
     const GArray *fp = sw->flag_prefill, *fd = sw->flag_decode;
+    bool flags = (fp && fp->len) || (fd && fd->len);
     if (!v->prefill && fp && fp->len)
         v->prefill = g_array_copy((GArray *)fp);
     if (!v->decode && fd && fd->len)
         v->decode = g_array_copy((GArray *)fd);
-    g_autofree char *replaced =
-        workload ? replace_workload(sw->base_text, v->prefill, v->decode, v->label) : NULL;
+    /* Varied alone, the field goes into the file's steps and the rest of its workload stays;
+     * with --prefill/--decode the variant's batch is one step that replaces them. */
+    v->merge_workload = workload && !flags;
+    g_autofree char *replaced = workload && flags ? replace_workload(sw->base_text, v->prefill,
+                                                                     v->decode, v->label)
+                                                  : NULL;
     if (replaced) {
         /* The batch is in the text now; as extras it would only be noted as ignored. */
         g_clear_pointer(&v->prefill, g_array_unref);
@@ -387,10 +358,17 @@ static void variant_build(const Sweep *sw, Variant *v)
     if (text->len && text->str[text->len - 1] != '\n')
         g_string_append_c(text, '\n');
     g_string_append_printf(text, "# ranksim sweep variant: %s\n", v->label);
-    if (ov->len) {
+    if (ov->len || v->merge_workload) {
         g_string_append(text, "# applied as:");
         for (guint i = 0; i < ov->len; i++)
             g_string_append_printf(text, " --set %s", (const char *)g_ptr_array_index(ov, i));
+        for (guint i = 0; v->merge_workload && v->prefill && i < v->prefill->len; i++)
+            g_string_append_printf(text, " --prefill %u", g_array_index(v->prefill, uint32_t, i));
+        if (v->merge_workload && v->decode && v->decode->len)
+            g_string_append_printf(text, " --decode %u:%u", v->decode->len,
+                                   g_array_index(v->decode, uint32_t, 0));
+        if (v->merge_workload)
+            g_string_append(text, " (into the workload's steps)");
         g_string_append_c(text, '\n');
     }
     v->text = g_string_free(text, FALSE);
@@ -413,7 +391,8 @@ static void work_cb(uv_work_t *req)
                         v->decode,
                         NULL,
                         false,
-                        false};
+                        false,
+                        v->merge_workload};
     v->sc = scenario_load_string_extras(v->text, sw->path, &x, &v->error);
     if (v->sc && !runner_check_work(v->sc, sw->max_rank_ops, &v->error))
         g_clear_pointer(&v->sc, scenario_free); /* too big: an invalid variant */
@@ -478,11 +457,13 @@ static void progress_line(Sweep *sw, const Variant *v)
     if (sw->tty || sw->quiet)
         return;
     g_autofree char *end = v->end_ns >= 0 ? report_format_ns(v->end_ns) : g_strdup("-");
-    fprintf(stderr, "[%u/%u] %s: %s", sw->done, sw->n, v->label, outcome_names[v->outcome]);
+    fprintf(stderr, "[%u/%u] %s: %s", sw->done, sw->n, v->label, sweep_outcome_names[v->outcome]);
     if (v->run_id >= 0)
         fprintf(stderr, " (run %" G_GINT64_FORMAT ", %s)", v->run_id, end);
-    if (v->first_diag && v->outcome != OUT_OK)
-        fprintf(stderr, " — %s", v->first_diag);
+    if (v->first_diag && v->outcome != OUT_OK) {
+        g_autofree char *cut = query_short_message(v->first_diag, 110);
+        fprintf(stderr, " — %s", cut);
+    }
     fputc('\n', stderr);
     fflush(stderr);
 }
@@ -528,8 +509,9 @@ static void store_variant(Sweep *sw, Variant *v)
         if (strncmp(m, sw->path, pl) == 0 && m[pl] == ':')
             shortened = g_ascii_isdigit(m[pl + 1]) ? g_strdup_printf("line %s", m + pl + 1)
                                                    : g_strdup(m + pl + 1 + (m[pl + 1] == ' '));
-        v->first_diag = query_diag_summary("config", shortened ? shortened : m, 110);
-        v->run_id = runner_store_invalid(sw->store, sw->path, name, tl, msg, &err);
+        v->first_diag = query_diag_summary("config", shortened ? shortened : m, 4096);
+        v->run_id = runner_store_invalid_as(sw->store, sw->path, name, tl, msg, v->label,
+                                            sw->sweep_id ? sw->sweep_id : -1, &err);
     } else {
         note_flags(sw, v->sc);
         const SchedOutcome *o = v->res->outcome;
@@ -537,7 +519,7 @@ static void store_variant(Sweep *sw, Variant *v)
         v->end_ns = o->end_ns;
         const SchedDiag *d = query_first_diag(o);
         if (d)
-            v->first_diag = query_diag_summary(d->kind, d->message, 110);
+            v->first_diag = query_diag_summary(d->kind, d->message, 4096);
         const ModelMemPlan *m = v->res->memory;
         if (m && m->world) {
             v->has_kv = true;
@@ -548,8 +530,11 @@ static void store_variant(Sweep *sw, Variant *v)
         double wall = v->work_ms + (double)(g_get_monotonic_time() - t0) / 1000.0;
         g_free(v->sc->name);
         v->sc->name = g_steal_pointer(&name);
-        v->run_id = runner_store(sw->store, v->sc, tl, v->res, v->records, wall, &err);
+        v->run_id = runner_store_as(sw->store, v->sc, tl, v->res, v->records, wall, v->label,
+                                    sw->sweep_id ? sw->sweep_id : -1, &err);
     }
+    if (v->run_id > 0 && !sw->sweep_id)
+        sw->sweep_id = v->run_id;
     if (v->run_id < 0) {
         progress_clear(sw);
         cli_error("sweep variant %s: not stored: %s", v->label,
@@ -619,163 +604,12 @@ static void sigint_cb(uv_signal_t *h, int signum)
     queue_next(sw);
 }
 
-/* ---- summary ---- */
-
-/* `sweep --json`: the variants and the summary as one JSON object on stdout. */
-static void print_json(Sweep *sw, double wall_s)
-{
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "scenario");
-    json_builder_add_string_value(b, sw->path);
-    json_builder_set_member_name(b, "db");
-    json_builder_add_string_value(b, sw->db_path);
-    static const char *const counts[] = {"variants", "ok", "failed", "invalid", "not_stored"};
-    guint vals[] = {sw->n, sw->ok, sw->failed, sw->invalid, sw->errors};
-    for (size_t k = 0; k < G_N_ELEMENTS(counts); k++) {
-        json_builder_set_member_name(b, counts[k]);
-        json_builder_add_int_value(b, vals[k]);
-    }
-    json_builder_set_member_name(b, "interrupted");
-    json_builder_add_boolean_value(b, sw->interrupted);
-    json_builder_set_member_name(b, "wall_s");
-    json_builder_add_double_value(b, wall_s);
-    json_builder_set_member_name(b, "runs");
-    json_builder_begin_array(b);
-    guint nv = sw->varies->len;
-    for (guint i = 0; i < sw->n; i++) {
-        const Variant *v = &sw->variants[i];
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "variant");
-        json_builder_begin_object(b);
-        guint rest = i;
-        g_autofree guint *choice = g_new0(guint, nv);
-        for (guint k = nv; k-- > 0;) {
-            Vary *vy = g_ptr_array_index(sw->varies, k);
-            choice[k] = rest % vy->values->len;
-            rest /= vy->values->len;
-        }
-        for (guint k = 0; k < nv; k++) {
-            Vary *vy = g_ptr_array_index(sw->varies, k);
-            json_builder_set_member_name(b, vy->key);
-            json_builder_add_string_value(b, g_ptr_array_index(vy->values, choice[k]));
-        }
-        json_builder_end_object(b);
-        json_builder_set_member_name(b, "run_id");
-        if (v->run_id >= 0)
-            json_builder_add_int_value(b, v->run_id);
-        else
-            json_builder_add_null_value(b);
-        json_builder_set_member_name(b, "outcome");
-        json_builder_add_string_value(b, outcome_names[v->outcome]);
-        json_builder_set_member_name(b, "step_time_us");
-        if (v->end_ns >= 0)
-            json_builder_add_double_value(b, (double)v->end_ns / 1e3);
-        else
-            json_builder_add_null_value(b);
-        json_builder_set_member_name(b, "kv_budget_bytes");
-        if (v->has_kv)
-            json_builder_add_int_value(b, v->kv_min_bytes);
-        else
-            json_builder_add_null_value(b);
-        json_builder_set_member_name(b, "first_diagnostic");
-        if (v->first_diag)
-            json_builder_add_string_value(b, v->first_diag);
-        else
-            json_builder_add_null_value(b);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    json_builder_end_object(b);
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    g_autofree char *text = json_to_string(root, TRUE);
-    printf("%s\n", text);
-}
-
-static void print_table(Sweep *sw)
-{
-    guint nv = sw->varies->len;
-    g_autofree int *w = g_new0(int, nv);
-    for (guint k = 0; k < nv; k++) {
-        Vary *vy = g_ptr_array_index(sw->varies, k);
-        w[k] = (int)strlen(vy->key);
-        for (guint i = 0; i < vy->values->len; i++)
-            w[k] = MAX(w[k], (int)strlen(g_ptr_array_index(vy->values, i)));
-    }
-    int wid = (int)strlen("#");
-    g_autofree char *maxn = g_strdup_printf("%u", sw->n);
-    wid = MAX(wid, (int)strlen(maxn));
-    printf("%*s", wid, "#");
-    for (guint k = 0; k < nv; k++)
-        printf("  %-*s", w[k], ((Vary *)g_ptr_array_index(sw->varies, k))->key);
-    printf("  %6s  %-7s  %12s  %10s  %s\n", "run", "outcome", "step time", "KV budget",
-           text_width() >= 120 ? "first diagnostic" : "finding");
-    for (guint i = 0; i < sw->n; i++) {
-        const Variant *v = &sw->variants[i];
-        printf("%*u", wid, i + 1);
-        guint rest = i;
-        g_autofree guint *choice = g_new0(guint, nv);
-        for (guint k = nv; k-- > 0;) {
-            Vary *vy = g_ptr_array_index(sw->varies, k);
-            choice[k] = rest % vy->values->len;
-            rest /= vy->values->len;
-        }
-        for (guint k = 0; k < nv; k++) {
-            Vary *vy = g_ptr_array_index(sw->varies, k);
-            printf("  %-*s", w[k], (const char *)g_ptr_array_index(vy->values, choice[k]));
-        }
-        g_autofree char *id =
-            v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("-");
-        g_autofree char *end = v->end_ns >= 0 ? report_format_ns(v->end_ns) : g_strdup("-");
-        g_autofree char *kv =
-            v->has_kv
-                ? g_strdup_printf("%.2f GiB", (double)v->kv_min_bytes / (1024.0 * 1024.0 * 1024.0))
-                : g_strdup("-");
-        /* the first diagnostic gets what the terminal has left after the other columns */
-        int used = wid;
-        for (guint k = 0; k < nv; k++)
-            used += 2 + w[k];
-        used += 2 + 6 + 2 + 7 + 2 + 12 + 2 + 10 + 2;
-        g_autofree char *diag =
-            query_short_message(v->first_diag, (guint)MAX(8, MIN(110, text_width() - used)));
-        printf("  %6s  %-7s  %12s  %10s  %s\n", id, outcome_names[v->outcome], end, kv,
-               *diag ? diag : "-");
-    }
-}
-
-static void print_summary(Sweep *sw, double wall_s)
-{
-    int64_t lo = -1, hi = -1;
-    for (guint i = 0; i < sw->n; i++) {
-        int64_t id = sw->variants[i].run_id;
-        if (id < 0)
-            continue;
-        lo = lo < 0 ? id : MIN(lo, id);
-        hi = MAX(hi, id);
-    }
-    printf("\nsweep of %s: %u variant%s, %u ok, %u failed, %u invalid", sw->path, sw->n,
-           sw->n == 1 ? "" : "s", sw->ok, sw->failed, sw->invalid);
-    if (sw->errors)
-        printf(", %u not stored", sw->errors);
-    if (sw->done < sw->n)
-        printf(", %u not run (interrupted)", sw->n - sw->done);
-    printf("; %.2f s wall with -j %u\n", wall_s, sw->jobs);
-    if (lo >= 0) {
-        g_autofree char *ids =
-            lo == hi ? g_strdup_printf("run %" G_GINT64_FORMAT, lo)
-                     : g_strdup_printf("runs %" G_GINT64_FORMAT "-%" G_GINT64_FORMAT, lo, hi);
-        printf("stored as %s in %s ('ranksim report RUN', 'ranksim explain RUN')\n", ids,
-               sw->db_path);
-    }
-    if (sw->done && sw->invalid == sw->done)
-        printf("note: every variant was rejected; check the --vary keys and values against the "
-               "first diagnostic\n");
-}
-
 /* ---- the command ---- */
 
 typedef struct {
     char **varies;
+    char **zips;
+    gboolean csv;
     int jobs;
     char *db;
     char *timeline;
@@ -793,6 +627,7 @@ typedef struct {
 static void sweep_options_clear(SweepOptions *o)
 {
     g_strfreev(o->varies);
+    g_strfreev(o->zips);
     g_free(o->db);
     g_free(o->timeline);
     g_strfreev(o->sets);
@@ -815,6 +650,14 @@ int cli_sweep(int argc, char **argv)
          "Values of a scenario key (repeatable: the cross product); workload.prefill=N,... or "
          "workload.decode=B:CTX,... replace the workload by one step",
          "KEY=V1,V2,..."},
+        {"zip", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.zips,
+         "Linked values (repeatable): every --zip key takes its i-th value in the same variant, "
+         "e.g. --zip parallel.prefill_context_parallel_size=1,2,4 --zip "
+         "parallel.decode_context_parallel_size=1,2,4; crossed with the --vary keys",
+         "KEY=V1,V2,..."},
+        {"csv", 0, 0, G_OPTION_ARG_NONE, &o.csv,
+         "Print the variants as CSV (one row per variant, a header row) instead of the table",
+         NULL},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
          "Variants simulated in parallel (default: the number of CPUs)", "N"},
         {"db", 0, 0, G_OPTION_ARG_FILENAME, &o.db, "Results database (default " CLI_DEFAULT_DB ")",
@@ -884,8 +727,12 @@ int cli_sweep(int argc, char **argv)
 
 static int sweep_run(Sweep *sw, SweepOptions *o)
 {
-    if (!o->varies || !o->varies[0]) {
-        cli_error("sweep: no --vary KEY=V1,V2,... given (a sweep needs at least one)");
+    if ((!o->varies || !o->varies[0]) && (!o->zips || !o->zips[0])) {
+        cli_error("sweep: no --vary KEY=V1,V2,... given (a sweep needs at least one, or --zip)");
+        return CLI_EXIT_INVALID;
+    }
+    if (o->csv && o->json) {
+        cli_error("sweep: --csv and --json both given; choose one");
         return CLI_EXIT_INVALID;
     }
     if (o->jobs == -1)
@@ -918,17 +765,28 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
     }
     g_autoptr(GPtrArray) varies = g_ptr_array_new_with_free_func(vary_free);
     guint64 n = 1;
-    for (char **a = o->varies; *a; a++) {
-        Vary *v = vary_parse(*a, varies);
-        if (!v)
-            return CLI_EXIT_INVALID;
-        g_ptr_array_add(varies, v);
-        n *= v->values->len;
-        if (n > MAX_VARIANTS) {
-            cli_error("sweep: more than %d variants; split the sweep", MAX_VARIANTS);
-            return CLI_EXIT_INVALID;
+    for (int z = 0; z < 2; z++)
+        for (char **a = z ? o->zips : o->varies; a && *a; a++) {
+            Vary *v = vary_parse(*a, varies, z == 1);
+            if (!v)
+                return CLI_EXIT_INVALID;
+            g_ptr_array_add(varies, v);
+            n = sweep_variant_count(varies);
+            if (n == 0) {
+                const Vary *z0 = NULL;
+                for (guint k = 0; k < varies->len && !z0; k++)
+                    if (((const Vary *)g_ptr_array_index(varies, k))->zip)
+                        z0 = g_ptr_array_index(varies, k);
+                cli_error("--zip '%s': %u values, but --zip %s has %u; linked keys take one "
+                          "value each per variant, so give them equally many",
+                          *a, v->values->len, z0->key, z0->values->len);
+                return CLI_EXIT_INVALID;
+            }
+            if (n > MAX_VARIANTS) {
+                cli_error("sweep: more than %d variants; split the sweep", MAX_VARIANTS);
+                return CLI_EXIT_INVALID;
+            }
         }
-    }
     g_autoptr(GArray) prefill = NULL;
     g_autoptr(GArray) decode = NULL;
     g_autoptr(GError) err = NULL;
@@ -963,6 +821,7 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
                             prefill,
                             decode,
                             NULL,
+                            false,
                             false,
                             false};
         g_autoptr(GError) verr = NULL;
@@ -1028,10 +887,12 @@ static int sweep_run(Sweep *sw, SweepOptions *o)
     for (guint i = 0; i < sw->notes->len; i++)
         fprintf(stderr, "ranksim: note: %s\n", (const char *)g_ptr_array_index(sw->notes, i));
     if (o->json) {
-        print_json(sw, wall_s);
+        sweep_print_json(sw, wall_s);
+    } else if (o->csv) {
+        sweep_print_csv(sw);
     } else {
-        print_table(sw);
-        print_summary(sw, wall_s);
+        sweep_print_table(sw);
+        sweep_print_summary(sw, wall_s);
     }
     fflush(stdout);
     for (guint i = 0; i < sw->n; i++)

@@ -122,6 +122,11 @@ void query_run_free(QueryRun *r)
     g_free(r->timeline);
     g_free(r->version);
     g_free(r->hardware);
+    g_free(r->model);
+    g_free(r->layout);
+    g_free(r->vllm);
+    g_free(r->overrides);
+    g_free(r->weights);
     if (r->not_simulated)
         g_ptr_array_unref(r->not_simulated);
     sched_outcome_free(r->outcome);
@@ -268,6 +273,37 @@ static bool load_diags(Store *st, int64_t id, SchedOutcome *o, GError **error)
     return rc == SQLITE_DONE || sql_fail(error, st, "reading diagnostics");
 }
 
+/* What the run ran (schema 7's runs columns) and its weights' formats (memory_runs); left
+ * NULL where an older file has no such column. */
+static void load_labels(Store *st, QueryRun *r)
+{
+    sqlite3_stmt *s = NULL;
+    if (query_has_column(st, "runs", "sweep_id") &&
+        sqlite3_prepare_v2(store_db(st),
+                           "SELECT model, layout, vllm, overrides, sweep_id FROM runs WHERE id = ?",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, r->id);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            r->model = col_text(s, 0);
+            r->layout = col_text(s, 1);
+            r->vllm = col_text(s, 2);
+            r->overrides = col_text(s, 3);
+            r->sweep_id = sqlite3_column_int64(s, 4);
+        }
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (query_has_column(st, "memory_runs", "weights_format") &&
+        sqlite3_prepare_v2(store_db(st),
+                           "SELECT weights_format FROM memory_runs WHERE run_id = ?", -1, &s,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, r->id);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            r->weights = col_text(s, 0);
+    }
+    sqlite3_finalize(s);
+}
+
 QueryRun *query_run_load(Store *st, int64_t id, GError **error)
 {
     g_return_val_if_fail(st != NULL, NULL);
@@ -313,6 +349,7 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
     r->outcome->events = (uint64_t)sqlite3_column_int64(s, 11);
     r->outcome->rank_ops = (uint64_t)sqlite3_column_int64(s, 12);
     sqlite3_finalize(s);
+    load_labels(st, r);
     r->not_simulated = g_ptr_array_new_with_free_func(g_free);
     if (!load_groups(st, id, r->outcome, error) || !load_ranks(st, id, r->outcome, error) ||
         !load_diags(st, id, r->outcome, error) ||
@@ -324,7 +361,8 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
 ReportRun query_run_report(const QueryRun *r, const char *db_path)
 {
     ReportRun rr = {r->id,     r->name,      r->kind,    r->path,     db_path,          NULL,
-                    r->status, r->exit_code, r->wall_ms, r->hardware, r->not_simulated, NULL};
+                    r->status, r->exit_code, r->wall_ms, r->hardware, r->not_simulated, NULL,
+                    r->model,  r->layout,    r->vllm,    r->overrides, r->weights};
     return rr;
 }
 
@@ -544,6 +582,20 @@ char *query_short_message(const char *message, guint max_chars)
         return g_steal_pointer(&line);
     g_autofree char *cut = g_utf8_substring(line, 0, max_chars - 3);
     return g_strconcat(cut, "...", NULL);
+}
+
+char *query_short_name(const char *name, guint max_chars)
+{
+    if (!name)
+        return g_strdup("");
+    glong n = g_utf8_validate(name, -1, NULL) ? g_utf8_strlen(name, -1) : 0;
+    if (n <= (glong)max_chars || max_chars < 8)
+        return query_short_message(name, max_chars);
+    /* the head says what ran, the tail (a variant's overrides) which variant it was */
+    glong head = (glong)(max_chars - 3) * 2 / 5, tail = (glong)max_chars - 3 - head;
+    g_autofree char *a = g_utf8_substring(name, 0, head);
+    g_autofree char *b = g_utf8_substring(name, n - tail, n);
+    return g_strconcat(a, "...", b, NULL);
 }
 
 char *query_diag_summary(const char *kind, const char *message, guint max_chars)

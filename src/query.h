@@ -41,6 +41,9 @@ typedef struct {
     char *timeline;   /* "full" | "collectives" | "none" */
     char *version;
     char *hardware;
+    char *model, *layout, *vllm, *overrides; /* what it ran (runs columns, schema 7) */
+    int64_t sweep_id;                        /* 0: not from a sweep */
+    char *weights;                           /* memory_runs.weights_format */
     GPtrArray *not_simulated; /* char*: the settings given but not simulated (never NULL) */
     SchedOutcome *outcome; /* never NULL: ranks, diagnostics (kinds interned), groups with their
                               members; an invalid run has no ranks and its `config` error */
@@ -76,6 +79,9 @@ bool query_has_column(Store *st, const char *table, const char *column);
 /* The first error diagnostic of an outcome, else its first warning, else NULL. */
 const SchedDiag *query_first_diag(const SchedOutcome *o);
 
+/* A run name of at most `max_chars`, cut in the middle: its head and its tail (a variant's
+ * "[key=value, ...]") kept. Caller frees. */
+char *query_short_name(const char *name, guint max_chars);
 /* "KIND: first line of message" cut to `max_chars` (the kind is left out when the message
  * already starts with it, as the engine's do). Caller frees. */
 char *query_diag_summary(const char *kind, const char *message, guint max_chars);

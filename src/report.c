@@ -113,8 +113,18 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
                 "  %u ranks, simulated %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
                 " events, wall %.1f ms, exit %d\n",
                 o->n_ranks, end, o->rank_ops, o->events, run->wall_ms, run->exit_code);
+    if (run->model)
+        fprintf(out, "  model: %s\n", run->model);
+    if (run->weights && *run->weights)
+        fprintf(out, "  weights as stored: %s\n", run->weights);
+    if (run->layout)
+        fprintf(out, "  layout: %s\n", run->layout);
+    if (run->vllm)
+        fprintf(out, "  vLLM: %s\n", run->vllm);
     if (run->hardware)
         fprintf(out, "  %s: %s\n", imported ? "source" : "hardware", run->hardware);
+    if (run->overrides)
+        fprintf(out, "  overrides: %s\n", run->overrides);
     for (guint i = 0; run->not_simulated && i < run->not_simulated->len; i++)
         fprintf(out, "  %s: %s\n", imported ? "note" : "not simulated",
                 (const char *)g_ptr_array_index(run->not_simulated, i));
@@ -216,6 +226,11 @@ char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const
     add_str(b, "db", run->db_path);
     add_str(b, "trace", run->trace_path);
     add_str(b, "hardware", run->hardware);
+    add_str(b, "model", run->model);
+    add_str(b, "weights", run->weights);
+    add_str(b, "layout", run->layout);
+    add_str(b, "vllm", run->vllm);
+    add_str(b, "overrides", run->overrides);
     json_builder_set_member_name(b, "not_simulated");
     json_builder_begin_array(b);
     for (guint i = 0; run->not_simulated && i < run->not_simulated->len; i++)
@@ -361,8 +376,6 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
         fprintf(out, "  Maximum concurrency for %s tokens per request: %.2fx\n",
                 thousands(m->max_model_len, b, sizeof b), v->max_concurrency);
     }
-    if (m->weights_format && *m->weights_format)
-        fprintf(out, "  weights as stored: %s\n", m->weights_format);
 }
 
 static void fmt_dur(char *buf, size_t n, int64_t ns)

@@ -28,6 +28,9 @@ typedef struct {
     const char *hardware;           /* one line describing the fabric, may be NULL */
     const GPtrArray *not_simulated; /* char*: settings given but not simulated, may be NULL */
     const ModelServe *serve;        /* requests served, or NULL */
+    /* what the run ran, for the header (each may be NULL): model, parallel layout, vLLM,
+     * what the command line changed, the weights' formats per tensor group */
+    const char *model, *layout, *vllm, *overrides, *weights;
 } ReportRun;
 
 /* Writes the text report to `out`: the one-line outcome (cut to the terminal's width), the

@@ -24,6 +24,53 @@ char *runner_hardware_line(const Scenario *sc)
     return line;
 }
 
+void runner_labels(const Scenario *sc, RunnerLabels *out)
+{
+    *out = (RunnerLabels){0};
+    if (!sc->arch || !sc->plan)
+        return;
+    out->model = sc->model_source && !strstr(sc->model_source, sc->arch->name)
+                     ? g_strdup_printf("%s (%s)", sc->arch->name, sc->model_source)
+                     : g_strdup(sc->model_source ? sc->model_source : sc->arch->name);
+    const ModelParallel *p = &sc->plan->par;
+    /* the axes vLLM multiplies into the world, outermost first, then what shards inside them */
+    GString *l = g_string_new(NULL);
+    struct {
+        const char *name;
+        uint32_t n;
+    } axes[] = {{"DP", p->data_parallel_size},
+                {"PP", p->pipeline_parallel_size},
+                {"PCP", p->prefill_context_parallel_size},
+                {"TP", p->tensor_parallel_size}};
+    for (size_t i = 0; i < G_N_ELEMENTS(axes); i++)
+        if (axes[i].n > 1 || strcmp(axes[i].name, "TP") == 0)
+            g_string_append_printf(l, "%s%s%u", l->len ? " x " : "", axes[i].name, axes[i].n);
+    const char *sep = ", ";
+    if (p->decode_context_parallel_size > 1)
+        g_string_append_printf(l, "%sDCP%u", sep, p->decode_context_parallel_size);
+    if (p->enable_expert_parallel && sc->plan->ep_size > 1)
+        g_string_append_printf(l, "%sEP%u", sep, sc->plan->ep_size);
+    if (p->enable_sequence_parallel)
+        g_string_append_printf(l, "%sSP", sep);
+    out->layout = g_string_free(l, FALSE);
+    GString *v = g_string_new("main");
+    const char *lead = " without ";
+    for (int b = 0; b < MODEL_VLLM_BEHAVIOUR_COUNT; b++)
+        if (!model_vllm_has(sc->engine.vllm_absent, (ModelVllmBehaviour)b)) {
+            g_string_append_printf(v, "%s%s", lead,
+                                   model_vllm_behaviour_name((ModelVllmBehaviour)b));
+            lead = ", ";
+        }
+    out->vllm = g_string_free(v, FALSE);
+}
+
+void runner_labels_clear(RunnerLabels *l)
+{
+    g_clear_pointer(&l->model, g_free);
+    g_clear_pointer(&l->layout, g_free);
+    g_clear_pointer(&l->vllm, g_free);
+}
+
 bool runner_check_work(const Scenario *sc, uint64_t max_rank_ops, GError **error)
 {
     if (max_rank_ops == 0)
@@ -99,25 +146,45 @@ void runner_collect_record(void *garray, const SchedRecord *rec)
     g_array_append_val((GArray *)garray, *rec);
 }
 
+int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline,
+                        const RunnerResult *r, GArray *records, double wall_ms,
+                        const char *overrides, int64_t sweep_id, GError **error)
+{
+    g_autofree char *hw = runner_hardware_line(sc);
+    RunnerLabels lb;
+    runner_labels(sc, &lb);
+    StoreRunInfo info = {sc->name,  sc->kind,  sc->path,          sc->text,  timeline,
+                         hw,        sc->ignored_flags, sc->serve, lb.model,  lb.layout,
+                         lb.vllm,   overrides, sweep_id};
+    int64_t id = store_run_insert(
+        st, &info, sc->program, records ? (const SchedRecord *)(void *)records->data : NULL,
+        records ? records->len : 0, r->outcome, r->memory, r->status, r->exit_code, wall_ms, error);
+    runner_labels_clear(&lb);
+    return id;
+}
+
 int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const RunnerResult *r,
                      GArray *records, double wall_ms, GError **error)
 {
-    g_autofree char *hw = runner_hardware_line(sc);
-    StoreRunInfo info = {sc->name, sc->kind, sc->path,          sc->text,
-                         timeline, hw,       sc->ignored_flags, sc->serve};
-    return store_run_insert(
-        st, &info, sc->program, records ? (const SchedRecord *)(void *)records->data : NULL,
-        records ? records->len : 0, r->outcome, r->memory, r->status, r->exit_code, wall_ms, error);
+    return runner_store_as(st, sc, timeline, r, records, wall_ms, NULL, 0, error);
 }
 
 int64_t runner_store_invalid(Store *st, const char *path, const char *name, const char *timeline,
                              const char *message, GError **error)
+{
+    return runner_store_invalid_as(st, path, name, timeline, message, NULL, 0, error);
+}
+
+int64_t runner_store_invalid_as(Store *st, const char *path, const char *name,
+                                const char *timeline, const char *message,
+                                const char *overrides, int64_t sweep_id, GError **error)
 {
     g_autofree char *base = name ? g_strdup(name) : g_path_get_basename(path);
     /* The same checks as loading (regular file, size cap, UTF-8): a FIFO or /dev/zero given
      * as the scenario must not block or grow here either. */
     g_autofree char *text = input_file_read(path, 0, NULL, NULL);
     const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
-    StoreRunInfo info = {base, kind, path, text, timeline, NULL, NULL, NULL};
+    StoreRunInfo info = {base, kind, path, text, timeline, NULL, NULL,
+                         NULL, NULL, NULL, NULL, overrides, sweep_id};
     return store_insert_invalid(st, &info, message, error);
 }

@@ -25,6 +25,18 @@ typedef struct {
  * on". Caller frees. */
 char *runner_hardware_line(const Scenario *sc);
 
+/* What a run ran, in words, for the report's header, `runs` and the database (runs.model,
+ * .layout, .vllm): the model and where it came from, vLLM's parallel layout, and the vLLM the
+ * behaviours follow. All NULL for program scenarios (no model). */
+typedef struct {
+    char *model;  /* "glm-5.2 (preset glm-5.2)" */
+    char *layout; /* "TP1 x PCP4, DCP4" / "DP2 x TP4, EP8" / "PP2 x TP8" */
+    char *vllm;   /* "main" / "main without indexer_warmup_keys, dcp_rank_tensor" */
+} RunnerLabels;
+void runner_labels(const Scenario *sc, RunnerLabels *out);
+void runner_labels_clear(RunnerLabels *l);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunnerLabels, runner_labels_clear)
+
 /* The total work `run` and `sweep` accept by default: rank-ops after expanding repeats
  * (sched_program_total_op_count). About 25 s of simulation for compute-only programs; a billion
  * op rows with --timeline full. `--max-rank-ops N` changes it (0: no limit). */
@@ -49,10 +61,18 @@ void runner_collect_record(void *garray, const SchedRecord *rec);
  * with `error`. */
 int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const RunnerResult *r,
                      GArray *records, double wall_ms, GError **error);
+/* The same with what the command line changed (`overrides`, may be NULL) and the sweep the
+ * run belongs to (StoreRunInfo.sweep_id). */
+int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline,
+                        const RunnerResult *r, GArray *records, double wall_ms,
+                        const char *overrides, int64_t sweep_id, GError **error);
 
 /* Stores a rejected scenario as an `invalid` run named `name` (NULL: the file's basename; best
  * effort: the text is read from `path` when it is valid UTF-8). Returns the run id or -1. */
 int64_t runner_store_invalid(Store *st, const char *path, const char *name, const char *timeline,
                              const char *message, GError **error);
+int64_t runner_store_invalid_as(Store *st, const char *path, const char *name,
+                                const char *timeline, const char *message,
+                                const char *overrides, int64_t sweep_id, GError **error);
 
 #endif

@@ -613,15 +613,13 @@ static bool load_workload_node(Loader *ld, const YamlDocNode *root, const YamlDo
     return true;
 }
 
-/* --prefill N ... and --decode B:CTX ...: one step, the same batch on every DP rank. */
-static bool workload_from_extras(Loader *ld, Scenario *s)
+/* The batch of --prefill N ... (`prefill`) and --decode B:CTX ... (`decode`), each length
+ * checked, into `b`. */
+static bool batch_from_extras(Loader *ld, Scenario *s, bool prefill, bool decode, ModelBatch *b)
 {
     const ScenarioExtras *x = ld->extras;
     const ModelEngine *e = &s->engine;
-    ModelBatch *b = model_batch_new();
-    g_autoptr(GPtrArray) per_dp = g_ptr_array_new_with_free_func((GDestroyNotify)model_batch_free);
-    g_ptr_array_add(per_dp, b);
-    for (guint i = 0; x->prefill && i < x->prefill->len; i++) {
+    for (guint i = 0; prefill && x->prefill && i < x->prefill->len; i++) {
         uint32_t len = g_array_index(x->prefill, uint32_t, i);
         g_autofree char *what = g_strdup_printf("--prefill %u", len);
         if (len < 1 || len > MAX_SEQ_LEN)
@@ -632,7 +630,7 @@ static bool workload_from_extras(Loader *ld, Scenario *s)
             return scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, what, "%s", why);
         g_array_append_val(b->prefill, len);
     }
-    for (guint i = 0; x->decode && i < x->decode->len; i++) {
+    for (guint i = 0; decode && x->decode && i < x->decode->len; i++) {
         uint32_t ctx = g_array_index(x->decode, uint32_t, i);
         g_autofree char *what = g_strdup_printf("--decode (context %u)", ctx);
         if (ctx < 1 || ctx > MAX_SEQ_LEN)
@@ -649,8 +647,84 @@ static bool workload_from_extras(Loader *ld, Scenario *s)
     g_autofree char *why = batch_problem(b, e);
     if (why)
         return scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, "--prefill/--decode", "%s", why);
-    model_workload_add_step(s->workload, g_steal_pointer(&per_dp));
     return true;
+}
+
+/* Appends a step running batch `b` (taken over) on every DP rank. */
+static void add_step(Scenario *s, ModelBatch *b)
+{
+    GPtrArray *per_dp = g_ptr_array_new_with_free_func((GDestroyNotify)model_batch_free);
+    g_ptr_array_add(per_dp, b);
+    model_workload_add_step(s->workload, per_dp);
+}
+
+/* --prefill N ... and --decode B:CTX ...: one step, the same batch on every DP rank. */
+static bool workload_from_extras(Loader *ld, Scenario *s)
+{
+    ModelBatch *b = model_batch_new();
+    if (!batch_from_extras(ld, s, true, true, b)) {
+        model_batch_free(b);
+        return false;
+    }
+    add_step(s, b);
+    return true;
+}
+
+static void replace_lengths(GArray *dst, const GArray *src)
+{
+    g_array_set_size(dst, 0);
+    g_array_append_vals(dst, src->data, src->len);
+}
+
+/* The file's steps with the varied half put in (ScenarioExtras.merge_workload). */
+static bool workload_merge_extras(Loader *ld, const YamlDocNode *w, Scenario *s)
+{
+    if (s->serve)
+        return yamldoc_fail(&ld->doc, w, "workload",
+                            "requests are served by vLLM's scheduler, which makes the steps: "
+                            "--vary workload.prefill / workload.decode applies to "
+                            "workload.steps");
+    ModelBatch *made = model_batch_new();
+    bool ok = batch_from_extras(ld, s, true, true, made);
+    bool want_p = made->prefill->len > 0, want_d = made->decode->len > 0;
+    bool has_p = false, has_d = false;
+    GPtrArray *steps = s->workload->steps;
+    for (guint i = 0; ok && i < steps->len; i++) {
+        const ModelStep *st = g_ptr_array_index(steps, i);
+        for (guint k = 0; ok && k < st->per_dp->len; k++) {
+            ModelBatch *b = g_ptr_array_index(st->per_dp, k);
+            if (!b)
+                continue;
+            if (want_p && b->prefill->len) {
+                has_p = true;
+                replace_lengths(b->prefill, made->prefill);
+                g_array_set_size(b->prefill_ctx, 0);
+            }
+            if (want_d && b->decode->len) {
+                has_d = true;
+                replace_lengths(b->decode, made->decode);
+            }
+            g_autofree char *why = batch_problem(b, &s->engine);
+            if (why)
+                ok = yamldoc_fail(&ld->doc, w, "workload", "step %u with the varied batch: %s",
+                                  i + 1, why);
+        }
+    }
+    if (ok && want_p && !has_p) { /* a prefill step of its own before the file's steps */
+        ModelBatch *b = model_batch_new();
+        replace_lengths(b->prefill, made->prefill);
+        add_step(s, b);
+        g_ptr_array_insert(steps, 0, g_ptr_array_steal_index(steps, steps->len - 1));
+    }
+    if (ok && want_d && !has_d) { /* and a decode step of its own after them */
+        ModelBatch *b = model_batch_new();
+        replace_lengths(b->decode, made->decode);
+        add_step(s, b);
+    }
+    for (guint i = 0; ok && i < steps->len; i++) /* each step after the one before it */
+        ((ModelStep *)g_ptr_array_index(steps, i))->sched_after = (int32_t)i - 1;
+    model_batch_free(made);
+    return ok;
 }
 
 /* The workload: the command line's (--prefill / --decode override the file's, with a note),
@@ -668,6 +742,8 @@ static bool load_workload(Loader *ld, const YamlDocNode *root, Scenario *s)
                scenario_serve(ld, root, NULL, flag, s, reqs);
     }
     if (scenario_extras_have_workload(ld->extras)) {
+        if (w && ld->extras->merge_workload)
+            return load_workload_node(ld, root, w, s) && workload_merge_extras(ld, w, s);
         if (w)
             scenario_note_ignored(s, "--prefill/--decode replace the scenario's workload:");
         return workload_from_extras(ld, s);

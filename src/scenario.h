@@ -88,6 +88,11 @@ typedef struct {
     bool exact;                   /* --exact: simulate every scheduled step, even one whose
                                      twin was simulated before */
     bool progress;                /* print serving progress to stderr */
+    bool merge_workload;          /* `sweep --vary workload.prefill/decode`: `prefill` replaces
+                                     the prompts of the file's steps that prefill (a step of its
+                                     own first when none does) and `decode` the decoding batches
+                                     (a step of its own last when none decodes); every other
+                                     step and setting of the file's workload stays */
 } ScenarioExtras;
 
 /* Loads and validates `path`. `overrides` is a NULL-terminated list of "dotted.key=value"

@@ -55,6 +55,8 @@ struct StoreRun {
     Store *store;
     /* what the run row needs, copied at begin */
     char *name, *kind, *path, *scenario, *timeline, *hardware, *created_at;
+    char *model, *layout, *vllm, *overrides;
+    int64_t sweep_id;
     GPtrArray *not_simulated; /* char*, copied (may be NULL) */
     GPtrArray *names;         /* char*, the program's name table, copied */
     /* staging */
@@ -83,7 +85,8 @@ static const char schema_sql[] =
     " status TEXT NOT NULL CHECK (status IN ('ok','failed','invalid')),"
     " exit_code INTEGER NOT NULL, ranks INTEGER, sim_end_us REAL, events INTEGER,"
     " wall_ms REAL, created_at TEXT NOT NULL, scenario TEXT,"
-    " path TEXT, rank_ops INTEGER, timeline TEXT, version TEXT, hardware TEXT);"
+    " path TEXT, rank_ops INTEGER, timeline TEXT, version TEXT, hardware TEXT,"
+    " model TEXT, layout TEXT, vllm TEXT, overrides TEXT, sweep_id INTEGER);"
     "CREATE TABLE IF NOT EXISTS names("
     " run_id INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,"
     " PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
@@ -377,6 +380,13 @@ static bool ensure_schema(Store *s, GError **error)
             /* Version 1 lacked runs.hardware and the memory tables; version 2 the vLLM
              * start-up figures of memory_runs. Each ALTER fails harmlessly when not needed. */
             exec(s, "ALTER TABLE runs ADD COLUMN hardware TEXT", NULL);
+            /* version 7: what the run ran, in words, and the sweep it belongs to */
+            static const char *const v7[] = {"model TEXT", "layout TEXT", "vllm TEXT",
+                                             "overrides TEXT", "sweep_id INTEGER", NULL};
+            for (size_t i = 0; v7[i]; i++) {
+                g_autofree char *sql = g_strdup_printf("ALTER TABLE runs ADD COLUMN %s", v7[i]);
+                exec(s, sql, NULL);
+            }
             /* version 6: op_rows.bound, shown by the ops view (a view is not altered: it is
              * made again below) */
             exec(s, "ALTER TABLE op_rows ADD COLUMN bound INTEGER", NULL);
@@ -614,7 +624,8 @@ static int64_t insert_run_row_id(Store *s, int64_t id, const StoreRunInfo *info,
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO runs(name, kind, status, exit_code, created_at, scenario,"
                            " path, timeline, version, hardware, ranks, sim_end_us, events,"
-                           " wall_ms, rank_ops, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           " wall_ms, rank_ops, id, model, layout, vllm, overrides, sweep_id)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         set_sql_error(error, s, "prepare runs");
         return -1;
@@ -640,13 +651,24 @@ static int64_t insert_run_row_id(Store *s, int64_t id, const StoreRunInfo *info,
         sqlite3_bind_int64(st, 16, id);
     else
         sqlite3_bind_null(st, 16);
+    bind_opt_text(st, 17, info->model);
+    bind_opt_text(st, 18, info->layout);
+    bind_opt_text(st, 19, info->vllm);
+    bind_opt_text(st, 20, info->overrides);
+    bind_opt_int(st, 21, info->sweep_id > 0, info->sweep_id);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         set_sql_error(error, s, "insert run");
         return -1;
     }
-    return sqlite3_last_insert_rowid(s->db);
+    int64_t row = sqlite3_last_insert_rowid(s->db);
+    if (info->sweep_id < 0) { /* the sweep's first run: its id names the sweep */
+        g_autofree char *sql = g_strdup_printf("UPDATE runs SET sweep_id = id WHERE id = %" G_GINT64_FORMAT, row);
+        if (!exec(s, sql, error))
+            return -1;
+    }
+    return row;
 }
 
 static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *created_at,
@@ -752,6 +774,10 @@ static void run_free(StoreRun *r)
     g_free(r->timeline);
     g_free(r->hardware);
     g_free(r->created_at);
+    g_free(r->model);
+    g_free(r->layout);
+    g_free(r->vllm);
+    g_free(r->overrides);
     if (r->not_simulated)
         g_ptr_array_unref(r->not_simulated);
     if (r->names)
@@ -782,6 +808,11 @@ StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram
     r->timeline = g_strdup(info->timeline);
     r->hardware = g_strdup(info->hardware);
     r->serve = info->serve;
+    r->model = g_strdup(info->model);
+    r->layout = g_strdup(info->layout);
+    r->vllm = g_strdup(info->vllm);
+    r->overrides = g_strdup(info->overrides);
+    r->sweep_id = info->sweep_id;
     if (info->not_simulated) {
         r->not_simulated = g_ptr_array_new_with_free_func(g_free);
         for (guint i = 0; i < info->not_simulated->len; i++)
@@ -1163,7 +1194,9 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, werr);
     } else {
         StoreRunInfo info = {r->name,     r->kind,     r->path,          r->scenario,
-                             r->timeline, r->hardware, r->not_simulated, r->serve};
+                             r->timeline, r->hardware, r->not_simulated, r->serve,
+                             r->model,    r->layout,   r->vllm,          r->overrides,
+                             r->sweep_id};
         StoreRecordSource src = {NULL, 0, r->fd, r->n_staged};
         id = commit_run(s, &info, r->created_at, r->names, &src, r->lines, o, r->memory, status,
                         exit_code, wall_ms, error);
@@ -1245,7 +1278,7 @@ StoreStream *store_stream_begin(Store *s, GError **error)
     st->s = s;
     st->created_at = now_iso8601();
     /* the id now; the row itself is rewritten at commit with what the run found */
-    StoreRunInfo none = {"(importing)", "import", NULL, NULL, NULL, NULL, NULL, NULL};
+    StoreRunInfo none = {.name = "(importing)", .kind = "import"};
     st->id = insert_run_row(s, &none, st->created_at, "failed", 3, NULL, 0, error);
     st->ins =
         st->id < 0 ? NULL : store_op_inserter_new(s->db, s->path, st->id, s->keyed_ops, error);

@@ -52,6 +52,13 @@ typedef struct {
     const ModelServe *serve;        /* requests served: rows of `steps`, `requests` and
                                        `serve_runs`; borrowed until the run is stored; may be
                                        NULL */
+    const char *model;     /* "glm-5.2 (preset glm-5.2)", may be NULL (program scenarios) */
+    const char *layout;    /* "TP1 x PCP4, DCP4", may be NULL */
+    const char *vllm;      /* "main", "main without indexer_warmup_keys", may be NULL */
+    const char *overrides; /* what the command line changed: "attention_backend=X, prefill=633",
+                              may be NULL */
+    int64_t sweep_id;      /* 0: not part of a sweep; -1: the first run of a sweep (its own id
+                              becomes the sweep's); > 0: the sweep's id */
 } StoreRunInfo;
 
 /* Opens the database at `path` for writing runs, creating the file, its folder and the schema

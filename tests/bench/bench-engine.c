@@ -119,7 +119,7 @@ static int one(const char *mode, uint32_t ranks, uint32_t layers, int reps, bool
         gint64 t0 = g_get_monotonic_time();
         if (full) {
             st = store_open(db, &err);
-            StoreRunInfo info = {"bench", "program", NULL, NULL, "full", NULL, NULL, NULL};
+            StoreRunInfo info = {.name = "bench", .kind = "program", .timeline = "full"};
             run = st ? store_run_begin(st, &info, p, &err) : NULL;
             if (!run) {
                 fprintf(stderr, "bench: %s\n", err->message);

@@ -84,7 +84,7 @@ Test(query, runs_lists_every_run)
     cr_assert(strstr(r.out, "three-way-cycle"), "%s", r.out);
     cr_assert(strstr(r.out, "lse-size-mismatch"), "%s", r.out);
     cr_assert(strstr(r.out, "healthy-tp-layers"), "%s", r.out);
-    cr_assert(strstr(r.out, "failed"), "%s", r.out);
+    cr_assert(strstr(r.out, "FAILED"), "%s", r.out);
     cr_assert(strstr(r.out, "mismatch in group pcp seq 1"), "%s", r.out);
     result_clear(&r);
     r = ranksim((const char *[]){"runs", "--db", fx.db, "--limit", "2", NULL});

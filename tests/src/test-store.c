@@ -48,7 +48,7 @@ static SchedProgram *program(uint32_t layers)
 static int64_t store_one(Store *s, SchedProgram *p, const char *name)
 {
     g_autoptr(GError) err = NULL;
-    StoreRunInfo info = {name, "program", NULL, "text", "full", NULL, NULL, NULL};
+    StoreRunInfo info = {.name = name, .kind = "program", .scenario = "text", .timeline = "full"};
     StoreRun *r = store_run_begin(s, &info, p, &err);
     cr_assert_not_null(r, "%s", err ? err->message : "");
     SchedConfig c = sched_config_default();
@@ -105,7 +105,7 @@ Test(store, a_run_killed_midway_leaves_no_rows)
         if (!s)
             _exit(10);
         SchedProgram *p = program(20000);
-        StoreRunInfo info = {"killed", "program", NULL, NULL, "full", NULL, NULL, NULL};
+        StoreRunInfo info = {.name = "killed", .kind = "program", .timeline = "full"};
         StoreRun *r = store_run_begin(s, &info, p, NULL);
         if (!r)
             _exit(11);
@@ -147,7 +147,7 @@ Test(store, concurrent_writers_lose_nothing)
                 _exit(10);
             SchedProgram *p = program(50);
             for (int k = 0; k < RUNS; k++) {
-                StoreRunInfo info = {"par", "program", NULL, NULL, "full", NULL, NULL, NULL};
+                StoreRunInfo info = {.name = "par", .kind = "program", .timeline = "full"};
                 StoreRun *r = store_run_begin(s, &info, p, NULL);
                 if (!r)
                     _exit(11);
@@ -182,7 +182,7 @@ Test(store, invalid_runs_are_recorded_whole)
     g_autofree char *path = tmp_db();
     g_autoptr(GError) err = NULL;
     g_autoptr(Store) s = store_open(path, &err);
-    StoreRunInfo info = {"bad", "program", "bad.yaml", "ranks: x", "full", NULL, NULL, NULL};
+    StoreRunInfo info = {.name = "bad", .kind = "program", .path = "bad.yaml", .scenario = "ranks: x", .timeline = "full"};
     int64_t id = store_insert_invalid(s, &info, "bad.yaml:1: key 'ranks': not an integer", &err);
     cr_assert_eq(id, 1);
     cr_assert_eq(scalar(s, "SELECT count(*) FROM runs WHERE status = 'invalid' AND exit_code = 2"),
@@ -223,7 +223,7 @@ Test(regress, a_second_writer_does_not_wait_for_a_simulation)
     cr_assert(a && b);
     sqlite3_busy_timeout(store_db(b), 2000);
     g_autoptr(SchedProgram) big = program(20000);
-    StoreRunInfo info = {"first", "program", NULL, NULL, "full", NULL, NULL, NULL};
+    StoreRunInfo info = {.name = "first", .kind = "program", .timeline = "full"};
     StoreRun *r = store_run_begin(a, &info, big, NULL);
     cr_assert_not_null(r);
     /* the first run's engine: stop after half the program, still "simulating" */

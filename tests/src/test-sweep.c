@@ -73,7 +73,7 @@ Test(sweep, program_cross_product_stored_once_with_invalid_rows)
         "--vary", "on_mismatch=hang,abort,bogus", "-j", "2", "--db", db, NULL});
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
     /* The table: every variant, in cross-product order (the first --vary varies slowest). */
-    cr_assert(strstr(r.out, "watchdog.collective_timeout_s"), "%s", r.out);
+    cr_assert(strstr(r.out, "collective_timeout_s"), "%s", r.out);
     cr_assert(strstr(r.out, "first diagnostic"), "%s", r.out);
     cr_assert(strstr(r.out, "6 variants, 0 ok, 4 failed, 2 invalid"), "%s", r.out);
     const char *row1 = strstr(r.out, "\n1  0 ");
@@ -150,25 +150,40 @@ Test(sweep, model_pcp_sizes_some_rejected_by_vllm_rules)
     result_clear(&r);
 }
 
-Test(sweep, workload_prefill_replaces_the_files_workload)
+Test(sweep, workload_prefill_keeps_the_files_other_steps)
 {
+    /* The file: a prefill of 633 then a decode of 2 x 633. Varying the prefill puts each value
+     * into that step and keeps the decode step: the 633 variant is the file itself. */
     g_autofree char *db = tmp_db();
     Result r =
         ranksim((const char *[]){"sweep", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"), "--vary",
                                  "workload.prefill=512,633,4096", "--db", db, "-j", "2", NULL});
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
     cr_assert(strstr(r.out, "3 variants, 3 ok"), "%s", r.out);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", "-q", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"),
+                                 "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
     sqlite3 *sdb = db_open(db);
-    /* One prefill step each: the stored scenario holds exactly that workload. */
     cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM runs WHERE scenario LIKE"
-                             " '%workload: {steps: [{prefill: [4096]}]}%'"),
+                             " '%applied as: --prefill 4096 (into the workload''s steps)%'"),
                  1);
-    cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM runs WHERE scenario LIKE '%decode: [633%'"), 0);
-    /* A longer prompt takes longer; all three step times differ. */
+    /* the file's workload block is kept as written */
+    cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM runs WHERE scenario LIKE '%decode: [633, 633]%'"),
+                 4);
+    int64_t t633 = db_int(sdb, "SELECT sim_end_us * 1000 FROM runs WHERE overrides ="
+                               " 'workload.prefill=633'");
+    int64_t file = db_int(sdb, "SELECT sim_end_us * 1000 FROM runs WHERE sweep_id IS NULL");
+    cr_assert_eq(t633, file);
     cr_assert_eq(db_int(sdb, "SELECT COUNT(DISTINCT sim_end_us) FROM runs"), 3);
-    int64_t t512 = db_int(sdb, "SELECT sim_end_us FROM runs WHERE scenario LIKE '%[512]%'");
-    int64_t t4096 = db_int(sdb, "SELECT sim_end_us FROM runs WHERE scenario LIKE '%[4096]%'");
+    int64_t t512 = db_int(sdb, "SELECT sim_end_us FROM runs WHERE overrides LIKE '%=512'");
+    int64_t t4096 = db_int(sdb, "SELECT sim_end_us FROM runs WHERE overrides LIKE '%=4096'");
     cr_assert_lt(t512, t4096);
+    /* one sweep: its first stored run's id names it */
+    cr_assert_eq(db_int(sdb, "SELECT COUNT(DISTINCT sweep_id) FROM runs WHERE sweep_id IS NOT NULL"),
+                 1);
+    cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM runs WHERE sweep_id = (SELECT MIN(id) FROM runs)"),
+                 3);
     sqlite3_close(sdb);
     result_clear(&r);
 
@@ -408,4 +423,53 @@ Test(sweep, runs_are_named_by_their_overrides)
                              "'lse-size-mismatch[collective_timeout_s=300]'"),
                  1);
     sqlite3_close(sdb);
+}
+
+Test(sweep, zip_links_keys_and_csv_lists_the_variants)
+{
+    g_autofree char *db = tmp_db();
+    Result r = ranksim((const char *[]){
+        "sweep", SCN("lse-size-mismatch.yaml"), "--zip", "watchdog.collective_timeout_s=0,300",
+        "--zip", "straggler_threshold_s=0,1", "--vary", "on_mismatch=hang,abort", "--csv", "-q",
+        "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    /* 2 linked pairs x 2 values = 4 variants (a cross product would be 8) */
+    g_auto(GStrv) lines = g_strsplit(r.out, "\r\n", -1);
+    cr_assert_eq(g_strv_length(lines), 6, "%s", r.out); /* header, 4 rows, "" after the last */
+    cr_assert(g_str_has_prefix(lines[0], "variant,on_mismatch,watchdog.collective_timeout_s,"
+                                         "straggler_threshold_s,run_id,sweep_id,outcome,"),
+              "%s", lines[0]);
+    for (int i = 1; i <= 4; i++) {
+        g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+        /* the pair moves together: 0 with 0, 300 with 1 */
+        cr_assert(strcmp(f[2], "0") == 0 ? strcmp(f[3], "0") == 0 : strcmp(f[3], "1") == 0,
+                  "%s", lines[i]);
+    }
+    result_clear(&r);
+    /* unequal linked lists are refused before anything runs */
+    r = ranksim((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--zip",
+                                 "watchdog.collective_timeout_s=0,300", "--zip",
+                                 "straggler_threshold_s=0,1,2", "--db", db, NULL});
+    cr_assert_eq(r.code, 2, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, "equally many"), "%s", r.err);
+    result_clear(&r);
+}
+
+Test(sweep, the_summary_says_which_values_are_safe)
+{
+    g_autofree char *db = tmp_db();
+    Result r = ranksim((const char *[]){"sweep", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"),
+                                        "--vary",
+                                        "engine.attention_backend=FLASHINFER_MLA_SPARSE,"
+                                        "FLASHMLA_SPARSE",
+                                        "--set", "engine.vllm_without=[55879]", "-q", "--db", db,
+                                        NULL});
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "safe (ok in every variant): attention_backend=FLASHMLA_SPARSE"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "not safe (failed or rejected in every variant): "
+                            "attention_backend=FLASHINFER_MLA_SPARSE"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "ranksim runs --sweep"), "%s", r.out);
+    result_clear(&r);
 }
