@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cmd-common.h"
+#include "diff-inputs.h"
 #include "explain.h"
 #include "outfile.h"
 #include "query.h"
@@ -1004,6 +1005,7 @@ int cli_diff(int argc, char **argv)
         json_builder_begin_object(jb);
         diff_json_run(jb, "a", a);
         diff_json_run(jb, "b", b);
+        diff_inputs_json(jb, o.st, a, b);
         bool both = a->outcome && b->outcome && !is_invalid(a) && !is_invalid(b);
         json_builder_set_member_name(jb, "sim_end_delta_us");
         if (both)
@@ -1023,9 +1025,7 @@ int cli_diff(int argc, char **argv)
     g_autofree char *ta = run_title(a), *tb = run_title(b);
     printf("A: %s, %s, exit %d\nB: %s, %s, exit %d\n", ta, a->status, a->exit_code, tb, b->status,
            b->exit_code);
-    if (g_strcmp0(a->hardware, b->hardware) != 0)
-        printf("hardware A: %s\nhardware B: %s\n", a->hardware ? a->hardware : "-",
-               b->hardware ? b->hardware : "-");
+    diff_inputs_text(stdout, o.st, a, b);
     if (is_invalid(a) || is_invalid(b)) {
         for (int k = 0; k < 2; k++) {
             const QueryRun *r = k ? b : a;

@@ -233,6 +233,11 @@ Test(query, diff_two_runs)
     cr_assert_eq(r.code, 0, "%s", r.err);
     cr_assert(strstr(r.out, "A: run 2 (lse-size-mismatch), failed, exit 3"), "%s", r.out);
     cr_assert(strstr(r.out, "B: run 3 (healthy-tp-layers), ok, exit 0"), "%s", r.out);
+    /* what was given differently comes first, before any figure */
+    const char *inputs = strstr(r.out, "inputs that differ (A / B):");
+    cr_assert(inputs && inputs < strstr(r.out, "ranks"), "%s", r.out);
+    cr_assert(strstr(r.out, "hardware: b200"), "%s", r.out);
+    cr_assert(strstr(r.out, "scenario line"), "%s", r.out);
     cr_assert(strstr(r.out, "per rank"), "%s", r.out);
     cr_assert(strstr(r.out, "blocked           done"), "%s", r.out);
     cr_assert(strstr(r.out, "communication by collective"), "%s", r.out);
@@ -245,6 +250,7 @@ Test(query, diff_two_runs)
     r = ranksim((const char *[]){"diff", "3", "6", "--db", fx.db, NULL});
     cr_assert_eq(r.code, 0);
     cr_assert_null(strstr(r.out, "differs"), "%s", r.out);
+    cr_assert(strstr(r.out, "inputs: the same scenario, settings and hardware"), "%s", r.out);
     cr_assert(strstr(r.out, "\n  0-3 "), "identical ranks fold: %s", r.out);
     cr_assert(strstr(r.out, "\n  4-7 "), "identical ranks fold: %s", r.out);
     result_clear(&r);
