@@ -5,7 +5,7 @@ _ranksim()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cmd=${COMP_WORDS[1]}
-    local commands="run sweep runs report explain trace plot diff list import match help version"
+    local commands="run sweep runs report explain trace plot diff prune list import match help version"
     if [ "$COMP_CWORD" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return

@@ -43,6 +43,8 @@ static int usage(void)
             "  plot RUN -o FILE.png    draw its time line (.png, .svg, .pdf): lanes per rank,\n"
             "                          the culprit marked\n"
             "  diff RUN_A RUN_B        compare two stored runs\n"
+            "  prune RUN...|--sweep N|--older-than AGE\n"
+            "                          delete stored runs from every table at once\n"
             "  import PATH...          diagnose a real hang from Flight Recorder dumps or NCCL\n"
             "                          logs and store it as a run\n"
             "  match RUN SCENARIO      replay a hypothesis: does the scenario reproduce the\n"
@@ -402,7 +404,7 @@ static int dispatch(int argc, char **argv)
         {"sweep", cli_sweep},     {"runs", cli_runs},   {"report", cli_report},
         {"explain", cli_explain}, {"trace", cli_trace}, {"diff", cli_diff},
         {"plot", cli_plot},       {"list", cli_list},   {"import", cli_import},
-        {"match", cli_match},
+        {"match", cli_match},     {"prune", cli_prune},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
     g_autofree char *prg =

@@ -25,6 +25,7 @@ int cli_runs(int argc, char **argv);    /* src/cmd-query.c */
 int cli_explain(int argc, char **argv); /* src/cmd-query.c */
 int cli_trace(int argc, char **argv);   /* src/cmd-query.c */
 int cli_plot(int argc, char **argv);    /* src/cmd-query.c */
+int cli_prune(int argc, char **argv);   /* src/cmd-prune.c */
 int cli_diff(int argc, char **argv);    /* src/cmd-query.c */
 int cli_list(int argc, char **argv);    /* src/cmd-list.c */
 int cli_import(int argc, char **argv);  /* src/cmd-import.c */
