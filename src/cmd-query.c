@@ -6,6 +6,7 @@
  * the output), 2 for bad arguments, an unknown run or a missing database, 1 when the database
  * or an output file cannot be read or written.
  */
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -559,10 +560,20 @@ int cli_explain(int argc, char **argv)
 
 int cli_trace(int argc, char **argv)
 {
-    g_autofree char *db = NULL, *out = NULL;
+    g_autofree char *db = NULL, *out = NULL, *ranks = NULL, *layers = NULL, *window = NULL;
+    gboolean json = FALSE;
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Where to write the trace ('-': stdout)",
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+         "Where to write the trace ('-': stdout; a name ending in .gz is gzip-compressed)",
          "FILE.json"},
+        {"ranks", 0, 0, G_OPTION_ARG_STRING, &ranks, "Only these ranks, e.g. 0-3,8", "LIST"},
+        {"layers", 0, 0, G_OPTION_ARG_STRING, &layers,
+         "Only the ops of these layers, e.g. 0-2 (ops outside layers left out)", "RANGE"},
+        {"window", 0, 0, G_OPTION_ARG_STRING, &window,
+         "Only the ops overlapping this span of simulated time, e.g. 10ms:25ms or :500us",
+         "START:END"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json,
+         "Say what was written as one JSON object (not with -o -)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     if (!parse_command(
@@ -592,13 +603,44 @@ int cli_trace(int argc, char **argv)
                   r->id);
         return CLI_EXIT_INVALID;
     }
-    fflush(stdout);
+    bool to_stdout = strcmp(out, "-") == 0;
+    if (json && to_stdout) {
+        cli_error("trace: --json with -o -: the trace itself is the JSON on stdout");
+        return CLI_EXIT_INVALID;
+    }
     g_autoptr(GError) err = NULL;
-    if (!trace_write(o.st, r->id, out, &err)) {
+    TraceFilter filter;
+    if (!trace_filter_parse(&filter, ranks, layers, window, &err)) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INVALID;
+    }
+    fflush(stdout);
+    bool written = trace_write_filtered(o.st, r->id, out, &filter, &err);
+    trace_filter_clear(&filter);
+    if (!written) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
     }
-    bool to_stdout = strcmp(out, "-") == 0;
+    if (json) {
+        GStatBuf sb;
+        g_autoptr(JsonBuilder) jb = json_builder_new();
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "run_id");
+        json_builder_add_int_value(jb, r->id);
+        json_builder_set_member_name(jb, "trace");
+        json_builder_add_string_value(jb, out);
+        json_builder_set_member_name(jb, "bytes");
+        json_builder_add_int_value(jb, g_stat(out, &sb) == 0 ? (gint64)sb.st_size : -1);
+        json_builder_set_member_name(jb, "gzip");
+        json_builder_add_boolean_value(jb, g_str_has_suffix(out, ".gz"));
+        json_builder_set_member_name(jb, "timeline");
+        json_builder_add_string_value(jb, r->timeline ? r->timeline : "?");
+        json_builder_end_object(jb);
+        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autofree char *text = json_to_string(root, TRUE);
+        printf("%s\n", text);
+        return CLI_EXIT_OK;
+    }
     FILE *msg = to_stdout ? stderr : stdout;
     if (g_strcmp0(r->timeline, "full") != 0)
         fprintf(msg,

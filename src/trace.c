@@ -68,6 +68,9 @@ typedef struct {
     uint64_t n_events;
     int64_t n_ranks;
     int64_t sim_end_ns; /* runs.sim_end_us in ns; -1 if unknown */
+    int64_t blocked_end_ns; /* where never-completed ops end (see trace.h); -1 if unknown */
+    const TraceFilter *filter; /* never NULL */
+    char *where;               /* the filter as SQL on rank_ops o ("" when none) */
 } TraceWriter;
 
 /* ---- JSON formatting ---- */
@@ -297,6 +300,162 @@ static sqlite3_stmt *prepare(TraceWriter *w, const char *sql, const char *what, 
     return st;
 }
 
+/* ---- the filter ---- */
+
+static bool rank_kept(const TraceWriter *w, int64_t r)
+{
+    const GArray *a = w->filter->ranks;
+    if (!a)
+        return true;
+    for (guint i = 0; i + 1 < a->len; i += 2)
+        if (r >= g_array_index(a, int64_t, i) && r <= g_array_index(a, int64_t, i + 1))
+            return true;
+    return false;
+}
+
+/* The filter as SQL conditions on rank_ops o (numbers only: nothing user-typed is pasted);
+ * ?2 is the blocked end. */
+static char *filter_sql(const TraceFilter *f)
+{
+    GString *s = g_string_new(NULL);
+    if (f->ranks) {
+        g_string_append(s, " AND (");
+        for (guint i = 0; i + 1 < f->ranks->len; i += 2)
+            g_string_append_printf(s, "%so.rank BETWEEN %" G_GINT64_FORMAT " AND %" G_GINT64_FORMAT,
+                                   i ? " OR " : "", g_array_index(f->ranks, int64_t, i),
+                                   g_array_index(f->ranks, int64_t, i + 1));
+        g_string_append_c(s, ')');
+    }
+    if (f->layer_lo >= 0)
+        g_string_append_printf(s, " AND o.layer BETWEEN %" G_GINT64_FORMAT " AND %" G_GINT64_FORMAT,
+                               f->layer_lo, f->layer_hi);
+    if (f->to_ns >= 0)
+        g_string_append_printf(s, " AND o.start_ns < %" G_GINT64_FORMAT, f->to_ns);
+    if (f->from_ns >= 0)
+        g_string_append_printf(s, " AND COALESCE(o.end_ns, ?2) >= %" G_GINT64_FORMAT,
+                               f->from_ns);
+    return g_string_free(s, FALSE);
+}
+
+/* When the ops that never completed end (trace.h): the hang_surface diagnostic's
+ * rpc_timeout_s (an absolute simulated time), unless a simulated watchdog stopped the run. */
+static bool read_blocked_end(TraceWriter *w, GError **error)
+{
+    w->blocked_end_ns = w->sim_end_ns;
+    g_autoptr(sqlite3_stmt) st =
+        prepare(w,
+                "SELECT (SELECT count(*) FROM diagnostics WHERE run_id = ?1 AND kind = 'timeout'),"
+                " (SELECT detail FROM diagnostics WHERE run_id = ?1 AND kind = 'hang_surface'"
+                "  ORDER BY id LIMIT 1)",
+                "read diagnostics", error);
+    bool row;
+    if (!st || !step(w, st, &row, "read diagnostics", error))
+        return false;
+    const char *d = row ? (const char *)sqlite3_column_text(st, 1) : NULL;
+    const char *k = d ? strstr(d, "\"rpc_timeout_s\":") : NULL;
+    if (row && sqlite3_column_int64(st, 0) == 0 && k) {
+        char *end = NULL;
+        double sec = g_ascii_strtod(k + strlen("\"rpc_timeout_s\":"), &end);
+        if (end != k + strlen("\"rpc_timeout_s\":") && sec > 0 && sec < 1e9)
+            w->blocked_end_ns = MAX(w->blocked_end_ns, (int64_t)llround(sec * 1e9));
+    }
+    return true;
+}
+
+static bool parse_int_range(const char *s, int64_t *lo, int64_t *hi)
+{
+    const char *dash = strchr(s, '-');
+    guint64 a = 0, b = 0;
+    if (!dash)
+        return g_ascii_string_to_unsigned(s, 10, 0, G_MAXINT32, &a, NULL) &&
+               (*lo = *hi = (int64_t)a, true);
+    g_autofree char *x = g_strndup(s, (gsize)(dash - s));
+    if (!g_ascii_string_to_unsigned(x, 10, 0, G_MAXINT32, &a, NULL) ||
+        !g_ascii_string_to_unsigned(dash + 1, 10, 0, G_MAXINT32, &b, NULL) || b < a)
+        return false;
+    *lo = (int64_t)a;
+    *hi = (int64_t)b;
+    return true;
+}
+
+/* "12.5ms", "300us", "2s", "40000ns", "1500" (us) -> ns; -1 when malformed. */
+static int64_t parse_time_ns(const char *s)
+{
+    char *end = NULL;
+    double v = g_ascii_strtod(s, &end);
+    if (end == s || !(v >= 0) || v > 1e15)
+        return -1;
+    double scale = 1e3;
+    if (!*end)
+        scale = 1e3;
+    else if (strcmp(end, "ns") == 0)
+        scale = 1;
+    else if (strcmp(end, "us") == 0)
+        scale = 1e3;
+    else if (strcmp(end, "ms") == 0)
+        scale = 1e6;
+    else if (strcmp(end, "s") == 0)
+        scale = 1e9;
+    else
+        return -1;
+    return (int64_t)llround(v * scale);
+}
+
+bool trace_filter_parse(TraceFilter *f, const char *ranks, const char *layers,
+                        const char *window, GError **error)
+{
+    *f = (TraceFilter)TRACE_FILTER_ALL;
+    if (ranks) {
+        f->ranks = g_array_new(FALSE, FALSE, sizeof(int64_t));
+        g_auto(GStrv) parts = g_strsplit(ranks, ",", -1);
+        for (char **p = parts; *p; p++) {
+            int64_t lo, hi;
+            if (!parse_int_range(g_strstrip(*p), &lo, &hi)) {
+                g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                            "--ranks '%s': '%s' is not a rank or a range; expected e.g. "
+                            "0-3,8",
+                            ranks, *p);
+                trace_filter_clear(f);
+                return false;
+            }
+            g_array_append_val(f->ranks, lo);
+            g_array_append_val(f->ranks, hi);
+        }
+    }
+    if (layers && !parse_int_range(layers, &f->layer_lo, &f->layer_hi)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--layers '%s': expected a layer or a range, e.g. 0-2", layers);
+        trace_filter_clear(f);
+        return false;
+    }
+    if (window) {
+        const char *colon = strchr(window, ':');
+        g_autofree char *a = colon ? g_strndup(window, (gsize)(colon - window)) : NULL;
+        int64_t from = a && *a ? parse_time_ns(a) : -1;
+        int64_t to = colon && colon[1] ? parse_time_ns(colon + 1) : -1;
+        if (!colon || (a && *a && from < 0) || (colon[1] && to < 0) ||
+            (from >= 0 && to >= 0 && to <= from)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--window '%s': expected START:END in simulated time, each a number "
+                        "with ns, us, ms or s (us without one), END after START; either may "
+                        "be left out, e.g. 10ms:25ms or :500us",
+                        window);
+            trace_filter_clear(f);
+            return false;
+        }
+        f->from_ns = from;
+        f->to_ns = to;
+    }
+    return true;
+}
+
+void trace_filter_clear(TraceFilter *f)
+{
+    if (f->ranks)
+        g_array_unref(f->ranks);
+    *f = (TraceFilter)TRACE_FILTER_ALL;
+}
+
 /* ---- sections ---- */
 
 /* Reads the run row: fills w->meta, w->n_ranks, w->sim_end_ns and the process name `*name`
@@ -394,6 +553,8 @@ static bool write_metadata_events(TraceWriter *w, const char *run_name, GError *
         }
     }
     for (int64_t r = 0; r < w->n_ranks; r++) {
+        if (!rank_kept(w, r))
+            continue;
         event_begin(w);
         g_string_append(w->buf, "\"ph\":\"M\",");
         json_pid(w->buf, w, r);
@@ -533,13 +694,13 @@ static void blocked_args(TraceWriter *w, GString *b, int64_t group, int64_t seq)
     json_cstring(b, who);
 }
 
-/* End of an op: its end_ns, or the run's end for ops that never completed (never before the
- * start). */
+/* End of an op: its end_ns, or for ops that never completed the blocked end (never before
+ * the start). */
 static int64_t op_end_ns(const TraceWriter *w, int64_t start_ns, sqlite3_stmt *st, int col,
                          bool *incomplete)
 {
     *incomplete = sqlite3_column_type(st, col) == SQLITE_NULL;
-    int64_t end = *incomplete ? w->sim_end_ns : sqlite3_column_int64(st, col);
+    int64_t end = *incomplete ? w->blocked_end_ns : sqlite3_column_int64(st, col);
     return end > start_ns ? end : start_ns;
 }
 
@@ -547,21 +708,22 @@ static int64_t op_end_ns(const TraceWriter *w, int64_t start_ns, sqlite3_stmt *s
 static bool write_ops(TraceWriter *w, GError **error)
 {
     enum { RANK, IDX, LAYER, NAME, KIND, TOKENS, GROUP, GROUP_ID, SEQ, COUNT, DTYPE, START, END };
-    g_autoptr(sqlite3_stmt) st =
-        prepare(w,
-                "SELECT o.rank, o.idx, o.layer, COALESCE(n.name, 'name ' || o.name_id),"
-                " COALESCE(k.name, 'kind ' || o.kind), o.tokens,"
-                " COALESCE(g.name, 'group ' || o.group_id), o.group_id, o.seq, o.count,"
-                " COALESCE(d.name, 'dtype ' || o.dtype), o.start_ns, o.end_ns"
-                " FROM rank_ops o"
-                " LEFT JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
-                " LEFT JOIN op_kinds k ON k.id = o.kind"
-                " LEFT JOIN dtypes d ON d.id = o.dtype"
-                " LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
-                " WHERE o.run_id = ? ORDER BY o.rank, o.idx",
-                "read ops", error);
+    g_autofree char *sql =
+        g_strdup_printf("SELECT o.rank, o.idx, o.layer, COALESCE(n.name, 'name ' || o.name_id),"
+                        " COALESCE(k.name, 'kind ' || o.kind), o.tokens,"
+                        " COALESCE(g.name, 'group ' || o.group_id), o.group_id, o.seq, o.count,"
+                        " COALESCE(d.name, 'dtype ' || o.dtype), o.start_ns, o.end_ns"
+                        " FROM rank_ops o"
+                        " LEFT JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
+                        " LEFT JOIN op_kinds k ON k.id = o.kind"
+                        " LEFT JOIN dtypes d ON d.id = o.dtype"
+                        " LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+                        " WHERE o.run_id = ?1%s ORDER BY o.rank, o.idx",
+                        w->where);
+    g_autoptr(sqlite3_stmt) st = prepare(w, sql, "read ops", error);
     if (!st)
         return false;
+    sqlite3_bind_int64(st, 2, w->blocked_end_ns);
     GString *b = w->buf;
     for (;;) {
         bool row;
@@ -654,23 +816,23 @@ static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64
 static bool write_flows(TraceWriter *w, GError **error)
 {
     enum { GROUP_ID, SEQ, RANK, GROUP, START, END, LAST_START, FIRST_END, MEMBERS };
-    g_autoptr(sqlite3_stmt) st =
-        prepare(w,
-                "SELECT group_id, seq, rank, group_name, start_ns, end_ns,"
-                "  MAX(start_ns) OVER w, MIN(end_ns) OVER w, COUNT(*) OVER w"
-                " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns,"
-                "   COALESCE(g.name, 'group ' || o.group_id) AS group_name,"
-                "   MAX(o.start_ns, COALESCE(o.end_ns, ?2, o.start_ns)) AS end_ns"
-                "  FROM rank_ops o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
-                "  WHERE o.run_id = ?1 AND o.group_id IS NOT NULL)"
-                " WINDOW w AS (PARTITION BY group_id, seq ORDER BY rank"
-                "  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
-                " ORDER BY group_id, seq, rank",
-                "read collectives", error);
+    g_autofree char *sql = g_strdup_printf(
+        "SELECT group_id, seq, rank, group_name, start_ns, end_ns,"
+        "  MAX(start_ns) OVER w, MIN(end_ns) OVER w, COUNT(*) OVER w"
+        " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns,"
+        "   COALESCE(g.name, 'group ' || o.group_id) AS group_name,"
+        "   MAX(o.start_ns, COALESCE(o.end_ns, ?2, o.start_ns)) AS end_ns"
+        "  FROM rank_ops o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
+        "  WHERE o.run_id = ?1 AND o.group_id IS NOT NULL%s)"
+        " WINDOW w AS (PARTITION BY group_id, seq ORDER BY rank"
+        "  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        " ORDER BY group_id, seq, rank",
+        w->where);
+    g_autoptr(sqlite3_stmt) st = prepare(w, sql, "read collectives", error);
     if (!st)
         return false;
-    if (w->sim_end_ns >= 0)
-        sqlite3_bind_int64(st, 2, w->sim_end_ns);
+    if (w->blocked_end_ns >= 0)
+        sqlite3_bind_int64(st, 2, w->blocked_end_ns);
     uint64_t flow_id = 0;
     int64_t pos = 0, cur_group = -1, cur_seq = -1;
     for (;;) {
@@ -818,10 +980,15 @@ static bool write_diagnostics(TraceWriter *w, GError **error)
         if (sqlite3_column_type(st, GROUP) != SQLITE_NULL && w->members)
             members = g_hash_table_lookup(w->members, sqlite3_column_text(st, GROUP));
         guint targets = members ? members->len : 1;
+        const TraceFilter *f = w->filter;
+        if ((f->from_ns >= 0 && ts < f->from_ns) || (f->to_ns >= 0 && ts >= f->to_ns))
+            continue;
         for (guint k = 0; k < targets; k++) {
             int64_t rank = members    ? g_array_index(members, int32_t, k)
                            : has_rank ? sqlite3_column_int64(st, RANK)
                                       : 0;
+            if ((members || has_rank) && !rank_kept(w, rank))
+                continue;
             event_begin(w);
             g_string_append(b, "\"ph\":\"i\",\"s\":\"");
             g_string_append(b, members || has_rank ? "t" : "g");
@@ -880,6 +1047,13 @@ static bool close_output(TraceWriter *w, bool ok, GError **error)
 
 bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)
 {
+    return trace_write_filtered(s, run_id, out_path, NULL, error);
+}
+
+bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path,
+                          const TraceFilter *filter, GError **error)
+{
+    static const TraceFilter all = TRACE_FILTER_ALL;
     g_return_val_if_fail(s != NULL, false);
     g_return_val_if_fail(out_path != NULL, false);
     g_return_val_if_fail(error == NULL || *error == NULL, false);
@@ -894,7 +1068,11 @@ bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)
         .buf = buf,
         .meta = meta,
         .sim_end_ns = -1,
+        .blocked_end_ns = -1,
+        .filter = filter ? filter : &all,
     };
+    g_autofree char *where = filter_sql(w.filter);
+    w.where = where;
     /* One read transaction, so every section sees the same snapshot — unless the caller is
      * already inside a transaction on this connection. */
     bool own_txn = sqlite3_get_autocommit(w.db) != 0;
@@ -902,7 +1080,8 @@ bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)
         return set_sql_error(&w, error, "begin");
 
     g_autofree char *run_name = NULL;
-    bool ok = read_run(&w, &run_name, error) && load_layout(&w, error) && open_output(&w, error);
+    bool ok = read_run(&w, &run_name, error) && read_blocked_end(&w, error) &&
+              load_layout(&w, error) && open_output(&w, error);
     if (ok)
         ok = write_document(&w, run_name, error);
     ok = close_output(&w, ok, error);
