@@ -6,6 +6,7 @@
  * Strings point into the parsed JSON, which the Story keeps alive.
  */
 #include "explain.h"
+#include "explain-private.h"
 
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
@@ -16,47 +17,6 @@
 /* Text lists are cut after this many entries ("... and N more"). */
 #define MAX_TEXT_ITEMS 16
 
-typedef struct {
-    int32_t rank;
-    const char *state; /* "finished", "crashed", "blocked", "computing", ... */
-    const char *doing; /* "finished at 1.000 ms", "blocked in x (group g, seq 2) since ..." */
-} Missing;
-
-typedef struct {
-    const char *source; /* "deadlock", "timeout" or "mismatch" */
-    const char *group;
-    int64_t seq;
-    const char *op;
-    int32_t layer; /* -1: none */
-    bool mismatched;
-    int64_t since_ns;     /* first arrival of a waiting rank, -1 unknown */
-    int64_t fired_ns;     /* timeout: when the watchdog fired; else -1 */
-    GArray *arrived;      /* int32 ranks */
-    GArray *waiting;      /* int32 ranks left waiting in it (edges start here) */
-    GArray *missing;      /* Missing */
-    const char *hardware; /* WorkNCCL(...) line, may be NULL */
-} Inst;
-
-typedef struct {
-    int32_t rank;
-    const char *reason; /* "finished", "crashed", "mismatch" */
-} Culprit;
-
-typedef struct {
-    GPtrArray *json;             /* JsonNode* roots the strings point into */
-    GPtrArray *insts;            /* Inst* */
-    GPtrArray *cycles;           /* GArray<int32> sorted, from the deadlock detail */
-    GArray *culprits;            /* Culprit, one per rank */
-    const SchedDiag *deadlock;   /* the deadlock diagnostic, or NULL */
-    const SchedDiag *divergence; /* the first mismatch / divergence / shape, or NULL */
-    const char *continued;       /* group of the first mismatch run on with on_mismatch:
-                                    continue, or NULL */
-    bool tie;                    /* a mismatch had no majority signature */
-    const char *hw_deadlock;     /* deadlock detail.hardware, may be NULL */
-    int32_t n;                   /* size of the per-rank arrays: the world size, or (an
-                                    outcome without rank rows) 1 + the largest rank mentioned */
-    bool grow;                   /* n follows the ranks mentioned */
-} Story;
 
 static void inst_free(gpointer p)
 {
@@ -275,7 +235,7 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static Story *story_new(const SchedOutcome *o)
+Story *explain_story_new(const SchedOutcome *o)
 {
     Story *s = g_new0(Story, 1);
     s->json = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
@@ -319,7 +279,7 @@ static Story *story_new(const SchedOutcome *o)
     return s;
 }
 
-static void story_free(Story *s)
+void explain_story_free(Story *s)
 {
     g_ptr_array_unref(s->insts);
     g_ptr_array_unref(s->cycles);
@@ -327,10 +287,9 @@ static void story_free(Story *s)
     g_ptr_array_unref(s->json); /* last: the others borrow its strings */
     g_free(s);
 }
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Story, story_free)
 
 /* cycle id + 1 per rank (0 = in no cycle); caller frees. */
-static int32_t *cycle_of(const Story *s)
+int32_t *explain_cycle_of(const Story *s)
 {
     int32_t *c = g_new0(int32_t, s->n > 0 ? s->n : 1);
     for (guint k = 0; k < s->cycles->len; k++) {
@@ -345,7 +304,7 @@ static int32_t *cycle_of(const Story *s)
 }
 
 /* Instance index each rank waits in, -1 for none; caller frees. */
-static int32_t *waits_in(const Story *s)
+int32_t *explain_waits_in(const Story *s)
 {
     int32_t *w = g_new(int32_t, s->n > 0 ? s->n : 1);
     for (int32_t r = 0; r < s->n; r++)
@@ -361,7 +320,7 @@ static int32_t *waits_in(const Story *s)
     return w;
 }
 
-static const Culprit *culprit_of(const Story *s, int32_t rank)
+const Culprit *explain_culprit_of(const Story *s, int32_t rank)
 {
     for (guint i = 0; i < s->culprits->len; i++)
         if (g_array_index(s->culprits, Culprit, i).rank == rank)
@@ -383,7 +342,7 @@ static const Missing *missing_info(const Story *s, int32_t rank)
 
 /* ---- text ---- */
 
-static char *fmt_ranks(GArray *ranks)
+char *explain_fmt_ranks(GArray *ranks)
 {
     g_autoptr(GArray) sorted = g_array_copy(ranks);
     g_array_sort(sorted, cmp_i32);
@@ -396,7 +355,7 @@ static const char *plural_rank(guint n)
 }
 
 /* "op (group g, seq 3, layer 5)" */
-static char *fmt_where(const char *op, const char *group, int64_t seq, int32_t layer)
+char *explain_fmt_where(const char *op, const char *group, int64_t seq, int32_t layer)
 {
     g_autofree char *l = layer >= 0 ? g_strdup_printf(", layer %d", layer) : g_strdup("");
     return g_strdup_printf("%s (group %s, seq %" G_GINT64_FORMAT "%s)", op ? op : "?",
@@ -426,7 +385,7 @@ static char *fmt_missing(GArray *missing)
             g_string_append(out, "; ...");
             break;
         }
-        g_autofree char *rs = fmt_ranks(ranks);
+        g_autofree char *rs = explain_fmt_ranks(ranks);
         g_string_append_printf(out, "%s%s %s (%s)", out->len ? "; " : "", plural_rank(ranks->len),
                                rs, a->doing ? a->doing : "?");
     }
@@ -441,7 +400,7 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
     g_autoptr(JsonNode) node = d->detail ? json_from_string(d->detail, NULL) : NULL;
     JsonObject *det = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
     if (strcmp(d->kind, "mismatch") == 0) {
-        g_autofree char *where = fmt_where(d->op_name, j_str(det, "group"),
+        g_autofree char *where = explain_fmt_where(d->op_name, j_str(det, "group"),
                                            j_int(det, "seq", (int64_t)d->seq), d->layer);
         const char *policy = j_str(det, "policy");
         if (g_strcmp0(policy, "recorded") == 0)
@@ -463,7 +422,7 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
                 int32_t r = (int32_t)json_array_get_int_element(j_arr(sg, "ranks"), k);
                 g_array_append_val(ranks, r);
             }
-            g_autofree char *rs = fmt_ranks(ranks);
+            g_autofree char *rs = explain_fmt_ranks(ranks);
             int64_t layer = j_int(sg, "layer", -1);
             g_autofree char *ls =
                 layer >= 0 ? g_strdup_printf(", layer %" G_GINT64_FORMAT, layer) : g_strdup("");
@@ -497,7 +456,7 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
                 int32_t r = (int32_t)json_array_get_int_element(ra, k);
                 g_array_append_val(ranks, r);
             }
-            g_autofree char *rs = fmt_ranks(ranks);
+            g_autofree char *rs = explain_fmt_ranks(ranks);
             int64_t layer = j_int(m, "layer", -1);
             g_autofree char *ls =
                 layer >= 0 ? g_strdup_printf(", layer %" G_GINT64_FORMAT, layer) : g_strdup("");
@@ -531,9 +490,9 @@ static void text_first_block(FILE *out, const Story *s, const SchedOutcome *o)
         return;
     }
     const Inst *in = g_ptr_array_index(s->insts, 0);
-    g_autofree char *where = fmt_where(in->op, in->group, in->seq, in->layer);
+    g_autofree char *where = explain_fmt_where(in->op, in->group, in->seq, in->layer);
     g_autofree char *t = report_format_ns(in->since_ns);
-    g_autofree char *arrived = fmt_ranks(in->arrived);
+    g_autofree char *arrived = explain_fmt_ranks(in->arrived);
     fprintf(out,
             "  no collective mismatched and no rank diverged; the first instance to %s is\n"
             "  %s, entered at %s: arrived %s %s; missing ",
@@ -602,8 +561,8 @@ static void text_graph(FILE *out, const Story *s)
         if (!in->waiting->len || shown >= MAX_TEXT_ITEMS)
             continue;
         shown++;
-        g_autofree char *where = fmt_where(in->op, in->group, in->seq, in->layer);
-        g_autofree char *w = fmt_ranks(in->waiting);
+        g_autofree char *where = explain_fmt_where(in->op, in->group, in->seq, in->layer);
+        g_autofree char *w = explain_fmt_ranks(in->waiting);
         if (in->missing->len) {
             g_autofree char *m = fmt_missing(in->missing);
             fprintf(out, "  %s: %s %s -> %s\n", where, plural_rank(in->waiting->len), w, m);
@@ -633,7 +592,7 @@ static void text_cycles(FILE *out, const Story *s, const int32_t *waits)
     }
     for (guint k = 0; k < s->cycles->len && k < MAX_TEXT_ITEMS; k++) {
         GArray *c = g_ptr_array_index(s->cycles, k);
-        g_autofree char *rs = fmt_ranks(c);
+        g_autofree char *rs = explain_fmt_ranks(c);
         g_autoptr(GArray) path = c->len <= 64 ? cycle_path(s, c, waits) : NULL;
         if (path) {
             GString *p = g_string_new(NULL);
@@ -685,7 +644,7 @@ static void text_culprits(FILE *out, const Story *s, const int32_t *waits)
             doing = g_strdup(m->doing);
         else if (c->rank >= 0 && c->rank < s->n && waits[c->rank] >= 0) {
             const Inst *in = g_ptr_array_index(s->insts, (guint)waits[c->rank]);
-            g_autofree char *where = fmt_where(in->op, in->group, in->seq, in->layer);
+            g_autofree char *where = explain_fmt_where(in->op, in->group, in->seq, in->layer);
             doing = g_strdup_printf("waiting in %s", where);
         }
         const char *why = culprit_why(c->reason);
@@ -723,7 +682,7 @@ static void text_hardware(FILE *out, const Story *s, const SchedOutcome *o)
         if (strcmp(in->source, "timeout") != 0)
             continue;
         g_autofree char *at = report_format_ns(in->fired_ns);
-        g_autofree char *w = fmt_ranks(in->waiting);
+        g_autofree char *w = explain_fmt_ranks(in->waiting);
         fprintf(out,
                 "  at t=%s, on %s %s: Watchdog caught collective operation timeout: %s ran "
                 "for %" G_GINT64_FORMAT " milliseconds before timing out\n",
@@ -784,13 +743,13 @@ void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, 
         else
             fprintf(out, ")\n");
         if (warnings) {
-            g_autoptr(Story) s = story_new(o);
+            g_autoptr(Story) s = explain_story_new(o);
             if (s->divergence)
                 text_divergence(out, s, o);
         }
         return;
     }
-    g_autoptr(Story) s = story_new(o);
+    g_autoptr(Story) s = explain_story_new(o);
     const SchedDiag *first = NULL;
     for (guint i = 0; i < o->diags->len && !first; i++) {
         const SchedDiag *d = g_ptr_array_index(o->diags, i);
@@ -810,7 +769,7 @@ void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, 
         text_divergence(out, s, o);
     else
         text_first_block(out, s, o);
-    g_autofree int32_t *waits = waits_in(s);
+    g_autofree int32_t *waits = explain_waits_in(s);
     if (s->insts->len) {
         text_graph(out, s);
         text_cycles(out, s, waits);
@@ -819,144 +778,9 @@ void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, 
     text_hardware(out, s, o);
 }
 
-/* ---- DOT ---- */
-
-static void dot_quote(GString *g, const char *text)
-{
-    g_string_append_c(g, '"');
-    for (const char *p = text ? text : ""; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            g_string_append_c(g, '\\');
-        if (*p == '\n')
-            g_string_append(g, "\\n");
-        else
-            g_string_append_c(g, *p);
-    }
-    g_string_append_c(g, '"');
-}
-
-char *explain_dot(const char *title, const SchedOutcome *o)
-{
-    g_return_val_if_fail(o != NULL, NULL);
-    g_autoptr(Story) s = story_new(o);
-    g_autofree int32_t *cyc = cycle_of(s);
-    g_autofree int32_t *waits = waits_in(s);
-    GString *g = g_string_new("digraph ");
-    dot_quote(g, title);
-    g_string_append(g, " {\n  // ranksim explain: an edge A -> B means rank A waits for rank B "
-                       "(solid: it needs every one of its targets); red edges lie on a cycle;\n"
-                       "  // filled nodes are culprits.\n"
-                       "  rankdir=LR; labelloc=t; fontname=\"Helvetica\";\n"
-                       "  node [shape=box, fontname=\"Helvetica\"]; edge [style=solid];\n");
-    const SchedDiag *first = NULL;
-    for (guint i = 0; i < o->diags->len && !first; i++) {
-        const SchedDiag *d = g_ptr_array_index(o->diags, i);
-        if (d->severity == SCHED_SEV_ERROR)
-            first = d;
-    }
-    g_autofree char *headline = NULL;
-    if (!o->failed)
-        headline = g_strdup_printf("%s: healthy, no rank waits", title);
-    else {
-        g_autofree char *msg = first ? g_strdup(first->message) : g_strdup("failed");
-        char *nl = strchr(msg, '\n');
-        if (nl)
-            *nl = '\0';
-        headline = g_strdup_printf("%s: %s", title, msg);
-    }
-    g_string_append(g, "  label=");
-    dot_quote(g, headline);
-    g_string_append(g, ";\n");
-
-    /* Waiting ranks, one cluster per instance. */
-    for (guint k = 0; k < s->insts->len; k++) {
-        const Inst *in = g_ptr_array_index(s->insts, k);
-        if (!in->waiting->len)
-            continue;
-        g_autofree char *where = fmt_where(in->op, in->group, in->seq, in->layer);
-        g_autofree char *cl = g_strdup_printf("%s%s", where, in->mismatched ? " — mismatched" : "");
-        g_string_append_printf(g, "  subgraph cluster_%u {\n    label=", k);
-        dot_quote(g, cl);
-        g_string_append_printf(g, ";%s\n", in->mismatched ? " color=red; fontcolor=red;" : "");
-        for (guint i = 0; i < in->waiting->len; i++) {
-            int32_t r = g_array_index(in->waiting, int32_t, i);
-            if (r < 0 || r >= s->n || waits[r] != (int32_t)k)
-                continue;
-            g_autofree char *label =
-                g_strdup_printf("%d: %s (%s, %" G_GINT64_FORMAT ")", r, in->op ? in->op : "?",
-                                in->group ? in->group : "?", in->seq);
-            g_string_append_printf(g, "    r%d [label=", r);
-            dot_quote(g, label);
-            const Culprit *c = culprit_of(s, r);
-            if (c)
-                g_string_append(g, ", style=filled, fillcolor=\"#ffb347\", penwidth=2");
-            g_string_append(g, "];\n");
-        }
-        g_string_append(g, "  }\n");
-    }
-    /* Ranks waited for that wait for nothing themselves: finished, crashed, computing. */
-    g_autofree bool *drawn = g_new0(bool, s->n > 0 ? s->n : 1);
-    for (guint k = 0; k < s->insts->len; k++) {
-        const Inst *in = g_ptr_array_index(s->insts, k);
-        if (!in->waiting->len)
-            continue;
-        for (guint i = 0; i < in->missing->len; i++) {
-            const Missing *m = &g_array_index(in->missing, Missing, i);
-            if (m->rank < 0 || m->rank >= s->n || waits[m->rank] >= 0 || drawn[m->rank])
-                continue;
-            drawn[m->rank] = true;
-            g_autofree char *label =
-                g_strdup_printf("%d: %s", m->rank, m->doing ? m->doing : m->state);
-            g_string_append_printf(g, "  r%d [label=", m->rank);
-            dot_quote(g, label);
-            /* finished: rounded box; crashed: octagon; still computing: dashed box. */
-            bool crashed = g_strcmp0(m->state, "crashed") == 0;
-            bool finished = g_strcmp0(m->state, "finished") == 0;
-            bool culprit = culprit_of(s, m->rank) != NULL;
-            g_string_append_printf(g, ", shape=%s, style=\"%s%s\"%s];\n",
-                                   crashed ? "octagon" : "box",
-                                   crashed    ? "solid"
-                                   : finished ? "rounded"
-                                              : "dashed",
-                                   culprit ? ",filled" : "",
-                                   culprit ? (crashed ? ", fillcolor=\"#ff6961\", penwidth=2"
-                                                      : ", fillcolor=\"#ffb347\", penwidth=2")
-                                           : "");
-        }
-    }
-    /* Culprits not drawn yet (e.g. a crashed rank no collective lists as missing). */
-    for (guint i = 0; i < s->culprits->len; i++) {
-        const Culprit *c = &g_array_index(s->culprits, Culprit, i);
-        if (c->rank < 0 || c->rank >= s->n || waits[c->rank] >= 0 || drawn[c->rank])
-            continue;
-        drawn[c->rank] = true;
-        g_autofree char *label = g_strdup_printf("%d: %s", c->rank, c->reason);
-        g_string_append_printf(g, "  r%d [label=", c->rank);
-        dot_quote(g, label);
-        g_string_append(g, ", style=filled, fillcolor=\"#ffb347\", penwidth=2];\n");
-    }
-    /* Edges: each waiting rank to every missing member of its instance. */
-    for (guint k = 0; k < s->insts->len; k++) {
-        const Inst *in = g_ptr_array_index(s->insts, k);
-        for (guint i = 0; i < in->waiting->len; i++) {
-            int32_t a = g_array_index(in->waiting, int32_t, i);
-            if (a < 0 || a >= s->n || waits[a] != (int32_t)k)
-                continue;
-            for (guint j = 0; j < in->missing->len; j++) {
-                int32_t b = g_array_index(in->missing, Missing, j).rank;
-                bool red = b >= 0 && b < s->n && cyc[a] && cyc[a] == cyc[b];
-                g_string_append_printf(g, "  r%d -> r%d%s;\n", a, b,
-                                       red ? " [color=red, penwidth=2]" : "");
-            }
-        }
-    }
-    g_string_append(g, "}\n");
-    return g_string_free(g, FALSE);
-}
-
 GArray *explain_culprits(const SchedOutcome *o)
 {
-    g_autoptr(Story) s = story_new(o);
+    g_autoptr(Story) s = explain_story_new(o);
     GArray *out = g_array_new(FALSE, FALSE, sizeof(int32_t));
     for (guint i = 0; i < s->culprits->len; i++)
         g_array_append_val(out, g_array_index(s->culprits, Culprit, i).rank);
@@ -966,7 +790,7 @@ GArray *explain_culprits(const SchedOutcome *o)
 
 bool explain_first_instance(const SchedOutcome *o, const char **group, int64_t *seq)
 {
-    g_autoptr(Story) s = story_new(o);
+    g_autoptr(Story) s = explain_story_new(o);
     const char *g = NULL;
     int64_t q = 0;
     if (s->divergence && s->divergence->group >= 0 &&

@@ -154,10 +154,11 @@ Test(query, explain_three_way_cycle)
     g_autofree char *text = NULL;
     cr_assert(g_file_get_contents(dot, &text, NULL, NULL));
     cr_assert(g_str_has_prefix(text, "digraph "), "%s", text);
-    cr_assert(strstr(text, "r0 [label=\"0: all_gather (a, 1)\"]"), "%s", text);
-    cr_assert(strstr(text, "r0 -> r1 [color=red"), "%s", text);
-    cr_assert(strstr(text, "r1 -> r2 [color=red"), "%s", text);
-    cr_assert(strstr(text, "r2 -> r0 [color=red"), "%s", text);
+    cr_assert(strstr(text, "n0 [label=\"rank 0\\nwaiting\"]"), "%s", text);
+    /* edges are labelled with the instance each wait is in */
+    cr_assert(strstr(text, "n0 -> n1 [label=\"all_gather a #1\", color=red"), "%s", text);
+    cr_assert(strstr(text, "n1 -> n2 [label=\"all_gather b #1\", color=red"), "%s", text);
+    cr_assert(strstr(text, "n2 -> n0 [label=\"all_gather c #1\", color=red"), "%s", text);
     cr_assert_null(strstr(text, "style=filled"), "no culprit in a pure cycle: %s", text);
     /* Balanced braces; Graphviz accepts it when it is installed. */
     int depth = 0;
@@ -180,10 +181,14 @@ Test(query, explain_lse_mismatch_names_the_culprit)
     Result r = ranksim((const char *[]){"explain", "2", "--db", fx.db, "--dot", "-", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     cr_assert(g_str_has_prefix(r.out, "digraph "), "--dot - prints only the graph: %s", r.out);
-    cr_assert(strstr(r.out, "r0 [label=\"0: dcp_lse_all_gather (pcp, 1)\", style=filled"), "%s",
-              r.out);
-    cr_assert(strstr(r.out, "r1 [label=\"1: dcp_lse_all_gather (pcp, 1)\"]"), "%s", r.out);
-    cr_assert(strstr(r.out, "mismatched"), "%s", r.out);
+    /* alike ranks are one node; each side shows the signature it brought */
+    cr_assert(strstr(r.out, "n0 [label=\"rank 0 — culprit\\nbrought all_gather 9792 fp32\", "
+                            "style=filled"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "n1 [label=\"ranks 1-3 (3)\\nbrought all_gather 10240 fp32\"]"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "signatures disagree"), "%s", r.out);
+    cr_assert(strstr(r.out, "n0 -> n1 [dir=none"), "%s", r.out);
     result_clear(&r);
     r = ranksim((const char *[]){"explain", "2", "--db", fx.db, NULL});
     cr_assert_eq(r.code, 0);

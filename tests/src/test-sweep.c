@@ -522,3 +522,24 @@ Test(sweep, prune_deletes_a_sweep_from_every_table)
     cr_assert(strstr(r.err, "7d"), "%s", r.err);
     result_clear(&r);
 }
+
+/* The wait-for DOT folds alike ranks: the 7 ranks left in the all-reduce the crashed rank never
+ * joined are one node, with one edge standing for their 7 waits. */
+Test(sweep, explain_dot_folds_alike_ranks)
+{
+    g_autofree char *db = tmp_db();
+    Result r =
+        ranksim((const char *[]){"run", "-q", SCN("crash-mid-run.yaml"), "--db", db, NULL});
+    cr_assert_eq(r.code, 3, "%s%s", r.out, r.err);
+    result_clear(&r);
+    r = ranksim((const char *[]){"explain", "latest", "--db", db, "--dot", "-", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "n0 [label=\"ranks 0-4,6-7 (7)\\nwaiting\"]"), "%s", r.out);
+    cr_assert(strstr(r.out, "n1 [label=\"rank 5 — culprit\\ncrashed at"), "%s", r.out);
+    cr_assert(strstr(r.out, "n0 -> n1 [label=\"tp_all_reduce tp #7 (7 waits)\"]"), "%s", r.out);
+    guint edges = 0;
+    for (const char *p = r.out; (p = strstr(p, " -> ")); p++)
+        edges++;
+    cr_assert_eq(edges, 1, "%s", r.out);
+    result_clear(&r);
+}
