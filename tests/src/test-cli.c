@@ -342,6 +342,8 @@ Test(cli, reports_fit_80_columns)
         {"diff", "1", "2", "--db", db, NULL},
         {"sweep", hang, "--vary", "engine.attention_backend=FLASHINFER_MLA_SPARSE,FLASHMLA_SPARSE",
          "--db", db, "-q", NULL},
+        {"runs", "--db", db, NULL}, /* now with the variants' long names */
+        {"prune", "latest", "--dry-run", "--db", db, NULL},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
         Result r = ranksim(cmds[i]);
@@ -357,4 +359,37 @@ Test(cli, reports_fit_80_columns)
         result_clear(&r);
     }
     g_unsetenv("COLUMNS");
+}
+
+/* Every command that prints something for scripts prints one valid JSON document with --json
+ * (issue 14: runs, report, explain, diff, sweep; and trace, prune). */
+Test(cli, json_everywhere)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "j.db", NULL);
+    g_autofree char *tr = g_build_filename(dir, "t.json.gz", NULL);
+    const char *hang = RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml";
+    const char *fix = RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml";
+    const char *const cmds[][10] = {
+        {"run", hang, "--db", db, "--json", NULL},
+        {"run", fix, "--db", db, "--json", NULL},
+        {"runs", "--db", db, "--json", NULL},
+        {"report", "1", "--db", db, "--json", NULL},
+        {"explain", "1", "--db", db, "--json", NULL},
+        {"diff", "1", "2", "--db", db, "--json", NULL},
+        {"sweep", hang, "--vary", "engine.attention_backend=FLASHINFER_MLA_SPARSE,FLASHMLA_SPARSE",
+         "--db", db, "-q", "--json", NULL},
+        {"trace", "1", "-o", tr, "--db", db, "--json", NULL},
+        {"prune", "latest", "--dry-run", "--db", db, "--json", NULL},
+        {"list", "hardware", "--json", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        Result r = ranksim(cmds[i]);
+        cr_assert(r.code == 0 || r.code == 3, "%s: exit %d: %s", cmds[i][0], r.code, r.err);
+        g_autoptr(JsonParser) p = json_parser_new();
+        cr_assert(json_parser_load_from_data(p, r.out, -1, NULL), "%s: not JSON: %s", cmds[i][0],
+                  r.out);
+        cr_assert(JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)), "%s", cmds[i][0]);
+        result_clear(&r);
+    }
 }
