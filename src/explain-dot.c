@@ -261,6 +261,27 @@ char *explain_dot(const char *title, const SchedOutcome *o)
             }
         }
     }
+    /* an instance nobody is missing from, not a mismatch: its members wait for the culprits
+     * that arrived and died in it (a crash inside the collective) */
+    for (guint k = 0; k < s->insts->len; k++) {
+        const Inst *in = g_ptr_array_index(s->insts, k);
+        if (in->missing->len || in->mismatched)
+            continue;
+        for (guint c = 0; c < in->arrived->len; c++) {
+            int32_t b = g_array_index(in->arrived, int32_t, c);
+            if (b < 0 || b >= s->n || waits[b] == (int32_t)k || node_of[b] < 0 ||
+                !explain_culprit_of(s, b))
+                continue;
+            for (guint i = 0; i < in->waiting->len; i++) {
+                int32_t a = g_array_index(in->waiting, int32_t, i);
+                if (a < 0 || a >= s->n || waits[a] != (int32_t)k || node_of[a] < 0)
+                    continue;
+                guint e = (guint)node_of[a] * nn + (guint)node_of[b];
+                count[e]++;
+                inst_of[e] = (int)k;
+            }
+        }
+    }
     for (guint e = 0; e < nn * nn; e++) {
         if (!count[e])
             continue;

@@ -328,6 +328,23 @@ const Culprit *explain_culprit_of(const Story *s, int32_t rank)
     return NULL;
 }
 
+/* The culprit ranks that arrived at instance `in` and are not waiting in it: they died inside
+ * the collective (a crash while waiting). Caller frees. */
+static GArray *crashed_inside(const Story *s, const Inst *in)
+{
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (guint i = 0; i < in->arrived->len; i++) {
+        int32_t r = g_array_index(in->arrived, int32_t, i);
+        bool waiting = false;
+        for (guint j = 0; j < in->waiting->len && !waiting; j++)
+            waiting = g_array_index(in->waiting, int32_t, j) == r;
+        const Culprit *c = explain_culprit_of(s, r);
+        if (!waiting && c && g_strcmp0(c->reason, "crashed") == 0)
+            g_array_append_val(out, r);
+    }
+    return out;
+}
+
 /* What a rank was doing, from any instance that lists it as missing; NULL if none does. */
 static const Missing *missing_info(const Story *s, int32_t rank)
 {
@@ -498,9 +515,14 @@ static void text_first_block(FILE *out, const Story *s, const SchedOutcome *o)
             "  %s, entered at %s: arrived %s %s; missing ",
             strcmp(in->source, "timeout") == 0 ? "time out" : "block", where, t,
             plural_rank(in->arrived->len), arrived);
+    g_autoptr(GArray) died = crashed_inside(s, in);
     if (in->missing->len) {
         g_autofree char *m = fmt_missing(in->missing);
         fprintf(out, "%s\n", m);
+    } else if (died->len) {
+        g_autofree char *d = explain_fmt_ranks(died);
+        fprintf(out, "none (every member arrived, but %s %s crashed inside it)\n",
+                plural_rank(died->len), d);
     } else {
         fprintf(out, "none (every member arrived but their signatures disagree)\n");
     }
@@ -563,9 +585,14 @@ static void text_graph(FILE *out, const Story *s)
         shown++;
         g_autofree char *where = explain_fmt_where(in->op, in->group, in->seq, in->layer);
         g_autofree char *w = explain_fmt_ranks(in->waiting);
+        g_autoptr(GArray) died = crashed_inside(s, in);
         if (in->missing->len) {
             g_autofree char *m = fmt_missing(in->missing);
             fprintf(out, "  %s: %s %s -> %s\n", where, plural_rank(in->waiting->len), w, m);
+        } else if (died->len && !in->mismatched) {
+            g_autofree char *d = explain_fmt_ranks(died);
+            fprintf(out, "  %s: %s %s -> %s %s, which arrived and crashed inside it\n", where,
+                    plural_rank(in->waiting->len), w, plural_rank(died->len), d);
         } else {
             fprintf(out,
                     "  %s: %s %s all arrived, but their signatures disagree (mismatched): "
