@@ -64,6 +64,10 @@ typedef struct {
     GPtrArray *group_ranks; /* group id -> GArray<int32> ranks (NULL holes) */
     GHashTable *arrived;    /* (group id, seq) of never-completed instances -> GArray<int32> */
     GString *buf;           /* the event being formatted, reused */
+    GString *rest;          /* an op's name, cat and args, for its "E" event */
+    int64_t lane_rank;      /* the rank whose tracks lane_end describes */
+    GArray *lane_end;       /* int64: when each of its tracks is free again */
+    GHashTable *lane_of;    /* op_key(rank, idx) -> tid, for the ops on extra tracks */
     GString *meta;          /* the trailing "metadata" object */
     uint64_t n_events;
     int64_t n_ranks;
@@ -704,7 +708,60 @@ static int64_t op_end_ns(const TraceWriter *w, int64_t start_ns, sqlite3_stmt *s
     return end > start_ns ? end : start_ns;
 }
 
-/* One complete event per op row, in (rank, idx) order. */
+/* The track of an op of `rank` over [start, end): the rank's own (tid = rank) unless an op
+ * still running there overlaps it — an eager op (a pipeline send) runs on while the rank goes
+ * on — then the first of the rank's extra tracks free by `start` ("rank N (overlapping)", tid
+ * rank + k x TRACE_LANE_TID), announced by a thread_name event when first used. A rank's ops
+ * arrive in idx order, which is start order, so first-fit keeps every track sequential and
+ * the B/E pairs on each nest trivially. Returns the tid, -1 after a write error. */
+#define TRACE_LANE_TID (INT64_C(1) << 24)
+
+static int64_t lane_tid(TraceWriter *w, int64_t rank, int64_t start, int64_t end, GError **error)
+{
+    if (rank != w->lane_rank) {
+        w->lane_rank = rank;
+        g_array_set_size(w->lane_end, 0);
+    }
+    guint k = 0;
+    while (k < w->lane_end->len && g_array_index(w->lane_end, int64_t, k) > start)
+        k++;
+    if (k == w->lane_end->len) {
+        g_array_append_val(w->lane_end, end);
+        if (k > 0) { /* a new extra track: name it, next to the rank's own */
+            GString *b = w->buf;
+            for (int m = 0; m < 2; m++) {
+                event_begin(w);
+                g_string_append(b, "\"ph\":\"M\",");
+                json_pid(b, w, rank);
+                g_string_append(b, ",\"tid\":");
+                json_int(b, rank + (int64_t)k * TRACE_LANE_TID);
+                if (m == 0) {
+                    g_string_append(b, ",\"name\":\"thread_name\",\"args\":{\"name\":\"rank ");
+                    json_int(b, rank);
+                    g_string_append(b, " (overlapping)\"}");
+                } else {
+                    g_string_append(b, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+                    json_int(b, rank);
+                    g_string_append_c(b, '}');
+                }
+                if (!event_end(w, error))
+                    return -1;
+            }
+        }
+    } else {
+        g_array_index(w->lane_end, int64_t, k) = end;
+    }
+    return rank + (int64_t)k * TRACE_LANE_TID;
+}
+
+/* (rank, idx) as a hash key: the flows find an op moved to an extra track. */
+static gsize op_key(int64_t rank, int64_t idx)
+{
+    return (gsize)(((guint64)rank << 40) ^ (guint64)idx) + 1;
+}
+
+/* One begin ("B", with the op's name and args) and one end ("E") event per op row, in (rank,
+ * idx) order, on the rank's track or, where ops overlap, an extra one (lane_tid). */
 static bool write_ops(TraceWriter *w, GError **error)
 {
     enum { RANK, IDX, LAYER, NAME, KIND, TOKENS, GROUP, GROUP_ID, SEQ, COUNT, DTYPE, START, END };
@@ -734,15 +791,22 @@ static bool write_ops(TraceWriter *w, GError **error)
         int64_t start = sqlite3_column_int64(st, START);
         bool incomplete;
         int64_t end = op_end_ns(w, start, st, END, &incomplete);
+        int64_t rank = sqlite3_column_int64(st, RANK);
+        int64_t tid = lane_tid(w, rank, start, end, error);
+        if (tid < 0)
+            return false;
+        if (tid != rank)
+            g_hash_table_insert(w->lane_of,
+                                GSIZE_TO_POINTER(op_key(rank, sqlite3_column_int64(st, IDX))),
+                                GSIZE_TO_POINTER((gsize)tid));
         event_begin(w);
-        g_string_append(b, "\"ph\":\"X\",");
-        json_pid(b, w, sqlite3_column_int64(st, RANK));
+        g_string_append(b, "\"ph\":\"B\",");
+        json_pid(b, w, rank);
         g_string_append(b, ",\"tid\":");
-        json_int(b, sqlite3_column_int64(st, RANK));
+        json_int(b, tid);
         g_string_append(b, ",\"ts\":");
         json_us(b, start);
-        g_string_append(b, ",\"dur\":");
-        json_us(b, end - start);
+        gsize rest_at = b->len; /* name, cat, args: repeated on the "E" */
         g_string_append(b, ",\"name\":");
         json_column_string(b, st, NAME);
         g_string_append(b, ",\"cat\":");
@@ -777,14 +841,29 @@ static bool write_ops(TraceWriter *w, GError **error)
         g_string_append_c(b, '}');
         if (incomplete) /* blocked: red in Perfetto and chrome://tracing */
             g_string_append(b, ",\"cname\":\"terrible\"");
+        g_string_assign(w->rest, b->str + rest_at);
+        if (!event_end(w, error))
+            return false;
+        /* The end as its own event: a viewer that adds "dur" to "ts" in doubles (speedscope)
+         * can land one ulp past the next op's start and nest it inside this one; an "E" at
+         * the exact decimal end never does. speedscope pairs an "E" with its "B" by name and
+         * args, so both carry them. */
+        event_begin(w);
+        g_string_append(b, "\"ph\":\"E\",");
+        json_pid(b, w, rank);
+        g_string_append(b, ",\"tid\":");
+        json_int(b, tid);
+        g_string_append(b, ",\"ts\":");
+        json_us(b, end);
+        g_string_append_len(b, w->rest->str, (gssize)w->rest->len);
         if (!event_end(w, error))
             return false;
     }
 }
 
-static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64_t ts_ns,
-                             uint64_t id, const char *group, gsize group_len, int64_t seq,
-                             GError **error)
+static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64_t tid,
+                             int64_t ts_ns, uint64_t id, const char *group, gsize group_len,
+                             int64_t seq, GError **error)
 {
     GString *b = w->buf;
     event_begin(w);
@@ -795,7 +874,7 @@ static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64
         g_string_append(b, "\"bp\":\"e\",");
     json_pid(b, w, rank);
     g_string_append(b, ",\"tid\":");
-    json_int(b, rank);
+    json_int(b, tid);
     g_string_append(b, ",\"ts\":");
     json_us(b, ts_ns);
     g_string_append(b, ",\"id\":");
@@ -815,11 +894,11 @@ static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64
  * time and drop an "f" seen before its "s" — and ties keep file order, s before t before f. */
 static bool write_flows(TraceWriter *w, GError **error)
 {
-    enum { GROUP_ID, SEQ, RANK, GROUP, START, END, LAST_START, FIRST_END, MEMBERS };
+    enum { GROUP_ID, SEQ, RANK, GROUP, START, END, LAST_START, FIRST_END, MEMBERS, IDX };
     g_autofree char *sql = g_strdup_printf(
         "SELECT group_id, seq, rank, group_name, start_ns, end_ns,"
-        "  MAX(start_ns) OVER w, MIN(end_ns) OVER w, COUNT(*) OVER w"
-        " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns,"
+        "  MAX(start_ns) OVER w, MIN(end_ns) OVER w, COUNT(*) OVER w, idx"
+        " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns, o.idx,"
         "   COALESCE(g.name, 'group ' || o.group_id) AS group_name,"
         "   MAX(o.start_ns, COALESCE(o.end_ns, ?2, o.start_ns)) AS end_ns"
         "  FROM rank_ops o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
@@ -862,8 +941,11 @@ static bool write_flows(TraceWriter *w, GError **error)
         const char *ph = pos == 0 ? "s" : pos == members - 1 ? "f" : "t";
         const char *g = (const char *)sqlite3_column_text(st, GROUP);
         gsize glen = g ? (gsize)sqlite3_column_bytes(st, GROUP) : 0;
-        if (!write_flow_event(w, ph, sqlite3_column_int64(st, RANK), ts, flow_id, g ? g : "", glen,
-                              seq, error))
+        int64_t rank = sqlite3_column_int64(st, RANK);
+        gpointer lane = g_hash_table_lookup(w->lane_of, GSIZE_TO_POINTER(
+                                                            op_key(rank, sqlite3_column_int64(st, IDX))));
+        if (!write_flow_event(w, ph, rank, lane ? (int64_t)GPOINTER_TO_SIZE(lane) : rank, ts, flow_id,
+                              g ? g : "", glen, seq, error))
             return false;
     }
 }
@@ -1060,12 +1142,19 @@ bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path,
 
     g_autoptr(GString) buf = g_string_sized_new(512);
     g_autoptr(GString) meta = g_string_sized_new(512);
+    g_autoptr(GString) rest = g_string_sized_new(256);
+    g_autoptr(GArray) lane_end = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    g_autoptr(GHashTable) lane_of = g_hash_table_new(NULL, NULL);
     TraceWriter w = {
         .store = s,
         .db = store_db(s),
         .run_id = run_id,
         .out_path = out_path,
         .buf = buf,
+        .rest = rest,
+        .lane_rank = -1,
+        .lane_end = lane_end,
+        .lane_of = lane_of,
         .meta = meta,
         .sim_end_ns = -1,
         .blocked_end_ns = -1,

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 
 #include "run-binary.h"
 
@@ -392,4 +393,54 @@ Test(cli, json_everywhere)
         cr_assert(JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)), "%s", cmds[i][0]);
         result_clear(&r);
     }
+}
+
+/* A rank's eager pipeline sends run on while it goes on: in the trace they move to an extra
+ * track ("rank N (overlapping)"), so on every track the slices follow one another or nest —
+ * what a flame-chart viewer (speedscope) needs — and every B has its E at the exact end. */
+Test(cli, trace_tracks_never_overlap)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "pp.db", NULL);
+    g_autofree char *tr = g_build_filename(dir, "pp.json", NULL);
+    Result r = ranksim((const char *[]){
+        "run", "-q", RANKSIM_SOURCE_DIR "/scenarios/deepseek-v3-fp8-h200-tp8-pp2.yaml", "--db", db,
+        "--trace", tr, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    g_autoptr(JsonParser) p = json_parser_new();
+    cr_assert(json_parser_load_from_file(p, tr, NULL));
+    JsonArray *ev = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)),
+                                                 "traceEvents");
+    g_autoptr(GHashTable) last_end = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    g_autoptr(GHashTable) begin = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    guint extra = 0, slices = 0;
+    for (guint i = 0; i < json_array_get_length(ev); i++) {
+        JsonObject *e = json_array_get_object_element(ev, i);
+        const char *ph = json_object_get_string_member(e, "ph");
+        if (strcmp(ph, "M") == 0 && json_object_has_member(e, "args")) {
+            g_autofree char *args = json_to_string(json_object_get_member(e, "args"), FALSE);
+            extra += strstr(args, "(overlapping)") != NULL;
+        }
+        if (strcmp(ph, "B") != 0 && strcmp(ph, "E") != 0)
+            continue;
+        g_autofree char *key = g_strdup_printf("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
+                                               json_object_get_int_member(e, "pid"),
+                                               json_object_get_int_member(e, "tid"));
+        int64_t ns = (int64_t)llround(json_object_get_double_member(e, "ts") * 1000.0);
+        if (strcmp(ph, "B") == 0) {
+            int64_t *prev = g_hash_table_lookup(last_end, key);
+            cr_assert(!prev || *prev <= ns, "track %s: an op starts before the last one ends", key);
+            cr_assert_null(g_hash_table_lookup(begin, key), "track %s: B inside a B", key);
+            g_hash_table_insert(begin, g_strdup(key), g_memdup2(&ns, sizeof ns));
+        } else {
+            int64_t *b = g_hash_table_lookup(begin, key);
+            cr_assert(b && *b <= ns, "track %s: E without B", key);
+            g_hash_table_remove(begin, key);
+            g_hash_table_insert(last_end, g_strdup(key), g_memdup2(&ns, sizeof ns));
+            slices++;
+        }
+    }
+    cr_assert_gt(extra, 0, "the eager sends overlap: some rank needs an extra track");
+    cr_assert_eq(slices, 15692);
 }

@@ -160,12 +160,68 @@ static int64_t run_three_ranks_layers(void)
 typedef struct {
     JsonParser *parser;
     JsonObject *root;
-    JsonArray *events;
+    JsonArray *events; /* the file's events with each B/E pair read as one X (slices) */
+    JsonArray *raw;    /* the file's events as written */
 } Trace;
 
 static void trace_clear(Trace *t)
 {
+    if (t->events && t->events != t->raw)
+        json_array_unref(t->events);
     g_clear_object(&t->parser);
+}
+
+/* The events with each "B" and its "E" (the same pid and tid, innermost first) read as one
+ * "X" slice with the exact duration in between; fails the test on an unmatched one or an "E"
+ * whose name and args differ from its "B"'s (speedscope pairs them by those). */
+static JsonArray *as_slices(JsonArray *raw)
+{
+    JsonArray *out = json_array_new();
+    g_autoptr(GHashTable) open =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+    for (guint i = 0; i < json_array_get_length(raw); i++) {
+        JsonNode *n = json_array_get_element(raw, i);
+        JsonObject *e = json_node_get_object(n);
+        const char *ph = json_object_has_member(e, "ph") ? json_object_get_string_member(e, "ph")
+                                                          : "";
+        g_autofree char *key =
+            g_strdup_printf("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
+                            json_object_get_int_member(e, "pid"),
+                            json_object_has_member(e, "tid") ? json_object_get_int_member(e, "tid")
+                                                             : -1);
+        if (strcmp(ph, "B") == 0) {
+            JsonNode *x = json_node_copy(n);
+            json_object_set_string_member(json_node_get_object(x), "ph", "X");
+            GPtrArray *st = g_hash_table_lookup(open, key);
+            if (!st) {
+                st = g_ptr_array_new();
+                g_hash_table_insert(open, g_strdup(key), st);
+            }
+            g_ptr_array_add(st, json_node_get_object(x));
+            json_array_add_element(out, x);
+        } else if (strcmp(ph, "E") == 0) {
+            GPtrArray *st = g_hash_table_lookup(open, key);
+            cr_assert(st && st->len, "an E without its B on %s", key);
+            JsonObject *x = g_ptr_array_steal_index(st, st->len - 1);
+            cr_assert_str_eq(json_object_get_string_member(e, "name"),
+                             json_object_get_string_member(x, "name"));
+            g_autofree char *ea = json_to_string(json_object_get_member(e, "args"), FALSE);
+            g_autofree char *xa = json_to_string(json_object_get_member(x, "args"), FALSE);
+            cr_assert_str_eq(ea, xa);
+            int64_t b_ns = (int64_t)llround(json_object_get_double_member(x, "ts") * 1000.0);
+            int64_t e_ns = (int64_t)llround(json_object_get_double_member(e, "ts") * 1000.0);
+            cr_assert_geq(e_ns, b_ns);
+            json_object_set_double_member(x, "dur", (double)(e_ns - b_ns) / 1000.0);
+        } else {
+            json_array_add_element(out, json_node_copy(n));
+        }
+    }
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, open);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        cr_assert_eq(((GPtrArray *)v)->len, 0, "a B never ended on %s", (const char *)k);
+    return out;
 }
 
 /* Writes run `id` to fx.trace_path and parses it; fails the test if either step fails. */
@@ -180,8 +236,9 @@ static Trace trace_load(int64_t id)
     cr_assert(root && JSON_NODE_HOLDS_OBJECT(root));
     t.root = json_node_get_object(root);
     cr_assert(json_object_has_member(t.root, "traceEvents"));
-    t.events = json_object_get_array_member(t.root, "traceEvents");
-    cr_assert_not_null(t.events);
+    t.raw = json_object_get_array_member(t.root, "traceEvents");
+    cr_assert_not_null(t.raw);
+    t.events = as_slices(t.raw);
     return t;
 }
 
