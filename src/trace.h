@@ -4,7 +4,9 @@
  *
  * Layout: one process per node ("ranksim run N: NAME — node K (ranks a-b)"; one process when
  * the run's hardware line gives no devices per node), one thread (track) per rank; each op a
- * complete event ("ph":"X") with its args; each collective instance linked across its ranks by
+ * begin/end pair ("ph":"B" then "E", both with its name and args, the end written exactly:
+ * a viewer that adds a duration in doubles would misplace it), and an op that overlaps one
+ * still running on its rank (an eager send) on an extra track "rank N (overlapping)"; each collective instance linked across its ranks by
  * flow events; each diagnostic an instant event on every member of the group it names, else on
  * the rank it names, else global. Timestamps in microseconds of simulated time. Ops that never
  * completed last until what ends the hang on hardware — vLLM's execute-model timeout
