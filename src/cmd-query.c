@@ -1096,11 +1096,13 @@ int cli_plot(int argc, char **argv)
 {
     g_autofree char *db = NULL, *out = NULL;
     int width = 1400;
+    gboolean json = FALSE;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
          "The picture: FILE.png, FILE.svg or FILE.pdf", "FILE"},
         {"width", 0, 0, G_OPTION_ARG_INT, &width, "Width in pixels (PNG) or points (default 1400)",
          "N"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Say what was written as one JSON object", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     if (!parse_command(
@@ -1140,6 +1142,24 @@ int cli_plot(int argc, char **argv)
         cli_error("%s", err->message);
         return g_error_matches(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT) ? CLI_EXIT_INVALID
                                                                              : CLI_EXIT_INTERNAL;
+    }
+    if (json) {
+        GStatBuf sb;
+        g_autoptr(JsonBuilder) jb = json_builder_new();
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "run_id");
+        json_builder_add_int_value(jb, r->id);
+        json_builder_set_member_name(jb, "picture");
+        json_builder_add_string_value(jb, out);
+        json_builder_set_member_name(jb, "width");
+        json_builder_add_int_value(jb, width);
+        json_builder_set_member_name(jb, "bytes");
+        json_builder_add_int_value(jb, g_stat(out, &sb) == 0 ? (gint64)sb.st_size : -1);
+        json_builder_end_object(jb);
+        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autofree char *text = json_to_string(root, TRUE);
+        printf("%s\n", text);
+        return CLI_EXIT_OK;
     }
     printf("picture of run %" G_GINT64_FORMAT ": %s\n", r->id, out);
     return CLI_EXIT_OK;

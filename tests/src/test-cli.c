@@ -369,6 +369,7 @@ Test(cli, json_everywhere)
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "j.db", NULL);
     g_autofree char *tr = g_build_filename(dir, "t.json.gz", NULL);
+    g_autofree char *png = g_build_filename(dir, "p.png", NULL);
     const char *hang = RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml";
     const char *fix = RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml";
     const char *const cmds[][10] = {
@@ -381,6 +382,7 @@ Test(cli, json_everywhere)
         {"sweep", hang, "--vary", "engine.attention_backend=FLASHINFER_MLA_SPARSE,FLASHMLA_SPARSE",
          "--db", db, "-q", "--json", NULL},
         {"trace", "1", "-o", tr, "--db", db, "--json", NULL},
+        {"plot", "1", "-o", png, "--db", db, "--json", NULL},
         {"prune", "latest", "--dry-run", "--db", db, "--json", NULL},
         {"list", "hardware", "--json", NULL},
     };
