@@ -79,6 +79,21 @@ static char *headline(const ReportRun *run, const SchedOutcome *o, const SchedDi
     return out;
 }
 
+/* "1,508,352": a count with thousands separators, into `buf`. */
+static const char *thousands(uint64_t v, char *buf, size_t n)
+{
+    char raw[32];
+    snprintf(raw, sizeof raw, "%" G_GUINT64_FORMAT, v);
+    size_t len = strlen(raw), o = 0;
+    for (size_t i = 0; i < len && o + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
 {
     guint errors = 0, warnings = 0;
@@ -103,16 +118,16 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
     fprintf(out, "%s\n", head);
     /* An imported run was recorded, not simulated: its figures say so. */
     bool imported = g_strcmp0(run->kind, "import") == 0;
+    char nr[32], nops[32], nev[32];
+    thousands(o->n_ranks, nr, sizeof nr);
+    thousands(o->rank_ops, nops, sizeof nops);
+    thousands(o->events, nev, sizeof nev);
     if (imported)
-        fprintf(out,
-                "  %u ranks, recorded span %s, %" G_GUINT64_FORMAT " calls, read in %.1f ms, "
-                "exit %d\n",
-                o->n_ranks, end, o->rank_ops, run->wall_ms, run->exit_code);
+        fprintf(out, "  %s ranks, recorded span %s, %s calls, read in %.1f ms, exit %d\n", nr, end,
+                nops, run->wall_ms, run->exit_code);
     else
-        fprintf(out,
-                "  %u ranks, simulated %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
-                " events, wall %.1f ms, exit %d\n",
-                o->n_ranks, end, o->rank_ops, o->events, run->wall_ms, run->exit_code);
+        fprintf(out, "  %s ranks, simulated %s, %s rank-ops, %s events, wall %.1f ms, exit %d\n",
+                nr, end, nops, nev, run->wall_ms, run->exit_code);
     if (run->model)
         fprintf(out, "  model: %s\n", run->model);
     if (run->weights && *run->weights)
@@ -160,8 +175,9 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
         g_autofree char *c = report_format_ns(s->compute_ns);
         g_autofree char *m = report_format_ns(s->comm_ns);
         g_autofree char *w = report_format_ns(s->wait_ns);
-        fprintf(out, "  %-10s %-8s %11s %11s %11s %11s %8" G_GUINT64_FORMAT "\n", label,
-                sched_rank_state_name(s->state), e, c, m, w, s->ops);
+        char nops[32];
+        fprintf(out, "  %-10s %-8s %11s %11s %11s %11s %8s\n", label,
+                sched_rank_state_name(s->state), e, c, m, w, thousands(s->ops, nops, sizeof nops));
         r = j + 1;
     }
 }
@@ -327,19 +343,6 @@ static bool same_mem(const ModelMemRank *a, const ModelMemRank *b)
 }
 
 /* Thousands separators, as vLLM prints token counts ("1,234,567"). Writes into buf. */
-static const char *thousands(uint64_t v, char *buf, size_t n)
-{
-    char raw[32];
-    snprintf(raw, sizeof raw, "%" G_GUINT64_FORMAT, v);
-    size_t len = strlen(raw), o = 0;
-    for (size_t i = 0; i < len && o + 2 < n; i++) {
-        if (i && (len - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = raw[i];
-    }
-    buf[o] = '\0';
-    return buf;
-}
 
 static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
 {
