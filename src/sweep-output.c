@@ -99,6 +99,50 @@ static char *kv_text(const Variant *v)
                : g_strdup("-");
 }
 
+/* The table for a terminal too narrow for one column per key (sweep_print_table). */
+static void print_compact(Sweep *sw, int wid, int width)
+{
+    guint nv = sw->varies->len;
+    int cell = wid + 2 + 6 + 2 + 7 + 2 + 11 + 2 + 10 + 2;
+    int room = MAX(16, width - cell);
+    printf("%*s  %6s  %-7s  %11s  %10s  %s\n", wid, "#", "run", "outcome", "step time",
+           "KV budget", "variant");
+    g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
+    for (guint i = 0; i < sw->n; i++) {
+        const Variant *v = &sw->variants[i];
+        g_autofree char *id =
+            v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("-");
+        g_autofree char *end = v->end_ns >= 0 ? report_format_ns(v->end_ns) : g_strdup("-");
+        g_autofree char *kv = kv_text(v);
+        printf("%*u  %6s  %-7s  %11s  %10s  ", wid, i + 1, id, sweep_outcome_names[v->outcome], end,
+               kv);
+        sweep_variant_choice(sw, i, choice);
+        int col = 0;
+        for (guint k = 0; k < nv; k++) {
+            Vary *vy = g_ptr_array_index(sw->varies, k);
+            g_autofree char *piece =
+                g_strdup_printf("%s=%s%s", short_key(vy->key),
+                                (const char *)g_ptr_array_index(vy->values, choice[k]),
+                                k + 1 < nv ? "," : "");
+            int pw = (int)g_utf8_strlen(piece, -1);
+            if (col && col + 1 + pw > room) {
+                printf("\n%*s", cell, "");
+                col = 0;
+            } else if (col) {
+                putchar(' ');
+                col++;
+            }
+            fputs(piece, stdout);
+            col += pw;
+        }
+        printf("\n");
+        if (v->first_diag && *v->first_diag) {
+            g_autofree char *d = query_short_message(v->first_diag, (guint)MAX(8, width - wid - 4));
+            printf("%*s  %s\n", wid, "", d);
+        }
+    }
+}
+
 void sweep_print_table(Sweep *sw)
 {
     guint nv = sw->varies->len;
@@ -118,6 +162,12 @@ void sweep_print_table(Sweep *sw)
     /* the first diagnostic takes what the line has left; with less than 24 columns left it
      * goes on a line of its own under the variant */
     int width = text_width();
+    /* when even the values and the figures do not fit, the variant goes last as one cell,
+     * "key=value, ..." wrapped at its commas, and the finding under it */
+    if (used - 2 > width) {
+        print_compact(sw, wid, width);
+        return;
+    }
     bool below = width - used < 24;
     int diag_w = below ? width - wid - 4 : MIN(110, width - used);
     printf("%*s", wid, "#");
