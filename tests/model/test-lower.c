@@ -391,7 +391,10 @@ Test(moe, mc2_decode_gates_full_tokens_and_slices_before_topk)
 
 /* ---- 4. EP ---- */
 
-Test(moe, ep_dispatch_and_combine_are_all_to_all_over_the_ep_group)
+/* EP inside one TP group (DP 1) on CUDA: vLLM's ParallelConfig.use_all2all is false, so no
+ * dispatch at all — every rank keeps every token, runs its 32 of 256 experts on their 1/8 of
+ * the routes, and the MoE output merges in the TP all-reduce (2 per layer). */
+Test(moe, ep_inside_one_tp_group_dispatches_nothing)
 {
     Fixture f;
     setup(&f, "deepseek-v3.2", par_of(8, 1, 1, 1, true, false), MODEL_BACKEND_FLASHMLA_SPARSE);
@@ -400,13 +403,11 @@ Test(moe, ep_dispatch_and_combine_are_all_to_all_over_the_ep_group)
     lower(&f, MODEL_BREAK_NONE);
     SchedProgram *u;
     const SchedOpList *l = unrolled(&f, &u, 3);
-    const SchedOp *d = first_named(u, l, "ep_dispatch");
-    const SchedOp *cmb = first_named(u, l, "ep_combine");
-    cr_assert_eq(d->kind, SCHED_OP_ALL_TO_ALL);
-    cr_assert_eq(cmb->kind, SCHED_OP_ALL_TO_ALL);
-    cr_assert_eq(sched_program_group(u, d->group)->n, 8);
-    cr_assert_eq(d->count, 4ull * 8 * 7168);
-    cr_assert_eq(count_named(u, l, "ep_dispatch", -2), 61 - 3);
+    cr_assert_null(first_named(u, l, "ep_dispatch"));
+    cr_assert_null(first_named(u, l, "ep_dispatch_all_gather"));
+    const SchedOp *ex = first_named(u, l, "moe_experts");
+    cr_assert_eq(ex->tokens, 4);
+    cr_assert_eq(count_named(u, l, "tp_all_reduce", 3), 2);
     sched_program_free(u);
     teardown(&f);
 }
@@ -507,11 +508,15 @@ Test(moe_dispatch, without_ep_gathers_over_dp_or_pcp)
         const char *model;
         uint32_t tp, dp, pcp;
         bool ep;
-        const char *group; /* the dispatch's group name prefix; NULL: the EP all-to-all */
+        const char *group; /* the dispatch's group name prefix */
     } cases[] = {
         {"qwen3-30b-a3b", 2, 2, 1, false, "dp"},
         {"deepseek-v2-lite", 1, 1, 2, false, "pcp"},
-        {"qwen3-30b-a3b", 2, 2, 1, true, NULL},
+        /* EP with TP 2 x DP 2: sequence-parallel MoE (use_sequence_parallel_moe under vLLM's
+         * default allgather_reducescatter): each TP rank gathers its chunk over the EP group */
+        {"qwen3-30b-a3b", 2, 2, 1, true, "ep"},
+        /* EP with TP 1 x DP 2: the gather is over DP, every token of the rank */
+        {"qwen3-30b-a3b", 1, 2, 1, true, "dp"},
     };
     for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
         Fixture f;
@@ -523,8 +528,11 @@ Test(moe_dispatch, without_ep_gathers_over_dp_or_pcp)
         lower(&f, (ModelBreak){0});
         SchedProgram *u = NULL;
         const SchedOpList *l = unrolled(&f, &u, 0);
-        const SchedOp *ag = first_named(u, l, "moe_dispatch_all_gather");
-        const SchedOp *rs = first_named(u, l, "moe_combine_reduce_scatter");
+        bool ep = cases[k].ep;
+        const SchedOp *ag =
+            first_named(u, l, ep ? "ep_dispatch_all_gather" : "moe_dispatch_all_gather");
+        const SchedOp *rs =
+            first_named(u, l, ep ? "ep_combine_reduce_scatter" : "moe_combine_reduce_scatter");
         const SchedOp *a2a = first_named(u, l, "ep_dispatch");
         /* DP ranks of an MoE model agree on the step's batch first (coordinate_batch_across_dp) */
         cr_assert_eq(count_named(u, l, "dp_batch_all_reduce", -2), cases[k].dp > 1 ? 1u : 0u,
@@ -538,12 +546,21 @@ Test(moe_dispatch, without_ep_gathers_over_dp_or_pcp)
             cr_assert_null(a2a, "case %zu", k);
             const char *g = sched_program_group(u, ag->group)->name;
             cr_assert(g_str_has_prefix(g, cases[k].group), "case %zu: group %s", k, g);
-            /* the experts run every gathered token: the DP (or PCP) group's */
+            /* the experts run every gathered token: the group's */
             const SchedOp *ex = first_named(u, l, "moe_experts");
-            uint32_t n = cases[k].dp > 1 ? cases[k].dp : cases[k].pcp;
+            uint32_t n = sched_program_group(u, ag->group)->n;
             cr_assert_eq(ex->tokens, ag->tokens * n, "case %zu", k);
-            cr_assert_eq(count_named(u, l, "moe_dispatch_all_gather", -2),
-                         count_named(u, l, "moe_combine_reduce_scatter", -2));
+            /* each brings its rows of the 256 tokens: its PCP share; sequence-parallel, its
+             * TP rank's chunk of them */
+            cr_assert_eq(ag->tokens, 256u / cases[k].pcp / (ep && cases[k].tp > 1 ? cases[k].tp : 1),
+                         "case %zu", k);
+            cr_assert_eq((first_named(u, l, "moe_sp_all_gather") != NULL),
+                         ep && cases[k].tp > 1, "case %zu", k);
+            cr_assert_eq(count_named(u, l, ep ? "ep_dispatch_all_gather" : "moe_dispatch_all_gather",
+                                     -2),
+                         count_named(u, l,
+                                     ep ? "ep_combine_reduce_scatter" : "moe_combine_reduce_scatter",
+                                     -2));
         }
         sched_program_free(u);
         teardown(&f);

@@ -184,10 +184,10 @@ Test(serving, an_idle_dp_rank_joins_every_ep_collective)
     cr_assert_eq(steps, 8);
     double busy = run_and_get(dir, sc,
                               "SELECT count(*) FROM ops WHERE rank = 0 AND name "
-                              "IN ('ep_dispatch', 'ep_combine')");
+                              "IN ('ep_dispatch_all_gather', 'ep_combine_reduce_scatter')");
     double idle = run_and_get(dir, sc,
                               "SELECT count(*) FROM ops WHERE rank = 4 AND name "
-                              "IN ('ep_dispatch', 'ep_combine')");
+                              "IN ('ep_dispatch_all_gather', 'ep_combine_reduce_scatter')");
     cr_assert_gt(busy, 0);
     cr_assert_eq(busy, idle);
     cr_assert_str_eq("ok", "ok");
@@ -461,11 +461,11 @@ Test(serving, the_drafter_runs_on_every_dp_rank_unless_one_skips_it)
     /* 2 steps x 3 drafts x (dispatch + combine) of the MTP layer, on either DP rank */
     cr_assert_eq(run_and_get(dir, ok,
                              "SELECT count(*) FROM ops WHERE rank = 0 AND layer = 61 "
-                             "AND name = 'ep_dispatch'"),
+                             "AND name = 'ep_dispatch_all_gather'"),
                  6);
     cr_assert_eq(run_and_get(dir, ok,
                              "SELECT count(*) FROM ops WHERE rank = 4 AND layer = 61 "
-                             "AND name = 'ep_dispatch'"),
+                             "AND name = 'ep_dispatch_all_gather'"),
                  6);
     /* a decoding sequence brings 1 + 3 rows: 2 sequences, 8 rows into the first layer */
     cr_assert_eq(run_and_get(dir, ok,
