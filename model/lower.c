@@ -570,19 +570,23 @@ static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, M
     bool agrs = ep && !mc2 && reduce == MOE_REDUCE_TP &&
                 (pf == NET_PLATFORM_CUDA || pf == NET_PLATFORM_ROCM);
     if (agrs) {
-        /* vLLM's default EP all2all backend on CUDA and ROCm, allgather_reducescatter
-         * (ParallelConfig.all2all_backend). ParallelConfig.use_all2all: DP > 1, sequence-
+        /* EP on CUDA and ROCm as vLLM's all2all managers run it (ParallelConfig.all2all_backend,
+         * default allgather_reducescatter). ParallelConfig.use_all2all: DP > 1, sequence-
          * parallel MoE, or EP with PCP; otherwise (EP inside one TP group) every rank keeps
          * every token, runs its local experts on them and the MoE output merges in the TP
-         * all-reduce below. use_sequence_parallel_moe (TP > 1 and DP > 1): the TP ranks hold
-         * replicated tokens after o_proj's all-reduce, so each takes its ceil(T / TP) chunk
-         * (sequence_parallel_chunk), the dispatch all-gathers the chunks over the EP group
-         * (DP x PCP x TP), the combine reduce-scatters them back, and a TP all-gather restores
-         * every token (DeepseekV2MoE); the shared experts run on the chunk with whole weights.
-         * Without it the gather is over DP (or PCP when DP is 1), like the non-EP case. */
-        bool sp = tp > 1 && dp > 1;
+         * all-reduce below. use_sequence_parallel_moe (TP > 1 and DP > 1 with most backends):
+         * the TP ranks hold replicated tokens after o_proj's all-reduce, so each takes its
+         * ceil(T / TP) chunk (sequence_parallel_chunk), the dispatch runs over the EP group
+         * (DP x PCP x TP) and a TP all-gather restores every token after the combine
+         * (DeepseekV2MoE); the shared experts run on the chunk with whole weights. The gather
+         * backends all-gather the tokens (over the EP group; without sequence parallelism over
+         * DP, or PCP when DP is 1) and reduce-scatter the output; the others (DeepEP, MoRI,
+         * NIXL-EP, FlashInfer NVLink) send each token to its experts' ranks, all-to-all over
+         * the EP group. */
+        bool sp = model_all2all_sequence_parallel(&pl->par);
         bool a2a = dp > 1 || sp || pcp > 1;
-        /* every rank sees the tokens but runs only its experts: 1 / EP of the routes */
+        bool gathers = model_all2all_gathers(pl->par.all2all_backend);
+        /* every rank that sees all the tokens runs only its experts: 1 / EP of the routes */
         double local = (double)a->n_routed_experts / pl->ep_size;
         double mine_routes = topk * local / a->n_routed_experts;
         if (!a2a) {
@@ -596,18 +600,27 @@ static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, M
             return;
         }
         uint64_t mine = sp ? (route_rows + tp - 1) / tp : route_rows;
-        int32_t gn = sp ? ge : dp > 1 ? pl->dp_group[rank] : pl->pcp_group[rank];
-        uint32_t n = sp ? pl->ep_size : dp > 1 ? dp : pcp;
-        uint64_t all = mine * n;
-        emit_coll(c, SCHED_OP_ALL_GATHER, "ep_dispatch_all_gather", gn, mine * a->hidden_size,
-                  SCHED_DTYPE_BF16, mine);
-        emit_coll(c, SCHED_OP_ALL_GATHER, "ep_router_logits_all_gather", gn,
-                  mine * a->n_routed_experts, SCHED_DTYPE_FP32, mine);
-        emit_experts(c, "moe_experts", all, mine_routes, local, a->moe_intermediate_size);
-        emit_coll(c, SCHED_OP_REDUCE_SCATTER, "ep_combine_reduce_scatter", gn,
-                  all * a->hidden_size, SCHED_DTYPE_BF16, all);
+        if (gathers) {
+            int32_t gn = sp ? ge : dp > 1 ? pl->dp_group[rank] : pl->pcp_group[rank];
+            uint32_t n = sp ? pl->ep_size : dp > 1 ? dp : pcp;
+            uint64_t all = mine * n;
+            emit_coll(c, SCHED_OP_ALL_GATHER, "ep_dispatch_all_gather", gn, mine * a->hidden_size,
+                      SCHED_DTYPE_BF16, mine);
+            emit_coll(c, SCHED_OP_ALL_GATHER, "ep_router_logits_all_gather", gn,
+                      mine * a->n_routed_experts, SCHED_DTYPE_FP32, mine);
+            emit_experts(c, "moe_experts", all, mine_routes, local, a->moe_intermediate_size);
+            emit_coll(c, SCHED_OP_REDUCE_SCATTER, "ep_combine_reduce_scatter", gn,
+                      all * a->hidden_size, SCHED_DTYPE_BF16, all);
+        } else {
+            /* each token's top-k copies go to their experts' ranks; as many arrive on average */
+            uint64_t send = mine * (uint64_t)topk * a->hidden_size;
+            emit_coll(c, SCHED_OP_ALL_TO_ALL, "ep_dispatch", ge, send, SCHED_DTYPE_BF16, mine);
+            emit_experts(c, "moe_experts", mine, topk, local, a->moe_intermediate_size);
+            emit_coll(c, SCHED_OP_ALL_TO_ALL, "ep_combine", ge, send, SCHED_DTYPE_BF16, mine);
+        }
         if (a->n_shared_experts)
-            emit_experts(c, "shared_experts", mine, 1.0, 1.0, sp ? shared_inter : shared_inter / tp);
+            emit_experts(c, "shared_experts", mine, 1.0, 1.0,
+                         sp ? shared_inter : shared_inter / tp);
         if (sp)
             emit_coll(c, SCHED_OP_ALL_GATHER, "moe_sp_all_gather", gt, mine * a->hidden_size,
                       SCHED_DTYPE_BF16, mine);
@@ -1467,12 +1480,12 @@ GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
              * gathers each TP rank's chunk over the whole EP group: emit_moe */
             const ModelParallel *par = &in->plan->par;
             NetPlatform pf = in->hw ? in->hw->platform : NET_PLATFORM_CUDA;
-            bool agrs = in->plan->ep_size > 1 &&
-                        (pf == NET_PLATFORM_CUDA || pf == NET_PLATFORM_ROCM);
+            bool agrs =
+                in->plan->ep_size > 1 && (pf == NET_PLATFORM_CUDA || pf == NET_PLATFORM_ROCM);
             uint32_t dp = par->data_parallel_size, pcp = par->prefill_context_parallel_size,
                      tp = par->tensor_parallel_size;
             if (in->arch->moe && (in->plan->ep_size <= 1 || agrs) && (dp > 1 || pcp > 1))
-                m = MAX(m, agrs && tp > 1 && dp > 1
+                m = MAX(m, agrs && model_all2all_sequence_parallel(par)
                                ? (x.moe_rows + tp - 1) / tp * in->plan->ep_size
                                : x.moe_rows * (dp > 1 ? dp : pcp));
             max_full = MAX(max_full, m);

@@ -41,6 +41,7 @@ void model_parallel_defaults(ModelParallel *par)
     par->enable_expert_parallel = false;
     par->enable_sequence_parallel = false;
     par->dcp_comm_backend = MODEL_DCP_AG_RS;
+    par->all2all_backend = MODEL_A2A_ALLGATHER_REDUCESCATTER;
     par->cp_kv_cache_interleave_size = 1;
     par->pipeline_parallel_size = 1;
 }
@@ -490,4 +491,32 @@ uint32_t model_dcp_local_len(uint32_t len, uint32_t dcp, uint32_t r, uint32_t il
     int64_t rem = L - base * D - (int64_t)r * I;
     rem = CLAMP(rem, 0, I);
     return (uint32_t)(base + rem);
+}
+
+const char *const model_all2all_backend_names[MODEL_A2A_COUNT + 1] = {
+    "allgather_reducescatter",
+    "naive",
+    "deepep_high_throughput",
+    "deepep_low_latency",
+    "mori_high_throughput",
+    "mori_low_latency",
+    "nixl_ep",
+    "flashinfer_nvlink_one_sided",
+    "flashinfer_nvlink_two_sided",
+    NULL,
+};
+
+bool model_all2all_gathers(ModelAll2AllBackend b)
+{
+    return b == MODEL_A2A_ALLGATHER_REDUCESCATTER || b == MODEL_A2A_NAIVE;
+}
+
+bool model_all2all_sequence_parallel(const ModelParallel *par)
+{
+    /* vllm/config/parallel.py use_sequence_parallel_moe (2026): every backend but naive and
+     * flashinfer_nvlink_two_sided */
+    ModelAll2AllBackend b = par->all2all_backend;
+    return b != MODEL_A2A_NAIVE && b != MODEL_A2A_FLASHINFER_NVLINK_TWO_SIDED &&
+           par->enable_expert_parallel && par->tensor_parallel_size > 1 &&
+           par->data_parallel_size > 1;
 }

@@ -26,6 +26,28 @@ GQuark model_plan_error_quark(void);
 
 typedef enum { MODEL_DCP_AG_RS = 0, MODEL_DCP_A2A } ModelDcpBackend;
 
+/* vLLM's EP all2all backends (ParallelConfig.all2all_backend, `--all2all-backend`). How each
+ * lowers: the gather kinds (allgather_reducescatter, naive) all-gather the tokens and
+ * reduce-scatter the output; the others send each token to its experts' ranks (an
+ * all-to-all). */
+typedef enum {
+    MODEL_A2A_ALLGATHER_REDUCESCATTER = 0, /* vLLM's default */
+    MODEL_A2A_NAIVE,
+    MODEL_A2A_DEEPEP_HIGH_THROUGHPUT,
+    MODEL_A2A_DEEPEP_LOW_LATENCY,
+    MODEL_A2A_MORI_HIGH_THROUGHPUT,
+    MODEL_A2A_MORI_LOW_LATENCY,
+    MODEL_A2A_NIXL_EP,
+    MODEL_A2A_FLASHINFER_NVLINK_ONE_SIDED,
+    MODEL_A2A_FLASHINFER_NVLINK_TWO_SIDED,
+    MODEL_A2A_COUNT
+} ModelAll2AllBackend;
+
+/* "allgather_reducescatter", ...; NULL-terminated list for messages. */
+extern const char *const model_all2all_backend_names[MODEL_A2A_COUNT + 1];
+/* Whether the backend all-gathers and reduce-scatters (else it is an all-to-all). */
+bool model_all2all_gathers(ModelAll2AllBackend b);
+
 /* Most pipeline stages a plan takes (far beyond any model's layer count per stage of 1). */
 #define MODEL_PLAN_MAX_PP 256u
 
@@ -37,12 +59,17 @@ typedef struct {
     bool enable_expert_parallel;
     bool enable_sequence_parallel;
     ModelDcpBackend dcp_comm_backend;
+    ModelAll2AllBackend all2all_backend;      /* EP dispatch/combine; default agrs */
     uint32_t cp_kv_cache_interleave_size;     /* >= 1, default 1 */
     uint32_t pipeline_parallel_size;          /* >= 1 */
     uint32_t pp_partition[MODEL_PLAN_MAX_PP]; /* VLLM_PP_LAYER_PARTITION: layers per stage, when
                                                 pp_partition_given; else get_pp_indices' split */
     bool pp_partition_given;
 } ModelParallel;
+
+/* ParallelConfig.use_sequence_parallel_moe: the backend takes sequence-parallel input, with EP,
+ * TP > 1 and DP > 1 (vllm/config/parallel.py; `naive` is not in the list of current vLLM). */
+bool model_all2all_sequence_parallel(const ModelParallel *par);
 
 typedef struct {
     uint32_t dp, pp, pcp, tp; /* coordinates on vLLM's axes */

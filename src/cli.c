@@ -292,10 +292,10 @@ static int cmd_run(int argc, char **argv)
     g_autofree char *overrides = run_overrides(&o);
     g_auto(RunnerLabels) lb = {0};
     runner_labels(sc, &lb);
-    StoreRunInfo info = {sc->name,  sc->kind,          sc->path,  sc->text,
-                         cli_timeline_name(timeline),  hw,        sc->ignored_flags,
-                         sc->serve, lb.model,          lb.layout, lb.vllm,
-                         overrides, 0};
+    StoreRunInfo info = {
+        sc->name, sc->kind,          sc->path,  sc->text, cli_timeline_name(timeline),
+        hw,       sc->ignored_flags, sc->serve, lb.model, lb.layout,
+        lb.vllm,  overrides,         0};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
         print_error(err->message);
@@ -325,9 +325,22 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INTERNAL;
     }
-    ReportRun rr = {run_id,   sc->name, sc->kind,       sc->path, db_path,           o.trace,
-                    status,   code,     elapsed_ms(t0), hw,       sc->ignored_flags, sc->serve,
-                    lb.model, lb.layout, lb.vllm,       overrides,
+    ReportRun rr = {run_id,
+                    sc->name,
+                    sc->kind,
+                    sc->path,
+                    db_path,
+                    o.trace,
+                    status,
+                    code,
+                    elapsed_ms(t0),
+                    hw,
+                    sc->ignored_flags,
+                    sc->serve,
+                    lb.model,
+                    lb.layout,
+                    lb.vllm,
+                    overrides,
                     res->memory ? res->memory->weights_format : NULL};
     if (o.json) {
         g_autofree char *js = report_json_with_memory(&rr, out, res->memory, o.memory_detail);
@@ -353,8 +366,8 @@ static bool text_output(int argc, char **argv)
         if (strcmp(argv[i], "--") == 0)
             break;
         if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--csv") == 0 ||
-            strcmp(argv[i], "-o-") == 0 ||
-            strcmp(argv[i], "--dot=-") == 0 || strcmp(argv[i], "--output=-") == 0)
+            strcmp(argv[i], "-o-") == 0 || strcmp(argv[i], "--dot=-") == 0 ||
+            strcmp(argv[i], "--output=-") == 0)
             return false;
         if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--dot") == 0 ||
              strcmp(argv[i], "--output") == 0) &&

@@ -237,7 +237,13 @@ int cli_import(int argc, char **argv)
     for (guint i = 0; i < set->paths->len; i++)
         g_string_append_printf(src, "%s\n", (const char *)g_ptr_array_index(set->paths, i));
     g_autofree char *src_text = g_string_free(src, FALSE);
-    StoreRunInfo info = {.name = run_name, .kind = "import", .path = argv[1], .scenario = src_text, .timeline = "collectives", .hardware = set->format_detail, .not_simulated = notes};
+    StoreRunInfo info = {.name = run_name,
+                         .kind = "import",
+                         .path = argv[1],
+                         .scenario = src_text,
+                         .timeline = "collectives",
+                         .hardware = set->format_detail,
+                         .not_simulated = notes};
     const char *status = o->failed ? "failed" : "ok";
     int code = o->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
     double wall = (double)(g_get_monotonic_time() - t0) / 1000.0;
@@ -263,9 +269,15 @@ int cli_import(int argc, char **argv)
                 "ranksim: timing: read and parse %.0f ms, diagnose %.0f ms, store %.0f ms\n",
                 (double)(t_read - t0) / 1e3, (double)(t_diag - t_read) / 1e3,
                 (double)(g_get_monotonic_time() - t_diag) / 1e3);
-    ReportRun rr = {.run_id = id,        .name = run_name,  .kind = "import",
-                    .path = argv[1],     .db_path = db_path, .status = status,
-                    .exit_code = code,   .wall_ms = wall,    .hardware = set->format_detail,
+    ReportRun rr = {.run_id = id,
+                    .name = run_name,
+                    .kind = "import",
+                    .path = argv[1],
+                    .db_path = db_path,
+                    .status = status,
+                    .exit_code = code,
+                    .wall_ms = wall,
+                    .hardware = set->format_detail,
                     .not_simulated = notes};
     if (json) {
         g_autofree char *js = report_json(&rr, o);

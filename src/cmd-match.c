@@ -294,8 +294,8 @@ static bool load_import(Store *st, int64_t id, const QueryRun *qr, Side *s, GErr
     const SchedOutcome *o = qr->outcome;
     for (guint i = 0; i < o->groups->len; i++) {
         const GArray *m = g_ptr_array_index(o->group_members, i);
-        Group *g = group_new(g_ptr_array_index(o->groups, i), (const int32_t *)(void *)m->data,
-                             m->len);
+        Group *g =
+            group_new(g_ptr_array_index(o->groups, i), (const int32_t *)(void *)m->data, m->len);
         g_ptr_array_add(s->groups, g);
         g_hash_table_insert(by_name, g->name, g);
     }
@@ -567,8 +567,15 @@ int cli_match(int argc, char **argv)
 
     /* Simulate the hypothesis. */
     const char *path = argv[2];
-    ScenarioExtras extras = {(const char *const *)sets, hardware, RUNNER_DEFAULT_MAX_RANK_OPS, NULL,
-                             NULL, NULL, false, false, false};
+    ScenarioExtras extras = {(const char *const *)sets,
+                             hardware,
+                             RUNNER_DEFAULT_MAX_RANK_OPS,
+                             NULL,
+                             NULL,
+                             NULL,
+                             false,
+                             false,
+                             false};
     g_autoptr(Scenario) sc = NULL;
     if (cli_input_paths_check(path, hardware, &err))
         sc = scenario_load_extras(path, &extras, &err);

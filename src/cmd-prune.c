@@ -13,10 +13,9 @@
 
 /* Every table that holds rows of a run, by the column naming the run. `runs` last. */
 static const char *const run_tables[] = {
-    "names",     "groups",       "ranks",         "op_rows",       "timeline_ops",
-    "rank_timelines", "rank_groups", "diagnostics", "memory",      "memory_items",
-    "not_simulated",  "memory_runs", "phases",      "steps",       "requests",
-    "serve_runs",
+    "names",       "groups",      "ranks",    "op_rows",      "timeline_ops",  "rank_timelines",
+    "rank_groups", "diagnostics", "memory",   "memory_items", "not_simulated", "memory_runs",
+    "phases",      "steps",       "requests", "serve_runs",
 };
 
 /* "7d", "12h", "30m", "90s" -> seconds; -1 when malformed. */
@@ -27,12 +26,18 @@ static int64_t parse_age(const char *s)
     if (end == s || n < 0 || !end || end[0] == '\0' || end[1] != '\0')
         return -1;
     switch (end[0]) {
-    case 's': return n;
-    case 'm': return n * 60;
-    case 'h': return n * 3600;
-    case 'd': return n * 86400;
-    case 'w': return n * 7 * 86400;
-    default: return -1;
+    case 's':
+        return n;
+    case 'm':
+        return n * 60;
+    case 'h':
+        return n * 3600;
+    case 'd':
+        return n * 86400;
+    case 'w':
+        return n * 7 * 86400;
+    default:
+        return -1;
     }
 }
 
@@ -149,8 +154,9 @@ int cli_prune(int argc, char **argv)
                        "CREATE TEMP TABLE IF NOT EXISTS prune_ids(id INTEGER PRIMARY KEY);"
                        "DELETE FROM prune_ids;");
     sqlite3_stmt *s = NULL;
-    if (ok && sqlite3_prepare_v2(sdb, "INSERT OR IGNORE INTO prune_ids SELECT id FROM runs"
-                                      " WHERE id = ?",
+    if (ok && sqlite3_prepare_v2(sdb,
+                                 "INSERT OR IGNORE INTO prune_ids SELECT id FROM runs"
+                                 " WHERE id = ?",
                                  -1, &s, NULL) == SQLITE_OK) {
         for (guint i = 0; ok && i < ids->len; i++) {
             sqlite3_bind_int64(s, 1, g_array_index(ids, int64_t, i));
@@ -160,9 +166,9 @@ int cli_prune(int argc, char **argv)
     }
     sqlite3_finalize(s);
     if (ok && sweep) {
-        g_autofree char *sql = g_strdup_printf(
-            "INSERT OR IGNORE INTO prune_ids SELECT id FROM runs WHERE sweep_id = %" G_GINT64_FORMAT,
-            sweep);
+        g_autofree char *sql = g_strdup_printf("INSERT OR IGNORE INTO prune_ids SELECT id FROM "
+                                               "runs WHERE sweep_id = %" G_GINT64_FORMAT,
+                                               sweep);
         ok = exec_sql(sdb, path, sql);
     }
     if (ok && older) {
@@ -173,8 +179,9 @@ int cli_prune(int argc, char **argv)
         ok = exec_sql(sdb, path, sql);
     }
     int64_t n = 0, lo = 0, hi = 0;
-    if (ok && sqlite3_prepare_v2(sdb, "SELECT count(*), min(id), max(id) FROM prune_ids", -1, &s,
-                                 NULL) == SQLITE_OK &&
+    if (ok &&
+        sqlite3_prepare_v2(sdb, "SELECT count(*), min(id), max(id) FROM prune_ids", -1, &s, NULL) ==
+            SQLITE_OK &&
         sqlite3_step(s) == SQLITE_ROW) {
         n = sqlite3_column_int64(s, 0);
         lo = sqlite3_column_int64(s, 1);
@@ -228,6 +235,8 @@ int cli_prune(int argc, char **argv)
                                    n, lo, hi);
     printf("%s %s from %s; %" G_GINT64_FORMAT " run%s left%s\n", dry ? "would delete" : "deleted",
            which, path, left, left == 1 ? "" : "s",
-           vacuum && !dry ? ", file vacuumed" : dry ? " now (dry run)" : "");
+           vacuum && !dry ? ", file vacuumed"
+           : dry          ? " now (dry run)"
+                          : "");
     return CLI_EXIT_OK;
 }

@@ -194,16 +194,32 @@ static char *hardware_short(const char *line)
     return sp ? g_strndup(line, (gsize)(sp - line)) : g_strdup(line);
 }
 
-enum { RUN_ID, RUN_NAME, RUN_KIND, RUN_STATUS, RUN_EXIT, RUN_RANKS, RUN_END, RUN_CREATED,
-       RUN_MODEL, RUN_LAYOUT, RUN_HW, RUN_VLLM, RUN_OVERRIDES, RUN_SWEEP, RUN_DIAG_ID,
-       RUN_DIAG_KIND, RUN_DIAG_MSG, RUN_COLS };
+enum {
+    RUN_ID,
+    RUN_NAME,
+    RUN_KIND,
+    RUN_STATUS,
+    RUN_EXIT,
+    RUN_RANKS,
+    RUN_END,
+    RUN_CREATED,
+    RUN_MODEL,
+    RUN_LAYOUT,
+    RUN_HW,
+    RUN_VLLM,
+    RUN_OVERRIDES,
+    RUN_SWEEP,
+    RUN_DIAG_ID,
+    RUN_DIAG_KIND,
+    RUN_DIAG_MSG,
+    RUN_COLS
+};
 
 static void runs_json_row(JsonBuilder *jb, sqlite3_stmt *s)
 {
-    static const char *const cols[] = {"id",         "name",    "kind",     "status",
-                                       "exit_code",  "ranks",   "sim_end_us", "created_at",
-                                       "model",      "layout",  "hardware", "vllm",
-                                       "overrides",  "sweep_id"};
+    static const char *const cols[] = {
+        "id",         "name",  "kind",   "status",   "exit_code", "ranks",     "sim_end_us",
+        "created_at", "model", "layout", "hardware", "vllm",      "overrides", "sweep_id"};
     json_builder_begin_object(jb);
     for (int c = 0; c < (int)G_N_ELEMENTS(cols); c++) {
         json_builder_set_member_name(jb, cols[c]);
@@ -278,8 +294,8 @@ int cli_runs(int argc, char **argv)
         cli_error("%s: no sweep ids in this file (written before ranksim stored them)", db_path);
         return CLI_EXIT_INVALID;
     }
-    g_autofree char *count_sql = g_strdup_printf("SELECT COUNT(*) FROM runs%s",
-                                                 sweep ? " WHERE sweep_id = ?2" : "");
+    g_autofree char *count_sql =
+        g_strdup_printf("SELECT COUNT(*) FROM runs%s", sweep ? " WHERE sweep_id = ?2" : "");
     sqlite3_stmt *s = NULL;
     int64_t total = 0;
     if (sqlite3_prepare_v2(sdb, count_sql, -1, &s, NULL) == SQLITE_OK) {
@@ -330,16 +346,16 @@ int cli_runs(int argc, char **argv)
         if (!row[C_NAME])
             row[C_NAME] = g_strdup("?");
         const char *status = (const char *)sqlite3_column_text(s, RUN_STATUS);
-        row[C_OUT] = g_strdup(!status                        ? "?"
-                              : strcmp(status, "ok") == 0    ? "ok"
+        row[C_OUT] = g_strdup(!status                         ? "?"
+                              : strcmp(status, "ok") == 0     ? "ok"
                               : strcmp(status, "failed") == 0 ? "FAILED"
                                                               : status);
         row[C_MODEL] = col_dup(s, RUN_MODEL);
         if (!row[C_MODEL])
-            row[C_MODEL] = g_strdup(g_strcmp0((const char *)sqlite3_column_text(s, RUN_KIND),
-                                              "import") == 0
-                                        ? "(import)"
-                                        : "-");
+            row[C_MODEL] =
+                g_strdup(g_strcmp0((const char *)sqlite3_column_text(s, RUN_KIND), "import") == 0
+                             ? "(import)"
+                             : "-");
         else if (g_str_has_prefix(row[C_MODEL], "preset ")) /* "preset glm-5.2" -> "glm-5.2" */
             memmove(row[C_MODEL], row[C_MODEL] + 7, strlen(row[C_MODEL] + 7) + 1);
         row[C_LAYOUT] = col_dup(s, RUN_LAYOUT);
@@ -349,10 +365,10 @@ int cli_runs(int argc, char **argv)
                                 : g_strdup_printf("%" G_GINT64_FORMAT " ranks",
                                                   (int64_t)sqlite3_column_int64(s, RUN_RANKS));
         row[C_HW] = hardware_short((const char *)sqlite3_column_text(s, RUN_HW));
-        row[C_END] = sqlite3_column_type(s, RUN_END) == SQLITE_NULL
-                         ? g_strdup("-")
-                         : report_format_ns((int64_t)llround(sqlite3_column_double(s, RUN_END) *
-                                                             1e3));
+        row[C_END] =
+            sqlite3_column_type(s, RUN_END) == SQLITE_NULL
+                ? g_strdup("-")
+                : report_format_ns((int64_t)llround(sqlite3_column_double(s, RUN_END) * 1e3));
         const char *created = (const char *)sqlite3_column_text(s, RUN_CREATED);
         row[C_WHEN] = g_strndup(created ? created : "-", 19);
         for (char *p = row[C_WHEN]; *p; p++)
@@ -386,8 +402,8 @@ int cli_runs(int argc, char **argv)
     int width = text_width();
     bool wide = width >= 130;
     int wmax[C_N] = {0};
-    static const char *const head[C_N] = {"id",     "name",      "outcome", "model", "layout",
-                                          "hw",     "step time", "created", "finding"};
+    static const char *const head[C_N] = {"id", "name",      "outcome", "model",  "layout",
+                                          "hw", "step time", "created", "finding"};
     for (int c = 0; c < C_N; c++)
         wmax[c] = (int)strlen(head[c]);
     for (guint i = 0; i < rows->len; i++) {
@@ -423,8 +439,8 @@ int cli_runs(int argc, char **argv)
                "step time", "name; model, layout, hardware — first finding");
         for (guint i = 0; i < rows->len; i++) {
             char **row = g_ptr_array_index(rows, i);
-            printf("%*s  %-*s  %*s  ", wmax[C_ID], row[C_ID], wmax[C_OUT], row[C_OUT],
-                   wmax[C_END], row[C_END]);
+            printf("%*s  %-*s  %*s  ", wmax[C_ID], row[C_ID], wmax[C_OUT], row[C_OUT], wmax[C_END],
+                   row[C_END]);
             const char *p = row[C_NAME];
             int col = 0;
             while (*p) {
@@ -436,8 +452,8 @@ int cli_runs(int argc, char **argv)
                     col = 0;
                 }
                 g_autofree char *text = g_strndup(p, piece);
-                g_autofree char *fit = col == 0 && pw > nam ? query_short_message(text, (guint)nam)
-                                                            : g_strdup(text);
+                g_autofree char *fit =
+                    col == 0 && pw > nam ? query_short_message(text, (guint)nam) : g_strdup(text);
                 fputs(fit, stdout);
                 col += pw;
                 p += piece;
@@ -447,7 +463,8 @@ int cli_runs(int argc, char **argv)
             g_string_append_printf(second, "%s, %s, %s", row[C_MODEL], row[C_LAYOUT], row[C_HW]);
             if (strcmp(row[C_DIAG], "-") != 0)
                 g_string_append_printf(second, " — %s", row[C_DIAG]);
-            g_autofree char *line = query_short_message(second->str, (guint)MAX(8, width - name_col));
+            g_autofree char *line =
+                query_short_message(second->str, (guint)MAX(8, width - name_col));
             printf("%*s%s\n", name_col, "", line);
         }
     }

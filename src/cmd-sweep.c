@@ -45,7 +45,6 @@
 
 #include "sweep.h"
 
-
 static void vary_free(gpointer p)
 {
     Vary *v = p;
@@ -345,9 +344,8 @@ static void variant_build(const Sweep *sw, Variant *v)
     /* Varied alone, the field goes into the file's steps and the rest of its workload stays;
      * with --prefill/--decode the variant's batch is one step that replaces them. */
     v->merge_workload = workload && !flags;
-    g_autofree char *replaced = workload && flags ? replace_workload(sw->base_text, v->prefill,
-                                                                     v->decode, v->label)
-                                                  : NULL;
+    g_autofree char *replaced =
+        workload && flags ? replace_workload(sw->base_text, v->prefill, v->decode, v->label) : NULL;
     if (replaced) {
         /* The batch is in the text now; as extras it would only be noted as ignored. */
         g_clear_pointer(&v->prefill, g_array_unref);

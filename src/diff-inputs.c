@@ -34,8 +34,8 @@ static char *scenario_text(Store *st, int64_t id)
 {
     sqlite3_stmt *s = NULL;
     char *text = NULL;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT scenario FROM runs WHERE id = ?", -1, &s,
-                           NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(store_db(st), "SELECT scenario FROM runs WHERE id = ?", -1, &s, NULL) ==
+        SQLITE_OK) {
         sqlite3_bind_int64(s, 1, id);
         if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
             text = g_strdup((const char *)sqlite3_column_text(s, 0));

@@ -69,9 +69,9 @@ static char **signatures(const SchedDiag *d, int32_t n_ranks)
     if (!root || !JSON_NODE_HOLDS_OBJECT(root))
         return NULL;
     JsonObject *o = json_node_get_object(root);
-    JsonArray *sigs =
-        json_object_has_member(o, "signatures") ? json_object_get_array_member(o, "signatures")
-                                                : NULL;
+    JsonArray *sigs = json_object_has_member(o, "signatures")
+                          ? json_object_get_array_member(o, "signatures")
+                          : NULL;
     if (!sigs)
         return NULL;
     char **out = g_new0(char *, (gsize)n_ranks + 1);
@@ -83,8 +83,7 @@ static char **signatures(const SchedDiag *d, int32_t n_ranks)
             "%s %" G_GINT64_FORMAT " %s",
             json_object_has_member(sg, "kind") ? json_object_get_string_member(sg, "kind") : "?",
             json_object_has_member(sg, "count") ? json_object_get_int_member(sg, "count") : 0,
-            json_object_has_member(sg, "dtype") ? json_object_get_string_member(sg, "dtype")
-                                                : "?");
+            json_object_has_member(sg, "dtype") ? json_object_get_string_member(sg, "dtype") : "?");
         JsonArray *rs = json_object_get_array_member(sg, "ranks");
         for (guint k = 0; rs && k < json_array_get_length(rs); k++) {
             gint64 r = json_array_get_int_element(rs, k);
@@ -98,16 +97,15 @@ static char **signatures(const SchedDiag *d, int32_t n_ranks)
 static void write_node(GString *g, const Node *n, guint id, const char *indent)
 {
     g_autofree char *rs = explain_fmt_ranks(n->ranks);
-    g_autofree char *count = n->ranks->len > 1 ? g_strdup_printf(" (%u)", n->ranks->len)
-                                               : g_strdup("");
+    g_autofree char *count =
+        n->ranks->len > 1 ? g_strdup_printf(" (%u)", n->ranks->len) : g_strdup("");
     g_autofree char *label =
         g_strdup_printf("%s %s%s%s\n%s", n->ranks->len == 1 ? "rank" : "ranks", rs, count,
                         n->culprit ? " — culprit" : "", n->detail ? n->detail : "");
     g_string_append_printf(g, "%sn%u [label=", indent, id);
     dot_quote(g, label);
     if (n->inst < 0) /* waited for: finished rounded, crashed octagon, computing dashed */
-        g_string_append_printf(g, ", shape=%s, style=\"%s%s\"",
-                               n->crashed ? "octagon" : "box",
+        g_string_append_printf(g, ", shape=%s, style=\"%s%s\"", n->crashed ? "octagon" : "box",
                                n->crashed    ? "solid"
                                : n->finished ? "rounded"
                                              : "dashed",

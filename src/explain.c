@@ -17,7 +17,6 @@
 /* Text lists are cut after this many entries ("... and N more"). */
 #define MAX_TEXT_ITEMS 16
 
-
 static void inst_free(gpointer p)
 {
     Inst *in = p;
@@ -418,11 +417,12 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
     JsonObject *det = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
     if (strcmp(d->kind, "mismatch") == 0) {
         g_autofree char *where = explain_fmt_where(d->op_name, j_str(det, "group"),
-                                           j_int(det, "seq", (int64_t)d->seq), d->layer);
+                                                   j_int(det, "seq", (int64_t)d->seq), d->layer);
         const char *policy = j_str(det, "policy");
         if (g_strcmp0(policy, "recorded") == 0)
-            fprintf(out, "  mismatch at %s in %s (recorded) — the members called NCCL with "
-                         "different signatures:\n",
+            fprintf(out,
+                    "  mismatch at %s in %s (recorded) — the members called NCCL with "
+                    "different signatures:\n",
                     t, where);
         else
             fprintf(out,

@@ -294,9 +294,8 @@ static void load_labels(Store *st, QueryRun *r)
     sqlite3_finalize(s);
     s = NULL;
     if (query_has_column(st, "memory_runs", "weights_format") &&
-        sqlite3_prepare_v2(store_db(st),
-                           "SELECT weights_format FROM memory_runs WHERE run_id = ?", -1, &s,
-                           NULL) == SQLITE_OK) {
+        sqlite3_prepare_v2(store_db(st), "SELECT weights_format FROM memory_runs WHERE run_id = ?",
+                           -1, &s, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(s, 1, r->id);
         if (sqlite3_step(s) == SQLITE_ROW)
             r->weights = col_text(s, 0);
@@ -360,8 +359,8 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
 
 ReportRun query_run_report(const QueryRun *r, const char *db_path)
 {
-    ReportRun rr = {r->id,     r->name,      r->kind,    r->path,     db_path,          NULL,
-                    r->status, r->exit_code, r->wall_ms, r->hardware, r->not_simulated, NULL,
+    ReportRun rr = {r->id,     r->name,      r->kind,    r->path,      db_path,          NULL,
+                    r->status, r->exit_code, r->wall_ms, r->hardware,  r->not_simulated, NULL,
                     r->model,  r->layout,    r->vllm,    r->overrides, r->weights};
     return rr;
 }

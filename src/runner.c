@@ -146,16 +146,16 @@ void runner_collect_record(void *garray, const SchedRecord *rec)
     g_array_append_val((GArray *)garray, *rec);
 }
 
-int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline,
-                        const RunnerResult *r, GArray *records, double wall_ms,
-                        const char *overrides, int64_t sweep_id, GError **error)
+int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline, const RunnerResult *r,
+                        GArray *records, double wall_ms, const char *overrides, int64_t sweep_id,
+                        GError **error)
 {
     g_autofree char *hw = runner_hardware_line(sc);
     RunnerLabels lb;
     runner_labels(sc, &lb);
-    StoreRunInfo info = {sc->name,  sc->kind,  sc->path,          sc->text,  timeline,
-                         hw,        sc->ignored_flags, sc->serve, lb.model,  lb.layout,
-                         lb.vllm,   overrides, sweep_id};
+    StoreRunInfo info = {sc->name, sc->kind,          sc->path,  sc->text, timeline,
+                         hw,       sc->ignored_flags, sc->serve, lb.model, lb.layout,
+                         lb.vllm,  overrides,         sweep_id};
     int64_t id = store_run_insert(
         st, &info, sc->program, records ? (const SchedRecord *)(void *)records->data : NULL,
         records ? records->len : 0, r->outcome, r->memory, r->status, r->exit_code, wall_ms, error);
@@ -175,16 +175,16 @@ int64_t runner_store_invalid(Store *st, const char *path, const char *name, cons
     return runner_store_invalid_as(st, path, name, timeline, message, NULL, 0, error);
 }
 
-int64_t runner_store_invalid_as(Store *st, const char *path, const char *name,
-                                const char *timeline, const char *message,
-                                const char *overrides, int64_t sweep_id, GError **error)
+int64_t runner_store_invalid_as(Store *st, const char *path, const char *name, const char *timeline,
+                                const char *message, const char *overrides, int64_t sweep_id,
+                                GError **error)
 {
     g_autofree char *base = name ? g_strdup(name) : g_path_get_basename(path);
     /* The same checks as loading (regular file, size cap, UTF-8): a FIFO or /dev/zero given
      * as the scenario must not block or grow here either. */
     g_autofree char *text = input_file_read(path, 0, NULL, NULL);
     const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
-    StoreRunInfo info = {base, kind, path, text, timeline, NULL, NULL,
+    StoreRunInfo info = {base, kind, path, text, timeline,  NULL,    NULL,
                          NULL, NULL, NULL, NULL, overrides, sweep_id};
     return store_insert_invalid(st, &info, message, error);
 }

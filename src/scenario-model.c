@@ -125,6 +125,7 @@ static bool load_parallel(Loader *ld, const YamlDocNode *m, ModelParallel *par)
         "enable_expert_parallel",
         "enable_sequence_parallel",
         "dcp_comm_backend",
+        "all2all_backend",
         "cp_kv_cache_interleave_size",
         "pp_layer_partition",
         NULL,
@@ -180,6 +181,13 @@ static bool load_parallel(Loader *ld, const YamlDocNode *m, ModelParallel *par)
         if (!yamldoc_get_enum(&ld->doc, n, "dcp_comm_backend", dcp_backend_names, &b))
             return false;
         par->dcp_comm_backend = b == 0 ? MODEL_DCP_AG_RS : MODEL_DCP_A2A;
+    }
+    n = yamldoc_map_get(m, "all2all_backend");
+    if (n) {
+        if (!yamldoc_get_enum(&ld->doc, n, "all2all_backend",
+                              (const char *const *)model_all2all_backend_names, &b))
+            return false;
+        par->all2all_backend = (ModelAll2AllBackend)b;
     }
     return true;
 }

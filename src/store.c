@@ -381,7 +381,7 @@ static bool ensure_schema(Store *s, GError **error)
              * start-up figures of memory_runs. Each ALTER fails harmlessly when not needed. */
             exec(s, "ALTER TABLE runs ADD COLUMN hardware TEXT", NULL);
             /* version 7: what the run ran, in words, and the sweep it belongs to */
-            static const char *const v7[] = {"model TEXT", "layout TEXT", "vllm TEXT",
+            static const char *const v7[] = {"model TEXT",     "layout TEXT",      "vllm TEXT",
                                              "overrides TEXT", "sweep_id INTEGER", NULL};
             for (size_t i = 0; v7[i]; i++) {
                 g_autofree char *sql = g_strdup_printf("ALTER TABLE runs ADD COLUMN %s", v7[i]);
@@ -664,7 +664,8 @@ static int64_t insert_run_row_id(Store *s, int64_t id, const StoreRunInfo *info,
     }
     int64_t row = sqlite3_last_insert_rowid(s->db);
     if (info->sweep_id < 0) { /* the sweep's first run: its id names the sweep */
-        g_autofree char *sql = g_strdup_printf("UPDATE runs SET sweep_id = id WHERE id = %" G_GINT64_FORMAT, row);
+        g_autofree char *sql =
+            g_strdup_printf("UPDATE runs SET sweep_id = id WHERE id = %" G_GINT64_FORMAT, row);
         if (!exec(s, sql, error))
             return -1;
     }
@@ -1193,10 +1194,9 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
     if (werr) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, werr);
     } else {
-        StoreRunInfo info = {r->name,     r->kind,     r->path,          r->scenario,
-                             r->timeline, r->hardware, r->not_simulated, r->serve,
-                             r->model,    r->layout,   r->vllm,          r->overrides,
-                             r->sweep_id};
+        StoreRunInfo info = {r->name,     r->kind,          r->path,    r->scenario, r->timeline,
+                             r->hardware, r->not_simulated, r->serve,   r->model,    r->layout,
+                             r->vllm,     r->overrides,     r->sweep_id};
         StoreRecordSource src = {NULL, 0, r->fd, r->n_staged};
         id = commit_run(s, &info, r->created_at, r->names, &src, r->lines, o, r->memory, status,
                         exit_code, wall_ms, error);

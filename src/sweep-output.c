@@ -105,8 +105,8 @@ static void print_compact(Sweep *sw, int wid, int width)
     guint nv = sw->varies->len;
     int cell = wid + 2 + 6 + 2 + 7 + 2 + 11 + 2 + 10 + 2;
     int room = MAX(16, width - cell);
-    printf("%*s  %6s  %-7s  %11s  %10s  %s\n", wid, "#", "run", "outcome", "step time",
-           "KV budget", "variant");
+    printf("%*s  %6s  %-7s  %11s  %10s  %s\n", wid, "#", "run", "outcome", "step time", "KV budget",
+           "variant");
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint i = 0; i < sw->n; i++) {
         const Variant *v = &sw->variants[i];
@@ -120,10 +120,9 @@ static void print_compact(Sweep *sw, int wid, int width)
         int col = 0;
         for (guint k = 0; k < nv; k++) {
             Vary *vy = g_ptr_array_index(sw->varies, k);
-            g_autofree char *piece =
-                g_strdup_printf("%s=%s%s", short_key(vy->key),
-                                (const char *)g_ptr_array_index(vy->values, choice[k]),
-                                k + 1 < nv ? "," : "");
+            g_autofree char *piece = g_strdup_printf(
+                "%s=%s%s", short_key(vy->key),
+                (const char *)g_ptr_array_index(vy->values, choice[k]), k + 1 < nv ? "," : "");
             int pw = (int)g_utf8_strlen(piece, -1);
             if (col && col + 1 + pw > room) {
                 printf("\n%*s", cell, "");
@@ -211,8 +210,7 @@ typedef struct {
 static void print_safety(Sweep *sw)
 {
     guint nv = sw->varies->len;
-    GString *safe = g_string_new(NULL), *unsafe = g_string_new(NULL),
-            *mixed = g_string_new(NULL);
+    GString *safe = g_string_new(NULL), *unsafe = g_string_new(NULL), *mixed = g_string_new(NULL);
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint k = 0; k < nv; k++) {
         const Vary *vy = g_ptr_array_index(sw->varies, k);
@@ -233,8 +231,7 @@ static void print_safety(Sweep *sw)
                 continue;
             const char *val = g_ptr_array_index(vy->values, j);
             GString *into = t[j].ok == t[j].total ? safe : t[j].ok == 0 ? unsafe : mixed;
-            g_string_append_printf(into, "%s%s=%s", into->len ? ", " : "", short_key(vy->key),
-                                   val);
+            g_string_append_printf(into, "%s%s=%s", into->len ? ", " : "", short_key(vy->key), val);
             if (into == mixed)
                 g_string_append_printf(into, " (%u of %u ok)", t[j].ok, t[j].total);
         }
@@ -295,8 +292,8 @@ void sweep_print_csv(Sweep *sw)
     csv_field(out, "variant", false);
     for (guint k = 0; k < nv; k++)
         csv_field(out, ((Vary *)g_ptr_array_index(sw->varies, k))->key, false);
-    static const char *const cols[] = {"run_id", "sweep_id", "outcome", "step_time_us",
-                                       "kv_budget_bytes", "first_diagnostic"};
+    static const char *const cols[] = {"run_id",       "sweep_id",        "outcome",
+                                       "step_time_us", "kv_budget_bytes", "first_diagnostic"};
     for (size_t c = 0; c < G_N_ELEMENTS(cols); c++)
         csv_field(out, cols[c], c + 1 == G_N_ELEMENTS(cols));
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
@@ -306,10 +303,10 @@ void sweep_print_csv(Sweep *sw)
         csv_field(out, num, false);
         sweep_variant_choice(sw, i, choice);
         for (guint k = 0; k < nv; k++)
-            csv_field(out,
-                      g_ptr_array_index(((Vary *)g_ptr_array_index(sw->varies, k))->values,
-                                        choice[k]),
-                      false);
+            csv_field(
+                out,
+                g_ptr_array_index(((Vary *)g_ptr_array_index(sw->varies, k))->values, choice[k]),
+                false);
         g_autofree char *id =
             v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("");
         g_autofree char *sid = sw->sweep_id > 0 && v->run_id >= 0
@@ -318,8 +315,8 @@ void sweep_print_csv(Sweep *sw)
         char end[G_ASCII_DTOSTR_BUF_SIZE] = "";
         if (v->end_ns >= 0)
             g_ascii_formatd(end, sizeof end, "%.3f", (double)v->end_ns / 1e3);
-        g_autofree char *kv = v->has_kv ? g_strdup_printf("%" G_GINT64_FORMAT, v->kv_min_bytes)
-                                        : g_strdup("");
+        g_autofree char *kv =
+            v->has_kv ? g_strdup_printf("%" G_GINT64_FORMAT, v->kv_min_bytes) : g_strdup("");
         csv_field(out, id, false);
         csv_field(out, sid, false);
         csv_field(out, sweep_outcome_names[v->outcome], false);

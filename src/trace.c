@@ -71,8 +71,8 @@ typedef struct {
     GString *meta;          /* the trailing "metadata" object */
     uint64_t n_events;
     int64_t n_ranks;
-    int64_t sim_end_ns; /* runs.sim_end_us in ns; -1 if unknown */
-    int64_t blocked_end_ns; /* where never-completed ops end (see trace.h); -1 if unknown */
+    int64_t sim_end_ns;        /* runs.sim_end_us in ns; -1 if unknown */
+    int64_t blocked_end_ns;    /* where never-completed ops end (see trace.h); -1 if unknown */
     const TraceFilter *filter; /* never NULL */
     char *where;               /* the filter as SQL on rank_ops o ("" when none) */
 } TraceWriter;
@@ -336,8 +336,7 @@ static char *filter_sql(const TraceFilter *f)
     if (f->to_ns >= 0)
         g_string_append_printf(s, " AND o.start_ns < %" G_GINT64_FORMAT, f->to_ns);
     if (f->from_ns >= 0)
-        g_string_append_printf(s, " AND COALESCE(o.end_ns, ?2) >= %" G_GINT64_FORMAT,
-                               f->from_ns);
+        g_string_append_printf(s, " AND COALESCE(o.end_ns, ?2) >= %" G_GINT64_FORMAT, f->from_ns);
     return g_string_free(s, FALSE);
 }
 
@@ -405,8 +404,8 @@ static int64_t parse_time_ns(const char *s)
     return (int64_t)llround(v * scale);
 }
 
-bool trace_filter_parse(TraceFilter *f, const char *ranks, const char *layers,
-                        const char *window, GError **error)
+bool trace_filter_parse(TraceFilter *f, const char *ranks, const char *layers, const char *window,
+                        GError **error)
 {
     *f = (TraceFilter)TRACE_FILTER_ALL;
     if (ranks) {
@@ -942,10 +941,10 @@ static bool write_flows(TraceWriter *w, GError **error)
         const char *g = (const char *)sqlite3_column_text(st, GROUP);
         gsize glen = g ? (gsize)sqlite3_column_bytes(st, GROUP) : 0;
         int64_t rank = sqlite3_column_int64(st, RANK);
-        gpointer lane = g_hash_table_lookup(w->lane_of, GSIZE_TO_POINTER(
-                                                            op_key(rank, sqlite3_column_int64(st, IDX))));
-        if (!write_flow_event(w, ph, rank, lane ? (int64_t)GPOINTER_TO_SIZE(lane) : rank, ts, flow_id,
-                              g ? g : "", glen, seq, error))
+        gpointer lane = g_hash_table_lookup(
+            w->lane_of, GSIZE_TO_POINTER(op_key(rank, sqlite3_column_int64(st, IDX))));
+        if (!write_flow_event(w, ph, rank, lane ? (int64_t)GPOINTER_TO_SIZE(lane) : rank, ts,
+                              flow_id, g ? g : "", glen, seq, error))
             return false;
     }
 }
@@ -1132,8 +1131,8 @@ bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)
     return trace_write_filtered(s, run_id, out_path, NULL, error);
 }
 
-bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path,
-                          const TraceFilter *filter, GError **error)
+bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path, const TraceFilter *filter,
+                          GError **error)
 {
     static const TraceFilter all = TRACE_FILTER_ALL;
     g_return_val_if_fail(s != NULL, false);

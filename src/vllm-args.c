@@ -130,6 +130,7 @@ typedef enum {
     VF_INTERLEAVE,
     VF_BACKEND,
     VF_MOE_BACKEND,
+    VF_ALL2ALL_BACKEND,
     VF_ATTENTION_CONFIG,
     VF_QUANT,
     VF_KV_DTYPE,
@@ -170,6 +171,7 @@ static const VllmFlag vllm_flags[] = {
     {"-ep", VF_EP, false},
     {"--no-enable-expert-parallel", VF_NO_EP, false},
     {"--dcp-comm-backend", VF_DCP_BACKEND, true},
+    {"--all2all-backend", VF_ALL2ALL_BACKEND, true},
     {"--cp-kv-cache-interleave-size", VF_INTERLEAVE, true},
     {"--dcp-kv-cache-interleave-size", VF_INTERLEAVE, true},
     {"--attention-backend", VF_BACKEND, true},
@@ -235,7 +237,6 @@ static const struct {
     {"--data-parallel-backend", "how DP ranks are launched: no bearing on the simulated ops"},
     {"--data-parallel-size-local", "how DP ranks are launched: no bearing on the simulated ops"},
     {"--distributed-executor-backend", "how workers are launched: no bearing on the simulated ops"},
-    {"--all2all-backend", "the EP all-to-all kernel: its buffers are not modelled"},
     {"--enable-eplb", "expert load balancing: redundant experts are not modelled"},
     {"--disable-custom-all-reduce", "the all-reduce kernel: the fabric model picks the algorithm"},
     {NULL, NULL},
@@ -514,6 +515,18 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         return flag_uint(ef, flag, v, 1, MAX_SEQ_LEN, false, &par->cp_kv_cache_interleave_size);
     case VF_BACKEND:
         return flag_backend(ef, flag, v);
+    case VF_ALL2ALL_BACKEND:
+        for (int k = 0; k < MODEL_A2A_COUNT; k++)
+            if (strcmp(v, model_all2all_backend_names[k]) == 0) {
+                ef->a->par.all2all_backend = (ModelAll2AllBackend)k;
+                return true;
+            }
+        return flag_fail(ef, flag,
+                         "unknown value '%s'; valid: allgather_reducescatter, naive, "
+                         "deepep_high_throughput, deepep_low_latency, mori_high_throughput, "
+                         "mori_low_latency, nixl_ep, flashinfer_nvlink_one_sided, "
+                         "flashinfer_nvlink_two_sided",
+                         v);
     case VF_MOE_BACKEND:
         if (model_moe_backend_parse(v, &ef->a->engine.moe_backend))
             return true;

@@ -552,15 +552,52 @@ Test(moe_dispatch, without_ep_gathers_over_dp_or_pcp)
             cr_assert_eq(ex->tokens, ag->tokens * n, "case %zu", k);
             /* each brings its rows of the 256 tokens: its PCP share; sequence-parallel, its
              * TP rank's chunk of them */
-            cr_assert_eq(ag->tokens, 256u / cases[k].pcp / (ep && cases[k].tp > 1 ? cases[k].tp : 1),
+            cr_assert_eq(ag->tokens,
+                         256u / cases[k].pcp / (ep && cases[k].tp > 1 ? cases[k].tp : 1),
                          "case %zu", k);
-            cr_assert_eq((first_named(u, l, "moe_sp_all_gather") != NULL),
-                         ep && cases[k].tp > 1, "case %zu", k);
-            cr_assert_eq(count_named(u, l, ep ? "ep_dispatch_all_gather" : "moe_dispatch_all_gather",
-                                     -2),
-                         count_named(u, l,
-                                     ep ? "ep_combine_reduce_scatter" : "moe_combine_reduce_scatter",
-                                     -2));
+            cr_assert_eq((first_named(u, l, "moe_sp_all_gather") != NULL), ep && cases[k].tp > 1,
+                         "case %zu", k);
+            cr_assert_eq(
+                count_named(u, l, ep ? "ep_dispatch_all_gather" : "moe_dispatch_all_gather", -2),
+                count_named(u, l, ep ? "ep_combine_reduce_scatter" : "moe_combine_reduce_scatter",
+                            -2));
+        }
+        sched_program_free(u);
+        teardown(&f);
+    }
+}
+
+/* The EP all2all backend (parallel.all2all_backend, --all2all-backend): DeepEP sends each
+ * token's top-k copies to their experts' ranks (an all-to-all over the EP group) on the TP
+ * rank's sequence-parallel chunk; naive gathers but is not sequence-parallel in current vLLM,
+ * so every TP rank gathers all its rows over DP and the output merges in the TP all-reduce. */
+Test(moe_dispatch, the_all2all_backend_picks_the_collectives)
+{
+    for (int k = 0; k < 2; k++) {
+        Fixture f;
+        ModelParallel par = par_of(2, 2, 1, 1, true, false);
+        par.all2all_backend = k == 0 ? MODEL_A2A_DEEPEP_HIGH_THROUGHPUT : MODEL_A2A_NAIVE;
+        setup(&f, "qwen3-30b-a3b", par, MODEL_BACKEND_AUTO);
+        uint32_t prompt = 256;
+        add_step(&f, &prompt, 1, NULL, 0);
+        lower(&f, (ModelBreak){0});
+        SchedProgram *u = NULL;
+        const SchedOpList *l = unrolled(&f, &u, 0);
+        const SchedOp *a2a = first_named(u, l, "ep_dispatch");
+        const SchedOp *ag = first_named(u, l, "ep_dispatch_all_gather");
+        if (k == 0) {
+            cr_assert_not_null(a2a);
+            cr_assert_null(ag);
+            cr_assert_eq(a2a->kind, SCHED_OP_ALL_TO_ALL);
+            cr_assert_eq(sched_program_group(u, a2a->group)->n, 4);
+            cr_assert_eq(a2a->count, 128ull * f.arch.num_experts_per_tok * f.arch.hidden_size);
+            cr_assert_not_null(first_named(u, l, "moe_sp_all_gather"));
+        } else {
+            cr_assert_null(a2a);
+            cr_assert_not_null(ag);
+            cr_assert_eq(ag->tokens, 256);
+            cr_assert(g_str_has_prefix(sched_program_group(u, ag->group)->name, "dp"));
+            cr_assert_null(first_named(u, l, "moe_sp_all_gather"));
         }
         sched_program_free(u);
         teardown(&f);

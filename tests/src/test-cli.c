@@ -318,6 +318,35 @@ Test(cli, a_pasted_vllm_command_line_runs)
     cr_assert_eq(r.code, 2);
     cr_assert(strstr(r.err, "is not a vLLM command line"), "%s", r.err);
     result_clear(&r);
+    /* --all2all-backend is simulated: DeepEP's all-to-all, not noted as ignored */
+    r = ranksim((const char *[]){"run",
+                                 "--hardware",
+                                 "h100",
+                                 "--prefill",
+                                 "4096",
+                                 "--db",
+                                 db,
+                                 "--json",
+                                 "--",
+                                 "vllm",
+                                 "serve",
+                                 "deepseek-ai/DeepSeek-V3",
+                                 "--tensor-parallel-size",
+                                 "8",
+                                 "--data-parallel-size",
+                                 "2",
+                                 "--enable-expert-parallel",
+                                 "--all2all-backend",
+                                 "deepep_high_throughput",
+                                 NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_null(strstr(r.out, "--all2all-backend"), "%s", r.out);
+    result_clear(&r);
+    r = ranksim((const char *[]){"run", "--db", db, "--", "vllm", "serve",
+                                 "deepseek-ai/DeepSeek-V3", "--all2all-backend", "deepep", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "deepep_low_latency"), "%s", r.err);
+    result_clear(&r);
     r = ranksim((const char *[]){"run", "--db", db, "--", "vllm", "serve", NULL});
     cr_assert_eq(r.code, 2);
     cr_assert(strstr(r.err, "names no model"), "%s", r.err);
@@ -412,8 +441,8 @@ Test(cli, trace_tracks_never_overlap)
     result_clear(&r);
     g_autoptr(JsonParser) p = json_parser_new();
     cr_assert(json_parser_load_from_file(p, tr, NULL));
-    JsonArray *ev = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)),
-                                                 "traceEvents");
+    JsonArray *ev =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "traceEvents");
     g_autoptr(GHashTable) last_end = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     g_autoptr(GHashTable) begin = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     guint extra = 0, slices = 0;
