@@ -37,6 +37,26 @@ static inline void emit(Engine *e, const SchedRecord *r)
         e->cfg.record(e->cfg.record_data, r);
 }
 
+/* The record of rank `rank`'s arrival `ar` at instance `inst`, ending at `end_ns` (-1: never). */
+static SchedRecord arrival_record(const Instance *inst, const Arrival *ar, uint32_t rank,
+                                  int64_t end_ns)
+{
+    return (SchedRecord){
+        .rank = rank,
+        .kind = ar->kind,
+        .dtype = ar->dtype,
+        .layer = ar->layer,
+        .name = ar->name,
+        .group = inst->group,
+        .idx = ar->idx,
+        .seq = inst->seq,
+        .count = ar->count,
+        .tokens = ar->tokens,
+        .start_ns = ar->arrive_ns,
+        .end_ns = end_ns,
+    };
+}
+
 /* ---- groups and p2p channels ---- */
 
 static SchedGroup *channel_group_new(uint32_t src, uint32_t dst)
@@ -304,20 +324,7 @@ static void instance_complete(Engine *e, Instance *inst, int64_t now)
         Actor *a = &e->actors[rank];
         const Arrival *ar = &inst->arr[i];
         if (rec) {
-            SchedRecord r = {
-                .rank = rank,
-                .kind = ar->kind,
-                .dtype = ar->dtype,
-                .layer = ar->layer,
-                .name = ar->name,
-                .group = inst->group,
-                .idx = ar->idx,
-                .seq = inst->seq,
-                .count = ar->count,
-                .tokens = ar->tokens,
-                .start_ns = ar->arrive_ns,
-                .end_ns = now,
-            };
+            SchedRecord r = arrival_record(inst, ar, rank, now);
             emit(e, &r);
         }
         if (ar->eager)
@@ -777,20 +784,7 @@ static void engine_finish(Engine *e)
             const Arrival *ar = &inst->arr[i];
             if (!ar->present)
                 continue;
-            SchedRecord r = {
-                .rank = (uint32_t)g->def->ranks[i],
-                .kind = ar->kind,
-                .dtype = ar->dtype,
-                .layer = ar->layer,
-                .name = ar->name,
-                .group = inst->group,
-                .idx = ar->idx,
-                .seq = inst->seq,
-                .count = ar->count,
-                .tokens = ar->tokens,
-                .start_ns = ar->arrive_ns,
-                .end_ns = -1,
-            };
+            SchedRecord r = arrival_record(inst, ar, (uint32_t)g->def->ranks[i], -1);
             emit(e, &r);
         }
     }

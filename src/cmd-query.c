@@ -575,6 +575,31 @@ int cli_explain(int argc, char **argv)
 
 /* ---- trace ---- */
 
+/* `--json` of a command that wrote a file: an object opened with the run, the file (under
+ * `key`) and its size; the caller adds its own members and prints it (print_json_object). */
+static JsonBuilder *written_json(int64_t run_id, const char *key, const char *path)
+{
+    GStatBuf sb;
+    JsonBuilder *jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "run_id");
+    json_builder_add_int_value(jb, run_id);
+    json_builder_set_member_name(jb, key);
+    json_builder_add_string_value(jb, path);
+    json_builder_set_member_name(jb, "bytes");
+    json_builder_add_int_value(jb, g_stat(path, &sb) == 0 ? (gint64)sb.st_size : -1);
+    return jb;
+}
+
+/* Closes the object being built and prints it. */
+static void print_json_object(JsonBuilder *jb)
+{
+    json_builder_end_object(jb);
+    g_autoptr(JsonNode) root = json_builder_get_root(jb);
+    g_autofree char *text = json_to_string(root, TRUE);
+    printf("%s\n", text);
+}
+
 int cli_trace(int argc, char **argv)
 {
     g_autofree char *db = NULL, *out = NULL, *ranks = NULL, *layers = NULL, *window = NULL;
@@ -639,23 +664,12 @@ int cli_trace(int argc, char **argv)
         return CLI_EXIT_INTERNAL;
     }
     if (json) {
-        GStatBuf sb;
-        g_autoptr(JsonBuilder) jb = json_builder_new();
-        json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "run_id");
-        json_builder_add_int_value(jb, r->id);
-        json_builder_set_member_name(jb, "trace");
-        json_builder_add_string_value(jb, out);
-        json_builder_set_member_name(jb, "bytes");
-        json_builder_add_int_value(jb, g_stat(out, &sb) == 0 ? (gint64)sb.st_size : -1);
+        g_autoptr(JsonBuilder) jb = written_json(r->id, "trace", out);
         json_builder_set_member_name(jb, "gzip");
         json_builder_add_boolean_value(jb, g_str_has_suffix(out, ".gz"));
         json_builder_set_member_name(jb, "timeline");
         json_builder_add_string_value(jb, r->timeline ? r->timeline : "?");
-        json_builder_end_object(jb);
-        g_autoptr(JsonNode) root = json_builder_get_root(jb);
-        g_autofree char *text = json_to_string(root, TRUE);
-        printf("%s\n", text);
+        print_json_object(jb);
         return CLI_EXIT_OK;
     }
     FILE *msg = to_stdout ? stderr : stdout;
@@ -1161,21 +1175,10 @@ int cli_plot(int argc, char **argv)
                                                                              : CLI_EXIT_INTERNAL;
     }
     if (json) {
-        GStatBuf sb;
-        g_autoptr(JsonBuilder) jb = json_builder_new();
-        json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "run_id");
-        json_builder_add_int_value(jb, r->id);
-        json_builder_set_member_name(jb, "picture");
-        json_builder_add_string_value(jb, out);
+        g_autoptr(JsonBuilder) jb = written_json(r->id, "picture", out);
         json_builder_set_member_name(jb, "width");
         json_builder_add_int_value(jb, width);
-        json_builder_set_member_name(jb, "bytes");
-        json_builder_add_int_value(jb, g_stat(out, &sb) == 0 ? (gint64)sb.st_size : -1);
-        json_builder_end_object(jb);
-        g_autoptr(JsonNode) root = json_builder_get_root(jb);
-        g_autofree char *text = json_to_string(root, TRUE);
-        printf("%s\n", text);
+        print_json_object(jb);
         return CLI_EXIT_OK;
     }
     printf("picture of run %" G_GINT64_FORMAT ": %s\n", r->id, out);

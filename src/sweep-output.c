@@ -99,6 +99,16 @@ static char *kv_text(const Variant *v)
                : g_strdup("-");
 }
 
+/* A variant's figures, after its values: "  run  outcome  step time  KV budget". */
+static void print_cells(const Variant *v)
+{
+    g_autofree char *id =
+        v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("-");
+    g_autofree char *end = v->end_ns >= 0 ? report_format_ns(v->end_ns) : g_strdup("-");
+    g_autofree char *kv = kv_text(v);
+    printf("  %6s  %-7s  %11s  %10s", id, sweep_outcome_names[v->outcome], end, kv);
+}
+
 /* The table for a terminal too narrow for one column per key (sweep_print_table). */
 static void print_compact(Sweep *sw, int wid, int width)
 {
@@ -110,12 +120,9 @@ static void print_compact(Sweep *sw, int wid, int width)
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint i = 0; i < sw->n; i++) {
         const Variant *v = &sw->variants[i];
-        g_autofree char *id =
-            v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("-");
-        g_autofree char *end = v->end_ns >= 0 ? report_format_ns(v->end_ns) : g_strdup("-");
-        g_autofree char *kv = kv_text(v);
-        printf("%*u  %6s  %-7s  %11s  %10s  ", wid, i + 1, id, sweep_outcome_names[v->outcome], end,
-               kv);
+        printf("%*u", wid, i + 1);
+        print_cells(v);
+        printf("  ");
         sweep_variant_choice(sw, i, choice);
         int col = 0;
         for (guint k = 0; k < nv; k++) {
@@ -183,13 +190,9 @@ void sweep_print_table(Sweep *sw)
             Vary *vy = g_ptr_array_index(sw->varies, k);
             printf("  %-*s", w[k], (const char *)g_ptr_array_index(vy->values, choice[k]));
         }
-        g_autofree char *id =
-            v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("-");
-        g_autofree char *end = v->end_ns >= 0 ? report_format_ns(v->end_ns) : g_strdup("-");
-        g_autofree char *kv = kv_text(v);
         g_autofree char *diag =
             query_short_message(v->first_diag ? v->first_diag : "", (guint)MAX(8, diag_w));
-        printf("  %6s  %-7s  %11s  %10s", id, sweep_outcome_names[v->outcome], end, kv);
+        print_cells(v);
         if (!below)
             printf("  %s\n", *diag ? diag : "-");
         else if (*diag)
