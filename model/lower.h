@@ -84,6 +84,9 @@ typedef struct {
     bool gpu_sync_check;                /* engine.gpu_sync_check / VLLM_GPU_SYNC_CHECK=error: the
                                            runtime's GPU<->CPU sync guard on the hot path (off by
                                            default; vLLM's CI image turns it on) */
+    bool v2_model_runner;               /* engine.v2_model_runner / VLLM_USE_V2_MODEL_RUNNER=1:
+                                           vLLM's V2 GPU model runner (vllm/v1/worker/gpu/); its
+                                           sampler state lives outside the KV budget */
     double jit_compile_s;               /* engine.jit_compile_s: one Triton kernel's JIT compile on
                                            a cold key, seconds; default 1.0 (doc/lifecycle.md) */
     bool enable_prefix_caching;         /* --enable-prefix-caching: vLLM V1's default on; off

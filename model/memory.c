@@ -69,8 +69,8 @@
 #define V4_COMPRESSED_BLOCK 256u
 
 static const char *const component_names[MODEL_MEM_COUNT] = {
-    "weights",        "quant_scales", "derived_weights", "kv_cache",
-    "attn_workspace", "activations",  "cudagraph",       "reserved",
+    "weights",     "quant_scales", "derived_weights", "kv_cache",       "attn_workspace",
+    "activations", "cudagraph",    "reserved",        "outside_budget",
 };
 
 const char *model_mem_component_name(ModelMemComponent c)
@@ -830,6 +830,11 @@ uint64_t model_kv_request_bytes(const ModelArch *arch, const ModelPlan *plan,
 
 /* ---- attention workspaces ---- */
 
+/* FlashInfer's workspace buffers belong to the attention metadata builders, which vLLM builds
+ * in initialize_kv_cache (init_attn_backend, both model runners), after the profile measured
+ * the non-KV memory: no budget counts them (research notes vllm-memflow.md section 5). Under
+ * PIECEWISE the V2 runner's CUDA-graph profile builds them too, inside memory_profiling but
+ * before the graph estimate starts and after the torch peak is taken, so they stay uncounted. */
 static void plan_workspace(const Ctx *c, Build *b)
 {
     const ModelArch *a = c->a;
@@ -847,10 +852,10 @@ static void plan_workspace(const Ctx *c, Build *b)
                                               " heads x DCP %u) x %u tokens x 256 + 1 MiB",
                                               heads, c->dcp, e->max_num_batched_tokens)
                             : g_strdup("394 MiB");
-        build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("flashinfer.trtllm_sparse_mla_workspace"),
+        build_add(b, MODEL_MEM_OUTSIDE_BUDGET, g_strdup("flashinfer.trtllm_sparse_mla_workspace"),
                   shape, "uint8", ws);
     } else if (c->backend == MODEL_BACKEND_FLASHINFER_MLA) {
-        build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("flashinfer.workspace_buffer"),
+        build_add(b, MODEL_MEM_OUTSIDE_BUDGET, g_strdup("flashinfer.workspace_buffer"),
                   g_strdup("394 MiB"), "uint8", FLASHINFER_WORKSPACE_BYTES);
     }
     /* FLASHMLA(_SPARSE): tile-scheduler metadata of a few KiB; TRITON_MLA, FLASH_ATTN, ASCEND:
@@ -937,9 +942,19 @@ static uint64_t gathered_heads(const Ctx *c)
     return c->pcp > 1 ? c->heads * (c->dcp / c->pcp) : c->heads * c->dcp;
 }
 
+/* The routed experts are NVFP4, so FlashInfer's MoE kernels quantize the activations to FP4. */
+static bool experts_fp4(const Ctx *c)
+{
+    for (uint32_t l = 0; l < c->a->num_layers; l++)
+        if (model_arch_layer_is_moe(c->a, l))
+            return model_quant_format(c->q, (int32_t)l, MODEL_ROLE_EXPERT)->kind ==
+                   MODEL_WFMT_NVFP4;
+    return false;
+}
+
 /* Fills `phases` with the candidate peak sets; returns how many. `with_sampler` adds the
  * sampler's logits (profile run, not CUDA-graph capture). */
-static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, APhase *ph)
+static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, bool replicated, APhase *ph)
 {
     const ModelArch *a = c->a;
     ARows r = act_rows(c, tokens);
@@ -995,7 +1010,37 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, APhase *
         aph_add(p, "qkv", 2, r.attn, (h + 2 * kvh) * hd, 0, "bf16", 2);
         aph_add(p, "attn_out", 2, r.attn, h * hd, 0, "bf16", 2);
     }
-    if (a->moe) {
+    ModelMoeWorkspace ws;
+    bool cutlass = a->moe && c->e->moe_backend == MODEL_MOE_FLASHINFER_CUTLASS;
+    /* Rows that every PCP rank holds alike (decode, CUDA-graph captures) skip the gather: vLLM
+     * PR 56157's all-reduce fast path for all-PCP-replicated steps. */
+    if (cutlass && replicated && c->pcp > 1 && c->dp <= 1)
+        cutlass = model_moe_cutlass_workspace_rows(a, &c->pl->par, r.moe, experts_fp4(c), &ws);
+    else if (cutlass)
+        cutlass =
+            model_moe_cutlass_workspace(a, &c->pl->par, (uint32_t)tokens, experts_fp4(c), &ws);
+    if (cutlass) {
+        /* FlashInfer's CUTLASS fused MoE (vLLM's FlashInferExperts under the modular kernel):
+         * the dispatch gathers the rows over DP (else PCP) as the lowering does, quantized to
+         * NVFP4 before it when the experts are; the modular kernel takes max(workspace13 (M,
+         * K), fused_out (M, 2K)), K the packed 3072 of an NVFP4 row, from vLLM's persistent
+         * WorkspaceManager (vllm/v1/worker/workspace.py); the runner allocates its own
+         * workspace per call (getWorkspaceInfo, model_moe_cutlass_workspace); the combine
+         * writes the rank's [rows, H] output. Research notes vllm-memflow.md sections 2-3. */
+        uint64_t m = ws.tokens, k = a->num_experts_per_tok;
+        APhase *p = &ph[n++];
+        memset(p, 0, sizeof *p);
+        p->phase = "moe_cutlass";
+        aph_add(p, "router_logits", 2, r.moe, a->n_routed_experts, 0, "fp32", 4);
+        if (experts_fp4(c))
+            aph_add(p, "dispatched_a1q_and_scales", 2, m, H / 2 + H / 16, 0, "nvfp4+fp8", 1);
+        else
+            aph_add(p, "dispatched_hidden", 2, m, H, 0, "bf16", 2);
+        aph_add(p, "dispatched_topk_ids_weights", 2, m, k, 0, "int32+fp32", 8);
+        aph_add(p, "workspace_manager", 2, m, H, 0, "bf16", 2);
+        aph_add(p, "cutlass_runner_workspace", 1, ws.bytes, 0, 0, "uint8", 1);
+        aph_add(p, "output", 2, r.moe, H, 0, "bf16", 2);
+    } else if (a->moe) {
         /* routed experts: every rank receives rows x top-k token-expert pairs (uniform routing
          * with EP; all of them with the experts TP-sharded). Without EP and with DP (else
          * PCP) > 1 the rows are first gathered over that group (the lowering's
@@ -1056,12 +1101,13 @@ static char *atens_shape(const ATens *t)
 
 /* The peak: residual + hidden states + the largest phase. Adds items to `b` under `comp`
  * when `b` is given; returns the bytes. */
-static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sampler, Build *b)
+static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sampler, bool replicated,
+                                 Build *b)
 {
     ARows r = act_rows(c, tokens);
     uint64_t H = c->a->hidden_size;
     APhase ph[8];
-    int n = act_phases(c, tokens, with_sampler, ph);
+    int n = act_phases(c, tokens, with_sampler, replicated, ph);
     int best = 0;
     for (int i = 1; i < n; i++)
         if (aph_bytes(&ph[i]) > aph_bytes(&ph[best]))
@@ -1128,7 +1174,7 @@ static void plan_cudagraph(const Ctx *c, Build *b)
         return;
     /* vLLM: max over modes of the first capture + (n - 1) x the next graph's cost, per mode.
      * First capture = the graph pool's live set at the largest size. */
-    uint64_t pool = plan_activations(c, largest, false, NULL);
+    uint64_t pool = plan_activations(c, largest, false, true, NULL);
     build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.pool"),
               g_strdup_printf("activations at %u tokens", largest), "bf16", pool);
     uint64_t pieces = (uint64_t)n_layers(c) + 1; /* split at every attention op */
@@ -1150,6 +1196,21 @@ static void plan_cudagraph(const Ctx *c, Build *b)
             build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.full_graphs"),
                       g_strdup_printf("(%u - 1) sizes x 1 MiB", n_full), "graph",
                       (uint64_t)(n_full - 1) * GRAPH_OVERHEAD_BYTES);
+    }
+}
+
+/* ---- outside the budget: allocated where no measurement of vLLM's sees it ---- */
+
+static void plan_outside(const Ctx *c, Build *b)
+{
+    if (c->e->v2_model_runner && c->last) {
+        /* The V2 runner builds its Sampler in load_model after the weights' memory is measured,
+         * and the sampler's PenaltiesState holds output_bin_counts [max_num_reqs, vocab] int32
+         * (vllm/v1/worker/gpu/sample/penalties.py: "can be very large, taking up GBs"); the
+         * profile's snapshot is taken later, so neither the weights nor the profile count it. */
+        uint64_t rows = MAX(1u, c->e->max_num_seqs), v = c->a->vocab_size;
+        build_add(b, MODEL_MEM_OUTSIDE_BUDGET, g_strdup("sampler.penalties.output_bin_counts"),
+                  shape2(rows, v), "int32", rows * v * 4);
     }
 }
 
@@ -1202,16 +1263,17 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
     b.items = g_ptr_array_new_with_free_func(item_free);
     plan_weights(c, &b, k->n_local);
     plan_workspace(c, &b);
-    plan_activations(c, MAX(1u, c->e->max_num_batched_tokens), true, &b);
+    plan_activations(c, MAX(1u, c->e->max_num_batched_tokens), true, false, &b);
     plan_cudagraph(c, &b);
     plan_reserved(c, &b);
+    plan_outside(c, &b);
 
-    /* vLLM's non-KV memory: everything but the KV cache; the CUDA-graph estimate only when
-     * the profiler subtracts it (vLLM >= 0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS) */
+    /* vLLM's non-KV memory: everything but the KV cache and what no budget counts; the
+     * CUDA-graph estimate only when the profiler subtracts it (vLLM >= 0.21,
+     * VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS) */
     uint64_t non_kv = 0;
     for (int i = 0; i < MODEL_MEM_COUNT; i++)
-        if (i != MODEL_MEM_KV_CACHE &&
-            (i != MODEL_MEM_CUDAGRAPH || c->e->cudagraph_memory_profiling))
+        if (model_mem_in_non_kv((ModelMemComponent)i, c->e->cudagraph_memory_profiling))
             non_kv += b.bytes[i];
     int64_t budget = (int64_t)requested - (int64_t)non_kv;
     uint64_t bpt = kv_bytes_per_token_rank(c);

@@ -2,8 +2,8 @@
  * class of failures that surface twenty minutes into loading a model.
  *
  * Per rank, by component (names are a contract): weights, quant_scales, derived_weights,
- * kv_cache, attn_workspace, activations, cudagraph, reserved. Each component is the sum of
- * itemised entries (tensor name, shape, dtype, bytes) that `--memory-detail` lists.
+ * kv_cache, attn_workspace, activations, cudagraph, reserved, outside_budget. Each component is the
+ * sum of itemised entries (tensor name, shape, dtype, bytes) that `--memory-detail` lists.
  *
  * The KV budget follows vLLM's gpu_worker: requested = ceil(HBM x gpu_memory_utilization);
  * available KV = requested - non-KV (every component but kv_cache). Findings are SchedDiag*
@@ -33,8 +33,18 @@ typedef enum {
     MODEL_MEM_ACTIVATIONS,
     MODEL_MEM_CUDAGRAPH,
     MODEL_MEM_RESERVED,
+    MODEL_MEM_OUTSIDE_BUDGET, /* allocated after vLLM measured the weights and before or after
+                                 its profile, counted by no budget (doc/memory.md) */
     MODEL_MEM_COUNT
 } ModelMemComponent;
+
+/* Whether vLLM's non-KV memory counts component `c`: every component but the KV cache and what
+ * lies outside the budget; the CUDA-graph estimate only when the profiler subtracts it. */
+static inline bool model_mem_in_non_kv(ModelMemComponent c, bool cudagraph_in_budget)
+{
+    return c != MODEL_MEM_KV_CACHE && c != MODEL_MEM_OUTSIDE_BUDGET &&
+           (c != MODEL_MEM_CUDAGRAPH || cudagraph_in_budget);
+}
 
 typedef struct {
     ModelMemComponent component;

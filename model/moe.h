@@ -55,5 +55,21 @@ typedef struct {
 bool model_moe_cutlass_workspace(const ModelArch *a, const ModelParallel *par,
                                  uint32_t max_num_batched_tokens, bool fp4_act,
                                  ModelMoeWorkspace *out);
+/* The same for `rows` rows reaching the rank's MoE as they are (no dispatch gather). */
+bool model_moe_cutlass_workspace_rows(const ModelArch *a, const ModelParallel *par, uint64_t rows,
+                                      bool fp4_act, ModelMoeWorkspace *out);
+
+/* FlashInfer's autotuner profiles the CUTLASS MoE GEMMs for token buckets up to
+ * `tune_max_num_tokens`, in ascending order; the cached runner keeps the profile workspace of
+ * the last one it profiled, the top bucket's second GEMM, for the life of the process
+ * (GemmProfilerBackend::getProfilerWorkspaces; research notes vllm-memflow.md section 4).
+ * Returns that workspace in bytes (0 without MoE). */
+uint64_t model_moe_cutlass_profile_workspace(const ModelArch *a, const ModelParallel *par,
+                                             uint32_t tune_max_num_tokens, bool fp4_act);
+
+/* The largest bucket vLLM asks FlashInfer to tune: FlashInfer's default 8192, or since vLLM PR
+ * #52989 fi_moe_largest_bucket = max(max_num_batched_tokens x DP, 8192). */
+uint32_t model_moe_tune_max_num_tokens(const ModelParallel *par, uint32_t max_num_batched_tokens,
+                                       bool scheduler_limit);
 
 #endif

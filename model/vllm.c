@@ -12,6 +12,7 @@ static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_INDEXER_WARMUP_KEYS] = "indexer_warmup_keys_normalized",
     [MODEL_VLLM_DCP_RANK_TENSOR] = "dcp_rank_tensor",
     [MODEL_VLLM_DRAFTER_DUMMY_WHEN_SKIPPED] = "drafter_dummy_when_skipped",
+    [MODEL_VLLM_MOE_TUNE_TO_SCHEDULER_LIMIT] = "flashinfer_moe_tune_to_scheduler_limit",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)

@@ -45,6 +45,10 @@ typedef enum {
      * #40589). Without it that rank skips the drafter, and with DP + EP the other ranks wait
      * in the drafter's EP collectives (vLLM issue #44185's class of hang). */
     MODEL_VLLM_DRAFTER_DUMMY_WHEN_SKIPPED,
+    /* FlashInfer's CUTLASS MoE autotuning runs to the scheduler's token limit,
+     * fi_moe_largest_bucket = max(max_num_batched_tokens x DP, 8192) (PR #52989), not to
+     * FlashInfer's default 8192: the profile workspace it keeps grows with it. */
+    MODEL_VLLM_MOE_TUNE_TO_SCHEDULER_LIMIT,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

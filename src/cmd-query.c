@@ -896,7 +896,7 @@ static int component_rank(const char *c)
 {
     static const char *const order[] = {"weights",   "quant_scales",   "derived_weights",
                                         "kv_cache",  "attn_workspace", "activations",
-                                        "cudagraph", "reserved"};
+                                        "cudagraph", "reserved",       "outside_budget"};
     for (size_t i = 0; i < G_N_ELEMENTS(order); i++)
         if (strcmp(c, order[i]) == 0)
             return (int)i;

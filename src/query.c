@@ -518,7 +518,7 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
         ModelMemRank *x = &m->ranks[r];
         uint64_t non_kv = 0;
         for (int c = 0; c < MODEL_MEM_COUNT; c++)
-            if (c != MODEL_MEM_KV_CACHE)
+            if (model_mem_in_non_kv((ModelMemComponent)c, m->cudagraph_in_budget))
                 non_kv += x->bytes[c];
         x->kv_budget_bytes = (int64_t)m->requested_bytes - (int64_t)non_kv;
         x->kv_bytes_per_token = per_token;

@@ -331,7 +331,7 @@ static uint64_t non_kv(const ModelMemPlan *m, const ModelMemRank *r)
 {
     uint64_t t = 0;
     for (int c = 0; c < MODEL_MEM_COUNT; c++)
-        if (c != MODEL_MEM_KV_CACHE && (c != MODEL_MEM_CUDAGRAPH || m->cudagraph_in_budget))
+        if (model_mem_in_non_kv((ModelMemComponent)c, m->cudagraph_in_budget))
             t += r->bytes[c];
     return t;
 }
@@ -470,8 +470,9 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
             "context %.2f outside the budget):\n",
             gib((double)m->hbm_bytes), m->utilization, gib((double)m->requested_bytes),
             gib((double)m->context_bytes));
-    static const char *const short_names[MODEL_MEM_COUNT] = {
-        "weights", "scales", "derived", "kv_cache", "attn_ws", "activ", "cudagraph", "reserved"};
+    static const char *const short_names[MODEL_MEM_COUNT] = {"weights",   "scales",   "derived",
+                                                             "kv_cache",  "attn_ws",  "activ",
+                                                             "cudagraph", "reserved", "outside"};
     if (text_width() < 116) {
         memory_columns(out, m, short_names);
     } else {

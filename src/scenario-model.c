@@ -214,6 +214,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "moe_backend",
         "jit_compile_s",
         "gpu_sync_check",
+        "v2_model_runner",
         "vllm_version",
         "vllm_without",
         "op_profile",
@@ -289,6 +290,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         }
     }
     if (!scenario_get_bool_opt(ld, m, "gpu_sync_check", &e->gpu_sync_check))
+        return false;
+    if (!scenario_get_bool_opt(ld, m, "v2_model_runner", &e->v2_model_runner))
         return false;
     if ((n = yamldoc_map_get(m, "jit_compile_s")) &&
         !yamldoc_get_number(&ld->doc, n, "jit_compile_s", 0, false, 86400,

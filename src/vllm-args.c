@@ -912,7 +912,7 @@ static const struct {
     {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", NULL},
     {"VLLM_ROCM_USE_AITER", NULL},
     {"VLLM_GPU_SYNC_CHECK", NULL},
-    {"VLLM_USE_V2_MODEL_RUNNER", "the model runner: ranksim lowers the ops both runners run"},
+    {"VLLM_USE_V2_MODEL_RUNNER", NULL},
     {"VLLM_USE_FLASHINFER_MOE_FP4", "the MoE kernel choice: say it with --moe-backend "
                                     "(engine.moe_backend)"},
     {"VLLM_USE_FLASHINFER_MOE_FP8", "the MoE kernel choice: say it with --moe-backend "
@@ -943,6 +943,10 @@ static bool eval_env(Loader *ld, const YamlDocNode *env, ModelSetup *ms, Scenari
         }
         if (strcmp(k->text, "VLLM_ROCM_USE_AITER") == 0) {
             ms->engine.rocm_aiter = env_truthy(val);
+            continue;
+        }
+        if (strcmp(k->text, "VLLM_USE_V2_MODEL_RUNNER") == 0) {
+            ms->engine.v2_model_runner = env_truthy(val);
             continue;
         }
         if (strcmp(k->text, "VLLM_GPU_SYNC_CHECK") == 0) {

@@ -127,7 +127,7 @@ static uint64_t non_kv(const ModelMemRank *r)
 {
     uint64_t s = 0;
     for (int c = 0; c < MODEL_MEM_COUNT; c++)
-        if (c != MODEL_MEM_KV_CACHE)
+        if (c != MODEL_MEM_KV_CACHE && c != MODEL_MEM_OUTSIDE_BUDGET)
             s += r->bytes[c];
     return s;
 }
@@ -169,12 +169,14 @@ Test(workspace, in_the_plan_of_the_seed_config)
                 find_item(&f.mem->ranks[r], "flashinfer.trtllm_sparse_mla_workspace");
             cr_assert_not_null(it);
             cr_assert_eq(it->bytes, want[i]);
-            cr_assert_eq(it->component, MODEL_MEM_ATTN_WORKSPACE);
-            /* plus the indexer's top-k buffer [mnbt, 2048] int32 */
+            /* the metadata builder makes it in initialize_kv_cache: no budget counts it */
+            cr_assert_eq(it->component, MODEL_MEM_OUTSIDE_BUDGET);
+            cr_assert_eq(f.mem->ranks[r].bytes[MODEL_MEM_OUTSIDE_BUDGET], want[i]);
+            /* the indexer's top-k buffer [mnbt, 2048] int32 is the model's, inside it */
             const ModelMemItem *tk = find_item(&f.mem->ranks[r], "indexer.topk_indices_buffer");
             cr_assert_not_null(tk);
             cr_assert_eq(tk->bytes, (uint64_t)mnbt[i] * 2048 * 4);
-            cr_assert_eq(f.mem->ranks[r].bytes[MODEL_MEM_ATTN_WORKSPACE], want[i] + tk->bytes);
+            cr_assert_eq(f.mem->ranks[r].bytes[MODEL_MEM_ATTN_WORKSPACE], tk->bytes);
         }
     }
     /* other backends: FlashInfer dense MLA keeps the 394 MiB buffer; FlashMLA none */
@@ -186,7 +188,7 @@ Test(workspace, in_the_plan_of_the_seed_config)
     setup(&f, "deepseek-v3", par_of(8, 1, 1, 1, true, false));
     f.engine.attention_backend = MODEL_BACKEND_FLASHINFER_MLA;
     plan(&f);
-    cr_assert_eq(f.mem->ranks[0].bytes[MODEL_MEM_ATTN_WORKSPACE], 394ull * MIB);
+    cr_assert_eq(f.mem->ranks[0].bytes[MODEL_MEM_OUTSIDE_BUDGET], 394ull * MIB);
     teardown(&f);
 }
 
@@ -514,10 +516,13 @@ Test(budget, healthy_plan_allocates_what_is_left)
 Test(budget, negative_budget_is_a_kv_budget_error_with_the_utilization_that_fits)
 {
     /* the seed-004 configuration before the fix: GLM-5.2 NVFP4, TP1/PCP4/DCP4, FlashInfer
-     * sparse MLA with 32768 batched tokens (16.39 GiB workspace), PIECEWISE graphs */
+     * sparse MLA with 32768 batched tokens, the CUTLASS MoE (its 24.42 GiB workspace for the
+     * rows gathered over PCP 4 in the profile), PIECEWISE graphs, at 0.90 */
     Fixture f;
     setup(&f, "glm-5.2", par_of(1, 1, 4, 4, true, false));
     f.engine.attention_backend = MODEL_BACKEND_FLASHINFER_MLA_SPARSE;
+    f.engine.moe_backend = MODEL_MOE_FLASHINFER_CUTLASS;
+    f.engine.gpu_memory_utilization = 0.90;
     f.engine.quantization = MODEL_QUANT_NVFP4;
     f.engine.quantization_override = true;
     f.engine.kv_cache_dtype = SCHED_DTYPE_FP8;

@@ -1882,7 +1882,8 @@ Test(scenario_model_errors, engine_values)
 Test(scenario_model_errors, workload_problems)
 {
     expect_invalid(MODEL_HEAD, "t.yaml:1", "workload",
-                   "missing; give workload.steps or workload.requests in the file, --requests FILE, or --prefill N / --decode B:CTX");
+                   "missing; give workload.steps or workload.requests in the file, --requests "
+                   "FILE, or --prefill N / --decode B:CTX");
     expect_invalid(MODEL_HEAD "workload: {}\n", "t.yaml:3", "steps", "missing");
     expect_invalid(MODEL_HEAD "workload: {steps: []}\n", "t.yaml:3", "steps",
                    "empty list; give at least one step");
@@ -2052,13 +2053,12 @@ Test(scenario_eval, glm_pcp_dcp_config_loads)
     cr_assert_eq(len_at(batch_of(s, 0, 0)->prefill, 0), 633);
     /* flags that change nothing in a simulation are dropped; others are reported */
     /* every flag and env variable that changes nothing here is listed with its reason */
-    cr_assert_eq(s->ignored_flags->len, 3);
+    cr_assert_eq(s->ignored_flags->len, 2);
     cr_assert_eq(s->engine.moe_backend, MODEL_MOE_FLASHINFER_CUTLASS);
+    cr_assert(s->engine.v2_model_runner);
     cr_assert(has_ignored(s, "env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the "
                              "allocator's settings: fragmentation is not modelled)"));
     cr_assert(has_ignored(s, "env VLLM_LOGGING_LEVEL=DEBUG (logging only)"));
-    cr_assert(has_ignored(s, "env VLLM_USE_V2_MODEL_RUNNER=1 (the model runner: ranksim lowers "
-                             "the ops both runners run)"));
     cr_assert_str_eq(s->text, glm_eval);
     scenario_free(s);
 }

@@ -133,7 +133,8 @@ Test(sweep, model_pcp_sizes_some_rejected_by_vllm_rules)
     const char *row3 = strstr(r.out, "\n3  4 ");
     cr_assert(row3 && strstr(row3, " GiB "), "%s", r.out);
     cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM memory_runs"), 1);
-    cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM memory"), 4 * 8);
+    cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM memory"),
+                 4 * 9); /* model/memory.h's nine components */
     /* The tensor lists only with --memory-detail. */
     cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM memory_items"), 0);
     sqlite3_close(sdb);
@@ -161,16 +162,16 @@ Test(sweep, workload_prefill_keeps_the_files_other_steps)
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
     cr_assert(strstr(r.out, "3 variants, 3 ok"), "%s", r.out);
     result_clear(&r);
-    r = ranksim((const char *[]){"run", "-q", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"),
-                                 "--db", db, NULL});
+    r = ranksim((const char *[]){"run", "-q", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"), "--db",
+                                 db, NULL});
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
     sqlite3 *sdb = db_open(db);
     cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM runs WHERE scenario LIKE"
                              " '%applied as: --prefill 4096 (into the workload''s steps)%'"),
                  1);
     /* the file's workload block is kept as written */
-    cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM runs WHERE scenario LIKE '%decode: [633, 633]%'"),
-                 4);
+    cr_assert_eq(
+        db_int(sdb, "SELECT COUNT(*) FROM runs WHERE scenario LIKE '%decode: [633, 633]%'"), 4);
     int64_t t633 = db_int(sdb, "SELECT sim_end_us * 1000 FROM runs WHERE overrides ="
                                " 'workload.prefill=633'");
     int64_t file = db_int(sdb, "SELECT sim_end_us * 1000 FROM runs WHERE sweep_id IS NULL");
@@ -180,10 +181,10 @@ Test(sweep, workload_prefill_keeps_the_files_other_steps)
     int64_t t4096 = db_int(sdb, "SELECT sim_end_us FROM runs WHERE overrides LIKE '%=4096'");
     cr_assert_lt(t512, t4096);
     /* one sweep: its first stored run's id names it */
-    cr_assert_eq(db_int(sdb, "SELECT COUNT(DISTINCT sweep_id) FROM runs WHERE sweep_id IS NOT NULL"),
-                 1);
-    cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM runs WHERE sweep_id = (SELECT MIN(id) FROM runs)"),
-                 3);
+    cr_assert_eq(
+        db_int(sdb, "SELECT COUNT(DISTINCT sweep_id) FROM runs WHERE sweep_id IS NOT NULL"), 1);
+    cr_assert_eq(
+        db_int(sdb, "SELECT COUNT(*) FROM runs WHERE sweep_id = (SELECT MIN(id) FROM runs)"), 3);
     sqlite3_close(sdb);
     result_clear(&r);
 
@@ -428,10 +429,10 @@ Test(sweep, runs_are_named_by_their_overrides)
 Test(sweep, zip_links_keys_and_csv_lists_the_variants)
 {
     g_autofree char *db = tmp_db();
-    Result r = ranksim((const char *[]){
-        "sweep", SCN("lse-size-mismatch.yaml"), "--zip", "watchdog.collective_timeout_s=0,300",
-        "--zip", "straggler_threshold_s=0,1", "--vary", "on_mismatch=hang,abort", "--csv", "-q",
-        "--db", db, NULL});
+    Result r = ranksim((const char *[]){"sweep", SCN("lse-size-mismatch.yaml"), "--zip",
+                                        "watchdog.collective_timeout_s=0,300", "--zip",
+                                        "straggler_threshold_s=0,1", "--vary",
+                                        "on_mismatch=hang,abort", "--csv", "-q", "--db", db, NULL});
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
     /* 2 linked pairs x 2 values = 4 variants (a cross product would be 8) */
     g_auto(GStrv) lines = g_strsplit(r.out, "\r\n", -1);
@@ -442,8 +443,8 @@ Test(sweep, zip_links_keys_and_csv_lists_the_variants)
     for (int i = 1; i <= 4; i++) {
         g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
         /* the pair moves together: 0 with 0, 300 with 1 */
-        cr_assert(strcmp(f[2], "0") == 0 ? strcmp(f[3], "0") == 0 : strcmp(f[3], "1") == 0,
-                  "%s", lines[i]);
+        cr_assert(strcmp(f[2], "0") == 0 ? strcmp(f[3], "0") == 0 : strcmp(f[3], "1") == 0, "%s",
+                  lines[i]);
     }
     result_clear(&r);
     /* unequal linked lists are refused before anything runs */
@@ -458,15 +459,14 @@ Test(sweep, zip_links_keys_and_csv_lists_the_variants)
 Test(sweep, the_summary_says_which_values_are_safe)
 {
     g_autofree char *db = tmp_db();
-    Result r = ranksim((const char *[]){"sweep", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"),
-                                        "--vary",
-                                        "engine.attention_backend=FLASHINFER_MLA_SPARSE,"
-                                        "FLASHMLA_SPARSE",
-                                        "--set", "engine.vllm_without=[55879]", "-q", "--db", db,
-                                        NULL});
+    Result r =
+        ranksim((const char *[]){"sweep", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"), "--vary",
+                                 "engine.attention_backend=FLASHINFER_MLA_SPARSE,"
+                                 "FLASHMLA_SPARSE",
+                                 "--set", "engine.vllm_without=[55879]", "-q", "--db", db, NULL});
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
-    cr_assert(strstr(r.out, "safe (ok in every variant): attention_backend=FLASHMLA_SPARSE"),
-              "%s", r.out);
+    cr_assert(strstr(r.out, "safe (ok in every variant): attention_backend=FLASHMLA_SPARSE"), "%s",
+              r.out);
     cr_assert(strstr(r.out, "not safe (failed or rejected in every variant): "
                             "attention_backend=FLASHINFER_MLA_SPARSE"),
               "%s", r.out);
@@ -480,8 +480,8 @@ Test(sweep, the_summary_says_which_values_are_safe)
 Test(sweep, prune_deletes_a_sweep_from_every_table)
 {
     g_autofree char *db = tmp_db();
-    Result r = ranksim((const char *[]){"run", "-q", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"),
-                                        "--db", db, NULL});
+    Result r = ranksim((const char *[]){
+        "run", "-q", SCN("glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"), "--db", db, NULL});
     cr_assert_eq(r.code, 3, "%s%s", r.out, r.err);
     result_clear(&r);
     r = ranksim((const char *[]){"sweep", "-q", SCN("glm52-b200-tp1-pcp4-dcp4-flashmla.yaml"),
@@ -496,11 +496,12 @@ Test(sweep, prune_deletes_a_sweep_from_every_table)
     sqlite3 *sdb = db_open(db);
     cr_assert_eq(db_int(sdb, "SELECT COUNT(*) FROM runs"), 1);
     sqlite3_stmt *s = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(sdb,
-                                    "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
-                                    " WHERE m.type = 'table' AND c.name = 'run_id'",
-                                    -1, &s, NULL),
-                 SQLITE_OK);
+    cr_assert_eq(
+        sqlite3_prepare_v2(sdb,
+                           "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
+                           " WHERE m.type = 'table' AND c.name = 'run_id'",
+                           -1, &s, NULL),
+        SQLITE_OK);
     int tables = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(s, 0);
@@ -528,8 +529,7 @@ Test(sweep, prune_deletes_a_sweep_from_every_table)
 Test(sweep, explain_dot_folds_alike_ranks)
 {
     g_autofree char *db = tmp_db();
-    Result r =
-        ranksim((const char *[]){"run", "-q", SCN("crash-mid-run.yaml"), "--db", db, NULL});
+    Result r = ranksim((const char *[]){"run", "-q", SCN("crash-mid-run.yaml"), "--db", db, NULL});
     cr_assert_eq(r.code, 3, "%s%s", r.out, r.err);
     result_clear(&r);
     r = ranksim((const char *[]){"explain", "latest", "--db", db, "--dot", "-", NULL});
