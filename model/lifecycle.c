@@ -82,11 +82,10 @@ static int64_t fwd_ns(const Fwd *f, uint64_t tokens)
 /* The `oom` finding of the MoE autotuning phase on rank `r`: the workspace is one allocation
  * on top of what the phase already holds (the KV cache and the dummy forward's live tensors). */
 static void autotune_check(ModelMemPlan *m, const ModelEngine *e, uint32_t r,
-                           const ModelMoeWorkspace *w, uint64_t before, uint64_t non_kv,
-                           uint64_t held, uint32_t tune_max)
+                           const ModelMoeWorkspace *w, uint64_t before, uint64_t held,
+                           uint32_t tune_max)
 {
     int64_t free_b = (int64_t)m->hbm_bytes - (int64_t)before;
-    (void)non_kv;
     /* The free memory here does not depend on the non-KV estimate (the KV cache absorbs it);
      * its error is the rule's: within 23 % of the three real OOMs (doc/lifecycle.md). */
     double band = MODEL_AUTOTUNE_FREE_UNCERTAINTY * (double)MAX(free_b, 0);
@@ -252,13 +251,9 @@ void model_lifecycle_plan(ModelMemPlan *m, const ModelArch *a, const ModelPlan *
             PHASE(MODEL_PHASE_MOE_AUTOTUNE, before + ws.bytes,
                   fwd_ns(&f, MAX(1u, e->max_num_batched_tokens)));
             ph[MODEL_PHASE_MOE_AUTOTUNE].allocated_bytes = live + held;
-            uint64_t non_kv = 0;
-            for (int i = 0; i < MODEL_MEM_COUNT; i++)
-                if (model_mem_in_non_kv((ModelMemComponent)i, m->cudagraph_in_budget))
-                    non_kv += b[i];
             if (r == (uint32_t)MAX(0, m->vllm.rank) && mr->kv_budget_bytes > 0 &&
                 live <= m->hbm_bytes)
-                autotune_check(m, e, r, &ws, before, non_kv, held, tune_max);
+                autotune_check(m, e, r, &ws, before, held, tune_max);
             live += held;
         } else {
             ph[MODEL_PHASE_MOE_AUTOTUNE].status = MODEL_PHASE_SKIPPED;

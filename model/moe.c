@@ -63,18 +63,8 @@ bool model_moe_cutlass_workspace(const ModelArch *a, const ModelParallel *par,
                                  uint32_t max_num_batched_tokens, bool fp4_act,
                                  ModelMoeWorkspace *w)
 {
-    memset(w, 0, sizeof *w);
-    if (!a->moe || a->n_routed_experts == 0 || a->num_experts_per_tok == 0)
-        return false;
     uint32_t dp = MAX(1u, par->data_parallel_size),
              pcp = MAX(1u, par->prefill_context_parallel_size);
-    uint32_t tp = MAX(1u, par->tensor_parallel_size);
-    /* FusedMoEParallelConfig.make: with EP the experts are split over DP x PCP x TP and each
-     * keeps its full width; without, the width is split. */
-    uint32_t ep = par->enable_expert_parallel ? dp * pcp * tp : 1;
-    w->local_experts = MAX(1u, a->n_routed_experts / ep);
-    w->inter = par->enable_expert_parallel ? a->moe_intermediate_size
-                                           : MAX(1u, a->moe_intermediate_size / (dp * pcp * tp));
     /* The all2all dispatch gathers the tokens over DP, or over PCP when DP is 1. */
     uint64_t m = max_num_batched_tokens;
     if (par->enable_expert_parallel && (dp > 1 || pcp > 1))
@@ -91,6 +81,8 @@ bool model_moe_cutlass_workspace_rows(const ModelArch *a, const ModelParallel *p
     uint32_t dp = MAX(1u, par->data_parallel_size),
              pcp = MAX(1u, par->prefill_context_parallel_size);
     uint32_t tp = MAX(1u, par->tensor_parallel_size);
+    /* FusedMoEParallelConfig.make: with EP the experts are split over DP x PCP x TP and each
+     * keeps its full width; without, the width is split. */
     uint32_t ep = par->enable_expert_parallel ? dp * pcp * tp : 1;
     w->local_experts = MAX(1u, a->n_routed_experts / ep);
     w->inter = par->enable_expert_parallel ? a->moe_intermediate_size
