@@ -1040,6 +1040,10 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, bool rep
         aph_add(p, "workspace_manager", 2, m, H, 0, "bf16", 2);
         aph_add(p, "cutlass_runner_workspace", 1, ws.bytes, 0, 0, "uint8", 1);
         aph_add(p, "output", 2, r.moe, H, 0, "bf16", 2);
+        /* SharedFusedMoE runs the shared experts first and keeps their output until it adds
+         * the routed one (vllm/model_executor/layers/fused_moe/shared_fused_moe.py) */
+        if (a->n_shared_experts > 0 || a->shared_expert_intermediate_size > 0)
+            aph_add(p, "shared_experts_output", 2, r.moe, H, 0, "bf16", 2);
     } else if (a->moe) {
         /* routed experts: every rank receives rows x top-k token-expert pairs (uniform routing
          * with EP; all of them with the experts TP-sharded). Without EP and with DP (else
