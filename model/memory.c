@@ -1573,7 +1573,11 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
             if (model_arch_layer_is_moe(arch, l))
                 m->experts_nvfp4 = model_quant_format(c.q, (int32_t)l, MODEL_ROLE_EXPERT)->kind ==
                                    MODEL_WFMT_NVFP4;
-        g_autofree char *d = model_quant_spec_describe(c.q, role_mask(arch, &c));
+        /* layers past the decoder's (MTP) are MoE layers in the models that have them */
+        bool moe_of[MODEL_QUANT_MAX_LAYERS];
+        for (uint32_t l = 0; l < MODEL_QUANT_MAX_LAYERS; l++)
+            moe_of[l] = l < arch->num_layers ? model_arch_layer_is_moe(arch, l) : arch->moe;
+        g_autofree char *d = model_quant_spec_describe(c.q, role_mask(arch, &c), moe_of);
         m->weights_format =
             g_strdup_printf("%s (%s%s%s)", d, c.q->source, c.q->method[0] ? ", " : "", c.q->method);
     }

@@ -181,8 +181,7 @@ int model_quant_linear_tensors(const ModelWeightFormat *f, uint64_t batch, const
     case MODEL_WFMT_NVFP4: {
         uint64_t gs = f->group_size ? f->group_size : 16;
         bool ct = f->scheme == MODEL_QSCHEME_CT;
-        tl_add(&t, ct ? "weight_packed" : "weight", "fp4_e2m1", false, 1, 2, o, ceil_div(in, 2),
-               0);
+        tl_add(&t, ct ? "weight_packed" : "weight", "fp4_e2m1", false, 1, 2, o, ceil_div(in, 2), 0);
         tl_add(&t, "weight_scale", "fp8_e4m3", true, 1, 2, o, ceil_div(in, gs), 0);
         tl_add(&t, ct ? "weight_global_scale" : "weight_scale_2", "fp32", true, 4, 1, np, 0, 0);
         tl_add(&t, ct ? "input_global_scale" : "input_scale", "fp32", true, 4, 1, np, 0, 0);
@@ -216,7 +215,8 @@ double model_weight_format_bytes_per_value(const ModelWeightFormat *f)
     case MODEL_WFMT_FP32:
         return 4;
     case MODEL_WFMT_FP8_BLOCK:
-        return 1 + 4.0 / ((double)(f->block_n ? f->block_n : 128) * (f->block_k ? f->block_k : 128));
+        return 1 +
+               4.0 / ((double)(f->block_n ? f->block_n : 128) * (f->block_k ? f->block_k : 128));
     case MODEL_WFMT_FP8_CHANNEL:
     case MODEL_WFMT_FP8_TENSOR:
     case MODEL_WFMT_INT8_CHANNEL:
@@ -298,7 +298,20 @@ static bool fmt_equal(const ModelWeightFormat *a, const ModelWeightFormat *b)
            a->block_k == b->block_k && a->zero_point == b->zero_point;
 }
 
-char *model_quant_spec_describe(const ModelQuantSpec *s, uint32_t role_mask)
+/* Whether layer `l` has role `r`: the dense MLP only in dense layers, the router and experts
+ * only in MoE layers (`layer_moe` NULL: every layer has every role). */
+static bool layer_has_role(const bool *layer_moe, uint32_t l, int r)
+{
+    if (!layer_moe)
+        return true;
+    if (r == MODEL_ROLE_DENSE_MLP)
+        return !layer_moe[l];
+    if (r == MODEL_ROLE_ROUTER || r == MODEL_ROLE_SHARED_EXPERT || r == MODEL_ROLE_EXPERT)
+        return layer_moe[l];
+    return true;
+}
+
+char *model_quant_spec_describe(const ModelQuantSpec *s, uint32_t role_mask, const bool *layer_moe)
 {
     g_assert(s != NULL);
     if (role_mask == 0)
@@ -317,7 +330,8 @@ char *model_quant_spec_describe(const ModelQuantSpec *s, uint32_t role_mask)
             continue;
         }
         for (uint32_t l = 0; l < s->n_layers; l++)
-            count[s->layer_fmt[l][r]]++;
+            if (layer_has_role(layer_moe, l, r))
+                count[s->layer_fmt[l][r]]++;
         int best = 0;
         for (int i = 1; i < s->n_formats; i++)
             if (count[i] > count[best])

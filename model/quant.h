@@ -34,64 +34,64 @@ GQuark model_quant_error_quark(void);
 
 #define MODEL_QUANT_MAX_LAYERS 1040 /* decoder layers + MTP layers */
 #define MODEL_QUANT_MAX_FORMATS 8
-#define MODEL_QUANT_MAX_TENSORS 6   /* tensors one quantized linear can carry */
+#define MODEL_QUANT_MAX_TENSORS 6 /* tensors one quantized linear can carry */
 
 typedef enum {
-    MODEL_WFMT_BF16 = 0,    /* 2 B per value */
-    MODEL_WFMT_FP16,        /* 2 B per value */
-    MODEL_WFMT_FP32,        /* 4 B per value */
-    MODEL_WFMT_FP8_BLOCK,   /* e4m3 + fp32 scale per block_n x block_k block (weight_scale_inv) */
-    MODEL_WFMT_FP8_CHANNEL, /* e4m3 + one scale per output row */
-    MODEL_WFMT_FP8_TENSOR,  /* e4m3 + one fp32 scale per tensor (per fused part) */
-    MODEL_WFMT_INT8_CHANNEL,/* int8 + one scale per output row (+ offset when zero_point) */
-    MODEL_WFMT_INT4_GROUP,  /* 4-bit packed + scale per group_size inputs (+ zero points) */
-    MODEL_WFMT_NVFP4,       /* e2m1 packed + fp8 e4m3 scale per 16 + fp32 global scale */
-    MODEL_WFMT_MXFP4,       /* e2m1 packed + e8m0 (1 B) scale per 32 */
+    MODEL_WFMT_BF16 = 0,     /* 2 B per value */
+    MODEL_WFMT_FP16,         /* 2 B per value */
+    MODEL_WFMT_FP32,         /* 4 B per value */
+    MODEL_WFMT_FP8_BLOCK,    /* e4m3 + fp32 scale per block_n x block_k block (weight_scale_inv) */
+    MODEL_WFMT_FP8_CHANNEL,  /* e4m3 + one scale per output row */
+    MODEL_WFMT_FP8_TENSOR,   /* e4m3 + one fp32 scale per tensor (per fused part) */
+    MODEL_WFMT_INT8_CHANNEL, /* int8 + one scale per output row (+ offset when zero_point) */
+    MODEL_WFMT_INT4_GROUP,   /* 4-bit packed + scale per group_size inputs (+ zero points) */
+    MODEL_WFMT_NVFP4,        /* e2m1 packed + fp8 e4m3 scale per 16 + fp32 global scale */
+    MODEL_WFMT_MXFP4,        /* e2m1 packed + e8m0 (1 B) scale per 32 */
     MODEL_WFMT_COUNT
 } ModelWeightKind;
 
 typedef struct {
     ModelWeightKind kind;
-    uint32_t group_size;      /* INT4_GROUP, NVFP4, MXFP4: inputs per scale (0 = whole row) */
-    uint32_t block_n, block_k;/* FP8_BLOCK: rows x inputs per scale */
-    uint8_t scale_bytes;      /* bytes of one weight scale (4 fp32, 2 bf16/fp16, 1 fp8/e8m0) */
-    bool zero_point;          /* asymmetric: zero points beside the scales */
-    bool input_scale;         /* a static activation scale per tensor (fp32) */
-    bool g_idx;               /* GPTQ desc_act: an int32 group index per input */
-    uint8_t scheme;           /* ModelQuantScheme: whose tensor names and packing */
+    uint32_t group_size;       /* INT4_GROUP, NVFP4, MXFP4: inputs per scale (0 = whole row) */
+    uint32_t block_n, block_k; /* FP8_BLOCK: rows x inputs per scale */
+    uint8_t scale_bytes;       /* bytes of one weight scale (4 fp32, 2 bf16/fp16, 1 fp8/e8m0) */
+    bool zero_point;           /* asymmetric: zero points beside the scales */
+    bool input_scale;          /* a static activation scale per tensor (fp32) */
+    bool g_idx;                /* GPTQ desc_act: an int32 group index per input */
+    uint8_t scheme;            /* ModelQuantScheme: whose tensor names and packing */
 } ModelWeightFormat;
 
 /* Whose names and packing a format's tensors follow (the same bits can be stored differently). */
 typedef enum {
     MODEL_QSCHEME_NONE = 0,
-    MODEL_QSCHEME_FP8,         /* weight, weight_scale_inv (DeepSeek-style block FP8) */
-    MODEL_QSCHEME_CT,          /* compressed-tensors: weight / weight_packed, weight_scale, ... */
-    MODEL_QSCHEME_MODELOPT,    /* weight, weight_scale, weight_scale_2, input_scale */
-    MODEL_QSCHEME_MXFP4,       /* *_blocks, *_scales (gpt-oss), Quark weight, weight_scale */
-    MODEL_QSCHEME_AWQ,         /* qweight, qzeros, scales (int32-packed) */
-    MODEL_QSCHEME_GPTQ,        /* qweight, qzeros, scales, g_idx */
-    MODEL_QSCHEME_FBGEMM,      /* weight, weight_scale per row */
-    MODEL_QSCHEME_ASCEND,      /* weight, weight_scale, weight_offset, (deq_scale, quant_bias) */
-    MODEL_QSCHEME_QUARK,       /* AMD Quark: weight, weight_scale (MXFP4 e8m0 per 32, FP8, int8) */
+    MODEL_QSCHEME_FP8,      /* weight, weight_scale_inv (DeepSeek-style block FP8) */
+    MODEL_QSCHEME_CT,       /* compressed-tensors: weight / weight_packed, weight_scale, ... */
+    MODEL_QSCHEME_MODELOPT, /* weight, weight_scale, weight_scale_2, input_scale */
+    MODEL_QSCHEME_MXFP4,    /* *_blocks, *_scales (gpt-oss), Quark weight, weight_scale */
+    MODEL_QSCHEME_AWQ,      /* qweight, qzeros, scales (int32-packed) */
+    MODEL_QSCHEME_GPTQ,     /* qweight, qzeros, scales, g_idx */
+    MODEL_QSCHEME_FBGEMM,   /* weight, weight_scale per row */
+    MODEL_QSCHEME_ASCEND,   /* weight, weight_scale, weight_offset, (deq_scale, quant_bias) */
+    MODEL_QSCHEME_QUARK,    /* AMD Quark: weight, weight_scale (MXFP4 e8m0 per 32, FP8, int8) */
     MODEL_QSCHEME_COUNT
 } ModelQuantScheme;
 
 /* Tensor roles: the groups of linear weights a quantization scheme treats alike. */
 typedef enum {
-    MODEL_ROLE_EMBED = 0,     /* embed_tokens (a lookup table; quantized by no scheme here) */
-    MODEL_ROLE_LM_HEAD,       /* lm_head */
-    MODEL_ROLE_ATTN_QKV,      /* q/k/v_proj, qkv_proj; MLA q_a_proj, kv_a_proj_with_mqa */
-    MODEL_ROLE_ATTN_Q_B,      /* MLA q_b_proj */
-    MODEL_ROLE_ATTN_KV_B,     /* MLA kv_b_proj */
-    MODEL_ROLE_ATTN_O,        /* o_proj */
-    MODEL_ROLE_INDEXER,       /* DSA indexer wq_b, wk */
+    MODEL_ROLE_EMBED = 0,       /* embed_tokens (a lookup table; quantized by no scheme here) */
+    MODEL_ROLE_LM_HEAD,         /* lm_head */
+    MODEL_ROLE_ATTN_QKV,        /* q/k/v_proj, qkv_proj; MLA q_a_proj, kv_a_proj_with_mqa */
+    MODEL_ROLE_ATTN_Q_B,        /* MLA q_b_proj */
+    MODEL_ROLE_ATTN_KV_B,       /* MLA kv_b_proj */
+    MODEL_ROLE_ATTN_O,          /* o_proj */
+    MODEL_ROLE_INDEXER,         /* DSA indexer wq_b, wk */
     MODEL_ROLE_INDEXER_WEIGHTS, /* DSA indexer weights_proj */
-    MODEL_ROLE_ROUTER,        /* the MoE router (mlp.gate) */
-    MODEL_ROLE_DENSE_MLP,     /* gate/up/down of a dense layer's MLP */
-    MODEL_ROLE_SHARED_EXPERT, /* shared experts (and Qwen2-MoE's shared_expert_gate) */
-    MODEL_ROLE_EXPERT,        /* routed experts */
-    MODEL_ROLE_MTP_PROJ,      /* MTP eh_proj */
-    MODEL_ROLE_VISION,        /* vision tower and projector linears */
+    MODEL_ROLE_ROUTER,          /* the MoE router (mlp.gate) */
+    MODEL_ROLE_DENSE_MLP,       /* gate/up/down of a dense layer's MLP */
+    MODEL_ROLE_SHARED_EXPERT,   /* shared experts (and Qwen2-MoE's shared_expert_gate) */
+    MODEL_ROLE_EXPERT,          /* routed experts */
+    MODEL_ROLE_MTP_PROJ,        /* MTP eh_proj */
+    MODEL_ROLE_VISION,          /* vision tower and projector linears */
     MODEL_ROLE_COUNT
 } ModelTensorRole;
 
@@ -124,13 +124,13 @@ typedef struct {
  * (e.g. Mixtral's experts are "block_sparse_moe.experts.{E}.w1"). NULL members take the
  * DeepSeek/Llama/Qwen defaults. */
 typedef struct {
-    const char *layer_prefix;  /* default "model.layers." */
-    const char *experts;       /* default "mlp.experts" */
-    const char *shared;        /* default "mlp.shared_experts" */
-    const char *router;        /* default "mlp.gate" */
-    const char *mlp;           /* default "mlp" */
-    uint32_t num_layers;       /* decoder layers */
-    uint32_t num_mtp_layers;   /* MTP layers after them */
+    const char *layer_prefix; /* default "model.layers." */
+    const char *experts;      /* default "mlp.experts" */
+    const char *shared;       /* default "mlp.shared_experts" */
+    const char *router;       /* default "mlp.gate" */
+    const char *mlp;          /* default "mlp" */
+    uint32_t num_layers;      /* decoder layers */
+    uint32_t num_mtp_layers;  /* MTP layers after them */
 } ModelQuantNames;
 
 /* An unquantized spec: every tensor in `native` (BF16, FP16 or FP32). Never fails. */
@@ -186,9 +186,10 @@ const char *model_weight_format_describe(const ModelWeightFormat *f, char *buf, 
 
 /* One line saying which format each group of tensors was taken in, e.g. "routed experts nvfp4
  * (group 16); attention, shared experts, dense MLP, lm_head bf16", or "all weights bf16".
- * `role_mask` has bit (1 << role) set for each role the architecture has (0 = every role).
- * Caller frees. */
-char *model_quant_spec_describe(const ModelQuantSpec *s, uint32_t role_mask);
+ * `role_mask` has bit (1 << role) set for each role the architecture has (0 = every role);
+ * `layer_moe[l]` (NULL: unknown) says which layers are MoE, so that a role is judged only by the
+ * layers that have it (the dense MLP by the dense layers). Caller frees. */
+char *model_quant_spec_describe(const ModelQuantSpec *s, uint32_t role_mask, const bool *layer_moe);
 
 /* Known quant_method values, comma-separated (static storage), for messages. */
 const char *model_quant_methods(void);

@@ -23,7 +23,8 @@ static JsonParser *parse(const char *json)
 {
     JsonParser *p = json_parser_new();
     GError *err = NULL;
-    cr_assert(json_parser_load_from_data(p, json, -1, &err), "fixture: %s", err ? err->message : "");
+    cr_assert(json_parser_load_from_data(p, json, -1, &err), "fixture: %s",
+              err ? err->message : "");
     cr_assert(JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)));
     return p;
 }
@@ -61,7 +62,8 @@ static void load_bad(const char *json, int code, const char *msg)
                                       MODEL_WFMT_BF16, &n, &s, &err);
     cr_assert_not(ok, "accepted: %s", json);
     cr_assert_not_null(err);
-    cr_assert(g_error_matches(err, MODEL_QUANT_ERROR, code), "code %d: %s", err->code, err->message);
+    cr_assert(g_error_matches(err, MODEL_QUANT_ERROR, code), "code %d: %s", err->code,
+              err->message);
     cr_assert_str_eq(err->message, msg);
     g_error_free(err);
     g_object_unref(p);
@@ -87,7 +89,8 @@ static Bytes lin(const ModelQuantSpec *s, int32_t layer, ModelTensorRole role, u
     return b;
 }
 
-#define PARTS(...) ((const uint64_t[]){__VA_ARGS__}), (int)(sizeof((const uint64_t[]){__VA_ARGS__}) / 8)
+#define PARTS(...)                                                                                 \
+    ((const uint64_t[]){__VA_ARGS__}), (int)(sizeof((const uint64_t[]){__VA_ARGS__}) / 8)
 
 static ModelWeightKind kind(const ModelQuantSpec *s, int32_t layer, ModelTensorRole role)
 {
@@ -160,7 +163,8 @@ Test(quant, fp8_per_tensor_static_mixtral_ignored_layers)
     n.router = "block_sparse_moe.gate";
     ModelQuantSpec s;
     load("{\"quant_method\": \"fp8\", \"activation_scheme\": \"static\", \"ignored_layers\":"
-         " [\"lm_head\", \"model.layers.0.block_sparse_moe.gate\", \"model.layers.31.self_attn.o_proj\"]}",
+         " [\"lm_head\", \"model.layers.0.block_sparse_moe.gate\", "
+         "\"model.layers.31.self_attn.o_proj\"]}",
          &n, &s);
     const ModelWeightFormat *f = model_quant_format(&s, 0, MODEL_ROLE_EXPERT);
     cr_assert_eq(f->kind, MODEL_WFMT_FP8_TENSOR);
@@ -307,7 +311,8 @@ static const char *const CT_NVFP4 =
     " \"config_groups\": {\"group_0\": {\"targets\": [\"Linear\", \"re:.*mlp.gate$\"],"
     "  \"weights\": {\"num_bits\": 4, \"type\": \"float\", \"strategy\": \"tensor_group\","
     "   \"group_size\": 16, \"symmetric\": true, \"dynamic\": false},"
-    "  \"input_activations\": {\"num_bits\": 4, \"type\": \"float\", \"strategy\": \"tensor_group\","
+    "  \"input_activations\": {\"num_bits\": 4, \"type\": \"float\", \"strategy\": "
+    "\"tensor_group\","
     "   \"group_size\": 16, \"dynamic\": \"local\"}}}}";
 
 Test(quant, ct_nvfp4_ignore_lm_head_and_router)
@@ -449,7 +454,8 @@ Test(quant, modelopt_mixed_precision_quantized_layers)
          "  \"model.layers.0.mlp.up_proj\": {\"quant_algo\": \"FP8\"},"
          "  \"model.layers.0.mlp.down_proj\": {\"quant_algo\": \"FP8\"},"
          "  \"model.layers.1.mlp.experts\": {\"quant_algo\": \"NVFP4\", \"group_size\": 16},"
-         "  \"model.layers.2.mlp.experts.0.gate_proj\": {\"quant_algo\": \"NVFP4\", \"group_size\": 16}}}",
+         "  \"model.layers.2.mlp.experts.0.gate_proj\": {\"quant_algo\": \"NVFP4\", "
+         "\"group_size\": 16}}}",
          &n, &s);
     cr_assert_eq(kind(&s, 0, MODEL_ROLE_DENSE_MLP), MODEL_WFMT_FP8_TENSOR);
     cr_assert_eq(kind(&s, 1, MODEL_ROLE_EXPERT), MODEL_WFMT_NVFP4);
@@ -474,8 +480,10 @@ Test(quant, quark_mxfp4_layer_config_and_exclude)
          "  \"input_tensors\": {\"dtype\": \"fp4\", \"qscheme\": \"per_group\", \"group_size\": 32,"
          "   \"is_dynamic\": true}},"
          " \"layer_quant_config\": {\"*self_attn*\": {"
-         "  \"weight\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", \"is_dynamic\": false},"
-         "  \"input_tensors\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", \"is_dynamic\": false}}}}",
+         "  \"weight\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", \"is_dynamic\": "
+         "false},"
+         "  \"input_tensors\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", "
+         "\"is_dynamic\": false}}}}",
          &n, &s);
     cr_assert_str_eq(s.method, "quark");
     cr_assert_not(s.kv_cache_fp8);
@@ -841,7 +849,8 @@ Test(quant, bad_fields)
          "name (string), got 7"},
         {"{\"quant_method\": \"compressed-tensors\", \"ignore\": 5, \"config_groups\": {}}",
          "config.json: key 'quantization_config.ignore': expected an array of module names, got 5"},
-        {"{\"quant_method\": \"compressed-tensors\", \"ignore\": [\"re:(\"], \"config_groups\": {}}",
+        {"{\"quant_method\": \"compressed-tensors\", \"ignore\": [\"re:(\"], \"config_groups\": "
+         "{}}",
          NULL /* GRegex's own wording follows; checked by prefix below */},
         {"{\"quant_method\": \"compressed-tensors\", \"format\": \"zip-quantized\", "
          "\"config_groups\": {}}",
@@ -927,7 +936,7 @@ Test(quant, describe_and_methods)
     ModelQuantSpec s;
     ModelQuantNames n = names_of(61, 1);
     load(DEEPSEEK_FP8, &n, &s);
-    char *d = model_quant_spec_describe(&s, 0);
+    char *d = model_quant_spec_describe(&s, 0, NULL);
     cr_assert(strstr(d, "routed experts") && strstr(d, "fp8 block 128x128"), "%s", d);
     g_free(d);
     cr_assert(strstr(model_quant_methods(), "compressed-tensors") != NULL);
