@@ -115,7 +115,8 @@ static void autotune_check(ModelMemPlan *m, const ModelEngine *e, uint32_t r,
         model_moe_backend_name(e->moe_backend), r, gib((double)w->bytes), e->max_num_batched_tokens,
         w->tokens, w->local_experts, gib((double)free_b), gib((double)m->hbm_bytes),
         gib((double)m->ranks[r].bytes[MODEL_MEM_KV_CACHE]), m->utilization,
-        gib((double)(m->ranks[r].bytes[MODEL_MEM_OUTSIDE_BUDGET] + m->context_bytes)),
+        gib((double)(m->ranks[r].bytes[MODEL_MEM_OUTSIDE_BUDGET] + m->context_bytes +
+                     (m->reserved_in_budget ? 0 : m->ranks[r].bytes[MODEL_MEM_RESERVED]))),
         gib((double)held), tune_max, why, u_fit);
     g_autofree char *detail = g_strdup_printf(
         "{\"phase\":\"moe_autotune\",\"moe_backend\":\"%s\",\"needed_bytes\":%" G_GUINT64_FORMAT

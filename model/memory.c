@@ -118,6 +118,7 @@ typedef struct {
     ModelQuantSpec override; /* engine.quantization, when given */
     uint32_t l0, l1;         /* the decoder layers [l0, l1) of the rank's pipeline stage */
     bool first, last;        /* the stage holds the embedding / the final norm and lm_head */
+    bool reserved_in_budget; /* the communicators are made after vLLM's first memory snapshot */
 } Ctx;
 
 /* The pipeline stage of the ranks being planned (vLLM's make_layers / PPMissingLayer: a stage
@@ -144,6 +145,10 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
     c->backend = model_engine_backend(a, e, &pl->par, hw);
     c->ascend = c->backend == MODEL_BACKEND_ASCEND;
     c->npu = hw && hw->platform == NET_PLATFORM_NPU;
+    /* Since vLLM PR #25359 the CUDA worker initializes the distributed environment before its
+     * first snapshot; vLLM-Ascend's worker is its own and keeps them inside (doc/memory.md) */
+    c->reserved_in_budget =
+        c->npu || !model_vllm_has(e->vllm_absent, MODEL_VLLM_NCCL_BEFORE_MEMORY_SNAPSHOT);
     c->tp = pl->par.tensor_parallel_size;
     c->dp = pl->par.data_parallel_size;
     c->pcp = pl->par.prefill_context_parallel_size;
@@ -1210,11 +1215,16 @@ static void plan_outside(const Ctx *c, Build *b)
     if (c->e->v2_model_runner && c->last) {
         /* The V2 runner builds its Sampler in load_model after the weights' memory is measured,
          * and the sampler's PenaltiesState holds output_bin_counts [max_num_reqs, vocab] int32
-         * (vllm/v1/worker/gpu/sample/penalties.py: "can be very large, taking up GBs"); the
-         * profile's snapshot is taken later, so neither the weights nor the profile count it. */
+         * (vllm/v1/worker/gpu/sample/penalties.py: "can be very large, taking up GBs").
+         * memory_profiling's total_consumed (the device's free memory since the worker's first
+         * snapshot) counts it: a buffer made once outside the profile. Before it neither the
+         * weights' measurement nor the profile's torch peak increase saw it. */
         uint64_t rows = MAX(1u, c->e->max_num_seqs), v = c->a->vocab_size;
-        build_add(b, MODEL_MEM_OUTSIDE_BUDGET, g_strdup("sampler.penalties.output_bin_counts"),
-                  shape2(rows, v), "int32", rows * v * 4);
+        bool counted =
+            model_vllm_has(c->e->vllm_absent, MODEL_VLLM_MEMORY_PROFILING_TOTAL_CONSUMED);
+        build_add(b, counted ? MODEL_MEM_ATTN_WORKSPACE : MODEL_MEM_OUTSIDE_BUDGET,
+                  g_strdup("sampler.penalties.output_bin_counts"), shape2(rows, v), "int32",
+                  rows * v * 4);
     }
 }
 
@@ -1277,7 +1287,8 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
      * VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS) */
     uint64_t non_kv = 0;
     for (int i = 0; i < MODEL_MEM_COUNT; i++)
-        if (model_mem_in_non_kv((ModelMemComponent)i, c->e->cudagraph_memory_profiling))
+        if (model_mem_in_non_kv((ModelMemComponent)i, c->e->cudagraph_memory_profiling,
+                                c->reserved_in_budget))
             non_kv += b.bytes[i];
     int64_t budget = (int64_t)requested - (int64_t)non_kv;
     uint64_t bpt = kv_bytes_per_token_rank(c);
@@ -1422,13 +1433,20 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
         double u_pos = util_ceil4((double)w->non_kv / hbm);
         double u_one = util_ceil4((double)(w->non_kv + w->one_request) / hbm);
         const uint64_t *by = w->r.bytes;
+        /* the communicators are named as part of non-KV or, since PR #25359, beside it */
+        g_autofree char *comm =
+            c->reserved_in_budget
+                ? g_strdup_printf(", reserved %.2f GiB", gib((double)by[MODEL_MEM_RESERVED]))
+                : g_strdup_printf(" GiB; the communicators' %.2f GiB are outside the budget, "
+                                  "made before vLLM's first memory snapshot",
+                                  gib((double)by[MODEL_MEM_RESERVED]));
         g_autofree char *parts = g_strdup_printf(
             "weights %.2f, quant scales %.2f, derived weights %.2f, attention workspace %.2f, "
-            "activations %.2f, CUDA graphs %.2f, reserved %.2f GiB",
+            "activations %.2f, CUDA graphs %.2f%s%s",
             gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
             gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
-            gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_CUDAGRAPH]),
-            gib((double)by[MODEL_MEM_RESERVED]));
+            gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_CUDAGRAPH]), comm,
+            c->reserved_in_budget ? " GiB" : "");
         char *msg = NULL;
         const char *kind = p == P_OOM || p == P_PROFILE_OOM ? "oom" : "kv_budget";
         if (p == P_PROFILE_OOM) {
@@ -1568,6 +1586,7 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
     m->max_model_len = engine->max_model_len;
     m->context_bytes = context_bytes(&c);
     m->cudagraph_in_budget = engine->cudagraph_memory_profiling;
+    m->reserved_in_budget = c.reserved_in_budget;
     {
         for (uint32_t l = 0; l < arch->num_layers && !m->experts_nvfp4; l++)
             if (model_arch_layer_is_moe(arch, l))

@@ -39,11 +39,15 @@ typedef enum {
 } ModelMemComponent;
 
 /* Whether vLLM's non-KV memory counts component `c`: every component but the KV cache and what
- * lies outside the budget; the CUDA-graph estimate only when the profiler subtracts it. */
-static inline bool model_mem_in_non_kv(ModelMemComponent c, bool cudagraph_in_budget)
+ * lies outside the budget; the CUDA-graph estimate only when the profiler subtracts it; the
+ * communicator buffers only when they are made after vLLM's first memory snapshot (before
+ * vLLM PR #25359, and on Ascend). */
+static inline bool model_mem_in_non_kv(ModelMemComponent c, bool cudagraph_in_budget,
+                                       bool reserved_in_budget)
 {
     return c != MODEL_MEM_KV_CACHE && c != MODEL_MEM_OUTSIDE_BUDGET &&
-           (c != MODEL_MEM_CUDAGRAPH || cudagraph_in_budget);
+           (c != MODEL_MEM_CUDAGRAPH || cudagraph_in_budget) &&
+           (c != MODEL_MEM_RESERVED || reserved_in_budget);
 }
 
 typedef struct {
@@ -121,6 +125,8 @@ typedef struct {
     double utilization;
     bool cudagraph_in_budget; /* the CUDA-graph estimate is part of the non-KV memory
                                  (engine.cudagraph_memory_profiling) */
+    bool reserved_in_budget;  /* the communicator buffers are part of it (they are made after
+                                 vLLM's first snapshot: before PR #25359, or on Ascend) */
     uint64_t context_bytes;   /* CUDA / CANN context: on the device before vLLM's first
                                  snapshot, outside the KV budget */
     uint32_t max_model_len;   /* the engine's, for the capacity lines; 0 when unknown (a plan

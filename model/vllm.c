@@ -13,6 +13,8 @@ static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_DCP_RANK_TENSOR] = "dcp_rank_tensor",
     [MODEL_VLLM_DRAFTER_DUMMY_WHEN_SKIPPED] = "drafter_dummy_when_skipped",
     [MODEL_VLLM_MOE_TUNE_TO_SCHEDULER_LIMIT] = "flashinfer_moe_tune_to_scheduler_limit",
+    [MODEL_VLLM_NCCL_BEFORE_MEMORY_SNAPSHOT] = "nccl_before_memory_snapshot",
+    [MODEL_VLLM_MEMORY_PROFILING_TOTAL_CONSUMED] = "memory_profiling_total_consumed",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)

@@ -49,6 +49,19 @@ typedef enum {
      * fi_moe_largest_bucket = max(max_num_batched_tokens x DP, 8192) (PR #52989), not to
      * FlashInfer's default 8192: the profile workspace it keeps grows with it. */
     MODEL_VLLM_MOE_TUNE_TO_SCHEDULER_LIMIT,
+    /* The worker takes its first memory snapshot after init_worker_distributed_environment (PR
+     * #25359): the NCCL communicators made there (PyNccl's init and warm-up all-reduce, which
+     * connects their rings) lie outside the KV budget, on top of total x utilization like the
+     * CUDA context. Before it the snapshot came first and they were part of the non-torch
+     * increase, inside non-KV. CUDA only: vLLM-Ascend's worker is its own. */
+    MODEL_VLLM_NCCL_BEFORE_MEMORY_SNAPSHOT,
+    /* memory_profiling's non-KV is the device's free-memory drop from that snapshot to after
+     * the profile plus the torch peak above what the profile leaves allocated (total_consumed +
+     * transient_peak_headroom; in main by 2026-09-08, PR #55828's description). Before it,
+     * non-KV was the weights as measured by load_model's profiler + the profile's torch peak
+     * increase + the non-torch increase: torch memory made in load_model after the weights'
+     * measurement (the V2 sampler's penalty state) was counted nowhere. */
+    MODEL_VLLM_MEMORY_PROFILING_TOTAL_CONSUMED,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

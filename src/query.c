@@ -460,7 +460,7 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
                            " (SELECT MAX(rank) FROM memory WHERE run_id = ?1),"
                            " max_model_len, weights_format, vllm_rank, loading_bytes, kv_tokens,"
                            " max_concurrency, kv_block_size, min_kv_budget_bytes, context_bytes,"
-                           " cudagraph_in_budget"
+                           " cudagraph_in_budget, reserved_in_budget"
                            " FROM memory_runs WHERE run_id = ?1",
                            -1, &s, NULL) != SQLITE_OK) {
         sql_fail(error, st, "reading memory_runs");
@@ -489,6 +489,8 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
     m->vllm.kv_budget_bytes = sqlite3_column_int64(s, 12);
     m->context_bytes = (uint64_t)sqlite3_column_int64(s, 13);
     m->cudagraph_in_budget = sqlite3_column_type(s, 14) == SQLITE_NULL || sqlite3_column_int(s, 14);
+    /* runs stored before the column counted the communicators in non-KV */
+    m->reserved_in_budget = sqlite3_column_type(s, 15) == SQLITE_NULL || sqlite3_column_int(s, 15);
     sqlite3_finalize(s);
     if (max_rank < 0 || max_rank >= G_MAXINT32)
         return NULL;
@@ -518,7 +520,8 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
         ModelMemRank *x = &m->ranks[r];
         uint64_t non_kv = 0;
         for (int c = 0; c < MODEL_MEM_COUNT; c++)
-            if (model_mem_in_non_kv((ModelMemComponent)c, m->cudagraph_in_budget))
+            if (model_mem_in_non_kv((ModelMemComponent)c, m->cudagraph_in_budget,
+                                    m->reserved_in_budget))
                 non_kv += x->bytes[c];
         x->kv_budget_bytes = (int64_t)m->requested_bytes - (int64_t)non_kv;
         x->kv_bytes_per_token = per_token;

@@ -326,12 +326,14 @@ static double gib(double bytes)
 }
 
 /* The non-KV memory of a rank as the budget counts it: every component but the KV cache, the
- * CUDA-graph estimate only when the profiler subtracts it. */
+ * CUDA-graph estimate only when the profiler subtracts it, the communicators only when they are
+ * made after vLLM's first snapshot. */
 static uint64_t non_kv(const ModelMemPlan *m, const ModelMemRank *r)
 {
     uint64_t t = 0;
     for (int c = 0; c < MODEL_MEM_COUNT; c++)
-        if (model_mem_in_non_kv((ModelMemComponent)c, m->cudagraph_in_budget))
+        if (model_mem_in_non_kv((ModelMemComponent)c, m->cudagraph_in_budget,
+                                m->reserved_in_budget))
             t += r->bytes[c];
     return t;
 }
@@ -467,9 +469,9 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
         return;
     fprintf(out,
             "\nmemory per rank (GiB; HBM %.2f, requested at %.4g utilization %.2f; runtime "
-            "context %.2f outside the budget):\n",
+            "context %.2f%s outside the budget):\n",
             gib((double)m->hbm_bytes), m->utilization, gib((double)m->requested_bytes),
-            gib((double)m->context_bytes));
+            gib((double)m->context_bytes), m->reserved_in_budget ? "" : " and reserved");
     static const char *const short_names[MODEL_MEM_COUNT] = {"weights",   "scales",   "derived",
                                                              "kv_cache",  "attn_ws",  "activ",
                                                              "cudagraph", "reserved", "outside"};

@@ -130,7 +130,7 @@ static const char schema_sql[] =
     " utilization REAL, min_kv_budget_bytes INTEGER, kv_bytes_per_token INTEGER,"
     " max_model_len INTEGER, weights_format TEXT, vllm_rank INTEGER, loading_bytes INTEGER,"
     " kv_tokens INTEGER, max_concurrency REAL, kv_block_size INTEGER, context_bytes INTEGER,"
-    " cudagraph_in_budget INTEGER);"
+    " cudagraph_in_budget INTEGER, reserved_in_budget INTEGER);"
     "CREATE TABLE IF NOT EXISTS phases("
     " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, idx INTEGER NOT NULL,"
     " phase TEXT NOT NULL, status TEXT NOT NULL, start_us REAL, dur_us REAL,"
@@ -392,11 +392,17 @@ static bool ensure_schema(Store *s, GError **error)
             exec(s, "ALTER TABLE op_rows ADD COLUMN bound INTEGER", NULL);
             /* version 7: the views read rank_ops (both layouts); made again below */
             exec(s, "DROP VIEW IF EXISTS ops; DROP VIEW IF EXISTS collectives;", NULL);
-            static const char *const v3[] = {"max_model_len INTEGER",       "weights_format TEXT",
-                                             "vllm_rank INTEGER",           "loading_bytes INTEGER",
-                                             "kv_tokens INTEGER",           "max_concurrency REAL",
-                                             "kv_block_size INTEGER",       "context_bytes INTEGER",
-                                             "cudagraph_in_budget INTEGER", NULL};
+            static const char *const v3[] = {"max_model_len INTEGER",
+                                             "weights_format TEXT",
+                                             "vllm_rank INTEGER",
+                                             "loading_bytes INTEGER",
+                                             "kv_tokens INTEGER",
+                                             "max_concurrency REAL",
+                                             "kv_block_size INTEGER",
+                                             "context_bytes INTEGER",
+                                             "cudagraph_in_budget INTEGER",
+                                             "reserved_in_budget INTEGER",
+                                             NULL};
             for (size_t i = 0; v3[i]; i++) {
                 g_autofree char *sql =
                     g_strdup_printf("ALTER TABLE memory_runs ADD COLUMN %s", v3[i]);
@@ -964,8 +970,9 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
                            "INSERT INTO memory_runs(run_id, hbm_bytes, requested_bytes,"
                            " utilization, min_kv_budget_bytes, kv_bytes_per_token,"
                            " max_model_len, weights_format, vllm_rank, loading_bytes, kv_tokens,"
-                           " max_concurrency, kv_block_size, context_bytes, cudagraph_in_budget)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           " max_concurrency, kv_block_size, context_bytes, cudagraph_in_budget,"
+                           " reserved_in_budget)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK)
         return set_sql_error(error, s, "prepare memory_runs");
     sqlite3_bind_int64(st, 1, id);
@@ -986,6 +993,7 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
     sqlite3_bind_int64(st, 13, m->vllm.kv_block_size);
     sqlite3_bind_int64(st, 14, (int64_t)m->context_bytes);
     sqlite3_bind_int(st, 15, m->cudagraph_in_budget ? 1 : 0);
+    sqlite3_bind_int(st, 16, m->reserved_in_budget ? 1 : 0);
     ok = sqlite3_step(st) == SQLITE_DONE;
     sqlite3_finalize(st);
     if (!ok)

@@ -35,7 +35,7 @@ typedef enum {
 } StoreErrorCode;
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;

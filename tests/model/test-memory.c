@@ -123,11 +123,15 @@ static uint64_t layer_bytes(const ModelMemRank *r, ModelMemComponent c, uint32_t
     return sum;
 }
 
-static uint64_t non_kv(const ModelMemRank *r)
+/* vLLM's non-KV memory of a rank: all but the KV cache and what no budget counts; the
+ * communicators only where they are made after vLLM's first snapshot (before PR 25359, or on
+ * Ascend); the fixtures here leave cudagraph_mode NONE or the estimate on. */
+static uint64_t non_kv(const ModelMemPlan *m, const ModelMemRank *r)
 {
     uint64_t s = 0;
     for (int c = 0; c < MODEL_MEM_COUNT; c++)
-        if (c != MODEL_MEM_KV_CACHE && c != MODEL_MEM_OUTSIDE_BUDGET)
+        if (c != MODEL_MEM_KV_CACHE && c != MODEL_MEM_OUTSIDE_BUDGET &&
+            (c != MODEL_MEM_RESERVED || m->reserved_in_budget))
             s += r->bytes[c];
     return s;
 }
@@ -503,13 +507,58 @@ Test(budget, healthy_plan_allocates_what_is_left)
     cr_assert_eq(f.mem->requested_bytes, 165600000000ull); /* ceil(180e9 x 0.92) */
     for (uint32_t r = 0; r < f.mem->world; r++) {
         const ModelMemRank *k = &f.mem->ranks[r];
-        cr_assert_eq(k->kv_budget_bytes, (int64_t)f.mem->requested_bytes - (int64_t)non_kv(k));
+        cr_assert_eq(k->kv_budget_bytes,
+                     (int64_t)f.mem->requested_bytes - (int64_t)non_kv(f.mem, k));
         cr_assert(k->kv_budget_bytes > 0);
         uint64_t kv = k->bytes[MODEL_MEM_KV_CACHE];
         cr_assert(kv > 0 && kv <= (uint64_t)k->kv_budget_bytes);
         /* whole blocks of 64 slots: less than one block is left over */
         cr_assert((uint64_t)k->kv_budget_bytes - kv < 64 * k->kv_bytes_per_token);
     }
+    teardown(&f);
+}
+
+/* Where vLLM's first memory snapshot falls decides what its budget counts: since PR 25359 the
+ * CUDA worker initializes NCCL before it, so the communicators sit beside the budget like the
+ * context; memory_profiling's total_consumed (the device's free memory since that snapshot)
+ * counts the V2 sampler's state made in load_model, which the older formula missed. */
+Test(budget, communicators_and_the_v2_sampler_follow_the_snapshot)
+{
+    Fixture f;
+    setup(&f, "glm-5.2", par_of(2, 1, 2, 1, true, false)); /* TP2 x PCP2, EP4: 3 groups */
+    f.engine.v2_model_runner = true;
+    f.engine.max_num_seqs = 1024;
+    plan(&f);
+    const ModelMemRank *k = &f.mem->ranks[0];
+    uint64_t comm = k->bytes[MODEL_MEM_RESERVED];
+    cr_assert_eq(comm, 3ull * 256 * MIB, "tp, pcp and ep communicators");
+    cr_assert_not(f.mem->reserved_in_budget);
+    const ModelMemItem *pen = find_item(k, "sampler.penalties.output_bin_counts");
+    cr_assert_not_null(pen);
+    cr_assert_eq(pen->bytes, 1024ull * 154880 * 4, "[max_num_seqs, vocab] int32");
+    cr_assert_eq(pen->component, MODEL_MEM_ATTN_WORKSPACE);
+    int64_t main_budget = k->kv_budget_bytes;
+    uint64_t sum = 0;
+    for (int c = 0; c < MODEL_MEM_COUNT; c++)
+        if (c != MODEL_MEM_KV_CACHE && c != MODEL_MEM_OUTSIDE_BUDGET && c != MODEL_MEM_RESERVED)
+            sum += k->bytes[c];
+    cr_assert_eq(main_budget, (int64_t)f.mem->requested_bytes - (int64_t)sum);
+
+    /* vLLM before both: the communicators in non-KV, the sampler counted nowhere */
+    f.engine.vllm_absent = (1u << MODEL_VLLM_NCCL_BEFORE_MEMORY_SNAPSHOT) |
+                           (1u << MODEL_VLLM_MEMORY_PROFILING_TOTAL_CONSUMED);
+    plan(&f);
+    k = &f.mem->ranks[0];
+    cr_assert(f.mem->reserved_in_budget);
+    pen = find_item(k, "sampler.penalties.output_bin_counts");
+    cr_assert_eq(pen->component, MODEL_MEM_OUTSIDE_BUDGET);
+    cr_assert_eq(k->kv_budget_bytes, main_budget - (int64_t)comm + (int64_t)pen->bytes);
+
+    /* vLLM-Ascend keeps its communicators (2 x HCCL_BUFFSIZE each) inside the budget */
+    f.engine.vllm_absent = 0;
+    f.hw = hw_of("ascend-910b", 64ull << 30);
+    plan(&f);
+    cr_assert(f.mem->reserved_in_budget);
     teardown(&f);
 }
 
@@ -541,7 +590,7 @@ Test(budget, negative_budget_is_a_kv_budget_error_with_the_utilization_that_fits
                                "No available memory for the cache blocks. Try increasing "
                                "`gpu_memory_utilization` when initializing the engine."),
               "%s", d->message);
-    double need = ceil((double)non_kv(k) / 180e9 * 10000.0 - 1e-7) / 10000.0;
+    double need = ceil((double)non_kv(f.mem, k) / 180e9 * 10000.0 - 1e-7) / 10000.0;
     char want[64];
     snprintf(want, sizeof want, "gpu_memory_utilization >= %.4f", need);
     cr_assert(strstr(d->message, want), "%s\nwants %s", d->message, want);
@@ -570,7 +619,7 @@ Test(budget, below_one_request_is_the_max_seq_len_error)
     const ModelMemRank *k = &f.mem->ranks[0];
     uint64_t one = (uint64_t)f.engine.max_model_len * k->kv_bytes_per_token;
     /* leave half a request's worth of KV */
-    f.engine.gpu_memory_utilization = (double)(non_kv(k) + one / 2) / 180e9;
+    f.engine.gpu_memory_utilization = (double)(non_kv(f.mem, k) + one / 2) / 180e9;
     plan(&f);
     k = &f.mem->ranks[0];
     cr_assert(k->kv_budget_bytes > 0 && (uint64_t)k->kv_budget_bytes < one);
