@@ -1044,6 +1044,10 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, bool rep
         aph_add(p, "dispatched_topk_ids_weights", 2, m, k, 0, "int32+fp32", 8);
         aph_add(p, "workspace_manager", 2, m, H, 0, "bf16", 2);
         aph_add(p, "cutlass_runner_workspace", 1, ws.bytes, 0, 0, "uint8", 1);
+        /* FlashInfer's Python op allocates the per-expert token scores [local experts, rows]
+         * fp32 on every call, min-latency mode or not (flashinfer/fused_moe/core.py
+         * cutlass_fused_moe @fb28d72; research notes moe-peak-live-set.md) */
+        aph_add(p, "experts_to_token_score", 2, ws.local_experts, m, 0, "fp32", 4);
         aph_add(p, "output", 2, r.moe, H, 0, "bf16", 2);
         /* SharedFusedMoE runs the shared experts first and keeps their output until it adds
          * the routed one (vllm/model_executor/layers/fused_moe/shared_fused_moe.py) */
