@@ -1446,11 +1446,10 @@ static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const u
                                   gib((double)by[MODEL_MEM_RESERVED]));
         g_autofree char *parts = g_strdup_printf(
             "weights %.2f, quant scales %.2f, derived weights %.2f, attention workspace %.2f, "
-            "activations %.2f, CUDA graphs %.2f%s%s",
+            "activations %.2f, CUDA graphs %.2f%s",
             gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
             gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
-            gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_CUDAGRAPH]), comm,
-            c->reserved_in_budget ? " GiB" : "");
+            gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_CUDAGRAPH]), comm);
         char *msg = NULL;
         const char *kind = p == P_OOM || p == P_PROFILE_OOM ? "oom" : "kv_budget";
         if (p == P_PROFILE_OOM) {

@@ -590,6 +590,10 @@ Test(budget, negative_budget_is_a_kv_budget_error_with_the_utilization_that_fits
                                "No available memory for the cache blocks. Try increasing "
                                "`gpu_memory_utilization` when initializing the engine."),
               "%s", d->message);
+    /* the communicators are named beside non-KV, not in it (PR 25359) */
+    cr_assert(strstr(d->message, "GiB; the communicators' 0.75 GiB are outside the budget"), "%s",
+              d->message);
+    cr_assert_null(strstr(d->message, "GiB GiB"), "%s", d->message);
     double need = ceil((double)non_kv(f.mem, k) / 180e9 * 10000.0 - 1e-7) / 10000.0;
     char want[64];
     snprintf(want, sizeof want, "gpu_memory_utilization >= %.4f", need);
@@ -598,6 +602,14 @@ Test(budget, negative_budget_is_a_kv_budget_error_with_the_utilization_that_fits
     cr_assert(strstr(d->detail, want), "%s", d->detail);
     cr_assert(strstr(d->detail, "\"ranks\":\"0-3\""), "%s", d->detail);
     cr_assert(need > 0.92 && need < 1.0);
+    /* vLLM before PR 25359: the communicators are one of non-KV's parts */
+    f.engine.vllm_absent = 1u << MODEL_VLLM_NCCL_BEFORE_MEMORY_SNAPSHOT;
+    plan(&f);
+    d = diag_of(f.mem, "kv_budget");
+    cr_assert_not_null(d);
+    cr_assert(strstr(d->message, ", reserved 0.75 GiB)"), "%s", d->message);
+    cr_assert_null(strstr(d->message, "GiB GiB"), "%s", d->message);
+    f.engine.vllm_absent = 0;
     /* the fix the PR made: 4096 batched tokens and 0.96 */
     f.engine.max_num_batched_tokens = 4096;
     f.engine.gpu_memory_utilization = 0.96;
