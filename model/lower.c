@@ -91,6 +91,20 @@ void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const 
     }
     if (!seqs_given && e->max_num_seqs > e->max_num_batched_tokens)
         e->max_num_seqs = e->max_num_batched_tokens;
+    /* The model runner, unless VLLM_USE_V2_MODEL_RUNNER or the key says: vLLM PR 52861 runs the
+     * DSA architectures on the V2 runner by default on CUDA; on ROCm only GLM-5.x, until PR
+     * 53155 kept it on V1 too (vllm/config/vllm.py; PR 53155's description). */
+    if (!(e->given & MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER) &&
+        model_vllm_has(e->vllm_absent, MODEL_VLLM_DSA_MODELS_ON_V2_RUNNER)) {
+        bool glm = strcmp(a->architecture, "GlmMoeDsaForCausalLM") == 0;
+        bool dsa = glm || strcmp(a->architecture, "DeepseekV32ForCausalLM") == 0 ||
+                   strcmp(a->architecture, "DeepseekV4ForCausalLM") == 0;
+        if (hw->platform == NET_PLATFORM_CUDA)
+            e->v2_model_runner = dsa;
+        else if (hw->platform == NET_PLATFORM_ROCM)
+            e->v2_model_runner =
+                glm && !model_vllm_has(e->vllm_absent, MODEL_VLLM_ROCM_GLM_DSA_ON_V1_RUNNER);
+    }
 }
 
 ModelBatch *model_batch_new(void)

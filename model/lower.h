@@ -85,8 +85,9 @@ typedef struct {
                                            runtime's GPU<->CPU sync guard on the hot path (off by
                                            default; vLLM's CI image turns it on) */
     bool v2_model_runner;               /* engine.v2_model_runner / VLLM_USE_V2_MODEL_RUNNER=1:
-                                           vLLM's V2 GPU model runner (vllm/v1/worker/gpu/); its
-                                           sampler state lives outside the KV budget */
+                                           vLLM's V2 GPU model runner (vllm/v1/worker/gpu/) and
+                                           its sampler state; when not given, vLLM's default for
+                                           the architecture (model_engine_apply_vllm_defaults) */
     double jit_compile_s;               /* engine.jit_compile_s: one Triton kernel's JIT compile on
                                            a cold key, seconds; default 1.0 (doc/lifecycle.md) */
     bool enable_prefix_caching;         /* --enable-prefix-caching: vLLM V1's default on; off
@@ -99,6 +100,7 @@ typedef struct {
 #define MODEL_ENGINE_GIVEN_MAX_MODEL_LEN (1u << 0)
 #define MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS (1u << 1)
 #define MODEL_ENGINE_GIVEN_MAX_NUM_SEQS (1u << 2)
+#define MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER (1u << 3)
 
 /* One DP rank's batch in one step: prompts (or chunks of them) prefilled and sequences
  * decoding one token. */

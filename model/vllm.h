@@ -62,6 +62,12 @@ typedef enum {
      * increase + the non-torch increase: torch memory made in load_model after the weights'
      * measurement (the V2 sampler's penalty state) was counted nowhere. */
     MODEL_VLLM_MEMORY_PROFILING_TOTAL_CONSUMED,
+    /* The DSA models (DeepseekV32ForCausalLM, DeepseekV4ForCausalLM, GlmMoeDsaForCausalLM) run
+     * on the V2 model runner by default, with breakable CUDA graphs and no torch.compile (PR
+     * #52861). On ROCm DeepSeek-V3.2 / V4 were excluded from the start. */
+    MODEL_VLLM_DSA_MODELS_ON_V2_RUNNER,
+    /* ...and GLM-5.x too on ROCm (PR #53155: "Keep GLM-5.2 on MRV1"). */
+    MODEL_VLLM_ROCM_GLM_DSA_ON_V1_RUNNER,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

@@ -61,6 +61,9 @@ void runner_labels(const Scenario *sc, RunnerLabels *out)
                                    model_vllm_behaviour_name((ModelVllmBehaviour)b));
             lead = ", ";
         }
+    /* the model runner, given or vLLM's default for the architecture (PR 52861) */
+    if (sc->engine.v2_model_runner)
+        g_string_append(v, "; V2 model runner");
     out->vllm = g_string_free(v, FALSE);
 }
 

@@ -304,7 +304,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         uint32_t bit;
     } given[] = {{"max_model_len", MODEL_ENGINE_GIVEN_MAX_MODEL_LEN},
                  {"max_num_batched_tokens", MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS},
-                 {"max_num_seqs", MODEL_ENGINE_GIVEN_MAX_NUM_SEQS}};
+                 {"max_num_seqs", MODEL_ENGINE_GIVEN_MAX_NUM_SEQS},
+                 {"v2_model_runner", MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER}};
     for (size_t i = 0; i < G_N_ELEMENTS(given); i++)
         if (yamldoc_map_get(m, given[i].key))
             e->given |= given[i].bit;

@@ -947,6 +947,7 @@ static bool eval_env(Loader *ld, const YamlDocNode *env, ModelSetup *ms, Scenari
         }
         if (strcmp(k->text, "VLLM_USE_V2_MODEL_RUNNER") == 0) {
             ms->engine.v2_model_runner = env_truthy(val);
+            ms->engine.given |= MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER;
             continue;
         }
         if (strcmp(k->text, "VLLM_GPU_SYNC_CHECK") == 0) {

@@ -603,3 +603,46 @@ Test(moe_dispatch, the_all2all_backend_picks_the_collectives)
         teardown(&f);
     }
 }
+
+/* ---- vLLM's default model runner by architecture (PRs 52861, 53155) ---- */
+
+static bool v2_default(const char *arch_name, NetPlatform platform, ModelVllmAbsent absent,
+                       bool given)
+{
+    ModelArch a;
+    memset(&a, 0, sizeof a);
+    g_strlcpy(a.architecture, arch_name, sizeof a.architecture);
+    NetHardware hw;
+    memset(&hw, 0, sizeof hw);
+    hw.platform = platform;
+    hw.hbm_bytes = 178ull << 30;
+    ModelEngine e;
+    model_engine_defaults(&e);
+    e.vllm_absent = absent;
+    if (given) {
+        e.v2_model_runner = false;
+        e.given |= MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER;
+    }
+    model_engine_apply_vllm_defaults(&e, &a, &hw);
+    return e.v2_model_runner;
+}
+
+Test(engine_defaults, the_dsa_models_default_to_the_v2_runner_on_cuda)
+{
+    cr_assert(v2_default("GlmMoeDsaForCausalLM", NET_PLATFORM_CUDA, 0, false));
+    cr_assert(v2_default("DeepseekV32ForCausalLM", NET_PLATFORM_CUDA, 0, false));
+    cr_assert(v2_default("DeepseekV4ForCausalLM", NET_PLATFORM_CUDA, 0, false));
+    cr_assert_not(v2_default("DeepseekV3ForCausalLM", NET_PLATFORM_CUDA, 0, false));
+    cr_assert_not(v2_default("LlamaForCausalLM", NET_PLATFORM_CUDA, 0, false));
+    /* VLLM_USE_V2_MODEL_RUNNER=0 or the key wins */
+    cr_assert_not(v2_default("GlmMoeDsaForCausalLM", NET_PLATFORM_CUDA, 0, true));
+    /* before PR 52861: the V1 runner */
+    cr_assert_not(v2_default("GlmMoeDsaForCausalLM", NET_PLATFORM_CUDA,
+                             1u << MODEL_VLLM_DSA_MODELS_ON_V2_RUNNER, false));
+    /* ROCm: DeepSeek-V3.2 never, GLM-5.x only between PR 52861 and PR 53155 */
+    cr_assert_not(v2_default("DeepseekV32ForCausalLM", NET_PLATFORM_ROCM, 0, false));
+    cr_assert_not(v2_default("GlmMoeDsaForCausalLM", NET_PLATFORM_ROCM, 0, false));
+    cr_assert(v2_default("GlmMoeDsaForCausalLM", NET_PLATFORM_ROCM,
+                         1u << MODEL_VLLM_ROCM_GLM_DSA_ON_V1_RUNNER, false));
+    cr_assert_not(v2_default("GlmMoeDsaForCausalLM", NET_PLATFORM_NPU, 0, false));
+}
