@@ -2,7 +2,7 @@
  * depend on them consult them.
  *
  * Which behaviours a run has comes from the version table (model/presets/vllm-versions.yaml,
- * read by src/vllm-version.c): `engine.vllm_version` (only `main` so far: the table records no
+ * read by src/input/vllm-version.c): `engine.vllm_version` (only `main` so far: the table records no
  * release tags yet) and `engine.vllm_without: [PR, ...]` — vLLM as it was before those PRs,
  * i.e. without the behaviours they introduced. doc/lifecycle.md has the table and each
  * mechanism's formula.

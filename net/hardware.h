@@ -3,7 +3,7 @@
  *
  * Units are in the field names. Bandwidths are decimal (1 GB/s = 1e9 B/s) per direction per
  * device, as datasheets and nccl-tests quote them; HBM capacity is bytes. Presets live as YAML
- * files in net/presets/ (loaded by src/hardware.c; this header only holds the values).
+ * files in net/presets/ (loaded by src/input/hardware.c; this header only holds the values).
  *
  * The device is described as vLLM sees it: the platform it runs on (cuda, rocm, npu, hpu, xpu),
  * its generation (`NetArch`: sm90, gfx942, ascend910b, ...) with the dtypes its matrix units

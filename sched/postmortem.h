@@ -1,7 +1,7 @@
 /* sched/postmortem.h — the engine's diagnosis of a recorded run: what each rank's record says
  * it was doing when the job hung, judged by the same rules as a simulated hang.
  *
- * The caller (src/cmd-import.c, from Flight Recorder dumps or NCCL logs) says per rank whether
+ * The caller (src/cli/cmd-import.c, from Flight Recorder dumps or NCCL logs) says per rank whether
  * it is blocked in a collective instance (group, seq) with its signature, idle (every recorded
  * call completed), or unknown (no record was read). sched_postmortem() forms the instances the
  * blocked ranks wait in, votes on their signatures (a `mismatch` when members that all arrived

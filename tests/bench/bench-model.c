@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/scenario.h"
+#include "../../src/input/scenario.h"
 
 static long peak_rss_kib(void)
 {

@@ -15,8 +15,8 @@
 #include "../../model/lower.h"
 #include "../../model/memory.h"
 #include "../../model/plan.h"
-#include "../../src/hardware.h"
-#include "../../src/report.h"
+#include "../../src/input/hardware.h"
+#include "../../src/output/report.h"
 
 typedef struct {
     const char *hardware;

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-fr.c — libFuzzer target: Flight Recorder dumps as `ranksim import` reads them
- * (src/import-fr.c over src/lite.c for JSON, src/pickle.c for pickles), then the whole import:
+ * (src/import/import-fr.c over src/import/lite.c for JSON, src/import/pickle.c for pickles), then the whole import:
  * the merge into a set, the run (each rank's blocking point, records), the diagnosis by
  * sched_postmortem, and the report and explanation of the outcome.
  *
@@ -9,9 +9,9 @@
  */
 #include "fuzz-common.h"
 
-#include "../../src/explain.h"
-#include "../../src/import.h"
-#include "../../src/report.h"
+#include "../../src/output/explain.h"
+#include "../../src/import/import.h"
+#include "../../src/output/report.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

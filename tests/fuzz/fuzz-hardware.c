@@ -9,7 +9,7 @@
 
 #include "../../model/cost.h"
 #include "../../sched/engine.h"
-#include "../../src/hardware.h"
+#include "../../src/input/hardware.h"
 
 #define N_RANKS 16
 

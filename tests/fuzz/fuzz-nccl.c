@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-nccl.c — libFuzzer target: NCCL_DEBUG=INFO logs read by import_nccl_files
- * (src/import-nccl.c), one file or several.
+ * (src/import/import-nccl.c), one file or several.
  *
  * Input: bytes, NUL bytes included (import reads files binary-safe). When it starts with a
  * header line "==> NAME <==" (what `head`/`tail` print for several files), each header starts
@@ -15,7 +15,7 @@
  */
 #include "fuzz-common.h"
 
-#include "../../src/import.h"
+#include "../../src/import/import.h"
 
 #define MAX_FILES 64
 

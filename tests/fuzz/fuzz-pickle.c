@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-pickle.c — libFuzzer target: a pickle (a Flight Recorder dump,
- * `nccl_trace_rank_<R>`) read with pickle_parse_limits (src/pickle.h).
+ * `nccl_trace_rank_<R>`) read with pickle_parse_limits (src/import/pickle.h).
  *
  * Input: raw bytes, NUL bytes included (a dump is binary). Checked on every input: the result
  * is a tree or a G_IO_ERROR_INVALID_DATA error, never both, never neither; the message is one
@@ -12,7 +12,7 @@
 
 #include <gio/gio.h>
 
-#include "../../src/pickle.h"
+#include "../../src/import/pickle.h"
 
 #define FUZZ_PICKLE_MAX_NODES (G_GUINT64_CONSTANT(1) << 18)
 

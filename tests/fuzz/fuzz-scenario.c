@@ -9,10 +9,10 @@
  */
 #include "fuzz-common.h"
 
-#include "../../src/explain.h"
-#include "../../src/report.h"
-#include "../../src/runner.h"
-#include "../../src/scenario.h"
+#include "../../src/output/explain.h"
+#include "../../src/output/report.h"
+#include "../../src/run/runner.h"
+#include "../../src/input/scenario.h"
 
 static GArray *prefill;
 

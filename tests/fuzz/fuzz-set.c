@@ -11,8 +11,8 @@
  */
 #include "fuzz-common.h"
 
-#include "../../src/runner.h"
-#include "../../src/scenario.h"
+#include "../../src/run/runner.h"
+#include "../../src/input/scenario.h"
 
 #ifndef RANKSIM_SOURCE_DIR
 #define RANKSIM_SOURCE_DIR "."

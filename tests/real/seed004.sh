@@ -6,7 +6,7 @@
 #   TP1/PCP4/DCP4 at 0.92, cap 32,768, FLASHINFER_MLA_SPARSE, vLLM before PR 55879: CUDA graphs
 #     6.15 GiB within 10 %, a negative KV budget (vLLM: -3.23 GiB; ranksim's figure is printed,
 #     doc/validation.md has the gap).
-# Exit 77 (skipped) when the real files are absent (a user's clone): tests/src/test-lifecycle.c
+# Exit 77 (skipped) when the real files are absent (a user's clone): tests/src/run/test-lifecycle.c
 # covers the same code with fixtures. Usage: seed004.sh RANKSIM SOURCE_DIR
 set -u
 bin=$1

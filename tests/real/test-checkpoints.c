@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 
 #include "../../model/memory.h"
-#include "../../src/hardware.h"
+#include "../../src/input/hardware.h"
 
 #define GIB 1073741824.0
 #define RATIO_MIN 0.99

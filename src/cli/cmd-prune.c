@@ -1,0 +1,242 @@
+/* src/cli/cmd-prune.c — `ranksim prune`: deletes stored runs — by id, by sweep, by age — from every
+ * table of the results database in one transaction (all of them or none), then optionally
+ * gives the space back (--vacuum). doc/cli.md has the command, doc/database.md the tables. */
+#include <json-glib/json-glib.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd-common.h"
+#include "../store/query.h"
+#include "../store/store.h"
+
+/* Every table that holds rows of a run, by the column naming the run. `runs` last. */
+static const char *const run_tables[] = {
+    "names",       "groups",      "ranks",    "op_rows",      "timeline_ops",  "rank_timelines",
+    "rank_groups", "diagnostics", "memory",   "memory_items", "not_simulated", "memory_runs",
+    "phases",      "steps",       "requests", "serve_runs",
+};
+
+/* "7d", "12h", "30m", "90s" -> seconds; -1 when malformed. */
+static int64_t parse_age(const char *s)
+{
+    char *end = NULL;
+    gint64 n = g_ascii_strtoll(s, &end, 10);
+    if (end == s || n < 0 || !end || end[0] == '\0' || end[1] != '\0')
+        return -1;
+    switch (end[0]) {
+    case 's':
+        return n;
+    case 'm':
+        return n * 60;
+    case 'h':
+        return n * 3600;
+    case 'd':
+        return n * 86400;
+    case 'w':
+        return n * 7 * 86400;
+    default:
+        return -1;
+    }
+}
+
+static bool exec_sql(sqlite3 *db, const char *path, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+        return true;
+    cli_error("%s: %s", path, msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return false;
+}
+
+/* Adds run `arg` ("12", "3-7", "latest", "latest~2") to `ids`; false after printing why. */
+static bool add_run_arg(Store *st, const char *arg, GArray *ids, int *code)
+{
+    const char *dash = strchr(arg, '-');
+    if (dash && dash != arg && !strchr(arg, '~')) {
+        g_autofree char *lo_s = g_strndup(arg, (gsize)(dash - arg));
+        guint64 lo = 0, hi = 0;
+        if (!g_ascii_string_to_unsigned(lo_s, 10, 1, G_MAXINT64, &lo, NULL) ||
+            !g_ascii_string_to_unsigned(dash + 1, 10, 1, G_MAXINT64, &hi, NULL) || hi < lo) {
+            cli_error("'%s' is not a run range; expected FIRST-LAST, e.g. 3-7", arg);
+            *code = CLI_EXIT_INVALID;
+            return false;
+        }
+        for (guint64 id = lo; id <= hi; id++) {
+            int64_t v = (int64_t)id;
+            g_array_append_val(ids, v);
+        }
+        return true;
+    }
+    int64_t id = cli_run_resolve(st, arg, code);
+    if (id < 0)
+        return false;
+    g_array_append_val(ids, id);
+    return true;
+}
+
+int cli_prune(int argc, char **argv)
+{
+    g_autofree char *db = NULL, *older = NULL;
+    gint64 sweep = 0;
+    gboolean dry = FALSE, vacuum = FALSE, json = FALSE;
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {"sweep", 0, 0, G_OPTION_ARG_INT64, &sweep, "The runs of sweep N", "N"},
+        {"older-than", 0, 0, G_OPTION_ARG_STRING, &older,
+         "The runs recorded more than AGE ago: a count with s, m, h, d or w (e.g. 7d)", "AGE"},
+        {"dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry, "Say what would be deleted; delete nothing",
+         NULL},
+        {"vacuum", 0, 0, G_OPTION_ARG_NONE, &vacuum,
+         "Then give the freed space back to the file system (VACUUM: rewrites the file)", NULL},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print what was deleted as one JSON object", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("[RUN...] [--sweep N] [--older-than AGE] - delete stored runs");
+    g_option_context_set_summary(
+        ctx, "Deletes the selected runs — each RUN (an id, FIRST-LAST, 'latest' or 'latest~N'),\n"
+             "the runs of a sweep, the runs older than an age; several selectors add up — with\n"
+             "all their rows in every table, in one transaction: all of it or nothing.");
+    g_option_context_set_description(
+        ctx, "Example:\n"
+             "  ranksim prune --older-than 30d --vacuum\n"
+             "  ranksim prune --sweep 12\n"
+             "\n"
+             "Exit status: 0 done (also when nothing matched), 2 bad arguments, an unknown run\n"
+             "or no database, 1 the database cannot be written.\nDetails: doc/cli.md.\n");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INVALID;
+    }
+    int64_t age = older ? parse_age(older) : 0;
+    if (older && age < 0) {
+        cli_error("--older-than '%s': expected a count and a unit, e.g. 90s, 30m, 12h, 7d, 2w",
+                  older);
+        return CLI_EXIT_INVALID;
+    }
+    if (sweep < 0) {
+        cli_error("--sweep %" G_GINT64_FORMAT ": expected a sweep id (1, 2, ...)", sweep);
+        return CLI_EXIT_INVALID;
+    }
+    if (argc < 2 && !sweep && !older) {
+        cli_error("prune: nothing selected; give RUN ids, --sweep N or --older-than AGE (try "
+                  "'ranksim prune --help')");
+        return CLI_EXIT_INVALID;
+    }
+    const char *path = db ? db : CLI_DEFAULT_DB;
+    int code = CLI_EXIT_OK;
+    /* Refuse a missing file before opening it for writing (which would create it). */
+    {
+        g_autoptr(Store) ro = cli_store_open_existing(path, &code);
+        if (!ro)
+            return code;
+    }
+    g_autoptr(Store) st = store_open(path, &err);
+    if (!st) {
+        cli_error("%s", err->message);
+        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
+    }
+    sqlite3 *sdb = store_db(st);
+    g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    for (int i = 1; i < argc; i++)
+        if (!add_run_arg(st, argv[i], ids, &code))
+            return code;
+    if (!exec_sql(sdb, path, "BEGIN IMMEDIATE"))
+        return CLI_EXIT_INTERNAL;
+    /* The selection as a temporary table, so every DELETE reads the same set. */
+    bool ok = exec_sql(sdb, path,
+                       "CREATE TEMP TABLE IF NOT EXISTS prune_ids(id INTEGER PRIMARY KEY);"
+                       "DELETE FROM prune_ids;");
+    sqlite3_stmt *s = NULL;
+    if (ok && sqlite3_prepare_v2(sdb,
+                                 "INSERT OR IGNORE INTO prune_ids SELECT id FROM runs"
+                                 " WHERE id = ?",
+                                 -1, &s, NULL) == SQLITE_OK) {
+        for (guint i = 0; ok && i < ids->len; i++) {
+            sqlite3_bind_int64(s, 1, g_array_index(ids, int64_t, i));
+            ok = sqlite3_step(s) == SQLITE_DONE;
+            sqlite3_reset(s);
+        }
+    }
+    sqlite3_finalize(s);
+    if (ok && sweep) {
+        g_autofree char *sql = g_strdup_printf("INSERT OR IGNORE INTO prune_ids SELECT id FROM "
+                                               "runs WHERE sweep_id = %" G_GINT64_FORMAT,
+                                               sweep);
+        ok = exec_sql(sdb, path, sql);
+    }
+    if (ok && older) {
+        g_autofree char *sql = g_strdup_printf(
+            "INSERT OR IGNORE INTO prune_ids SELECT id FROM runs WHERE"
+            " julianday(created_at) < julianday('now') - %" G_GINT64_FORMAT " / 86400.0",
+            age);
+        ok = exec_sql(sdb, path, sql);
+    }
+    int64_t n = 0, lo = 0, hi = 0;
+    if (ok &&
+        sqlite3_prepare_v2(sdb, "SELECT count(*), min(id), max(id) FROM prune_ids", -1, &s, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW) {
+        n = sqlite3_column_int64(s, 0);
+        lo = sqlite3_column_int64(s, 1);
+        hi = sqlite3_column_int64(s, 2);
+    }
+    sqlite3_finalize(s);
+    for (size_t t = 0; ok && !dry && n && t < G_N_ELEMENTS(run_tables); t++) {
+        if (!query_has_table(st, run_tables[t]))
+            continue; /* a file from before the table existed */
+        g_autofree char *sql = g_strdup_printf(
+            "DELETE FROM %s WHERE run_id IN (SELECT id FROM prune_ids)", run_tables[t]);
+        ok = exec_sql(sdb, path, sql);
+    }
+    if (ok && !dry && n)
+        ok = exec_sql(sdb, path, "DELETE FROM runs WHERE id IN (SELECT id FROM prune_ids)");
+    if (!ok || !exec_sql(sdb, path, dry ? "ROLLBACK" : "COMMIT")) {
+        if (ok)
+            return CLI_EXIT_INTERNAL;
+        exec_sql(sdb, path, "ROLLBACK");
+        return CLI_EXIT_INTERNAL;
+    }
+    if (vacuum && !dry && !exec_sql(sdb, path, "VACUUM"))
+        return CLI_EXIT_INTERNAL;
+    int64_t left = store_run_count(st);
+    if (json) {
+        g_autoptr(JsonBuilder) jb = json_builder_new();
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "db");
+        json_builder_add_string_value(jb, path);
+        json_builder_set_member_name(jb, dry ? "would_delete" : "deleted");
+        json_builder_add_int_value(jb, n);
+        json_builder_set_member_name(jb, "runs_left");
+        json_builder_add_int_value(jb, left);
+        json_builder_set_member_name(jb, "vacuumed");
+        json_builder_add_boolean_value(jb, vacuum && !dry);
+        json_builder_end_object(jb);
+        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autofree char *text = json_to_string(root, TRUE);
+        printf("%s\n", text);
+        return CLI_EXIT_OK;
+    }
+    if (!n) {
+        printf("no run matched; %" G_GINT64_FORMAT " run%s in %s\n", left, left == 1 ? "" : "s",
+               path);
+        return CLI_EXIT_OK;
+    }
+    g_autofree char *which =
+        lo == hi ? g_strdup_printf("run %" G_GINT64_FORMAT, lo)
+                 : g_strdup_printf("%" G_GINT64_FORMAT " runs between %" G_GINT64_FORMAT
+                                   " and %" G_GINT64_FORMAT,
+                                   n, lo, hi);
+    printf("%s %s from %s; %" G_GINT64_FORMAT " run%s left%s\n", dry ? "would delete" : "deleted",
+           which, path, left, left == 1 ? "" : "s",
+           vacuum && !dry ? ", file vacuumed"
+           : dry          ? " now (dry run)"
+                          : "");
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,824 @@
+/* src/import/import-fr.c — PyTorch Flight Recorder dumps (and torch_npu's HCCL ones, the pre-2.5
+ * schema) into an ImportSet.
+ *
+ * Both forms torch writes are read: the pickle (src/import/pickle.c, a strict reader of plain
+ * containers) and the JSON of `_dump_nccl_trace_json`. Either becomes a json-glib tree and one
+ * schema reader takes it from there, accepting both spellings of each difference (tuple or
+ * array `process_group`; int or string `pg_status`; None or 0 for a time not seen). Field facts:
+ * ../shared/reference/postmortem.md (a); the rank is the number the file name ends in (torch
+ * writes `<prefix><global rank>`).
+ *
+ * Costs: one pass over the tree; O(entries) per dump.
+ */
+#include "import.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <json-glib/json-glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/inputfile.h"
+#include "lite.h"
+#include "pickle.h"
+
+/* Dump versions documented in torch's FlightRecorder (2.2 .. 2.10) and torch_npu (2.4). */
+static const char *const known_versions[] = {"2.2", "2.3", "2.4", "2.5",  "2.6",
+                                             "2.7", "2.8", "2.9", "2.10", NULL};
+
+static bool fail(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static bool fail(GError **error, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "%s: %s", path, msg);
+    return false;
+}
+
+/* The global rank a dump belongs to: the integer its basename ends in, before an extension. */
+static bool rank_from_name(const char *path, int32_t *rank)
+{
+    g_autofree char *base = g_path_get_basename(path);
+    char *dot = strrchr(base, '.');
+    if (dot &&
+        (strcmp(dot, ".json") == 0 || strcmp(dot, ".pkl") == 0 || strcmp(dot, ".pickle") == 0))
+        *dot = '\0';
+    size_t n = strlen(base), i = n;
+    while (i > 0 && g_ascii_isdigit(base[i - 1]))
+        i--;
+    if (i == n || n - i > 7)
+        return false;
+    *rank = (int32_t)strtol(base + i, NULL, 10);
+    return *rank < IMPORT_MAX_RANKS;
+}
+
+/* An int member, accepting a decimal string (JSON pg_status); `def` when absent or null. */
+static bool ref_int(const LiteDoc *d, LiteRef n, gint64 def, gint64 *out)
+{
+    switch (lite_type(d, n)) {
+    case LITE_NULL:
+        *out = def;
+        return true;
+    case LITE_INT:
+    case LITE_BOOL:
+        *out = lite_int(d, n);
+        return true;
+    case LITE_DOUBLE: {
+        double v = lite_double(d, n);
+        if (!(v >= -9.2e18 && v <= 9.2e18))
+            return false;
+        *out = (gint64)v;
+        return true;
+    }
+    case LITE_STRING: {
+        const char *s = lite_str(d, n);
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || end == s || *end)
+            return false;
+        *out = v;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* The entry members ranksim reads, found in one pass over an entry (dumps have ~20). */
+enum {
+    K_RECORD_ID,
+    K_CSEQ,
+    K_PSEQ,
+    K_CREATED,
+    K_DONE,
+    K_TIMEOUT,
+    K_ISP2P,
+    K_PG,
+    K_PROF,
+    K_IN_SIZES,
+    K_OUT_SIZES,
+    K_IN_DTYPES,
+    K_OUT_DTYPES,
+    K_STATE,
+    K_DURATION,
+    K_SEQ_OLD,
+    K_PGID,
+    K_COUNT
+};
+
+/* The member's K_ index, or -1: dispatched on the first letters so that a key costs one
+ * strcmp (two million entries of twenty members each in a 1,024-rank set). */
+static int entry_key(const char *k)
+{
+    /* Only letters inside the key are looked at (the shortest candidate is "state"). */
+    size_t n = strlen(k);
+    if (n < 5)
+        return -1;
+    int c = -1;
+    switch (k[0]) {
+    case 'c':
+        c = K_CSEQ;
+        break;
+    case 'd':
+        c = K_DURATION;
+        break;
+    case 'i':
+        c = k[1] == 's' ? K_ISP2P : n < 7 ? -1 : k[6] == 's' ? K_IN_SIZES : K_IN_DTYPES;
+        break;
+    case 'o':
+        c = k[1] == 'p' || n < 8 ? -1 : k[7] == 's' ? K_OUT_SIZES : K_OUT_DTYPES;
+        break;
+    case 'p':
+        c = k[1] == '2'                  ? K_PSEQ
+            : k[1] == 'g'                ? K_PGID
+            : k[2] == 'o' && k[3] == 'c' ? K_PG
+                                         : K_PROF;
+        break;
+    case 'r':
+        c = K_RECORD_ID;
+        break;
+    case 's':
+        c = k[1] == 't' ? K_STATE : K_SEQ_OLD;
+        break;
+    case 't':
+        c = k[5] == 'c' ? K_CREATED : k[4] == 'o' ? K_TIMEOUT : K_DONE;
+        break;
+    default:
+        return -1;
+    }
+    static const char *const names[K_COUNT] = {[K_RECORD_ID] = "record_id",
+                                               [K_CSEQ] = "collective_seq_id",
+                                               [K_PSEQ] = "p2p_seq_id",
+                                               [K_CREATED] = "time_created_ns",
+                                               [K_DONE] = "time_discovered_completed_ns",
+                                               [K_TIMEOUT] = "timeout_ms",
+                                               [K_ISP2P] = "is_p2p",
+                                               [K_PG] = "process_group",
+                                               [K_PROF] = "profiling_name",
+                                               [K_IN_SIZES] = "input_sizes",
+                                               [K_OUT_SIZES] = "output_sizes",
+                                               [K_IN_DTYPES] = "input_dtypes",
+                                               [K_OUT_DTYPES] = "output_dtypes",
+                                               [K_STATE] = "state",
+                                               [K_DURATION] = "duration_ms",
+                                               [K_SEQ_OLD] = "seq_id",
+                                               [K_PGID] = "pg_id"};
+    return c >= 0 && strcmp(k, names[c]) == 0 ? c : -1;
+}
+
+static const char *get_str(const LiteDoc *d, LiteRef o, const char *k)
+{
+    return lite_str(d, lite_get(d, o, k));
+}
+
+/* "[0, 1, 2, 3]" (the string torch writes) or an array of ints. */
+static GArray *parse_ranks(const LiteDoc *d, LiteRef n)
+{
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    if (lite_type(d, n) == LITE_ARRAY) {
+        for (uint32_t i = 0; i < lite_len(d, n); i++) {
+            LiteRef e = lite_at(d, n, i);
+            if (lite_type(d, e) != LITE_INT || lite_int(d, e) < 0 ||
+                lite_int(d, e) >= IMPORT_MAX_RANKS)
+                goto bad;
+            int32_t r = (int32_t)lite_int(d, e);
+            g_array_append_val(out, r);
+        }
+        return out;
+    }
+    const char *s = lite_str(d, n);
+    if (!s)
+        goto bad;
+    while (*s == ' ')
+        s++;
+    if (*s++ != '[')
+        goto bad;
+    for (;;) {
+        while (*s == ' ' || *s == ',')
+            s++;
+        if (*s == ']')
+            break;
+        if (!g_ascii_isdigit(*s))
+            goto bad;
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || v >= IMPORT_MAX_RANKS)
+            goto bad;
+        int32_t r = (int32_t)v;
+        g_array_append_val(out, r);
+        s = end;
+    }
+    return out;
+bad:
+    g_array_unref(out);
+    return NULL;
+}
+
+/* The op kind of a profiling name ("nccl:_all_gather_base"); p2p ops give their peer. */
+static bool kind_of(const char *name, SchedOpKind *kind, int32_t *peer, bool *p2p)
+{
+    const char *op = strchr(name, ':');
+    op = op ? op + 1 : name;
+    *peer = -1;
+    *p2p = false;
+    static const struct {
+        const char *prefix;
+        SchedOpKind kind;
+    } table[] = {
+        {"all_reduce_barrier", SCHED_OP_BARRIER},
+        {"allreduce_coalesced", SCHED_OP_ALL_REDUCE},
+        {"all_reduce", SCHED_OP_ALL_REDUCE},
+        {"_all_gather_base", SCHED_OP_ALL_GATHER},
+        {"all_gather_into_tensor", SCHED_OP_ALL_GATHER},
+        {"all_gather", SCHED_OP_ALL_GATHER},
+        {"allgather", SCHED_OP_ALL_GATHER},
+        {"_reduce_scatter_base", SCHED_OP_REDUCE_SCATTER},
+        {"reduce_scatter", SCHED_OP_REDUCE_SCATTER},
+        {"all_to_all", SCHED_OP_ALL_TO_ALL},
+        {"alltoall", SCHED_OP_ALL_TO_ALL},
+        {"broadcast", SCHED_OP_BROADCAST},
+        {"barrier", SCHED_OP_BARRIER},
+        /* Rooted ops ranksim has no kind for: compared by input count like broadcast, the
+         * recorded name kept so messages say what they were. */
+        {"gather", SCHED_OP_BROADCAST},
+        {"scatter", SCHED_OP_BROADCAST},
+        {"reduce", SCHED_OP_BROADCAST},
+        {"coalesced", SCHED_OP_ALL_REDUCE},
+    };
+    int src = -1, dst = -1;
+    if (sscanf(op, "send %d->%d", &src, &dst) == 2) {
+        *kind = SCHED_OP_SEND;
+        *peer = dst;
+        *p2p = true;
+        return true;
+    }
+    if (sscanf(op, "recv %d<-%d", &dst, &src) == 2) {
+        *kind = SCHED_OP_RECV;
+        *peer = src;
+        *p2p = true;
+        return true;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (g_str_has_prefix(op, table[i].prefix)) {
+            *kind = table[i].kind;
+            return true;
+        }
+    return false;
+}
+
+/* c10::toString dtype names. */
+static bool dtype_of(const char *s, SchedDtype *d)
+{
+    static const struct {
+        const char *name;
+        SchedDtype d;
+    } table[] = {
+        {"Float", SCHED_DTYPE_FP32},          {"BFloat16", SCHED_DTYPE_BF16},
+        {"Half", SCHED_DTYPE_FP16},           {"Float8_e4m3fn", SCHED_DTYPE_FP8},
+        {"Float8_e5m2", SCHED_DTYPE_FP8},     {"Float8_e4m3fnuz", SCHED_DTYPE_FP8},
+        {"Float8_e5m2fnuz", SCHED_DTYPE_FP8}, {"Char", SCHED_DTYPE_INT8},
+        {"Int", SCHED_DTYPE_INT32},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (strcmp(s, table[i].name) == 0) {
+            *d = table[i].d;
+            return true;
+        }
+    return false;
+}
+
+/* Sum over shapes of the product of dims; false on a malformed list or overflow. */
+static bool numel(const LiteDoc *d, LiteRef n, uint64_t *out)
+{
+    *out = 0;
+    if (lite_type(d, n) == LITE_NULL)
+        return true;
+    if (lite_type(d, n) != LITE_ARRAY)
+        return false;
+    for (uint32_t i = 0; i < lite_len(d, n); i++) {
+        LiteRef sh = lite_at(d, n, i);
+        if (lite_type(d, sh) != LITE_ARRAY)
+            return false;
+        uint64_t p = 1;
+        for (uint32_t j = 0; j < lite_len(d, sh); j++) {
+            LiteRef x = lite_at(d, sh, j);
+            if (lite_type(d, x) != LITE_INT || lite_int(d, x) < 0)
+                return false;
+            uint64_t v = (uint64_t)lite_int(d, x);
+            if (v && p > UINT64_MAX / v)
+                return false;
+            p *= v;
+        }
+        if (*out > UINT64_MAX - p)
+            return false;
+        *out += p;
+    }
+    return true;
+}
+
+static const char *first_string(const LiteDoc *d, LiteRef n)
+{
+    return lite_type(d, n) == LITE_ARRAY ? lite_str(d, lite_at(d, n, 0)) : NULL;
+}
+
+typedef struct {
+    char *name;
+    GArray *ranks;
+    char *desc;
+} PgDef;
+
+static void pgdef_free(gpointer p)
+{
+    PgDef *d = p;
+    g_free(d->name);
+    g_free(d->desc);
+    g_array_unref(d->ranks);
+    g_free(d);
+}
+
+/* The group of PG `pg` in the set, checking that another dump did not give the same PG name
+ * other members (dumps of different jobs). */
+static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, uint32_t *out,
+                      GError **error)
+{
+    for (guint i = 0; i < s->groups->len; i++) {
+        ImportGroup *g = g_ptr_array_index(s->groups, i);
+        if (g->p2p != p2p || strcmp(g->name, d->name) != 0)
+            continue;
+        if (g->ranks->len != d->ranks->len ||
+            memcmp(g->ranks->data, d->ranks->data, d->ranks->len * sizeof(int32_t)) != 0) {
+            g_autofree char *a =
+                sched_format_ranks((const int32_t *)(void *)g->ranks->data, g->ranks->len);
+            g_autofree char *b =
+                sched_format_ranks((const int32_t *)(void *)d->ranks->data, d->ranks->len);
+            return fail(error, path,
+                        "pg_config: process group \"%s\" has ranks %s here but %s in an earlier "
+                        "dump: dumps of different jobs are mixed (import one job's dumps)",
+                        d->name, b, a);
+        }
+        *out = i;
+        return true;
+    }
+    *out = import_set_group(s, d->name, d->desc, (const int32_t *)(void *)d->ranks->data,
+                            d->ranks->len, p2p);
+    return true;
+}
+
+static gint cmp_perm(gconstpointer a, gconstpointer b, gpointer base)
+{
+    const ImportEntry *e = base;
+    uint64_t x = e[*(const guint *)a].order, y = e[*(const guint *)b].order;
+    return (x > y) - (x < y);
+}
+
+/* One dump, parsed without touching the set. Entries' `group` is an index into `pgs`. */
+struct FrDump {
+    char *path;
+    int32_t rank;
+    char *version;
+    char *lib;
+    bool pickle;
+    bool hccl;         /* torch_npu's: hccl_comm_state, or hccl: op names */
+    int8_t head_check; /* ImportRank.head_check */
+    GPtrArray *pgs;    /* PgDef*, pg_config order */
+    GArray *entries;   /* ImportEntry; group = pgs index, p2p in entry_p2p */
+    GArray *entry_p2p; /* bool per entry */
+    GPtrArray *warnings;
+    GStringChunk *strings; /* the dump's names, deduplicated; moves into the set on merge */
+    GHashTable *kinds;     /* op name (a `strings` pointer) -> its parsed kind (kind_of), packed */
+};
+
+/* One copy of each distinct name per dump (dumps parse on several threads, each its own). */
+static const char *intern(FrDump *fd, const char *s)
+{
+    return g_string_chunk_insert_const(fd->strings, s);
+}
+
+int32_t import_fr_dump_rank(const FrDump *d)
+{
+    return d->rank;
+}
+
+void import_fr_dump_free(FrDump *d)
+{
+    if (!d)
+        return;
+    g_free(d->path);
+    g_free(d->version);
+    g_free(d->lib);
+    g_ptr_array_unref(d->pgs);
+    g_array_unref(d->entries);
+    g_array_unref(d->entry_p2p);
+    g_ptr_array_unref(d->warnings);
+    if (d->strings)
+        g_string_chunk_free(d->strings);
+    g_hash_table_unref(d->kinds);
+    g_free(d);
+}
+
+static void entry_clear(gpointer p)
+{
+    import_entry_clear(p);
+}
+
+static FrDump *parse_fail(FrDump *d, GError **error, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static FrDump *parse_fail(FrDump *d, GError **error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "%s: %s", d->path, msg);
+    import_fr_dump_free(d);
+    return NULL;
+}
+
+static gint cmp_rank(gconstpointer a, gconstpointer b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scratch, GError **error)
+{
+    FrDump *fd = g_new0(FrDump, 1);
+    fd->path = g_strdup(path);
+    fd->pgs = g_ptr_array_new_with_free_func(pgdef_free);
+    fd->entries = g_array_new(FALSE, TRUE, sizeof(ImportEntry));
+    g_array_set_clear_func(fd->entries, entry_clear);
+    fd->entry_p2p = g_array_new(FALSE, FALSE, sizeof(bool));
+    fd->warnings = g_ptr_array_new_with_free_func(g_free);
+    fd->strings = g_string_chunk_new(256);
+    fd->kinds = g_hash_table_new(g_direct_hash, g_direct_equal);
+    if (!rank_from_name(path, &fd->rank))
+        return parse_fail(fd, error,
+                          "cannot tell whose dump this is: torch names a dump <prefix><global "
+                          "rank> (nccl_trace_rank_3), and this name does not end in a rank number "
+                          "below 65536");
+    g_autoptr(LiteDoc) own = NULL; /* a pickle's tree, or JSON's without a scratch doc */
+    LiteDoc *doc = NULL;
+    fd->pickle = len >= 2 && data[0] == 0x80;
+    if (fd->pickle) {
+        g_autoptr(JsonNode) root = pickle_parse(data, len, path, error);
+        if (!root) {
+            (*error)->domain = IMPORT_ERROR;
+            (*error)->code = IMPORT_ERROR_INVALID;
+            import_fr_dump_free(fd);
+            return NULL;
+        }
+        doc = own = lite_from_json_node(root);
+    } else {
+        doc = scratch ? scratch : (own = lite_doc_new());
+        if (!lite_doc_parse_json(doc, (char *)data, len, path, error)) {
+            (*error)->domain = IMPORT_ERROR;
+            (*error)->code = IMPORT_ERROR_INVALID;
+            import_fr_dump_free(fd);
+            return NULL;
+        }
+    }
+    const LiteDoc *d = doc;
+    LiteRef top = lite_root(d);
+    if (lite_type(d, top) != LITE_OBJECT)
+        return parse_fail(fd, error,
+                          "not a Flight Recorder dump: the top level is not a dict "
+                          "(a dump is {version, pg_config, pg_status, entries})");
+    LiteRef pgc = lite_get(d, top, "pg_config");
+    if (lite_type(d, pgc) != LITE_OBJECT)
+        return parse_fail(fd, error,
+                          "not a Flight Recorder dump: no \"pg_config\" dict (a dump has "
+                          "version, pg_config, pg_status and entries)");
+    const char *version = get_str(d, top, "version");
+    if (!version)
+        return parse_fail(fd, error, "not a Flight Recorder dump: no \"version\" string");
+    fd->version = g_strdup(version);
+    /* The library version: comm_lib_version (2.10), nccl_version (2.6 to 2.9). */
+    const char *lib = get_str(d, top, "comm_lib_version");
+    if (!lib)
+        lib = get_str(d, top, "nccl_version");
+    fd->lib = g_strdup(lib);
+    fd->hccl = lite_get(d, top, "hccl_comm_state") != LITE_NONE;
+    bool known = false;
+    for (size_t i = 0; known_versions[i]; i++)
+        known |= strcmp(version, known_versions[i]) == 0;
+    if (!known)
+        g_ptr_array_add(fd->warnings,
+                        g_strdup_printf("%s: Flight Recorder version \"%s\" is not one ranksim "
+                                        "knows (2.2 to 2.10); read as the newest",
+                                        path, version));
+
+    for (uint32_t k = 0; k < lite_len(d, pgc); k++) {
+        const char *key = lite_key_at(d, pgc, k);
+        LiteRef v = lite_at(d, pgc, k);
+        if (lite_type(d, v) != LITE_OBJECT)
+            return parse_fail(fd, error, "pg_config[\"%s\"]: not a dict with name, desc, ranks",
+                              key);
+        GArray *rs = parse_ranks(d, lite_get(d, v, "ranks"));
+        if (!rs)
+            return parse_fail(fd, error,
+                              "pg_config[\"%s\"].ranks: not a rank list of ranks below 65536 "
+                              "(torch writes a string like \"[0, 1, 2, 3]\")",
+                              key);
+        g_autoptr(GArray) sorted = g_array_copy(rs);
+        g_array_sort(sorted, cmp_rank);
+        for (guint i = 1; i < sorted->len; i++)
+            if (g_array_index(sorted, int32_t, i) == g_array_index(sorted, int32_t, i - 1)) {
+                int32_t dup = g_array_index(sorted, int32_t, i);
+                g_array_unref(rs);
+                return parse_fail(fd, error, "pg_config[\"%s\"].ranks: rank %d is listed twice",
+                                  key, dup);
+            }
+        PgDef *pd = g_new0(PgDef, 1);
+        pd->name = g_strdup(get_str(d, v, "name") ? get_str(d, v, "name") : key);
+        pd->desc = g_strdup(get_str(d, v, "desc"));
+        pd->ranks = rs;
+        g_ptr_array_add(fd->pgs, pd);
+        bool member = false;
+        for (guint i = 0; i < rs->len; i++)
+            member |= g_array_index(rs, int32_t, i) == fd->rank;
+        if (!member)
+            return parse_fail(fd, error,
+                              "pg_config[\"%s\"]: rank %d (from the file name) is not among its "
+                              "ranks: the file was renamed, or is another rank's dump",
+                              key, fd->rank);
+    }
+
+    LiteRef en = lite_get(d, top, "entries");
+    if (lite_type(d, en) != LITE_NULL && lite_type(d, en) != LITE_ARRAY)
+        return parse_fail(fd, error, "\"entries\": not a list");
+    uint32_t ne = lite_len(d, en);
+    bool warned_dtype = false, warned_op = false;
+    gint64 head_order = G_MAXINT64, head_pgid = -1;
+    uint64_t head_seq = 0;
+    bool head_p2p = false;
+    guint last_pg = 0;
+    for (uint32_t i = 0; i < ne; i++) {
+        LiteRef o = lite_at(d, en, i);
+        if (lite_type(d, o) != LITE_OBJECT)
+            return parse_fail(fd, error, "entries[%u]: not a dict", i);
+        LiteRef f[K_COUNT];
+        for (int k = 0; k < K_COUNT; k++)
+            f[k] = LITE_NONE;
+        for (uint32_t m = 0; m < lite_len(d, o); m++) {
+            int k = entry_key(lite_key_at(d, o, m));
+            if (k >= 0)
+                f[k] = lite_at(d, o, m);
+        }
+        gint64 record_id, cseq, pseq, created, done_ns, tmo, isp2p;
+        /* Dumps before collective_seq_id had one seq_id (torch 2.2/2.3). */
+        if (f[K_CSEQ] == LITE_NONE)
+            f[K_CSEQ] = f[K_SEQ_OLD];
+        if (!ref_int(d, f[K_RECORD_ID], i, &record_id) || !ref_int(d, f[K_CSEQ], 0, &cseq) ||
+            !ref_int(d, f[K_PSEQ], 0, &pseq) || !ref_int(d, f[K_CREATED], -1, &created) ||
+            !ref_int(d, f[K_DONE], 0, &done_ns) || !ref_int(d, f[K_TIMEOUT], 0, &tmo) ||
+            !ref_int(d, f[K_ISP2P], 0, &isp2p))
+            return parse_fail(fd, error,
+                              "entries[%u]: record_id, collective_seq_id, p2p_seq_id, timeout_ms "
+                              "and the time_* fields must be integers (or null)",
+                              i);
+        const char *pname = first_string(d, f[K_PG]);
+        if (!pname)
+            return parse_fail(fd, error, "entries[%u].process_group: not a (name, desc) pair", i);
+        guint pg = G_MAXUINT;
+        if (last_pg < fd->pgs->len &&
+            strcmp(((PgDef *)g_ptr_array_index(fd->pgs, last_pg))->name, pname) == 0)
+            pg = last_pg;
+        for (guint k = 0; pg == G_MAXUINT && k < fd->pgs->len; k++)
+            if (strcmp(((PgDef *)g_ptr_array_index(fd->pgs, k))->name, pname) == 0)
+                pg = k;
+        if (pg == G_MAXUINT) {
+            g_autoptr(GString) names = g_string_new(NULL);
+            for (guint k = 0; k < fd->pgs->len && k < 8; k++)
+                g_string_append_printf(names, "%s\"%s\"", k ? ", " : "",
+                                       ((PgDef *)g_ptr_array_index(fd->pgs, k))->name);
+            return parse_fail(fd, error,
+                              "entries[%u]: process group \"%s\" is not in pg_config (it lists "
+                              "%s%s)",
+                              i, pname, names->len ? names->str : "none",
+                              fd->pgs->len > 8 ? ", ..." : "");
+        }
+        last_pg = pg;
+        const char *prof = lite_str(d, f[K_PROF]);
+        if (!prof)
+            return parse_fail(fd, error, "entries[%u]: no profiling_name", i);
+        fd->hccl |= g_str_has_prefix(prof, "hccl:");
+        SchedOpKind kind = SCHED_OP_ALL_REDUCE;
+        int32_t peer = -1;
+        bool p2p = false;
+        const char *iprof = intern(fd, prof);
+        /* One parse of each distinct name (a dump has a handful). */
+        gpointer cached = g_hash_table_lookup(fd->kinds, iprof);
+        bool known_op;
+        if (cached) {
+            gsize v = GPOINTER_TO_SIZE(cached);
+            known_op = v & 1;
+            p2p = (v >> 1) & 1;
+            kind = (SchedOpKind)((v >> 2) & 0xff);
+            peer = (int32_t)(v >> 10) - 1;
+        } else {
+            known_op = kind_of(prof, &kind, &peer, &p2p);
+            gsize v = (gsize)known_op | (gsize)p2p << 1 | (gsize)kind << 2 |
+                      (gsize)(uint32_t)(peer + 1) << 10;
+            g_hash_table_insert(fd->kinds, (gpointer)iprof, GSIZE_TO_POINTER(v));
+        }
+        if (!known_op) {
+            if (!warned_op)
+                g_ptr_array_add(fd->warnings,
+                                g_strdup_printf("%s: entries[%u]: op \"%s\" is not one ranksim "
+                                                "knows; compared by its sizes like an all-reduce",
+                                                path, i, prof));
+            warned_op = true;
+            kind = SCHED_OP_ALL_REDUCE;
+        }
+        if (isp2p)
+            p2p = true;
+        if (record_id < 0)
+            return parse_fail(fd, error, "entries[%u].record_id: negative", i);
+        if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? pseq : cseq) < 1)
+            return parse_fail(
+                fd, error, "entries[%u].%s: %s (valid: the group's sequence number, an int >= 1)",
+                i, p2p ? "p2p_seq_id" : "collective_seq_id",
+                f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "below 1");
+        /* Times are epoch ns: refuse what no clock gives (so sums cannot overflow). */
+        if (created > (gint64)1 << 62 || done_ns > (gint64)1 << 62 || done_ns < 0)
+            return parse_fail(fd, error,
+                              "entries[%u]: time_created_ns / time_discovered_completed_ns "
+                              "beyond any clock (valid: epoch ns up to 2^62)",
+                              i);
+        if (tmo < 0 || tmo > (gint64)1000000000)
+            return parse_fail(fd, error,
+                              "entries[%u].timeout_ms: %" G_GINT64_FORMAT " (valid: 0 to 10^9 ms)",
+                              i, tmo);
+        ImportEntry e = {0};
+        e.group = pg;
+        e.seq = (uint64_t)(p2p ? pseq : cseq);
+        e.order = (uint64_t)record_id;
+        e.kind = kind;
+        if (!numel(d, f[K_IN_SIZES], &e.count) || !numel(d, f[K_OUT_SIZES], &e.count_out))
+            return parse_fail(fd, error,
+                              "entries[%u]: input_sizes/output_sizes must be lists of shapes "
+                              "(lists of non-negative ints) holding fewer than 2^64 elements",
+                              i);
+        const char *dt = first_string(d, f[K_IN_DTYPES]);
+        if (!dt)
+            dt = first_string(d, f[K_OUT_DTYPES]);
+        e.dtype = SCHED_DTYPE_FP32;
+        e.dtype_known = dt && dtype_of(dt, &e.dtype);
+        if (dt && !e.dtype_known && !warned_dtype) {
+            g_ptr_array_add(fd->warnings,
+                            g_strdup_printf("%s: dtype \"%s\" has no ranksim name; stored as fp32 "
+                                            "(sizes are still compared in elements)",
+                                            path, dt));
+            warned_dtype = true;
+        }
+        e.dtype_name = dt ? intern(fd, dt) : NULL;
+        e.root = -1;
+        e.peer = peer;
+        e.name = iprof;
+        const char *st = lite_str(d, f[K_STATE]);
+        if (!st)
+            return parse_fail(fd, error, "entries[%u]: no state (completed, started or scheduled)",
+                              i);
+        if (strcmp(st, "completed") == 0)
+            e.state = IMPORT_STATE_COMPLETED;
+        else if (strcmp(st, "started") == 0)
+            e.state = IMPORT_STATE_STARTED;
+        else if (strcmp(st, "scheduled") == 0)
+            e.state = IMPORT_STATE_SCHEDULED;
+        else
+            return parse_fail(fd, error,
+                              "entries[%u].state: \"%s\" (valid: completed, started, scheduled)", i,
+                              st);
+        e.created_ns = created > 0 ? created : -1;
+        e.completed_ns = -1;
+        if (e.state == IMPORT_STATE_COMPLETED) {
+            LiteRef dn = f[K_DURATION];
+            double dur = lite_type(d, dn) == LITE_DOUBLE || lite_type(d, dn) == LITE_INT
+                             ? lite_double(d, dn)
+                             : -1;
+            if (done_ns > 0)
+                e.completed_ns = done_ns;
+            else if (dur >= 0 && e.created_ns > 0 && dur < 1e9) /* both bounded: no overflow */
+                e.completed_ns = e.created_ns + (int64_t)(dur * 1e6);
+        }
+        e.timeout_ms = tmo > 0 ? tmo : 0;
+        if (e.state != IMPORT_STATE_COMPLETED && record_id < head_order) {
+            gint64 pgid = -1;
+            head_order = record_id;
+            head_pgid = ref_int(d, f[K_PGID], -1, &pgid) ? pgid : -1;
+            head_seq = e.seq;
+            head_p2p = p2p;
+        }
+        g_array_append_val(fd->entries, e);
+        g_array_append_val(fd->entry_p2p, p2p);
+    }
+    /* pg_status says whether the oldest entry that did not complete is its PG's next call after
+     * the last completed one: then nothing between was dropped and it is the blocking point. */
+    LiteRef pst = lite_get(d, top, "pg_status");
+    if (head_order != G_MAXINT64 && !head_p2p && head_pgid >= 0 &&
+        lite_type(d, pst) == LITE_OBJECT) {
+        char key[24];
+        g_snprintf(key, sizeof key, "%" G_GINT64_FORMAT, head_pgid);
+        LiteRef ps = lite_get(d, pst, key);
+        gint64 last = -2;
+        if (lite_type(d, ps) == LITE_OBJECT &&
+            ref_int(d, lite_get(d, ps, "last_completed_collective"), -2, &last) && last >= -1)
+            fd->head_check = (gint64)head_seq == (last < 0 ? 1 : last + 1) ? 1 : -1;
+    }
+    /* Sort by record_id, carrying the p2p flags along. */
+    bool sorted = true;
+    for (guint i = 1; i < fd->entries->len && sorted; i++)
+        sorted = g_array_index(fd->entries, ImportEntry, i - 1).order <
+                 g_array_index(fd->entries, ImportEntry, i).order;
+    if (!sorted) {
+        /* Rare (torch writes the ring buffer oldest first): sort a permutation. */
+        guint n = fd->entries->len;
+        g_autofree guint *perm = g_new(guint, n);
+        for (guint i = 0; i < n; i++)
+            perm[i] = i;
+        const ImportEntry *base = (const ImportEntry *)(void *)fd->entries->data;
+        g_qsort_with_data(perm, (gint)n, sizeof(guint), cmp_perm, (gpointer)base);
+        GArray *ne2 = g_array_sized_new(FALSE, TRUE, sizeof(ImportEntry), n);
+        GArray *np2 = g_array_sized_new(FALSE, FALSE, sizeof(bool), n);
+        for (guint i = 0; i < n; i++) {
+            g_array_append_val(ne2, g_array_index(fd->entries, ImportEntry, perm[i]));
+            g_array_append_val(np2, g_array_index(fd->entry_p2p, bool, perm[i]));
+        }
+        g_array_set_clear_func(ne2, entry_clear);
+        g_array_set_clear_func(fd->entries, NULL); /* moved, not freed */
+        g_array_unref(fd->entries);
+        g_array_unref(fd->entry_p2p);
+        fd->entries = ne2;
+        fd->entry_p2p = np2;
+        for (guint i = 1; i < n; i++)
+            if (g_array_index(ne2, ImportEntry, i).order ==
+                g_array_index(ne2, ImportEntry, i - 1).order)
+                return parse_fail(fd, error, "two entries share record_id %" G_GUINT64_FORMAT,
+                                  g_array_index(ne2, ImportEntry, i).order);
+    }
+    return fd;
+}
+
+bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
+{
+    /* The entries point into the dump's names: the set keeps them from now on. */
+    g_ptr_array_add(s->strings, g_steal_pointer(&fd->strings));
+    ImportRank *ir = import_set_rank(s, fd->rank);
+    if (ir->present)
+        return fail(error, fd->path,
+                    "rank %d is present twice: %s is its dump too (one dump per rank)", fd->rank,
+                    ir->path);
+    for (guint i = 0; i < fd->warnings->len; i++)
+        g_ptr_array_add(s->warnings, g_strdup(g_ptr_array_index(fd->warnings, i)));
+    if (!s->format_detail)
+        s->format_detail = g_strdup_printf("%s Flight Recorder %s, version %s%s%s",
+                                           hccl || fd->hccl ? "torch_npu HCCL" : "PyTorch",
+                                           fd->pickle ? "pickle" : "JSON", fd->version,
+                                           fd->lib ? ", comm lib " : "", fd->lib ? fd->lib : "");
+    g_autofree uint32_t *gid = g_new(uint32_t, fd->pgs->len + 1);
+    g_autofree uint32_t *gid_p2p = g_new(uint32_t, fd->pgs->len + 1);
+    g_autofree bool *have_p2p = g_new0(bool, fd->pgs->len + 1);
+    for (guint k = 0; k < fd->pgs->len; k++)
+        if (!set_group(s, fd->path, g_ptr_array_index(fd->pgs, k), false, &gid[k], error))
+            return false;
+    for (guint i = 0; i < fd->entries->len; i++) {
+        ImportEntry *e = &g_array_index(fd->entries, ImportEntry, i);
+        guint k = e->group;
+        if (g_array_index(fd->entry_p2p, bool, i)) {
+            if (!have_p2p[k]) {
+                if (!set_group(s, fd->path, g_ptr_array_index(fd->pgs, k), true, &gid_p2p[k],
+                               error))
+                    return false;
+                have_p2p[k] = true;
+            }
+            e->group = gid_p2p[k];
+        } else {
+            e->group = gid[k];
+        }
+    }
+    ir->present = true;
+    ir->path = g_strdup(fd->path);
+    ir->version = g_strdup(fd->version);
+    /* The entries move to the rank (the rank had none: a rank present twice was refused
+     * above), the dump keeps the empty array. */
+    GArray *empty = ir->entries;
+    ir->entries = fd->entries;
+    fd->entries = empty;
+    ir->truncated = ir->entries->len && g_array_index(ir->entries, ImportEntry, 0).order > 0;
+    ir->head_check = fd->head_check;
+    return true;
+}
+
+bool import_fr_file(ImportSet *s, const char *path, guint8 *data, gsize len, bool hccl,
+                    GError **error)
+{
+    FrDump *fd = import_fr_parse(path, data, len, NULL, error);
+    if (!fd)
+        return false;
+    bool ok = import_fr_merge(s, fd, hccl, error);
+    import_fr_dump_free(fd);
+    return ok;
+}

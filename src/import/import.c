@@ -1,0 +1,106 @@
+/* src/import/import.c — the ImportSet: groups, ranks and their recorded calls (src/import/import.h). */
+#include "import.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(ranksim - import - error - quark, import_error)
+
+static void group_free(gpointer data)
+{
+    ImportGroup *g = data;
+    g_free(g->name);
+    g_free(g->desc);
+    g_array_unref(g->ranks);
+    g_free(g);
+}
+
+void import_entry_clear(ImportEntry *e)
+{
+    g_free(e->source); /* name and dtype_name belong to the set */
+}
+
+static void entry_clear(gpointer data)
+{
+    import_entry_clear(data);
+}
+
+static void rank_free(gpointer data)
+{
+    ImportRank *r = data;
+    g_free(r->path);
+    g_free(r->version);
+    g_array_unref(r->entries);
+    g_free(r);
+}
+
+ImportSet *import_set_new(ImportFormat format)
+{
+    ImportSet *s = g_new0(ImportSet, 1);
+    s->format = format;
+    s->groups = g_ptr_array_new_with_free_func(group_free);
+    s->ranks = g_ptr_array_new_with_free_func(rank_free);
+    s->warnings = g_ptr_array_new_with_free_func(g_free);
+    s->paths = g_ptr_array_new_with_free_func(g_free);
+    s->strings = g_ptr_array_new_with_free_func((GDestroyNotify)g_string_chunk_free);
+    return s;
+}
+
+void import_set_free(ImportSet *s)
+{
+    if (!s)
+        return;
+    g_ptr_array_unref(s->groups);
+    g_ptr_array_unref(s->ranks);
+    g_ptr_array_unref(s->warnings);
+    g_ptr_array_unref(s->paths);
+    g_ptr_array_unref(s->strings);
+    g_free(s->format_detail);
+    g_free(s);
+}
+
+const char *import_set_string(ImportSet *s, const char *str)
+{
+    if (s->strings->len == 0)
+        g_ptr_array_add(s->strings, g_string_chunk_new(256));
+    return g_string_chunk_insert_const(g_ptr_array_index(s->strings, 0), str);
+}
+
+uint32_t import_set_group(ImportSet *s, const char *name, const char *desc, const int32_t *ranks,
+                          uint32_t n, bool p2p)
+{
+    for (guint i = 0; i < s->groups->len; i++) {
+        ImportGroup *g = g_ptr_array_index(s->groups, i);
+        if (g->p2p == p2p && strcmp(g->name, name) == 0 && g->ranks->len == n &&
+            memcmp(g->ranks->data, ranks, n * sizeof(int32_t)) == 0)
+            return i;
+    }
+    ImportGroup *g = g_new0(ImportGroup, 1);
+    g->name = g_strdup(name);
+    g->desc = g_strdup(desc);
+    g->ranks = g_array_sized_new(FALSE, FALSE, sizeof(int32_t), n);
+    g_array_append_vals(g->ranks, ranks, n);
+    g->p2p = p2p;
+    g_ptr_array_add(s->groups, g);
+    return s->groups->len - 1;
+}
+
+ImportRank *import_set_rank(ImportSet *s, int32_t rank)
+{
+    g_assert(rank >= 0);
+    while (s->ranks->len <= (guint)rank) {
+        ImportRank *r = g_new0(ImportRank, 1);
+        r->rank = (int32_t)s->ranks->len;
+        r->entries = g_array_new(FALSE, TRUE, sizeof(ImportEntry));
+        g_array_set_clear_func(r->entries, entry_clear);
+        g_ptr_array_add(s->ranks, r);
+    }
+    return g_ptr_array_index(s->ranks, (guint)rank);
+}
+
+void import_set_warn(ImportSet *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_ptr_array_add(s->warnings, g_strdup_vprintf(fmt, ap));
+    va_end(ap);
+}

@@ -1,0 +1,389 @@
+/* src/input/scenario-requests.c — a workload of requests: `workload.requests`, `workload.trace` (JSON
+ * lines or CSV), `workload.poisson` (generated arrivals) and `--requests FILE`, served by vLLM's
+ * scheduler (model/serve.h) into the steps the lowering runs.
+ *
+ * Trace files (doc/scenario-format.md): JSON lines, one object per line with "arrival_s",
+ * "prompt" and "output" (other keys are ignored: traces carry ids and texts), or CSV with a
+ * header naming those three columns in any order. Blank lines and lines starting with '#' are
+ * skipped. Errors name the file, the line and the key.
+ *
+ * Costs: O(requests) to read; serving costs what model/serve.h says.
+ */
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "../util/inputfile.h"
+#include "scenario-loader.h"
+#include "../../model/memory.h"
+#include "../../model/serve.h"
+
+#define MAX_REQUESTS 10000000u
+#define MAX_TRACE_BYTES (UINT64_C(1) << 30)
+
+static const char request_forms[] =
+    "requests: [{prompt: N, output: M, arrival_s: T}, ...], trace: FILE (JSON lines or CSV "
+    "with arrival_s, prompt, output) or poisson: {count: N, rate_per_s: R, prompt: N, output: "
+    "M, seed: S}";
+
+static bool add_request(GArray *out, int64_t prompt, int64_t output, double arrival_s,
+                        int64_t prefix_id, int64_t prefix)
+{
+    ModelRequest r = {(uint32_t)prompt, (uint32_t)output, (int64_t)llround(arrival_s * 1e9),
+                      (uint32_t)prefix_id, (uint32_t)MIN(prefix, prompt)};
+    g_array_append_val(out, r);
+    return out->len <= MAX_REQUESTS;
+}
+
+/* A shared prefix needs both its id and its length. */
+static const char prefix_rule[] =
+    "prefix_id (> 0) and prefix (tokens, at most the prompt) go together";
+
+/* ---- workload.requests ---- */
+
+static bool load_request_list(Loader *ld, const YamlDocNode *list, GArray *out)
+{
+    static const char *const keys[] = {"prompt",    "output", "arrival_s",
+                                       "prefix_id", "prefix", NULL};
+    if (!yamldoc_expect_seq(&ld->doc, list, "requests",
+                            "a list of requests, e.g. [{prompt: 1024, output: 128, arrival_s: 0}]"))
+        return false;
+    for (guint i = 0; i < list->items->len; i++) {
+        const YamlDocNode *m = g_ptr_array_index(list->items, i);
+        if (!yamldoc_expect_map(&ld->doc, m, "requests",
+                                "a request {prompt: N, output: M, arrival_s: T}") ||
+            !yamldoc_check_keys(&ld->doc, m, keys, NULL, "a request"))
+            return false;
+        const YamlDocNode *p = yamldoc_map_get(m, "prompt"), *o = yamldoc_map_get(m, "output");
+        const YamlDocNode *t = yamldoc_map_get(m, "arrival_s");
+        if (!p || !o)
+            return yamldoc_fail(&ld->doc, m, p ? "output" : "prompt",
+                                "missing; a request needs prompt (tokens) and output (tokens to "
+                                "generate); arrival_s defaults to 0");
+        int64_t pv = 0, ov = 0, iv = 0, xv = 0;
+        double tv = 0;
+        const YamlDocNode *pi = yamldoc_map_get(m, "prefix_id"), *px = yamldoc_map_get(m, "prefix");
+        if (!yamldoc_get_int(&ld->doc, p, "prompt", 1, MAX_SEQ_LEN, &pv) ||
+            !yamldoc_get_int(&ld->doc, o, "output", 1, MAX_SEQ_LEN, &ov) ||
+            (t && !yamldoc_get_number(&ld->doc, t, "arrival_s", 0, false, MAX_SECONDS, "seconds",
+                                      &tv)) ||
+            (pi && !yamldoc_get_int(&ld->doc, pi, "prefix_id", 1, UINT32_MAX, &iv)) ||
+            (px && !yamldoc_get_int(&ld->doc, px, "prefix", 1, pv, &xv)))
+            return false;
+        if (!pi != !px)
+            return yamldoc_fail(&ld->doc, m, pi ? "prefix" : "prefix_id", "missing; %s",
+                                prefix_rule);
+        if (!add_request(out, pv, ov, tv, iv, xv))
+            return yamldoc_fail(&ld->doc, list, "requests", "more than %u requests", MAX_REQUESTS);
+    }
+    return true;
+}
+
+/* ---- workload.poisson ---- */
+
+static bool load_poisson(Loader *ld, const YamlDocNode *m, GArray *out)
+{
+    static const char *const keys[] = {"count", "rate_per_s", "prompt", "output",
+                                       "seed",  "prefix",     NULL};
+    if (!yamldoc_expect_map(&ld->doc, m, "poisson",
+                            "{count: N, rate_per_s: R, prompt: N, output: M, seed: S}") ||
+        !yamldoc_check_keys(&ld->doc, m, keys, NULL, "poisson"))
+        return false;
+    for (const char *const *k = keys; *k && strcmp(*k, "seed") != 0; k++)
+        if (!yamldoc_map_get(m, *k))
+            return yamldoc_fail(&ld->doc, m, *k,
+                                "missing; poisson needs count, rate_per_s, prompt and output "
+                                "(seed defaults to 0)");
+    int64_t count = 0, prompt = 0, output = 0, seed = 0, prefix = 0;
+    double rate = 0;
+    if (!yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "count"), "count", 1, MAX_REQUESTS, &count) ||
+        !yamldoc_get_number(&ld->doc, yamldoc_map_get(m, "rate_per_s"), "rate_per_s", 0, true, 1e9,
+                            "requests per second", &rate) ||
+        !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "prompt"), "prompt", 1, MAX_SEQ_LEN,
+                         &prompt) ||
+        !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "output"), "output", 1, MAX_SEQ_LEN,
+                         &output) ||
+        (yamldoc_map_get(m, "seed") &&
+         !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "seed"), "seed", 0, UINT32_MAX, &seed)) ||
+        (yamldoc_map_get(m, "prefix") &&
+         !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "prefix"), "prefix", 1, prompt, &prefix)))
+        return false;
+    /* Exponential gaps of mean 1 / rate from GLib's Mersenne Twister (the same sequence for a
+     * seed on every platform): the first request arrives at 0, as a benchmark's does. */
+    g_autoptr(GRand) rng = g_rand_new_with_seed((guint32)seed);
+    double t = 0;
+    for (int64_t i = 0; i < count; i++) {
+        if (i > 0)
+            t += -log1p(-g_rand_double(rng)) / rate;
+        if (t > MAX_SECONDS)
+            return yamldoc_fail(&ld->doc, yamldoc_map_get(m, "rate_per_s"), "rate_per_s",
+                                "the arrivals pass %.0g s; raise the rate or lower the count",
+                                MAX_SECONDS);
+        add_request(out, prompt, output, t, prefix ? 1 : 0, prefix);
+    }
+    return true;
+}
+
+/* ---- trace files ---- */
+
+static bool trace_fail(Loader *ld, const char *file, guint line, const char *key, const char *fmt,
+                       ...) G_GNUC_PRINTF(5, 6);
+
+static bool trace_fail(Loader *ld, const char *file, guint line, const char *key, const char *fmt,
+                       ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(ld->doc.error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "%s:%u: key '%s': %s", file,
+                line, key, msg);
+    return false;
+}
+
+/* One value of a trace row: a number in [min, max] (integral when `integer`). */
+static bool trace_number(Loader *ld, const char *file, guint line, const char *key,
+                         const char *text, double min, double max, bool integer, double *out)
+{
+    char *end = NULL;
+    double v = g_ascii_strtod(text, &end);
+    while (end && (*end == ' ' || *end == '\t' || *end == '\r'))
+        end++;
+    if (!text[0] || !end || *end || !isfinite(v) || v < min || v > max ||
+        (integer && v != floor(v)))
+        return trace_fail(ld, file, line, key, "'%s' is not %s in %.0f..%.0f", text,
+                          integer ? "an integer" : "a number", min, max);
+    *out = v;
+    return true;
+}
+
+/* The fields of a trace row, in this order; the first is optional (0), the last two together
+ * (a shared prefix). */
+enum { TRACE_FIELDS = 5 };
+static const char *const trace_keys[TRACE_FIELDS] = {"arrival_s", "prompt", "output", "prefix_id",
+                                                     "prefix"};
+
+/* One row from its field texts (NULL: absent). */
+static bool trace_row(Loader *ld, const char *file, guint line, const char *const *v, GArray *out)
+{
+    double tv = 0, pv = 0, ov = 0, iv = 0, xv = 0;
+    if (!!v[3] != !!v[4])
+        return trace_fail(ld, file, line, v[3] ? "prefix" : "prefix_id", "missing; %s",
+                          prefix_rule);
+    if (!trace_number(ld, file, line, "arrival_s", v[0] ? v[0] : "0", 0, MAX_SECONDS, false, &tv) ||
+        !trace_number(ld, file, line, "prompt", v[1], 1, MAX_SEQ_LEN, true, &pv) ||
+        !trace_number(ld, file, line, "output", v[2], 1, MAX_SEQ_LEN, true, &ov) ||
+        (v[3] && !trace_number(ld, file, line, "prefix_id", v[3], 1, UINT32_MAX, true, &iv)) ||
+        (v[4] && !trace_number(ld, file, line, "prefix", v[4], 1, pv, true, &xv)))
+        return false;
+    if (!add_request(out, (int64_t)pv, (int64_t)ov, tv, (int64_t)iv, (int64_t)xv))
+        return trace_fail(ld, file, line, "prompt", "more than %u requests", MAX_REQUESTS);
+    return true;
+}
+
+static bool trace_json_line(Loader *ld, const char *file, guint line, const char *text,
+                            JsonParser *parser, GArray *out)
+{
+    g_autoptr(GError) err = NULL;
+    if (!json_parser_load_from_data(parser, text, -1, &err))
+        return trace_fail(ld, file, line, "arrival_s",
+                          "not a JSON object (%s); valid: "
+                          "{\"arrival_s\": T, \"prompt\": N, \"output\": M}",
+                          err->message);
+    JsonNode *root = json_parser_get_root(parser);
+    if (!root || !JSON_NODE_HOLDS_OBJECT(root))
+        return trace_fail(ld, file, line, "arrival_s",
+                          "not a JSON object; valid: "
+                          "{\"arrival_s\": T, \"prompt\": N, \"output\": M}");
+    JsonObject *obj = json_node_get_object(root);
+    char vals[TRACE_FIELDS][64];
+    const char *v[TRACE_FIELDS] = {NULL};
+    for (int k = 0; k < TRACE_FIELDS; k++) {
+        JsonNode *n = json_object_get_member(obj, trace_keys[k]);
+        if (!n && (k == 0 || k >= 3))
+            continue; /* optional */
+        if (!n || !JSON_NODE_HOLDS_VALUE(n) ||
+            (json_node_get_value_type(n) != G_TYPE_INT64 &&
+             json_node_get_value_type(n) != G_TYPE_DOUBLE))
+            return trace_fail(ld, file, line, trace_keys[k], "%s; valid: a number",
+                              n ? "not a number" : "missing");
+        if (json_node_get_value_type(n) == G_TYPE_INT64)
+            g_snprintf(vals[k], sizeof vals[k], "%" G_GINT64_FORMAT, json_node_get_int(n));
+        else
+            g_ascii_dtostr(vals[k], sizeof vals[k], json_node_get_double(n));
+        v[k] = vals[k];
+    }
+    return trace_row(ld, file, line, v, out);
+}
+
+static bool load_trace_text(Loader *ld, const char *file, char *text, GArray *out)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    int col[TRACE_FIELDS] = {-1, -1, -1, -1, -1};
+    bool csv = false, header = false;
+    g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    guint rows = 0;
+    for (guint i = 0; lines[i]; i++) {
+        char *l = g_strstrip(lines[i]);
+        if (!l[0] || l[0] == '#')
+            continue;
+        guint line = i + 1;
+        if (!header && !csv && l[0] == '{') {
+            if (!trace_json_line(ld, file, line, l, parser, out))
+                return false;
+            rows++;
+            continue;
+        }
+        if (!csv) {
+            if (rows)
+                return trace_fail(ld, file, line, "arrival_s",
+                                  "not a JSON object; a JSON-lines "
+                                  "trace has one object per line");
+            csv = true;
+            g_auto(GStrv) names = g_strsplit(l, ",", -1);
+            for (int c = 0; names[c]; c++)
+                for (int k = 0; k < TRACE_FIELDS; k++)
+                    if (strcmp(g_strstrip(names[c]), trace_keys[k]) == 0)
+                        col[k] = c;
+            for (int k = 1; k < 3; k++)
+                if (col[k] < 0)
+                    return trace_fail(ld, file, line, trace_keys[k],
+                                      "missing from the CSV header '%s'; valid: a header naming "
+                                      "arrival_s, prompt and output, or JSON lines",
+                                      l);
+            header = true;
+            continue;
+        }
+        g_auto(GStrv) f = g_strsplit(l, ",", -1);
+        guint nf = g_strv_length(f);
+        const char *v[TRACE_FIELDS] = {NULL};
+        for (int k = 0; k < TRACE_FIELDS; k++) {
+            if (col[k] >= (int)nf)
+                return trace_fail(ld, file, line, trace_keys[k],
+                                  "the row has %u fields, the header names column %d", nf,
+                                  col[k] + 1);
+            if (col[k] >= 0)
+                v[k] = g_strstrip(f[col[k]]);
+            if (v[k] && k >= 3 && !v[k][0])
+                v[k] = NULL; /* an empty prefix cell: no shared prefix */
+        }
+        if (!trace_row(ld, file, line, v, out))
+            return false;
+        rows++;
+    }
+    if (rows == 0)
+        return trace_fail(ld, file, 1, "prompt",
+                          "the trace has no requests; valid: JSON lines "
+                          "{\"arrival_s\", \"prompt\", \"output\"} or CSV with that header");
+    return true;
+}
+
+static bool load_trace_file(Loader *ld, const char *path, const char *shown, GArray *out)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *text = input_file_read(path, MAX_TRACE_BYTES, NULL, &err);
+    if (!text) {
+        g_set_error(ld->doc.error, SCENARIO_ERROR, SCENARIO_ERROR_IO, "%s: trace file: %s", shown,
+                    input_reason(err, path));
+        return false;
+    }
+    return load_trace_text(ld, shown, text, out);
+}
+
+/* ---- entry points ---- */
+
+bool scenario_workload_has_requests(const YamlDocNode *w)
+{
+    return w && w->type == YAMLDOC_MAP &&
+           (yamldoc_map_get(w, "requests") || yamldoc_map_get(w, "trace") ||
+            yamldoc_map_get(w, "poisson"));
+}
+
+bool scenario_load_requests(Loader *ld, const YamlDocNode *w, GArray *out)
+{
+    const YamlDocNode *n;
+    if ((n = yamldoc_map_get(w, "requests")) && !load_request_list(ld, n, out))
+        return false;
+    if ((n = yamldoc_map_get(w, "trace"))) {
+        const char *file = NULL;
+        if (!yamldoc_get_string(&ld->doc, n, "trace", "the path of a trace file", &file))
+            return false;
+        g_autofree char *path = scenario_resolve_path(ld, file);
+        if (!load_trace_file(ld, path, path, out))
+            return false;
+    }
+    if ((n = yamldoc_map_get(w, "poisson")) && !load_poisson(ld, n, out))
+        return false;
+    if (out->len == 0)
+        return yamldoc_fail(&ld->doc, w, "requests", "empty; give %s", request_forms);
+    return true;
+}
+
+bool scenario_load_requests_file(Loader *ld, const char *path, GArray *out)
+{
+    return load_trace_file(ld, path, path, out);
+}
+
+/* The KV cache each DP rank's scheduler allocates from: the fewest tokens any worker's budget
+ * holds (vLLM sets every worker's num_blocks to the smallest, get_kv_cache_configs; with PP the
+ * stages differ). */
+static uint64_t kv_tokens(const Scenario *s)
+{
+    g_autoptr(ModelMemPlan) m = model_memory_plan(s->arch, s->plan, &s->engine, &s->hardware, NULL);
+    uint64_t least = UINT64_MAX;
+    for (uint32_t r = 0; r < m->world; r++)
+        least = MIN(least, m->ranks[r].kv_budget_bytes > 0 ? m->ranks[r].kv_tokens : 0);
+    return least == UINT64_MAX ? 0 : least;
+}
+
+static void serve_progress(void *data, uint64_t steps, uint32_t finished, uint32_t total)
+{
+    (void)data;
+    if (steps % 256 == 0)
+        g_printerr("\rserving: %" G_GUINT64_FORMAT " steps, %u of %u requests finished", steps,
+                   finished, total);
+}
+
+bool scenario_serve(Loader *ld, const YamlDocNode *root, const YamlDocNode *at, const char *key,
+                    Scenario *s, const GArray *reqs)
+{
+    /* The fabric settings the steps run with (loaded again, identically, with the rest) */
+    const YamlDocNode *n;
+    if ((n = yamldoc_map_get(root, "collective_algorithm")) && !scenario_load_algorithms(ld, n, s))
+        return false;
+    if ((n = yamldoc_map_get(root, "contention")) &&
+        !yamldoc_get_bool(&ld->doc, n, "contention", &s->contention))
+        return false;
+    ModelLowerInput li = {s->arch, s->plan,      &s->engine,      NULL,
+                          s->cost, &s->hardware, MODEL_BREAK_NONE};
+    ModelServeInput in = {
+        &li, sched_config_default(), kv_tokens(s), ld->extras && ld->extras->exact, NULL, NULL};
+    in.sim.fabric.hw = &s->hardware;
+    in.sim.fabric.n_ranks = s->plan->world;
+    in.sim.fabric.nodes = s->nodes;
+    memcpy(in.sim.fabric.algo, s->algo, sizeof in.sim.fabric.algo);
+    in.sim.fabric.contention = s->contention;
+    in.sim.collective_timeout_ns = 0; /* a step that hangs stops the schedule either way */
+    bool tty = ld->extras && ld->extras->progress;
+    if (tty)
+        in.progress = serve_progress;
+    g_autoptr(GError) err = NULL;
+    ModelServe *sv =
+        model_serve_run(&in, (const ModelRequest *)(const void *)reqs->data, reqs->len, &err);
+    if (tty)
+        g_printerr("\r\033[K");
+    if (!sv)
+        return at ? yamldoc_fail(&ld->doc, at, key, "%s", err->message)
+                  : scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, key, "%s", err->message);
+    if (sv->stopped)
+        scenario_note_ignored(s, "serving stopped early: %s", sv->stopped);
+    model_workload_free(s->workload);
+    s->workload = g_steal_pointer(&sv->workload);
+    sv->workload = model_workload_new();
+    s->serve = sv;
+    if (s->workload->steps->len == 0)
+        return at ? yamldoc_fail(&ld->doc, at, key, "%s", sv->stopped ? sv->stopped : "no step")
+                  : scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, key, "%s",
+                                         sv->stopped ? sv->stopped : "no step");
+    return true;
+}

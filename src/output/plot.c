@@ -1,0 +1,503 @@
+/* src/output/plot.c — `ranksim plot`: the time line of a stored run as PNG, SVG or PDF; see plot.h.
+ *
+ * Costs: one pass over the run's op rows (O(rows) memory for the segments of every rank), one
+ * hash per rank for the lane folding, and drawing O(segments of the lanes shown).
+ */
+#include "plot.h"
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <errno.h>
+#include <fontconfig/fontconfig.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#include "explain.h"
+#include "../util/outfile.h"
+#include "report.h"
+
+#define PLOT_MIN_WIDTH 800
+#define PLOT_MAX_LANES 64 /* lanes drawn; more distinct ranks fold by their state */
+#define LANE_H 18.0
+#define LEFT 215.0
+#define RIGHT 30.0
+#define TOP 64.0
+#define BOTTOM 54.0
+
+typedef struct {
+    uint8_t kind;
+    int64_t start, end; /* end -1: never completed */
+    int32_t group;
+    int64_t seq;
+    uint64_t count;
+    uint32_t name;
+} Seg;
+
+typedef struct {
+    int32_t first, last; /* ranks */
+    bool culprit;
+} Lane;
+
+typedef struct {
+    uint32_t n_ranks;
+    GArray **segs;            /* [n_ranks] of Seg */
+    char **state;             /* [n_ranks] "done", "blocked", ... (owned) */
+    int64_t *rank_end;        /* [n_ranks] the rank's end (a crashed rank's crash time) */
+    GHashTable *last_arrival; /* (group, seq) -> max start, boxed int64 */
+    GPtrArray *names;         /* name id -> char* */
+    int64_t t_end;            /* the time axis' end */
+    bool blocked_any;
+} Data;
+
+static guint64 inst_key(int32_t group, int64_t seq)
+{
+    return ((guint64)(uint32_t)group << 40) ^ (guint64)seq;
+}
+
+static void data_clear(Data *d)
+{
+    for (uint32_t r = 0; r < d->n_ranks; r++) {
+        if (d->segs)
+            g_array_unref(d->segs[r]);
+        if (d->state)
+            g_free(d->state[r]);
+    }
+    g_free(d->segs);
+    g_free(d->state);
+    g_free(d->rank_end);
+    if (d->last_arrival)
+        g_hash_table_unref(d->last_arrival);
+    if (d->names)
+        g_ptr_array_unref(d->names);
+}
+
+static bool sql_error(GError **error, sqlite3 *db, const char *what)
+{
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "plot: %s: %s", what, sqlite3_errmsg(db));
+    return false;
+}
+
+static bool load(sqlite3 *db, const QueryRun *r, Data *d, GError **error)
+{
+    d->n_ranks = r->outcome->n_ranks;
+    d->segs = g_new0(GArray *, MAX(d->n_ranks, 1u));
+    d->state = g_new0(char *, MAX(d->n_ranks, 1u));
+    d->rank_end = g_new0(int64_t, MAX(d->n_ranks, 1u));
+    for (uint32_t k = 0; k < d->n_ranks; k++) {
+        d->segs[k] = g_array_new(FALSE, FALSE, sizeof(Seg));
+        d->state[k] = g_strdup(sched_rank_state_name(r->outcome->ranks[k].state));
+        d->rank_end[k] = r->outcome->ranks[k].end_ns;
+    }
+    d->last_arrival = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    d->names = g_ptr_array_new_with_free_func(g_free);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id, name FROM names WHERE run_id = ? ORDER BY id", -1, &st,
+                           NULL) != SQLITE_OK)
+        return sql_error(error, db, "names");
+    sqlite3_bind_int64(st, 1, r->id);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        guint id = (guint)sqlite3_column_int64(st, 0);
+        if (id >= d->names->len)
+            g_ptr_array_set_size(d->names, id + 1);
+        g_free(g_ptr_array_index(d->names, id));
+        d->names->pdata[id] = g_strdup((const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT rank, kind, start_ns, end_ns, group_id, seq, count, name_id"
+                           " FROM rank_ops WHERE run_id = ? ORDER BY rank, idx",
+                           -1, &st, NULL) != SQLITE_OK)
+        return sql_error(error, db, "op rows");
+    sqlite3_bind_int64(st, 1, r->id);
+    int64_t t_end = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 0);
+        if (rank < 0 || rank >= d->n_ranks)
+            continue;
+        Seg s = {(uint8_t)sqlite3_column_int(st, 1),
+                 sqlite3_column_int64(st, 2),
+                 sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3),
+                 sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4),
+                 sqlite3_column_int64(st, 5),
+                 (uint64_t)sqlite3_column_int64(st, 6),
+                 (uint32_t)sqlite3_column_int64(st, 7)};
+        g_array_append_val(d->segs[rank], s);
+        t_end = MAX(t_end, MAX(s.start, s.end));
+        d->blocked_any |= s.end < 0;
+        if (s.group >= 0) {
+            gint64 key = (gint64)inst_key(s.group, s.seq);
+            int64_t *last = g_hash_table_lookup(d->last_arrival, &key);
+            if (!last) {
+                last = g_new(int64_t, 1);
+                *last = s.start;
+                g_hash_table_insert(d->last_arrival, g_memdup2(&key, sizeof key), last);
+            } else if (s.start > *last) {
+                *last = s.start;
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return sql_error(error, db, "op rows");
+    d->t_end = MAX(t_end, r->outcome->end_ns);
+    if (d->t_end <= 0)
+        d->t_end = 1;
+    return true;
+}
+
+/* FNV-1a over a rank's segments (`coarse`: its state and last segment only). */
+static guint64 signature(const Data *d, uint32_t rank, bool coarse)
+{
+    guint64 h = 1469598103934665603ull;
+#define MIX(v)                                                                                     \
+    do {                                                                                           \
+        h ^= (guint64)(v);                                                                         \
+        h *= 1099511628211ull;                                                                     \
+    } while (0)
+    for (const char *c = d->state[rank]; *c; c++)
+        MIX(*c);
+    const GArray *a = d->segs[rank];
+    for (guint i = coarse && a->len ? a->len - 1 : 0; i < a->len; i++) {
+        const Seg *s = &g_array_index(a, Seg, i);
+        MIX(s->kind);
+        MIX(s->name);
+        MIX(s->end < 0);
+        if (!coarse) {
+            MIX(s->start);
+            MIX(s->end);
+            MIX(s->count);
+        } else {
+            MIX(s->group);
+            MIX(s->seq);
+        }
+    }
+#undef MIX
+    return h;
+}
+
+static GArray *fold(const Data *d, const GArray *culprits, bool coarse)
+{
+    GArray *lanes = g_array_new(FALSE, FALSE, sizeof(Lane));
+    guint64 prev = 0;
+    for (uint32_t r = 0; r < d->n_ranks; r++) {
+        bool c = false;
+        for (guint i = 0; i < culprits->len && !c; i++)
+            c = g_array_index(culprits, int32_t, i) == (int32_t)r;
+        guint64 h = signature(d, r, coarse);
+        Lane *last = lanes->len ? &g_array_index(lanes, Lane, lanes->len - 1) : NULL;
+        if (last && h == prev && last->culprit == c) {
+            last->last = (int32_t)r;
+        } else {
+            Lane l = {(int32_t)r, (int32_t)r, c};
+            g_array_append_val(lanes, l);
+        }
+        prev = h;
+    }
+    return lanes;
+}
+
+/* ---- drawing ---- */
+
+typedef struct {
+    cairo_t *cr;
+    double w, h, x0, x1;
+    int64_t t_axis;
+} Canvas;
+
+static double xt(const Canvas *c, int64_t t)
+{
+    return c->x0 + (c->x1 - c->x0) * ((double)t / (double)c->t_axis);
+}
+
+static void rgb(cairo_t *cr, unsigned hex)
+{
+    cairo_set_source_rgb(cr, ((hex >> 16) & 255) / 255.0, ((hex >> 8) & 255) / 255.0,
+                         (hex & 255) / 255.0);
+}
+
+enum {
+    C_COMPUTE = 0x4C72B0,
+    C_COMM = 0x55A868,
+    C_WAIT = 0xDD8452,
+    C_BLOCKED = 0xC44E52,
+    C_CULPRIT_BG = 0xF6D5D5,
+    C_GRID = 0xDDDDDD,
+    C_TEXT = 0x222222,
+};
+
+static void box(cairo_t *cr, double x0, double x1, double y, double h, unsigned color)
+{
+    if (x1 - x0 < 0.6) /* a sliver stays visible */
+        x1 = x0 + 0.6;
+    rgb(cr, color);
+    cairo_rectangle(cr, x0, y, x1 - x0, h);
+    cairo_fill(cr);
+}
+
+static void text(cairo_t *cr, double x, double y, double size, bool bold, unsigned color,
+                 const char *s)
+{
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, size);
+    rgb(cr, color);
+    cairo_move_to(cr, x, y);
+    cairo_show_text(cr, s);
+}
+
+static void draw_lane(const Canvas *c, const Data *d, const Lane *l, double y)
+{
+    cairo_t *cr = c->cr;
+    if (l->culprit)
+        box(cr, 0, c->w, y, LANE_H, C_CULPRIT_BG);
+    const GArray *a = d->segs[l->first];
+    double top = y + 3, h = LANE_H - 6;
+    for (guint i = 0; i < a->len; i++) {
+        const Seg *s = &g_array_index(a, Seg, i);
+        if (s->kind == SCHED_OP_COMPUTE) {
+            /* a compute op that never ended was cut by the rank's crash */
+            int64_t end = s->end >= 0 ? s->end : MAX(s->start, d->rank_end[l->first]);
+            box(cr, xt(c, s->start), xt(c, end), top, h, C_COMPUTE);
+            continue;
+        }
+        if (s->end < 0) { /* never completed: blocked to the axis' end */
+            box(cr, xt(c, s->start), c->x1, top, h, C_BLOCKED);
+            continue;
+        }
+        gint64 key = (gint64)inst_key(s->group, s->seq);
+        const int64_t *last = g_hash_table_lookup(d->last_arrival, &key);
+        int64_t arrive_all = last ? CLAMP(*last, s->start, s->end) : s->start;
+        if (arrive_all > s->start)
+            box(cr, xt(c, s->start), xt(c, arrive_all), top, h, C_WAIT);
+        box(cr, xt(c, arrive_all), xt(c, s->end), top, h, C_COMM);
+    }
+    if (strcmp(d->state[l->first], "crashed") == 0) { /* an X where it died */
+        double x = xt(c, d->rank_end[l->first]);
+        rgb(cr, C_TEXT);
+        cairo_set_line_width(cr, 2);
+        cairo_move_to(cr, x - 5, y + 3);
+        cairo_line_to(cr, x + 5, y + LANE_H - 3);
+        cairo_move_to(cr, x + 5, y + 3);
+        cairo_line_to(cr, x - 5, y + LANE_H - 3);
+        cairo_stroke(cr);
+    }
+    g_autofree char *label = l->first == l->last
+                                 ? g_strdup_printf("rank %d", l->first)
+                                 : g_strdup_printf("ranks %d-%d", l->first, l->last);
+    g_autofree char *full = g_strdup_printf("%s  %s%s", label, d->state[l->first],
+                                            l->culprit ? "  \u25C0 culprit" : "");
+    text(cr, 6, y + LANE_H - 5, 11, l->culprit, l->culprit ? C_BLOCKED : C_TEXT, full);
+}
+
+static void draw_axis(const Canvas *c, double y)
+{
+    cairo_t *cr = c->cr;
+    /* ticks at 1, 2 or 5 x 10^k ns, about eight of them */
+    double raw = (double)c->t_axis / 8.0, p = pow(10, floor(log10(MAX(raw, 1.0))));
+    double step = raw / p < 2 ? p : raw / p < 5 ? 2 * p : 5 * p;
+    rgb(cr, C_TEXT);
+    cairo_set_line_width(cr, 1);
+    cairo_move_to(cr, c->x0, y);
+    cairo_line_to(cr, c->x1, y);
+    cairo_stroke(cr);
+    for (double t = 0; t <= (double)c->t_axis + 1; t += step) {
+        double x = xt(c, (int64_t)t);
+        rgb(cr, C_GRID);
+        cairo_move_to(cr, x, TOP - 6);
+        cairo_line_to(cr, x, y);
+        cairo_stroke(cr);
+        g_autofree char *lab = report_format_ns((int64_t)t);
+        text(cr, x - 20, y + 16, 10, false, C_TEXT, lab);
+    }
+}
+
+static void draw_legend(const Canvas *c, double y)
+{
+    static const struct {
+        const char *name;
+        unsigned color;
+    } k[] = {{"compute", C_COMPUTE},
+             {"communication", C_COMM},
+             {"waiting for the others", C_WAIT},
+             {"blocked (never completes)", C_BLOCKED}};
+    double x = c->x0;
+    for (size_t i = 0; i < G_N_ELEMENTS(k); i++) {
+        box(c->cr, x, x + 12, y - 10, 10, k[i].color);
+        text(c->cr, x + 16, y, 11, false, C_TEXT, k[i].name);
+        x += 30 + 7.0 * (double)strlen(k[i].name);
+    }
+}
+
+/* The instance the hang starts from: a dashed line at its first arrival and each rank's count,
+ * equal counts folded into rank ranges. */
+static void draw_instance(const Canvas *c, const Data *d, const QueryRun *r, double y0, double y1)
+{
+    const char *gname = NULL;
+    int64_t seq = 0;
+    if (!explain_first_instance(r->outcome, &gname, &seq))
+        return;
+    int32_t gid = -1;
+    for (guint k = 0; k < r->outcome->groups->len && gid < 0; k++)
+        if (g_strcmp0(g_ptr_array_index(r->outcome->groups, k), gname) == 0)
+            gid = (int32_t)k;
+    int64_t first = INT64_MAX;
+    uint32_t name = 0;
+    g_autoptr(GString) sizes = g_string_new(NULL);
+    uint64_t run_count = 0;
+    int32_t run_lo = -1, run_hi = -1;
+    for (uint32_t rk = 0; rk <= d->n_ranks; rk++) {
+        const Seg *hit = NULL;
+        for (guint i = 0; rk < d->n_ranks && i < d->segs[rk]->len && !hit; i++) {
+            const Seg *s = &g_array_index(d->segs[rk], Seg, i);
+            if (s->group == gid && s->seq == seq)
+                hit = s;
+        }
+        if (hit) {
+            first = MIN(first, hit->start);
+            name = hit->name;
+        }
+        bool extend = hit && run_lo >= 0 && hit->count == run_count && (int32_t)rk == run_hi + 1;
+        if (extend) {
+            run_hi = (int32_t)rk;
+            continue;
+        }
+        if (run_lo >= 0) {
+            g_autofree char *who = run_lo == run_hi
+                                       ? g_strdup_printf("rank %d", run_lo)
+                                       : g_strdup_printf("ranks %d-%d", run_lo, run_hi);
+            g_string_append_printf(sizes, "%s%s: %" G_GUINT64_FORMAT, sizes->len ? "; " : "", who,
+                                   run_count);
+        }
+        run_lo = hit ? (int32_t)rk : -1;
+        run_hi = run_lo;
+        run_count = hit ? hit->count : 0;
+    }
+    if (first == INT64_MAX)
+        return;
+    cairo_t *cr = c->cr;
+    double x = xt(c, first);
+    rgb(cr, C_BLOCKED);
+    double dash[] = {5, 3};
+    cairo_set_dash(cr, dash, 2, 0);
+    cairo_set_line_width(cr, 1.5);
+    cairo_move_to(cr, x, y0);
+    cairo_line_to(cr, x, y1);
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+    const char *op = name < d->names->len && g_ptr_array_index(d->names, name)
+                         ? g_ptr_array_index(d->names, name)
+                         : "collective";
+    g_autofree char *line = g_strdup_printf("%s (group %s, seq %" G_GINT64_FORMAT ") counts: %s",
+                                            op, gname, seq, sizes->len ? sizes->str : "-");
+    text(cr, LEFT, TOP - 8, 11, true, C_BLOCKED, line);
+}
+
+static void draw(cairo_t *cr, double w, double h, const Data *d, const GArray *lanes,
+                 const QueryRun *r, const char *timeline)
+{
+    rgb(cr, 0xFFFFFF);
+    cairo_paint(cr);
+    Canvas c = {cr, w, h, LEFT, w - RIGHT, d->t_end};
+    if (d->blocked_any) /* room to show that blocked ones go on */
+        c.t_axis = d->t_end + d->t_end / 8 + 1;
+    const SchedDiag *first = NULL;
+    for (guint i = 0; i < r->outcome->diags->len && !first; i++) {
+        const SchedDiag *x = g_ptr_array_index(r->outcome->diags, i);
+        if (x->severity == SCHED_SEV_ERROR)
+            first = x;
+    }
+    g_autofree char *head = g_strdup_printf("run %" G_GINT64_FORMAT " %s: %s", r->id,
+                                            r->name ? r->name : "", r->status ? r->status : "?");
+    text(cr, 6, 18, 14, true, C_TEXT, head);
+    if (first) {
+        g_autofree char *msg = g_strndup(first->message, strcspn(first->message, "\n"));
+        if (g_utf8_strlen(msg, -1) > 150)
+            *g_utf8_offset_to_pointer(msg, 150) = '\0';
+        text(cr, 6, 34, 11, false, C_TEXT, msg);
+    }
+    if (timeline && strcmp(timeline, "full") != 0)
+        text(cr, w - 330, 18, 10, false, C_TEXT,
+             strcmp(timeline, "none") == 0
+                 ? "stored with --timeline none: only the blocked collectives"
+                 : "stored with --timeline collectives: no compute ops");
+    double y = TOP;
+    for (guint i = 0; i < lanes->len; i++, y += LANE_H)
+        draw_lane(&c, d, &g_array_index(lanes, Lane, i), y);
+    draw_instance(&c, d, r, TOP - 4, y);
+    draw_axis(&c, y + 4);
+    draw_legend(&c, h - 10);
+}
+
+/* ---- output ---- */
+
+static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned int length)
+{
+    return fwrite(data, 1, length, closure) == length ? CAIRO_STATUS_SUCCESS
+                                                      : CAIRO_STATUS_WRITE_ERROR;
+}
+
+bool plot_write(Store *st, const QueryRun *r, const char *path, int width, GError **error)
+{
+    enum { PNG, SVG, PDF } fmt;
+    if (g_str_has_suffix(path, ".png"))
+        fmt = PNG;
+    else if (g_str_has_suffix(path, ".svg"))
+        fmt = SVG;
+    else if (g_str_has_suffix(path, ".pdf"))
+        fmt = PDF;
+    else {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "plot -o %s: unknown format; valid: a file name ending in .png, .svg or .pdf",
+                    path);
+        return false;
+    }
+    Data d = {0};
+    bool ok = load(store_db(st), r, &d, error);
+    if (!ok) {
+        data_clear(&d);
+        return false;
+    }
+    g_autoptr(GArray) culprits = explain_culprits(r->outcome);
+    g_autoptr(GArray) lanes = fold(&d, culprits, false);
+    if (lanes->len > PLOT_MAX_LANES) {
+        g_array_unref(lanes);
+        lanes = fold(&d, culprits, true);
+    }
+    double w = MAX(width, PLOT_MIN_WIDTH);
+    double h = TOP + LANE_H * MAX(lanes->len, 1u) + BOTTOM;
+    OutFile *out = out_file_open(path, error);
+    if (!out) {
+        data_clear(&d);
+        return false;
+    }
+    FILE *f = out_file_stream(out);
+    cairo_surface_t *surf =
+        fmt == PNG   ? cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)ceil(h))
+        : fmt == SVG ? cairo_svg_surface_create_for_stream(to_file, f, w, h)
+                     : cairo_pdf_surface_create_for_stream(to_file, f, w, h);
+    cairo_t *cr = cairo_create(surf);
+    draw(cr, w, h, &d, lanes, r, r->timeline);
+    cairo_destroy(cr);
+    cairo_status_t s = CAIRO_STATUS_SUCCESS;
+    if (fmt == PNG)
+        s = cairo_surface_write_to_png_stream(surf, to_file, f);
+    cairo_surface_finish(surf);
+    if (s == CAIRO_STATUS_SUCCESS)
+        s = cairo_surface_status(surf);
+    cairo_surface_destroy(surf);
+    /* cairo's and fontconfig's caches, freed so that a checked build's leak report stays
+     * empty (the command draws once per process) */
+    cairo_debug_reset_static_data();
+    FcFini();
+    data_clear(&d);
+    if (s != CAIRO_STATUS_SUCCESS) {
+        out_file_abort(out);
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "plot -o %s: %s", path,
+                    cairo_status_to_string(s));
+        return false;
+    }
+    return out_file_close(out, error);
+}

@@ -1,0 +1,619 @@
+/* src/output/report.c — text and JSON reports of one run; see report.h. */
+#include "report.h"
+
+#include "explain.h"
+#include "../util/textwrap.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+char *report_format_ns(int64_t ns)
+{
+    if (ns < 0)
+        return g_strdup("-");
+    if (ns >= 1000000000LL)
+        return g_strdup_printf("%.3f s", (double)ns / 1e9);
+    if (ns >= 1000000LL)
+        return g_strdup_printf("%.3f ms", (double)ns / 1e6);
+    return g_strdup_printf("%.3f us", (double)ns / 1e3);
+}
+
+static bool same_row(const SchedRankStats *a, const SchedRankStats *b)
+{
+    return a->state == b->state && a->end_ns == b->end_ns && a->compute_ns == b->compute_ns &&
+           a->comm_ns == b->comm_ns && a->wait_ns == b->wait_ns && a->ops == b->ops;
+}
+
+/* The one-line outcome: what failed, where, the culprit — "NAME: FAILED — mismatch in dcp0
+ * seq 1 (dcp_lse_all_gather, layer 0); culprit rank 0" — cut to the terminal's width. The
+ * full diagnostic follows under "diagnostics". */
+static char *headline(const ReportRun *run, const SchedOutcome *o, const SchedDiag *first)
+{
+    g_autofree char *where = NULL, *culprit = NULL, *op = NULL;
+    if (first && o->failed) {
+        const char *g = first->group >= 0 && (guint)first->group < o->groups->len
+                            ? g_ptr_array_index(o->groups, first->group)
+                            : NULL;
+        if (g && first->seq)
+            where = g_strdup_printf(" in %s seq %" G_GUINT64_FORMAT, g, first->seq);
+        else if (first->rank >= 0)
+            where = g_strdup_printf(" on rank %d", first->rank);
+        g_autoptr(GArray) culprits = explain_culprits(o);
+        if (culprits->len) {
+            g_autofree char *who =
+                sched_format_ranks((const int32_t *)(const void *)culprits->data, culprits->len);
+            culprit =
+                g_strdup_printf("; culprit %s %s", culprits->len == 1 ? "rank" : "ranks", who);
+        }
+        if (first->op_name && first->layer >= 0)
+            op = g_strdup_printf(" (%s, layer %d)", first->op_name, first->layer);
+        else if (first->op_name)
+            op = g_strdup_printf(" (%s)", first->op_name);
+    }
+    /* the richest form that fits: without the op, then without the place (the diagnostics
+     * below give both), then cut */
+    int w = text_width();
+    char *h = NULL;
+    for (int level = 0; level < 3; level++) {
+        g_free(h);
+        GString *s = g_string_new(NULL);
+        g_string_append_printf(s, "%s: %s", run->name, o->failed ? "FAILED" : "HEALTHY");
+        if (first && o->failed) {
+            g_string_append_printf(s, " — %s", first->kind);
+            if (level < 2 && where)
+                g_string_append(s, where);
+            if (culprit)
+                g_string_append(s, culprit);
+            if (level < 1 && op)
+                g_string_append(s, op);
+        }
+        h = g_string_free(s, FALSE);
+        if (g_utf8_strlen(h, -1) <= w)
+            return h;
+    }
+    char *cut = g_utf8_offset_to_pointer(h, w - 1);
+    *cut = '\0';
+    char *out = g_strconcat(h, "…", NULL);
+    g_free(h);
+    return out;
+}
+
+/* "1,508,352": a count with thousands separators, into `buf`. */
+static const char *thousands(uint64_t v, char *buf, size_t n)
+{
+    char raw[32];
+    snprintf(raw, sizeof raw, "%" G_GUINT64_FORMAT, v);
+    size_t len = strlen(raw), o = 0;
+    for (size_t i = 0; i < len && o + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
+{
+    guint errors = 0, warnings = 0;
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (d->severity == SCHED_SEV_ERROR)
+            errors++;
+        else
+            warnings++;
+    }
+    const SchedDiag *first = NULL;
+    for (guint i = 0; i < o->diags->len && !first; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (d->severity == SCHED_SEV_ERROR)
+            first = d;
+    }
+    if (!first && o->diags->len)
+        first = g_ptr_array_index(o->diags, 0);
+
+    g_autofree char *end = report_format_ns(o->end_ns);
+    g_autofree char *head = headline(run, o, first);
+    fprintf(out, "%s\n", head);
+    /* An imported run was recorded, not simulated: its figures say so. */
+    bool imported = g_strcmp0(run->kind, "import") == 0;
+    char nr[32], nops[32], nev[32];
+    thousands(o->n_ranks, nr, sizeof nr);
+    thousands(o->rank_ops, nops, sizeof nops);
+    thousands(o->events, nev, sizeof nev);
+    if (imported)
+        fprintf(out, "  %s ranks, recorded span %s, %s calls, read in %.1f ms, exit %d\n", nr, end,
+                nops, run->wall_ms, run->exit_code);
+    else
+        fprintf(out, "  %s ranks, simulated %s, %s rank-ops, %s events, wall %.1f ms, exit %d\n",
+                nr, end, nops, nev, run->wall_ms, run->exit_code);
+    if (run->model)
+        fprintf(out, "  model: %s\n", run->model);
+    if (run->weights && *run->weights)
+        fprintf(out, "  weights as stored: %s\n", run->weights);
+    if (run->layout)
+        fprintf(out, "  layout: %s\n", run->layout);
+    if (run->vllm)
+        fprintf(out, "  vLLM: %s\n", run->vllm);
+    if (run->hardware)
+        fprintf(out, "  %s: %s\n", imported ? "source" : "hardware", run->hardware);
+    if (run->overrides)
+        fprintf(out, "  overrides: %s\n", run->overrides);
+    for (guint i = 0; run->not_simulated && i < run->not_simulated->len; i++)
+        fprintf(out, "  %s: %s\n", imported ? "note" : "not simulated",
+                (const char *)g_ptr_array_index(run->not_simulated, i));
+
+    if (o->diags->len) {
+        fprintf(out, "\ndiagnostics (%u error%s, %u warning%s):\n", errors, errors == 1 ? "" : "s",
+                warnings, warnings == 1 ? "" : "s");
+        for (guint i = 0; i < o->diags->len; i++) {
+            const SchedDiag *d = g_ptr_array_index(o->diags, i);
+            /* Every message starts with its kind; continuation lines are indented under it. */
+            const char *p = d->message;
+            fprintf(out, "  [%s] ", sched_severity_name(d->severity));
+            if (!g_str_has_prefix(p, d->kind))
+                fprintf(out, "%s: ", d->kind);
+            for (; *p; p++) {
+                fputc(*p, out);
+                if (*p == '\n')
+                    fputs("   ", out);
+            }
+            fputc('\n', out);
+        }
+    }
+
+    fprintf(out, "\nranks:\n  %-10s %-8s %11s %11s %11s %11s %8s\n", "rank", "state", "end",
+            "compute", "comm", "wait", "ops");
+    for (uint32_t r = 0; r < o->n_ranks;) {
+        uint32_t j = r;
+        while (j + 1 < o->n_ranks && same_row(&o->ranks[r], &o->ranks[j + 1]))
+            j++;
+        const SchedRankStats *s = &o->ranks[r];
+        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
+        g_autofree char *e = report_format_ns(s->end_ns);
+        g_autofree char *c = report_format_ns(s->compute_ns);
+        g_autofree char *m = report_format_ns(s->comm_ns);
+        g_autofree char *w = report_format_ns(s->wait_ns);
+        char nops[32];
+        fprintf(out, "  %-10s %-8s %11s %11s %11s %11s %8s\n", label,
+                sched_rank_state_name(s->state), e, c, m, w, thousands(s->ops, nops, sizeof nops));
+        r = j + 1;
+    }
+}
+
+void report_footer(FILE *out, const ReportRun *run)
+{
+    if (run->db_path && run->run_id >= 0)
+        fprintf(out, "\nstored as run %" G_GINT64_FORMAT " in %s\n", run->run_id, run->db_path);
+    if (run->trace_path)
+        fprintf(out, "trace: %s (open in https://ui.perfetto.dev)\n", run->trace_path);
+}
+
+static void add_str(JsonBuilder *b, const char *k, const char *v)
+{
+    json_builder_set_member_name(b, k);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void add_int(JsonBuilder *b, const char *k, int64_t v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_int_value(b, v);
+}
+
+static void add_us(JsonBuilder *b, const char *k, int64_t ns)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_double_value(b, (double)ns / 1e3);
+}
+
+static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail);
+
+char *report_json(const ReportRun *run, const SchedOutcome *o)
+{
+    return report_json_with_memory(run, o, NULL, false);
+}
+
+char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const ModelMemPlan *m,
+                              bool detail)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "run_id");
+    if (run->run_id >= 0)
+        json_builder_add_int_value(b, run->run_id);
+    else
+        json_builder_add_null_value(b);
+    add_str(b, "name", run->name);
+    add_str(b, "kind", run->kind);
+    add_str(b, "scenario", run->path);
+    add_str(b, "status", run->status);
+    add_int(b, "exit_code", run->exit_code);
+    add_int(b, "ranks", o->n_ranks);
+    add_us(b, "sim_end_us", o->end_ns);
+    add_int(b, "events", (int64_t)o->events);
+    add_int(b, "rank_ops", (int64_t)o->rank_ops);
+    json_builder_set_member_name(b, "wall_ms");
+    json_builder_add_double_value(b, run->wall_ms);
+    add_str(b, "db", run->db_path);
+    add_str(b, "trace", run->trace_path);
+    add_str(b, "hardware", run->hardware);
+    add_str(b, "model", run->model);
+    add_str(b, "weights", run->weights);
+    add_str(b, "layout", run->layout);
+    add_str(b, "vllm", run->vllm);
+    add_str(b, "overrides", run->overrides);
+    json_builder_set_member_name(b, "not_simulated");
+    json_builder_begin_array(b);
+    for (guint i = 0; run->not_simulated && i < run->not_simulated->len; i++)
+        json_builder_add_string_value(b, g_ptr_array_index(run->not_simulated, i));
+    json_builder_end_array(b);
+
+    json_builder_set_member_name(b, "diagnostics");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        json_builder_begin_object(b);
+        add_str(b, "kind", d->kind);
+        add_str(b, "severity", sched_severity_name(d->severity));
+        json_builder_set_member_name(b, "rank");
+        if (d->rank >= 0)
+            json_builder_add_int_value(b, d->rank);
+        else
+            json_builder_add_null_value(b);
+        add_str(b, "group",
+                d->group >= 0 ? (const char *)g_ptr_array_index(o->groups, (guint)d->group) : NULL);
+        json_builder_set_member_name(b, "seq");
+        if (d->seq)
+            json_builder_add_int_value(b, (int64_t)d->seq);
+        else
+            json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "layer");
+        if (d->layer >= 0)
+            json_builder_add_int_value(b, d->layer);
+        else
+            json_builder_add_null_value(b);
+        add_str(b, "op", d->op_name);
+        add_us(b, "time_us", d->time_ns);
+        add_str(b, "message", d->message);
+        json_builder_set_member_name(b, "detail");
+        JsonNode *detail = d->detail ? json_from_string(d->detail, NULL) : NULL;
+        if (detail)
+            json_builder_add_value(b, detail);
+        else
+            json_builder_add_null_value(b);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+
+    json_builder_set_member_name(b, "rank_stats");
+    json_builder_begin_array(b);
+    for (uint32_t r = 0; r < o->n_ranks; r++) {
+        const SchedRankStats *s = &o->ranks[r];
+        json_builder_begin_object(b);
+        add_int(b, "rank", r);
+        add_str(b, "state", sched_rank_state_name(s->state));
+        add_us(b, "end_us", s->end_ns);
+        add_us(b, "compute_us", s->compute_ns);
+        add_us(b, "comm_us", s->comm_ns);
+        add_us(b, "wait_us", s->wait_ns);
+        add_int(b, "ops", (int64_t)s->ops);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    if (run->serve)
+        report_serve_json(b, run->serve);
+    if (m)
+        add_memory_json(b, m, detail);
+    json_builder_end_object(b);
+
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_root(gen, root);
+    return json_generator_to_data(gen, NULL);
+}
+
+/* ---- memory ---- */
+
+static double gib(double bytes)
+{
+    return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* The non-KV memory of a rank as the budget counts it: every component but the KV cache, the
+ * CUDA-graph estimate only when the profiler subtracts it, the communicators only when they are
+ * made after vLLM's first snapshot. */
+static uint64_t non_kv(const ModelMemPlan *m, const ModelMemRank *r)
+{
+    uint64_t t = 0;
+    for (int c = 0; c < MODEL_MEM_COUNT; c++)
+        if (model_mem_in_non_kv((ModelMemComponent)c, m->cudagraph_in_budget,
+                                m->reserved_in_budget))
+            t += r->bytes[c];
+    return t;
+}
+
+static bool same_mem(const ModelMemRank *a, const ModelMemRank *b)
+{
+    return memcmp(a->bytes, b->bytes, sizeof a->bytes) == 0 &&
+           a->kv_budget_bytes == b->kv_budget_bytes;
+}
+
+/* Thousands separators, as vLLM prints token counts ("1,234,567"). Writes into buf. */
+
+static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
+{
+    const ModelVllmLines *v = &m->vllm;
+    if (v->rank < 0)
+        return;
+    fprintf(out, "\nvLLM start-up as its log would read (rank %d, the tightest):\n", v->rank);
+    fprintf(out, "  Model loading took %.2f GiB memory\n", gib((double)v->loading_bytes));
+    /* the band: ranksim's non-KV has been up to MODEL_MEM_NON_KV_UNDERESTIMATE low and its
+     * median KV error is a few percent high (doc/validation.md) */
+    const ModelMemRank *x = &m->ranks[v->rank];
+    double band = MODEL_MEM_NON_KV_UNDERESTIMATE * (double)non_kv(m, x);
+    fprintf(out,
+            "  Available KV cache memory: %.2f GiB (on hardware down to %.2f GiB: ranksim's "
+            "non-KV has been up to %.1f %% low, doc/validation.md)\n",
+            gib((double)v->kv_budget_bytes), gib((double)v->kv_budget_bytes - band),
+            100.0 * MODEL_MEM_NON_KV_UNDERESTIMATE);
+    /* gpu_worker.py: the CUDA-graph estimate as a share of the device, added to (and taken from)
+     * the utilization, rounded to 4 places */
+    uint64_t cg = x->bytes[MODEL_MEM_CUDAGRAPH];
+    if (m->cudagraph_in_budget && cg > 0 && m->hbm_bytes > 0) {
+        double delta = (double)cg / (double)m->hbm_bytes;
+        fprintf(out,
+                "  CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+                "--gpu-memory-utilization=%.4f is equivalent to --gpu-memory-utilization=%.4f "
+                "without CUDA graph memory profiling. To maintain the same effective KV cache "
+                "size as before, increase --gpu-memory-utilization to %.4f.\n",
+                m->utilization, round((m->utilization - delta) * 1e4) / 1e4,
+                MIN(round((m->utilization + delta) * 1e4) / 1e4, 1.0));
+    }
+    if (v->kv_budget_bytes > 0) {
+        char a[40], b[40];
+        fprintf(out, "  GPU KV cache size: %s tokens\n", thousands(v->kv_tokens, a, sizeof a));
+        fprintf(out, "  Maximum concurrency for %s tokens per request: %.2fx\n",
+                thousands(m->max_model_len, b, sizeof b), v->max_concurrency);
+    }
+}
+
+static void fmt_dur(char *buf, size_t n, int64_t ns)
+{
+    if (ns < 0)
+        g_strlcpy(buf, "-", n);
+    else if (ns < 1000000000)
+        snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
+    else
+        snprintf(buf, n, "%.2f s", (double)ns / 1e9);
+}
+
+/* vLLM's start-up and serving, phase by phase, for the tightest rank: the story in the order
+ * of vLLM's log, and where it stopped. */
+static void report_phases(FILE *out, const ModelMemPlan *m)
+{
+    int32_t r = m->vllm.rank >= 0 ? m->vllm.rank : 0;
+    if (!m->phases || (uint32_t)r >= m->world)
+        return;
+    fprintf(out,
+            "\nphases (rank %d; times exclude loading, which storage decides; memory on the "
+            "device in GiB of %.2f):\n",
+            r, gib((double)m->hbm_bytes));
+    fprintf(out, "  %-17s %-11s %8s %8s %8s %8s %8s\n", "phase", "status", "start", "time", "alloc",
+            "peak", "free");
+    for (int k = 0; k < MODEL_PHASE_COUNT; k++) {
+        const ModelPhaseRow *ph = &m->phases[r][k];
+        const char *st = model_phase_status_name((ModelPhaseStatus)ph->status);
+        if (ph->status == MODEL_PHASE_SKIPPED) {
+            fprintf(out, "  %-17s %-11s\n", model_phase_name((ModelPhase)k), st);
+            continue;
+        }
+        char a[32], b[32];
+        fmt_dur(a, sizeof a, k == MODEL_PHASE_LOAD_WEIGHTS ? -1 : ph->start_ns);
+        fmt_dur(b, sizeof b, ph->dur_ns);
+        fprintf(out, "  %-17s %-11s %8s %8s %8.2f %8.2f %8.2f\n", model_phase_name((ModelPhase)k),
+                st, a, b, gib((double)ph->allocated_bytes), gib((double)ph->peak_bytes),
+                gib((double)ph->free_bytes));
+    }
+}
+
+static void memory_rows(FILE *out, const ModelMemPlan *m, const char *const *short_names,
+                        bool detail);
+
+/* The narrow layout (an 80-column terminal): one row per component, one column per rank class
+ * (identical ranks folded), in blocks that fit the width. */
+static void memory_columns(FILE *out, const ModelMemPlan *m, const char *const *short_names)
+{
+    g_autoptr(GArray) first = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func(g_free);
+    for (uint32_t r = 0; r < m->world;) {
+        uint32_t j = r;
+        while (j + 1 < m->world && same_mem(&m->ranks[r], &m->ranks[j + 1]))
+            j++;
+        g_array_append_val(first, r);
+        g_ptr_array_add(labels, j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j));
+        r = j + 1;
+    }
+    guint per = (guint)MAX(1, (text_width() - 14) / 12);
+    for (guint b = 0; b < first->len; b += per) {
+        guint e = MIN(first->len, b + per);
+        fprintf(out, "  %-12s", "rank");
+        for (guint k = b; k < e; k++)
+            fprintf(out, " %11s", (const char *)g_ptr_array_index(labels, k));
+        fputc('\n', out);
+        for (int c = 0; c < MODEL_MEM_COUNT + 2; c++) {
+            fprintf(out, "  %-12s",
+                    c < MODEL_MEM_COUNT    ? short_names[c]
+                    : c == MODEL_MEM_COUNT ? "non-KV"
+                                           : "KV budget");
+            for (guint k = b; k < e; k++) {
+                const ModelMemRank *x = &m->ranks[g_array_index(first, uint32_t, k)];
+                double v = c < MODEL_MEM_COUNT    ? (double)x->bytes[c]
+                           : c == MODEL_MEM_COUNT ? (double)non_kv(m, x)
+                                                  : (double)x->kv_budget_bytes;
+                fprintf(out, " %11.2f", gib(v));
+            }
+            fputc('\n', out);
+        }
+    }
+}
+
+void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
+{
+    if (!m || !m->world)
+        return;
+    fprintf(out,
+            "\nmemory per rank (GiB; HBM %.2f, requested at %.4g utilization %.2f; runtime "
+            "context %.2f%s outside the budget):\n",
+            gib((double)m->hbm_bytes), m->utilization, gib((double)m->requested_bytes),
+            gib((double)m->context_bytes), m->reserved_in_budget ? "" : " and reserved");
+    static const char *const short_names[MODEL_MEM_COUNT] = {"weights",   "scales",   "derived",
+                                                             "kv_cache",  "attn_ws",  "activ",
+                                                             "cudagraph", "reserved", "outside"};
+    if (text_width() < 116) {
+        memory_columns(out, m, short_names);
+    } else {
+        memory_rows(out, m, short_names, detail);
+        return;
+    }
+    for (uint32_t r = 0; detail && r < m->world;) {
+        uint32_t j = r;
+        while (j + 1 < m->world && same_mem(&m->ranks[r], &m->ranks[j + 1]))
+            j++;
+        const ModelMemRank *x = &m->ranks[r];
+        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
+        fprintf(out, "  tensors of rank %s:\n", label);
+        for (guint i = 0; x->items && i < x->items->len; i++) {
+            const ModelMemItem *it = g_ptr_array_index(x->items, i);
+            fprintf(out, "    %-9s %s %s %s %.4f GiB\n", model_mem_component_name(it->component),
+                    it->name, it->shape ? it->shape : "", it->dtype ? it->dtype : "",
+                    gib((double)it->bytes));
+        }
+        r = j + 1;
+    }
+    report_vllm_lines(out, m);
+    report_phases(out, m);
+}
+
+/* The wide layout: one row per rank class, one column per component. */
+static void memory_rows(FILE *out, const ModelMemPlan *m, const char *const *short_names,
+                        bool detail)
+{
+    fprintf(out, "  %-10s", "rank");
+    for (int c = 0; c < MODEL_MEM_COUNT; c++)
+        fprintf(out, " %9s", short_names[c]);
+    fprintf(out, " %9s %10s\n", "non-KV", "KV budget");
+    for (uint32_t r = 0; r < m->world;) {
+        uint32_t j = r;
+        while (j + 1 < m->world && same_mem(&m->ranks[r], &m->ranks[j + 1]))
+            j++;
+        const ModelMemRank *x = &m->ranks[r];
+        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
+        fprintf(out, "  %-10s", label);
+        for (int c = 0; c < MODEL_MEM_COUNT; c++)
+            fprintf(out, " %9.2f", gib((double)x->bytes[c]));
+        fprintf(out, " %9.2f %10.2f\n", gib((double)non_kv(m, x)), gib((double)x->kv_budget_bytes));
+        if (detail && x->items) {
+            for (guint i = 0; i < x->items->len; i++) {
+                const ModelMemItem *it = g_ptr_array_index(x->items, i);
+                fprintf(out, "      %-9s %-52s %-28s %-8s %12.4f\n",
+                        model_mem_component_name(it->component), it->name,
+                        it->shape ? it->shape : "", it->dtype ? it->dtype : "",
+                        gib((double)it->bytes));
+            }
+        }
+        r = j + 1;
+    }
+    report_vllm_lines(out, m);
+    report_phases(out, m);
+}
+
+static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)
+{
+    json_builder_set_member_name(b, "memory");
+    json_builder_begin_object(b);
+    add_int(b, "hbm_bytes", (int64_t)m->hbm_bytes);
+    add_int(b, "requested_bytes", (int64_t)m->requested_bytes);
+    json_builder_set_member_name(b, "utilization");
+    json_builder_add_double_value(b, m->utilization);
+    add_int(b, "max_model_len", m->max_model_len);
+    add_int(b, "context_bytes", (int64_t)m->context_bytes);
+    if (m->weights_format)
+        add_str(b, "weights_format", m->weights_format);
+    if (m->vllm.rank >= 0) {
+        /* the start-up log lines of the tightest rank (doc/memory.md, "vLLM's accounting") */
+        json_builder_set_member_name(b, "vllm");
+        json_builder_begin_object(b);
+        add_int(b, "rank", m->vllm.rank);
+        add_int(b, "model_loading_bytes", (int64_t)m->vllm.loading_bytes);
+        add_int(b, "available_kv_cache_bytes", m->vllm.kv_budget_bytes);
+        add_int(b, "kv_cache_tokens", (int64_t)m->vllm.kv_tokens);
+        json_builder_set_member_name(b, "max_concurrency");
+        json_builder_add_double_value(b, m->vllm.max_concurrency);
+        add_int(b, "kv_block_size", m->vllm.kv_block_size);
+        json_builder_end_object(b);
+    }
+    json_builder_set_member_name(b, "ranks");
+    json_builder_begin_array(b);
+    for (uint32_t r = 0; r < m->world; r++) {
+        const ModelMemRank *x = &m->ranks[r];
+        json_builder_begin_object(b);
+        add_int(b, "rank", r);
+        json_builder_set_member_name(b, "bytes");
+        json_builder_begin_object(b);
+        for (int c = 0; c < MODEL_MEM_COUNT; c++)
+            add_int(b, model_mem_component_name((ModelMemComponent)c), (int64_t)x->bytes[c]);
+        json_builder_end_object(b);
+        add_int(b, "non_kv_bytes", (int64_t)non_kv(m, x));
+        add_int(b, "kv_budget_bytes", x->kv_budget_bytes);
+        add_int(b, "kv_bytes_per_token", (int64_t)x->kv_bytes_per_token);
+        if (m->phases) {
+            /* vLLM's start-up and serving, phase by phase (doc/database.md, `phases`) */
+            json_builder_set_member_name(b, "phases");
+            json_builder_begin_array(b);
+            for (int k = 0; k < MODEL_PHASE_COUNT; k++) {
+                const ModelPhaseRow *ph = &m->phases[r][k];
+                json_builder_begin_object(b);
+                add_str(b, "phase", model_phase_name((ModelPhase)k));
+                add_str(b, "status", model_phase_status_name((ModelPhaseStatus)ph->status));
+                if (ph->status != MODEL_PHASE_SKIPPED) {
+                    json_builder_set_member_name(b, "start_us");
+                    json_builder_add_double_value(b, (double)ph->start_ns / 1e3);
+                    json_builder_set_member_name(b, "dur_us");
+                    if (ph->dur_ns >= 0)
+                        json_builder_add_double_value(b, (double)ph->dur_ns / 1e3);
+                    else
+                        json_builder_add_null_value(b);
+                    add_int(b, "allocated_bytes", (int64_t)ph->allocated_bytes);
+                    add_int(b, "peak_bytes", (int64_t)ph->peak_bytes);
+                    add_int(b, "free_bytes", ph->free_bytes);
+                }
+                json_builder_end_object(b);
+            }
+            json_builder_end_array(b);
+        }
+        if (detail && x->items) {
+            json_builder_set_member_name(b, "items");
+            json_builder_begin_array(b);
+            for (guint i = 0; i < x->items->len; i++) {
+                const ModelMemItem *it = g_ptr_array_index(x->items, i);
+                json_builder_begin_object(b);
+                add_str(b, "component", model_mem_component_name(it->component));
+                add_str(b, "name", it->name);
+                add_str(b, "shape", it->shape);
+                add_str(b, "dtype", it->dtype);
+                add_int(b, "bytes", (int64_t)it->bytes);
+                json_builder_end_object(b);
+            }
+            json_builder_end_array(b);
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}

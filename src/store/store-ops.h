@@ -1,0 +1,72 @@
+/* src/store/store-ops.h — how a run's op records become rows (store.c's helper; doc/database.md).
+ *
+ * Two layouts feed the same views (`rank_ops`, `ops`, `collectives`):
+ *  - per rank: one `op_rows` row per record, group ids as they are. Imported runs use it (every
+ *    rank's calls differ) and so did every run before schema 7.
+ *  - shared time lines: most ranks of a simulated run execute exactly what others execute (TP
+ *    peers, DP replicas, symmetric EP ranks), so each distinct time line is stored once in
+ *    `timeline_ops`, `rank_timelines` maps each rank to one, and `rank_groups` turns a row's
+ *    group slot (the group's place among the rank's groups) back into that rank's group id.
+ *
+ * Two ranks share a time line when their records are equal field by field once each group id
+ * is replaced by its slot. Equality is decided by a 128-bit hash of each rank's records
+ * (order-independent: the sum of per-record hashes that include the record's index), computed
+ * by the run's writer thread as the records arrive, off the simulation's path. doc/decisions.md
+ * says why a hash and not a comparison.
+ */
+#ifndef SRC_STORE_OPS_H
+#define SRC_STORE_OPS_H
+
+#include <glib.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../sched/engine.h"
+
+/* Where a run's records come from at commit: an array, then a staging file of raw records. */
+typedef struct {
+    const SchedRecord *recs; /* n records, or NULL */
+    size_t n;
+    int fd; /* staging file holding n_staged records, or -1 */
+    uint64_t n_staged;
+} StoreRecordSource;
+
+/* ---- per-rank rows (op_rows) ---- */
+
+typedef struct StoreOpInserter StoreOpInserter;
+/* `keyed`: op_rows has the (run_id, n) key of schema 4 on (files from before lack it). NULL
+ * with `error` set when the statements cannot be prepared. */
+StoreOpInserter *store_op_inserter_new(sqlite3 *db, const char *path, int64_t run_id, bool keyed,
+                                       GError **error);
+bool store_op_inserter_add(StoreOpInserter *ins, const SchedRecord *recs, size_t n, GError **error);
+void store_op_inserter_free(StoreOpInserter *ins);
+/* All records of `src` as op_rows rows of run `run_id`. */
+bool store_ops_insert_per_rank(sqlite3 *db, const char *path, int64_t run_id, bool keyed,
+                               const StoreRecordSource *src, GError **error);
+
+/* ---- shared time lines ---- */
+
+typedef struct StoreTimelines StoreTimelines;
+/* Starts the per-rank bookkeeping; each rank's groups of `p` (may be NULL) take slots in group
+ * id order, groups met later in records (p2p channels) take the next slots. */
+StoreTimelines *store_timelines_new(const SchedProgram *p);
+void store_timelines_free(StoreTimelines *t);
+/* Hashes records into their ranks' time lines. Not thread-safe: one caller at a time. */
+void store_timelines_add(StoreTimelines *t, const SchedRecord *recs, size_t n);
+/* Decides which ranks share a time line and writes timeline_ops (the rows of one rank of each
+ * time line, read from `src`), rank_timelines and rank_groups for run `run_id`. */
+bool store_timelines_insert(StoreTimelines *t, sqlite3 *db, const char *path, int64_t run_id,
+                            const StoreRecordSource *src, GError **error);
+/* After store_timelines_insert: how many distinct time lines the run had. */
+uint32_t store_timelines_count(const StoreTimelines *t);
+
+static inline void store_bind_opt_int(sqlite3_stmt *st, int col, bool present, int64_t v)
+{
+    if (present)
+        sqlite3_bind_int64(st, col, v);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+#endif

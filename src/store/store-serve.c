@@ -1,0 +1,180 @@
+/* src/store/store-serve.c — see store-serve.h. */
+#include "store-serve.h"
+
+#include <math.h>
+
+static double us(int64_t ns)
+{
+    return (double)ns / 1e3;
+}
+
+static void bind_time(sqlite3_stmt *st, int col, int64_t ns)
+{
+    if (ns < 0)
+        sqlite3_bind_null(st, col);
+    else
+        sqlite3_bind_double(st, col, us(ns));
+}
+
+const char *store_serve_insert(sqlite3 *db, int64_t id, const ModelServe *sv)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO steps(run_id, step, dp, start_us, end_us, prefill_tokens,"
+                           " decode_tokens, seqs, padded_tokens, kv_blocks_used, dummy)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return "prepare steps";
+    bool ok = true;
+    uint32_t steps = 0;
+    for (guint i = 0; ok && i < sv->steps->len; i++) {
+        const ModelServeStep *x = &g_array_index(sv->steps, ModelServeStep, i);
+        steps = MAX(steps, x->step);
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, x->step);
+        sqlite3_bind_int64(st, 3, x->dp);
+        sqlite3_bind_double(st, 4, us(x->start_ns));
+        sqlite3_bind_double(st, 5, us(x->end_ns));
+        sqlite3_bind_int64(st, 6, x->prefill_tokens);
+        sqlite3_bind_int64(st, 7, x->decode_tokens);
+        sqlite3_bind_int64(st, 8, x->seqs);
+        sqlite3_bind_int64(st, 9, x->padded_tokens);
+        sqlite3_bind_int64(st, 10, x->kv_blocks_used);
+        sqlite3_bind_int(st, 11, x->dummy ? 1 : 0);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (!ok)
+        return "insert steps";
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO requests(run_id, id, dp, arrival_us, prompt, output,"
+                           " generated, first_token_us, finish_us, preemptions, prefill_chunks,"
+                           " cached_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return "prepare requests";
+    for (guint i = 0; ok && i < sv->requests->len; i++) {
+        const ModelServeRequest *q = &g_array_index(sv->requests, ModelServeRequest, i);
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, q->id);
+        sqlite3_bind_int64(st, 3, q->dp);
+        sqlite3_bind_double(st, 4, us(q->arrival_ns));
+        sqlite3_bind_int64(st, 5, q->prompt);
+        sqlite3_bind_int64(st, 6, q->output);
+        sqlite3_bind_int64(st, 7, q->generated);
+        bind_time(st, 8, q->first_token_ns);
+        bind_time(st, 9, q->finish_ns);
+        sqlite3_bind_int64(st, 10, q->preemptions);
+        sqlite3_bind_int64(st, 11, q->chunks);
+        sqlite3_bind_int64(st, 12, q->cached_tokens);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (!ok)
+        return "insert requests";
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO serve_runs(run_id, requests, steps, kv_blocks,"
+                           " block_tokens, simulated_steps, reused_steps, stopped)"
+                           " VALUES (?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return "prepare serve_runs";
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, sv->requests->len);
+    sqlite3_bind_int64(st, 3, steps);
+    sqlite3_bind_int64(st, 4, sv->kv_blocks);
+    sqlite3_bind_int64(st, 5, sv->block_tokens);
+    sqlite3_bind_int64(st, 6, (int64_t)sv->simulated);
+    sqlite3_bind_int64(st, 7, (int64_t)sv->reused);
+    if (sv->stopped)
+        sqlite3_bind_text(st, 8, sv->stopped, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 8);
+    ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_finalize(st);
+    return ok ? NULL : "insert serve_runs";
+}
+
+static int64_t ns_of(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return -1;
+    return (int64_t)llround(sqlite3_column_double(st, col) * 1e3);
+}
+
+ModelServe *store_serve_read(sqlite3 *db, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT kv_blocks, block_tokens, simulated_steps, reused_steps, stopped"
+                           " FROM serve_runs WHERE run_id = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return NULL; /* an older database without the table */
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    ModelServe *sv = g_new0(ModelServe, 1);
+    sv->workload = model_workload_new();
+    sv->steps = g_array_new(FALSE, FALSE, sizeof(ModelServeStep));
+    sv->requests = g_array_new(FALSE, FALSE, sizeof(ModelServeRequest));
+    sv->kv_blocks = (uint32_t)sqlite3_column_int64(st, 0);
+    sv->block_tokens = (uint32_t)sqlite3_column_int64(st, 1);
+    sv->simulated = (uint64_t)sqlite3_column_int64(st, 2);
+    sv->reused = (uint64_t)sqlite3_column_int64(st, 3);
+    if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+        sv->stopped = g_strdup((const char *)sqlite3_column_text(st, 4));
+    sqlite3_finalize(st);
+    bool ok = sqlite3_prepare_v2(db,
+                                 "SELECT step, dp, start_us, end_us, prefill_tokens, decode_tokens,"
+                                 " seqs, padded_tokens, kv_blocks_used, dummy FROM steps"
+                                 " WHERE run_id = ? ORDER BY step, dp",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            ModelServeStep x = {(uint32_t)sqlite3_column_int64(st, 0),
+                                (uint32_t)sqlite3_column_int64(st, 1),
+                                ns_of(st, 2),
+                                ns_of(st, 3),
+                                (uint32_t)sqlite3_column_int64(st, 4),
+                                (uint32_t)sqlite3_column_int64(st, 5),
+                                (uint32_t)sqlite3_column_int64(st, 6),
+                                (uint32_t)sqlite3_column_int64(st, 7),
+                                (uint32_t)sqlite3_column_int64(st, 8),
+                                sqlite3_column_int(st, 9) != 0};
+            g_array_append_val(sv->steps, x);
+        }
+        sqlite3_finalize(st);
+    }
+    ok = ok && sqlite3_prepare_v2(db,
+                                  "SELECT id, dp, arrival_us, first_token_us, finish_us, prompt,"
+                                  " output, generated, preemptions, prefill_chunks, cached_tokens"
+                                  " FROM requests"
+                                  " WHERE run_id = ? ORDER BY id",
+                                  -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_int64(st, 1, id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            ModelServeRequest q = {(uint32_t)sqlite3_column_int64(st, 0),
+                                   (uint32_t)sqlite3_column_int64(st, 1),
+                                   ns_of(st, 2),
+                                   ns_of(st, 3),
+                                   ns_of(st, 4),
+                                   (uint32_t)sqlite3_column_int64(st, 5),
+                                   (uint32_t)sqlite3_column_int64(st, 6),
+                                   (uint32_t)sqlite3_column_int64(st, 7),
+                                   (uint32_t)sqlite3_column_int64(st, 8),
+                                   (uint32_t)sqlite3_column_int64(st, 9),
+                                   (uint32_t)sqlite3_column_int64(st, 10)};
+            g_array_append_val(sv->requests, q);
+        }
+        sqlite3_finalize(st);
+    }
+    if (!ok) {
+        model_serve_free(sv);
+        return NULL;
+    }
+    return sv;
+}

@@ -1,0 +1,131 @@
+/* src/store/store.h — the SQLite results database (schema in doc/database.md).
+ *
+ * One database accumulates runs. A run is written in ONE short transaction once its outcome is
+ * known; a process killed before or during it leaves no row of that run. While the engine runs,
+ * op records stream to a writer thread (libuv) through a bounded queue of fixed-size chunks
+ * into a private, already-unlinked staging file, so memory stays bounded whatever the run
+ * length and the database is not locked while the run simulates. Names are stored once per
+ * run in `names` and op rows carry integer ids; the contract tables `ops` and `collectives`
+ * are views.
+ *
+ * Concurrency: WAL mode; writers wait (up to 5 minutes) only for another run's commit, never
+ * for a simulation; readers open the file read-only (store_open_readonly) and never wait.
+ * A file that is not ranksim's, or from a newer ranksim, is recognised by reading only and
+ * left byte-identical. Errors are GErrors in STORE_ERROR naming the database path and
+ * SQLite's message. doc/reliability.md has the promises and their tests.
+ */
+#ifndef SRC_STORE_H
+#define SRC_STORE_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "../../model/memory.h"
+#include "../../model/serve.h"
+#include "../../sched/engine.h"
+
+#define STORE_ERROR (store_error_quark())
+GQuark store_error_quark(void);
+
+typedef enum {
+    STORE_ERROR_FAILED = 0, /* SQLite or I/O failure (exit 1) */
+    STORE_ERROR_FOREIGN,    /* not a ranksim database, or not a regular file (exit 2) */
+    STORE_ERROR_NEWER,      /* written by a newer ranksim (exit 2) */
+    STORE_ERROR_MISSING,    /* store_open_readonly: no such file (exit 2) */
+} StoreErrorCode;
+
+/* Schema version kept in PRAGMA user_version. */
+#define STORE_SCHEMA_VERSION 8
+
+typedef struct Store Store;
+typedef struct StoreRun StoreRun;
+
+typedef struct {
+    const char *name;
+    const char *kind;               /* "program", later "model" */
+    const char *path;               /* scenario path, may be NULL */
+    const char *scenario;           /* full scenario text, may be NULL */
+    const char *timeline;           /* "full", "collectives", "none" */
+    const char *hardware;           /* one-line fabric description, may be NULL */
+    const GPtrArray *not_simulated; /* char*: settings given but not simulated, each with its
+                                       reason (Scenario.ignored_flags); may be NULL */
+    const ModelServe *serve;        /* requests served: rows of `steps`, `requests` and
+                                       `serve_runs`; borrowed until the run is stored; may be
+                                       NULL */
+    const char *model;     /* "glm-5.2 (preset glm-5.2)", may be NULL (program scenarios) */
+    const char *layout;    /* "TP1 x PCP4, DCP4", may be NULL */
+    const char *vllm;      /* "main", "main without indexer_warmup_keys", may be NULL */
+    const char *overrides; /* what the command line changed: "attention_backend=X, prefill=633",
+                              may be NULL */
+    int64_t sweep_id;      /* 0: not part of a sweep; -1: the first run of a sweep (its own id
+                              becomes the sweep's); > 0: the sweep's id */
+} StoreRunInfo;
+
+/* Opens the database at `path` for writing runs, creating the file, its folder and the schema
+ * if needed (an older ranksim schema is upgraded in place). Before anything is written the
+ * file is recognised: a foreign SQLite file, a non-SQLite file or a newer schema fails with
+ * STORE_ERROR_FOREIGN / STORE_ERROR_NEWER and is left byte-identical. Returns NULL and sets
+ * `error` on failure. */
+Store *store_open(const char *path, GError **error);
+/* Opens an existing database read-only (SQLITE_OPEN_READONLY, PRAGMA query_only): never
+ * writes, never waits for a writer, works on read-only files and media (falling back to an
+ * immutable open when the WAL index cannot be created) and on a full disk. Fails with
+ * STORE_ERROR_MISSING, _FOREIGN, _NEWER or _FAILED. */
+Store *store_open_readonly(const char *path, GError **error);
+void store_close(Store *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Store, store_close)
+const char *store_path(const Store *s);
+
+/* Starts a run: copies `info` and the program's names (`p` may be NULL: no names) and starts
+ * the staging writer thread. Touches no database lock. Returns NULL on failure. */
+StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram *p,
+                          GError **error);
+/* A SchedRecordFn: queues one record for the writer thread. Blocks only while the bounded
+ * queue is full. `run` is the StoreRun. */
+void store_run_record(void *run, const SchedRecord *rec);
+/* Drains the writer, then in one transaction (BEGIN IMMEDIATE ... COMMIT) inserts the run row,
+ * names, the staged op rows, groups, ranks, diagnostics and memory. Returns the run id, or -1
+ * with `error` set (nothing of the run is stored then). Frees `r` either way. */
+int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status, int exit_code,
+                         double wall_ms, GError **error);
+/* Attaches a memory plan (borrowed until store_run_finish) whose per-rank components and items
+ * are written into `memory` and `memory_items` with the run. */
+void store_run_set_memory(StoreRun *r, const ModelMemPlan *m);
+/* Discards the run (nothing was written to the database) and frees it. */
+void store_run_abort(StoreRun *r);
+
+/* Stores a finished run whose `n_recs` records are in memory (`recs`, may be NULL), in one
+ * transaction like store_run_finish. `memory` may be NULL. Returns the run id or -1. */
+int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram *p,
+                         const SchedRecord *recs, size_t n_recs, const SchedOutcome *o,
+                         const ModelMemPlan *memory, const char *status, int exit_code,
+                         double wall_ms, GError **error);
+
+/* Records a run whose scenario was rejected: status 'invalid', exit code 2, and one `config`
+ * diagnostic holding `message`. Returns the run id or -1 with `error` set. */
+/* A run whose op rows arrive while it is still being read (`ranksim import`): the write
+ * transaction opens at store_stream_begin (BEGIN IMMEDIATE, a provisional `runs` row for the
+ * id), rows are appended with store_stream_ops in the order given, and store_stream_commit
+ * writes the run row, names, outcome and notes and commits — or store_stream_abort rolls it
+ * all back, leaving no row. Other writers wait for the transaction meanwhile (readers do
+ * not). */
+typedef struct StoreStream StoreStream;
+StoreStream *store_stream_begin(Store *s, GError **error);
+bool store_stream_ops(StoreStream *st, const SchedRecord *recs, size_t n, GError **error);
+int64_t store_stream_commit(StoreStream *st, const StoreRunInfo *info, const SchedProgram *p,
+                            const SchedOutcome *o, const char *status, int exit_code,
+                            double wall_ms, GError **error);
+void store_stream_abort(StoreStream *st);
+/* How many runs the file holds (-1 on an error). */
+int64_t store_run_count(Store *s);
+
+int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *message,
+                             GError **error);
+
+/* Whether `err` is the user's to fix (a foreign, newer or missing database): exit 2, not 1. */
+bool store_error_is_user(const GError *err);
+
+/* For tools and tests: the raw connection. */
+struct sqlite3 *store_db(Store *s);
+
+#endif

@@ -1,0 +1,154 @@
+/* src/util/textwrap.c — folding stdout's lines at the terminal's width; see textwrap.h. */
+#include "textwrap.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+int text_width(void)
+{
+    const char *c = getenv("COLUMNS");
+    guint64 v = 0;
+    if (c && g_ascii_string_to_unsigned(c, 10, 20, 100000, &v, NULL))
+        return (int)v;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col;
+    return 80;
+}
+
+typedef struct {
+    FILE *real;
+    int width;
+    GString *line; /* the current line, without its newline */
+} Wrap;
+
+static FILE *real_stdout; /* while the filter is on */
+static int first_errno;   /* the first failed write to the real stdout */
+
+/* Writes one line folded at w->width (counted in characters, not bytes). */
+static void emit_line(Wrap *w, const char *s, gsize len)
+{
+    glong chars = g_utf8_strlen(s, (gssize)len);
+    if (chars <= w->width) {
+        fwrite(s, 1, len, w->real);
+        fputc('\n', w->real);
+        return;
+    }
+    int indent = 0;
+    while ((gsize)indent < len && s[indent] == ' ')
+        indent++;
+    int cont = MIN(indent + 4, w->width / 2);
+    const char *p = s, *end = s + len;
+    int lead = 0; /* spaces written before this piece */
+    while (p < end) {
+        int room = w->width - lead;
+        /* the byte where `room` characters end */
+        const char *lim = p;
+        for (int k = 0; k < room && lim < end; k++)
+            lim = g_utf8_next_char(lim);
+        if (lim >= end) {
+            fwrite(p, 1, (size_t)(end - p), w->real);
+            fputc('\n', w->real);
+            return;
+        }
+        /* break at the last space inside the room, past the indentation */
+        const char *brk = NULL;
+        for (const char *q = p + (p == s ? indent : 0); q < lim; q = g_utf8_next_char(q))
+            if (*q == ' ')
+                brk = q;
+        const char *cut = brk && brk > p ? brk : lim;
+        fwrite(p, 1, (size_t)(cut - p), w->real);
+        fputc('\n', w->real);
+        p = cut;
+        while (p < end && *p == ' ')
+            p++;
+        if (p < end) {
+            for (int k = 0; k < cont; k++)
+                fputc(' ', w->real);
+            lead = cont;
+        }
+    }
+}
+
+static ssize_t wrap_write(void *cookie, const char *buf, size_t size)
+{
+    Wrap *w = cookie;
+    for (size_t i = 0; i < size; i++) {
+        if (buf[i] == '\n') {
+            errno = 0;
+            emit_line(w, w->line->str, w->line->len);
+            g_string_truncate(w->line, 0);
+            if (ferror(w->real)) {
+                if (!first_errno)
+                    first_errno = errno ? errno : EIO;
+                return -1;
+            }
+        } else {
+            g_string_append_c(w->line, buf[i]);
+        }
+    }
+    return (ssize_t)size;
+}
+
+static int wrap_close(void *cookie)
+{
+    Wrap *w = cookie;
+    if (w->line->len)
+        fwrite(w->line->str, 1, w->line->len, w->real);
+    g_string_free(w->line, TRUE);
+    int rc = fflush(w->real);
+    g_free(w);
+    return rc;
+}
+
+static void finish_at_exit(void)
+{
+    text_wrap_finish();
+}
+
+bool text_wrap_stdout(void)
+{
+    /* a command may end in exit() (GOption's --help does): the filter's last line and its
+     * state must not be lost then */
+    static bool registered = false;
+    if (!registered) {
+        atexit(finish_at_exit);
+        registered = true;
+    }
+    Wrap *w = g_new0(Wrap, 1);
+    w->real = stdout;
+    w->width = text_width();
+    w->line = g_string_new(NULL);
+    cookie_io_functions_t io = {
+        .read = NULL, .write = wrap_write, .seek = NULL, .close = wrap_close};
+    FILE *f = fopencookie(w, "w", io);
+    if (!f) {
+        g_string_free(w->line, TRUE);
+        g_free(w);
+        return false;
+    }
+    setvbuf(f, NULL, _IOFBF, 1 << 16);
+    real_stdout = stdout;
+    first_errno = 0;
+    stdout = f;
+    return true;
+}
+
+int text_wrap_finish(void)
+{
+    if (!real_stdout)
+        return 0;
+    FILE *f = stdout;
+    stdout = real_stdout;
+    real_stdout = NULL;
+    errno = 0;
+    fclose(f); /* the last partial line, then the real stream is flushed */
+    if (!first_errno && ferror(stdout))
+        first_errno = errno ? errno : EIO;
+    return first_errno;
+}

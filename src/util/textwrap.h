@@ -1,0 +1,26 @@
+/* src/util/textwrap.h — text output that fits the terminal.
+ *
+ * The width is COLUMNS when it holds a number (20 or more), else the terminal's when stdout is
+ * one, else 80. text_wrap_stdout() puts a filter in front of stdout that folds every line
+ * longer than the width at a space (or, with none, at the width), continuing it indented four
+ * columns past the line's own indentation — so prose, diagnostics and vLLM's log lines stay
+ * readable in an 80-column pane. Tables are laid out to fit by their printers
+ * (text_width()); the filter is the safety net. JSON, DOT and traces written to stdout must not
+ * go through it: cli.c turns it on for text output only.
+ */
+#ifndef SRC_TEXTWRAP_H
+#define SRC_TEXTWRAP_H
+
+#include <stdbool.h>
+
+/* The width text output folds at (see above). */
+int text_width(void);
+
+/* Replaces stdout with a stream that folds lines at text_width() and writes to the real
+ * stdout. Returns false (stdout unchanged) when the stream cannot be made. */
+bool text_wrap_stdout(void);
+/* Writes what is left, closes the filter and puts the real stdout back. Returns 0, or the errno
+ * of the first write to the real stdout that failed (a full disk, a closed pipe). */
+int text_wrap_finish(void);
+
+#endif
