@@ -15,15 +15,6 @@
 
 /* ---- small formatting helpers ---- */
 
-static char *fmt_time(int64_t ns)
-{
-    if (ns >= 1000000000LL)
-        return g_strdup_printf("%.3f s", (double)ns / 1e9);
-    if (ns >= 1000000LL)
-        return g_strdup_printf("%.3f ms", (double)ns / 1e6);
-    return g_strdup_printf("%.3f us", (double)ns / 1e3);
-}
-
 static char *fmt_layer(int32_t layer)
 {
     return layer >= 0 ? g_strdup_printf(", layer %d", layer) : g_strdup("");
@@ -149,7 +140,7 @@ static char *work_nccl(const Engine *e, const Instance *inst, uint32_t mi)
 char *describe_rank(const Engine *e, uint32_t rank)
 {
     const Actor *a = &e->actors[rank];
-    g_autofree char *t = fmt_time(a->stats.end_ns);
+    g_autofree char *t = sched_format_ns(a->stats.end_ns);
     switch (a->st) {
     case ACT_DONE:
         if (e->postmortem)
@@ -166,14 +157,14 @@ char *describe_rank(const Engine *e, uint32_t rank)
         int32_t mi = sched_group_index_of(e->groups[inst->group].def, (int32_t)rank);
         const Arrival *ar = &inst->arr[mi];
         g_autofree char *layer = fmt_layer(ar->layer);
-        g_autofree char *since = fmt_time(ar->arrive_ns);
+        g_autofree char *since = sched_format_ns(ar->arrive_ns);
         return g_strdup_printf("blocked in %s (group %s, seq %" G_GUINT64_FORMAT "%s) since %s",
                                name_of(e, ar->name), group_name(e, inst->group), inst->seq, layer,
                                since);
     }
     case ACT_COMPUTING: {
         g_autofree char *layer = fmt_layer(a->cur.layer);
-        g_autofree char *until = fmt_time(a->cur.end_ns);
+        g_autofree char *until = sched_format_ns(a->cur.end_ns);
         return g_strdup_printf("computing %s%s until %s", name_of(e, a->cur.name), layer, until);
     }
     case ACT_DELAYING:
@@ -444,8 +435,8 @@ void diagnose_straggler(Engine *e, Instance *inst)
         if (inst->arr[i].arrive_ns - inst->first_arrive_ns > thr)
             g_array_append_val(late, g->ranks[i]);
     g_autofree char *rs = fmt_rank_array(late);
-    g_autofree char *spread = fmt_time(inst->last_arrive_ns - inst->first_arrive_ns);
-    g_autofree char *thr_s = fmt_time(thr);
+    g_autofree char *spread = sched_format_ns(inst->last_arrive_ns - inst->first_arrive_ns);
+    g_autofree char *thr_s = sched_format_ns(thr);
     g_autofree char *layer = fmt_layer(inst->arr[0].layer);
     char *msg =
         g_strdup_printf("straggler in %s (group %s, seq %" G_GUINT64_FORMAT "%s): rank%s %s "
@@ -467,7 +458,7 @@ void diagnose_straggler(Engine *e, Instance *inst)
 
 void diagnose_crash(Engine *e, uint32_t rank, const char *why, const char *reason)
 {
-    g_autofree char *t = fmt_time(e->now);
+    g_autofree char *t = sched_format_ns(e->now);
     g_autofree char *cause =
         reason ? g_strdup_printf(": %s", reason) : g_strdup(" (injected fault)");
     char *msg =
@@ -569,7 +560,7 @@ guint diagnose_timeout(Engine *e, int64_t at_ns)
                 break;
             }
         g_autofree char *layer = fmt_layer(ar->layer);
-        g_autofree char *t = fmt_time(timeout);
+        g_autofree char *t = sched_format_ns(timeout);
         g_autofree char *work = work_nccl(e, inst, ref);
         g_autofree char *victims = fmt_rank_array(waiting);
         g_autoptr(JsonBuilder) b = json_builder_new();
@@ -767,7 +758,7 @@ void diagnose_deadlock(Engine *e)
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     GString *msg = g_string_new(NULL);
-    g_autofree char *now = fmt_time(e->now);
+    g_autofree char *now = sched_format_ns(e->now);
     if (e->postmortem)
         g_string_append_printf(msg,
                                "deadlock (recorded): %u rank%s blocked in collectives that never "
@@ -1050,8 +1041,8 @@ void diagnose_deadlock(Engine *e)
                     g_string_append_printf(hw, "\n  watchdog line on rank%s %s: %s", pl, rs,
                                            h->work);
             } else if (timeout > 0) {
-                g_autofree char *t = fmt_time(timeout);
-                g_autofree char *at = fmt_time(h->first + timeout);
+                g_autofree char *t = sched_format_ns(timeout);
+                g_autofree char *at = sched_format_ns(h->first + timeout);
                 g_string_append_printf(hw,
                                        "\n  on hardware: %s watchdog would fire on rank%s %s "
                                        "after %s (at t=%s): %s",

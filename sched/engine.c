@@ -946,6 +946,17 @@ void sched_outcome_free(SchedOutcome *o)
     g_free(o);
 }
 
+char *sched_format_ns(int64_t ns)
+{
+    if (ns < 0)
+        return g_strdup("-");
+    if (ns >= 1000000000LL)
+        return g_strdup_printf("%.3f s", (double)ns / 1e9);
+    if (ns >= 1000000LL)
+        return g_strdup_printf("%.3f ms", (double)ns / 1e6);
+    return g_strdup_printf("%.3f us", (double)ns / 1e3);
+}
+
 char *sched_format_ranks(const int32_t *ranks, uint32_t n)
 {
     GString *s = g_string_new(NULL);

@@ -179,5 +179,8 @@ const char *sched_severity_name(SchedSeverity s);
 
 /* Formats a sorted rank list compactly: {0,1,2,3,5,7,8} -> "0-3,5,7-8". Caller frees. */
 char *sched_format_ranks(const int32_t *ranks, uint32_t n);
+/* Formats a simulated time for people: "12.345 us", "1.234 ms", "2.000 s"; "-" when negative
+ * (unknown). Caller frees. */
+char *sched_format_ns(int64_t ns);
 
 #endif

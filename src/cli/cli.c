@@ -129,7 +129,7 @@ static void progress_cb(void *ud, int64_t now_ns, uint64_t rank_ops, uint64_t ev
     double wall = (double)(g_get_monotonic_time() - p->start_us) / 1e6;
     if (wall < 1.0)
         return;
-    g_autofree char *t = report_format_ns(now_ns);
+    g_autofree char *t = sched_format_ns(now_ns);
     fprintf(stderr,
             "\r  simulating: t = %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
             " events, %.0f s wall   ",

@@ -368,7 +368,7 @@ int cli_runs(int argc, char **argv)
         row[C_END] =
             sqlite3_column_type(s, RUN_END) == SQLITE_NULL
                 ? g_strdup("-")
-                : report_format_ns((int64_t)llround(sqlite3_column_double(s, RUN_END) * 1e3));
+                : sched_format_ns((int64_t)llround(sqlite3_column_double(s, RUN_END) * 1e3));
         const char *created = (const char *)sqlite3_column_text(s, RUN_CREATED);
         row[C_WHEN] = g_strndup(created ? created : "-", 19);
         for (char *p = row[C_WHEN]; *p; p++)
@@ -701,15 +701,15 @@ static char *fmt_pct(double a, double b)
 /* Signed duration: "+1.234 ms" / "-12.000 us". */
 static char *fmt_delta_ns(int64_t d)
 {
-    g_autofree char *abs = report_format_ns(d < 0 ? -d : d);
+    g_autofree char *abs = sched_format_ns(d < 0 ? -d : d);
     return g_strdup_printf("%s%s", d < 0 ? "-" : d > 0 ? "+" : "", abs);
 }
 
 static void diff_time_row(const char *label, const char *metric, int64_t a, int64_t b, bool has_a,
                           bool has_b)
 {
-    g_autofree char *sa = has_a ? report_format_ns(a) : g_strdup("-");
-    g_autofree char *sb = has_b ? report_format_ns(b) : g_strdup("-");
+    g_autofree char *sa = has_a ? sched_format_ns(a) : g_strdup("-");
+    g_autofree char *sb = has_b ? sched_format_ns(b) : g_strdup("-");
     g_autofree char *d = has_a && has_b ? fmt_delta_ns(b - a) : g_strdup("-");
     g_autofree char *p = has_a && has_b ? fmt_pct((double)a, (double)b) : g_strdup("-");
     printf("  %-12s %-8s %14s %14s %15s %9s\n", label, metric, sa, sb, d, p);
@@ -830,14 +830,14 @@ static void diff_comm(Store *st, const QueryRun *a, const QueryRun *b)
         if (!y)
             y = &zy;
         ta.ns += x->ns, ta.calls += x->calls, tb.ns += y->ns, tb.calls += y->calls;
-        g_autofree char *fa = report_format_ns(x->ns), *fb = report_format_ns(y->ns);
+        g_autofree char *fa = sched_format_ns(x->ns), *fb = sched_format_ns(y->ns);
         g_autofree char *ca = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fa, x->calls);
         g_autofree char *cb = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fb, y->calls);
         g_autofree char *d = fmt_delta_ns(y->ns - x->ns);
         g_autofree char *p = fmt_pct((double)x->ns, (double)y->ns);
         printf("  %-22.22s %18s %18s %12s %4s\n", name, ca, cb, d, p);
     }
-    g_autofree char *fa = report_format_ns(ta.ns), *fb = report_format_ns(tb.ns);
+    g_autofree char *fa = sched_format_ns(ta.ns), *fb = sched_format_ns(tb.ns);
     g_autofree char *ca = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fa, ta.calls);
     g_autofree char *cb = g_strdup_printf("%s (%" G_GINT64_FORMAT ")", fb, tb.calls);
     g_autofree char *d = fmt_delta_ns(tb.ns - ta.ns);

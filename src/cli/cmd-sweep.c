@@ -454,7 +454,7 @@ static void progress_line(Sweep *sw, const Variant *v)
 {
     if (sw->tty || sw->quiet)
         return;
-    g_autofree char *end = v->end_ns >= 0 ? report_format_ns(v->end_ns) : g_strdup("-");
+    g_autofree char *end = v->end_ns >= 0 ? sched_format_ns(v->end_ns) : g_strdup("-");
     fprintf(stderr, "[%u/%u] %s: %s", sw->done, sw->n, v->label, sweep_outcome_names[v->outcome]);
     if (v->run_id >= 0)
         fprintf(stderr, " (run %" G_GINT64_FORMAT ", %s)", v->run_id, end);

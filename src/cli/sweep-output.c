@@ -104,7 +104,7 @@ static void print_cells(const Variant *v)
 {
     g_autofree char *id =
         v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("-");
-    g_autofree char *end = v->end_ns >= 0 ? report_format_ns(v->end_ns) : g_strdup("-");
+    g_autofree char *end = v->end_ns >= 0 ? sched_format_ns(v->end_ns) : g_strdup("-");
     g_autofree char *kv = kv_text(v);
     printf("  %6s  %-7s  %11s  %10s", id, sweep_outcome_names[v->outcome], end, kv);
 }

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
 
 /* Text lists are cut after this many entries ("... and N more"). */
 #define MAX_TEXT_ITEMS 16
@@ -412,7 +411,7 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
 {
     const SchedDiag *d = s->divergence;
     fprintf(out, "\nfirst divergence:\n");
-    g_autofree char *t = report_format_ns(d->time_ns);
+    g_autofree char *t = sched_format_ns(d->time_ns);
     g_autoptr(JsonNode) node = d->detail ? json_from_string(d->detail, NULL) : NULL;
     JsonObject *det = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
     if (strcmp(d->kind, "mismatch") == 0) {
@@ -498,7 +497,7 @@ static void text_first_block(FILE *out, const Story *s, const SchedOutcome *o)
                 first = d;
         }
         if (first) {
-            g_autofree char *t = report_format_ns(first->time_ns);
+            g_autofree char *t = sched_format_ns(first->time_ns);
             fprintf(out, "  no collective mismatched; the first error, at %s: %s\n", t,
                     first->message);
         } else {
@@ -508,7 +507,7 @@ static void text_first_block(FILE *out, const Story *s, const SchedOutcome *o)
     }
     const Inst *in = g_ptr_array_index(s->insts, 0);
     g_autofree char *where = explain_fmt_where(in->op, in->group, in->seq, in->layer);
-    g_autofree char *t = report_format_ns(in->since_ns);
+    g_autofree char *t = sched_format_ns(in->since_ns);
     g_autofree char *arrived = explain_fmt_ranks(in->arrived);
     fprintf(out,
             "  no collective mismatched and no rank diverged; the first instance to %s is\n"
@@ -708,7 +707,7 @@ static void text_hardware(FILE *out, const Story *s, const SchedOutcome *o)
         const Inst *in = g_ptr_array_index(s->insts, k);
         if (strcmp(in->source, "timeout") != 0)
             continue;
-        g_autofree char *at = report_format_ns(in->fired_ns);
+        g_autofree char *at = sched_format_ns(in->fired_ns);
         g_autofree char *w = explain_fmt_ranks(in->waiting);
         fprintf(out,
                 "  at t=%s, on %s %s: Watchdog caught collective operation timeout: %s ran "
@@ -729,7 +728,7 @@ static void text_hardware(FILE *out, const Story *s, const SchedOutcome *o)
     for (guint i = 0; i < o->diags->len; i++) {
         const SchedDiag *d = g_ptr_array_index(o->diags, i);
         if (strcmp(d->kind, "crash") == 0) {
-            g_autofree char *t = report_format_ns(d->time_ns);
+            g_autofree char *t = sched_format_ns(d->time_ns);
             fprintf(out,
                     "  rank %d dies at t=%s (its process exits; the others learn of it only "
                     "through their watchdog)\n",
@@ -757,7 +756,7 @@ void explain_text(FILE *out, const char *title, const SchedOutcome *o)
 void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, bool recorded)
 {
     g_return_if_fail(out != NULL && o != NULL);
-    g_autofree char *end = report_format_ns(o->end_ns);
+    g_autofree char *end = sched_format_ns(o->end_ns);
     if (!o->failed) {
         guint warnings = o->diags->len;
         fprintf(out,

@@ -309,7 +309,7 @@ static void draw_axis(const Canvas *c, double y)
         cairo_move_to(cr, x, TOP - 6);
         cairo_line_to(cr, x, y);
         cairo_stroke(cr);
-        g_autofree char *lab = report_format_ns((int64_t)t);
+        g_autofree char *lab = sched_format_ns((int64_t)t);
         text(cr, x - 20, y + 16, 10, false, C_TEXT, lab);
     }
 }

@@ -8,17 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-char *report_format_ns(int64_t ns)
-{
-    if (ns < 0)
-        return g_strdup("-");
-    if (ns >= 1000000000LL)
-        return g_strdup_printf("%.3f s", (double)ns / 1e9);
-    if (ns >= 1000000LL)
-        return g_strdup_printf("%.3f ms", (double)ns / 1e6);
-    return g_strdup_printf("%.3f us", (double)ns / 1e3);
-}
-
 static bool same_row(const SchedRankStats *a, const SchedRankStats *b)
 {
     return a->state == b->state && a->end_ns == b->end_ns && a->compute_ns == b->compute_ns &&
@@ -113,7 +102,7 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
     if (!first && o->diags->len)
         first = g_ptr_array_index(o->diags, 0);
 
-    g_autofree char *end = report_format_ns(o->end_ns);
+    g_autofree char *end = sched_format_ns(o->end_ns);
     g_autofree char *head = headline(run, o, first);
     fprintf(out, "%s\n", head);
     /* An imported run was recorded, not simulated: its figures say so. */
@@ -171,10 +160,10 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
             j++;
         const SchedRankStats *s = &o->ranks[r];
         g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
-        g_autofree char *e = report_format_ns(s->end_ns);
-        g_autofree char *c = report_format_ns(s->compute_ns);
-        g_autofree char *m = report_format_ns(s->comm_ns);
-        g_autofree char *w = report_format_ns(s->wait_ns);
+        g_autofree char *e = sched_format_ns(s->end_ns);
+        g_autofree char *c = sched_format_ns(s->compute_ns);
+        g_autofree char *m = sched_format_ns(s->comm_ns);
+        g_autofree char *w = sched_format_ns(s->wait_ns);
         char nops[32];
         fprintf(out, "  %-10s %-8s %11s %11s %11s %11s %8s\n", label,
                 sched_rank_state_name(s->state), e, c, m, w, thousands(s->ops, nops, sizeof nops));

@@ -55,7 +55,5 @@ void report_serve_text(FILE *out, const ModelServe *sv);
 /* Adds a "serving" member to the object being built. */
 void report_serve_json(JsonBuilder *b, const ModelServe *sv);
 
-/* "12.345 ms" style formatting of a duration in ns, caller frees. */
-char *report_format_ns(int64_t ns);
 
 #endif
