@@ -15,6 +15,7 @@ tsv=$3
 mode=${4:-check}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+dir=$(cd "$dir" && pwd -P) # absolute, so every stored path starts with $src/ below
 files=("$dir"/*.yaml)
 src=$(cd "$dir/.." && pwd -P)
 # The dump of run 1 of DB: one block per table, rows sorted, stable columns only.
