@@ -114,10 +114,10 @@ static int dispatch(int argc, char **argv)
         const char *name;
         int (*fn)(int argc, char **argv);
     } commands[] = {
-        {"run", cli_run},         {"sweep", cli_sweep}, {"runs", cli_runs},
-        {"report", cli_report},   {"explain", cli_explain}, {"trace", cli_trace},
-        {"diff", cli_diff},       {"plot", cli_plot},   {"list", cli_list},
-        {"import", cli_import},   {"match", cli_match}, {"prune", cli_prune},
+        {"run", cli_run},       {"sweep", cli_sweep},     {"runs", cli_runs},
+        {"report", cli_report}, {"explain", cli_explain}, {"trace", cli_trace},
+        {"diff", cli_diff},     {"plot", cli_plot},       {"list", cli_list},
+        {"import", cli_import}, {"match", cli_match},     {"prune", cli_prune},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
     g_autofree char *prg =

@@ -109,8 +109,8 @@ static void progress_cb(void *ud, int64_t now_ns, uint64_t rank_ops, uint64_t ev
 static int run_parse(int argc, char **argv, RunOptions *o)
 {
     GOptionEntry entries[] = {
-        {"db", 0, 0, G_OPTION_ARG_FILENAME, &o->db,
-         "Results database (default " CLI_DEFAULT_DB ")", "FILE"},
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
          "Also write a Chrome/Perfetto trace of the run", "FILE.json"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &o->json, "Print the report as one JSON object", NULL},
@@ -168,7 +168,7 @@ static int run_parse(int argc, char **argv, RunOptions *o)
         return CLI_EXIT_INVALID;
     }
     if (vcmd ? argc != 1 : argc != 2) {
-        cli_error("%s", vcmd       ? "run: give a SCENARIO or -- vllm serve MODEL [FLAGS...], not both"
+        cli_error("%s", vcmd ? "run: give a SCENARIO or -- vllm serve MODEL [FLAGS...], not both"
                         : argc < 2 ? "run: missing SCENARIO (try 'ranksim run --help')"
                                    : "run: exactly one SCENARIO expected");
         return CLI_EXIT_INVALID;

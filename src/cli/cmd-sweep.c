@@ -113,7 +113,8 @@ static void progress_line(CliSweep *sw, const CliSweepVariant *v)
     if (sw->tty || sw->quiet)
         return;
     g_autofree char *end = v->end_ns >= 0 ? sched_format_ns(v->end_ns) : g_strdup("-");
-    fprintf(stderr, "[%u/%u] %s: %s", sw->done, sw->n, v->label, cli_sweep_outcome_names[v->outcome]);
+    fprintf(stderr, "[%u/%u] %s: %s", sw->done, sw->n, v->label,
+            cli_sweep_outcome_names[v->outcome]);
     if (v->run_id >= 0)
         fprintf(stderr, " (run %" G_GINT64_FORMAT ", %s)", v->run_id, end);
     if (v->first_diag && v->outcome != CLI_SWEEP_OK) {
@@ -296,7 +297,6 @@ static void sweep_options_clear(SweepOptions *o)
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SweepOptions, sweep_options_clear)
 
 static int sweep_run(CliSweep *sw, SweepOptions *o);
-
 
 int cli_sweep(int argc, char **argv)
 {

@@ -179,7 +179,8 @@ void sweep_print_table(const CliSweep *sw)
     int diag_w = below ? width - wid - 4 : MIN(110, width - used);
     printf("%*s", wid, "#");
     for (guint k = 0; k < nv; k++)
-        printf("  %-*s", w[k], short_key(((const SweepVary *)g_ptr_array_index(sw->in.varies, k))->key));
+        printf("  %-*s", w[k],
+               short_key(((const SweepVary *)g_ptr_array_index(sw->in.varies, k))->key));
     printf("  %6s  %-7s  %11s  %10s", "run", "outcome", "step time", "KV budget");
     printf("%s\n", below ? "" : width >= 120 ? "  first diagnostic" : "  finding");
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
@@ -309,7 +310,8 @@ void sweep_print_csv(const CliSweep *sw)
         for (guint k = 0; k < nv; k++)
             csv_field(
                 out,
-                g_ptr_array_index(((const SweepVary *)g_ptr_array_index(sw->in.varies, k))->values, choice[k]),
+                g_ptr_array_index(((const SweepVary *)g_ptr_array_index(sw->in.varies, k))->values,
+                                  choice[k]),
                 false);
         g_autofree char *id =
             v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("");

@@ -121,11 +121,12 @@ static bool vary_values(const char *arg, const char *list, SweepVary *v, GError 
         if (ok && v->kind == SWEEP_VARY_DECODE)
             ok = check_decode(val);
         if (!ok) {
-            g_set_error(error, SWEEP_ERROR, SWEEP_ERROR_ARGUMENT, "--vary '%s': value %u '%s' is %s",
-                        arg, (guint)(p - vals) + 1, val,
+            g_set_error(error, SWEEP_ERROR, SWEEP_ERROR_ARGUMENT,
+                        "--vary '%s': value %u '%s' is %s", arg, (guint)(p - vals) + 1, val,
                         !*val ? "empty; write KEY=V1,V2 without empty entries"
-                        : v->kind == SWEEP_VARY_PREFILL ? "not a prompt length in tokens, 1..10000000"
-                                                        : "not BATCH:CONTEXT, e.g. 8:4096");
+                        : v->kind == SWEEP_VARY_PREFILL
+                            ? "not a prompt length in tokens, 1..10000000"
+                            : "not BATCH:CONTEXT, e.g. 8:4096");
             g_free(val);
             return false;
         }
@@ -403,8 +404,8 @@ Scenario *sweep_variant_load(const SweepInputs *in, guint index, GError **error)
     return g_steal_pointer(&sc);
 }
 
-RunnerResult *sweep_variant_simulate(const Scenario *sc, SchedTimeline timeline,
-                                     bool memory_detail, GArray *records)
+RunnerResult *sweep_variant_simulate(const Scenario *sc, SchedTimeline timeline, bool memory_detail,
+                                     GArray *records)
 {
     RunnerResult *res = runner_simulate(sc, timeline, runner_collect_record, records, NULL, NULL);
     ModelMemPlan *m = res->memory;

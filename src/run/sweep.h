@@ -51,13 +51,13 @@ typedef struct {
 
 /* What every variant starts from; borrowed, immutable while the sweep runs. */
 typedef struct {
-    const char *path;           /* the scenario's path (messages, display name) */
-    const char *text;           /* its text, read once */
-    const GPtrArray *varies;    /* SweepVary*: the axes (sweep_axes_parse) */
-    const char *const *sets;    /* --set of every variant, NULL-terminated; may be NULL */
-    const char *hardware;       /* --hardware, may be NULL */
-    uint64_t max_rank_ops;      /* a variant beyond it is invalid (0: no limit) */
-    GArray *flag_prefill;       /* --prefill / --decode (uint32), may be NULL; read only */
+    const char *path;        /* the scenario's path (messages, display name) */
+    const char *text;        /* its text, read once */
+    const GPtrArray *varies; /* SweepVary*: the axes (sweep_axes_parse) */
+    const char *const *sets; /* --set of every variant, NULL-terminated; may be NULL */
+    const char *hardware;    /* --hardware, may be NULL */
+    uint64_t max_rank_ops;   /* a variant beyond it is invalid (0: no limit) */
+    GArray *flag_prefill;    /* --prefill / --decode (uint32), may be NULL; read only */
     GArray *flag_decode;
 } SweepInputs;
 
@@ -99,7 +99,7 @@ Scenario *sweep_variant_load(const SweepInputs *in, guint index, GError **error)
  * Without `memory_detail` the memory plan keeps its components but not its tensor lists (a
  * sweep stores those only when asked: memory_items cost as much to store as a 1,024-rank run
  * takes to simulate). Never fails; caller frees. */
-RunnerResult *sweep_variant_simulate(const Scenario *sc, SchedTimeline timeline,
-                                     bool memory_detail, GArray *records);
+RunnerResult *sweep_variant_simulate(const Scenario *sc, SchedTimeline timeline, bool memory_detail,
+                                     GArray *records);
 
 #endif
