@@ -429,8 +429,8 @@ static bool sweep_options_check(CliSweep *sw, SweepOptions *o, int *fail_on)
 /* The variants' inputs into sw->in: the axes, the --prefill/--decode batch and the file's
  * text (read once: an unreadable file is a bad argument, not n invalid runs), then every
  * --vary key checked against the scenario before anything runs (a typo is exit 2 with the
- * loader's suggestion, nothing stored). What sw->in points to is made here and owned by the
- * caller's `own` arrays (axes, prefill, decode) and *text. Returns false after printing. */
+ * loader's suggestion, nothing stored). sw->in borrows *axes, *prefill, *decode and *text,
+ * which the caller owns. Returns false after printing the error. */
 static bool sweep_inputs(CliSweep *sw, SweepOptions *o, GPtrArray **axes, GArray **prefill,
                          GArray **decode, char **text)
 {
