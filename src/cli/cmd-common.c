@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "exit-codes.h"
 #include "../util/inputfile.h"
 #include "../store/query.h"
 #include "../run/runner.h"

@@ -2,8 +2,8 @@
  * ("ranksim: error: ..." on stderr), --timeline and --prefill/--decode parsing, and opening an
  * existing results database for the read-only commands (report, runs, explain, trace, diff).
  *
- * Exit codes are cli.h's: a user error (bad option, unknown run, missing database) is 2, an
- * environment error (the database cannot be read) is 1.
+ * Exit codes are exit-codes.h's: a user error (bad option, unknown run, missing database) is
+ * 2, an environment error (the database cannot be read) is 1.
  */
 #ifndef SRC_CMD_COMMON_H
 #define SRC_CMD_COMMON_H

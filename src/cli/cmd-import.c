@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "commands.h"
 #include "cmd-common.h"
 
 #include <glib/gstdio.h>

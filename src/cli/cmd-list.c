@@ -10,7 +10,7 @@
 #include "../../model/arch.h"
 #include "../../model/backend.h"
 #include "../../model/catalog.h"
-#include "cli.h"
+#include "commands.h"
 #include "cmd-common.h"
 #include "../input/hardware.h"
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "commands.h"
 #include "cmd-common.h"
 #include "../store/query.h"
 #include "../run/runner.h"

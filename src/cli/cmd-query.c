@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "commands.h"
 #include "cmd-common.h"
 #include "../output/diff-inputs.h"
 #include "../output/explain.h"

@@ -5,22 +5,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sweep-output.h"
+
 #include "../store/query.h"
 #include "../output/report.h"
-#include "../run/sweep.h"
 #include "../util/textwrap.h"
 
-const char *const sweep_outcome_names[] = {"not run", "ok", "failed", "invalid", "error"};
+const char *const cli_sweep_outcome_names[] = {"not run", "ok", "failed", "invalid", "error"};
 
 /* ---- summary ---- */
 
 /* `sweep --json`: the variants and the summary as one JSON object on stdout. */
-void sweep_print_json(Sweep *sw, double wall_s)
+void sweep_print_json(const CliSweep *sw, double wall_s)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "scenario");
-    json_builder_add_string_value(b, sw->path);
+    json_builder_add_string_value(b, sw->in.path);
     json_builder_set_member_name(b, "db");
     json_builder_add_string_value(b, sw->db_path);
     static const char *const counts[] = {"variants", "ok", "failed", "invalid", "not_stored"};
@@ -40,16 +41,16 @@ void sweep_print_json(Sweep *sw, double wall_s)
         json_builder_add_null_value(b);
     json_builder_set_member_name(b, "runs");
     json_builder_begin_array(b);
-    guint nv = sw->varies->len;
+    guint nv = sw->in.varies->len;
     for (guint i = 0; i < sw->n; i++) {
-        const Variant *v = &sw->variants[i];
+        const CliSweepVariant *v = &sw->variants[i];
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "variant");
         json_builder_begin_object(b);
         g_autofree guint *choice = g_new0(guint, nv);
-        sweep_variant_choice(sw, i, choice);
+        sweep_variant_choice(sw->in.varies, i, choice);
         for (guint k = 0; k < nv; k++) {
-            Vary *vy = g_ptr_array_index(sw->varies, k);
+            const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
             json_builder_set_member_name(b, vy->key);
             json_builder_add_string_value(b, g_ptr_array_index(vy->values, choice[k]));
         }
@@ -60,7 +61,7 @@ void sweep_print_json(Sweep *sw, double wall_s)
         else
             json_builder_add_null_value(b);
         json_builder_set_member_name(b, "outcome");
-        json_builder_add_string_value(b, sweep_outcome_names[v->outcome]);
+        json_builder_add_string_value(b, cli_sweep_outcome_names[v->outcome]);
         json_builder_set_member_name(b, "step_time_us");
         if (v->end_ns >= 0)
             json_builder_add_double_value(b, (double)v->end_ns / 1e3);
@@ -92,7 +93,7 @@ static const char *short_key(const char *key)
     return dot ? dot + 1 : key;
 }
 
-static char *kv_text(const Variant *v)
+static char *kv_text(const CliSweepVariant *v)
 {
     return v->has_kv
                ? g_strdup_printf("%.2f GiB", (double)v->kv_min_bytes / (1024.0 * 1024.0 * 1024.0))
@@ -100,33 +101,33 @@ static char *kv_text(const Variant *v)
 }
 
 /* A variant's figures, after its values: "  run  outcome  step time  KV budget". */
-static void print_cells(const Variant *v)
+static void print_cells(const CliSweepVariant *v)
 {
     g_autofree char *id =
         v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("-");
     g_autofree char *end = v->end_ns >= 0 ? sched_format_ns(v->end_ns) : g_strdup("-");
     g_autofree char *kv = kv_text(v);
-    printf("  %6s  %-7s  %11s  %10s", id, sweep_outcome_names[v->outcome], end, kv);
+    printf("  %6s  %-7s  %11s  %10s", id, cli_sweep_outcome_names[v->outcome], end, kv);
 }
 
 /* The table for a terminal too narrow for one column per key (sweep_print_table). */
-static void print_compact(Sweep *sw, int wid, int width)
+static void print_compact(const CliSweep *sw, int wid, int width)
 {
-    guint nv = sw->varies->len;
+    guint nv = sw->in.varies->len;
     int cell = wid + 2 + 6 + 2 + 7 + 2 + 11 + 2 + 10 + 2;
     int room = MAX(16, width - cell);
     printf("%*s  %6s  %-7s  %11s  %10s  %s\n", wid, "#", "run", "outcome", "step time", "KV budget",
            "variant");
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint i = 0; i < sw->n; i++) {
-        const Variant *v = &sw->variants[i];
+        const CliSweepVariant *v = &sw->variants[i];
         printf("%*u", wid, i + 1);
         print_cells(v);
         printf("  ");
-        sweep_variant_choice(sw, i, choice);
+        sweep_variant_choice(sw->in.varies, i, choice);
         int col = 0;
         for (guint k = 0; k < nv; k++) {
-            Vary *vy = g_ptr_array_index(sw->varies, k);
+            const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
             g_autofree char *piece = g_strdup_printf(
                 "%s=%s%s", short_key(vy->key),
                 (const char *)g_ptr_array_index(vy->values, choice[k]), k + 1 < nv ? "," : "");
@@ -149,12 +150,12 @@ static void print_compact(Sweep *sw, int wid, int width)
     }
 }
 
-void sweep_print_table(Sweep *sw)
+void sweep_print_table(const CliSweep *sw)
 {
-    guint nv = sw->varies->len;
+    guint nv = sw->in.varies->len;
     g_autofree int *w = g_new0(int, nv);
     for (guint k = 0; k < nv; k++) {
-        Vary *vy = g_ptr_array_index(sw->varies, k);
+        const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
         w[k] = (int)strlen(short_key(vy->key));
         for (guint i = 0; i < vy->values->len; i++)
             w[k] = MAX(w[k], (int)strlen(g_ptr_array_index(vy->values, i)));
@@ -178,16 +179,17 @@ void sweep_print_table(Sweep *sw)
     int diag_w = below ? width - wid - 4 : MIN(110, width - used);
     printf("%*s", wid, "#");
     for (guint k = 0; k < nv; k++)
-        printf("  %-*s", w[k], short_key(((Vary *)g_ptr_array_index(sw->varies, k))->key));
+        printf("  %-*s", w[k],
+               short_key(((const SweepVary *)g_ptr_array_index(sw->in.varies, k))->key));
     printf("  %6s  %-7s  %11s  %10s", "run", "outcome", "step time", "KV budget");
     printf("%s\n", below ? "" : width >= 120 ? "  first diagnostic" : "  finding");
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint i = 0; i < sw->n; i++) {
-        const Variant *v = &sw->variants[i];
+        const CliSweepVariant *v = &sw->variants[i];
         printf("%*u", wid, i + 1);
-        sweep_variant_choice(sw, i, choice);
+        sweep_variant_choice(sw->in.varies, i, choice);
         for (guint k = 0; k < nv; k++) {
-            Vary *vy = g_ptr_array_index(sw->varies, k);
+            const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
             printf("  %-*s", w[k], (const char *)g_ptr_array_index(vy->values, choice[k]));
         }
         g_autofree char *diag =
@@ -210,21 +212,21 @@ typedef struct {
 /* "Which configurations are safe": each value that was ok in every variant that had it, each
  * that never was, and the mixed ones with their counts. Values of a sweep of one key are its
  * configurations; with several keys a value is safe only when it was ok whatever the others. */
-static void print_safety(Sweep *sw)
+static void print_safety(const CliSweep *sw)
 {
-    guint nv = sw->varies->len;
+    guint nv = sw->in.varies->len;
     GString *safe = g_string_new(NULL), *unsafe = g_string_new(NULL), *mixed = g_string_new(NULL);
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint k = 0; k < nv; k++) {
-        const Vary *vy = g_ptr_array_index(sw->varies, k);
+        const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
         g_autofree ValueTally *t = g_new0(ValueTally, vy->values->len);
         for (guint i = 0; i < sw->n; i++) {
-            const Variant *v = &sw->variants[i];
-            if (v->outcome == OUT_NOT_RUN || v->outcome == OUT_ERROR)
+            const CliSweepVariant *v = &sw->variants[i];
+            if (v->outcome == CLI_SWEEP_NOT_RUN || v->outcome == CLI_SWEEP_ERROR)
                 continue;
-            sweep_variant_choice(sw, i, choice);
+            sweep_variant_choice(sw->in.varies, i, choice);
             t[choice[k]].total++;
-            if (v->outcome == OUT_OK)
+            if (v->outcome == CLI_SWEEP_OK)
                 t[choice[k]].ok++;
             else
                 t[choice[k]].bad++;
@@ -250,9 +252,9 @@ static void print_safety(Sweep *sw)
     g_string_free(mixed, TRUE);
 }
 
-void sweep_print_summary(Sweep *sw, double wall_s)
+void sweep_print_summary(const CliSweep *sw, double wall_s)
 {
-    printf("\nsweep of %s: %u variant%s, %u ok, %u failed, %u invalid", sw->path, sw->n,
+    printf("\nsweep of %s: %u variant%s, %u ok, %u failed, %u invalid", sw->in.path, sw->n,
            sw->n == 1 ? "" : "s", sw->ok, sw->failed, sw->invalid);
     if (sw->errors)
         printf(", %u not stored", sw->errors);
@@ -288,27 +290,28 @@ static void csv_field(GString *out, const char *s, bool last)
     g_string_append(out, last ? "\r\n" : ",");
 }
 
-void sweep_print_csv(Sweep *sw)
+void sweep_print_csv(const CliSweep *sw)
 {
-    guint nv = sw->varies->len;
+    guint nv = sw->in.varies->len;
     GString *out = g_string_new(NULL);
     csv_field(out, "variant", false);
     for (guint k = 0; k < nv; k++)
-        csv_field(out, ((Vary *)g_ptr_array_index(sw->varies, k))->key, false);
+        csv_field(out, ((const SweepVary *)g_ptr_array_index(sw->in.varies, k))->key, false);
     static const char *const cols[] = {"run_id",       "sweep_id",        "outcome",
                                        "step_time_us", "kv_budget_bytes", "first_diagnostic"};
     for (size_t c = 0; c < G_N_ELEMENTS(cols); c++)
         csv_field(out, cols[c], c + 1 == G_N_ELEMENTS(cols));
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint i = 0; i < sw->n; i++) {
-        const Variant *v = &sw->variants[i];
+        const CliSweepVariant *v = &sw->variants[i];
         g_autofree char *num = g_strdup_printf("%u", i + 1);
         csv_field(out, num, false);
-        sweep_variant_choice(sw, i, choice);
+        sweep_variant_choice(sw->in.varies, i, choice);
         for (guint k = 0; k < nv; k++)
             csv_field(
                 out,
-                g_ptr_array_index(((Vary *)g_ptr_array_index(sw->varies, k))->values, choice[k]),
+                g_ptr_array_index(((const SweepVary *)g_ptr_array_index(sw->in.varies, k))->values,
+                                  choice[k]),
                 false);
         g_autofree char *id =
             v->run_id >= 0 ? g_strdup_printf("%" G_GINT64_FORMAT, v->run_id) : g_strdup("");
@@ -322,7 +325,7 @@ void sweep_print_csv(Sweep *sw)
             v->has_kv ? g_strdup_printf("%" G_GINT64_FORMAT, v->kv_min_bytes) : g_strdup("");
         csv_field(out, id, false);
         csv_field(out, sid, false);
-        csv_field(out, sweep_outcome_names[v->outcome], false);
+        csv_field(out, cli_sweep_outcome_names[v->outcome], false);
         csv_field(out, end, false);
         csv_field(out, kv, false);
         csv_field(out, v->first_diag, true);

@@ -1,111 +1,105 @@
-/* src/run/sweep.h — the state `ranksim sweep` shares between its loop (cmd-sweep.c) and its
- * output (sweep-output.c: the table, the summary, JSON and CSV). Private to those two files.
+/* src/run/sweep.h — the variants of `ranksim sweep`: the --vary / --zip axes, their cross
+ * product, and each variant's scenario, loaded the way `run` loads one (--set overrides and
+ * --prefill/--decode extras through the scenario loader; the text is never edited). Prints
+ * nothing: the command (src/cli/cmd-sweep.c) runs the variants on its thread pool, stores and
+ * prints them.
+ *
+ * Axes: each --vary KEY=V1,V2,... is an axis of its own; the --zip keys together form one axis
+ * (their i-th values go together). Variant i picks one value per key: the axes' cross product
+ * with the first axis varying slowest. Two keys are special: workload.prefill=N,... and
+ * workload.decode=B:CTX,... (the workload's batch); any other key is applied like --set.
+ *
+ * Threads: a SweepInputs is immutable once the sweep starts; sweep_variant_load and
+ * sweep_variant_simulate only read it, so workers may call them in parallel.
+ * Costs: the axes are O(keys x values); a variant costs one load of the scenario.
  */
-#ifndef SRC_SWEEP_H
-#define SRC_SWEEP_H
+#ifndef SRC_RUN_SWEEP_H
+#define SRC_RUN_SWEEP_H
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <uv.h>
 
 #include "runner.h"
 #include "../input/scenario.h"
-#include "../store/store.h"
+
+#define SWEEP_ERROR (sweep_error_quark())
+GQuark sweep_error_quark(void);
 
 typedef enum {
-    VARY_SET = 0, /* any dotted scenario key, applied like --set */
-    VARY_PREFILL, /* workload.prefill: a one-step prefill of N tokens */
-    VARY_DECODE,  /* workload.decode: a one-step decode of B sequences at CTX */
-} VaryKind;
+    SWEEP_ERROR_ARGUMENT,    /* a malformed --vary / --zip, or unequal --zip lists */
+    SWEEP_ERROR_TOO_MANY,    /* more than SWEEP_MAX_VARIANTS variants */
+    SWEEP_ERROR_UNKNOWN_KEY, /* a --vary key the scenario does not have (sweep_check_keys) */
+} SweepErrorCode;
 
+/* Upper bound that turns a mistake into a message instead of an hour-long sweep. */
+#define SWEEP_MAX_VARIANTS 1000000
+
+typedef enum {
+    SWEEP_VARY_SET = 0, /* any dotted scenario key, applied like --set */
+    SWEEP_VARY_PREFILL, /* workload.prefill: the prompt of N tokens */
+    SWEEP_VARY_DECODE,  /* workload.decode: B sequences decoding at context CTX */
+} SweepVaryKind;
+
+/* One varied key. */
 typedef struct {
     char *key;
-    VaryKind kind;
-    GPtrArray *values; /* char*, as written */
+    SweepVaryKind kind;
+    GPtrArray *values; /* char*, as written (whitespace trimmed), at least one */
     bool zip;          /* a --zip key: advances with the other --zip keys, one axis */
-} Vary;
+} SweepVary;
 
-typedef struct Sweep Sweep;
-
-typedef enum {
-    OUT_NOT_RUN = 0, /* interrupted before it was queued */
-    OUT_OK,
-    OUT_FAILED,
-    OUT_INVALID,
-    OUT_ERROR, /* could not be stored */
-} Outcome;
-
-extern const char *const sweep_outcome_names[]; /* by Outcome */
-
+/* What every variant starts from; borrowed, immutable while the sweep runs. */
 typedef struct {
-    Sweep *sweep;
-    guint index;
-    uv_work_t req;
-    /* Built by the worker (variant_build); all but the label freed once stored. */
-    char *label;     /* "k1=v1, k2=v2" */
-    GStrv overrides; /* --set ones, then one per VARY_SET key */
-    char *text;      /* the variant's scenario text (variant_build) */
-    GArray *prefill; /* extras (uint32), may be NULL */
-    GArray *decode;
-    bool merge_workload; /* the varied prefill/decode goes into the file's steps */
+    const char *path;        /* the scenario's path (messages, display name) */
+    const char *text;        /* its text, read once */
+    const GPtrArray *varies; /* SweepVary*: the axes (sweep_axes_parse) */
+    const char *const *sets; /* --set of every variant, NULL-terminated; may be NULL */
+    const char *hardware;    /* --hardware, may be NULL */
+    uint64_t max_rank_ops;   /* a variant beyond it is invalid (0: no limit) */
+    GArray *flag_prefill;    /* --prefill / --decode (uint32), may be NULL; read only */
+    GArray *flag_decode;
+} SweepInputs;
 
-    /* Worker results, handed to the loop thread. */
-    Scenario *sc; /* NULL when the variant was rejected */
-    GError *error;
-    RunnerResult *res;
-    GArray *records; /* SchedRecord */
-    double work_ms;
+/* The axes of `varies` then `zips` (NULL-terminated "KEY=V1,V2,..." each; either may be
+ * NULL), values checked (a prompt length, BATCH:CONTEXT for the workload keys), and how many
+ * variants they make in *n_variants. Returns the SweepVary* array (caller unrefs; it frees its
+ * elements), or NULL with a SWEEP_ERROR naming the argument. */
+GPtrArray *sweep_axes_parse(char **varies, char **zips, guint *n_variants, GError **error);
 
-    /* Summary, filled on the loop thread. */
-    Outcome outcome;
-    int64_t run_id;   /* -1: not stored */
-    char *first_diag; /* "kind: short message", or NULL */
-    int64_t end_ns;   /* -1: none */
-    bool has_kv;
-    int64_t kv_min_bytes;
-} Variant;
-
-struct Sweep {
-    uv_loop_t loop;
-    uv_signal_t sigint;
-    uv_timer_t tick;
-    Store *store;
-    const char *path; /* scenario path */
-    char *base_text;  /* the file's text */
-    const char *db_path;
-    const char *hardware;
-    char **sets;                /* --set overrides of every variant */
-    const GArray *flag_prefill; /* --prefill / --decode (uint32), may be NULL */
-    const GArray *flag_decode;
-    SchedTimeline timeline;
-    uint64_t max_rank_ops; /* a variant beyond it is invalid (0: no limit) */
-    bool memory_detail;    /* store memory_items too */
-    GPtrArray *varies;     /* Vary* */
-    Variant *variants;
-    guint n;
-    guint jobs;
-    guint next; /* next variant to queue */
-    guint in_flight;
-    guint done, ok, failed, invalid, errors;
-    bool interrupted;
-    bool tty; /* stderr is a terminal: one redrawn progress line */
-    bool quiet;
-    bool bar_shown;
-    gint64 t0;
-    GPtrArray *notes; /* distinct ignored-flag notes (char*) */
-    int64_t sweep_id; /* runs.sweep_id: the first stored variant's id; 0 before */
-};
-
-/* The value index of each --vary (`choice[k]` for sw->varies[k]) in variant `i`: the cross
- * product of the axes, the first varying slowest; the --zip keys form one axis together. */
-void sweep_variant_choice(const Sweep *sw, guint i, guint *choice);
 /* How many variants the axes make (0 when the --zip lists differ in length). */
 guint64 sweep_variant_count(const GPtrArray *varies);
 
-void sweep_print_table(Sweep *sw);
-void sweep_print_summary(Sweep *sw, double wall_s);
-void sweep_print_json(Sweep *sw, double wall_s);
-void sweep_print_csv(Sweep *sw);
+/* The value index of each key (`choice[k]` for varies[k]; `choice` holds varies->len) in
+ * variant `i` (< sweep_variant_count). */
+void sweep_variant_choice(const GPtrArray *varies, guint i, guint *choice);
+
+/* Every SWEEP_VARY_SET key must be one the scenario has: each is tried alone with its first
+ * value. Returns false with SWEEP_ERROR_UNKNOWN_KEY ("--vary KEY: <the loader's message, with
+ * its suggestion>") for a key the loader does not know; a value the rules refuse is not an
+ * error here (that variant is an invalid run). */
+bool sweep_check_keys(const SweepInputs *in, GError **error);
+
+/* Variant `index`'s label, "key1=v1, key2=v2" (every key, in axis order). Caller frees. */
+char *sweep_variant_label(const SweepInputs *in, guint index);
+
+/* Loads variant `index` as `run` would load the file with its options: the --set overrides
+ * then one `--set KEY=VALUE` per varied key; a varied workload key with the other half of the
+ * batch from --prefill/--decode. Varied alone, workload.prefill / workload.decode go into the
+ * file's steps (ScenarioExtras.merge_workload); with --prefill/--decode, or a file without a
+ * workload, the batch is one step that replaces the file's workload, like `run --prefill`.
+ * The scenario's text is the file's plus two comment lines: "# ranksim sweep variant: LABEL"
+ * and "# applied as: --set K=V ... --prefill N --decode B:CTX", so the stored run can be
+ * reproduced from the database alone. Also refuses a scenario beyond max_rank_ops
+ * (runner_check_work). Returns the scenario (caller frees), or NULL with the loader's
+ * SCENARIO_ERROR (the variant is invalid). */
+Scenario *sweep_variant_load(const SweepInputs *in, guint index, GError **error);
+
+/* Simulates a variant's scenario, collecting its records (SchedRecord) into `records`.
+ * Without `memory_detail` the memory plan keeps its components but not its tensor lists (a
+ * sweep stores those only when asked: memory_items cost as much to store as a 1,024-rank run
+ * takes to simulate). Never fails; caller frees. */
+RunnerResult *sweep_variant_simulate(const Scenario *sc, SchedTimeline timeline, bool memory_detail,
+                                     GArray *records);
 
 #endif

@@ -1,0 +1,374 @@
+/* src/cli/cmd-run.c — `ranksim run SCENARIO | -- vllm serve MODEL [FLAGS...]`: load one scenario,
+ * simulate it, store the run and print its report. In steps: the options (run_parse), the
+ * scenario with the command line's extras (run_load: a rejected one is still stored as an
+ * `invalid` run), simulating into the store (run_simulate), the report (run_print).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "cmd-common.h"
+#include "../input/scenario.h"
+#include "../input/vllm-args.h"
+#include "../output/report.h"
+#include "../output/trace.h"
+#include "../run/runner.h"
+#include "../store/store.h"
+
+typedef struct {
+    /* the options as given */
+    char *db;
+    char *trace;
+    gboolean json;
+    char *timeline;
+    char **sets;
+    gboolean quiet;
+    char *hardware;
+    char **prefill;
+    char **decode;
+    gboolean memory_detail;
+    char *max_rank_ops;
+    char *model_config;
+    char *requests;
+    gboolean exact;
+
+    /* what run_parse made of them */
+    char *vtext;      /* `-- vllm serve ...` as an eval config's text, or NULL */
+    const char *path; /* the scenario's path, or "vllm-serve" */
+    const char *db_path;
+    SchedTimeline timeline_level;
+    uint64_t max_ops;
+    gint64 t0; /* when loading began (monotonic, us) */
+} RunOptions;
+
+static void run_options_clear(RunOptions *o)
+{
+    g_free(o->db);
+    g_free(o->trace);
+    g_free(o->timeline);
+    g_strfreev(o->sets);
+    g_free(o->hardware);
+    g_strfreev(o->prefill);
+    g_strfreev(o->decode);
+    g_free(o->max_rank_ops);
+    g_free(o->model_config);
+    g_free(o->requests);
+    g_free(o->vtext);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
+
+/* What the command line changed, in words: the --set assignments as the run's name shows them,
+ * then the workload and hardware flags. NULL when nothing. Caller frees. */
+static char *run_overrides(const RunOptions *o)
+{
+    GString *s = g_string_new(NULL);
+    g_autofree char *sets = cli_overrides_text((const char *const *)o->sets);
+    if (sets)
+        g_string_append(s, sets);
+    if (o->hardware)
+        g_string_append_printf(s, "%s--hardware %s", s->len ? ", " : "", o->hardware);
+    for (guint i = 0; o->prefill && o->prefill[i]; i++)
+        g_string_append_printf(s, "%s--prefill %s", s->len ? ", " : "", o->prefill[i]);
+    for (guint i = 0; o->decode && o->decode[i]; i++)
+        g_string_append_printf(s, "%s--decode %s", s->len ? ", " : "", o->decode[i]);
+    if (o->requests)
+        g_string_append_printf(s, "%s--requests %s", s->len ? ", " : "", o->requests);
+    return g_string_free(s, s->len == 0);
+}
+
+static double elapsed_ms(gint64 start_us)
+{
+    return (double)(g_get_monotonic_time() - start_us) / 1000.0;
+}
+
+/* Progress on stderr for runs that take more than a second, when stderr is a terminal. */
+typedef struct {
+    gint64 start_us;
+    bool shown;
+} Progress;
+
+static void progress_cb(void *ud, int64_t now_ns, uint64_t rank_ops, uint64_t events)
+{
+    Progress *p = ud;
+    double wall = (double)(g_get_monotonic_time() - p->start_us) / 1e6;
+    if (wall < 1.0)
+        return;
+    g_autofree char *t = sched_format_ns(now_ns);
+    fprintf(stderr,
+            "\r  simulating: t = %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
+            " events, %.0f s wall   ",
+            t, rank_ops, events, wall);
+    fflush(stderr);
+    p->shown = true;
+}
+
+/* Parses argv into `o` and checks it: one SCENARIO, or the vLLM command line after "--"
+ * (GLib parses only what comes before it); the timeline level; --max-rank-ops. Returns
+ * CLI_EXIT_OK, or CLI_EXIT_INVALID after printing the error. */
+static int run_parse(int argc, char **argv, RunOptions *o)
+{
+    GOptionEntry entries[] = {
+        {"db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "Results database (default " CLI_DEFAULT_DB ")",
+         "FILE"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
+         "Also write a Chrome/Perfetto trace of the run", "FILE.json"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &o->json, "Print the report as one JSON object", NULL},
+        {"timeline", 0, 0, G_OPTION_ARG_STRING, &o->timeline,
+         "Ops to store: full (default), collectives, none", "LEVEL"},
+        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
+         "Override a scenario key, e.g. --set watchdog.collective_timeout_s=300", "KEY=VALUE"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "Print nothing but errors", NULL},
+        {"memory-detail", 0, 0, G_OPTION_ARG_NONE, &o->memory_detail,
+         "List every tensor of the memory plan (model scenarios)", NULL},
+        {"hardware", 0, 0, G_OPTION_ARG_STRING, &o->hardware,
+         "Hardware preset or file, for scenarios that name none (vLLM eval configs)", "NAME|FILE"},
+        {"model-config", 0, 0, G_OPTION_ARG_FILENAME, &o->model_config,
+         "A Hugging Face config.json for the model, instead of the scenario's model: or the "
+         "eval config's model_name (same as --set model=FILE)",
+         "FILE"},
+        {"prefill", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->prefill,
+         "A prefill step of N tokens, for scenarios without a workload (repeatable)", "N"},
+        {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->decode,
+         "A decode step of B sequences at context CTX, for scenarios without a workload", "B:CTX"},
+        {"requests", 0, 0, G_OPTION_ARG_FILENAME, &o->requests,
+         "Serve the requests of a trace (JSON lines or CSV: arrival_s, prompt, output) with "
+         "vLLM's scheduler, as the workload",
+         "FILE"},
+        {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact,
+         "Serving: simulate every scheduled step, even one identical to a step simulated before",
+         NULL},
+        {"max-rank-ops", 0, 0, G_OPTION_ARG_STRING, &o->max_rank_ops,
+         "Refuse a run of more rank-ops (repeats expanded) than N (default 1000000000; 0: no "
+         "limit)",
+         "N"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    char **vcmd = NULL;
+    int vn = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0) {
+            vcmd = argv + i + 1;
+            vn = argc - i - 1;
+            argc = i;
+            break;
+        }
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("SCENARIO | -- vllm serve MODEL [FLAGS...] - simulate one scenario");
+    g_option_context_set_summary(
+        ctx, "Runs every rank of the scenario as an actor in simulated time, stores the result in\n"
+             "the results database and prints the report: outcome, diagnostics, per-rank times.");
+    g_option_context_set_description(
+        ctx, "Exit status: 0 healthy, 2 invalid input, 3 the simulated cluster fails,\n"
+             "1 internal error. Formats: doc/scenario-format.md, doc/database.md.\n");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INVALID;
+    }
+    if (vcmd ? argc != 1 : argc != 2) {
+        cli_error("%s", vcmd ? "run: give a SCENARIO or -- vllm serve MODEL [FLAGS...], not both"
+                        : argc < 2 ? "run: missing SCENARIO (try 'ranksim run --help')"
+                                   : "run: exactly one SCENARIO expected");
+        return CLI_EXIT_INVALID;
+    }
+    if (vcmd && !(o->vtext = vllm_args_command_to_eval(vn, vcmd, &err))) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INVALID;
+    }
+    o->path = vcmd ? "vllm-serve" : argv[1];
+    o->timeline_level = SCHED_TIMELINE_FULL;
+    if (o->timeline && !cli_timeline_parse(o->timeline, &o->timeline_level)) {
+        cli_error("--timeline '%s': unknown level; valid: full, collectives, none", o->timeline);
+        return CLI_EXIT_INVALID;
+    }
+    o->db_path = o->db ? o->db : CLI_DEFAULT_DB;
+    o->t0 = g_get_monotonic_time();
+    if (!cli_max_rank_ops_parse(o->max_rank_ops, &o->max_ops, &err)) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INVALID;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* --model-config FILE is --set model=FILE with the path from the working directory. */
+static void run_add_model_config(RunOptions *o)
+{
+    g_autofree char *abs = g_canonicalize_filename(o->model_config, NULL);
+    guint n = o->sets ? g_strv_length(o->sets) : 0;
+    o->sets = g_renew(char *, o->sets, n + 2);
+    o->sets[n] = g_strdup_printf("model=%s", abs);
+    o->sets[n + 1] = NULL;
+}
+
+/* Loads the scenario with the command line's extras, names the run by its overrides and checks
+ * its size. Returns NULL after printing the error and storing the rejected run (best effort). */
+static Scenario *run_load(RunOptions *o)
+{
+    if (o->model_config)
+        run_add_model_config(o);
+    ScenarioExtras extras = {
+        .overrides = (const char *const *)o->sets,
+        .hardware = o->hardware,
+        .max_rank_ops = o->max_ops,
+        .requests = o->requests,
+        .exact = o->exact,
+        .progress = isatty(STDERR_FILENO) && !o->quiet && !o->json,
+    };
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Scenario) sc = NULL;
+    if (cli_workload_parse(o->prefill, o->decode, &extras.prefill, &extras.decode, &err) &&
+        cli_input_paths_check(o->vtext ? NULL : o->path, o->hardware, &err))
+        sc = o->vtext ? scenario_load_string_extras(o->vtext, o->path, &extras, &err)
+                      : scenario_load_extras(o->path, &extras, &err);
+    if (sc && o->sets) { /* the run is named by its overrides: name[key=value, ...] */
+        char *named = cli_run_name(sc->name, (const char *const *)o->sets);
+        g_free(sc->name);
+        sc->name = named;
+    }
+    if (sc && !runner_check_work(sc, o->max_ops, &err))
+        g_clear_pointer(&sc, scenario_free); /* too big: stored as an invalid run below */
+    if (extras.prefill)
+        g_array_unref(extras.prefill);
+    if (extras.decode)
+        g_array_unref(extras.decode);
+    if (!sc) {
+        cli_error("%s", err->message);
+        /* Keep a record of the rejected run, like a sweep does; best effort. */
+        g_autoptr(GError) serr = NULL;
+        g_autoptr(Store) st = store_open(o->db_path, &serr);
+        if (st)
+            runner_store_invalid(st, o->path, NULL, cli_timeline_name(o->timeline_level),
+                                 err->message, NULL);
+    }
+    return g_steal_pointer(&sc);
+}
+
+/* What a stored run is, for the report: the run's row as run_simulate wrote it. */
+typedef struct {
+    int64_t run_id;
+    char *hw;        /* runner_hardware_line */
+    char *overrides; /* run_overrides, may be NULL */
+    RunnerLabels lb;
+    RunnerResult *res;
+} RunDone;
+
+static void run_done_clear(RunDone *d)
+{
+    g_free(d->hw);
+    g_free(d->overrides);
+    runner_labels_clear(&d->lb);
+    g_clear_pointer(&d->res, runner_result_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunDone, run_done_clear)
+
+/* Simulates `sc` into a new run of `store` (progress on a terminal), then writes --trace.
+ * Returns CLI_EXIT_OK with `d` filled, or an exit code after printing the error. */
+static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, RunDone *d)
+{
+    g_autoptr(GError) err = NULL;
+    d->hw = runner_hardware_line(sc);
+    d->overrides = run_overrides(o);
+    runner_labels(sc, &d->lb);
+    StoreRunInfo info = {
+        .name = sc->name,
+        .kind = sc->kind,
+        .path = sc->path,
+        .scenario = sc->text,
+        .timeline = cli_timeline_name(o->timeline_level),
+        .hardware = d->hw,
+        .not_simulated = sc->ignored_flags,
+        .serve = sc->serve,
+        .model = d->lb.model,
+        .layout = d->lb.layout,
+        .vllm = d->lb.vllm,
+        .overrides = d->overrides,
+    };
+    StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
+    if (!sr) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INTERNAL;
+    }
+    Progress prog = {o->t0, false};
+    bool tty = isatty(STDERR_FILENO);
+    d->res = runner_simulate(sc, o->timeline_level, store_run_record, sr, tty ? progress_cb : NULL,
+                             tty ? &prog : NULL);
+    if (prog.shown)
+        fprintf(stderr, "\r%*s\r", 78, "");
+    if (d->res->memory)
+        store_run_set_memory(sr, d->res->memory);
+    double wall = elapsed_ms(o->t0);
+    d->run_id =
+        store_run_finish(sr, d->res->outcome, d->res->status, d->res->exit_code, wall, &err);
+    if (d->run_id < 0) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INTERNAL;
+    }
+    if (o->trace && !trace_write(store, d->run_id, o->trace, &err)) {
+        cli_error("%s", err->message);
+        return CLI_EXIT_INTERNAL;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The report on stdout: one JSON object (--json), nothing (--quiet) or the text report. */
+static void run_print(const RunOptions *o, const Scenario *sc, const RunDone *d)
+{
+    const RunnerResult *res = d->res;
+    ReportRun rr = {
+        .run_id = d->run_id,
+        .name = sc->name,
+        .kind = sc->kind,
+        .path = sc->path,
+        .db_path = o->db_path,
+        .trace_path = o->trace,
+        .status = res->status,
+        .exit_code = res->exit_code,
+        .wall_ms = elapsed_ms(o->t0),
+        .hardware = d->hw,
+        .not_simulated = sc->ignored_flags,
+        .serve = sc->serve,
+        .model = d->lb.model,
+        .layout = d->lb.layout,
+        .vllm = d->lb.vllm,
+        .overrides = d->overrides,
+        .weights = res->memory ? res->memory->weights_format : NULL,
+    };
+    if (o->json) {
+        g_autofree char *js =
+            report_json_with_memory(&rr, res->outcome, res->memory, o->memory_detail);
+        printf("%s\n", js);
+    } else if (!o->quiet) {
+        report_text(stdout, &rr, res->outcome);
+        report_serve_text(stdout, sc->serve);
+        report_memory_text(stdout, res->memory, o->memory_detail);
+        report_footer(stdout, &rr);
+    }
+}
+
+int cli_run(int argc, char **argv)
+{
+    g_auto(RunOptions) o = {0};
+    int code = run_parse(argc, argv, &o);
+    if (code != CLI_EXIT_OK)
+        return code;
+    g_autoptr(Scenario) sc = run_load(&o);
+    if (!sc)
+        return CLI_EXIT_INVALID;
+    if (!o.json && !o.quiet)
+        for (guint i = 0; sc->ignored_flags && i < sc->ignored_flags->len; i++)
+            fprintf(stderr, "ranksim: note: %s\n", (char *)g_ptr_array_index(sc->ignored_flags, i));
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Store) store = store_open(o.db_path, &err);
+    if (!store) {
+        cli_error("%s", err->message);
+        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
+    }
+    g_auto(RunDone) d = {0};
+    code = run_simulate(&o, sc, store, &d);
+    if (code != CLI_EXIT_OK)
+        return code;
+    run_print(&o, sc, &d);
+    return d.res->exit_code;
+}
