@@ -115,8 +115,8 @@ static bool entry_complete(const ImportEntry *e, GHashTable *nccl_done)
 
 /* What a rank's record says at its end; made into the run's record at finish. */
 typedef struct {
-    SchedSeen state;      /* SCHED_SEEN_IDLE, _BLOCKED or _UNKNOWN (zeroed: see rank_end) */
-    bool known;           /* set: state is meaningful (a zeroed entry is an unknown rank) */
+    SchedSeen state;      /* SCHED_SEEN_IDLE, _BLOCKED or _UNKNOWN (rank_end reads it only for
+                             ranks added, so a zeroed entry is never taken for one) */
     int32_t group;        /* blocked: the instance it waits in */
     uint64_t seq;
     SchedArrival arrival; /* blocked: what it brought, when */
@@ -233,7 +233,7 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
     RankEnd *end = &g_array_index(b->ends, RankEnd, r);
     const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
     if (!ir || !ir->present) {
-        *end = (RankEnd){.state = SCHED_SEEN_UNKNOWN, .known = true};
+        *end = (RankEnd){.state = SCHED_SEEN_UNKNOWN};
         return;
     }
     for (guint i = 0; i < ir->entries->len; i++) {
@@ -255,7 +255,7 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
          (ir->truncated &&
           !entry_complete(&g_array_index(ir->entries, ImportEntry, 0), b->nccl_done)));
     if (empty || overwritten) {
-        *end = (RankEnd){.state = SCHED_SEEN_UNKNOWN, .known = true};
+        *end = (RankEnd){.state = SCHED_SEEN_UNKNOWN};
         int32_t rr = (int32_t)r;
         g_array_append_val(empty ? b->silent : b->wrapped, rr);
         return;
@@ -305,7 +305,6 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
         b->end = MAX(b->end, last);
         if (e == head) {
             *end = (RankEnd){.state = SCHED_SEEN_BLOCKED,
-                             .known = true,
                              .group = (int32_t)e->group,
                              .seq = e->seq,
                              .arrival = {.arrive_ns = start,
@@ -320,7 +319,7 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
         }
     }
     if (!head)
-        *end = (RankEnd){.state = SCHED_SEEN_IDLE, .known = true, .last_ns = last};
+        *end = (RankEnd){.state = SCHED_SEEN_IDLE, .last_ns = last};
     end->calls = idx;
     end->arrival.idx = idx;
     if (queued) {
@@ -342,11 +341,8 @@ static RankEnd rank_end(const ImportRunBuilder *b, uint32_t r)
     bool added = r < b->added->len && g_array_index(b->added, bool, r);
     const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
     if (!added || !ir || !ir->present || r >= b->ends->len)
-        return (RankEnd){.state = SCHED_SEEN_UNKNOWN, .known = true};
-    RankEnd end = g_array_index(b->ends, RankEnd, r);
-    if (!end.known)
-        end.state = SCHED_SEEN_UNKNOWN;
-    return end;
+        return (RankEnd){.state = SCHED_SEEN_UNKNOWN};
+    return g_array_index(b->ends, RankEnd, r);
 }
 
 /* The neutral record of the set: each rank's state with the file it came from, the instances

@@ -251,3 +251,42 @@ Test(postmortem, nothing_blocked_is_no_hang)
     cr_assert_not(o->failed);
     cr_assert_not_null(find(o, "no_hang"));
 }
+
+Test(detail, the_typed_reader_reads_what_diagnosis_wrote)
+{
+    g_autoptr(SchedOutcome) o = seed004(1, false);
+    const SchedDiag *m = find(o, "mismatch");
+    g_autoptr(SchedDetail) md = sched_detail_parse(m->detail);
+    cr_assert_not_null(md);
+    cr_assert_str_eq(md->group, "1");
+    cr_assert(md->has_seq);
+    cr_assert_eq(md->seq, 4);
+    cr_assert_str_eq(md->policy, "recorded");
+    cr_assert_eq(md->signatures->len, 2);
+    const SchedDetailSig *maj = &g_array_index(md->signatures, SchedDetailSig, md->majority);
+    cr_assert_eq(maj->count, 160 * 64);
+    cr_assert_eq(maj->ranks->len, 3);
+    cr_assert_eq(maj->root, -1);
+    cr_assert_eq(md->culprits->len, 1);
+    cr_assert_eq(g_array_index(md->culprits, SchedDetailCulprit, 0).rank, 1);
+    cr_assert_null(g_array_index(md->culprits, SchedDetailCulprit, 0).reason);
+
+    const SchedDiag *d = find(o, "deadlock");
+    g_autoptr(SchedDetail) dd = sched_detail_parse(d->detail);
+    cr_assert_not_null(dd);
+    cr_assert_eq(dd->instances->len, 1);
+    const SchedDetailInstance *in = &g_array_index(dd->instances, SchedDetailInstance, 0);
+    cr_assert_str_eq(in->group, "1");
+    cr_assert_eq(in->seq, 4);
+    cr_assert(in->mismatched);
+    cr_assert_eq(in->arrived->len, 4);
+    cr_assert_eq(dd->blocked->len, 4);
+    cr_assert_eq(g_array_index(dd->blocked, SchedDetailBlocked, 0).instance, 0);
+    cr_assert_eq(dd->culprits->len, 1);
+    cr_assert_str_eq(g_array_index(dd->culprits, SchedDetailCulprit, 0).reason, "mismatch");
+    cr_assert_eq(dd->cycles->len, 0);
+
+    cr_assert_null(sched_detail_parse(NULL));
+    cr_assert_null(sched_detail_parse("[1, 2]"));
+    cr_assert_null(sched_detail_parse("not json"));
+}
