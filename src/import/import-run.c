@@ -222,6 +222,20 @@ static uint32_t name_id(ImportRunBuilder *b, const char *name)
     return GPOINTER_TO_UINT(id) - 1;
 }
 
+/* Whether a non-empty record lost the rank's blocking point: pg_status says calls between
+ * the last completed one and the oldest kept entry that did not complete were dropped, or
+ * (without pg_status) the buffer wrapped and its oldest kept entry never completed. Such a
+ * record (like an empty ring buffer: the Flight Recorder off, its default before torch 2.10)
+ * says nothing about where the rank is: unknown, not idle or blocked at a guess; pg_status
+ * confirming the head keeps it (dumps of only active entries). */
+static bool lost_blocking_point(const ImportRunBuilder *b, const ImportRank *ir)
+{
+    return ir->head_check != 1 &&
+           (ir->head_check < 0 ||
+            (ir->truncated &&
+             !entry_complete(&g_array_index(ir->entries, ImportEntry, 0), b->nccl_done)));
+}
+
 void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
 {
     const ImportSet *s = b->s;
@@ -242,18 +256,8 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
             b->min_created = MIN(b->min_created, e->created_ns);
         b->timeout_ms = MAX(b->timeout_ms, e->timeout_ms);
     }
-    /* A record that says nothing about where the rank is: an empty ring buffer (the Flight
-     * Recorder off, its default before torch 2.10), or one that lost the rank's blocking
-     * point — pg_status says calls between the last completed one and the oldest kept
-     * entry that did not complete were dropped, or (without pg_status) the buffer wrapped
-     * and its oldest kept entry never completed. Unknown, not idle or blocked at a guess;
-     * pg_status confirming the head keeps it (dumps of only active entries). */
     bool empty = ir->entries->len == 0;
-    bool overwritten =
-        !empty && ir->head_check != 1 &&
-        (ir->head_check < 0 ||
-         (ir->truncated &&
-          !entry_complete(&g_array_index(ir->entries, ImportEntry, 0), b->nccl_done)));
+    bool overwritten = !empty && lost_blocking_point(b, ir);
     if (empty || overwritten) {
         *end = (RankEnd){.state = SCHED_SEEN_UNKNOWN};
         int32_t rr = (int32_t)r;
