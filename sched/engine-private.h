@@ -1,41 +1,20 @@
-/* sched/engine-private.h — the engine's run-time state, shared by engine.c (the event loop)
- * and diagnose.c (what is written when something goes wrong). Not a public header. */
+/* sched/engine-private.h — the engine's run-time state (engine.c only). Its instances embed the
+ * record's SchedInstance (sched/record.h), so the record diagnosis reads is the engine's own
+ * state, with nothing copied per event. Not a public header. */
 #ifndef SCHED_ENGINE_PRIVATE_H
 #define SCHED_ENGINE_PRIVATE_H
 
 #include "engine.h"
 #include "queue.h"
-
-typedef struct {
-    int64_t arrive_ns;
-    uint64_t idx;    /* the rank's op index */
-    uint64_t pg_seq; /* the process group's SeqNum of this call on this rank (seq_base + its
-                        watched calls so far); 0: the kind runs outside the watchdog */
-    uint64_t count;
-    uint64_t tokens;
-    int32_t layer;
-    uint32_t name;
-    int32_t root;
-    uint8_t kind;
-    uint8_t dtype;
-    bool present;
-    bool eager; /* the member went on without waiting (SCHED_OP_FLAG_EAGER) */
-} Arrival;
+#include "record.h"
 
 typedef struct Instance Instance;
 struct Instance {
-    uint32_t id;  /* index in Engine.instances */
-    uint32_t gen; /* bumped on release; stale completion events carry the old value */
-    int32_t group;
-    uint64_t seq;
-    uint32_t n, arrived;
-    int64_t first_arrive_ns, last_arrive_ns;
-    bool poisoned;   /* a mismatch under `hang`, or a crashed member: never completes */
-    bool mismatched; /* members disagreed (mismatch or shape) */
-    bool completing; /* completion event scheduled */
+    SchedInstance r; /* group, seq, arrivals: what the record shows */
+    uint32_t id;     /* index in Engine.instances */
+    uint32_t gen;    /* bumped on release; stale completion events carry the old value */
     bool unwatched;  /* every member that arrived has crashed: no watchdog runs for it until
                         the next arrival (which restarts first_arrive_ns) */
-    Arrival *arr;    /* n entries, indexed by member position */
     Instance *live_prev, *live_next; /* Engine live list, ordered by first arrival */
     Instance *grp_next;              /* group's live list, or its free list */
 };
@@ -57,7 +36,6 @@ typedef enum {
     ACT_DONE,
     ACT_CRASHED,
     ACT_STOPPED,
-    ACT_UNKNOWN, /* postmortem only: no record of this rank was read */
 } ActorState;
 
 typedef struct {
@@ -100,6 +78,7 @@ typedef struct {
     uint32_t n_ranks;
     GroupRt *groups;
     uint32_t n_groups;
+    GPtrArray *defs;       /* const SchedGroup* by group id: the program's, then p2p channels */
     GPtrArray *own_groups; /* SchedGroup* for p2p channels (owned) */
     GHashTable *channels;  /* (src << 32 | dst) -> group id + 1 */
     GPtrArray *instances;  /* Instance*, owned */
@@ -108,28 +87,9 @@ typedef struct {
     uint32_t n_faults;
     NetFabric *fabric;
     bool stop;
-    bool postmortem; /* diagnosing a recorded run (sched/postmortem.c): idle, not finished */
+    SchedRunRecord *rec;   /* what diagnosis reads: groups and names from init, instances and
+                              rank states refreshed before a whole-run finding */
     SchedOutcome *out;
 } Engine;
-
-/* engine.c */
-bool arrival_same_signature(const Arrival *a, const Arrival *b, bool p2p);
-
-/* diagnose.c */
-void diag_add(Engine *e, const char *kind, SchedSeverity sev, int32_t rank, int32_t group,
-              uint64_t seq, int32_t layer, const char *op_name, char *message, char *detail);
-void diagnose_mismatch(Engine *e, Instance *inst, bool shape_only);
-void diagnose_divergence(Engine *e, Instance *inst);
-void diagnose_straggler(Engine *e, Instance *inst);
-/* Writes the timeout diagnostics due at `at_ns`; returns how many it wrote. */
-guint diagnose_timeout(Engine *e, int64_t at_ns);
-/* The first live instance the watchdog watches, or NULL. */
-Instance *watch_head(const Engine *e);
-void diagnose_deadlock(Engine *e);
-/* `reason`: what a model says caused it; NULL: an injected fault. */
-void diagnose_crash(Engine *e, uint32_t rank, const char *why, const char *reason);
-/* "blocked in X (group g, seq s, layer l)", "finished at ...", ...; caller frees. */
-char *describe_rank(const Engine *e, uint32_t rank);
-const char *group_name(const Engine *e, int32_t gid);
 
 #endif

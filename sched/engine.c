@@ -1,6 +1,9 @@
-/* sched/engine.c — the event loop: actors, rendezvous, faults, watchdog. Diagnosis text lives
- * in diagnose.c. See engine.h for the semantics and costs. */
+/* sched/engine.c — the event loop: actors, rendezvous, faults, watchdog. Findings are made by
+ * sched/diagnose.c from the engine's record (sched/record.h), which the engine keeps pointing
+ * at its own state. See engine.h for the semantics and costs. */
 #include "engine-private.h"
+
+#include "diagnose.h"
 
 #include <math.h>
 #include <string.h>
@@ -19,18 +22,6 @@ SchedConfig sched_config_default(void)
     return c;
 }
 
-const char *sched_rank_state_name(SchedRankState s)
-{
-    static const char *const names[] = {"done", "blocked", "crashed", "stopped", "unknown"};
-    g_return_val_if_fail((unsigned)s < G_N_ELEMENTS(names), "?");
-    return names[s];
-}
-
-const char *sched_severity_name(SchedSeverity s)
-{
-    return s == SCHED_SEV_ERROR ? "error" : "warning";
-}
-
 static inline void emit(Engine *e, const SchedRecord *r)
 {
     if (e->cfg.record)
@@ -38,7 +29,7 @@ static inline void emit(Engine *e, const SchedRecord *r)
 }
 
 /* The record of rank `rank`'s arrival `ar` at instance `inst`, ending at `end_ns` (-1: never). */
-static SchedRecord arrival_record(const Instance *inst, const Arrival *ar, uint32_t rank,
+static SchedRecord arrival_record(const Instance *inst, const SchedArrival *ar, uint32_t rank,
                                   int64_t end_ns)
 {
     return (SchedRecord){
@@ -47,14 +38,93 @@ static SchedRecord arrival_record(const Instance *inst, const Arrival *ar, uint3
         .dtype = ar->dtype,
         .layer = ar->layer,
         .name = ar->name,
-        .group = inst->group,
+        .group = inst->r.group,
         .idx = ar->idx,
-        .seq = inst->seq,
+        .seq = inst->r.seq,
         .count = ar->count,
         .tokens = ar->tokens,
         .start_ns = ar->arrive_ns,
         .end_ns = end_ns,
     };
+}
+
+/* ---- the record diagnosis reads ---- */
+
+/* The record at the current time (per-instance findings read only the instance, the groups,
+ * the names and the settings, never the rank states). */
+static SchedRunRecord *engine_record(Engine *e)
+{
+    e->rec->now_ns = e->now;
+    return e->rec;
+}
+
+static const char *mismatch_policy_name(SchedMismatchPolicy p)
+{
+    return p == SCHED_MISMATCH_HANG    ? "hang"
+           : p == SCHED_MISMATCH_ABORT ? "abort"
+                                       : "continue";
+}
+
+/* The record over the engine's groups and names, with the judge's settings. */
+static void engine_record_init(Engine *e)
+{
+    SchedRunRecord *rec = sched_run_record_new(
+        e->n_ranks, (const SchedGroup *const *)e->defs->pdata, e->n_groups, e->p);
+    rec->timeout_ns = e->cfg.collective_timeout_ns;
+    rec->watchdog_hccl = e->cfg.watchdog_hccl;
+    rec->mismatch_policy = mismatch_policy_name(e->cfg.on_mismatch);
+    e->rec = rec;
+}
+
+static SchedSeen actor_seen(ActorState st)
+{
+    switch (st) {
+    case ACT_COMPUTING:
+        return SCHED_SEEN_COMPUTING;
+    case ACT_DELAYING:
+        return SCHED_SEEN_DELAYING;
+    case ACT_BLOCKED:
+        return SCHED_SEEN_BLOCKED;
+    case ACT_DONE:
+        return SCHED_SEEN_DONE;
+    case ACT_CRASHED:
+        return SCHED_SEEN_CRASHED;
+    default:
+        return SCHED_SEEN_RUNNING;
+    }
+}
+
+/* Before a whole-run finding (timeout, deadlock): the live instances in first-arrival order
+ * and what each rank is doing. O(ranks + live instances); runs once per run. */
+static SchedRunRecord *engine_record_refresh(Engine *e)
+{
+    SchedRunRecord *rec = engine_record(e);
+    g_ptr_array_set_size(rec->instances, 0);
+    for (Instance *inst = e->live_head; inst; inst = inst->live_next)
+        g_ptr_array_add(rec->instances, &inst->r);
+    for (uint32_t r = 0; r < e->n_ranks; r++) {
+        const Actor *a = &e->actors[r];
+        rec->ranks[r] = (SchedRankSeen){
+            .state = actor_seen(a->st),
+            .evidence = SCHED_EVIDENCE_SIMULATED,
+            .end_ns = a->stats.end_ns,
+            .waiting = a->st == ACT_BLOCKED && a->waiting ? &a->waiting->r : NULL,
+            .doing_name = a->cur.name,
+            .doing_layer = a->cur.layer,
+            .doing_until_ns = a->cur.end_ns,
+            .calls = a->stats.ops,
+        };
+    }
+    return rec;
+}
+
+/* An error of the engine's own (time overflow) at the current time; `msg` is copied. */
+static void engine_diag(Engine *e, const char *kind, int32_t rank, int32_t group, uint64_t seq,
+                        int32_t layer, const char *op, const char *msg)
+{
+    SchedDiag *d = sched_diag_new(kind, SCHED_SEV_ERROR, rank, group, seq, layer, op, msg, NULL);
+    d->time_ns = e->now;
+    sched_outcome_add_diag(e->out, d);
 }
 
 /* ---- groups and p2p channels ---- */
@@ -134,7 +204,7 @@ static Instance *instance_get(Engine *e, int32_t gid, uint64_t seq, int64_t now)
 {
     GroupRt *g = &e->groups[gid];
     for (Instance *it = g->live; it; it = it->grp_next)
-        if (it->seq == seq)
+        if (it->r.seq == seq)
             return it;
     Instance *inst = g->free;
     if (inst) {
@@ -142,16 +212,16 @@ static Instance *instance_get(Engine *e, int32_t gid, uint64_t seq, int64_t now)
     } else {
         inst = g_new0(Instance, 1);
         inst->id = e->instances->len;
-        inst->n = g->def->n;
-        inst->arr = g_new(Arrival, inst->n);
+        inst->r.n = g->def->n;
+        inst->r.arr = g_new(SchedArrival, inst->r.n);
         g_ptr_array_add(e->instances, inst);
     }
-    inst->group = gid;
-    inst->seq = seq;
-    inst->arrived = 0;
-    inst->poisoned = inst->mismatched = inst->completing = inst->unwatched = false;
-    inst->first_arrive_ns = inst->last_arrive_ns = now;
-    memset(inst->arr, 0, sizeof(Arrival) * inst->n);
+    inst->r.group = gid;
+    inst->r.seq = seq;
+    inst->r.arrived = 0;
+    inst->r.poisoned = inst->r.mismatched = inst->r.completing = inst->unwatched = false;
+    inst->r.first_arrive_ns = inst->r.last_arrive_ns = now;
+    memset(inst->r.arr, 0, sizeof(SchedArrival) * inst->r.n);
     inst->grp_next = g->live;
     g->live = inst;
     /* Instances are created in time order, so appending keeps the list sorted by first
@@ -190,7 +260,7 @@ static void live_move_to_tail(Engine *e, Instance *inst)
     e->live_tail = inst;
 }
 
-Instance *watch_head(const Engine *e)
+static Instance *watch_head(const Engine *e)
 {
     Instance *i = e->live_head;
     while (i && i->unwatched)
@@ -200,7 +270,7 @@ Instance *watch_head(const Engine *e)
 
 static void instance_release(Engine *e, Instance *inst)
 {
-    GroupRt *g = &e->groups[inst->group];
+    GroupRt *g = &e->groups[inst->r.group];
     Instance **pp = &g->live;
     while (*pp != inst)
         pp = &(*pp)->grp_next;
@@ -231,13 +301,6 @@ static NetCollKind net_kind(uint8_t kind)
     }
 }
 
-bool arrival_same_signature(const Arrival *a, const Arrival *b, bool p2p)
-{
-    if (p2p) /* one send and one recv by construction */
-        return a->count == b->count && a->dtype == b->dtype;
-    return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->root == b->root;
-}
-
 /* Queues an event for every flow whose next event time the fabric changed. */
 static void drain_fabric(Engine *e)
 {
@@ -249,51 +312,51 @@ static void drain_fabric(Engine *e)
 
 static void schedule_completion(Engine *e, Instance *inst, int64_t now)
 {
-    const Arrival *a0 = &inst->arr[0];
+    const SchedArrival *a0 = &inst->r.arr[0];
     uint64_t max_count = 0;
-    for (uint32_t i = 0; i < inst->n; i++)
-        if (inst->arr[i].count > max_count)
-            max_count = inst->arr[i].count;
+    for (uint32_t i = 0; i < inst->r.n; i++)
+        if (inst->r.arr[i].count > max_count)
+            max_count = inst->r.arr[i].count;
     uint64_t esize = sched_dtype_size((SchedDtype)a0->dtype);
     /* saturating: the fabric's time then saturates too (a `time` error, not a wrap) */
     uint64_t bytes = max_count > UINT64_MAX / esize ? UINT64_MAX : max_count * esize;
-    inst->completing = true;
-    net_fabric_start(e->fabric, now, (uint32_t)inst->group, net_kind(a0->kind), bytes, inst->id);
+    inst->r.completing = true;
+    net_fabric_start(e->fabric, now, (uint32_t)inst->r.group, net_kind(a0->kind), bytes, inst->id);
     drain_fabric(e);
 }
 
 /* Every member is here: check the signatures, then complete or apply the mismatch policy. */
 static void instance_full(Engine *e, Instance *inst, int64_t now)
 {
-    const Arrival *a0 = &inst->arr[0];
+    const SchedArrival *a0 = &inst->r.arr[0];
     bool p2p = sched_op_is_p2p(a0->kind);
     bool agree = true;
-    for (uint32_t i = 1; i < inst->n && agree; i++)
-        agree = arrival_same_signature(a0, &inst->arr[i], p2p);
+    for (uint32_t i = 1; i < inst->r.n && agree; i++)
+        agree = sched_arrival_same_signature(a0, &inst->r.arr[i], p2p);
     bool shape_ok = true;
-    if (agree && inst->n > 1 &&
+    if (agree && inst->r.n > 1 &&
         (a0->kind == SCHED_OP_REDUCE_SCATTER || a0->kind == SCHED_OP_ALL_TO_ALL))
-        shape_ok = a0->count % inst->n == 0;
-    for (uint32_t i = 0; i < inst->n; i++)
-        if (e->actors[e->groups[inst->group].def->ranks[i]].st == ACT_CRASHED)
-            inst->poisoned = true;
+        shape_ok = a0->count % inst->r.n == 0;
+    for (uint32_t i = 0; i < inst->r.n; i++)
+        if (e->actors[e->groups[inst->r.group].def->ranks[i]].st == ACT_CRASHED)
+            inst->r.poisoned = true;
     if (agree && shape_ok) {
-        if (!inst->poisoned)
+        if (!inst->r.poisoned)
             schedule_completion(e, inst, now);
         return;
     }
-    inst->mismatched = true;
-    diagnose_mismatch(e, inst, agree);
+    inst->r.mismatched = true;
+    sched_diagnose_mismatch(engine_record(e), &inst->r, agree, e->out);
     switch (e->cfg.on_mismatch) {
     case SCHED_MISMATCH_HANG:
-        inst->poisoned = true;
+        inst->r.poisoned = true;
         break;
     case SCHED_MISMATCH_ABORT:
-        inst->poisoned = true;
+        inst->r.poisoned = true;
         e->stop = true;
         break;
     case SCHED_MISMATCH_CONTINUE:
-        if (!inst->poisoned)
+        if (!inst->r.poisoned)
             schedule_completion(e, inst, now);
         break;
     }
@@ -301,36 +364,37 @@ static void instance_full(Engine *e, Instance *inst, int64_t now)
 
 static void instance_complete(Engine *e, Instance *inst, int64_t now)
 {
-    if (inst->poisoned)
+    if (inst->r.poisoned)
         return;
-    const GroupRt *g = &e->groups[inst->group];
+    const GroupRt *g = &e->groups[inst->r.group];
     if (e->cfg.straggler_threshold_ns > 0 &&
-        inst->last_arrive_ns - inst->first_arrive_ns > e->cfg.straggler_threshold_ns)
-        diagnose_straggler(e, inst);
+        inst->r.last_arrive_ns - inst->r.first_arrive_ns > e->cfg.straggler_threshold_ns)
+        sched_diagnose_straggler(engine_record(e), &inst->r, e->cfg.straggler_threshold_ns,
+                                 e->out);
     /* A send and its recv may carry different names: not a divergence. */
-    if (!g->divergence_reported && !inst->mismatched && !sched_op_is_p2p(inst->arr[0].kind)) {
-        for (uint32_t i = 1; i < inst->n; i++) {
-            if (inst->arr[i].name != inst->arr[0].name ||
-                inst->arr[i].layer != inst->arr[0].layer) {
-                diagnose_divergence(e, inst);
-                e->groups[inst->group].divergence_reported = true;
+    if (!g->divergence_reported && !inst->r.mismatched && !sched_op_is_p2p(inst->r.arr[0].kind)) {
+        for (uint32_t i = 1; i < inst->r.n; i++) {
+            if (inst->r.arr[i].name != inst->r.arr[0].name ||
+                inst->r.arr[i].layer != inst->r.arr[0].layer) {
+                sched_diagnose_divergence(engine_record(e), &inst->r, e->out);
+                e->groups[inst->r.group].divergence_reported = true;
                 break;
             }
         }
     }
     bool rec = e->cfg.timeline >= SCHED_TIMELINE_COLLECTIVES;
-    for (uint32_t i = 0; i < inst->n; i++) {
+    for (uint32_t i = 0; i < inst->r.n; i++) {
         uint32_t rank = (uint32_t)g->def->ranks[i];
         Actor *a = &e->actors[rank];
-        const Arrival *ar = &inst->arr[i];
+        const SchedArrival *ar = &inst->r.arr[i];
         if (rec) {
             SchedRecord r = arrival_record(inst, ar, rank, now);
             emit(e, &r);
         }
         if (ar->eager)
             continue; /* it went on when it arrived */
-        a->stats.wait_ns += inst->last_arrive_ns - ar->arrive_ns;
-        a->stats.comm_ns += now - inst->last_arrive_ns;
+        a->stats.wait_ns += inst->r.last_arrive_ns - ar->arrive_ns;
+        a->stats.comm_ns += now - inst->r.last_arrive_ns;
         a->waiting = NULL;
         a->st = ACT_READY;
         sched_queue_push(&e->q, now, EV_RESUME, rank, 0);
@@ -395,25 +459,25 @@ static void crash_rank(Engine *e, uint32_t rank, const char *why, const char *re
     }
     if (a->st == ACT_BLOCKED && a->waiting) {
         Instance *inst = a->waiting;
-        inst->poisoned = true;
+        inst->r.poisoned = true;
         /* The watchdog watches the members still alive: restart its clock from the earliest
          * surviving arrival, or stop watching until someone else arrives. Crashes are rare, so
          * re-sorting the live list here (O(live)) is fine. */
-        const SchedGroup *g = e->groups[inst->group].def;
+        const SchedGroup *g = e->groups[inst->r.group].def;
         int64_t first = INT64_MAX;
-        for (uint32_t i = 0; i < inst->n; i++)
-            if (inst->arr[i].present && (uint32_t)g->ranks[i] != rank &&
-                e->actors[g->ranks[i]].st != ACT_CRASHED && inst->arr[i].arrive_ns < first)
-                first = inst->arr[i].arrive_ns;
+        for (uint32_t i = 0; i < inst->r.n; i++)
+            if (inst->r.arr[i].present && (uint32_t)g->ranks[i] != rank &&
+                e->actors[g->ranks[i]].st != ACT_CRASHED && inst->r.arr[i].arrive_ns < first)
+                first = inst->r.arr[i].arrive_ns;
         live_unlink(e, inst);
         if (first == INT64_MAX) {
             inst->unwatched = true;
         } else {
-            inst->first_arrive_ns = first;
+            inst->r.first_arrive_ns = first;
         }
         /* re-insert sorted by first_arrive_ns */
         Instance *after = e->live_tail;
-        while (after && after->first_arrive_ns > inst->first_arrive_ns)
+        while (after && after->r.first_arrive_ns > inst->r.first_arrive_ns)
             after = after->live_prev;
         inst->live_prev = after;
         inst->live_next = after ? after->live_next : e->live_head;
@@ -428,7 +492,7 @@ static void crash_rank(Engine *e, uint32_t rank, const char *why, const char *re
     }
     a->st = ACT_CRASHED;
     a->stats.end_ns = e->now;
-    diagnose_crash(e, rank, why, reason);
+    sched_diagnose_crash(engine_record(e), rank, a->layer, why, reason, e->out);
 }
 
 typedef enum { FAULT_NONE = 0, FAULT_SKIP, FAULT_CRASH } FaultAction;
@@ -471,7 +535,7 @@ static inline bool can_run_ahead(const Engine *e, int64_t t)
         return false;
     if (e->cfg.collective_timeout_ns > 0) {
         const Instance *w = watch_head(e);
-        if (w && t > w->first_arrive_ns + e->cfg.collective_timeout_ns)
+        if (w && t > w->r.first_arrive_ns + e->cfg.collective_timeout_ns)
             return false;
     }
     return true;
@@ -485,8 +549,8 @@ static void time_overflow(Engine *e, uint32_t rank, const SchedOp *op)
         "time: rank %u's %s would end beyond %.0f simulated days, the longest time the engine "
         "represents; the run stops here (check durations, repeat counts and slowdown factors)",
         rank, sched_program_name_str(e->p, op->name), (double)SCHED_TIME_MAX / 1e9 / 86400.0);
-    diag_add(e, "time", SCHED_SEV_ERROR, (int32_t)rank, -1, 0, e->actors[rank].layer,
-             sched_program_name_str(e->p, op->name), g_strdup(msg), NULL);
+    engine_diag(e, "time", (int32_t)rank, -1, 0, e->actors[rank].layer,
+                sched_program_name_str(e->p, op->name), msg);
     e->stop = true;
 }
 
@@ -495,15 +559,14 @@ static void time_overflow(Engine *e, uint32_t rank, const SchedOp *op)
  * stops with its members blocked in it. */
 static void collective_time_overflow(Engine *e, const Instance *inst)
 {
-    const Arrival *a0 = &inst->arr[0];
+    const SchedArrival *a0 = &inst->r.arr[0];
     const char *op = sched_program_name_str(e->p, a0->name);
     g_autofree char *msg = g_strdup_printf(
         "time: %s (group %s, seq %" G_GUINT64_FORMAT ") would end beyond %.0f simulated days, "
         "the longest time the engine represents; the run stops here (check the hardware's "
         "bandwidths, link-fault factors and the collective's size)",
-        op, e->groups[inst->group].def->name, inst->seq, (double)SCHED_TIME_MAX / 1e9 / 86400.0);
-    diag_add(e, "time", SCHED_SEV_ERROR, -1, inst->group, inst->seq, a0->layer, op, g_strdup(msg),
-             NULL);
+        op, e->groups[inst->r.group].def->name, inst->r.seq, (double)SCHED_TIME_MAX / 1e9 / 86400.0);
+    engine_diag(e, "time", -1, inst->r.group, inst->r.seq, a0->layer, op, msg);
     e->stop = true;
 }
 
@@ -530,10 +593,10 @@ static bool actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, 
         /* Its earlier members all crashed: the watchdog restarts from this arrival, which is
          * the latest time so far, so the instance moves to the tail of the live list. */
         inst->unwatched = false;
-        inst->first_arrive_ns = now;
+        inst->r.first_arrive_ns = now;
         live_move_to_tail(e, inst);
     }
-    Arrival *ar = &inst->arr[mi];
+    SchedArrival *ar = &inst->r.arr[mi];
     ar->arrive_ns = now;
     ar->idx = a->idx;
     ar->pg_seq = g->def->unwatched_kinds & (1u << op->kind) ? 0 : ++g->member_pg_seq[mi];
@@ -546,8 +609,8 @@ static bool actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, 
     ar->dtype = op->dtype;
     ar->present = true;
     ar->eager = (op->flags & SCHED_OP_FLAG_EAGER) != 0;
-    inst->arrived++;
-    inst->last_arrive_ns = now;
+    inst->r.arrived++;
+    inst->r.last_arrive_ns = now;
     a->idx++;
     a->stats.ops++;
     e->rank_ops++;
@@ -557,7 +620,7 @@ static bool actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, 
         a->waiting = inst;
         a->wait_since_ns = now;
     }
-    if (inst->arrived == inst->n)
+    if (inst->r.arrived == inst->r.n)
         instance_full(e, inst, now);
     return ar->eager;
 }
@@ -665,6 +728,31 @@ static void on_resume(Engine *e, uint32_t rank, int64_t now)
     actor_run(e, rank, now);
 }
 
+/* ---- findings over the whole run ---- */
+
+/* The watchdog's deadline `at_ns` passed: a `timeout` for each watched live instance whose
+ * deadline is due. Returns how many were written. */
+static guint engine_timeout(Engine *e, int64_t at_ns)
+{
+    e->now = at_ns;
+    const int64_t timeout = e->cfg.collective_timeout_ns;
+    SchedRunRecord *rec = engine_record_refresh(e);
+    guint written = 0;
+    for (Instance *inst = e->live_head; inst; inst = inst->live_next) {
+        if (inst->unwatched)
+            continue;
+        if (inst->r.first_arrive_ns + timeout > at_ns)
+            break;
+        written += sched_diagnose_timeout(rec, &inst->r, e->out);
+    }
+    return written;
+}
+
+static void engine_deadlock(Engine *e)
+{
+    sched_diagnose_deadlock(engine_record_refresh(e), e->out);
+}
+
 /* ---- set-up and the loop ---- */
 
 static int cmp_fault_rank(const void *x, const void *y)
@@ -689,7 +777,7 @@ static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg
     e->channels = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     e->instances = g_ptr_array_new();
 
-    g_autoptr(GPtrArray) defs = g_ptr_array_new();
+    GPtrArray *defs = e->defs = g_ptr_array_new();
     for (guint i = 0; i < p->groups->len; i++)
         g_ptr_array_add(defs, g_ptr_array_index(p->groups, i));
     engine_build_channels(e, defs);
@@ -739,26 +827,19 @@ static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg
             a->slowdown *= f->factor;
     }
 
-    e->out = g_new0(SchedOutcome, 1);
-    e->out->n_ranks = p->n_ranks;
-    e->out->ranks = g_new0(SchedRankStats, p->n_ranks);
-    e->out->diags = g_ptr_array_new();
-    e->out->groups = g_ptr_array_new_with_free_func(g_free);
-    e->out->group_members = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    e->out = sched_outcome_new(p->n_ranks);
     for (uint32_t i = 0; i < e->n_groups; i++) {
         const SchedGroup *g = e->groups[i].def;
-        g_ptr_array_add(e->out->groups, g_strdup(g->name));
-        GArray *m = g_array_sized_new(FALSE, FALSE, sizeof(int32_t), g->n);
-        g_array_append_vals(m, g->ranks, g->n);
-        g_ptr_array_add(e->out->group_members, m);
+        sched_outcome_add_group(e->out, g->name, g->ranks, g->n);
     }
+    engine_record_init(e);
 }
 
 static void engine_free(Engine *e)
 {
     for (guint i = 0; i < e->instances->len; i++) {
         Instance *inst = g_ptr_array_index(e->instances, i);
-        g_free(inst->arr);
+        g_free(inst->r.arr);
         g_free(inst);
     }
     g_ptr_array_free(e->instances, TRUE);
@@ -767,6 +848,8 @@ static void engine_free(Engine *e)
         g_free(e->groups[i].member_pg_seq);
     }
     g_free(e->groups);
+    sched_run_record_free(e->rec);
+    g_ptr_array_free(e->defs, TRUE);
     g_ptr_array_free(e->own_groups, TRUE);
     g_hash_table_destroy(e->channels);
     g_free(e->actors);
@@ -779,9 +862,9 @@ static void engine_free(Engine *e)
 static void engine_finish(Engine *e)
 {
     for (Instance *inst = e->live_head; inst; inst = inst->live_next) {
-        const GroupRt *g = &e->groups[inst->group];
-        for (uint32_t i = 0; i < inst->n; i++) {
-            const Arrival *ar = &inst->arr[i];
+        const GroupRt *g = &e->groups[inst->r.group];
+        for (uint32_t i = 0; i < inst->r.n; i++) {
+            const SchedArrival *ar = &inst->r.arr[i];
             if (!ar->present)
                 continue;
             SchedRecord r = arrival_record(inst, ar, (uint32_t)g->def->ranks[i], -1);
@@ -844,8 +927,8 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
     SchedEvent ev;
     while (!e.stop && sched_queue_pop(&e.q, &ev)) {
         const Instance *w = timeout > 0 ? watch_head(&e) : NULL;
-        if (w && ev.time_ns > w->first_arrive_ns + timeout) {
-            if (diagnose_timeout(&e, w->first_arrive_ns + timeout)) {
+        if (w && ev.time_ns > w->r.first_arrive_ns + timeout) {
+            if (engine_timeout(&e, w->r.first_arrive_ns + timeout)) {
                 e.stop = true;
                 break;
             }
@@ -887,90 +970,10 @@ SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg)
         for (uint32_t r = 0; r < e.n_ranks && !blocked; r++)
             blocked = e.actors[r].st == ACT_BLOCKED;
         if (blocked)
-            diagnose_deadlock(&e);
+            engine_deadlock(&e);
     }
     engine_finish(&e);
     SchedOutcome *out = e.out;
     engine_free(&e);
     return out;
-}
-
-void sched_diag_free(SchedDiag *d)
-{
-    if (!d)
-        return;
-    g_free(d->op_name);
-    g_free(d->message);
-    g_free(d->detail);
-    g_free(d);
-}
-
-static void diag_free(gpointer data)
-{
-    sched_diag_free(data);
-}
-
-SchedDiag *sched_diag_new(const char *kind, SchedSeverity sev, int32_t rank, int32_t group,
-                          uint64_t seq, int32_t layer, const char *op_name, const char *message,
-                          const char *detail)
-{
-    SchedDiag *d = g_new0(SchedDiag, 1);
-    d->kind = kind;
-    d->severity = sev;
-    d->rank = rank;
-    d->group = group;
-    d->seq = seq;
-    d->layer = layer;
-    d->op_name = g_strdup(op_name);
-    d->message = g_strdup(message);
-    d->detail = g_strdup(detail);
-    return d;
-}
-
-void sched_outcome_add_diag(SchedOutcome *o, SchedDiag *d)
-{
-    g_ptr_array_add(o->diags, d);
-    if (d->severity == SCHED_SEV_ERROR)
-        o->failed = true;
-}
-
-void sched_outcome_free(SchedOutcome *o)
-{
-    if (!o)
-        return;
-    g_ptr_array_set_free_func(o->diags, diag_free);
-    g_ptr_array_free(o->diags, TRUE);
-    g_ptr_array_free(o->groups, TRUE);
-    g_ptr_array_free(o->group_members, TRUE);
-    g_free(o->ranks);
-    g_free(o);
-}
-
-char *sched_format_ns(int64_t ns)
-{
-    if (ns < 0)
-        return g_strdup("-");
-    if (ns >= 1000000000LL)
-        return g_strdup_printf("%.3f s", (double)ns / 1e9);
-    if (ns >= 1000000LL)
-        return g_strdup_printf("%.3f ms", (double)ns / 1e6);
-    return g_strdup_printf("%.3f us", (double)ns / 1e3);
-}
-
-char *sched_format_ranks(const int32_t *ranks, uint32_t n)
-{
-    GString *s = g_string_new(NULL);
-    for (uint32_t i = 0; i < n;) {
-        uint32_t j = i;
-        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
-            j++;
-        if (s->len)
-            g_string_append_c(s, ',');
-        if (j == i)
-            g_string_append_printf(s, "%d", ranks[i]);
-        else
-            g_string_append_printf(s, "%d-%d", ranks[i], ranks[j]);
-        i = j + 1;
-    }
-    return g_string_free(s, FALSE);
 }

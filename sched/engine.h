@@ -14,13 +14,15 @@
  *   time moves past that deadline gives `timeout` diagnostics and stops the run.
  *
  * Costs: O(log pending) per op (the event queue), O(members) per collective instance; no
- * allocation per event once pools reach their high-water mark. Diagnosis runs once, at the end.
- * Time is integer nanoseconds throughout.
+ * allocation per event once pools reach their high-water mark. Findings are made by
+ * sched/diagnose.c from the engine's record (sched/record.h), only when something is found.
+ * The outcome and diagnostic types are in sched/diag.h. Time is integer nanoseconds throughout.
  */
 #ifndef SCHED_ENGINE_H
 #define SCHED_ENGINE_H
 
 #include "../net/fabric.h"
+#include "diag.h"
 #include "program.h"
 
 /* The latest simulated time the engine represents (INT64_MAX / 4 ns, about 73 years);
@@ -58,19 +60,6 @@ typedef struct {
     const char *reason;  /* crash: why, for a failure a model predicts (a static or interned
                             string); NULL: an injected fault */
 } SchedFault;
-
-typedef enum {
-    SCHED_RANK_DONE = 0, /* ran its last op */
-    SCHED_RANK_BLOCKED,  /* waiting in a collective when the run ended */
-    SCHED_RANK_CRASHED,  /* a crash fault stopped it */
-    SCHED_RANK_STOPPED,  /* busy computing when the run was stopped (timeout, abort) */
-    SCHED_RANK_UNKNOWN,  /* a recorded run without this rank's record (sched/postmortem.h) */
-} SchedRankState;
-
-typedef enum {
-    SCHED_SEV_ERROR = 0,
-    SCHED_SEV_WARNING,
-} SchedSeverity;
 
 /* One executed (or never-completed) op of one rank, handed to the recorder. */
 typedef struct {
@@ -115,42 +104,6 @@ typedef struct {
     void *progress_data;
 } SchedConfig;
 
-typedef struct {
-    const char *kind; /* "deadlock", "mismatch", "timeout", "straggler", "divergence", "shape",
-                         "crash" (static strings; later layers add their own) */
-    SchedSeverity severity;
-    int32_t rank;     /* a rank the finding is about, or -1 */
-    int32_t group;    /* group id or -1 */
-    uint64_t seq;     /* 0 = none */
-    int32_t layer;    /* -1 = none */
-    char *op_name;    /* may be NULL */
-    char *message;    /* one human-readable paragraph, may span lines */
-    char *detail;     /* JSON object text, may be NULL */
-    int64_t time_ns;  /* simulated time of the finding */
-} SchedDiag;
-
-typedef struct {
-    SchedRankState state;
-    int64_t end_ns;     /* done: last op end; blocked: arrival at the blocking op;
-                           crashed: crash time; stopped: stop time */
-    int64_t compute_ns; /* time in compute ops (incl. injected delays) */
-    int64_t comm_ns;    /* time in collectives after the last member arrived */
-    int64_t wait_ns;    /* time waiting for other members to arrive */
-    uint64_t ops;       /* ops executed */
-} SchedRankStats;
-
-typedef struct {
-    bool failed;          /* any error diagnostic */
-    int64_t end_ns;       /* simulated time when the run ended */
-    uint64_t events;      /* events popped from the queue */
-    uint64_t rank_ops;    /* ops executed over all ranks */
-    uint32_t n_ranks;
-    SchedRankStats *ranks;
-    GPtrArray *diags;     /* SchedDiag*, in the order found */
-    GPtrArray *groups;    /* char* group names incl. implicit p2p channels, index = group id */
-    GPtrArray *group_members; /* GArray<int32_t>* per group id */
-} SchedOutcome;
-
 /* Defaults: hang on mismatch, 600 s watchdog (PyTorch's default), 10 s straggler threshold,
  * the flat default fabric (net_hardware_flat) with contention on and automatic algorithms,
  * full timeline, no faults, no recorder. */
@@ -161,26 +114,5 @@ SchedConfig sched_config_default(void);
  * Returns a new outcome (caller frees). This function can't fail; a broken program invariant
  * asserts. */
 SchedOutcome *sched_engine_run(const SchedProgram *p, const SchedConfig *cfg);
-
-void sched_outcome_free(SchedOutcome *o);
-
-/* A diagnostic from outside the engine (model checks, memory plan): strings are copied. */
-SchedDiag *sched_diag_new(const char *kind, SchedSeverity sev, int32_t rank, int32_t group,
-                          uint64_t seq, int32_t layer, const char *op_name, const char *message,
-                          const char *detail);
-void sched_diag_free(SchedDiag *d);
-/* Appends `d` (taken over) to the outcome; an error marks the outcome failed. `kind` must be a
- * static string. */
-void sched_outcome_add_diag(SchedOutcome *o, SchedDiag *d);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(SchedOutcome, sched_outcome_free)
-
-const char *sched_rank_state_name(SchedRankState s);
-const char *sched_severity_name(SchedSeverity s);
-
-/* Formats a sorted rank list compactly: {0,1,2,3,5,7,8} -> "0-3,5,7-8". Caller frees. */
-char *sched_format_ranks(const int32_t *ranks, uint32_t n);
-/* Formats a simulated time for people: "12.345 us", "1.234 ms", "2.000 s"; "-" when negative
- * (unknown). Caller frees. */
-char *sched_format_ns(int64_t ns);
 
 #endif

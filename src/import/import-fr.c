@@ -425,25 +425,13 @@ static void entry_clear(gpointer p)
     import_entry_clear(p);
 }
 
-static FrDump *parse_fail(FrDump *d, GError **error, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static FrDump *parse_fail(FrDump *d, GError **error, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "%s: %s", d->path, msg);
-    import_fr_dump_free(d);
-    return NULL;
-}
-
 static gint cmp_rank(gconstpointer a, gconstpointer b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
 }
 
-FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scratch, GError **error)
+static FrDump *dump_new(const char *path)
 {
     FrDump *fd = g_new0(FrDump, 1);
     fd->path = g_strdup(path);
@@ -454,46 +442,49 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
     fd->warnings = g_ptr_array_new_with_free_func(g_free);
     fd->strings = g_string_chunk_new(256);
     fd->kinds = g_hash_table_new(g_direct_hash, g_direct_equal);
-    if (!rank_from_name(path, &fd->rank))
-        return parse_fail(fd, error,
-                          "cannot tell whose dump this is: torch names a dump <prefix><global "
-                          "rank> (nccl_trace_rank_3), and this name does not end in a rank number "
-                          "below 65536");
-    g_autoptr(LiteDoc) own = NULL; /* a pickle's tree, or JSON's without a scratch doc */
-    LiteDoc *doc = NULL;
+    return fd;
+}
+
+/* The document of the dump's bytes: a pickle's tree (in *own), or JSON parsed into `scratch`
+ * (or into *own without one). NULL with the error (IMPORT_ERROR_INVALID). */
+static const LiteDoc *dump_doc(FrDump *fd, guint8 *data, gsize len, LiteDoc *scratch,
+                               LiteDoc **own, GError **error)
+{
     fd->pickle = len >= 2 && data[0] == 0x80;
     if (fd->pickle) {
-        g_autoptr(JsonNode) root = pickle_parse(data, len, path, error);
+        g_autoptr(JsonNode) root = pickle_parse(data, len, fd->path, error);
         if (!root) {
             (*error)->domain = IMPORT_ERROR;
             (*error)->code = IMPORT_ERROR_INVALID;
-            import_fr_dump_free(fd);
             return NULL;
         }
-        doc = own = lite_from_json_node(root);
-    } else {
-        doc = scratch ? scratch : (own = lite_doc_new());
-        if (!lite_doc_parse_json(doc, (char *)data, len, path, error)) {
-            (*error)->domain = IMPORT_ERROR;
-            (*error)->code = IMPORT_ERROR_INVALID;
-            import_fr_dump_free(fd);
-            return NULL;
-        }
+        return *own = lite_from_json_node(root);
     }
-    const LiteDoc *d = doc;
+    LiteDoc *doc = scratch ? scratch : (*own = lite_doc_new());
+    if (!lite_doc_parse_json(doc, (char *)data, len, fd->path, error)) {
+        (*error)->domain = IMPORT_ERROR;
+        (*error)->code = IMPORT_ERROR_INVALID;
+        return NULL;
+    }
+    return doc;
+}
+
+/* The top level: a dict with pg_config and version; the library version, the HCCL mark, and a
+ * warning for a version ranksim does not know. */
+static bool dump_header(FrDump *fd, const LiteDoc *d, GError **error)
+{
     LiteRef top = lite_root(d);
     if (lite_type(d, top) != LITE_OBJECT)
-        return parse_fail(fd, error,
-                          "not a Flight Recorder dump: the top level is not a dict "
-                          "(a dump is {version, pg_config, pg_status, entries})");
-    LiteRef pgc = lite_get(d, top, "pg_config");
-    if (lite_type(d, pgc) != LITE_OBJECT)
-        return parse_fail(fd, error,
-                          "not a Flight Recorder dump: no \"pg_config\" dict (a dump has "
-                          "version, pg_config, pg_status and entries)");
+        return fail(error, fd->path,
+                    "not a Flight Recorder dump: the top level is not a dict "
+                    "(a dump is {version, pg_config, pg_status, entries})");
+    if (lite_type(d, lite_get(d, top, "pg_config")) != LITE_OBJECT)
+        return fail(error, fd->path,
+                    "not a Flight Recorder dump: no \"pg_config\" dict (a dump has "
+                    "version, pg_config, pg_status and entries)");
     const char *version = get_str(d, top, "version");
     if (!version)
-        return parse_fail(fd, error, "not a Flight Recorder dump: no \"version\" string");
+        return fail(error, fd->path, "not a Flight Recorder dump: no \"version\" string");
     fd->version = g_strdup(version);
     /* The library version: comm_lib_version (2.10), nccl_version (2.6 to 2.9). */
     const char *lib = get_str(d, top, "comm_lib_version");
@@ -508,28 +499,34 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
         g_ptr_array_add(fd->warnings,
                         g_strdup_printf("%s: Flight Recorder version \"%s\" is not one ranksim "
                                         "knows (2.2 to 2.10); read as the newest",
-                                        path, version));
+                                        fd->path, version));
+    return true;
+}
 
+/* pg_config: each process group with its ranks (no rank twice), the dump's rank among them. */
+static bool dump_pg_config(FrDump *fd, const LiteDoc *d, GError **error)
+{
+    LiteRef pgc = lite_get(d, lite_root(d), "pg_config");
     for (uint32_t k = 0; k < lite_len(d, pgc); k++) {
         const char *key = lite_key_at(d, pgc, k);
         LiteRef v = lite_at(d, pgc, k);
         if (lite_type(d, v) != LITE_OBJECT)
-            return parse_fail(fd, error, "pg_config[\"%s\"]: not a dict with name, desc, ranks",
-                              key);
+            return fail(error, fd->path, "pg_config[\"%s\"]: not a dict with name, desc, ranks",
+                        key);
         GArray *rs = parse_ranks(d, lite_get(d, v, "ranks"));
         if (!rs)
-            return parse_fail(fd, error,
-                              "pg_config[\"%s\"].ranks: not a rank list of ranks below 65536 "
-                              "(torch writes a string like \"[0, 1, 2, 3]\")",
-                              key);
+            return fail(error, fd->path,
+                        "pg_config[\"%s\"].ranks: not a rank list of ranks below 65536 "
+                        "(torch writes a string like \"[0, 1, 2, 3]\")",
+                        key);
         g_autoptr(GArray) sorted = g_array_copy(rs);
         g_array_sort(sorted, cmp_rank);
         for (guint i = 1; i < sorted->len; i++)
             if (g_array_index(sorted, int32_t, i) == g_array_index(sorted, int32_t, i - 1)) {
                 int32_t dup = g_array_index(sorted, int32_t, i);
                 g_array_unref(rs);
-                return parse_fail(fd, error, "pg_config[\"%s\"].ranks: rank %d is listed twice",
-                                  key, dup);
+                return fail(error, fd->path, "pg_config[\"%s\"].ranks: rank %d is listed twice",
+                            key, dup);
             }
         PgDef *pd = g_new0(PgDef, 1);
         pd->name = g_strdup(get_str(d, v, "name") ? get_str(d, v, "name") : key);
@@ -540,224 +537,329 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
         for (guint i = 0; i < rs->len; i++)
             member |= g_array_index(rs, int32_t, i) == fd->rank;
         if (!member)
-            return parse_fail(fd, error,
-                              "pg_config[\"%s\"]: rank %d (from the file name) is not among its "
-                              "ranks: the file was renamed, or is another rank's dump",
-                              key, fd->rank);
+            return fail(error, fd->path,
+                        "pg_config[\"%s\"]: rank %d (from the file name) is not among its "
+                        "ranks: the file was renamed, or is another rank's dump",
+                        key, fd->rank);
     }
+    return true;
+}
 
-    LiteRef en = lite_get(d, top, "entries");
-    if (lite_type(d, en) != LITE_NULL && lite_type(d, en) != LITE_ARRAY)
-        return parse_fail(fd, error, "\"entries\": not a list");
-    uint32_t ne = lite_len(d, en);
-    bool warned_dtype = false, warned_op = false;
-    gint64 head_order = G_MAXINT64, head_pgid = -1;
-    uint64_t head_seq = 0;
-    bool head_p2p = false;
-    guint last_pg = 0;
-    for (uint32_t i = 0; i < ne; i++) {
-        LiteRef o = lite_at(d, en, i);
-        if (lite_type(d, o) != LITE_OBJECT)
-            return parse_fail(fd, error, "entries[%u]: not a dict", i);
-        LiteRef f[K_COUNT];
-        for (int k = 0; k < K_COUNT; k++)
-            f[k] = LITE_NONE;
-        for (uint32_t m = 0; m < lite_len(d, o); m++) {
-            int k = entry_key(lite_key_at(d, o, m));
-            if (k >= 0)
-                f[k] = lite_at(d, o, m);
-        }
-        gint64 record_id, cseq, pseq, created, done_ns, tmo, isp2p;
-        /* Dumps before collective_seq_id had one seq_id (torch 2.2/2.3). */
-        if (f[K_CSEQ] == LITE_NONE)
-            f[K_CSEQ] = f[K_SEQ_OLD];
-        if (!ref_int(d, f[K_RECORD_ID], i, &record_id) || !ref_int(d, f[K_CSEQ], 0, &cseq) ||
-            !ref_int(d, f[K_PSEQ], 0, &pseq) || !ref_int(d, f[K_CREATED], -1, &created) ||
-            !ref_int(d, f[K_DONE], 0, &done_ns) || !ref_int(d, f[K_TIMEOUT], 0, &tmo) ||
-            !ref_int(d, f[K_ISP2P], 0, &isp2p))
-            return parse_fail(fd, error,
-                              "entries[%u]: record_id, collective_seq_id, p2p_seq_id, timeout_ms "
-                              "and the time_* fields must be integers (or null)",
-                              i);
-        const char *pname = first_string(d, f[K_PG]);
-        if (!pname)
-            return parse_fail(fd, error, "entries[%u].process_group: not a (name, desc) pair", i);
-        guint pg = G_MAXUINT;
-        if (last_pg < fd->pgs->len &&
-            strcmp(((PgDef *)g_ptr_array_index(fd->pgs, last_pg))->name, pname) == 0)
-            pg = last_pg;
-        for (guint k = 0; pg == G_MAXUINT && k < fd->pgs->len; k++)
-            if (strcmp(((PgDef *)g_ptr_array_index(fd->pgs, k))->name, pname) == 0)
-                pg = k;
-        if (pg == G_MAXUINT) {
-            g_autoptr(GString) names = g_string_new(NULL);
-            for (guint k = 0; k < fd->pgs->len && k < 8; k++)
-                g_string_append_printf(names, "%s\"%s\"", k ? ", " : "",
-                                       ((PgDef *)g_ptr_array_index(fd->pgs, k))->name);
-            return parse_fail(fd, error,
-                              "entries[%u]: process group \"%s\" is not in pg_config (it lists "
-                              "%s%s)",
-                              i, pname, names->len ? names->str : "none",
-                              fd->pgs->len > 8 ? ", ..." : "");
-        }
-        last_pg = pg;
-        const char *prof = lite_str(d, f[K_PROF]);
-        if (!prof)
-            return parse_fail(fd, error, "entries[%u]: no profiling_name", i);
-        fd->hccl |= g_str_has_prefix(prof, "hccl:");
-        SchedOpKind kind = SCHED_OP_ALL_REDUCE;
-        int32_t peer = -1;
-        bool p2p = false;
-        const char *iprof = intern(fd, prof);
-        /* One parse of each distinct name (a dump has a handful). */
-        gpointer cached = g_hash_table_lookup(fd->kinds, iprof);
-        bool known_op;
-        if (cached) {
-            gsize v = GPOINTER_TO_SIZE(cached);
-            known_op = v & 1;
-            p2p = (v >> 1) & 1;
-            kind = (SchedOpKind)((v >> 2) & 0xff);
-            peer = (int32_t)(v >> 10) - 1;
-        } else {
-            known_op = kind_of(prof, &kind, &peer, &p2p);
-            gsize v = (gsize)known_op | (gsize)p2p << 1 | (gsize)kind << 2 |
-                      (gsize)(uint32_t)(peer + 1) << 10;
-            g_hash_table_insert(fd->kinds, (gpointer)iprof, GSIZE_TO_POINTER(v));
-        }
-        if (!known_op) {
-            if (!warned_op)
-                g_ptr_array_add(fd->warnings,
-                                g_strdup_printf("%s: entries[%u]: op \"%s\" is not one ranksim "
-                                                "knows; compared by its sizes like an all-reduce",
-                                                path, i, prof));
-            warned_op = true;
-            kind = SCHED_OP_ALL_REDUCE;
-        }
-        if (isp2p)
-            p2p = true;
-        if (record_id < 0)
-            return parse_fail(fd, error, "entries[%u].record_id: negative", i);
-        if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? pseq : cseq) < 1)
-            return parse_fail(
-                fd, error, "entries[%u].%s: %s (valid: the group's sequence number, an int >= 1)",
-                i, p2p ? "p2p_seq_id" : "collective_seq_id",
-                f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "below 1");
-        /* Times are epoch ns: refuse what no clock gives (so sums cannot overflow). */
-        if (created > (gint64)1 << 62 || done_ns > (gint64)1 << 62 || done_ns < 0)
-            return parse_fail(fd, error,
-                              "entries[%u]: time_created_ns / time_discovered_completed_ns "
-                              "beyond any clock (valid: epoch ns up to 2^62)",
-                              i);
-        if (tmo < 0 || tmo > (gint64)1000000000)
-            return parse_fail(fd, error,
-                              "entries[%u].timeout_ms: %" G_GINT64_FORMAT " (valid: 0 to 10^9 ms)",
-                              i, tmo);
-        ImportEntry e = {0};
-        e.group = pg;
-        e.seq = (uint64_t)(p2p ? pseq : cseq);
-        e.order = (uint64_t)record_id;
-        e.kind = kind;
-        if (!numel(d, f[K_IN_SIZES], &e.count) || !numel(d, f[K_OUT_SIZES], &e.count_out))
-            return parse_fail(fd, error,
-                              "entries[%u]: input_sizes/output_sizes must be lists of shapes "
-                              "(lists of non-negative ints) holding fewer than 2^64 elements",
-                              i);
-        const char *dt = first_string(d, f[K_IN_DTYPES]);
-        if (!dt)
-            dt = first_string(d, f[K_OUT_DTYPES]);
-        e.dtype = SCHED_DTYPE_FP32;
-        e.dtype_known = dt && dtype_of(dt, &e.dtype);
-        if (dt && !e.dtype_known && !warned_dtype) {
+/* What the entries loop carries from entry to entry. */
+typedef struct {
+    bool warned_dtype, warned_op;
+    guint last_pg;      /* the process group of the previous entry (entries run in streaks) */
+    gint64 head_order;  /* record_id of the oldest entry that did not complete, or MAXINT64 */
+    gint64 head_pgid;   /* its pg_id, -1 unknown */
+    uint64_t head_seq;  /* its sequence number */
+    bool head_p2p;
+} EntryScan;
+
+/* One entry's integer members (record_id, the sequence numbers, times, timeout, is_p2p). */
+typedef struct {
+    gint64 record_id, cseq, pseq, created, done_ns, tmo, isp2p;
+} EntryInts;
+
+/* The entry's members ranksim reads, by K_ index (LITE_NONE when absent), and its integers. */
+static bool entry_fields(FrDump *fd, const LiteDoc *d, LiteRef o, uint32_t i, LiteRef *f,
+                         EntryInts *v, GError **error)
+{
+    for (int k = 0; k < K_COUNT; k++)
+        f[k] = LITE_NONE;
+    for (uint32_t m = 0; m < lite_len(d, o); m++) {
+        int k = entry_key(lite_key_at(d, o, m));
+        if (k >= 0)
+            f[k] = lite_at(d, o, m);
+    }
+    /* Dumps before collective_seq_id had one seq_id (torch 2.2/2.3). */
+    if (f[K_CSEQ] == LITE_NONE)
+        f[K_CSEQ] = f[K_SEQ_OLD];
+    if (!ref_int(d, f[K_RECORD_ID], i, &v->record_id) || !ref_int(d, f[K_CSEQ], 0, &v->cseq) ||
+        !ref_int(d, f[K_PSEQ], 0, &v->pseq) || !ref_int(d, f[K_CREATED], -1, &v->created) ||
+        !ref_int(d, f[K_DONE], 0, &v->done_ns) || !ref_int(d, f[K_TIMEOUT], 0, &v->tmo) ||
+        !ref_int(d, f[K_ISP2P], 0, &v->isp2p))
+        return fail(error, fd->path,
+                    "entries[%u]: record_id, collective_seq_id, p2p_seq_id, timeout_ms "
+                    "and the time_* fields must be integers (or null)",
+                    i);
+    return true;
+}
+
+/* The entry's process group as an index into fd->pgs. */
+static bool entry_group(FrDump *fd, const LiteDoc *d, const LiteRef *f, uint32_t i,
+                        EntryScan *scan, guint *pg_out, GError **error)
+{
+    const char *pname = first_string(d, f[K_PG]);
+    if (!pname)
+        return fail(error, fd->path, "entries[%u].process_group: not a (name, desc) pair", i);
+    guint pg = G_MAXUINT;
+    if (scan->last_pg < fd->pgs->len &&
+        strcmp(((PgDef *)g_ptr_array_index(fd->pgs, scan->last_pg))->name, pname) == 0)
+        pg = scan->last_pg;
+    for (guint k = 0; pg == G_MAXUINT && k < fd->pgs->len; k++)
+        if (strcmp(((PgDef *)g_ptr_array_index(fd->pgs, k))->name, pname) == 0)
+            pg = k;
+    if (pg == G_MAXUINT) {
+        g_autoptr(GString) names = g_string_new(NULL);
+        for (guint k = 0; k < fd->pgs->len && k < 8; k++)
+            g_string_append_printf(names, "%s\"%s\"", k ? ", " : "",
+                                   ((PgDef *)g_ptr_array_index(fd->pgs, k))->name);
+        return fail(error, fd->path,
+                    "entries[%u]: process group \"%s\" is not in pg_config (it lists %s%s)", i,
+                    pname, names->len ? names->str : "none", fd->pgs->len > 8 ? ", ..." : "");
+    }
+    scan->last_pg = *pg_out = pg;
+    return true;
+}
+
+/* The entry's op from its profiling_name: kind, peer and p2p (each distinct name parsed once;
+ * an unknown op is read as an all-reduce, with one warning per dump). Sets e->kind, e->peer,
+ * e->name. */
+static bool entry_op(FrDump *fd, const LiteDoc *d, const LiteRef *f, uint32_t i, EntryScan *scan,
+                     ImportEntry *e, bool *p2p_out, GError **error)
+{
+    const char *prof = lite_str(d, f[K_PROF]);
+    if (!prof)
+        return fail(error, fd->path, "entries[%u]: no profiling_name", i);
+    fd->hccl |= g_str_has_prefix(prof, "hccl:");
+    SchedOpKind kind = SCHED_OP_ALL_REDUCE;
+    int32_t peer = -1;
+    bool p2p = false;
+    const char *iprof = intern(fd, prof);
+    /* One parse of each distinct name (a dump has a handful). */
+    gpointer cached = g_hash_table_lookup(fd->kinds, iprof);
+    bool known_op;
+    if (cached) {
+        gsize v = GPOINTER_TO_SIZE(cached);
+        known_op = v & 1;
+        p2p = (v >> 1) & 1;
+        kind = (SchedOpKind)((v >> 2) & 0xff);
+        peer = (int32_t)(v >> 10) - 1;
+    } else {
+        known_op = kind_of(prof, &kind, &peer, &p2p);
+        gsize v = (gsize)known_op | (gsize)p2p << 1 | (gsize)kind << 2 |
+                  (gsize)(uint32_t)(peer + 1) << 10;
+        g_hash_table_insert(fd->kinds, (gpointer)iprof, GSIZE_TO_POINTER(v));
+    }
+    if (!known_op) {
+        if (!scan->warned_op)
             g_ptr_array_add(fd->warnings,
-                            g_strdup_printf("%s: dtype \"%s\" has no ranksim name; stored as fp32 "
-                                            "(sizes are still compared in elements)",
-                                            path, dt));
-            warned_dtype = true;
-        }
-        e.dtype_name = dt ? intern(fd, dt) : NULL;
-        e.root = -1;
-        e.peer = peer;
-        e.name = iprof;
-        const char *st = lite_str(d, f[K_STATE]);
-        if (!st)
-            return parse_fail(fd, error, "entries[%u]: no state (completed, started or scheduled)",
-                              i);
-        if (strcmp(st, "completed") == 0)
-            e.state = IMPORT_STATE_COMPLETED;
-        else if (strcmp(st, "started") == 0)
-            e.state = IMPORT_STATE_STARTED;
-        else if (strcmp(st, "scheduled") == 0)
-            e.state = IMPORT_STATE_SCHEDULED;
-        else
-            return parse_fail(fd, error,
-                              "entries[%u].state: \"%s\" (valid: completed, started, scheduled)", i,
-                              st);
-        e.created_ns = created > 0 ? created : -1;
-        e.completed_ns = -1;
-        if (e.state == IMPORT_STATE_COMPLETED) {
-            LiteRef dn = f[K_DURATION];
-            double dur = lite_type(d, dn) == LITE_DOUBLE || lite_type(d, dn) == LITE_INT
-                             ? lite_double(d, dn)
-                             : -1;
-            if (done_ns > 0)
-                e.completed_ns = done_ns;
-            else if (dur >= 0 && e.created_ns > 0 && dur < 1e9) /* both bounded: no overflow */
-                e.completed_ns = e.created_ns + (int64_t)(dur * 1e6);
-        }
-        e.timeout_ms = tmo > 0 ? tmo : 0;
-        if (e.state != IMPORT_STATE_COMPLETED && record_id < head_order) {
-            gint64 pgid = -1;
-            head_order = record_id;
-            head_pgid = ref_int(d, f[K_PGID], -1, &pgid) ? pgid : -1;
-            head_seq = e.seq;
-            head_p2p = p2p;
-        }
-        g_array_append_val(fd->entries, e);
-        g_array_append_val(fd->entry_p2p, p2p);
+                            g_strdup_printf("%s: entries[%u]: op \"%s\" is not one ranksim "
+                                            "knows; compared by its sizes like an all-reduce",
+                                            fd->path, i, prof));
+        scan->warned_op = true;
+        kind = SCHED_OP_ALL_REDUCE;
     }
-    /* pg_status says whether the oldest entry that did not complete is its PG's next call after
-     * the last completed one: then nothing between was dropped and it is the blocking point. */
-    LiteRef pst = lite_get(d, top, "pg_status");
-    if (head_order != G_MAXINT64 && !head_p2p && head_pgid >= 0 &&
-        lite_type(d, pst) == LITE_OBJECT) {
-        char key[24];
-        g_snprintf(key, sizeof key, "%" G_GINT64_FORMAT, head_pgid);
-        LiteRef ps = lite_get(d, pst, key);
-        gint64 last = -2;
-        if (lite_type(d, ps) == LITE_OBJECT &&
-            ref_int(d, lite_get(d, ps, "last_completed_collective"), -2, &last) && last >= -1)
-            fd->head_check = (gint64)head_seq == (last < 0 ? 1 : last + 1) ? 1 : -1;
+    e->kind = kind;
+    e->peer = peer;
+    e->name = iprof;
+    *p2p_out = p2p;
+    return true;
+}
+
+/* The bounds the integers must keep: a record_id, a sequence number >= 1, clock times, a
+ * timeout. */
+static bool entry_check(FrDump *fd, const LiteRef *f, uint32_t i, const EntryInts *v, bool p2p,
+                        GError **error)
+{
+    if (v->record_id < 0)
+        return fail(error, fd->path, "entries[%u].record_id: negative", i);
+    if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? v->pseq : v->cseq) < 1)
+        return fail(error, fd->path,
+                    "entries[%u].%s: %s (valid: the group's sequence number, an int >= 1)", i,
+                    p2p ? "p2p_seq_id" : "collective_seq_id",
+                    f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "below 1");
+    /* Times are epoch ns: refuse what no clock gives (so sums cannot overflow). */
+    if (v->created > (gint64)1 << 62 || v->done_ns > (gint64)1 << 62 || v->done_ns < 0)
+        return fail(error, fd->path,
+                    "entries[%u]: time_created_ns / time_discovered_completed_ns "
+                    "beyond any clock (valid: epoch ns up to 2^62)",
+                    i);
+    if (v->tmo < 0 || v->tmo > (gint64)1000000000)
+        return fail(error, fd->path,
+                    "entries[%u].timeout_ms: %" G_GINT64_FORMAT " (valid: 0 to 10^9 ms)", i,
+                    v->tmo);
+    return true;
+}
+
+/* The entry's sizes and dtype (an unnamed dtype is stored as fp32, with one warning). */
+static bool entry_sizes(FrDump *fd, const LiteDoc *d, const LiteRef *f, uint32_t i,
+                        EntryScan *scan, ImportEntry *e, GError **error)
+{
+    if (!numel(d, f[K_IN_SIZES], &e->count) || !numel(d, f[K_OUT_SIZES], &e->count_out))
+        return fail(error, fd->path,
+                    "entries[%u]: input_sizes/output_sizes must be lists of shapes "
+                    "(lists of non-negative ints) holding fewer than 2^64 elements",
+                    i);
+    const char *dt = first_string(d, f[K_IN_DTYPES]);
+    if (!dt)
+        dt = first_string(d, f[K_OUT_DTYPES]);
+    e->dtype = SCHED_DTYPE_FP32;
+    e->dtype_known = dt && dtype_of(dt, &e->dtype);
+    if (dt && !e->dtype_known && !scan->warned_dtype) {
+        g_ptr_array_add(fd->warnings,
+                        g_strdup_printf("%s: dtype \"%s\" has no ranksim name; stored as fp32 "
+                                        "(sizes are still compared in elements)",
+                                        fd->path, dt));
+        scan->warned_dtype = true;
     }
-    /* Sort by record_id, carrying the p2p flags along. */
+    e->dtype_name = dt ? intern(fd, dt) : NULL;
+    return true;
+}
+
+/* The entry's state and times: created, and completed (discovered, or created + duration). */
+static bool entry_state(FrDump *fd, const LiteDoc *d, const LiteRef *f, uint32_t i,
+                        const EntryInts *v, ImportEntry *e, GError **error)
+{
+    const char *st = lite_str(d, f[K_STATE]);
+    if (!st)
+        return fail(error, fd->path, "entries[%u]: no state (completed, started or scheduled)",
+                    i);
+    if (strcmp(st, "completed") == 0)
+        e->state = IMPORT_STATE_COMPLETED;
+    else if (strcmp(st, "started") == 0)
+        e->state = IMPORT_STATE_STARTED;
+    else if (strcmp(st, "scheduled") == 0)
+        e->state = IMPORT_STATE_SCHEDULED;
+    else
+        return fail(error, fd->path,
+                    "entries[%u].state: \"%s\" (valid: completed, started, scheduled)", i, st);
+    e->created_ns = v->created > 0 ? v->created : -1;
+    e->completed_ns = -1;
+    if (e->state == IMPORT_STATE_COMPLETED) {
+        LiteRef dn = f[K_DURATION];
+        double dur = lite_type(d, dn) == LITE_DOUBLE || lite_type(d, dn) == LITE_INT
+                         ? lite_double(d, dn)
+                         : -1;
+        if (v->done_ns > 0)
+            e->completed_ns = v->done_ns;
+        else if (dur >= 0 && e->created_ns > 0 && dur < 1e9) /* both bounded: no overflow */
+            e->completed_ns = e->created_ns + (int64_t)(dur * 1e6);
+    }
+    e->timeout_ms = v->tmo > 0 ? v->tmo : 0;
+    return true;
+}
+
+/* entries[i]: read, checked and appended; the oldest entry that did not complete is noted. */
+static bool dump_entry(FrDump *fd, const LiteDoc *d, LiteRef o, uint32_t i, EntryScan *scan,
+                       GError **error)
+{
+    if (lite_type(d, o) != LITE_OBJECT)
+        return fail(error, fd->path, "entries[%u]: not a dict", i);
+    LiteRef f[K_COUNT];
+    EntryInts v;
+    ImportEntry e = {0};
+    guint pg = 0;
+    bool p2p = false;
+    if (!entry_fields(fd, d, o, i, f, &v, error) || !entry_group(fd, d, f, i, scan, &pg, error) ||
+        !entry_op(fd, d, f, i, scan, &e, &p2p, error))
+        return false;
+    if (v.isp2p)
+        p2p = true;
+    if (!entry_check(fd, f, i, &v, p2p, error))
+        return false;
+    e.group = pg;
+    e.seq = (uint64_t)(p2p ? v.pseq : v.cseq);
+    e.order = (uint64_t)v.record_id;
+    e.root = -1;
+    if (!entry_sizes(fd, d, f, i, scan, &e, error) || !entry_state(fd, d, f, i, &v, &e, error))
+        return false;
+    if (e.state != IMPORT_STATE_COMPLETED && v.record_id < scan->head_order) {
+        gint64 pgid = -1;
+        scan->head_order = v.record_id;
+        scan->head_pgid = ref_int(d, f[K_PGID], -1, &pgid) ? pgid : -1;
+        scan->head_seq = e.seq;
+        scan->head_p2p = p2p;
+    }
+    g_array_append_val(fd->entries, e);
+    g_array_append_val(fd->entry_p2p, p2p);
+    return true;
+}
+
+/* pg_status says whether the oldest entry that did not complete is its PG's next call after
+ * the last completed one: then nothing between was dropped and it is the blocking point. */
+static void dump_head_check(FrDump *fd, const LiteDoc *d, const EntryScan *scan)
+{
+    LiteRef pst = lite_get(d, lite_root(d), "pg_status");
+    if (scan->head_order == G_MAXINT64 || scan->head_p2p || scan->head_pgid < 0 ||
+        lite_type(d, pst) != LITE_OBJECT)
+        return;
+    char key[24];
+    g_snprintf(key, sizeof key, "%" G_GINT64_FORMAT, scan->head_pgid);
+    LiteRef ps = lite_get(d, pst, key);
+    gint64 last = -2;
+    if (lite_type(d, ps) == LITE_OBJECT &&
+        ref_int(d, lite_get(d, ps, "last_completed_collective"), -2, &last) && last >= -1)
+        fd->head_check = (gint64)scan->head_seq == (last < 0 ? 1 : last + 1) ? 1 : -1;
+}
+
+/* The entries, then the head check. */
+static bool dump_entries(FrDump *fd, const LiteDoc *d, GError **error)
+{
+    LiteRef en = lite_get(d, lite_root(d), "entries");
+    if (lite_type(d, en) != LITE_NULL && lite_type(d, en) != LITE_ARRAY)
+        return fail(error, fd->path, "\"entries\": not a list");
+    EntryScan scan = {.head_order = G_MAXINT64, .head_pgid = -1};
+    uint32_t ne = lite_len(d, en);
+    for (uint32_t i = 0; i < ne; i++)
+        if (!dump_entry(fd, d, lite_at(d, en, i), i, &scan, error))
+            return false;
+    dump_head_check(fd, d, &scan);
+    return true;
+}
+
+/* Entries by record_id, carrying the p2p flags along; two with one record_id are refused. */
+static bool dump_sort(FrDump *fd, GError **error)
+{
     bool sorted = true;
     for (guint i = 1; i < fd->entries->len && sorted; i++)
         sorted = g_array_index(fd->entries, ImportEntry, i - 1).order <
                  g_array_index(fd->entries, ImportEntry, i).order;
-    if (!sorted) {
-        /* Rare (torch writes the ring buffer oldest first): sort a permutation. */
-        guint n = fd->entries->len;
-        g_autofree guint *perm = g_new(guint, n);
-        for (guint i = 0; i < n; i++)
-            perm[i] = i;
-        const ImportEntry *base = (const ImportEntry *)(void *)fd->entries->data;
-        g_qsort_with_data(perm, (gint)n, sizeof(guint), cmp_perm, (gpointer)base);
-        GArray *ne2 = g_array_sized_new(FALSE, TRUE, sizeof(ImportEntry), n);
-        GArray *np2 = g_array_sized_new(FALSE, FALSE, sizeof(bool), n);
-        for (guint i = 0; i < n; i++) {
-            g_array_append_val(ne2, g_array_index(fd->entries, ImportEntry, perm[i]));
-            g_array_append_val(np2, g_array_index(fd->entry_p2p, bool, perm[i]));
-        }
-        g_array_set_clear_func(ne2, entry_clear);
-        g_array_set_clear_func(fd->entries, NULL); /* moved, not freed */
-        g_array_unref(fd->entries);
-        g_array_unref(fd->entry_p2p);
-        fd->entries = ne2;
-        fd->entry_p2p = np2;
-        for (guint i = 1; i < n; i++)
-            if (g_array_index(ne2, ImportEntry, i).order ==
-                g_array_index(ne2, ImportEntry, i - 1).order)
-                return parse_fail(fd, error, "two entries share record_id %" G_GUINT64_FORMAT,
-                                  g_array_index(ne2, ImportEntry, i).order);
+    if (sorted)
+        return true;
+    /* Rare (torch writes the ring buffer oldest first): sort a permutation. */
+    guint n = fd->entries->len;
+    g_autofree guint *perm = g_new(guint, n);
+    for (guint i = 0; i < n; i++)
+        perm[i] = i;
+    const ImportEntry *base = (const ImportEntry *)(void *)fd->entries->data;
+    g_qsort_with_data(perm, (gint)n, sizeof(guint), cmp_perm, (gpointer)base);
+    GArray *ne2 = g_array_sized_new(FALSE, TRUE, sizeof(ImportEntry), n);
+    GArray *np2 = g_array_sized_new(FALSE, FALSE, sizeof(bool), n);
+    for (guint i = 0; i < n; i++) {
+        g_array_append_val(ne2, g_array_index(fd->entries, ImportEntry, perm[i]));
+        g_array_append_val(np2, g_array_index(fd->entry_p2p, bool, perm[i]));
+    }
+    g_array_set_clear_func(ne2, entry_clear);
+    g_array_set_clear_func(fd->entries, NULL); /* moved, not freed */
+    g_array_unref(fd->entries);
+    g_array_unref(fd->entry_p2p);
+    fd->entries = ne2;
+    fd->entry_p2p = np2;
+    for (guint i = 1; i < n; i++)
+        if (g_array_index(ne2, ImportEntry, i).order == g_array_index(ne2, ImportEntry, i - 1).order)
+            return fail(error, fd->path, "two entries share record_id %" G_GUINT64_FORMAT,
+                        g_array_index(ne2, ImportEntry, i).order);
+    return true;
+}
+
+FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scratch, GError **error)
+{
+    FrDump *fd = dump_new(path);
+    if (!rank_from_name(path, &fd->rank)) {
+        fail(error, path,
+             "cannot tell whose dump this is: torch names a dump <prefix><global "
+             "rank> (nccl_trace_rank_3), and this name does not end in a rank number "
+             "below 65536");
+        import_fr_dump_free(fd);
+        return NULL;
+    }
+    g_autoptr(LiteDoc) own = NULL; /* a pickle's tree, or JSON's without a scratch doc */
+    const LiteDoc *d = dump_doc(fd, data, len, scratch, &own, error);
+    if (!d || !dump_header(fd, d, error) || !dump_pg_config(fd, d, error) ||
+        !dump_entries(fd, d, error) || !dump_sort(fd, error)) {
+        import_fr_dump_free(fd);
+        return NULL;
     }
     return fd;
 }

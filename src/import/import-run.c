@@ -1,6 +1,7 @@
 /* src/import/import-run.c — an ImportSet made into a run: the program (groups and names), each rank's
- * state (blocked at its oldest call that did not complete, idle, or unknown without a record),
- * the diagnosis by sched_postmortem, and the calls as op records for the `collectives` table.
+ * state (blocked at its oldest call that did not complete, idle, or unknown without a record)
+ * written into the neutral record (sched/record.h) and diagnosed there (sched_diagnose_record),
+ * and the calls as op records for the `collectives` table.
  *
  * Rules (doc/import.md):
  * - Completion: a Flight Recorder entry completed when its state says so. NCCL logs print the
@@ -17,7 +18,7 @@
 
 #include <string.h>
 
-#include "../../sched/postmortem.h"
+#include "../../sched/diagnose.h"
 
 #define UNTIMED_STEP_NS 1000 /* one call = 1 us on the axis of an untimed record */
 
@@ -112,6 +113,17 @@ static bool entry_complete(const ImportEntry *e, GHashTable *nccl_done)
     return g_hash_table_contains(nccl_done, &k);
 }
 
+/* What a rank's record says at its end; made into the run's record at finish. */
+typedef struct {
+    SchedSeen state;      /* SCHED_SEEN_IDLE, _BLOCKED or _UNKNOWN (rank_end reads it only for
+                             ranks added, so a zeroed entry is never taken for one) */
+    int32_t group;        /* blocked: the instance it waits in */
+    uint64_t seq;
+    SchedArrival arrival; /* blocked: what it brought, when */
+    int64_t last_ns;      /* idle: when its last recorded call completed (relative) */
+    uint64_t calls;       /* calls kept in its records */
+} RankEnd;
+
 struct ImportRunBuilder {
     const ImportSet *s; /* grows while a stream merges; complete at finish */
     bool timed;
@@ -120,7 +132,7 @@ struct ImportRunBuilder {
     GPtrArray *names;      /* char*, borrowed from the set: the program's name table, in order */
     GHashTable *name_ids;  /* name text -> id + 1 */
     GHashTable *ptr_ids;   /* name pointer -> id + 1 (one pointer per name per dump) */
-    GArray *pm;            /* SchedPmRank by rank */
+    GArray *ends;          /* RankEnd by rank */
     GArray *added;         /* bool by rank */
     GPtrArray *members;    /* int32_t* (sorted ranks, first the count) by group id, lazily */
     int64_t end, timeout_ms, min_created;
@@ -138,7 +150,7 @@ ImportRunBuilder *import_run_builder_new(const ImportSet *s, int64_t t0, bool nc
     b->names = g_ptr_array_new();
     b->name_ids = g_hash_table_new(g_str_hash, g_str_equal);
     b->ptr_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
-    b->pm = g_array_new(FALSE, TRUE, sizeof(SchedPmRank));
+    b->ends = g_array_new(FALSE, TRUE, sizeof(RankEnd));
     b->added = g_array_new(FALSE, TRUE, sizeof(bool));
     b->members = g_ptr_array_new_with_free_func(g_free);
     b->min_created = INT64_MAX;
@@ -155,7 +167,7 @@ static void builder_free(ImportRunBuilder *b)
     g_ptr_array_unref(b->names);
     g_hash_table_unref(b->name_ids);
     g_hash_table_unref(b->ptr_ids);
-    g_array_unref(b->pm);
+    g_array_unref(b->ends);
     g_array_unref(b->added);
     g_ptr_array_unref(b->members);
     g_array_unref(b->silent);
@@ -210,18 +222,32 @@ static uint32_t name_id(ImportRunBuilder *b, const char *name)
     return GPOINTER_TO_UINT(id) - 1;
 }
 
+/* Whether a non-empty record lost the rank's blocking point: pg_status says calls between
+ * the last completed one and the oldest kept entry that did not complete were dropped, or
+ * (without pg_status) the buffer wrapped and its oldest kept entry never completed. Such a
+ * record (like an empty ring buffer: the Flight Recorder off, its default before torch 2.10)
+ * says nothing about where the rank is: unknown, not idle or blocked at a guess; pg_status
+ * confirming the head keeps it (dumps of only active entries). */
+static bool lost_blocking_point(const ImportRunBuilder *b, const ImportRank *ir)
+{
+    return ir->head_check != 1 &&
+           (ir->head_check < 0 ||
+            (ir->truncated &&
+             !entry_complete(&g_array_index(ir->entries, ImportEntry, 0), b->nccl_done)));
+}
+
 void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
 {
     const ImportSet *s = b->s;
-    if (b->pm->len <= r) {
-        g_array_set_size(b->pm, r + 1);
+    if (b->ends->len <= r) {
+        g_array_set_size(b->ends, r + 1);
         g_array_set_size(b->added, r + 1);
     }
     g_array_index(b->added, bool, r) = true;
-    SchedPmRank *pmr = &g_array_index(b->pm, SchedPmRank, r);
+    RankEnd *end = &g_array_index(b->ends, RankEnd, r);
     const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
     if (!ir || !ir->present) {
-        pmr->state = SCHED_PM_UNKNOWN;
+        *end = (RankEnd){.state = SCHED_SEEN_UNKNOWN};
         return;
     }
     for (guint i = 0; i < ir->entries->len; i++) {
@@ -230,20 +256,10 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
             b->min_created = MIN(b->min_created, e->created_ns);
         b->timeout_ms = MAX(b->timeout_ms, e->timeout_ms);
     }
-    /* A record that says nothing about where the rank is: an empty ring buffer (the Flight
-     * Recorder off, its default before torch 2.10), or one that lost the rank's blocking
-     * point — pg_status says calls between the last completed one and the oldest kept
-     * entry that did not complete were dropped, or (without pg_status) the buffer wrapped
-     * and its oldest kept entry never completed. Unknown, not idle or blocked at a guess;
-     * pg_status confirming the head keeps it (dumps of only active entries). */
     bool empty = ir->entries->len == 0;
-    bool overwritten =
-        !empty && ir->head_check != 1 &&
-        (ir->head_check < 0 ||
-         (ir->truncated &&
-          !entry_complete(&g_array_index(ir->entries, ImportEntry, 0), b->nccl_done)));
+    bool overwritten = !empty && lost_blocking_point(b, ir);
     if (empty || overwritten) {
-        pmr->state = SCHED_PM_UNKNOWN;
+        *end = (RankEnd){.state = SCHED_SEEN_UNKNOWN};
         int32_t rr = (int32_t)r;
         g_array_append_val(empty ? b->silent : b->wrapped, rr);
         return;
@@ -292,20 +308,24 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
         last = MAX(last, stop >= 0 ? stop : start);
         b->end = MAX(b->end, last);
         if (e == head) {
-            *pmr = (SchedPmRank){.state = SCHED_PM_BLOCKED,
-                                 .group = (int32_t)e->group,
-                                 .seq = e->seq,
-                                 .kind = (uint8_t)e->kind,
-                                 .dtype = (uint8_t)e->dtype,
-                                 .count = e->count,
-                                 .root = e->root,
-                                 .name = rec.name,
-                                 .arrive_ns = start};
+            *end = (RankEnd){.state = SCHED_SEEN_BLOCKED,
+                             .group = (int32_t)e->group,
+                             .seq = e->seq,
+                             .arrival = {.arrive_ns = start,
+                                         .pg_seq = e->seq, /* the recorded SeqNum */
+                                         .count = e->count,
+                                         .layer = -1,
+                                         .name = rec.name,
+                                         .root = e->root,
+                                         .kind = (uint8_t)e->kind,
+                                         .dtype = (uint8_t)e->dtype,
+                                         .present = true}};
         }
     }
     if (!head)
-        *pmr = (SchedPmRank){.state = SCHED_PM_IDLE, .last_ns = last};
-    pmr->calls = idx;
+        *end = (RankEnd){.state = SCHED_SEEN_IDLE, .last_ns = last};
+    end->calls = idx;
+    end->arrival.idx = idx;
     if (queued) {
         int32_t rr = (int32_t)r;
         g_array_append_val(b->queued_ranks, rr);
@@ -316,6 +336,48 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
 int64_t import_run_builder_min_created(const ImportRunBuilder *b)
 {
     return b->min_created == INT64_MAX ? -1 : b->min_created;
+}
+
+/* Rank r's end as the builder saw it; a rank never added, or without a record, is unknown. */
+static RankEnd rank_end(const ImportRunBuilder *b, uint32_t r)
+{
+    const ImportSet *s = b->s;
+    bool added = r < b->added->len && g_array_index(b->added, bool, r);
+    const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
+    if (!added || !ir || !ir->present || r >= b->ends->len)
+        return (RankEnd){.state = SCHED_SEEN_UNKNOWN};
+    return g_array_index(b->ends, RankEnd, r);
+}
+
+/* The neutral record of the set: each rank's state with the file it came from, the instances
+ * the blocked ranks wait in. */
+static SchedRunRecord *record_of(const ImportRunBuilder *b, const SchedProgram *p, int64_t end_ns,
+                                 int64_t timeout_ns)
+{
+    SchedRunRecord *rec =
+        sched_run_record_new(p->n_ranks, (const SchedGroup *const *)p->groups->pdata,
+                             p->groups->len, p);
+    rec->now_ns = end_ns;
+    rec->timeout_ns = timeout_ns;
+    rec->mismatch_policy = "recorded";
+    for (uint32_t r = 0; r < p->n_ranks; r++) {
+        RankEnd end = rank_end(b, r);
+        const ImportRank *ir = r < b->s->ranks->len ? g_ptr_array_index(b->s->ranks, r) : NULL;
+        bool read = ir && ir->present;
+        if (end.state == SCHED_SEEN_BLOCKED)
+            sched_run_record_arrive(rec, r, end.group, end.seq, &end.arrival);
+        SchedRankSeen *seen = &rec->ranks[r];
+        seen->state = end.state;
+        seen->evidence = read ? SCHED_EVIDENCE_RECORD : SCHED_EVIDENCE_NONE;
+        seen->source = read ? ir->path : NULL;
+        seen->calls = end.calls;
+        if (end.state == SCHED_SEEN_IDLE)
+            seen->end_ns = end.last_ns;
+        else if (end.state == SCHED_SEEN_UNKNOWN)
+            seen->end_ns = 0;
+    }
+    sched_run_record_seal(rec);
+    return rec;
 }
 
 ImportRun *import_run_build(const ImportSet *s)
@@ -363,18 +425,14 @@ ImportRun *import_run_builder_finish(ImportRunBuilder *b)
         sched_program_set_ops(p, r, NULL, 0);
     for (guint i = 0; i < b->names->len; i++)
         sched_program_name(p, g_ptr_array_index(b->names, i)); /* ids as the builder gave them */
-    g_autofree SchedPmRank *pm = g_new0(SchedPmRank, p->n_ranks);
     g_autoptr(GArray) missing = g_array_new(FALSE, FALSE, sizeof(int32_t));
     for (uint32_t r = 0; r < p->n_ranks; r++) {
         bool added = r < b->added->len && g_array_index(b->added, bool, r);
         const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
         if (!added || !ir || !ir->present) {
-            pm[r].state = SCHED_PM_UNKNOWN;
             int32_t rr = (int32_t)r;
             g_array_append_val(missing, rr);
-            continue;
         }
-        pm[r] = g_array_index(b->pm, SchedPmRank, r);
     }
     GArray *silent = b->silent, *wrapped = b->wrapped, *queued_ranks = b->queued_ranks;
     uint64_t queued_total = b->queued_total, foreign = b->foreign;
@@ -435,8 +493,8 @@ ImportRun *import_run_builder_finish(ImportRunBuilder *b)
                                  "the earliest; completions as the watchdog discovered them; "
                                  "different hosts' clocks are not aligned"));
 
-    SchedPmConfig cfg = {.timeout_ns = timeout_ms * 1000000, .end_ns = end};
-    run->outcome = sched_postmortem(p, pm, &cfg);
+    g_autoptr(SchedRunRecord) rec = record_of(b, p, end, timeout_ms * 1000000);
+    run->outcome = sched_diagnose_record(rec);
     builder_free(b);
     return run;
 }

@@ -3,7 +3,7 @@
  * The readers (src/import/import-fr.c for PyTorch / torch_npu Flight Recorder dumps, pickle or JSON;
  * src/import/import-nccl.c for NCCL_DEBUG=INFO logs) each fill an ImportSet: the job's groups with
  * their global ranks, and per rank the collective calls it recorded, in the order it made them.
- * src/cli/cmd-import.c turns a set into a run (sched_postmortem diagnoses it; store.c stores it).
+ * src/cli/cmd-import.c turns a set into a run (sched_diagnose_record judges its record; store.c stores it).
  *
  * Formats and rules: doc/import.md. Facts: ../shared/reference/postmortem.md.
  */
@@ -175,7 +175,7 @@ typedef struct {
                               every rank's op list is empty */
     GArray *records;       /* SchedRecord: every recorded call up to each rank's blocking point,
                               and completed ones after it; times relative to t0_ns */
-    SchedOutcome *outcome; /* sched_postmortem's diagnosis */
+    SchedOutcome *outcome; /* the diagnosis of its record (sched_diagnose_record) */
     GPtrArray *notes;      /* char*: what the record does not show or could not decide */
     int64_t t0_ns;         /* the recorded epoch time of time 0 (-1: untimed) */
     bool timed;            /* false: the format has no times; a call's time is its position
@@ -184,7 +184,7 @@ typedef struct {
 
 /* Decides each rank's state from its record (FR: its oldest entry that did not complete is its
  * blocking point, entries queued after it are not arrivals; NCCL logs: an instance is complete
- * when every member called it with the same signature), diagnoses with sched_postmortem and
+ * when every member called it with the same signature), diagnoses its record (sched/record.h) and
  * lays the calls out as records. Never fails. */
 ImportRun *import_run_build(const ImportSet *s);
 

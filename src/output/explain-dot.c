@@ -65,28 +65,17 @@ static char **signatures(const SchedDiag *d, int32_t n_ranks)
 {
     if (!d || strcmp(d->kind, "mismatch") != 0 || !d->detail || n_ranks <= 0)
         return NULL;
-    g_autoptr(JsonNode) root = json_from_string(d->detail, NULL);
-    if (!root || !JSON_NODE_HOLDS_OBJECT(root))
-        return NULL;
-    JsonObject *o = json_node_get_object(root);
-    JsonArray *sigs = json_object_has_member(o, "signatures")
-                          ? json_object_get_array_member(o, "signatures")
-                          : NULL;
-    if (!sigs)
+    g_autoptr(SchedDetail) det = sched_detail_parse(d->detail);
+    if (!det || !det->signatures->len)
         return NULL;
     char **out = g_new0(char *, (gsize)n_ranks + 1);
-    for (guint i = 0; i < json_array_get_length(sigs); i++) {
-        JsonObject *sg = json_array_get_object_element(sigs, i);
-        if (!sg || !json_object_has_member(sg, "ranks"))
-            continue;
-        g_autofree char *text = g_strdup_printf(
-            "%s %" G_GINT64_FORMAT " %s",
-            json_object_has_member(sg, "kind") ? json_object_get_string_member(sg, "kind") : "?",
-            json_object_has_member(sg, "count") ? json_object_get_int_member(sg, "count") : 0,
-            json_object_has_member(sg, "dtype") ? json_object_get_string_member(sg, "dtype") : "?");
-        JsonArray *rs = json_object_get_array_member(sg, "ranks");
-        for (guint k = 0; rs && k < json_array_get_length(rs); k++) {
-            gint64 r = json_array_get_int_element(rs, k);
+    for (guint i = 0; i < det->signatures->len; i++) {
+        const SchedDetailSig *sg = &g_array_index(det->signatures, SchedDetailSig, i);
+        g_autofree char *text = g_strdup_printf("%s %" G_GINT64_FORMAT " %s",
+                                                sg->kind ? sg->kind : "?", sg->count,
+                                                sg->dtype ? sg->dtype : "?");
+        for (guint k = 0; k < sg->ranks->len; k++) {
+            int32_t r = g_array_index(sg->ranks, int32_t, k);
             if (r >= 0 && r < n_ranks && !out[r])
                 out[r] = g_strdup(text);
         }

@@ -4,9 +4,9 @@
 #define SRC_EXPLAIN_PRIVATE_H
 
 #include <glib.h>
-#include <json-glib/json-glib.h>
 #include <stdint.h>
 
+#include "../../sched/diagnose.h"
 #include "../../sched/engine.h"
 
 typedef struct {
@@ -36,7 +36,7 @@ typedef struct {
 } Culprit;
 
 typedef struct {
-    GPtrArray *json;             /* JsonNode* roots the strings point into */
+    GPtrArray *details;          /* SchedDetail* the strings point into */
     GPtrArray *insts;            /* Inst* */
     GPtrArray *cycles;           /* GArray<int32> sorted, from the deadlock detail */
     GArray *culprits;            /* Culprit, one per rank */

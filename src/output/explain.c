@@ -3,12 +3,12 @@
  * The diagnostics are first gathered into a Story: the collective instances ranks were left
  * waiting in (from `deadlock` and `timeout` details, and from a `mismatch` that stopped the
  * run with on_mismatch: abort), the cycles and the culprits. Text and DOT are two views of it.
- * Strings point into the parsed JSON, which the Story keeps alive.
+ * The details are read with sched_detail_parse (sched/diagnose.h); strings point into those
+ * typed details, which the Story keeps alive.
  */
 #include "explain.h"
 #include "explain-private.h"
 
-#include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,40 +38,6 @@ static Inst *inst_new(const char *source)
     return in;
 }
 
-/* ---- JSON access (absent or mistyped members read as defaults) ---- */
-
-static const char *j_str(JsonObject *o, const char *k)
-{
-    JsonNode *n = o ? json_object_get_member(o, k) : NULL;
-    return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING
-               ? json_node_get_string(n)
-               : NULL;
-}
-
-static int64_t j_int(JsonObject *o, const char *k, int64_t dflt)
-{
-    JsonNode *n = o ? json_object_get_member(o, k) : NULL;
-    return n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_int(n) : dflt;
-}
-
-static double j_double(JsonObject *o, const char *k, double dflt)
-{
-    JsonNode *n = o ? json_object_get_member(o, k) : NULL;
-    return n && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_double(n) : dflt;
-}
-
-static JsonArray *j_arr(JsonObject *o, const char *k)
-{
-    JsonNode *n = o ? json_object_get_member(o, k) : NULL;
-    return n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
-}
-
-static JsonObject *j_obj_at(JsonArray *a, guint i)
-{
-    JsonNode *n = json_array_get_element(a, i);
-    return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
-}
-
 /* Ranks outside the arrays are skipped wherever the arrays are indexed. */
 #define MAX_GROWN_RANKS (1 << 20)
 
@@ -81,24 +47,23 @@ static void story_see(Story *s, int64_t rank)
         s->n = (int32_t)rank + 1;
 }
 
-static void j_ranks(Story *s, JsonArray *a, GArray *out)
+static void see_ranks(Story *s, const GArray *ranks, GArray *out)
 {
-    for (guint i = 0; a && i < json_array_get_length(a); i++) {
-        int32_t r = (int32_t)json_array_get_int_element(a, i);
+    for (guint i = 0; i < ranks->len; i++) {
+        int32_t r = g_array_index(ranks, int32_t, i);
         story_see(s, r);
         g_array_append_val(out, r);
     }
 }
 
-static JsonObject *parse_detail(Story *s, const SchedDiag *d)
+/* The diagnostic's detail, typed (sched_detail_parse); the Story keeps it alive, so strings
+ * read from it stay valid. NULL when there is none. */
+static const SchedDetail *parse_detail(Story *s, const SchedDiag *d)
 {
-    if (!d->detail)
-        return NULL;
-    JsonNode *n = json_from_string(d->detail, NULL);
-    if (!n)
-        return NULL;
-    g_ptr_array_add(s->json, n);
-    return JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+    SchedDetail *det = sched_detail_parse(d->detail);
+    if (det)
+        g_ptr_array_add(s->details, det);
+    return det;
 }
 
 static void add_culprit(Story *s, int32_t rank, const char *reason)
@@ -111,11 +76,11 @@ static void add_culprit(Story *s, int32_t rank, const char *reason)
     g_array_append_val(s->culprits, c);
 }
 
-static void read_missing(Story *s, JsonArray *a, Inst *in)
+static void read_missing(Story *s, const GArray *missing, Inst *in)
 {
-    for (guint i = 0; a && i < json_array_get_length(a); i++) {
-        JsonObject *m = j_obj_at(a, i);
-        Missing x = {(int32_t)j_int(m, "rank", -1), j_str(m, "state"), j_str(m, "doing")};
+    for (guint i = 0; missing && i < missing->len; i++) {
+        const SchedDetailMissing *m = &g_array_index(missing, SchedDetailMissing, i);
+        Missing x = {m->rank, m->state, m->doing};
         if (x.rank < 0)
             continue;
         story_see(s, x.rank);
@@ -123,70 +88,66 @@ static void read_missing(Story *s, JsonArray *a, Inst *in)
     }
 }
 
-static void read_deadlock(Story *s, const SchedDiag *d, JsonObject *det)
+static void read_deadlock(Story *s, const SchedDiag *d, const SchedDetail *det)
 {
     s->deadlock = d;
-    s->hw_deadlock = j_str(det, "hardware");
-    JsonArray *insts = j_arr(det, "instances");
+    if (!det)
+        return;
+    s->hw_deadlock = det->hardware;
     guint base = s->insts->len;
-    for (guint k = 0; insts && k < json_array_get_length(insts); k++) {
-        JsonObject *io = j_obj_at(insts, k);
+    for (guint k = 0; k < det->instances->len; k++) {
+        const SchedDetailInstance *io = &g_array_index(det->instances, SchedDetailInstance, k);
         Inst *in = inst_new("deadlock");
-        in->group = j_str(io, "group");
-        in->seq = j_int(io, "seq", 0);
-        in->op = j_str(io, "op");
-        in->layer = (int32_t)j_int(io, "layer", -1);
-        JsonNode *mm = io ? json_object_get_member(io, "mismatched") : NULL;
-        in->mismatched = mm && JSON_NODE_HOLDS_VALUE(mm) && json_node_get_boolean(mm);
-        j_ranks(s, j_arr(io, "arrived"), in->arrived);
-        read_missing(s, j_arr(io, "missing"), in);
-        in->hardware = j_str(io, "hardware");
+        in->group = io->group;
+        in->seq = (int64_t)io->seq;
+        in->op = io->op;
+        in->layer = io->layer;
+        in->mismatched = io->mismatched;
+        see_ranks(s, io->arrived, in->arrived);
+        read_missing(s, io->missing, in);
+        in->hardware = io->hardware;
         g_ptr_array_add(s->insts, in);
     }
-    JsonArray *blocked = j_arr(det, "blocked");
-    for (guint i = 0; blocked && i < json_array_get_length(blocked); i++) {
-        JsonObject *b = j_obj_at(blocked, i);
-        int64_t k = j_int(b, "instance", -1);
-        int32_t r = (int32_t)j_int(b, "rank", -1);
+    for (guint i = 0; i < det->blocked->len; i++) {
+        const SchedDetailBlocked *b = &g_array_index(det->blocked, SchedDetailBlocked, i);
+        int64_t k = b->instance;
+        int32_t r = b->rank;
         if (k < 0 || base + (guint)k >= s->insts->len || r < 0)
             continue;
         Inst *in = g_ptr_array_index(s->insts, base + (guint)k);
         story_see(s, r);
         g_array_append_val(in->waiting, r);
-        int64_t since = (int64_t)(j_double(b, "since_us", -1) * 1e3 + 0.5);
+        int64_t since = (int64_t)(b->since_us * 1e3 + 0.5);
         if (since >= 0 && (in->since_ns < 0 || since < in->since_ns))
             in->since_ns = since;
     }
-    JsonArray *cycles = j_arr(det, "cycles");
-    for (guint i = 0; cycles && i < json_array_get_length(cycles); i++) {
-        JsonNode *c = json_array_get_element(cycles, i);
+    for (guint i = 0; i < det->cycles->len; i++) {
         GArray *ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
-        j_ranks(s, c && JSON_NODE_HOLDS_ARRAY(c) ? json_node_get_array(c) : NULL, ranks);
+        see_ranks(s, g_ptr_array_index(det->cycles, i), ranks);
         g_ptr_array_add(s->cycles, ranks);
     }
-    JsonArray *cul = j_arr(det, "culprits");
-    for (guint i = 0; cul && i < json_array_get_length(cul); i++) {
-        JsonObject *c = j_obj_at(cul, i);
-        const char *reason = j_str(c, "reason");
-        int64_t r = j_int(c, "rank", -1);
-        if (r >= 0)
-            add_culprit(s, (int32_t)r, reason ? reason : "?");
+    for (guint i = 0; i < det->culprits->len; i++) {
+        const SchedDetailCulprit *c = &g_array_index(det->culprits, SchedDetailCulprit, i);
+        if (c->rank >= 0)
+            add_culprit(s, c->rank, c->reason ? c->reason : "?");
     }
 }
 
-static void read_timeout(Story *s, const SchedDiag *d, JsonObject *det)
+static void read_timeout(Story *s, const SchedDiag *d, const SchedDetail *det)
 {
     Inst *in = inst_new("timeout");
-    in->group = j_str(det, "group");
-    in->seq = j_int(det, "seq", 0);
+    in->group = det ? det->group : NULL;
+    in->seq = det ? (int64_t)det->seq : 0;
     in->op = d->op_name;
     in->layer = d->layer;
-    in->since_ns = (int64_t)(j_double(det, "arrive_us", -1) * 1e3 + 0.5);
+    in->since_ns = (int64_t)((det ? det->arrive_us : -1) * 1e3 + 0.5);
     in->fired_ns = d->time_ns;
-    j_ranks(s, j_arr(det, "arrived"), in->arrived);
-    j_ranks(s, j_arr(det, "waiting"), in->waiting);
-    read_missing(s, j_arr(det, "missing"), in);
-    in->hardware = j_str(det, "hardware");
+    if (det) {
+        see_ranks(s, det->arrived, in->arrived);
+        see_ranks(s, det->waiting, in->waiting);
+        read_missing(s, det->missing, in);
+        in->hardware = det->hardware;
+    }
     g_ptr_array_add(s->insts, in);
     /* The late members are to blame unless they wait elsewhere (then the chain goes on). */
     for (guint i = 0; i < in->missing->len; i++) {
@@ -200,29 +161,28 @@ static void read_timeout(Story *s, const SchedDiag *d, JsonObject *det)
 }
 
 /* A mismatch that stopped the run (on_mismatch: abort) left every member waiting in it. */
-static void read_mismatch(Story *s, const SchedDiag *d, JsonObject *det, GPtrArray *aborted)
+static void read_mismatch(Story *s, const SchedDiag *d, const SchedDetail *det, GPtrArray *aborted)
 {
-    JsonArray *cul = j_arr(det, "culprits");
-    for (guint i = 0; cul && i < json_array_get_length(cul); i++)
-        add_culprit(s, (int32_t)json_array_get_int_element(cul, i), "mismatch");
-    JsonNode *maj = det ? json_object_get_member(det, "majority") : NULL;
-    if (maj && JSON_NODE_HOLDS_NULL(maj))
+    if (!det)
+        return;
+    for (guint i = 0; i < det->culprits->len; i++)
+        add_culprit(s, g_array_index(det->culprits, SchedDetailCulprit, i).rank, "mismatch");
+    if (det->majority < 0)
         s->tie = true;
-    const char *policy = j_str(det, "policy");
+    const char *policy = det->policy;
     if (policy && strcmp(policy, "continue") == 0 && !s->continued)
-        s->continued = j_str(det, "group") ? j_str(det, "group") : "?";
+        s->continued = det->group ? det->group : "?";
     if (!policy || strcmp(policy, "abort") != 0)
         return;
     Inst *in = inst_new("mismatch");
-    in->group = j_str(det, "group");
-    in->seq = j_int(det, "seq", 0);
+    in->group = det->group;
+    in->seq = (int64_t)det->seq;
     in->op = d->op_name;
     in->layer = d->layer;
     in->mismatched = true;
     in->since_ns = d->time_ns;
-    JsonArray *sigs = j_arr(det, "signatures");
-    for (guint i = 0; sigs && i < json_array_get_length(sigs); i++)
-        j_ranks(s, j_arr(j_obj_at(sigs, i), "ranks"), in->arrived);
+    for (guint i = 0; i < det->signatures->len; i++)
+        see_ranks(s, g_array_index(det->signatures, SchedDetailSig, i).ranks, in->arrived);
     g_array_append_vals(in->waiting, in->arrived->data, in->arrived->len);
     g_ptr_array_add(aborted, in);
 }
@@ -236,7 +196,7 @@ static int cmp_i32(const void *a, const void *b)
 Story *explain_story_new(const SchedOutcome *o)
 {
     Story *s = g_new0(Story, 1);
-    s->json = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
+    s->details = g_ptr_array_new_with_free_func((GDestroyNotify)sched_detail_free);
     s->insts = g_ptr_array_new_with_free_func(inst_free);
     s->cycles = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     s->culprits = g_array_new(FALSE, FALSE, sizeof(Culprit));
@@ -250,7 +210,7 @@ Story *explain_story_new(const SchedOutcome *o)
                         strcmp(d->kind, "shape") == 0;
         if (diverges && !s->divergence)
             s->divergence = d;
-        JsonObject *det = parse_detail(s, d);
+        const SchedDetail *det = parse_detail(s, d);
         if (strcmp(d->kind, "deadlock") == 0 && !s->deadlock)
             read_deadlock(s, d, det);
         else if (strcmp(d->kind, "timeout") == 0)
@@ -282,7 +242,7 @@ void explain_story_free(Story *s)
     g_ptr_array_unref(s->insts);
     g_ptr_array_unref(s->cycles);
     g_array_unref(s->culprits);
-    g_ptr_array_unref(s->json); /* last: the others borrow its strings */
+    g_ptr_array_unref(s->details); /* last: the others borrow its strings */
     g_free(s);
 }
 
@@ -412,12 +372,12 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
     const SchedDiag *d = s->divergence;
     fprintf(out, "\nfirst divergence:\n");
     g_autofree char *t = sched_format_ns(d->time_ns);
-    g_autoptr(JsonNode) node = d->detail ? json_from_string(d->detail, NULL) : NULL;
-    JsonObject *det = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    g_autoptr(SchedDetail) det = sched_detail_parse(d->detail);
     if (strcmp(d->kind, "mismatch") == 0) {
-        g_autofree char *where = explain_fmt_where(d->op_name, j_str(det, "group"),
-                                                   j_int(det, "seq", (int64_t)d->seq), d->layer);
-        const char *policy = j_str(det, "policy");
+        g_autofree char *where = explain_fmt_where(
+            d->op_name, det ? det->group : NULL,
+            det && det->has_seq ? (int64_t)det->seq : (int64_t)d->seq, d->layer);
+        const char *policy = det ? det->policy : NULL;
         if (g_strcmp0(policy, "recorded") == 0)
             fprintf(out,
                     "  mismatch at %s in %s (recorded) — the members called NCCL with "
@@ -428,31 +388,20 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
                     "  mismatch at %s in %s (on_mismatch: %s) — the members called NCCL with "
                     "different signatures:\n",
                     t, where, policy ? policy : "?");
-        JsonArray *sigs = j_arr(det, "signatures");
-        int64_t majority = j_int(det, "majority", -1);
-        for (guint i = 0; sigs && i < json_array_get_length(sigs); i++) {
-            JsonObject *sg = j_obj_at(sigs, i);
-            g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
-            for (guint k = 0; j_arr(sg, "ranks") && k < json_array_get_length(j_arr(sg, "ranks"));
-                 k++) {
-                int32_t r = (int32_t)json_array_get_int_element(j_arr(sg, "ranks"), k);
-                g_array_append_val(ranks, r);
-            }
-            g_autofree char *rs = explain_fmt_ranks(ranks);
-            int64_t layer = j_int(sg, "layer", -1);
+        int64_t majority = det ? det->majority : -1;
+        for (guint i = 0; det && i < det->signatures->len; i++) {
+            const SchedDetailSig *sg = &g_array_index(det->signatures, SchedDetailSig, i);
+            g_autofree char *rs = explain_fmt_ranks(sg->ranks);
             g_autofree char *ls =
-                layer >= 0 ? g_strdup_printf(", layer %" G_GINT64_FORMAT, layer) : g_strdup("");
+                sg->layer >= 0 ? g_strdup_printf(", layer %d", sg->layer) : g_strdup("");
             g_autofree char *root =
-                j_int(sg, "root", -1) >= 0
-                    ? g_strdup_printf(" root %" G_GINT64_FORMAT, j_int(sg, "root", -1))
-                    : g_strdup("");
+                sg->root >= 0 ? g_strdup_printf(" root %d", sg->root) : g_strdup("");
             const char *tag = majority < 0             ? "  (no majority: a tie)"
                               : (int64_t)i == majority ? "  (majority)"
                                                        : "  <- culprit (minority)";
             fprintf(out, "    %s %" G_GINT64_FORMAT " %s%s from %s%s on %s %s%s\n",
-                    j_str(sg, "kind") ? j_str(sg, "kind") : "?", j_int(sg, "count", 0),
-                    j_str(sg, "dtype") ? j_str(sg, "dtype") : "?", root,
-                    j_str(sg, "op") ? j_str(sg, "op") : "?", ls, plural_rank(ranks->len), rs, tag);
+                    sg->kind ? sg->kind : "?", sg->count, sg->dtype ? sg->dtype : "?", root,
+                    sg->op ? sg->op : "?", ls, plural_rank(sg->ranks->len), rs, tag);
         }
     } else if (strcmp(d->kind, "divergence") == 0) {
         const char *group = d->group >= 0 && (guint)d->group < o->groups->len
@@ -463,21 +412,13 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
                 "matches calls by order only, so the run went on with the wrong data) — the "
                 "signatures agreed but the ranks were at different ops:\n",
                 t, group, d->seq);
-        JsonArray *mem = j_arr(det, "members");
-        for (guint i = 0; mem && i < json_array_get_length(mem); i++) {
-            JsonObject *m = j_obj_at(mem, i);
-            g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
-            JsonArray *ra = j_arr(m, "ranks");
-            for (guint k = 0; ra && k < json_array_get_length(ra); k++) {
-                int32_t r = (int32_t)json_array_get_int_element(ra, k);
-                g_array_append_val(ranks, r);
-            }
-            g_autofree char *rs = explain_fmt_ranks(ranks);
-            int64_t layer = j_int(m, "layer", -1);
+        for (guint i = 0; det && i < det->members->len; i++) {
+            const SchedDetailSig *m = &g_array_index(det->members, SchedDetailSig, i);
+            g_autofree char *rs = explain_fmt_ranks(m->ranks);
             g_autofree char *ls =
-                layer >= 0 ? g_strdup_printf(", layer %" G_GINT64_FORMAT, layer) : g_strdup("");
-            fprintf(out, "    %s%s on %s %s\n", j_str(m, "op") ? j_str(m, "op") : "?", ls,
-                    plural_rank(ranks->len), rs);
+                m->layer >= 0 ? g_strdup_printf(", layer %d", m->layer) : g_strdup("");
+            fprintf(out, "    %s%s on %s %s\n", m->op ? m->op : "?", ls,
+                    plural_rank(m->ranks->len), rs);
         }
     } else {
         fprintf(out, "  %s at %s: %s\n", d->kind, t, d->message);

@@ -1,4 +1,5 @@
-/* tests/sched/test-postmortem.c — the diagnosis of recorded runs: the majority vote whatever the
+/* tests/sched/test-record.c — the diagnosis of recorded runs (sched_diagnose_record on a record
+ * filled as an importer fills it): the majority vote whatever the
  * rank order, the idle culprit, a cycle over pairwise groups with healthy ranks beside it, and
  * ranks without a record (undecided, never blamed, and a vote they could overturn decides
  * nothing). */
@@ -6,7 +7,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-#include "../../sched/postmortem.h"
+#include "../../sched/diagnose.h"
 
 static const SchedDiag *find(const SchedOutcome *o, const char *kind)
 {
@@ -38,19 +39,68 @@ static char *detail_ints(const SchedDiag *d, const char *member)
     return g_string_free(s, FALSE);
 }
 
-static SchedPmRank blocked(int32_t group, uint64_t seq, uint64_t count, uint32_t name,
-                           int64_t at)
+/* A rank's end as an importer reads it. */
+typedef enum { PM_IDLE = 0, PM_BLOCKED, PM_UNKNOWN } PmState;
+typedef struct {
+    PmState state;
+    int32_t group;
+    uint64_t seq;
+    uint8_t kind;
+    uint64_t count;
+    uint32_t name;
+    int64_t arrive_ns;
+    int64_t last_ns;
+    uint64_t calls;
+} PmRank;
+typedef struct {
+    int64_t timeout_ns;
+    int64_t end_ns;
+} PmConfig;
+
+static PmRank blocked(int32_t group, uint64_t seq, uint64_t count, uint32_t name, int64_t at)
 {
-    return (SchedPmRank){.state = SCHED_PM_BLOCKED,
-                         .group = group,
-                         .seq = seq,
-                         .kind = SCHED_OP_ALL_GATHER,
-                         .dtype = SCHED_DTYPE_FP32,
-                         .count = count,
-                         .root = -1,
-                         .name = name,
-                         .arrive_ns = at,
-                         .calls = 5};
+    return (PmRank){.state = PM_BLOCKED,
+                    .group = group,
+                    .seq = seq,
+                    .kind = SCHED_OP_ALL_GATHER,
+                    .count = count,
+                    .name = name,
+                    .arrive_ns = at,
+                    .calls = 5};
+}
+
+/* Fills a record from the ranks' ends the way src/import/import-run.c does and judges it. */
+static SchedOutcome *judge(const SchedProgram *p, const PmRank *ranks, const PmConfig *c)
+{
+    g_autoptr(SchedRunRecord) rec =
+        sched_run_record_new(p->n_ranks, (const SchedGroup *const *)p->groups->pdata,
+                             p->groups->len, p);
+    rec->now_ns = c->end_ns;
+    rec->timeout_ns = c->timeout_ns;
+    rec->mismatch_policy = "recorded";
+    for (uint32_t r = 0; r < p->n_ranks; r++) {
+        const PmRank *pr = &ranks[r];
+        SchedRankSeen *s = &rec->ranks[r];
+        if (pr->state == PM_BLOCKED) {
+            SchedArrival a = {.arrive_ns = pr->arrive_ns,
+                              .idx = pr->calls,
+                              .pg_seq = pr->seq,
+                              .count = pr->count,
+                              .layer = -1,
+                              .name = pr->name,
+                              .root = -1,
+                              .kind = pr->kind,
+                              .dtype = SCHED_DTYPE_FP32};
+            sched_run_record_arrive(rec, r, pr->group, pr->seq, &a);
+        } else {
+            s->state = pr->state == PM_IDLE ? SCHED_SEEN_IDLE : SCHED_SEEN_UNKNOWN;
+            s->end_ns = pr->state == PM_IDLE ? pr->last_ns : 0;
+        }
+        s->evidence = pr->state == PM_UNKNOWN ? SCHED_EVIDENCE_NONE : SCHED_EVIDENCE_RECORD;
+        s->calls = pr->calls;
+    }
+    sched_run_record_seal(rec);
+    return sched_diagnose_record(rec);
 }
 
 /* seed-004: 4 DCP ranks, rank `odd` brings 153 x 64 where the others bring 160 x 64. */
@@ -60,13 +110,13 @@ static SchedOutcome *seed004(uint32_t odd, bool rank3_missing)
     int32_t all[] = {0, 1, 2, 3};
     int32_t g = sched_program_add_group(p, "1", all, 4);
     uint32_t name = sched_program_name(p, "nccl:_all_gather_base");
-    SchedPmRank r[4];
+    PmRank r[4];
     for (uint32_t i = 0; i < 4; i++)
         r[i] = blocked(g, 4, i == odd ? 153 * 64 : 160 * 64, name, 1000 + i);
     if (rank3_missing)
-        r[3] = (SchedPmRank){.state = SCHED_PM_UNKNOWN};
-    SchedPmConfig c = {.timeout_ns = 600000000000LL, .end_ns = 2000};
-    return sched_postmortem(p, r, &c);
+        r[3] = (PmRank){.state = PM_UNKNOWN};
+    PmConfig c = {.timeout_ns = 600000000000LL, .end_ns = 2000};
+    return judge(p, r, &c);
 }
 
 Test(postmortem, seed004_majority_names_the_odd_rank)
@@ -117,12 +167,12 @@ Test(postmortem, a_lead_the_unknown_cannot_overturn_decides)
     int32_t all[] = {0, 1, 2, 3, 4, 5, 6, 7};
     int32_t g = sched_program_add_group(p, "tp", all, 8);
     uint32_t name = sched_program_name(p, "nccl:all_reduce");
-    SchedPmRank r[8];
+    PmRank r[8];
     for (uint32_t i = 0; i < 8; i++)
         r[i] = blocked(g, 9, i == 5 ? 7 : 8, name, 10);
-    r[7] = (SchedPmRank){.state = SCHED_PM_UNKNOWN};
-    SchedPmConfig c = {.end_ns = 20};
-    g_autoptr(SchedOutcome) o = sched_postmortem(p, r, &c);
+    r[7] = (PmRank){.state = PM_UNKNOWN};
+    PmConfig c = {.end_ns = 20};
+    g_autoptr(SchedOutcome) o = judge(p, r, &c);
     const SchedDiag *m = find(o, "mismatch");
     cr_assert_not_null(m);
     cr_assert_eq(m->rank, 5);
@@ -136,12 +186,12 @@ Test(postmortem, one_call_fewer_blames_the_idle_rank)
     int32_t all[] = {0, 1, 2, 3};
     int32_t g = sched_program_add_group(p, "1", all, 4);
     uint32_t name = sched_program_name(p, "nccl:all_reduce");
-    SchedPmRank r[4];
+    PmRank r[4];
     for (uint32_t i = 0; i < 4; i++)
         r[i] = blocked(g, 6, 57344, name, 100);
-    r[2] = (SchedPmRank){.state = SCHED_PM_IDLE, .last_ns = 90, .calls = 5};
-    SchedPmConfig c = {.end_ns = 200};
-    g_autoptr(SchedOutcome) o = sched_postmortem(p, r, &c);
+    r[2] = (PmRank){.state = PM_IDLE, .last_ns = 90, .calls = 5};
+    PmConfig c = {.end_ns = 200};
+    g_autoptr(SchedOutcome) o = judge(p, r, &c);
     cr_assert_null(find(o, "mismatch"));
     const SchedDiag *d = find(o, "deadlock");
     cr_assert_not_null(d);
@@ -164,15 +214,15 @@ Test(postmortem, cycle_over_pairwise_groups_blames_nobody_healthy)
     int32_t healthy[] = {4, 5, 6, 7};
     sched_program_add_group(p, "5", healthy, 4);
     uint32_t name = sched_program_name(p, "nccl:all_reduce");
-    SchedPmRank r[8];
+    PmRank r[8];
     for (uint32_t i = 0; i < 4; i++) {
         r[i] = blocked(gid[i], 1, 1024, name, 50);
         r[i].kind = SCHED_OP_ALL_REDUCE;
     }
     for (uint32_t i = 4; i < 8; i++)
-        r[i] = (SchedPmRank){.state = SCHED_PM_IDLE, .last_ns = 40, .calls = 4};
-    SchedPmConfig c = {.end_ns = 100};
-    g_autoptr(SchedOutcome) o = sched_postmortem(p, r, &c);
+        r[i] = (PmRank){.state = PM_IDLE, .last_ns = 40, .calls = 4};
+    PmConfig c = {.end_ns = 100};
+    g_autoptr(SchedOutcome) o = judge(p, r, &c);
     cr_assert_null(find(o, "mismatch"));
     const SchedDiag *d = find(o, "deadlock");
     cr_assert_not_null(d);
@@ -195,9 +245,48 @@ Test(postmortem, nothing_blocked_is_no_hang)
     g_autoptr(SchedProgram) p = sched_program_new(2);
     int32_t all[] = {0, 1};
     sched_program_add_group(p, "0", all, 2);
-    SchedPmRank r[2] = {{.state = SCHED_PM_IDLE, .calls = 3}, {.state = SCHED_PM_IDLE, .calls = 3}};
-    SchedPmConfig c = {0};
-    g_autoptr(SchedOutcome) o = sched_postmortem(p, r, &c);
+    PmRank r[2] = {{.state = PM_IDLE, .calls = 3}, {.state = PM_IDLE, .calls = 3}};
+    PmConfig c = {0};
+    g_autoptr(SchedOutcome) o = judge(p, r, &c);
     cr_assert_not(o->failed);
     cr_assert_not_null(find(o, "no_hang"));
+}
+
+Test(detail, the_typed_reader_reads_what_diagnosis_wrote)
+{
+    g_autoptr(SchedOutcome) o = seed004(1, false);
+    const SchedDiag *m = find(o, "mismatch");
+    g_autoptr(SchedDetail) md = sched_detail_parse(m->detail);
+    cr_assert_not_null(md);
+    cr_assert_str_eq(md->group, "1");
+    cr_assert(md->has_seq);
+    cr_assert_eq(md->seq, 4);
+    cr_assert_str_eq(md->policy, "recorded");
+    cr_assert_eq(md->signatures->len, 2);
+    const SchedDetailSig *maj = &g_array_index(md->signatures, SchedDetailSig, md->majority);
+    cr_assert_eq(maj->count, 160 * 64);
+    cr_assert_eq(maj->ranks->len, 3);
+    cr_assert_eq(maj->root, -1);
+    cr_assert_eq(md->culprits->len, 1);
+    cr_assert_eq(g_array_index(md->culprits, SchedDetailCulprit, 0).rank, 1);
+    cr_assert_null(g_array_index(md->culprits, SchedDetailCulprit, 0).reason);
+
+    const SchedDiag *d = find(o, "deadlock");
+    g_autoptr(SchedDetail) dd = sched_detail_parse(d->detail);
+    cr_assert_not_null(dd);
+    cr_assert_eq(dd->instances->len, 1);
+    const SchedDetailInstance *in = &g_array_index(dd->instances, SchedDetailInstance, 0);
+    cr_assert_str_eq(in->group, "1");
+    cr_assert_eq(in->seq, 4);
+    cr_assert(in->mismatched);
+    cr_assert_eq(in->arrived->len, 4);
+    cr_assert_eq(dd->blocked->len, 4);
+    cr_assert_eq(g_array_index(dd->blocked, SchedDetailBlocked, 0).instance, 0);
+    cr_assert_eq(dd->culprits->len, 1);
+    cr_assert_str_eq(g_array_index(dd->culprits, SchedDetailCulprit, 0).reason, "mismatch");
+    cr_assert_eq(dd->cycles->len, 0);
+
+    cr_assert_null(sched_detail_parse(NULL));
+    cr_assert_null(sched_detail_parse("[1, 2]"));
+    cr_assert_null(sched_detail_parse("not json"));
 }
