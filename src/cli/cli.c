@@ -138,6 +138,17 @@ static void progress_cb(void *ud, int64_t now_ns, uint64_t rank_ops, uint64_t ev
     p->shown = true;
 }
 
+/* Serving progress while a requests workload is scheduled (the loader calls it every step). */
+static void serve_progress_cb(void *ud, uint64_t steps, uint32_t finished, uint32_t total)
+{
+    bool *shown = ud;
+    if (steps % 256 != 0)
+        return;
+    fprintf(stderr, "\rserving: %" G_GUINT64_FORMAT " steps, %u of %u requests finished", steps,
+            finished, total);
+    *shown = true;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     RunOptions o = {0};
@@ -242,6 +253,8 @@ static int cmd_run(int argc, char **argv)
         o.sets[n] = g_strdup_printf("model=%s", abs);
         o.sets[n + 1] = NULL;
     }
+    bool serve_shown = false;
+    ScenarioServeProgress serve_progress = {serve_progress_cb, &serve_shown};
     ScenarioExtras extras = {(const char *const *)o.sets,
                              o.hardware,
                              max_rank_ops,
@@ -249,7 +262,8 @@ static int cmd_run(int argc, char **argv)
                              NULL,
                              o.requests,
                              o.exact,
-                             isatty(STDERR_FILENO) && !o.quiet && !o.json,
+                             isatty(STDERR_FILENO) && !o.quiet && !o.json ? &serve_progress
+                                                                          : NULL,
                              false};
     g_autoptr(Scenario) sc = NULL;
     if (cli_workload_parse(o.prefill, o.decode, &extras.prefill, &extras.decode, &err) &&
@@ -257,6 +271,8 @@ static int cmd_run(int argc, char **argv)
                : cli_input_paths_check(path, o.hardware, &err)))
         sc = vtext ? scenario_load_string_extras(vtext, path, &extras, &err)
                    : scenario_load_extras(path, &extras, &err);
+    if (serve_shown)
+        fputs("\r\033[K", stderr);
     if (sc && o.sets) { /* the run is named by its overrides: name[key=value, ...] */
         char *named = cli_run_name(sc->name, (const char *const *)o.sets);
         g_free(sc->name);

@@ -1,15 +1,16 @@
 /* src/input/scenario-hardware.c — where a scenario runs: `hardware:` (a preset, a hardware file, or a
  * mapping of either plus overrides, through src/hardware), --hardware from the command line,
- * `nodes:` and `collective_algorithm:`. Part of the scenario loader (src/input/scenario-loader.h).
+ * `nodes:` and `collective_algorithm:`. Part of the scenario loader (src/input/scenario-common.h).
  *
  * Hardware files are relative to the scenario's folder; --hardware paths to the working
  * directory. Costs: O(file) per hardware file; the rest is O(keys).
  */
+#include "scenario-hardware.h"
+
 #include <string.h>
 
 #include "hardware.h"
 #include "../util/inputfile.h"
-#include "scenario-loader.h"
 
 /* ---- hardware ---- */
 

@@ -3,19 +3,23 @@
  * (vLLM's ParallelConfig names and rules), hardware and nodes for the plan's world, `engine:`
  * -> ModelEngine + ModelCost (with an optional op profile), `workload:` (or --prefill/--decode)
  * -> ModelWorkload checked against the engine's scheduler limits; then model_lower() builds the
- * program and model_layout_check() its findings. vLLM eval configs (src/input/vllm-args.c) share the
- * second half, scenario_finish_model. Part of the scenario loader (src/input/scenario-loader.h).
+ * program and model_layout_check() its findings. vLLM eval configs (src/input/scenario-eval.c) share the
+ * second half, scenario_finish_model. Part of the scenario loader (src/input/scenario-common.h).
  *
  * Errors from the model layer (MODEL_ARCH_ERROR, MODEL_PLAN_ERROR, MODEL_COST_ERROR,
  * MODEL_LOWER_ERROR) are wrapped with the location of the key they came from.
  * Costs: O(steps x sequences) to read the workload; the lowering's costs are model/lower.h's.
  */
+#include "scenario-model.h"
+
 #include <math.h>
 #include <string.h>
 
 #include "hardware.h"
 #include "../util/inputfile.h"
-#include "scenario-loader.h"
+#include "scenario-hardware.h"
+#include "scenario-requests.h"
+#include "scenario-settings.h"
 #include "vllm-args.h"
 #include "vllm-version.h"
 #include "../../model/runtime.h"

@@ -9,12 +9,14 @@
  *
  * Costs: O(requests) to read; serving costs what model/serve.h says.
  */
+#include "scenario-requests.h"
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
 #include "../util/inputfile.h"
-#include "scenario-loader.h"
+#include "scenario-hardware.h"
 #include "../../model/memory.h"
 #include "../../model/serve.h"
 
@@ -336,14 +338,6 @@ static uint64_t kv_tokens(const Scenario *s)
     return least == UINT64_MAX ? 0 : least;
 }
 
-static void serve_progress(void *data, uint64_t steps, uint32_t finished, uint32_t total)
-{
-    (void)data;
-    if (steps % 256 == 0)
-        g_printerr("\rserving: %" G_GUINT64_FORMAT " steps, %u of %u requests finished", steps,
-                   finished, total);
-}
-
 bool scenario_serve(Loader *ld, const YamlDocNode *root, const YamlDocNode *at, const char *key,
                     Scenario *s, const GArray *reqs)
 {
@@ -364,14 +358,13 @@ bool scenario_serve(Loader *ld, const YamlDocNode *root, const YamlDocNode *at, 
     memcpy(in.sim.fabric.algo, s->algo, sizeof in.sim.fabric.algo);
     in.sim.fabric.contention = s->contention;
     in.sim.collective_timeout_ns = 0; /* a step that hangs stops the schedule either way */
-    bool tty = ld->extras && ld->extras->progress;
-    if (tty)
-        in.progress = serve_progress;
+    if (ld->extras && ld->extras->progress) {
+        in.progress = ld->extras->progress->fn;
+        in.progress_data = ld->extras->progress->data;
+    }
     g_autoptr(GError) err = NULL;
     ModelServe *sv =
         model_serve_run(&in, (const ModelRequest *)(const void *)reqs->data, reqs->len, &err);
-    if (tty)
-        g_printerr("\r\033[K");
     if (!sv)
         return at ? yamldoc_fail(&ld->doc, at, key, "%s", err->message)
                   : scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, key, "%s", err->message);
