@@ -858,7 +858,7 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     if (!s->program) {
         /* Backend / architecture mismatches belong to the engine, the rest to the workload
          * (whose lengths and batch counts were checked above with their own lines). */
-        if (strstr(err->message, "backend")) {
+        if (err->domain == MODEL_LOWER_ERROR && err->code == MODEL_LOWER_ERROR_BACKEND) {
             Spot es = en ? (Spot){yamldoc_map_get_key(root, "engine"), "engine"} : ms->engine_spot;
             return yamldoc_fail(&ld->doc, es.at, es.key, "%s", err->message);
         }
