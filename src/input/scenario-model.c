@@ -22,7 +22,7 @@
 #include "scenario-settings.h"
 #include "vllm-args.h"
 #include "vllm-version.h"
-#include "../../model/runtime.h"
+#include "../../model/deployment.h"
 
 /* ---- model and parallel ---- */
 
@@ -854,7 +854,7 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
                               model_backend_name(used), s->hardware.name);
     ModelLowerInput in = {s->arch, s->plan,      &s->engine,      s->workload,
                           s->cost, &s->hardware, MODEL_BREAK_NONE};
-    s->program = model_lower(&in, &err);
+    s->program = model_deployment_lower(&in, &s->findings, &err);
     if (!s->program) {
         /* Backend / architecture mismatches belong to the engine, the rest to the workload
          * (whose lengths and batch counts were checked above with their own lines). */
@@ -868,13 +868,12 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
                                         err->message);
         return yamldoc_fail(&ld->doc, wn, "workload", "%s", err->message);
     }
-    s->findings = model_layout_check(s->program, &in);
     ld->prog = s->program;
     if (!scenario_load_run_settings(ld, root, s, "the lowered program (a bug in model/lower.c)"))
         return false;
     /* What this vLLM would fail at while running (model/runtime.h): crash faults after the
      * scenario's own, and their cause among the findings. */
-    model_runtime_faults(s->program, &in, s->faults, s->findings);
+    model_deployment_derive_faults(s->program, &in, s->faults, s->findings);
     return true;
 }
 

@@ -88,11 +88,11 @@ typedef struct {
     const ScenarioServeProgress *progress; /* serving progress of a requests workload,
                                      called every scheduled step on the loading thread; NULL:
                                      none. Loading never prints: the caller shows it */
-    bool merge_workload;          /* `sweep --vary workload.prefill/decode`: `prefill` replaces
-                                     the prompts of the file's steps that prefill (a step of its
-                                     own first when none does) and `decode` the decoding batches
-                                     (a step of its own last when none decodes); every other
-                                     step and setting of the file's workload stays */
+    bool merge_workload; /* `sweep --vary workload.prefill/decode`: `prefill` replaces
+                            the prompts of the file's steps that prefill (a step of its
+                            own first when none does) and `decode` the decoding batches
+                            (a step of its own last when none decodes); every other
+                            step and setting of the file's workload stays */
 } ScenarioExtras;
 
 void scenario_free(Scenario *s);
