@@ -16,8 +16,7 @@ typedef struct {
     ModelLowerInput in;
 } Fixture;
 
-static void setup(Fixture *f, const char *model, uint32_t tp, ModelBackend backend,
-                  uint32_t prompt)
+static void setup(Fixture *f, const char *model, uint32_t tp, ModelBackend backend, uint32_t prompt)
 {
     memset(f, 0, sizeof *f);
     GError *err = NULL;
@@ -37,8 +36,8 @@ static void setup(Fixture *f, const char *model, uint32_t tp, ModelBackend backe
     g_ptr_array_add(per, b);
     model_workload_add_step(f->wl, per);
     f->cost = model_cost_new(net_hardware_flat(), NULL);
-    f->in = (ModelLowerInput){&f->arch, f->plan,           &f->engine,      f->wl,
-                              f->cost,  net_hardware_flat(), MODEL_BREAK_NONE};
+    f->in = (ModelLowerInput){
+        &f->arch, f->plan, &f->engine, f->wl, f->cost, net_hardware_flat(), MODEL_BREAK_NONE};
 }
 
 static void teardown(Fixture *f)
