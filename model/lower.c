@@ -1189,14 +1189,14 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
     const ModelParallel *par = &in->plan->par;
     char why[512];
     if (!model_backend_check(backend, a, in->hw, why, sizeof why)) {
-        g_set_error(error, MODEL_LOWER_ERROR, 0, "%s", why);
+        g_set_error(error, MODEL_LOWER_ERROR, MODEL_LOWER_ERROR_BACKEND, "%s", why);
         return false;
     }
     /* FlashInferMLASparseTRTLLMBackend.supports_combination (vLLM PR #55879), in its words. */
     if (backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE && par->prefill_context_parallel_size > 1 &&
         par->decode_context_parallel_size > 1 &&
         model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_SPARSE_MLA_BACKEND_CHECK)) {
-        g_set_error(error, MODEL_LOWER_ERROR, 0,
+        g_set_error(error, MODEL_LOWER_ERROR, MODEL_LOWER_ERROR_BACKEND,
                     "attention backend FLASHINFER_MLA_SPARSE: vLLM refuses it here: "
                     "\"FLASHINFER_MLA_SPARSE does not support combined PCP+DCP; use "
                     "FLASHMLA_SPARSE, which gathers each DCP KV shard before running the "
@@ -1241,7 +1241,7 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
         uint32_t il = MAX(par->cp_kv_cache_interleave_size, 1u);
         uint32_t blk = model_memory_kv_block_size(a, backend, in->hw);
         if (il > blk || blk % il != 0) {
-            g_set_error(error, MODEL_LOWER_ERROR, 0,
+            g_set_error(error, MODEL_LOWER_ERROR, MODEL_LOWER_ERROR_BACKEND,
                         "parallel.cp_kv_cache_interleave_size %u: vLLM refuses it with the %s "
                         "backend's %u-token blocks: \"Block_size(%u) should be greater than or "
                         "equal to and divisible by cp_kv_cache_interleave_size (%u).\" "

@@ -33,6 +33,12 @@
 GQuark model_lower_error_quark(void);
 
 typedef enum {
+    MODEL_LOWER_ERROR_INVALID = 0, /* the workload or layout cannot run on this configuration */
+    MODEL_LOWER_ERROR_BACKEND,     /* the attention backend refuses the model, the device or
+                                      the layout (an engine setting to change) */
+} ModelLowerErrorCode;
+
+typedef enum {
     MODEL_QUANT_BF16 = 0,
     MODEL_QUANT_FP8,
     MODEL_QUANT_W8A8,

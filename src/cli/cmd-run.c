@@ -103,6 +103,17 @@ static void progress_cb(void *ud, int64_t now_ns, uint64_t rank_ops, uint64_t ev
     p->shown = true;
 }
 
+/* Serving progress while a requests workload is scheduled (the loader calls it every step). */
+static void serve_progress_cb(void *ud, uint64_t steps, uint32_t finished, uint32_t total)
+{
+    bool *shown = ud;
+    if (steps % 256 != 0)
+        return;
+    fprintf(stderr, "\rserving: %" G_GUINT64_FORMAT " steps, %u of %u requests finished", steps,
+            finished, total);
+    *shown = true;
+}
+
 /* Parses argv into `o` and checks it: one SCENARIO, or the vLLM command line after "--"
  * (GLib parses only what comes before it); the timeline level; --max-rank-ops. Returns
  * CLI_EXIT_OK, or CLI_EXIT_INVALID after printing the error. */
@@ -208,13 +219,15 @@ static Scenario *run_load(RunOptions *o)
 {
     if (o->model_config)
         run_add_model_config(o);
+    bool serve_shown = false;
+    ScenarioServeProgress serve_progress = {serve_progress_cb, &serve_shown};
     ScenarioExtras extras = {
         .overrides = (const char *const *)o->sets,
         .hardware = o->hardware,
         .max_rank_ops = o->max_ops,
         .requests = o->requests,
         .exact = o->exact,
-        .progress = isatty(STDERR_FILENO) && !o->quiet && !o->json,
+        .progress = isatty(STDERR_FILENO) && !o->quiet && !o->json ? &serve_progress : NULL,
     };
     g_autoptr(GError) err = NULL;
     g_autoptr(Scenario) sc = NULL;
@@ -222,6 +235,8 @@ static Scenario *run_load(RunOptions *o)
         cli_input_paths_check(o->vtext ? NULL : o->path, o->hardware, &err))
         sc = o->vtext ? scenario_load_string_extras(o->vtext, o->path, &extras, &err)
                       : scenario_load_extras(o->path, &extras, &err);
+    if (serve_shown)
+        fputs("\r\033[K", stderr);
     if (sc && o->sets) { /* the run is named by its overrides: name[key=value, ...] */
         char *named = cli_run_name(sc->name, (const char *const *)o->sets);
         g_free(sc->name);

@@ -18,7 +18,7 @@
 #include <gio/gio.h>
 
 #include "ranksim-presets.h" /* generated from net/presets/presets.gresource.xml */
-#include "scenario.h"
+#include "scenario-error.h"
 
 /* The embedded resource. GLib's generated getter initialises lazily without a lock, so two
  * threads loading presets at once (a sweep's workers) could race; g_once makes it safe. */

@@ -2,13 +2,15 @@
  * slowdown, crash, skip) become SchedFault entries whose op names are checked against the rank's
  * program (so faults load after the program); link faults (kind: link) become NetLinkFault
  * entries checked against the hardware's tiers and the run's nodes. Part of the scenario loader
- * (src/input/scenario-loader.h).
+ * (src/input/scenario-common.h).
  *
  * Costs: O(ops of the rank) per fault that names an op, to find it or suggest the closest.
  */
+#include "scenario-faults.h"
+
 #include <string.h>
 
-#include "scenario-loader.h"
+#include "scenario-hardware.h"
 
 /* Finds op `name` in `rank`'s program; sets *id. On a miss, fails suggesting the closest. */
 static bool fault_op(Loader *ld, const YamlDocNode *n, int32_t rank, int64_t *id)

@@ -1,15 +1,20 @@
 /* src/input/scenario-hardware.c — where a scenario runs: `hardware:` (a preset, a hardware file, or a
  * mapping of either plus overrides, through src/hardware), --hardware from the command line,
- * `nodes:` and `collective_algorithm:`. Part of the scenario loader (src/input/scenario-loader.h).
+ * `nodes:` and `collective_algorithm:`. Part of the scenario loader (src/input/scenario-common.h).
  *
  * Hardware files are relative to the scenario's folder; --hardware paths to the working
  * directory. Costs: O(file) per hardware file; the rest is O(keys).
  */
+#include "scenario-hardware.h"
+
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "hardware.h"
 #include "../util/inputfile.h"
-#include "scenario-loader.h"
 
 /* ---- hardware ---- */
 
@@ -20,10 +25,13 @@ static bool is_hardware_path(const char *s)
     return strchr(s, '/') != NULL || g_str_has_suffix(s, ".yaml") || g_str_has_suffix(s, ".yml");
 }
 
-/* A short reason for a failed input_file_read of `path`. */
+/* A short reason for a failed input_file_read of `path`: "no such file" when the open failed
+ * because nothing is there (asked of the file system, errno ENOENT, not read from the message),
+ * else the reader's own reason. */
 static const char *io_reason(const GError *e, const char *path)
 {
-    if (e->domain == INPUT_ERROR && e->code == INPUT_ERROR_OPEN && strstr(e->message, "No such"))
+    if (e->domain == INPUT_ERROR && e->code == INPUT_ERROR_OPEN && g_access(path, F_OK) != 0 &&
+        errno == ENOENT)
         return "no such file";
     return input_reason(e, path);
 }

@@ -3,22 +3,26 @@
  * (vLLM's ParallelConfig names and rules), hardware and nodes for the plan's world, `engine:`
  * -> ModelEngine + ModelCost (with an optional op profile), `workload:` (or --prefill/--decode)
  * -> ModelWorkload checked against the engine's scheduler limits; then model_lower() builds the
- * program and model_layout_check() its findings. vLLM eval configs (src/input/vllm-args.c) share the
- * second half, scenario_finish_model. Part of the scenario loader (src/input/scenario-loader.h).
+ * program and model_layout_check() its findings. vLLM eval configs (src/input/scenario-eval.c) share the
+ * second half, scenario_finish_model. Part of the scenario loader (src/input/scenario-common.h).
  *
  * Errors from the model layer (MODEL_ARCH_ERROR, MODEL_PLAN_ERROR, MODEL_COST_ERROR,
  * MODEL_LOWER_ERROR) are wrapped with the location of the key they came from.
  * Costs: O(steps x sequences) to read the workload; the lowering's costs are model/lower.h's.
  */
+#include "scenario-model.h"
+
 #include <math.h>
 #include <string.h>
 
 #include "hardware.h"
 #include "../util/inputfile.h"
-#include "scenario-loader.h"
+#include "scenario-hardware.h"
+#include "scenario-requests.h"
+#include "scenario-settings.h"
 #include "vllm-args.h"
 #include "vllm-version.h"
-#include "../../model/runtime.h"
+#include "../../model/deployment.h"
 
 /* ---- model and parallel ---- */
 
@@ -850,11 +854,11 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
                               model_backend_name(used), s->hardware.name);
     ModelLowerInput in = {s->arch, s->plan,      &s->engine,      s->workload,
                           s->cost, &s->hardware, MODEL_BREAK_NONE};
-    s->program = model_lower(&in, &err);
+    s->program = model_deployment_lower(&in, &s->findings, &err);
     if (!s->program) {
         /* Backend / architecture mismatches belong to the engine, the rest to the workload
          * (whose lengths and batch counts were checked above with their own lines). */
-        if (strstr(err->message, "backend")) {
+        if (err->domain == MODEL_LOWER_ERROR && err->code == MODEL_LOWER_ERROR_BACKEND) {
             Spot es = en ? (Spot){yamldoc_map_get_key(root, "engine"), "engine"} : ms->engine_spot;
             return yamldoc_fail(&ld->doc, es.at, es.key, "%s", err->message);
         }
@@ -864,13 +868,12 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
                                         err->message);
         return yamldoc_fail(&ld->doc, wn, "workload", "%s", err->message);
     }
-    s->findings = model_layout_check(s->program, &in);
     ld->prog = s->program;
     if (!scenario_load_run_settings(ld, root, s, "the lowered program (a bug in model/lower.c)"))
         return false;
     /* What this vLLM would fail at while running (model/runtime.h): crash faults after the
      * scenario's own, and their cause among the findings. */
-    model_runtime_faults(s->program, &in, s->faults, s->findings);
+    model_deployment_derive_faults(s->program, &in, s->faults, s->findings);
     return true;
 }
 

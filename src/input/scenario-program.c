@@ -2,7 +2,7 @@
  * the program, `groups:` names communicators (rank lists or rank sets such as "0-7"),
  * `programs:` maps rank sets to op lists (compute, the collectives, send/recv, repeat), checked
  * op by op: a collective's group must contain every rank of the key, a broadcast's root must be
- * a member, a peer must be another rank. Part of the scenario loader (src/input/scenario-loader.h).
+ * a member, a peer must be another rank. Part of the scenario loader (src/input/scenario-common.h).
  *
  * Costs: O(ranks) memory for rank bookkeeping; group membership of each programs key is checked
  * once per (key, group), O(set size x log group size); each key's op list is built once and
@@ -11,7 +11,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "scenario-loader.h"
+#include "scenario-program.h"
+
+#include "scenario-hardware.h"
+#include "scenario-settings.h"
 
 /* ---- rank sets ---- */
 

@@ -1,6 +1,6 @@
 /* src/input/scenario-requests.c — a workload of requests: `workload.requests`, `workload.trace` (JSON
  * lines or CSV), `workload.poisson` (generated arrivals) and `--requests FILE`, served by vLLM's
- * scheduler (model/serve.h) into the steps the lowering runs.
+ * scheduler (model_deployment_serve, model/deployment.h) into the steps the lowering runs.
  *
  * Trace files (doc/scenario-format.md): JSON lines, one object per line with "arrival_s",
  * "prompt" and "output" (other keys are ignored: traces carry ids and texts), or CSV with a
@@ -9,14 +9,15 @@
  *
  * Costs: O(requests) to read; serving costs what model/serve.h says.
  */
+#include "scenario-requests.h"
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
 #include "../util/inputfile.h"
-#include "scenario-loader.h"
-#include "../../model/memory.h"
-#include "../../model/serve.h"
+#include "scenario-hardware.h"
+#include "../../model/deployment.h"
 
 #define MAX_REQUESTS 10000000u
 #define MAX_TRACE_BYTES (UINT64_C(1) << 30)
@@ -324,26 +325,6 @@ bool scenario_load_requests_file(Loader *ld, const char *path, GArray *out)
     return load_trace_file(ld, path, path, out);
 }
 
-/* The KV cache each DP rank's scheduler allocates from: the fewest tokens any worker's budget
- * holds (vLLM sets every worker's num_blocks to the smallest, get_kv_cache_configs; with PP the
- * stages differ). */
-static uint64_t kv_tokens(const Scenario *s)
-{
-    g_autoptr(ModelMemPlan) m = model_memory_plan(s->arch, s->plan, &s->engine, &s->hardware, NULL);
-    uint64_t least = UINT64_MAX;
-    for (uint32_t r = 0; r < m->world; r++)
-        least = MIN(least, m->ranks[r].kv_budget_bytes > 0 ? m->ranks[r].kv_tokens : 0);
-    return least == UINT64_MAX ? 0 : least;
-}
-
-static void serve_progress(void *data, uint64_t steps, uint32_t finished, uint32_t total)
-{
-    (void)data;
-    if (steps % 256 == 0)
-        g_printerr("\rserving: %" G_GUINT64_FORMAT " steps, %u of %u requests finished", steps,
-                   finished, total);
-}
-
 bool scenario_serve(Loader *ld, const YamlDocNode *root, const YamlDocNode *at, const char *key,
                     Scenario *s, const GArray *reqs)
 {
@@ -356,22 +337,19 @@ bool scenario_serve(Loader *ld, const YamlDocNode *root, const YamlDocNode *at, 
         return false;
     ModelLowerInput li = {s->arch, s->plan,      &s->engine,      NULL,
                           s->cost, &s->hardware, MODEL_BREAK_NONE};
-    ModelServeInput in = {
-        &li, sched_config_default(), kv_tokens(s), ld->extras && ld->extras->exact, NULL, NULL};
-    in.sim.fabric.hw = &s->hardware;
-    in.sim.fabric.n_ranks = s->plan->world;
-    in.sim.fabric.nodes = s->nodes;
-    memcpy(in.sim.fabric.algo, s->algo, sizeof in.sim.fabric.algo);
-    in.sim.fabric.contention = s->contention;
-    in.sim.collective_timeout_ns = 0; /* a step that hangs stops the schedule either way */
-    bool tty = ld->extras && ld->extras->progress;
-    if (tty)
-        in.progress = serve_progress;
+    const ScenarioServeProgress *pg = ld->extras ? ld->extras->progress : NULL;
+    ModelDeploymentServe in = {
+        .lower = &li,
+        .nodes = s->nodes,
+        .algo = s->algo,
+        .contention = s->contention,
+        .exact = ld->extras && ld->extras->exact,
+        .progress = pg ? pg->fn : NULL,
+        .progress_data = pg ? pg->data : NULL,
+    };
     g_autoptr(GError) err = NULL;
-    ModelServe *sv =
-        model_serve_run(&in, (const ModelRequest *)(const void *)reqs->data, reqs->len, &err);
-    if (tty)
-        g_printerr("\r\033[K");
+    ModelServe *sv = model_deployment_serve(&in, (const ModelRequest *)(const void *)reqs->data,
+                                            reqs->len, &err);
     if (!sv)
         return at ? yamldoc_fail(&ld->doc, at, key, "%s", err->message)
                   : scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, key, "%s", err->message);

@@ -9,8 +9,8 @@
  * "cudagraph_mode FULL_DECODE_ONLY (simulated as FULL)") for Scenario.ignored_flags.
  *
  * vLLM eval configs (tests/evals/gsm8k/configs/NAME.yaml: model_name + server_args + env) are
- * read through this layer by the scenario loader (scenario_interpret_eval in
- * src/input/scenario-loader.h). The engine-value spellings below are shared with `engine:`.
+ * read through this layer by the scenario loader (src/input/scenario-eval.h), which
+ * this parser knows nothing of. The engine-value spellings below are shared with `engine:`.
  *
  * Errors: one GError in VLLM_ARGS_ERROR, "FLAG: problem; what would be valid" (the scenario
  * loader adds the file, line and key). Costs: O(argc x flags in the table) per parse.

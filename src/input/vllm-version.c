@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario.h"
+#include "scenario-error.h"
 
 typedef struct {
     int64_t pr;

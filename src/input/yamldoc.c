@@ -9,7 +9,7 @@
 #include <yaml.h>
 
 #include "../util/inputfile.h"
-#include "scenario.h"
+#include "scenario-error.h"
 
 /* ---- the owned YAML tree ---- */
 

@@ -1,11 +1,12 @@
-/* src/run/runner.c — simulate and store one scenario; see runner.h. */
+/* src/run/runner.c — simulate and store one scenario; see runner.h. The deployment is judged by
+ * model/deployment (memory, start-up phases, how a hang surfaces); this file is the glue between
+ * the loaded scenario, the engine and the store. */
 #include "runner.h"
 
 #include <string.h>
 
 #include "../util/inputfile.h"
-#include "../../model/lifecycle.h"
-#include "../../model/surface.h"
+#include "../../model/deployment.h"
 
 char *runner_hardware_line(const Scenario *sc)
 {
@@ -93,23 +94,27 @@ bool runner_check_work(const Scenario *sc, uint64_t max_rank_ops, GError **error
     return false;
 }
 
-static void add_copy(SchedOutcome *o, const SchedDiag *d)
+/* The deployment `sc` describes, for model/deployment's judge. */
+static ModelDeployment deployment(const Scenario *sc)
 {
-    sched_outcome_add_diag(o, sched_diag_new(d->kind, d->severity, d->rank, d->group, d->seq,
-                                             d->layer, d->op_name, d->message, d->detail));
+    return (ModelDeployment){
+        .arch = sc->arch,
+        .plan = sc->plan,
+        .engine = &sc->engine,
+        .hw = &sc->hardware,
+        .program = sc->program,
+        .findings = sc->findings,
+    };
 }
 
 RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedRecordFn record,
                               void *record_data, SchedProgressFn progress, void *progress_data)
 {
     RunnerResult *r = g_new0(RunnerResult, 1);
+    ModelDeployment d = deployment(sc);
     /* Memory first (a budget failure is a finding; the simulation still runs: both are
      * useful). */
-    if (sc->arch && sc->plan) {
-        r->memory = model_memory_plan(sc->arch, sc->plan, &sc->engine, &sc->hardware, sc->program);
-        model_lifecycle_plan(r->memory, sc->arch, sc->plan, &sc->engine, &sc->hardware,
-                             sc->program);
-    }
+    r->memory = model_deployment_plan_memory(&d);
     SchedConfig cfg = scenario_engine_config(sc);
     cfg.timeline = timeline;
     cfg.record = record;
@@ -117,19 +122,7 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
     cfg.progress = progress;
     cfg.progress_data = progress_data;
     r->outcome = sched_engine_run(sc->program, &cfg);
-    /* Findings from before the simulation (the lowering's layout check) join the outcome. */
-    for (guint i = 0; sc->findings && i < sc->findings->len; i++)
-        add_copy(r->outcome, g_ptr_array_index(sc->findings, i));
-    for (guint i = 0; r->memory && r->memory->diags && i < r->memory->diags->len; i++)
-        add_copy(r->outcome, g_ptr_array_index(r->memory->diags, i));
-    /* A hang: what the operator reads on hardware instead of (or before) a watchdog line. */
-    if (sc->arch && sc->plan) {
-        SchedDiag *hs = model_surface_hang(r->outcome, sc->program, &sc->engine, &sc->hardware,
-                                           sc->plan->world);
-        if (hs)
-            sched_outcome_add_diag(r->outcome, hs);
-    }
-    model_lifecycle_finish(r->memory, r->outcome);
+    model_deployment_judge(&d, r->memory, r->outcome);
     r->exit_code = r->outcome->failed ? 3 : 0;
     r->status = r->outcome->failed ? "failed" : "ok";
     return r;
