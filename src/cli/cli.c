@@ -292,10 +292,18 @@ static int cmd_run(int argc, char **argv)
     g_autofree char *overrides = run_overrides(&o);
     g_auto(RunnerLabels) lb = {0};
     runner_labels(sc, &lb);
-    StoreRunInfo info = {
-        sc->name, sc->kind,          sc->path,  sc->text, cli_timeline_name(timeline),
-        hw,       sc->ignored_flags, sc->serve, lb.model, lb.layout,
-        lb.vllm,  overrides,         0};
+    StoreRunInfo info = {.name = sc->name,
+                         .kind = sc->kind,
+                         .path = sc->path,
+                         .scenario = sc->text,
+                         .timeline = cli_timeline_name(timeline),
+                         .hardware = hw,
+                         .not_simulated = sc->ignored_flags,
+                         .serve = sc->serve,
+                         .model = lb.model,
+                         .layout = lb.layout,
+                         .vllm = lb.vllm,
+                         .overrides = overrides};
     StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
     if (!sr) {
         print_error(err->message);
@@ -325,23 +333,23 @@ static int cmd_run(int argc, char **argv)
         run_options_clear(&o);
         return CLI_EXIT_INTERNAL;
     }
-    ReportRun rr = {run_id,
-                    sc->name,
-                    sc->kind,
-                    sc->path,
-                    db_path,
-                    o.trace,
-                    status,
-                    code,
-                    elapsed_ms(t0),
-                    hw,
-                    sc->ignored_flags,
-                    sc->serve,
-                    lb.model,
-                    lb.layout,
-                    lb.vllm,
-                    overrides,
-                    res->memory ? res->memory->weights_format : NULL};
+    StoreRunInfo rr = {.id = run_id,
+                       .name = sc->name,
+                       .kind = sc->kind,
+                       .path = sc->path,
+                       .db_path = db_path,
+                       .trace_path = o.trace,
+                       .status = status,
+                       .exit_code = code,
+                       .wall_ms = elapsed_ms(t0),
+                       .hardware = hw,
+                       .not_simulated = sc->ignored_flags,
+                       .serve = sc->serve,
+                       .model = lb.model,
+                       .layout = lb.layout,
+                       .vllm = lb.vllm,
+                       .overrides = overrides,
+                       .weights = res->memory ? res->memory->weights_format : NULL};
     if (o.json) {
         g_autofree char *js = report_json_with_memory(&rr, out, res->memory, o.memory_detail);
         printf("%s\n", js);

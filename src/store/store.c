@@ -12,7 +12,7 @@
  * about a million op rows per second; memory stays bounded (MAX_CHUNKS chunks) whatever the
  * run length.
  */
-#include "store.h"
+#include "store-private.h"
 
 #include "../util/inputfile.h"
 #include "revision.h"
@@ -26,8 +26,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
-
-G_DEFINE_QUARK(ranksim - store - error - quark, store_error)
 
 struct Store {
     sqlite3 *db;
@@ -53,10 +51,10 @@ typedef struct Chunk {
 
 struct StoreRun {
     Store *store;
-    /* what the run row needs, copied at begin */
-    char *name, *kind, *path, *scenario, *timeline, *hardware, *created_at;
-    char *model, *layout, *vllm, *overrides;
-    int64_t sweep_id;
+    /* what the run row needs, copied at begin: info's strings point into `strings` */
+    StoreRunInfo info;
+    GStringChunk *strings;
+    char *created_at;
     GPtrArray *not_simulated; /* char*, copied (may be NULL) */
     GPtrArray *names;         /* char*, the program's name table, copied */
     /* staging */
@@ -74,7 +72,6 @@ struct StoreRun {
     Chunk *cur;
     char *writer_error;         /* first error seen by the writer, under mu */
     const ModelMemPlan *memory; /* borrowed, may be NULL */
-    const ModelServe *serve;    /* borrowed, may be NULL */
     StoreTimelines *lines;      /* hashed by the writer; NULL: rows per rank */
 };
 
@@ -598,7 +595,7 @@ const char *store_path(const Store *s)
     return s->path;
 }
 
-struct sqlite3 *store_db(Store *s)
+sqlite3 *store_db(Store *s)
 {
     return s->db;
 }
@@ -774,17 +771,8 @@ static void run_free(StoreRun *r)
 {
     if (r->fd >= 0)
         close(r->fd);
-    g_free(r->name);
-    g_free(r->kind);
-    g_free(r->path);
-    g_free(r->scenario);
-    g_free(r->timeline);
-    g_free(r->hardware);
+    g_string_chunk_free(r->strings);
     g_free(r->created_at);
-    g_free(r->model);
-    g_free(r->layout);
-    g_free(r->vllm);
-    g_free(r->overrides);
     if (r->not_simulated)
         g_ptr_array_unref(r->not_simulated);
     if (r->names)
@@ -808,22 +796,27 @@ StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram
     StoreRun *r = g_new0(StoreRun, 1);
     r->store = s;
     r->fd = -1;
-    r->name = g_strdup(info->name);
-    r->kind = g_strdup(info->kind);
-    r->path = g_strdup(info->path);
-    r->scenario = g_strdup(info->scenario);
-    r->timeline = g_strdup(info->timeline);
-    r->hardware = g_strdup(info->hardware);
-    r->serve = info->serve;
-    r->model = g_strdup(info->model);
-    r->layout = g_strdup(info->layout);
-    r->vllm = g_strdup(info->vllm);
-    r->overrides = g_strdup(info->overrides);
-    r->sweep_id = info->sweep_id;
+    r->strings = g_string_chunk_new(256);
+    GStringChunk *k = r->strings;
+    r->info = (StoreRunInfo){
+        .name = info->name ? g_string_chunk_insert(k, info->name) : NULL,
+        .kind = info->kind ? g_string_chunk_insert(k, info->kind) : NULL,
+        .path = info->path ? g_string_chunk_insert(k, info->path) : NULL,
+        .scenario = info->scenario ? g_string_chunk_insert(k, info->scenario) : NULL,
+        .timeline = info->timeline ? g_string_chunk_insert(k, info->timeline) : NULL,
+        .hardware = info->hardware ? g_string_chunk_insert(k, info->hardware) : NULL,
+        .serve = info->serve,
+        .model = info->model ? g_string_chunk_insert(k, info->model) : NULL,
+        .layout = info->layout ? g_string_chunk_insert(k, info->layout) : NULL,
+        .vllm = info->vllm ? g_string_chunk_insert(k, info->vllm) : NULL,
+        .overrides = info->overrides ? g_string_chunk_insert(k, info->overrides) : NULL,
+        .sweep_id = info->sweep_id,
+    };
     if (info->not_simulated) {
         r->not_simulated = g_ptr_array_new_with_free_func(g_free);
         for (guint i = 0; i < info->not_simulated->len; i++)
             g_ptr_array_add(r->not_simulated, g_strdup(g_ptr_array_index(info->not_simulated, i)));
+        r->info.not_simulated = r->not_simulated;
     }
     r->created_at = now_iso8601();
     r->names = copy_names(p);
@@ -1202,11 +1195,8 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
     if (werr) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s", s->path, werr);
     } else {
-        StoreRunInfo info = {r->name,     r->kind,          r->path,    r->scenario, r->timeline,
-                             r->hardware, r->not_simulated, r->serve,   r->model,    r->layout,
-                             r->vllm,     r->overrides,     r->sweep_id};
         StoreRecordSource src = {NULL, 0, r->fd, r->n_staged};
-        id = commit_run(s, &info, r->created_at, r->names, &src, r->lines, o, r->memory, status,
+        id = commit_run(s, &r->info, r->created_at, r->names, &src, r->lines, o, r->memory, status,
                         exit_code, wall_ms, error);
     }
     run_free(r);
@@ -1259,13 +1249,6 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
         return -1;
     }
     return id;
-}
-
-bool store_error_is_user(const GError *err)
-{
-    return err && err->domain == STORE_ERROR &&
-           (err->code == STORE_ERROR_FOREIGN || err->code == STORE_ERROR_NEWER ||
-            err->code == STORE_ERROR_MISSING);
 }
 
 /* ---- a streamed run ---- */
