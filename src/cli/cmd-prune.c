@@ -59,6 +59,46 @@ static bool add_run_arg(Store *st, const char *arg, GArray *ids, int *code)
     return true;
 }
 
+/* What was deleted (or would be, --dry-run) and how many runs are left, as text or JSON. */
+static void print_pruned(const char *path, const StorePruneSpec *spec, const StorePruned *p,
+                         int64_t left, bool json)
+{
+    bool dry = spec->dry_run, vacuum = spec->vacuum;
+    int64_t n = p->runs, lo = p->lo, hi = p->hi;
+    if (json) {
+        g_autoptr(JsonBuilder) jb = json_builder_new();
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "db");
+        json_builder_add_string_value(jb, path);
+        json_builder_set_member_name(jb, dry ? "would_delete" : "deleted");
+        json_builder_add_int_value(jb, n);
+        json_builder_set_member_name(jb, "runs_left");
+        json_builder_add_int_value(jb, left);
+        json_builder_set_member_name(jb, "vacuumed");
+        json_builder_add_boolean_value(jb, vacuum && !dry);
+        json_builder_end_object(jb);
+        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autofree char *text = json_to_string(root, TRUE);
+        printf("%s\n", text);
+        return;
+    }
+    if (!n) {
+        printf("no run matched; %" G_GINT64_FORMAT " run%s in %s\n", left, left == 1 ? "" : "s",
+               path);
+        return;
+    }
+    g_autofree char *which =
+        lo == hi ? g_strdup_printf("run %" G_GINT64_FORMAT, lo)
+                 : g_strdup_printf("%" G_GINT64_FORMAT " runs between %" G_GINT64_FORMAT
+                                   " and %" G_GINT64_FORMAT,
+                                   n, lo, hi);
+    printf("%s %s from %s; %" G_GINT64_FORMAT " run%s left%s\n", dry ? "would delete" : "deleted",
+           which, path, left, left == 1 ? "" : "s",
+           vacuum && !dry ? ", file vacuumed"
+           : dry          ? " now (dry run)"
+                          : "");
+}
+
 int cli_prune(int argc, char **argv)
 {
     g_autofree char *db = NULL, *older = NULL;
@@ -138,39 +178,6 @@ int cli_prune(int argc, char **argv)
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
     }
-    int64_t n = pruned.runs, lo = pruned.lo, hi = pruned.hi;
-    int64_t left = store_run_count(st);
-    if (json) {
-        g_autoptr(JsonBuilder) jb = json_builder_new();
-        json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "db");
-        json_builder_add_string_value(jb, path);
-        json_builder_set_member_name(jb, dry ? "would_delete" : "deleted");
-        json_builder_add_int_value(jb, n);
-        json_builder_set_member_name(jb, "runs_left");
-        json_builder_add_int_value(jb, left);
-        json_builder_set_member_name(jb, "vacuumed");
-        json_builder_add_boolean_value(jb, vacuum && !dry);
-        json_builder_end_object(jb);
-        g_autoptr(JsonNode) root = json_builder_get_root(jb);
-        g_autofree char *text = json_to_string(root, TRUE);
-        printf("%s\n", text);
-        return CLI_EXIT_OK;
-    }
-    if (!n) {
-        printf("no run matched; %" G_GINT64_FORMAT " run%s in %s\n", left, left == 1 ? "" : "s",
-               path);
-        return CLI_EXIT_OK;
-    }
-    g_autofree char *which =
-        lo == hi ? g_strdup_printf("run %" G_GINT64_FORMAT, lo)
-                 : g_strdup_printf("%" G_GINT64_FORMAT " runs between %" G_GINT64_FORMAT
-                                   " and %" G_GINT64_FORMAT,
-                                   n, lo, hi);
-    printf("%s %s from %s; %" G_GINT64_FORMAT " run%s left%s\n", dry ? "would delete" : "deleted",
-           which, path, left, left == 1 ? "" : "s",
-           vacuum && !dry ? ", file vacuumed"
-           : dry          ? " now (dry run)"
-                          : "");
+    print_pruned(path, &spec, &pruned, store_run_count(st), json);
     return CLI_EXIT_OK;
 }

@@ -911,7 +911,10 @@ void store_run_set_memory(StoreRun *r, const ModelMemPlan *m)
     r->memory = m;
 }
 
-static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **error)
+/* Per rank, each component's bytes (`memory`) and the itemised tensors (`memory_items`); the
+ * smallest rank's KV budget and its KV bytes per token into *min_kv, *per_token. */
+static bool insert_memory_ranks(Store *s, int64_t id, const ModelMemPlan *m, int64_t *min_kv_out,
+                                uint64_t *per_token_out, GError **error)
 {
     sqlite3_stmt *st = NULL, *it = NULL;
     if (sqlite3_prepare_v2(s->db,
@@ -957,8 +960,16 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
     }
     sqlite3_finalize(st);
     sqlite3_finalize(it);
-    if (!ok)
-        return set_sql_error(error, s, "insert memory");
+    *min_kv_out = min_kv;
+    *per_token_out = per_token;
+    return ok || set_sql_error(error, s, "insert memory");
+}
+
+/* The plan's run-wide figures (`memory_runs`). */
+static bool insert_memory_run(Store *s, int64_t id, const ModelMemPlan *m, int64_t min_kv,
+                              uint64_t per_token, GError **error)
+{
+    sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO memory_runs(run_id, hbm_bytes, requested_bytes,"
                            " utilization, min_kv_budget_bytes, kv_bytes_per_token,"
@@ -987,12 +998,18 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
     sqlite3_bind_int64(st, 14, (int64_t)m->context_bytes);
     sqlite3_bind_int(st, 15, m->cudagraph_in_budget ? 1 : 0);
     sqlite3_bind_int(st, 16, m->reserved_in_budget ? 1 : 0);
-    ok = sqlite3_step(st) == SQLITE_DONE;
+    bool ok = sqlite3_step(st) == SQLITE_DONE;
     sqlite3_finalize(st);
-    if (!ok)
-        return set_sql_error(error, s, "insert memory_runs");
+    return ok || set_sql_error(error, s, "insert memory_runs");
+}
+
+/* Each rank's start-up phases (`phases`), when the plan has them. */
+static bool insert_phases(Store *s, int64_t id, const ModelMemPlan *m, GError **error)
+{
     if (!m->phases)
         return true;
+    sqlite3_stmt *st = NULL;
+    bool ok = true;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO phases(run_id, rank, idx, phase, status, start_us, dur_us,"
                            " allocated_bytes, peak_bytes, free_bytes) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -1025,6 +1042,15 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
         }
     sqlite3_finalize(st);
     return ok || set_sql_error(error, s, "insert phases");
+}
+
+static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **error)
+{
+    int64_t min_kv = INT64_MAX;
+    uint64_t per_token = 0;
+    return insert_memory_ranks(s, id, m, &min_kv, &per_token, error) &&
+           insert_memory_run(s, id, m, min_kv, per_token, error) &&
+           insert_phases(s, id, m, error);
 }
 
 static char *ranks_json(GArray *members)
