@@ -13,6 +13,11 @@
  * A file that is not ranksim's, or from a newer ranksim, is recognised by reading only and
  * left byte-identical. Errors are GErrors in STORE_ERROR naming the database path and
  * SQLite's message. doc/reliability.md has the promises and their tests.
+ *
+ * Files: store.c opens the file and keeps its schema, store-run.c writes a run's rows in one
+ * transaction, store-stage.c stages a simulating run's records; store-private.h is what they
+ * (and only src/store/) share. Reading runs back is query.h; the other jobs have their own
+ * headers (store-rows.h, store-trace.h, store-prune.h, store-serve.h, store-ops.h).
  */
 #ifndef SRC_STORE_H
 #define SRC_STORE_H
@@ -103,8 +108,6 @@ int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram 
                          const ModelMemPlan *memory, const char *status, int exit_code,
                          double wall_ms, GError **error);
 
-/* Records a run whose scenario was rejected: status 'invalid', exit code 2, and one `config`
- * diagnostic holding `message`. Returns the run id or -1 with `error` set. */
 /* A run whose op rows arrive while it is still being read (`ranksim import`): the write
  * transaction opens at store_stream_begin (BEGIN IMMEDIATE, a provisional `runs` row for the
  * id), rows are appended with store_stream_ops in the order given, and store_stream_commit
@@ -121,6 +124,8 @@ void store_stream_abort(StoreStream *st);
 /* How many runs the file holds (-1 on an error). */
 int64_t store_run_count(Store *s);
 
+/* Records a run whose scenario was rejected: status 'invalid', exit code 2, and one `config`
+ * diagnostic holding `message`. Returns the run id or -1 with `error` set. */
 int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *message,
                              GError **error);
 
