@@ -1,6 +1,8 @@
 /* src/output/diff-inputs.c — the inputs of two runs compared; see diff-inputs.h. */
 #include "diff-inputs.h"
 
+#include "../store/query.h"
+
 #include <string.h>
 
 /* Lines of the scenario diff shown at most. */

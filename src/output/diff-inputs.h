@@ -6,7 +6,6 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
-#include "../store/query.h"
 #include "../store/store.h"
 
 /* Writes "inputs that differ (A / B):" and one line per input that differs — model, weights,
