@@ -269,16 +269,16 @@ int cli_import(int argc, char **argv)
                 "ranksim: timing: read and parse %.0f ms, diagnose %.0f ms, store %.0f ms\n",
                 (double)(t_read - t0) / 1e3, (double)(t_diag - t_read) / 1e3,
                 (double)(g_get_monotonic_time() - t_diag) / 1e3);
-    ReportRun rr = {.run_id = id,
-                    .name = run_name,
-                    .kind = "import",
-                    .path = argv[1],
-                    .db_path = db_path,
-                    .status = status,
-                    .exit_code = code,
-                    .wall_ms = wall,
-                    .hardware = set->format_detail,
-                    .not_simulated = notes};
+    StoreRunInfo rr = {.id = id,
+                       .name = run_name,
+                       .kind = "import",
+                       .path = argv[1],
+                       .db_path = db_path,
+                       .status = status,
+                       .exit_code = code,
+                       .wall_ms = wall,
+                       .hardware = set->format_detail,
+                       .not_simulated = notes};
     if (json) {
         g_autofree char *js = report_json(&rr, o);
         printf("%s\n", js);

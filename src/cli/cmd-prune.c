@@ -2,21 +2,13 @@
  * table of the results database in one transaction (all of them or none), then optionally
  * gives the space back (--vacuum). doc/cli.md has the command, doc/database.md the tables. */
 #include <json-glib/json-glib.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "cmd-common.h"
-#include "../store/query.h"
+#include "../store/store-prune.h"
 #include "../store/store.h"
-
-/* Every table that holds rows of a run, by the column naming the run. `runs` last. */
-static const char *const run_tables[] = {
-    "names",       "groups",      "ranks",    "op_rows",      "timeline_ops",  "rank_timelines",
-    "rank_groups", "diagnostics", "memory",   "memory_items", "not_simulated", "memory_runs",
-    "phases",      "steps",       "requests", "serve_runs",
-};
 
 /* "7d", "12h", "30m", "90s" -> seconds; -1 when malformed. */
 static int64_t parse_age(const char *s)
@@ -39,16 +31,6 @@ static int64_t parse_age(const char *s)
     default:
         return -1;
     }
-}
-
-static bool exec_sql(sqlite3 *db, const char *path, const char *sql)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
-        return true;
-    cli_error("%s: %s", path, msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
-    return false;
 }
 
 /* Adds run `arg` ("12", "3-7", "latest", "latest~2") to `ids`; false after printing why. */
@@ -75,6 +57,46 @@ static bool add_run_arg(Store *st, const char *arg, GArray *ids, int *code)
         return false;
     g_array_append_val(ids, id);
     return true;
+}
+
+/* What was deleted (or would be, --dry-run) and how many runs are left, as text or JSON. */
+static void print_pruned(const char *path, const StorePruneSpec *spec, const StorePruned *p,
+                         int64_t left, bool json)
+{
+    bool dry = spec->dry_run, vacuum = spec->vacuum;
+    int64_t n = p->runs, lo = p->lo, hi = p->hi;
+    if (json) {
+        g_autoptr(JsonBuilder) jb = json_builder_new();
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "db");
+        json_builder_add_string_value(jb, path);
+        json_builder_set_member_name(jb, dry ? "would_delete" : "deleted");
+        json_builder_add_int_value(jb, n);
+        json_builder_set_member_name(jb, "runs_left");
+        json_builder_add_int_value(jb, left);
+        json_builder_set_member_name(jb, "vacuumed");
+        json_builder_add_boolean_value(jb, vacuum && !dry);
+        json_builder_end_object(jb);
+        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autofree char *text = json_to_string(root, TRUE);
+        printf("%s\n", text);
+        return;
+    }
+    if (!n) {
+        printf("no run matched; %" G_GINT64_FORMAT " run%s in %s\n", left, left == 1 ? "" : "s",
+               path);
+        return;
+    }
+    g_autofree char *which =
+        lo == hi ? g_strdup_printf("run %" G_GINT64_FORMAT, lo)
+                 : g_strdup_printf("%" G_GINT64_FORMAT " runs between %" G_GINT64_FORMAT
+                                   " and %" G_GINT64_FORMAT,
+                                   n, lo, hi);
+    printf("%s %s from %s; %" G_GINT64_FORMAT " run%s left%s\n", dry ? "would delete" : "deleted",
+           which, path, left, left == 1 ? "" : "s",
+           vacuum && !dry ? ", file vacuumed"
+           : dry          ? " now (dry run)"
+                          : "");
 }
 
 int cli_prune(int argc, char **argv)
@@ -142,101 +164,20 @@ int cli_prune(int argc, char **argv)
         cli_error("%s", err->message);
         return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
-    sqlite3 *sdb = store_db(st);
     g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
     for (int i = 1; i < argc; i++)
         if (!add_run_arg(st, argv[i], ids, &code))
             return code;
-    if (!exec_sql(sdb, path, "BEGIN IMMEDIATE"))
-        return CLI_EXIT_INTERNAL;
-    /* The selection as a temporary table, so every DELETE reads the same set. */
-    bool ok = exec_sql(sdb, path,
-                       "CREATE TEMP TABLE IF NOT EXISTS prune_ids(id INTEGER PRIMARY KEY);"
-                       "DELETE FROM prune_ids;");
-    sqlite3_stmt *s = NULL;
-    if (ok && sqlite3_prepare_v2(sdb,
-                                 "INSERT OR IGNORE INTO prune_ids SELECT id FROM runs"
-                                 " WHERE id = ?",
-                                 -1, &s, NULL) == SQLITE_OK) {
-        for (guint i = 0; ok && i < ids->len; i++) {
-            sqlite3_bind_int64(s, 1, g_array_index(ids, int64_t, i));
-            ok = sqlite3_step(s) == SQLITE_DONE;
-            sqlite3_reset(s);
-        }
-    }
-    sqlite3_finalize(s);
-    if (ok && sweep) {
-        g_autofree char *sql = g_strdup_printf("INSERT OR IGNORE INTO prune_ids SELECT id FROM "
-                                               "runs WHERE sweep_id = %" G_GINT64_FORMAT,
-                                               sweep);
-        ok = exec_sql(sdb, path, sql);
-    }
-    if (ok && older) {
-        g_autofree char *sql = g_strdup_printf(
-            "INSERT OR IGNORE INTO prune_ids SELECT id FROM runs WHERE"
-            " julianday(created_at) < julianday('now') - %" G_GINT64_FORMAT " / 86400.0",
-            age);
-        ok = exec_sql(sdb, path, sql);
-    }
-    int64_t n = 0, lo = 0, hi = 0;
-    if (ok &&
-        sqlite3_prepare_v2(sdb, "SELECT count(*), min(id), max(id) FROM prune_ids", -1, &s, NULL) ==
-            SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW) {
-        n = sqlite3_column_int64(s, 0);
-        lo = sqlite3_column_int64(s, 1);
-        hi = sqlite3_column_int64(s, 2);
-    }
-    sqlite3_finalize(s);
-    for (size_t t = 0; ok && !dry && n && t < G_N_ELEMENTS(run_tables); t++) {
-        if (!query_has_table(st, run_tables[t]))
-            continue; /* a file from before the table existed */
-        g_autofree char *sql = g_strdup_printf(
-            "DELETE FROM %s WHERE run_id IN (SELECT id FROM prune_ids)", run_tables[t]);
-        ok = exec_sql(sdb, path, sql);
-    }
-    if (ok && !dry && n)
-        ok = exec_sql(sdb, path, "DELETE FROM runs WHERE id IN (SELECT id FROM prune_ids)");
-    if (!ok || !exec_sql(sdb, path, dry ? "ROLLBACK" : "COMMIT")) {
-        if (ok)
-            return CLI_EXIT_INTERNAL;
-        exec_sql(sdb, path, "ROLLBACK");
+    StorePruneSpec spec = {.ids = ids,
+                           .sweep_id = sweep,
+                           .older_than_s = older ? age : -1,
+                           .dry_run = dry,
+                           .vacuum = vacuum};
+    StorePruned pruned;
+    if (!store_prune(st, &spec, &pruned, &err)) {
+        cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
     }
-    if (vacuum && !dry && !exec_sql(sdb, path, "VACUUM"))
-        return CLI_EXIT_INTERNAL;
-    int64_t left = store_run_count(st);
-    if (json) {
-        g_autoptr(JsonBuilder) jb = json_builder_new();
-        json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "db");
-        json_builder_add_string_value(jb, path);
-        json_builder_set_member_name(jb, dry ? "would_delete" : "deleted");
-        json_builder_add_int_value(jb, n);
-        json_builder_set_member_name(jb, "runs_left");
-        json_builder_add_int_value(jb, left);
-        json_builder_set_member_name(jb, "vacuumed");
-        json_builder_add_boolean_value(jb, vacuum && !dry);
-        json_builder_end_object(jb);
-        g_autoptr(JsonNode) root = json_builder_get_root(jb);
-        g_autofree char *text = json_to_string(root, TRUE);
-        printf("%s\n", text);
-        return CLI_EXIT_OK;
-    }
-    if (!n) {
-        printf("no run matched; %" G_GINT64_FORMAT " run%s in %s\n", left, left == 1 ? "" : "s",
-               path);
-        return CLI_EXIT_OK;
-    }
-    g_autofree char *which =
-        lo == hi ? g_strdup_printf("run %" G_GINT64_FORMAT, lo)
-                 : g_strdup_printf("%" G_GINT64_FORMAT " runs between %" G_GINT64_FORMAT
-                                   " and %" G_GINT64_FORMAT,
-                                   n, lo, hi);
-    printf("%s %s from %s; %" G_GINT64_FORMAT " run%s left%s\n", dry ? "would delete" : "deleted",
-           which, path, left, left == 1 ? "" : "s",
-           vacuum && !dry ? ", file vacuumed"
-           : dry          ? " now (dry run)"
-                          : "");
+    print_pruned(path, &spec, &pruned, store_run_count(st), json);
     return CLI_EXIT_OK;
 }

@@ -9,7 +9,6 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +19,6 @@
 #include "../util/outfile.h"
 #include "../store/query.h"
 #include "../output/report.h"
-#include "../store/store-serve.h"
 #include "../output/plot.h"
 #include "../util/textwrap.h"
 #include "../output/trace.h"
@@ -103,12 +101,12 @@ static bool open_runs(Opened *o, const char *db, const char *run_a, const char *
 
 static char *run_title(const QueryRun *r)
 {
-    return g_strdup_printf("run %" G_GINT64_FORMAT " (%s)", r->id, r->name ? r->name : "?");
+    return g_strdup_printf("run %" G_GINT64_FORMAT " (%s)", r->info.id, r->info.name ? r->info.name : "?");
 }
 
 static bool is_invalid(const QueryRun *r)
 {
-    return g_strcmp0(r->status, "invalid") == 0;
+    return g_strcmp0(r->info.status, "invalid") == 0;
 }
 
 /* The config error of an invalid run. */
@@ -147,13 +145,14 @@ int cli_report(int argc, char **argv)
         return code;
     const QueryRun *r = o.run[0];
     g_autoptr(GError) err = NULL;
-    g_autoptr(ModelMemPlan) mem = query_memory_load(o.st, r->id, memory_detail, &err);
+    g_autoptr(ModelMemPlan) mem = query_memory_load(o.st, r->info.id, memory_detail, &err);
     if (err) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
     }
-    ReportRun rr = query_run_report(r, o.db_path);
-    g_autoptr(ModelServe) serve = store_serve_read(store_db(o.st), r->id);
+    g_autoptr(ModelServe) serve = query_serve_load(o.st, r->info.id);
+    StoreRunInfo rr = r->info;
+    rr.db_path = o.db_path;
     rr.serve = serve;
     if (json) {
         g_autofree char *js = report_json_with_memory(&rr, r->outcome, mem, memory_detail);
@@ -162,28 +161,21 @@ int cli_report(int argc, char **argv)
     }
     if (is_invalid(r)) {
         printf("%s: INVALID — the scenario was rejected; nothing was simulated\n  %s\n",
-               r->name ? r->name : "?", invalid_message(r));
-        printf("\nstored as run %" G_GINT64_FORMAT " in %s\n", r->id, o.db_path);
+               r->info.name ? r->info.name : "?", invalid_message(r));
+        printf("\nstored as run %" G_GINT64_FORMAT " in %s\n", r->info.id, o.db_path);
     } else {
         report_text(stdout, &rr, r->outcome);
         report_serve_text(stdout, serve);
         report_memory_text(stdout, mem, memory_detail);
         report_footer(stdout, &rr);
     }
-    printf("recorded %s by ranksim %s, timeline %s%s%s\n", r->created_at ? r->created_at : "?",
-           r->version ? r->version : "?", r->timeline ? r->timeline : "?",
-           r->path ? "; scenario " : "", r->path ? r->path : "");
+    printf("recorded %s by ranksim %s, timeline %s%s%s\n", r->info.created_at ? r->info.created_at : "?",
+           r->info.version ? r->info.version : "?", r->info.timeline ? r->info.timeline : "?",
+           r->info.path ? "; scenario " : "", r->info.path ? r->info.path : "");
     return CLI_EXIT_OK;
 }
 
 /* ---- runs ---- */
-
-/* A column of the runs listing: text or NULL. */
-static char *col_dup(sqlite3_stmt *s, int c)
-{
-    const unsigned char *t = sqlite3_column_text(s, c);
-    return t ? g_strdup((const char *)t) : NULL;
-}
 
 /* The hardware column: the device name ("b200"), not the whole fabric line. */
 static char *hardware_short(const char *line)
@@ -194,57 +186,226 @@ static char *hardware_short(const char *line)
     return sp ? g_strndup(line, (gsize)(sp - line)) : g_strdup(line);
 }
 
-enum {
-    RUN_ID,
-    RUN_NAME,
-    RUN_KIND,
-    RUN_STATUS,
-    RUN_EXIT,
-    RUN_RANKS,
-    RUN_END,
-    RUN_CREATED,
-    RUN_MODEL,
-    RUN_LAYOUT,
-    RUN_HW,
-    RUN_VLLM,
-    RUN_OVERRIDES,
-    RUN_SWEEP,
-    RUN_DIAG_ID,
-    RUN_DIAG_KIND,
-    RUN_DIAG_MSG,
-    RUN_COLS
-};
-
-static void runs_json_row(JsonBuilder *jb, sqlite3_stmt *s)
+static void json_add_str_or_null(JsonBuilder *jb, const char *name, const char *v)
 {
-    static const char *const cols[] = {
-        "id",         "name",  "kind",   "status",   "exit_code", "ranks",     "sim_end_us",
-        "created_at", "model", "layout", "hardware", "vllm",      "overrides", "sweep_id"};
+    json_builder_set_member_name(jb, name);
+    if (v)
+        json_builder_add_string_value(jb, v);
+    else
+        json_builder_add_null_value(jb);
+}
+
+/* One run of `runs --json`: the runs columns, then its first finding. */
+static void runs_json_row(JsonBuilder *jb, const QueryListedRun *r)
+{
+    const StoreRunInfo *h = &r->info;
     json_builder_begin_object(jb);
-    for (int c = 0; c < (int)G_N_ELEMENTS(cols); c++) {
-        json_builder_set_member_name(jb, cols[c]);
-        int t = sqlite3_column_type(s, c);
-        if (t == SQLITE_NULL)
-            json_builder_add_null_value(jb);
-        else if (t == SQLITE_INTEGER)
-            json_builder_add_int_value(jb, sqlite3_column_int64(s, c));
-        else if (t == SQLITE_FLOAT)
-            json_builder_add_double_value(jb, sqlite3_column_double(s, c));
-        else
-            json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, c));
-    }
+    json_builder_set_member_name(jb, "id");
+    json_builder_add_int_value(jb, h->id);
+    json_add_str_or_null(jb, "name", h->name);
+    json_add_str_or_null(jb, "kind", h->kind);
+    json_add_str_or_null(jb, "status", h->status);
+    json_builder_set_member_name(jb, "exit_code");
+    json_builder_add_int_value(jb, h->exit_code);
+    json_builder_set_member_name(jb, "ranks");
+    if (r->ranks >= 0)
+        json_builder_add_int_value(jb, r->ranks);
+    else
+        json_builder_add_null_value(jb);
+    json_builder_set_member_name(jb, "sim_end_us");
+    if (r->has_end)
+        json_builder_add_double_value(jb, r->sim_end_us);
+    else
+        json_builder_add_null_value(jb);
+    json_add_str_or_null(jb, "created_at", h->created_at);
+    json_add_str_or_null(jb, "model", h->model);
+    json_add_str_or_null(jb, "layout", h->layout);
+    json_add_str_or_null(jb, "hardware", h->hardware);
+    json_add_str_or_null(jb, "vllm", h->vllm);
+    json_add_str_or_null(jb, "overrides", h->overrides);
+    json_builder_set_member_name(jb, "sweep_id");
+    if (h->sweep_id > 0)
+        json_builder_add_int_value(jb, h->sweep_id);
+    else
+        json_builder_add_null_value(jb);
     json_builder_set_member_name(jb, "first_diagnostic");
-    if (sqlite3_column_type(s, RUN_DIAG_KIND) == SQLITE_NULL) {
+    if (!r->diag_kind) {
         json_builder_add_null_value(jb);
     } else {
         json_builder_begin_object(jb);
         json_builder_set_member_name(jb, "kind");
-        json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, RUN_DIAG_KIND));
+        json_builder_add_string_value(jb, r->diag_kind);
         json_builder_set_member_name(jb, "message");
-        json_builder_add_string_value(jb, (const char *)sqlite3_column_text(s, RUN_DIAG_MSG));
+        json_builder_add_string_value(jb, r->diag_message);
         json_builder_end_object(jb);
     }
     json_builder_end_object(jb);
+}
+
+/* `runs --json`: the database, the count, the runs listed. */
+static void runs_print_json(const char *db_path, int64_t total, const GPtrArray *runs)
+{
+    g_autoptr(JsonBuilder) jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "db");
+    json_builder_add_string_value(jb, db_path);
+    json_builder_set_member_name(jb, "total");
+    json_builder_add_int_value(jb, total);
+    json_builder_set_member_name(jb, "runs");
+    json_builder_begin_array(jb);
+    for (guint i = 0; i < runs->len; i++)
+        runs_json_row(jb, g_ptr_array_index(runs, i));
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+    g_autoptr(JsonNode) root = json_builder_get_root(jb);
+    g_autofree char *text = json_to_string(root, TRUE);
+    printf("%s\n", text);
+}
+
+/* The cells of the table, one row per run. */
+enum { C_ID, C_NAME, C_OUT, C_MODEL, C_LAYOUT, C_HW, C_END, C_WHEN, C_DIAG, C_N };
+
+/* A listed run's cells (a NULL-terminated strv of C_N strings). */
+static char **runs_cells(const QueryListedRun *r)
+{
+    const StoreRunInfo *h = &r->info;
+    char **row = g_new0(char *, C_N + 1);
+    row[C_ID] = g_strdup_printf("%" G_GINT64_FORMAT, h->id);
+    row[C_NAME] = g_strdup(h->name ? h->name : "?");
+    const char *status = h->status;
+    row[C_OUT] = g_strdup(!status                         ? "?"
+                          : strcmp(status, "ok") == 0     ? "ok"
+                          : strcmp(status, "failed") == 0 ? "FAILED"
+                                                          : status);
+    if (!h->model)
+        row[C_MODEL] = g_strdup(g_strcmp0(h->kind, "import") == 0 ? "(import)" : "-");
+    else if (g_str_has_prefix(h->model, "preset ")) /* "preset glm-5.2" -> "glm-5.2" */
+        row[C_MODEL] = g_strdup(h->model + 7);
+    else
+        row[C_MODEL] = g_strdup(h->model);
+    if (h->layout)
+        row[C_LAYOUT] = g_strdup(h->layout);
+    else
+        row[C_LAYOUT] = r->ranks < 0 ? g_strdup("-")
+                                     : g_strdup_printf("%" G_GINT64_FORMAT " ranks", r->ranks);
+    row[C_HW] = hardware_short(h->hardware);
+    row[C_END] = !r->has_end ? g_strdup("-")
+                             : sched_format_ns((int64_t)llround(r->sim_end_us * 1e3));
+    row[C_WHEN] = g_strndup(h->created_at ? h->created_at : "-", 19);
+    for (char *p = row[C_WHEN]; *p; p++)
+        if (*p == 'T')
+            *p = ' ';
+    row[C_DIAG] = query_diag_summary(r->diag_kind, r->diag_message, 200);
+    if (!*row[C_DIAG]) {
+        g_free(row[C_DIAG]);
+        row[C_DIAG] = g_strdup("-");
+    }
+    return row;
+}
+
+/* From 130 columns: one line per run (id, name, outcome, step time, model, layout, hardware,
+ * when recorded), the first finding under it. `wmax`: each column's widest cell. */
+static void runs_print_wide(const GPtrArray *rows, const int *wmax, int width)
+{
+    int indent = wmax[C_ID] + 2;
+    int fixed = wmax[C_ID] + 2 + 2 + wmax[C_OUT] + 2 + wmax[C_END] + 2 + wmax[C_MODEL] + 2 +
+                wmax[C_LAYOUT] + 2 + wmax[C_HW] + 2 + wmax[C_WHEN];
+    int nam = MAX(12, MIN(wmax[C_NAME], width - fixed));
+    printf("%*s  %-*s  %-*s  %*s  %-*s  %-*s  %-*s  %s\n", wmax[C_ID], "id", nam, "name",
+           wmax[C_OUT], "outcome", wmax[C_END], "step time", wmax[C_MODEL], "model",
+           wmax[C_LAYOUT], "layout", wmax[C_HW], "hw", "created");
+    for (guint i = 0; i < rows->len; i++) {
+        char **row = g_ptr_array_index(rows, i);
+        g_autofree char *nm = query_short_name(row[C_NAME], (guint)nam);
+        printf("%*s  %-*s  %-*s  %*s  %-*s  %-*s  %-*s  %s\n", wmax[C_ID], row[C_ID], nam, nm,
+               wmax[C_OUT], row[C_OUT], wmax[C_END], row[C_END], wmax[C_MODEL], row[C_MODEL],
+               wmax[C_LAYOUT], row[C_LAYOUT], wmax[C_HW], row[C_HW], row[C_WHEN]);
+        if (strcmp(row[C_DIAG], "-") != 0) {
+            g_autofree char *dg = query_short_message(row[C_DIAG], (guint)MAX(8, width - indent));
+            printf("%*s%s\n", indent, "", dg);
+        }
+    }
+}
+
+/* Prints `name` from column `name_col` on, its pieces (cut after ", ": a variant's overrides)
+ * wrapped at `nam` columns. */
+static void runs_print_wrapped_name(const char *name, int name_col, int nam)
+{
+    const char *p = name;
+    int col = 0;
+    while (*p) {
+        const char *cut = strstr(p, ", ");
+        size_t piece = cut ? (size_t)(cut - p) + 2 : strlen(p);
+        int pw = (int)g_utf8_strlen(p, (gssize)piece);
+        if (col && col + pw > nam) {
+            printf("\n%*s", name_col, "");
+            col = 0;
+        }
+        g_autofree char *text = g_strndup(p, piece);
+        g_autofree char *fit =
+            col == 0 && pw > nam ? query_short_message(text, (guint)nam) : g_strdup(text);
+        fputs(fit, stdout);
+        col += pw;
+        p += piece;
+    }
+    printf("\n");
+}
+
+/* Narrower than 130 columns: the name last on the first line, wrapped; what it ran on the
+ * second: "glm-5.2, PCP4 x TP1, DCP4, EP4, b200 — mismatch: ...". */
+static void runs_print_narrow(const GPtrArray *rows, const int *wmax, int width)
+{
+    int name_col = wmax[C_ID] + 2 + wmax[C_OUT] + 2 + wmax[C_END] + 2;
+    int nam = MAX(16, width - name_col);
+    printf("%*s  %-*s  %*s  %s\n", wmax[C_ID], "id", wmax[C_OUT], "outcome", wmax[C_END],
+           "step time", "name; model, layout, hardware — first finding");
+    for (guint i = 0; i < rows->len; i++) {
+        char **row = g_ptr_array_index(rows, i);
+        printf("%*s  %-*s  %*s  ", wmax[C_ID], row[C_ID], wmax[C_OUT], row[C_OUT], wmax[C_END],
+               row[C_END]);
+        runs_print_wrapped_name(row[C_NAME], name_col, nam);
+        g_autoptr(GString) second = g_string_new(NULL);
+        g_string_append_printf(second, "%s, %s, %s", row[C_MODEL], row[C_LAYOUT], row[C_HW]);
+        if (strcmp(row[C_DIAG], "-") != 0)
+            g_string_append_printf(second, " — %s", row[C_DIAG]);
+        g_autofree char *line = query_short_message(second->str, (guint)MAX(8, width - name_col));
+        printf("%*s%s\n", name_col, "", line);
+    }
+}
+
+/* The table laid out to the terminal's width. */
+static void runs_print_table(const GPtrArray *runs)
+{
+    g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    for (guint i = 0; i < runs->len; i++)
+        g_ptr_array_add(rows, runs_cells(g_ptr_array_index(runs, i)));
+    static const char *const head[C_N] = {"id", "name",      "outcome", "model",  "layout",
+                                          "hw", "step time", "created", "finding"};
+    int wmax[C_N] = {0};
+    for (int c = 0; c < C_N; c++)
+        wmax[c] = (int)strlen(head[c]);
+    for (guint i = 0; i < rows->len; i++) {
+        char **row = g_ptr_array_index(rows, i);
+        for (int c = 0; c < C_N; c++)
+            wmax[c] = MAX(wmax[c], (int)g_utf8_strlen(row[c], -1));
+    }
+    int width = text_width();
+    if (width >= 130)
+        runs_print_wide(rows, wmax, width);
+    else
+        runs_print_narrow(rows, wmax, width);
+}
+
+/* The line under the table: no runs, or how many were left out. */
+static void runs_print_tail(const char *db_path, int64_t sweep, int64_t total, int64_t shown)
+{
+    if (total == 0 && sweep)
+        printf("(no runs of sweep %" G_GINT64_FORMAT " in %s)\n", sweep, db_path);
+    else if (total == 0)
+        printf("(no runs in %s yet)\n", db_path);
+    else if (shown < total)
+        printf("(%" G_GINT64_FORMAT " older run%s not shown; --limit 0 lists all)\n", total - shown,
+               total - shown == 1 ? "" : "s");
 }
 
 int cli_runs(int argc, char **argv)
@@ -284,198 +445,20 @@ int cli_runs(int argc, char **argv)
     int code;
     if (!open_runs(&o, db, NULL, NULL, &code))
         return code;
-    const char *db_path = o.db_path;
-    sqlite3 *sdb = store_db(o.st);
-    /* Files before schema 7 have no labels: NULL columns then. */
-    bool labels = query_has_column(o.st, "runs", "sweep_id");
-    bool hw = query_has_column(o.st, "runs", "hardware");
-    const char *where = sweep ? " WHERE sweep_id = ?2" : "";
-    if (sweep && !labels) {
-        cli_error("%s: no sweep ids in this file (written before ranksim stored them)", db_path);
-        return CLI_EXIT_INVALID;
-    }
-    g_autofree char *count_sql =
-        g_strdup_printf("SELECT COUNT(*) FROM runs%s", sweep ? " WHERE sweep_id = ?2" : "");
-    sqlite3_stmt *s = NULL;
     int64_t total = 0;
-    if (sqlite3_prepare_v2(sdb, count_sql, -1, &s, NULL) == SQLITE_OK) {
-        if (sweep)
-            sqlite3_bind_int64(s, 2, sweep);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            total = sqlite3_column_int64(s, 0);
-    }
-    sqlite3_finalize(s);
-    g_autofree char *sql = g_strdup_printf(
-        "SELECT r.*, d.kind, d.message FROM"
-        " (SELECT id, name, kind, status, exit_code, ranks, sim_end_us, created_at, %s, %s,"
-        "  (SELECT id FROM diagnostics d WHERE d.run_id = runs.id"
-        "   ORDER BY severity = 'warning', id LIMIT 1) AS diag"
-        "  FROM runs%s ORDER BY id DESC LIMIT ?1) r"
-        " LEFT JOIN diagnostics d ON d.id = r.diag ORDER BY r.id",
-        labels ? "model, layout" : "NULL, NULL",
-        labels ? (hw ? "hardware, vllm, overrides, sweep_id" : "NULL, vllm, overrides, sweep_id")
-               : (hw ? "hardware, NULL, NULL, NULL" : "NULL, NULL, NULL, NULL"),
-        where);
-    if (sqlite3_prepare_v2(sdb, sql, -1, &s, NULL) != SQLITE_OK) {
-        cli_error("%s: reading runs: %s", db_path, sqlite3_errmsg(sdb));
-        return CLI_EXIT_INTERNAL;
-    }
-    sqlite3_bind_int64(s, 1, limit > 0 ? limit : -1);
-    if (sweep)
-        sqlite3_bind_int64(s, 2, sweep);
-    /* the diag column of the inner select sits between sweep_id and d.kind */
-    g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
-    g_autoptr(JsonBuilder) jb = json_builder_new();
-    json_builder_begin_object(jb);
-    json_builder_set_member_name(jb, "db");
-    json_builder_add_string_value(jb, db_path);
-    json_builder_set_member_name(jb, "total");
-    json_builder_add_int_value(jb, total);
-    json_builder_set_member_name(jb, "runs");
-    json_builder_begin_array(jb);
-    int rc;
-    enum { C_ID, C_NAME, C_OUT, C_MODEL, C_LAYOUT, C_HW, C_END, C_WHEN, C_DIAG, C_N };
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (json) {
-            runs_json_row(jb, s);
-            continue;
-        }
-        char **row = g_new0(char *, C_N + 1);
-        row[C_ID] = g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)sqlite3_column_int64(s, RUN_ID));
-        row[C_NAME] = col_dup(s, RUN_NAME);
-        if (!row[C_NAME])
-            row[C_NAME] = g_strdup("?");
-        const char *status = (const char *)sqlite3_column_text(s, RUN_STATUS);
-        row[C_OUT] = g_strdup(!status                         ? "?"
-                              : strcmp(status, "ok") == 0     ? "ok"
-                              : strcmp(status, "failed") == 0 ? "FAILED"
-                                                              : status);
-        row[C_MODEL] = col_dup(s, RUN_MODEL);
-        if (!row[C_MODEL])
-            row[C_MODEL] =
-                g_strdup(g_strcmp0((const char *)sqlite3_column_text(s, RUN_KIND), "import") == 0
-                             ? "(import)"
-                             : "-");
-        else if (g_str_has_prefix(row[C_MODEL], "preset ")) /* "preset glm-5.2" -> "glm-5.2" */
-            memmove(row[C_MODEL], row[C_MODEL] + 7, strlen(row[C_MODEL] + 7) + 1);
-        row[C_LAYOUT] = col_dup(s, RUN_LAYOUT);
-        if (!row[C_LAYOUT])
-            row[C_LAYOUT] = sqlite3_column_type(s, RUN_RANKS) == SQLITE_NULL
-                                ? g_strdup("-")
-                                : g_strdup_printf("%" G_GINT64_FORMAT " ranks",
-                                                  (int64_t)sqlite3_column_int64(s, RUN_RANKS));
-        row[C_HW] = hardware_short((const char *)sqlite3_column_text(s, RUN_HW));
-        row[C_END] =
-            sqlite3_column_type(s, RUN_END) == SQLITE_NULL
-                ? g_strdup("-")
-                : sched_format_ns((int64_t)llround(sqlite3_column_double(s, RUN_END) * 1e3));
-        const char *created = (const char *)sqlite3_column_text(s, RUN_CREATED);
-        row[C_WHEN] = g_strndup(created ? created : "-", 19);
-        for (char *p = row[C_WHEN]; *p; p++)
-            if (*p == 'T')
-                *p = ' ';
-        row[C_DIAG] = query_diag_summary((const char *)sqlite3_column_text(s, RUN_DIAG_KIND),
-                                         (const char *)sqlite3_column_text(s, RUN_DIAG_MSG), 200);
-        if (!*row[C_DIAG]) {
-            g_free(row[C_DIAG]);
-            row[C_DIAG] = g_strdup("-");
-        }
-        g_ptr_array_add(rows, row);
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        cli_error("%s: reading runs: %s", db_path, sqlite3_errmsg(sdb));
-        return CLI_EXIT_INTERNAL;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GPtrArray) runs = query_runs_list(o.st, limit, sweep, &total, &err);
+    if (!runs) {
+        cli_error("%s", err->message);
+        return g_error_matches(err, QUERY_ERROR, QUERY_ERROR_BAD_ARGUMENT) ? CLI_EXIT_INVALID
+                                                                           : CLI_EXIT_INTERNAL;
     }
     if (json) {
-        json_builder_end_array(jb);
-        json_builder_end_object(jb);
-        g_autoptr(JsonNode) root = json_builder_get_root(jb);
-        g_autofree char *text = json_to_string(root, TRUE);
-        printf("%s\n", text);
+        runs_print_json(o.db_path, total, runs);
         return CLI_EXIT_OK;
     }
-    /* Laid out to the terminal's width. From 130 columns one line per run: id, name,
-     * outcome, step time, model, layout, hardware, when recorded, and the first finding
-     * under it. Narrower, the name gets the first line and what it ran goes on the second:
-     * "glm-5.2, PCP4 x TP1, DCP4, EP4, b200 — mismatch: ...". */
-    int width = text_width();
-    bool wide = width >= 130;
-    int wmax[C_N] = {0};
-    static const char *const head[C_N] = {"id", "name",      "outcome", "model",  "layout",
-                                          "hw", "step time", "created", "finding"};
-    for (int c = 0; c < C_N; c++)
-        wmax[c] = (int)strlen(head[c]);
-    for (guint i = 0; i < rows->len; i++) {
-        char **row = g_ptr_array_index(rows, i);
-        for (int c = 0; c < C_N; c++)
-            wmax[c] = MAX(wmax[c], (int)g_utf8_strlen(row[c], -1));
-    }
-    int indent = wmax[C_ID] + 2;
-    if (wide) {
-        int fixed = wmax[C_ID] + 2 + 2 + wmax[C_OUT] + 2 + wmax[C_END] + 2 + wmax[C_MODEL] + 2 +
-                    wmax[C_LAYOUT] + 2 + wmax[C_HW] + 2 + wmax[C_WHEN];
-        int nam = MAX(12, MIN(wmax[C_NAME], width - fixed));
-        printf("%*s  %-*s  %-*s  %*s  %-*s  %-*s  %-*s  %s\n", wmax[C_ID], "id", nam, "name",
-               wmax[C_OUT], "outcome", wmax[C_END], "step time", wmax[C_MODEL], "model",
-               wmax[C_LAYOUT], "layout", wmax[C_HW], "hw", "created");
-        for (guint i = 0; i < rows->len; i++) {
-            char **row = g_ptr_array_index(rows, i);
-            g_autofree char *nm = query_short_name(row[C_NAME], (guint)nam);
-            printf("%*s  %-*s  %-*s  %*s  %-*s  %-*s  %-*s  %s\n", wmax[C_ID], row[C_ID], nam, nm,
-                   wmax[C_OUT], row[C_OUT], wmax[C_END], row[C_END], wmax[C_MODEL], row[C_MODEL],
-                   wmax[C_LAYOUT], row[C_LAYOUT], wmax[C_HW], row[C_HW], row[C_WHEN]);
-            if (strcmp(row[C_DIAG], "-") != 0) {
-                g_autofree char *dg =
-                    query_short_message(row[C_DIAG], (guint)MAX(8, width - indent));
-                printf("%*s%s\n", indent, "", dg);
-            }
-        }
-    } else {
-        /* the name last on the first line, its cell wrapped at ", " (a variant's overrides) */
-        int name_col = wmax[C_ID] + 2 + wmax[C_OUT] + 2 + wmax[C_END] + 2;
-        int nam = MAX(16, width - name_col);
-        printf("%*s  %-*s  %*s  %s\n", wmax[C_ID], "id", wmax[C_OUT], "outcome", wmax[C_END],
-               "step time", "name; model, layout, hardware — first finding");
-        for (guint i = 0; i < rows->len; i++) {
-            char **row = g_ptr_array_index(rows, i);
-            printf("%*s  %-*s  %*s  ", wmax[C_ID], row[C_ID], wmax[C_OUT], row[C_OUT], wmax[C_END],
-                   row[C_END]);
-            const char *p = row[C_NAME];
-            int col = 0;
-            while (*p) {
-                const char *cut = strstr(p, ", ");
-                size_t piece = cut ? (size_t)(cut - p) + 2 : strlen(p);
-                int pw = (int)g_utf8_strlen(p, (gssize)piece);
-                if (col && col + pw > nam) {
-                    printf("\n%*s", name_col, "");
-                    col = 0;
-                }
-                g_autofree char *text = g_strndup(p, piece);
-                g_autofree char *fit =
-                    col == 0 && pw > nam ? query_short_message(text, (guint)nam) : g_strdup(text);
-                fputs(fit, stdout);
-                col += pw;
-                p += piece;
-            }
-            printf("\n");
-            g_autoptr(GString) second = g_string_new(NULL);
-            g_string_append_printf(second, "%s, %s, %s", row[C_MODEL], row[C_LAYOUT], row[C_HW]);
-            if (strcmp(row[C_DIAG], "-") != 0)
-                g_string_append_printf(second, " — %s", row[C_DIAG]);
-            g_autofree char *line =
-                query_short_message(second->str, (guint)MAX(8, width - name_col));
-            printf("%*s%s\n", name_col, "", line);
-        }
-    }
-    int64_t shown = rows->len;
-    if (total == 0 && sweep)
-        printf("(no runs of sweep %" G_GINT64_FORMAT " in %s)\n", sweep, db_path);
-    else if (total == 0)
-        printf("(no runs in %s yet)\n", db_path);
-    else if (shown < total)
-        printf("(%" G_GINT64_FORMAT " older run%s not shown; --limit 0 lists all)\n", total - shown,
-               total - shown == 1 ? "" : "s");
+    runs_print_table(runs);
+    runs_print_tail(o.db_path, sweep, total, runs->len);
     return CLI_EXIT_OK;
 }
 
@@ -546,10 +529,11 @@ int cli_explain(int argc, char **argv)
             if (is_invalid(r))
                 fprintf(m, "%s: INVALID — %s\n", title, invalid_message(r));
             else
-                explain_text_recorded(m, title, r->outcome, g_strcmp0(r->kind, "import") == 0);
+                explain_text_recorded(m, title, r->outcome, g_strcmp0(r->info.kind, "import") == 0);
             fclose(m);
         }
-        ReportRun rr = query_run_report(r, o.db_path);
+        StoreRunInfo rr = r->info;
+        rr.db_path = o.db_path;
         g_autofree char *rep = report_json(&rr, r->outcome);
         g_autoptr(JsonNode) root = json_from_string(rep, NULL);
         if (root && JSON_NODE_HOLDS_OBJECT(root)) {
@@ -567,7 +551,7 @@ int cli_explain(int argc, char **argv)
         printf("%s: INVALID — the scenario was rejected, nothing was simulated:\n  %s\n", title,
                invalid_message(r));
     else
-        explain_text_recorded(stdout, title, r->outcome, g_strcmp0(r->kind, "import") == 0);
+        explain_text_recorded(stdout, title, r->outcome, g_strcmp0(r->info.kind, "import") == 0);
     if (dot)
         printf("\nwait-for graph: %s (render with 'dot -Tsvg %s -o graph.svg')\n", dot, dot);
     return CLI_EXIT_OK;
@@ -642,7 +626,7 @@ int cli_trace(int argc, char **argv)
     if (is_invalid(r)) {
         cli_error("run %" G_GINT64_FORMAT " is invalid (the scenario was rejected): there is no "
                   "time line to trace",
-                  r->id);
+                  r->info.id);
         return CLI_EXIT_INVALID;
     }
     bool to_stdout = strcmp(out, "-") == 0;
@@ -657,32 +641,32 @@ int cli_trace(int argc, char **argv)
         return CLI_EXIT_INVALID;
     }
     fflush(stdout);
-    bool written = trace_write_filtered(o.st, r->id, out, &filter, &err);
+    bool written = trace_write_filtered(o.st, r->info.id, out, &filter, &err);
     trace_filter_clear(&filter);
     if (!written) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
     }
     if (json) {
-        g_autoptr(JsonBuilder) jb = written_json(r->id, "trace", out);
+        g_autoptr(JsonBuilder) jb = written_json(r->info.id, "trace", out);
         json_builder_set_member_name(jb, "gzip");
         json_builder_add_boolean_value(jb, g_str_has_suffix(out, ".gz"));
         json_builder_set_member_name(jb, "timeline");
-        json_builder_add_string_value(jb, r->timeline ? r->timeline : "?");
+        json_builder_add_string_value(jb, r->info.timeline ? r->info.timeline : "?");
         print_json_object(jb);
         return CLI_EXIT_OK;
     }
     FILE *msg = to_stdout ? stderr : stdout;
-    if (g_strcmp0(r->timeline, "full") != 0)
+    if (g_strcmp0(r->info.timeline, "full") != 0)
         fprintf(msg,
                 "ranksim: note: run %" G_GINT64_FORMAT " was stored with --timeline %s: the "
                 "trace holds only %s and the diagnostics\n",
-                r->id, r->timeline ? r->timeline : "?",
-                g_strcmp0(r->timeline, "collectives") == 0
+                r->info.id, r->info.timeline ? r->info.timeline : "?",
+                g_strcmp0(r->info.timeline, "collectives") == 0
                     ? "the collectives"
                     : "the collectives that never completed");
     if (!to_stdout)
-        printf("trace of run %" G_GINT64_FORMAT ": %s (open in https://ui.perfetto.dev)\n", r->id,
+        printf("trace of run %" G_GINT64_FORMAT ": %s (open in https://ui.perfetto.dev)\n", r->info.id,
                out);
     return CLI_EXIT_OK;
 }
@@ -756,33 +740,6 @@ static void diff_ranks(const SchedOutcome *a, const SchedOutcome *b)
     }
 }
 
-typedef struct {
-    int64_t ns;
-    int64_t calls;
-} CommTotal;
-
-/* name -> CommTotal* over the completed collective rows of a run. Returns NULL on a read
- * error. */
-static GHashTable *comm_by_name(Store *st, int64_t id)
-{
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT name, SUM(done_us - arrive_us), COUNT(*) FROM collectives"
-                           " WHERE run_id = ? AND done_us IS NOT NULL GROUP BY name",
-                           -1, &s, NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_int64(s, 1, id);
-    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        CommTotal *t = g_new(CommTotal, 1);
-        t->ns = (int64_t)llround(sqlite3_column_double(s, 1) * 1e3);
-        t->calls = sqlite3_column_int64(s, 2);
-        g_hash_table_insert(h, g_strdup((const char *)sqlite3_column_text(s, 0)), t);
-    }
-    sqlite3_finalize(s);
-    return h;
-}
-
 static gint cmp_str_ptr(gconstpointer a, gconstpointer b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -791,18 +748,18 @@ static gint cmp_str_ptr(gconstpointer a, gconstpointer b)
 static void diff_comm(Store *st, const QueryRun *a, const QueryRun *b)
 {
     printf("\ncommunication by collective (sum over ranks of done - arrive, completed calls):\n");
-    g_autoptr(GHashTable) ha = comm_by_name(st, a->id);
-    g_autoptr(GHashTable) hb = comm_by_name(st, b->id);
+    g_autoptr(GHashTable) ha = query_comm_totals(st, a->info.id);
+    g_autoptr(GHashTable) hb = query_comm_totals(st, b->info.id);
     if (!ha || !hb) {
         printf("  (cannot read the collectives view)\n");
         return;
     }
     for (int k = 0; k < 2; k++) {
         const QueryRun *r = k ? b : a;
-        if (g_strcmp0(r->timeline, "none") == 0)
+        if (g_strcmp0(r->info.timeline, "none") == 0)
             printf("  note: run %" G_GINT64_FORMAT " (%s) was stored with --timeline none: it "
                    "has no rows of completed collectives\n",
-                   r->id, k ? "B" : "A");
+                   r->info.id, k ? "B" : "A");
     }
     g_autoptr(GPtrArray) names = g_ptr_array_new();
     GHashTableIter it;
@@ -820,11 +777,11 @@ static void diff_comm(Store *st, const QueryRun *a, const QueryRun *b)
         return;
     }
     printf("  %-22s %18s %18s %12s %4s\n", "collective", "A (calls)", "B (calls)", "delta", "%");
-    CommTotal ta = {0, 0}, tb = {0, 0};
+    QueryCommTotal ta = {0, 0}, tb = {0, 0};
     for (guint i = 0; i < names->len; i++) {
         const char *name = g_ptr_array_index(names, i);
-        const CommTotal *x = g_hash_table_lookup(ha, name), *y = g_hash_table_lookup(hb, name);
-        CommTotal zx = {0, 0}, zy = {0, 0};
+        const QueryCommTotal *x = g_hash_table_lookup(ha, name), *y = g_hash_table_lookup(hb, name);
+        QueryCommTotal zx = {0, 0}, zy = {0, 0};
         if (!x)
             x = &zx;
         if (!y)
@@ -910,53 +867,6 @@ static gint cmp_component(gconstpointer a, gconstpointer b)
     return rx != ry ? rx - ry : strcmp(x, y);
 }
 
-/* Per component, the largest bytes over ranks; NULL when the run has no memory rows. New
- * component names are added to `order`. */
-static GHashTable *memory_max(Store *st, int64_t id, GPtrArray *order)
-{
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT component, MAX(bytes) FROM memory WHERE run_id = ?"
-                           " GROUP BY component",
-                           -1, &s, NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_int64(s, 1, id);
-    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *c = (const char *)sqlite3_column_text(s, 0);
-        if (!c)
-            continue;
-        int64_t *v = g_new(int64_t, 1);
-        *v = sqlite3_column_int64(s, 1);
-        if (!g_ptr_array_find_with_equal_func(order, c, g_str_equal, NULL))
-            g_ptr_array_add(order, g_strdup(c));
-        g_hash_table_insert(h, g_strdup(c), v);
-    }
-    sqlite3_finalize(s);
-    if (!g_hash_table_size(h)) {
-        g_hash_table_unref(h);
-        return NULL;
-    }
-    return h;
-}
-
-/* Largest per-rank total (all components), or -1. */
-static int64_t memory_peak(Store *st, int64_t id)
-{
-    sqlite3_stmt *s = NULL;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT MAX(t) FROM (SELECT SUM(bytes) AS t FROM memory"
-                           " WHERE run_id = ? GROUP BY rank)",
-                           -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, id);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
-            v = sqlite3_column_int64(s, 0);
-    }
-    sqlite3_finalize(s);
-    return v;
-}
-
 static void mem_row(const char *label, int64_t a, int64_t b)
 {
     const double gib = 1024.0 * 1024.0 * 1024.0;
@@ -970,12 +880,12 @@ static void diff_memory(Store *st, const QueryRun *a, const QueryRun *b)
     if (!query_has_table(st, "memory"))
         return;
     g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func(g_free);
-    g_autoptr(GHashTable) ma = memory_max(st, a->id, order);
-    g_autoptr(GHashTable) mb = memory_max(st, b->id, order);
+    g_autoptr(GHashTable) ma = query_memory_max(st, a->info.id, order);
+    g_autoptr(GHashTable) mb = query_memory_max(st, b->info.id, order);
     if (!ma || !mb) {
         if (ma || mb)
             printf("\nmemory: only run %" G_GINT64_FORMAT " has a memory plan\n",
-                   ma ? a->id : b->id);
+                   ma ? a->info.id : b->info.id);
         return;
     }
     g_ptr_array_sort(order, cmp_component);
@@ -986,22 +896,10 @@ static void diff_memory(Store *st, const QueryRun *a, const QueryRun *b)
         int64_t *x = g_hash_table_lookup(ma, c), *y = g_hash_table_lookup(mb, c);
         mem_row(c, x ? *x : 0, y ? *y : 0);
     }
-    mem_row("total (peak rank)", memory_peak(st, a->id), memory_peak(st, b->id));
-    if (query_has_table(st, "memory_runs")) {
-        sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(store_db(st),
-                               "SELECT a.min_kv_budget_bytes, b.min_kv_budget_bytes"
-                               " FROM memory_runs a, memory_runs b"
-                               " WHERE a.run_id = ? AND b.run_id = ?",
-                               -1, &s, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(s, 1, a->id);
-            sqlite3_bind_int64(s, 2, b->id);
-            if (sqlite3_step(s) == SQLITE_ROW)
-                mem_row("KV budget (min rank)", sqlite3_column_int64(s, 0),
-                        sqlite3_column_int64(s, 1));
-        }
-        sqlite3_finalize(s);
-    }
+    mem_row("total (peak rank)", query_memory_peak(st, a->info.id), query_memory_peak(st, b->info.id));
+    int64_t kv_a = 0, kv_b = 0;
+    if (query_kv_budgets(st, a->info.id, b->info.id, &kv_a, &kv_b))
+        mem_row("KV budget (min rank)", kv_a, kv_b);
 }
 
 /* One run's side of `diff --json`. */
@@ -1010,16 +908,16 @@ static void diff_json_run(JsonBuilder *b, const char *key, const QueryRun *r)
     json_builder_set_member_name(b, key);
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "run_id");
-    json_builder_add_int_value(b, r->id);
+    json_builder_add_int_value(b, r->info.id);
     json_builder_set_member_name(b, "name");
-    json_builder_add_string_value(b, r->name ? r->name : "");
+    json_builder_add_string_value(b, r->info.name ? r->info.name : "");
     json_builder_set_member_name(b, "status");
-    json_builder_add_string_value(b, r->status ? r->status : "");
+    json_builder_add_string_value(b, r->info.status ? r->info.status : "");
     json_builder_set_member_name(b, "exit_code");
-    json_builder_add_int_value(b, r->exit_code);
+    json_builder_add_int_value(b, r->info.exit_code);
     json_builder_set_member_name(b, "hardware");
-    if (r->hardware)
-        json_builder_add_string_value(b, r->hardware);
+    if (r->info.hardware)
+        json_builder_add_string_value(b, r->info.hardware);
     else
         json_builder_add_null_value(b);
     const SchedOutcome *o = r->outcome;
@@ -1078,7 +976,7 @@ int cli_diff(int argc, char **argv)
         json_builder_begin_object(jb);
         diff_json_run(jb, "a", a);
         diff_json_run(jb, "b", b);
-        diff_inputs_json(jb, o.st, a, b);
+        diff_inputs_json(jb, o.st, &a->info, &b->info);
         bool both = a->outcome && b->outcome && !is_invalid(a) && !is_invalid(b);
         json_builder_set_member_name(jb, "sim_end_delta_us");
         if (both)
@@ -1087,7 +985,7 @@ int cli_diff(int argc, char **argv)
         else
             json_builder_add_null_value(jb);
         json_builder_set_member_name(jb, "same_hardware");
-        json_builder_add_boolean_value(jb, g_strcmp0(a->hardware, b->hardware) == 0);
+        json_builder_add_boolean_value(jb, g_strcmp0(a->info.hardware, b->info.hardware) == 0);
         json_builder_end_object(jb);
         g_autoptr(JsonNode) root = json_builder_get_root(jb);
         g_autofree char *text = json_to_string(root, TRUE);
@@ -1096,9 +994,9 @@ int cli_diff(int argc, char **argv)
     }
 
     g_autofree char *ta = run_title(a), *tb = run_title(b);
-    printf("A: %s, %s, exit %d\nB: %s, %s, exit %d\n", ta, a->status, a->exit_code, tb, b->status,
-           b->exit_code);
-    diff_inputs_text(stdout, o.st, a, b);
+    printf("A: %s, %s, exit %d\nB: %s, %s, exit %d\n", ta, a->info.status, a->info.exit_code, tb, b->info.status,
+           b->info.exit_code);
+    diff_inputs_text(stdout, o.st, &a->info, &b->info);
     if (is_invalid(a) || is_invalid(b)) {
         for (int k = 0; k < 2; k++) {
             const QueryRun *r = k ? b : a;
@@ -1165,22 +1063,22 @@ int cli_plot(int argc, char **argv)
     if (is_invalid(r)) {
         cli_error("run %" G_GINT64_FORMAT " is invalid (the scenario was rejected): there is no "
                   "time line to draw",
-                  r->id);
+                  r->info.id);
         return CLI_EXIT_INVALID;
     }
     g_autoptr(GError) err = NULL;
-    if (!plot_write(o.st, r, out, width, &err)) {
+    if (!plot_write(o.st, &r->info, r->outcome, out, width, &err)) {
         cli_error("%s", err->message);
         return g_error_matches(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT) ? CLI_EXIT_INVALID
                                                                              : CLI_EXIT_INTERNAL;
     }
     if (json) {
-        g_autoptr(JsonBuilder) jb = written_json(r->id, "picture", out);
+        g_autoptr(JsonBuilder) jb = written_json(r->info.id, "picture", out);
         json_builder_set_member_name(jb, "width");
         json_builder_add_int_value(jb, width);
         print_json_object(jb);
         return CLI_EXIT_OK;
     }
-    printf("picture of run %" G_GINT64_FORMAT ": %s\n", r->id, out);
+    printf("picture of run %" G_GINT64_FORMAT ": %s\n", r->info.id, out);
     return CLI_EXIT_OK;
 }

@@ -331,8 +331,8 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
 static void run_print(const RunOptions *o, const Scenario *sc, const RunDone *d)
 {
     const RunnerResult *res = d->res;
-    ReportRun rr = {
-        .run_id = d->run_id,
+    StoreRunInfo rr = {
+        .id = d->run_id,
         .name = sc->name,
         .kind = sc->kind,
         .path = sc->path,

@@ -1,7 +1,8 @@
 /* src/output/diff-inputs.c — the inputs of two runs compared; see diff-inputs.h. */
 #include "diff-inputs.h"
 
-#include <sqlite3.h>
+#include "../store/query.h"
+
 #include <string.h>
 
 /* Lines of the scenario diff shown at most. */
@@ -28,20 +29,6 @@ static void add(GPtrArray *out, char *input, const char *a, const char *b)
     d->a = g_strdup(a);
     d->b = g_strdup(b);
     g_ptr_array_add(out, d);
-}
-
-static char *scenario_text(Store *st, int64_t id)
-{
-    sqlite3_stmt *s = NULL;
-    char *text = NULL;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT scenario FROM runs WHERE id = ?", -1, &s, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, id);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-            text = g_strdup((const char *)sqlite3_column_text(s, 0));
-    }
-    sqlite3_finalize(s);
-    return text;
 }
 
 /* A scenario file's content lines: comments and blank lines left out (they do not change what
@@ -144,7 +131,7 @@ static void scenario_lines(GPtrArray *out, const char *ta, const char *tb)
     lines_clear(&B);
 }
 
-static GPtrArray *compare(Store *st, const QueryRun *a, const QueryRun *b)
+static GPtrArray *compare(Store *st, const StoreRunInfo *a, const StoreRunInfo *b)
 {
     GPtrArray *out = g_ptr_array_new_with_free_func(input_diff_free);
     struct {
@@ -163,14 +150,14 @@ static GPtrArray *compare(Store *st, const QueryRun *a, const QueryRun *b)
     for (size_t k = 0; k < G_N_ELEMENTS(fields); k++)
         if (g_strcmp0(fields[k].a, fields[k].b) != 0)
             add(out, g_strdup(fields[k].name), fields[k].a, fields[k].b);
-    g_autofree char *ta = scenario_text(st, a->id);
-    g_autofree char *tb = scenario_text(st, b->id);
+    g_autofree char *ta = query_run_scenario(st, a->id);
+    g_autofree char *tb = query_run_scenario(st, b->id);
     if (g_strcmp0(ta, tb) != 0)
         scenario_lines(out, ta, tb);
     return out;
 }
 
-void diff_inputs_text(FILE *out, Store *st, const QueryRun *a, const QueryRun *b)
+void diff_inputs_text(FILE *out, Store *st, const StoreRunInfo *a, const StoreRunInfo *b)
 {
     g_autoptr(GPtrArray) d = compare(st, a, b);
     if (!d->len) {
@@ -191,7 +178,7 @@ void diff_inputs_text(FILE *out, Store *st, const QueryRun *a, const QueryRun *b
     }
 }
 
-void diff_inputs_json(JsonBuilder *jb, Store *st, const QueryRun *a, const QueryRun *b)
+void diff_inputs_json(JsonBuilder *jb, Store *st, const StoreRunInfo *a, const StoreRunInfo *b)
 {
     g_autoptr(GPtrArray) d = compare(st, a, b);
     json_builder_set_member_name(jb, "inputs");

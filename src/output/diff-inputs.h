@@ -6,14 +6,13 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
-#include "../store/query.h"
 #include "../store/store.h"
 
 /* Writes "inputs that differ (A / B):" and one line per input that differs — model, weights,
  * layout, vLLM, hardware, overrides, time line, then the scenario files' differing lines with
  * their line numbers (at most 12) — or "inputs: the same ..." when none does. */
-void diff_inputs_text(FILE *out, Store *st, const QueryRun *a, const QueryRun *b);
+void diff_inputs_text(FILE *out, Store *st, const StoreRunInfo *a, const StoreRunInfo *b);
 /* The same as an "inputs" member: an array of {input, a, b} (scenario lines as "line N"). */
-void diff_inputs_json(JsonBuilder *jb, Store *st, const QueryRun *a, const QueryRun *b);
+void diff_inputs_json(JsonBuilder *jb, Store *st, const StoreRunInfo *a, const StoreRunInfo *b);
 
 #endif

@@ -11,12 +11,12 @@
 #include <errno.h>
 #include <fontconfig/fontconfig.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <string.h>
 
 #include "explain.h"
 #include "../util/outfile.h"
 #include "report.h"
+#include "../store/store-rows.h"
 
 #define PLOT_MIN_WIDTH 800
 #define PLOT_MAX_LANES 64 /* lanes drawn; more distinct ranks fold by their state */
@@ -73,76 +73,50 @@ static void data_clear(Data *d)
         g_ptr_array_unref(d->names);
 }
 
-static bool sql_error(GError **error, sqlite3 *db, const char *what)
+/* One op row into its rank's segments. */
+static void add_row(void *data, const StoreOpRow *row)
 {
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "plot: %s: %s", what, sqlite3_errmsg(db));
-    return false;
+    Data *d = data;
+    if (row->rank < 0 || row->rank >= d->n_ranks)
+        return;
+    Seg s = {(uint8_t)row->kind, row->start_ns, row->end_ns, row->group,
+             row->seq,           row->count,    row->name_id};
+    g_array_append_val(d->segs[row->rank], s);
+    d->t_end = MAX(d->t_end, MAX(s.start, s.end));
+    d->blocked_any |= s.end < 0;
+    if (s.group >= 0) {
+        gint64 key = (gint64)inst_key(s.group, s.seq);
+        int64_t *last = g_hash_table_lookup(d->last_arrival, &key);
+        if (!last) {
+            last = g_new(int64_t, 1);
+            *last = s.start;
+            g_hash_table_insert(d->last_arrival, g_memdup2(&key, sizeof key), last);
+        } else if (s.start > *last) {
+            *last = s.start;
+        }
+    }
 }
 
-static bool load(sqlite3 *db, const QueryRun *r, Data *d, GError **error)
+static bool load(Store *st, const StoreRunInfo *r, const SchedOutcome *o, Data *d,
+                 GError **error)
 {
-    d->n_ranks = r->outcome->n_ranks;
+    d->n_ranks = o->n_ranks;
     d->segs = g_new0(GArray *, MAX(d->n_ranks, 1u));
     d->state = g_new0(char *, MAX(d->n_ranks, 1u));
     d->rank_end = g_new0(int64_t, MAX(d->n_ranks, 1u));
     for (uint32_t k = 0; k < d->n_ranks; k++) {
         d->segs[k] = g_array_new(FALSE, FALSE, sizeof(Seg));
-        d->state[k] = g_strdup(sched_rank_state_name(r->outcome->ranks[k].state));
-        d->rank_end[k] = r->outcome->ranks[k].end_ns;
+        d->state[k] = g_strdup(sched_rank_state_name(o->ranks[k].state));
+        d->rank_end[k] = o->ranks[k].end_ns;
     }
     d->last_arrival = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-    d->names = g_ptr_array_new_with_free_func(g_free);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, name FROM names WHERE run_id = ? ORDER BY id", -1, &st,
-                           NULL) != SQLITE_OK)
-        return sql_error(error, db, "names");
-    sqlite3_bind_int64(st, 1, r->id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        guint id = (guint)sqlite3_column_int64(st, 0);
-        if (id >= d->names->len)
-            g_ptr_array_set_size(d->names, id + 1);
-        g_free(g_ptr_array_index(d->names, id));
-        d->names->pdata[id] = g_strdup((const char *)sqlite3_column_text(st, 1));
+    d->names = store_rows_names(st, r->id, error);
+    d->t_end = 0;
+    if (!d->names || !store_rows_ops(st, r->id, add_row, d, error)) {
+        g_prefix_error(error, "plot: ");
+        return false;
     }
-    sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT rank, kind, start_ns, end_ns, group_id, seq, count, name_id"
-                           " FROM rank_ops WHERE run_id = ? ORDER BY rank, idx",
-                           -1, &st, NULL) != SQLITE_OK)
-        return sql_error(error, db, "op rows");
-    sqlite3_bind_int64(st, 1, r->id);
-    int64_t t_end = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0);
-        if (rank < 0 || rank >= d->n_ranks)
-            continue;
-        Seg s = {(uint8_t)sqlite3_column_int(st, 1),
-                 sqlite3_column_int64(st, 2),
-                 sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3),
-                 sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4),
-                 sqlite3_column_int64(st, 5),
-                 (uint64_t)sqlite3_column_int64(st, 6),
-                 (uint32_t)sqlite3_column_int64(st, 7)};
-        g_array_append_val(d->segs[rank], s);
-        t_end = MAX(t_end, MAX(s.start, s.end));
-        d->blocked_any |= s.end < 0;
-        if (s.group >= 0) {
-            gint64 key = (gint64)inst_key(s.group, s.seq);
-            int64_t *last = g_hash_table_lookup(d->last_arrival, &key);
-            if (!last) {
-                last = g_new(int64_t, 1);
-                *last = s.start;
-                g_hash_table_insert(d->last_arrival, g_memdup2(&key, sizeof key), last);
-            } else if (s.start > *last) {
-                *last = s.start;
-            }
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return sql_error(error, db, "op rows");
-    d->t_end = MAX(t_end, r->outcome->end_ns);
+    d->t_end = MAX(d->t_end, o->end_ns);
     if (d->t_end <= 0)
         d->t_end = 1;
     return true;
@@ -333,15 +307,15 @@ static void draw_legend(const Canvas *c, double y)
 
 /* The instance the hang starts from: a dashed line at its first arrival and each rank's count,
  * equal counts folded into rank ranges. */
-static void draw_instance(const Canvas *c, const Data *d, const QueryRun *r, double y0, double y1)
+static void draw_instance(const Canvas *c, const Data *d, const SchedOutcome *o, double y0, double y1)
 {
     const char *gname = NULL;
     int64_t seq = 0;
-    if (!explain_first_instance(r->outcome, &gname, &seq))
+    if (!explain_first_instance(o, &gname, &seq))
         return;
     int32_t gid = -1;
-    for (guint k = 0; k < r->outcome->groups->len && gid < 0; k++)
-        if (g_strcmp0(g_ptr_array_index(r->outcome->groups, k), gname) == 0)
+    for (guint k = 0; k < o->groups->len && gid < 0; k++)
+        if (g_strcmp0(g_ptr_array_index(o->groups, k), gname) == 0)
             gid = (int32_t)k;
     int64_t first = INT64_MAX;
     uint32_t name = 0;
@@ -396,7 +370,7 @@ static void draw_instance(const Canvas *c, const Data *d, const QueryRun *r, dou
 }
 
 static void draw(cairo_t *cr, double w, double h, const Data *d, const GArray *lanes,
-                 const QueryRun *r, const char *timeline)
+                 const StoreRunInfo *r, const SchedOutcome *o, const char *timeline)
 {
     rgb(cr, 0xFFFFFF);
     cairo_paint(cr);
@@ -404,8 +378,8 @@ static void draw(cairo_t *cr, double w, double h, const Data *d, const GArray *l
     if (d->blocked_any) /* room to show that blocked ones go on */
         c.t_axis = d->t_end + d->t_end / 8 + 1;
     const SchedDiag *first = NULL;
-    for (guint i = 0; i < r->outcome->diags->len && !first; i++) {
-        const SchedDiag *x = g_ptr_array_index(r->outcome->diags, i);
+    for (guint i = 0; i < o->diags->len && !first; i++) {
+        const SchedDiag *x = g_ptr_array_index(o->diags, i);
         if (x->severity == SCHED_SEV_ERROR)
             first = x;
     }
@@ -426,7 +400,7 @@ static void draw(cairo_t *cr, double w, double h, const Data *d, const GArray *l
     double y = TOP;
     for (guint i = 0; i < lanes->len; i++, y += LANE_H)
         draw_lane(&c, d, &g_array_index(lanes, Lane, i), y);
-    draw_instance(&c, d, r, TOP - 4, y);
+    draw_instance(&c, d, o, TOP - 4, y);
     draw_axis(&c, y + 4);
     draw_legend(&c, h - 10);
 }
@@ -439,7 +413,7 @@ static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned
                                                       : CAIRO_STATUS_WRITE_ERROR;
 }
 
-bool plot_write(Store *st, const QueryRun *r, const char *path, int width, GError **error)
+bool plot_write(Store *st, const StoreRunInfo *r, const SchedOutcome *o, const char *path, int width, GError **error)
 {
     enum { PNG, SVG, PDF } fmt;
     if (g_str_has_suffix(path, ".png"))
@@ -455,12 +429,12 @@ bool plot_write(Store *st, const QueryRun *r, const char *path, int width, GErro
         return false;
     }
     Data d = {0};
-    bool ok = load(store_db(st), r, &d, error);
+    bool ok = load(st, r, o, &d, error);
     if (!ok) {
         data_clear(&d);
         return false;
     }
-    g_autoptr(GArray) culprits = explain_culprits(r->outcome);
+    g_autoptr(GArray) culprits = explain_culprits(o);
     g_autoptr(GArray) lanes = fold(&d, culprits, false);
     if (lanes->len > PLOT_MAX_LANES) {
         g_array_unref(lanes);
@@ -479,7 +453,7 @@ bool plot_write(Store *st, const QueryRun *r, const char *path, int width, GErro
         : fmt == SVG ? cairo_svg_surface_create_for_stream(to_file, f, w, h)
                      : cairo_pdf_surface_create_for_stream(to_file, f, w, h);
     cairo_t *cr = cairo_create(surf);
-    draw(cr, w, h, &d, lanes, r, r->timeline);
+    draw(cr, w, h, &d, lanes, r, o, r->timeline);
     cairo_destroy(cr);
     cairo_status_t s = CAIRO_STATUS_SUCCESS;
     if (fmt == PNG)

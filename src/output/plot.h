@@ -14,12 +14,12 @@
 #include <glib.h>
 #include <stdbool.h>
 
-#include "../store/query.h"
 #include "../store/store.h"
 
-/* Draws run `r` of store `st` into `path` (written through a temporary file and renamed);
+/* Draws run `r` (its outcome `o`) of store `st` into `path` (written through a temporary file and renamed);
  * `width` in pixels for PNG (points for SVG / PDF), at least 800. Returns false with `error`
  * (G_IO_ERROR for an unwritable file or an unknown extension). */
-bool plot_write(Store *st, const QueryRun *r, const char *path, int width, GError **error);
+bool plot_write(Store *st, const StoreRunInfo *r, const SchedOutcome *o, const char *path,
+                int width, GError **error);
 
 #endif

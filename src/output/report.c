@@ -17,7 +17,7 @@ static bool same_row(const SchedRankStats *a, const SchedRankStats *b)
 /* The one-line outcome: what failed, where, the culprit — "NAME: FAILED — mismatch in dcp0
  * seq 1 (dcp_lse_all_gather, layer 0); culprit rank 0" — cut to the terminal's width. The
  * full diagnostic follows under "diagnostics". */
-static char *headline(const ReportRun *run, const SchedOutcome *o, const SchedDiag *first)
+static char *headline(const StoreRunInfo *run, const SchedOutcome *o, const SchedDiag *first)
 {
     g_autofree char *where = NULL, *culprit = NULL, *op = NULL;
     if (first && o->failed) {
@@ -83,7 +83,7 @@ static const char *thousands(uint64_t v, char *buf, size_t n)
     return buf;
 }
 
-void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
+void report_text(FILE *out, const StoreRunInfo *run, const SchedOutcome *o)
 {
     guint errors = 0, warnings = 0;
     for (guint i = 0; i < o->diags->len; i++) {
@@ -171,10 +171,10 @@ void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o)
     }
 }
 
-void report_footer(FILE *out, const ReportRun *run)
+void report_footer(FILE *out, const StoreRunInfo *run)
 {
-    if (run->db_path && run->run_id >= 0)
-        fprintf(out, "\nstored as run %" G_GINT64_FORMAT " in %s\n", run->run_id, run->db_path);
+    if (run->db_path && run->id > 0)
+        fprintf(out, "\nstored as run %" G_GINT64_FORMAT " in %s\n", run->id, run->db_path);
     if (run->trace_path)
         fprintf(out, "trace: %s (open in https://ui.perfetto.dev)\n", run->trace_path);
 }
@@ -202,19 +202,19 @@ static void add_us(JsonBuilder *b, const char *k, int64_t ns)
 
 static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail);
 
-char *report_json(const ReportRun *run, const SchedOutcome *o)
+char *report_json(const StoreRunInfo *run, const SchedOutcome *o)
 {
     return report_json_with_memory(run, o, NULL, false);
 }
 
-char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const ModelMemPlan *m,
+char *report_json_with_memory(const StoreRunInfo *run, const SchedOutcome *o, const ModelMemPlan *m,
                               bool detail)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "run_id");
-    if (run->run_id >= 0)
-        json_builder_add_int_value(b, run->run_id);
+    if (run->id > 0)
+        json_builder_add_int_value(b, run->id);
     else
         json_builder_add_null_value(b);
     add_str(b, "name", run->name);

@@ -14,40 +14,27 @@
 #include "../../model/memory.h"
 #include "../../model/serve.h"
 #include "../../sched/engine.h"
+#include "../store/store.h"
 
-typedef struct {
-    int64_t run_id; /* -1 when not stored */
-    const char *name;
-    const char *kind;
-    const char *path;       /* scenario path */
-    const char *db_path;    /* may be NULL */
-    const char *trace_path; /* may be NULL */
-    const char *status;     /* "ok" | "failed" */
-    int exit_code;
-    double wall_ms;
-    const char *hardware;           /* one line describing the fabric, may be NULL */
-    const GPtrArray *not_simulated; /* char*: settings given but not simulated, may be NULL */
-    const ModelServe *serve;        /* requests served, or NULL */
-    /* what the run ran, for the header (each may be NULL): model, parallel layout, vLLM,
-     * what the command line changed, the weights' formats per tensor group */
-    const char *model, *layout, *vllm, *overrides, *weights;
-} ReportRun;
+
+/* `run` is the run's header (src/store/store.h): its id (<= 0: not stored), name, kind, status,
+ * exit code, wall time, what it ran, db_path and trace_path for the footer, serve. */
 
 /* Writes the text report to `out`: the one-line outcome (cut to the terminal's width), the
  * story, the diagnostics, the per-rank table. Can't fail (write errors are the stream's). */
-void report_text(FILE *out, const ReportRun *run, const SchedOutcome *o);
+void report_text(FILE *out, const StoreRunInfo *run, const SchedOutcome *o);
 /* "stored as run N in DB" and the trace's path: the report's last lines, after the memory
  * plan and the serving summary. */
-void report_footer(FILE *out, const ReportRun *run);
+void report_footer(FILE *out, const StoreRunInfo *run);
 /* The report as a JSON object (text, caller frees). Diagnostic details are embedded as
  * objects. */
-char *report_json(const ReportRun *run, const SchedOutcome *o);
+char *report_json(const StoreRunInfo *run, const SchedOutcome *o);
 
 /* The per-rank memory table in GiB (identical ranks folded), the KV budget, and with `detail`
  * every itemised tensor of each distinct rank. */
 void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail);
 /* report_json plus a "memory" member (per-rank components, budget; items when `detail`). */
-char *report_json_with_memory(const ReportRun *run, const SchedOutcome *o, const ModelMemPlan *m,
+char *report_json_with_memory(const StoreRunInfo *run, const SchedOutcome *o, const ModelMemPlan *m,
                               bool detail);
 
 /* Serving (report-serve.c): TTFT and TPOT percentiles, throughput, the load per DP rank. */

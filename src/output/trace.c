@@ -24,6 +24,7 @@
  */
 #include "trace.h"
 
+#include "../store/store-trace.h"
 #include "../util/outfile.h"
 
 #include <errno.h>
@@ -32,7 +33,6 @@
 #include <inttypes.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -44,15 +44,8 @@
 /* Characters of a diagnostic's first message line kept in its event name. */
 #define TRACE_DIAG_NAME_CHARS 120
 
-static void stmt_free(sqlite3_stmt *st)
-{
-    sqlite3_finalize(st);
-}
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, stmt_free)
-
 typedef struct {
-    Store *store;
-    sqlite3 *db;
+    StoreTraceReader *rd; /* the run's rows (src/store/store-trace.h) */
     int64_t run_id;
     const char *out_path;
     OutFile *out;        /* the output (src/util/outfile.h: temp + rename, or in place; "-" = stdout) */
@@ -74,7 +67,6 @@ typedef struct {
     int64_t sim_end_ns;        /* runs.sim_end_us in ns; -1 if unknown */
     int64_t blocked_end_ns;    /* where never-completed ops end (see trace.h); -1 if unknown */
     const TraceFilter *filter; /* never NULL */
-    char *where;               /* the filter as SQL on rank_ops o ("" when none) */
 } TraceWriter;
 
 /* ---- JSON formatting ---- */
@@ -165,10 +157,9 @@ static void json_cstring(GString *b, const char *s)
 }
 
 /* A text column as a JSON string ("" for NULL). */
-static void json_column_string(GString *b, sqlite3_stmt *st, int col)
+static void json_text(GString *b, StoreText t)
 {
-    const char *s = (const char *)sqlite3_column_text(st, col);
-    json_string(b, s ? s : "", s ? (gsize)sqlite3_column_bytes(st, col) : 0);
+    json_string(b, t.str ? t.str : "", t.str ? t.len : 0);
 }
 
 static void json_int(GString *b, int64_t v)
@@ -216,13 +207,6 @@ static int64_t us_to_ns(double us)
 }
 
 /* ---- output ---- */
-
-static bool set_sql_error(TraceWriter *w, GError **error, const char *what)
-{
-    g_set_error(error, STORE_ERROR, 0, "%s: trace of run %" PRId64 ": %s: %s", store_path(w->store),
-                w->run_id, what, sqlite3_errmsg(w->db));
-    return false;
-}
 
 static bool set_write_error(TraceWriter *w, GError **error, int err)
 {
@@ -283,27 +267,6 @@ static bool write_raw(TraceWriter *w, const char *s, gsize len, GError **error)
     return out_bytes(w, s, len, false, error);
 }
 
-/* Steps a statement: true with *row set while there are rows, false with `error` set on a
- * SQLite failure. */
-static bool step(TraceWriter *w, sqlite3_stmt *st, bool *row, const char *what, GError **error)
-{
-    int rc = sqlite3_step(st);
-    *row = rc == SQLITE_ROW;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE || set_sql_error(w, error, what);
-}
-
-static sqlite3_stmt *prepare(TraceWriter *w, const char *sql, const char *what, GError **error)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        set_sql_error(w, error, what);
-        sqlite3_finalize(st);
-        return NULL;
-    }
-    sqlite3_bind_int64(st, 1, w->run_id);
-    return st;
-}
-
 /* ---- the filter ---- */
 
 static bool rank_kept(const TraceWriter *w, int64_t r)
@@ -317,46 +280,17 @@ static bool rank_kept(const TraceWriter *w, int64_t r)
     return false;
 }
 
-/* The filter as SQL conditions on rank_ops o (numbers only: nothing user-typed is pasted);
- * ?2 is the blocked end. */
-static char *filter_sql(const TraceFilter *f)
-{
-    GString *s = g_string_new(NULL);
-    if (f->ranks) {
-        g_string_append(s, " AND (");
-        for (guint i = 0; i + 1 < f->ranks->len; i += 2)
-            g_string_append_printf(s, "%so.rank BETWEEN %" G_GINT64_FORMAT " AND %" G_GINT64_FORMAT,
-                                   i ? " OR " : "", g_array_index(f->ranks, int64_t, i),
-                                   g_array_index(f->ranks, int64_t, i + 1));
-        g_string_append_c(s, ')');
-    }
-    if (f->layer_lo >= 0)
-        g_string_append_printf(s, " AND o.layer BETWEEN %" G_GINT64_FORMAT " AND %" G_GINT64_FORMAT,
-                               f->layer_lo, f->layer_hi);
-    if (f->to_ns >= 0)
-        g_string_append_printf(s, " AND o.start_ns < %" G_GINT64_FORMAT, f->to_ns);
-    if (f->from_ns >= 0)
-        g_string_append_printf(s, " AND COALESCE(o.end_ns, ?2) >= %" G_GINT64_FORMAT, f->from_ns);
-    return g_string_free(s, FALSE);
-}
-
 /* When the ops that never completed end (trace.h): the hang_surface diagnostic's
  * rpc_timeout_s (an absolute simulated time), unless a simulated watchdog stopped the run. */
 static bool read_blocked_end(TraceWriter *w, GError **error)
 {
     w->blocked_end_ns = w->sim_end_ns;
-    g_autoptr(sqlite3_stmt) st =
-        prepare(w,
-                "SELECT (SELECT count(*) FROM diagnostics WHERE run_id = ?1 AND kind = 'timeout'),"
-                " (SELECT detail FROM diagnostics WHERE run_id = ?1 AND kind = 'hang_surface'"
-                "  ORDER BY id LIMIT 1)",
-                "read diagnostics", error);
-    bool row;
-    if (!st || !step(w, st, &row, "read diagnostics", error))
+    int64_t timeouts = 0;
+    g_autofree char *d = NULL;
+    if (!store_trace_hang(w->rd, &timeouts, &d, error))
         return false;
-    const char *d = row ? (const char *)sqlite3_column_text(st, 1) : NULL;
     const char *k = d ? strstr(d, "\"rpc_timeout_s\":") : NULL;
-    if (row && sqlite3_column_int64(st, 0) == 0 && k) {
+    if (timeouts == 0 && k) {
         char *end = NULL;
         double sec = g_ascii_strtod(k + strlen("\"rpc_timeout_s\":"), &end);
         if (end != k + strlen("\"rpc_timeout_s\":") && sec > 0 && sec < 1e9)
@@ -461,50 +395,58 @@ void trace_filter_clear(TraceFilter *f)
 
 /* ---- sections ---- */
 
+/* What read_run gathers from the run row's cells. */
+typedef struct {
+    TraceWriter *w;
+    char *name;
+} RunRow;
+
+/* One cell of the run row: into the metadata object, and the figures the writer needs. */
+static void run_cell(void *data, const StoreCell *cell)
+{
+    RunRow *rr = data;
+    TraceWriter *w = rr->w;
+    GString *m = w->meta;
+    bool first = m->len == 1;
+    json_key(m, cell->column, first);
+    switch (cell->type) {
+    case STORE_CELL_INT:
+        json_int(m, cell->i);
+        break;
+    case STORE_CELL_REAL:
+        json_real3(m, cell->d);
+        break;
+    case STORE_CELL_NULL:
+        g_string_append(m, "null");
+        break;
+    default:
+        json_text(m, cell->text);
+        break;
+    }
+    if (strcmp(cell->column, "name") == 0 && cell->type == STORE_CELL_TEXT)
+        rr->name = g_strndup(cell->text.str, cell->text.len);
+    else if (strcmp(cell->column, "ranks") == 0) /* NULL (invalid runs) -> 0 */
+        w->n_ranks = cell->type == STORE_CELL_INT    ? cell->i
+                     : cell->type == STORE_CELL_REAL ? (int64_t)cell->d
+                                                     : 0;
+    else if (strcmp(cell->column, "sim_end_us") == 0)
+        w->sim_end_ns = cell->type == STORE_CELL_NULL  ? -1
+                        : cell->type == STORE_CELL_INT ? us_to_ns((double)cell->i)
+                                                       : us_to_ns(cell->d);
+}
+
 /* Reads the run row: fills w->meta, w->n_ranks, w->sim_end_ns and the process name `*name`
  * (caller frees). Unknown run -> G_IO_ERROR_NOT_FOUND. */
 static bool read_run(TraceWriter *w, char **name, GError **error)
 {
-    g_autoptr(sqlite3_stmt) st = prepare(
-        w,
-        "SELECT id, name, kind, status, exit_code, ranks, sim_end_us, events, rank_ops, wall_ms,"
-        " created_at, path, timeline, version FROM runs WHERE id = ?",
-        "read run", error);
-    if (!st)
-        return false;
-    bool row;
-    if (!step(w, st, &row, "read run", error))
-        return false;
-    if (!row) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "run %" PRId64 " not found in %s",
-                    w->run_id, store_path(w->store));
-        return false;
-    }
-    const char *run_name = (const char *)sqlite3_column_text(st, 1);
-    *name = g_strdup(run_name ? run_name : "?");
-    w->n_ranks = sqlite3_column_int64(st, 5); /* NULL (invalid runs) -> 0 */
-    w->sim_end_ns =
-        sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : us_to_ns(sqlite3_column_double(st, 6));
-
+    RunRow rr = {w, NULL};
     GString *m = w->meta;
     g_string_append_c(m, '{');
-    for (int c = 0; c < sqlite3_column_count(st); c++) {
-        json_key(m, sqlite3_column_name(st, c), c == 0);
-        switch (sqlite3_column_type(st, c)) {
-        case SQLITE_INTEGER:
-            json_int(m, sqlite3_column_int64(st, c));
-            break;
-        case SQLITE_FLOAT:
-            json_real3(m, sqlite3_column_double(st, c));
-            break;
-        case SQLITE_NULL:
-            g_string_append(m, "null");
-            break;
-        default:
-            json_column_string(m, st, c);
-            break;
-        }
+    if (!store_trace_run(w->rd, run_cell, &rr, error)) {
+        g_free(rr.name);
+        return false;
     }
+    *name = rr.name ? rr.name : g_strdup("?");
     json_key(m, "generator", false);
     json_cstring(m, "ranksim " RANKSIM_VERSION);
     g_string_append_c(m, '}');
@@ -596,6 +538,45 @@ static guint64 inst_key(int64_t group, int64_t seq)
 /* The run's groups (members by name and by id), the ranks that arrived at each instance that
  * never completed, and the devices per node of its hardware line ("..., 2 nodes x 8
  * devices, ..."). */
+/* A group row: its members by name and by id. */
+static void layout_group(void *data, int64_t gid, const char *name, const char *ranks)
+{
+    TraceWriter *w = data;
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (const char *p = ranks ? ranks : ""; *p;) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end != p) {
+            int32_t v32 = (int32_t)v;
+            g_array_append_val(a, v32);
+            p = end;
+        } else {
+            p++;
+        }
+    }
+    guint id = (guint)gid;
+    if (id >= w->group_ranks->len)
+        g_ptr_array_set_size(w->group_ranks, id + 1);
+    if (g_ptr_array_index(w->group_ranks, id))
+        g_array_unref(g_ptr_array_index(w->group_ranks, id));
+    w->group_ranks->pdata[id] = g_array_ref(a);
+    g_hash_table_replace(w->members, g_strdup(name), a);
+}
+
+/* A rank that arrived at an instance that never completed. */
+static void layout_blocked(void *data, int64_t group, int64_t seq, int64_t rank)
+{
+    TraceWriter *w = data;
+    gint64 key = (gint64)inst_key(group, seq);
+    GArray *a = g_hash_table_lookup(w->arrived, &key);
+    if (!a) {
+        a = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        g_hash_table_insert(w->arrived, g_memdup2(&key, sizeof key), a);
+    }
+    int32_t rk = (int32_t)rank;
+    g_array_append_val(a, rk);
+}
+
 static bool load_layout(TraceWriter *w, GError **error)
 {
     w->members =
@@ -603,70 +584,17 @@ static bool load_layout(TraceWriter *w, GError **error)
     w->group_ranks = g_ptr_array_new_with_free_func(array_unref0);
     w->arrived =
         g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
-    g_autoptr(sqlite3_stmt) hw =
-        prepare(w, "SELECT hardware FROM runs WHERE id = ?", "read run", error);
-    if (!hw)
+    g_autofree char *line = NULL;
+    if (!store_trace_hardware(w->rd, &line, error))
         return false;
-    bool row;
-    if (!step(w, hw, &row, "read run", error))
-        return false;
-    const char *line = row ? (const char *)sqlite3_column_text(hw, 0) : NULL;
     const char *x = line ? strstr(line, " x ") : NULL;
     if (x) {
         guint64 n = g_ascii_strtoull(x + 3, NULL, 10);
         if (n >= 1 && n < (1u << 20) && strstr(x, " devices"))
             w->per_node = (uint32_t)n;
     }
-    g_autoptr(sqlite3_stmt) st =
-        prepare(w, "SELECT id, name, ranks FROM groups WHERE run_id = ?", "read groups", error);
-    if (!st)
-        return false;
-    for (;;) {
-        if (!step(w, st, &row, "read groups", error))
-            return false;
-        if (!row)
-            break;
-        GArray *a = g_array_new(FALSE, FALSE, sizeof(int32_t));
-        const char *r = (const char *)sqlite3_column_text(st, 2);
-        for (const char *p = r ? r : ""; *p;) {
-            char *end = NULL;
-            long v = strtol(p, &end, 10);
-            if (end != p) {
-                int32_t v32 = (int32_t)v;
-                g_array_append_val(a, v32);
-                p = end;
-            } else {
-                p++;
-            }
-        }
-        guint id = (guint)sqlite3_column_int64(st, 0);
-        if (id >= w->group_ranks->len)
-            g_ptr_array_set_size(w->group_ranks, id + 1);
-        if (g_ptr_array_index(w->group_ranks, id))
-            g_array_unref(g_ptr_array_index(w->group_ranks, id));
-        w->group_ranks->pdata[id] = g_array_ref(a);
-        g_hash_table_replace(w->members, g_strdup((const char *)sqlite3_column_text(st, 1)), a);
-    }
-    g_autoptr(sqlite3_stmt) in = prepare(w,
-                                         "SELECT group_id, seq, rank FROM rank_ops WHERE run_id = ?"
-                                         " AND end_ns IS NULL AND group_id IS NOT NULL",
-                                         "read blocked", error);
-    if (!in)
-        return false;
-    for (;;) {
-        if (!step(w, in, &row, "read blocked", error))
-            return false;
-        if (!row)
-            return true;
-        gint64 key = (gint64)inst_key(sqlite3_column_int64(in, 0), sqlite3_column_int64(in, 1));
-        GArray *a = g_hash_table_lookup(w->arrived, &key);
-        if (!a) {
-            a = g_array_new(FALSE, FALSE, sizeof(int32_t));
-            g_hash_table_insert(w->arrived, g_memdup2(&key, sizeof key), a);
-        }
-        int32_t rk = (int32_t)sqlite3_column_int64(in, 2);
-        g_array_append_val(a, rk);
-    }
+    return store_trace_groups(w->rd, layout_group, w, error) &&
+           store_trace_blocked(w->rd, layout_blocked, w, error);
 }
 
 /* A blocked op's "waiting_for": the members of its group that never arrived at its
@@ -699,11 +627,11 @@ static void blocked_args(TraceWriter *w, GString *b, int64_t group, int64_t seq)
 
 /* End of an op: its end_ns, or for ops that never completed the blocked end (never before
  * the start). */
-static int64_t op_end_ns(const TraceWriter *w, int64_t start_ns, sqlite3_stmt *st, int col,
-                         bool *incomplete)
+static int64_t op_end_ns(const TraceWriter *w, const StoreTraceOp *op, bool *incomplete)
 {
-    *incomplete = sqlite3_column_type(st, col) == SQLITE_NULL;
-    int64_t end = *incomplete ? w->blocked_end_ns : sqlite3_column_int64(st, col);
+    int64_t start_ns = op->start_ns;
+    *incomplete = !op->has_end;
+    int64_t end = *incomplete ? w->blocked_end_ns : op->end_ns;
     return end > start_ns ? end : start_ns;
 }
 
@@ -759,105 +687,86 @@ static gsize op_key(int64_t rank, int64_t idx)
     return (gsize)(((guint64)rank << 40) ^ (guint64)idx) + 1;
 }
 
+/* One op row: its begin and end events. */
+static bool write_op(void *data, const StoreTraceOp *op, GError **error)
+{
+    TraceWriter *w = data;
+    GString *b = w->buf;
+    int64_t start = op->start_ns;
+    bool incomplete;
+    int64_t end = op_end_ns(w, op, &incomplete);
+    int64_t rank = op->rank;
+    int64_t tid = lane_tid(w, rank, start, end, error);
+    if (tid < 0)
+        return false;
+    if (tid != rank)
+        g_hash_table_insert(w->lane_of,
+                            GSIZE_TO_POINTER(op_key(rank, op->idx)),
+                            GSIZE_TO_POINTER((gsize)tid));
+    event_begin(w);
+    g_string_append(b, "\"ph\":\"B\",");
+    json_pid(b, w, rank);
+    g_string_append(b, ",\"tid\":");
+    json_int(b, tid);
+    g_string_append(b, ",\"ts\":");
+    json_us(b, start);
+    gsize rest_at = b->len; /* name, cat, args: repeated on the "E" */
+    g_string_append(b, ",\"name\":");
+    json_text(b, op->name);
+    g_string_append(b, ",\"cat\":");
+    json_text(b, op->kind);
+    g_string_append(b, ",\"args\":{\"idx\":");
+    json_int(b, op->idx);
+    if (op->has_layer) {
+        json_key(b, "layer", false);
+        json_int(b, op->layer);
+    }
+    if (op->has_tokens) {
+        json_key(b, "tokens", false);
+        json_int(b, op->tokens);
+    }
+    if (op->has_group) {
+        json_key(b, "group", false);
+        json_text(b, op->group);
+        json_key(b, "seq", false);
+        json_int(b, op->seq);
+        json_key(b, "count", false);
+        json_int(b, op->count);
+        json_key(b, "dtype", false);
+        json_text(b, op->dtype);
+    }
+    if (incomplete) {
+        g_string_append(b, ",\"incomplete\":true");
+        /* who it waits for: the members of its group that never arrived */
+        if (op->has_group)
+            blocked_args(w, b, op->group_id, op->seq);
+    }
+    g_string_append_c(b, '}');
+    if (incomplete) /* blocked: red in Perfetto and chrome://tracing */
+        g_string_append(b, ",\"cname\":\"terrible\"");
+    g_string_assign(w->rest, b->str + rest_at);
+    if (!event_end(w, error))
+        return false;
+    /* The end as its own event: a viewer that adds "dur" to "ts" in doubles (speedscope)
+     * can land one ulp past the next op's start and nest it inside this one; an "E" at
+     * the exact decimal end never does. speedscope pairs an "E" with its "B" by name and
+     * args, so both carry them. */
+    event_begin(w);
+    g_string_append(b, "\"ph\":\"E\",");
+    json_pid(b, w, rank);
+    g_string_append(b, ",\"tid\":");
+    json_int(b, tid);
+    g_string_append(b, ",\"ts\":");
+    json_us(b, end);
+    g_string_append_len(b, w->rest->str, (gssize)w->rest->len);
+    return event_end(w, error);
+}
+
 /* One begin ("B", with the op's name and args) and one end ("E") event per op row, in (rank,
  * idx) order, on the rank's track or, where ops overlap, an extra one (lane_tid). */
 static bool write_ops(TraceWriter *w, GError **error)
 {
-    enum { RANK, IDX, LAYER, NAME, KIND, TOKENS, GROUP, GROUP_ID, SEQ, COUNT, DTYPE, START, END };
-    g_autofree char *sql =
-        g_strdup_printf("SELECT o.rank, o.idx, o.layer, COALESCE(n.name, 'name ' || o.name_id),"
-                        " COALESCE(k.name, 'kind ' || o.kind), o.tokens,"
-                        " COALESCE(g.name, 'group ' || o.group_id), o.group_id, o.seq, o.count,"
-                        " COALESCE(d.name, 'dtype ' || o.dtype), o.start_ns, o.end_ns"
-                        " FROM rank_ops o"
-                        " LEFT JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
-                        " LEFT JOIN op_kinds k ON k.id = o.kind"
-                        " LEFT JOIN dtypes d ON d.id = o.dtype"
-                        " LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
-                        " WHERE o.run_id = ?1%s ORDER BY o.rank, o.idx",
-                        w->where);
-    g_autoptr(sqlite3_stmt) st = prepare(w, sql, "read ops", error);
-    if (!st)
-        return false;
-    sqlite3_bind_int64(st, 2, w->blocked_end_ns);
-    GString *b = w->buf;
-    for (;;) {
-        bool row;
-        if (!step(w, st, &row, "read ops", error))
-            return false;
-        if (!row)
-            return true;
-        int64_t start = sqlite3_column_int64(st, START);
-        bool incomplete;
-        int64_t end = op_end_ns(w, start, st, END, &incomplete);
-        int64_t rank = sqlite3_column_int64(st, RANK);
-        int64_t tid = lane_tid(w, rank, start, end, error);
-        if (tid < 0)
-            return false;
-        if (tid != rank)
-            g_hash_table_insert(w->lane_of,
-                                GSIZE_TO_POINTER(op_key(rank, sqlite3_column_int64(st, IDX))),
-                                GSIZE_TO_POINTER((gsize)tid));
-        event_begin(w);
-        g_string_append(b, "\"ph\":\"B\",");
-        json_pid(b, w, rank);
-        g_string_append(b, ",\"tid\":");
-        json_int(b, tid);
-        g_string_append(b, ",\"ts\":");
-        json_us(b, start);
-        gsize rest_at = b->len; /* name, cat, args: repeated on the "E" */
-        g_string_append(b, ",\"name\":");
-        json_column_string(b, st, NAME);
-        g_string_append(b, ",\"cat\":");
-        json_column_string(b, st, KIND);
-        g_string_append(b, ",\"args\":{\"idx\":");
-        json_int(b, sqlite3_column_int64(st, IDX));
-        if (sqlite3_column_type(st, LAYER) != SQLITE_NULL) {
-            json_key(b, "layer", false);
-            json_int(b, sqlite3_column_int64(st, LAYER));
-        }
-        if (sqlite3_column_type(st, TOKENS) != SQLITE_NULL) {
-            json_key(b, "tokens", false);
-            json_int(b, sqlite3_column_int64(st, TOKENS));
-        }
-        if (sqlite3_column_type(st, GROUP_ID) != SQLITE_NULL) {
-            json_key(b, "group", false);
-            json_column_string(b, st, GROUP);
-            json_key(b, "seq", false);
-            json_int(b, sqlite3_column_int64(st, SEQ));
-            json_key(b, "count", false);
-            json_int(b, sqlite3_column_int64(st, COUNT));
-            json_key(b, "dtype", false);
-            json_column_string(b, st, DTYPE);
-        }
-        if (incomplete) {
-            g_string_append(b, ",\"incomplete\":true");
-            /* who it waits for: the members of its group that never arrived */
-            if (sqlite3_column_type(st, GROUP_ID) != SQLITE_NULL)
-                blocked_args(w, b, sqlite3_column_int64(st, GROUP_ID),
-                             sqlite3_column_int64(st, SEQ));
-        }
-        g_string_append_c(b, '}');
-        if (incomplete) /* blocked: red in Perfetto and chrome://tracing */
-            g_string_append(b, ",\"cname\":\"terrible\"");
-        g_string_assign(w->rest, b->str + rest_at);
-        if (!event_end(w, error))
-            return false;
-        /* The end as its own event: a viewer that adds "dur" to "ts" in doubles (speedscope)
-         * can land one ulp past the next op's start and nest it inside this one; an "E" at
-         * the exact decimal end never does. speedscope pairs an "E" with its "B" by name and
-         * args, so both carry them. */
-        event_begin(w);
-        g_string_append(b, "\"ph\":\"E\",");
-        json_pid(b, w, rank);
-        g_string_append(b, ",\"tid\":");
-        json_int(b, tid);
-        g_string_append(b, ",\"ts\":");
-        json_us(b, end);
-        g_string_append_len(b, w->rest->str, (gssize)w->rest->len);
-        if (!event_end(w, error))
-            return false;
-    }
+    return store_trace_ops(w->rd, w->blocked_end_ns, write_op, w, error);
 }
 
 static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64_t tid,
@@ -891,74 +800,54 @@ static bool write_flow_event(TraceWriter *w, const char *ph, int64_t rank, int64
  * (from the last arrival to the first completion, never empty for a real collective). So the
  * chain is in time order whichever rank arrived first — the viewers process flow events by
  * time and drop an "f" seen before its "s" — and ties keep file order, s before t before f. */
+/* Where write_flow is in the rows: the current instance and the member's place in it. */
+typedef struct {
+    TraceWriter *w;
+    uint64_t flow_id;
+    int64_t pos, cur_group, cur_seq;
+} FlowState;
+
+static bool write_flow(void *data, const StoreTraceFlow *f, GError **error)
+{
+    FlowState *fs = data;
+    TraceWriter *w = fs->w;
+    if (f->group_id != fs->cur_group || f->seq != fs->cur_seq) {
+        fs->cur_group = f->group_id;
+        fs->cur_seq = f->seq;
+        fs->pos = 0;
+        if (f->members > 1)
+            fs->flow_id++;
+    } else {
+        fs->pos++;
+    }
+    if (f->members < 2)
+        return true;
+    int64_t start = f->start_ns, end = f->end_ns;
+    int64_t lo = f->last_start_ns, hi = f->first_end_ns;
+    int64_t ts = lo <= hi ? lo + (hi - lo) / 2 : start + (end - start) / 2;
+    ts = CLAMP(ts, start, end);
+    const char *ph = fs->pos == 0 ? "s" : fs->pos == f->members - 1 ? "f" : "t";
+    gpointer lane = g_hash_table_lookup(w->lane_of, GSIZE_TO_POINTER(op_key(f->rank, f->idx)));
+    return write_flow_event(w, ph, f->rank, lane ? (int64_t)GPOINTER_TO_SIZE(lane) : f->rank, ts,
+                            fs->flow_id, f->group.str ? f->group.str : "", f->group.len, f->seq,
+                            error);
+}
+
 static bool write_flows(TraceWriter *w, GError **error)
 {
-    enum { GROUP_ID, SEQ, RANK, GROUP, START, END, LAST_START, FIRST_END, MEMBERS, IDX };
-    g_autofree char *sql = g_strdup_printf(
-        "SELECT group_id, seq, rank, group_name, start_ns, end_ns,"
-        "  MAX(start_ns) OVER w, MIN(end_ns) OVER w, COUNT(*) OVER w, idx"
-        " FROM (SELECT o.group_id, o.seq, o.rank, o.start_ns, o.idx,"
-        "   COALESCE(g.name, 'group ' || o.group_id) AS group_name,"
-        "   MAX(o.start_ns, COALESCE(o.end_ns, ?2, o.start_ns)) AS end_ns"
-        "  FROM rank_ops o LEFT JOIN groups g ON g.run_id = o.run_id AND g.id = o.group_id"
-        "  WHERE o.run_id = ?1 AND o.group_id IS NOT NULL%s)"
-        " WINDOW w AS (PARTITION BY group_id, seq ORDER BY rank"
-        "  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
-        " ORDER BY group_id, seq, rank",
-        w->where);
-    g_autoptr(sqlite3_stmt) st = prepare(w, sql, "read collectives", error);
-    if (!st)
-        return false;
-    if (w->blocked_end_ns >= 0)
-        sqlite3_bind_int64(st, 2, w->blocked_end_ns);
-    uint64_t flow_id = 0;
-    int64_t pos = 0, cur_group = -1, cur_seq = -1;
-    for (;;) {
-        bool row;
-        if (!step(w, st, &row, "read collectives", error))
-            return false;
-        if (!row)
-            return true;
-        int64_t group_id = sqlite3_column_int64(st, GROUP_ID);
-        int64_t seq = sqlite3_column_int64(st, SEQ);
-        int64_t members = sqlite3_column_int64(st, MEMBERS);
-        if (group_id != cur_group || seq != cur_seq) {
-            cur_group = group_id;
-            cur_seq = seq;
-            pos = 0;
-            if (members > 1)
-                flow_id++;
-        } else {
-            pos++;
-        }
-        if (members < 2)
-            continue;
-        int64_t start = sqlite3_column_int64(st, START), end = sqlite3_column_int64(st, END);
-        int64_t lo = sqlite3_column_int64(st, LAST_START), hi = sqlite3_column_int64(st, FIRST_END);
-        int64_t ts = lo <= hi ? lo + (hi - lo) / 2 : start + (end - start) / 2;
-        ts = CLAMP(ts, start, end);
-        const char *ph = pos == 0 ? "s" : pos == members - 1 ? "f" : "t";
-        const char *g = (const char *)sqlite3_column_text(st, GROUP);
-        gsize glen = g ? (gsize)sqlite3_column_bytes(st, GROUP) : 0;
-        int64_t rank = sqlite3_column_int64(st, RANK);
-        gpointer lane = g_hash_table_lookup(
-            w->lane_of, GSIZE_TO_POINTER(op_key(rank, sqlite3_column_int64(st, IDX))));
-        if (!write_flow_event(w, ph, rank, lane ? (int64_t)GPOINTER_TO_SIZE(lane) : rank, ts,
-                              flow_id, g ? g : "", glen, seq, error))
-            return false;
-    }
+    FlowState fs = {w, 0, 0, -1, -1};
+    return store_trace_flows(w->rd, w->blocked_end_ns, write_flow, &fs, error);
 }
 
 /* Appends "<kind>: <first line of message, at most TRACE_DIAG_NAME_CHARS characters>". */
-static void diag_name(GString *b, sqlite3_stmt *st, int kind_col, int msg_col)
+static void diag_name(GString *b, StoreText kind, StoreText message)
 {
-    const char *kind = (const char *)sqlite3_column_text(st, kind_col);
-    json_escape(b, kind ? kind : "", kind ? (gsize)sqlite3_column_bytes(st, kind_col) : 0);
+    json_escape(b, kind.str ? kind.str : "", kind.str ? kind.len : 0);
     g_string_append(b, ": ");
-    const char *msg = (const char *)sqlite3_column_text(st, msg_col);
+    const char *msg = message.str;
     if (!msg)
         return;
-    const char *end = msg + sqlite3_column_bytes(st, msg_col);
+    const char *end = msg + message.len;
     const char *p = msg;
     for (guint n = 0; p < end && *p != '\n' && *p != '\r'; n++) {
         if (n == TRACE_DIAG_NAME_CHARS) {
@@ -973,10 +862,10 @@ static void diag_name(GString *b, sqlite3_stmt *st, int kind_col, int msg_col)
 }
 
 /* The detail column: embedded as JSON when it parses, else as a string. */
-static void diag_detail(GString *b, sqlite3_stmt *st, int col)
+static void diag_detail(GString *b, StoreText detail)
 {
-    const char *text = (const char *)sqlite3_column_text(st, col);
-    gssize len = sqlite3_column_bytes(st, col);
+    const char *text = detail.str;
+    gssize len = (gssize)detail.len;
     g_autoptr(JsonParser) parser = json_parser_new();
     if (json_parser_load_from_data(parser, text, len, NULL) && json_parser_get_root(parser)) {
         g_autoptr(JsonGenerator) gen = json_generator_new();
@@ -991,97 +880,94 @@ static void diag_detail(GString *b, sqlite3_stmt *st, int col)
     json_string(b, text, len);
 }
 
-/* One instant event per diagnostic: on its rank's track, or global. */
+/* The part of a diagnostic's instant after "tid" (the same on every rank it goes to). */
+static void diag_tail(GString *tail, const StoreTraceDiag *d, int64_t ts)
+{
+    g_string_truncate(tail, 0);
+    g_string_append(tail, ",\"ts\":");
+    json_us(tail, ts);
+    g_string_append(tail, ",\"name\":\"");
+    diag_name(tail, d->kind, d->message);
+    g_string_append(tail, "\",\"cat\":\"diagnostic\",\"args\":{\"kind\":");
+    json_text(tail, d->kind);
+    json_key(tail, "severity", false);
+    json_text(tail, d->severity);
+    if (d->has_rank) {
+        json_key(tail, "rank", false);
+        json_int(tail, d->rank);
+    }
+    if (d->group.str) {
+        json_key(tail, "group", false);
+        json_text(tail, d->group);
+    }
+    if (d->has_seq) {
+        json_key(tail, "seq", false);
+        json_int(tail, d->seq);
+    }
+    if (d->has_layer) {
+        json_key(tail, "layer", false);
+        json_int(tail, d->layer);
+    }
+    if (d->op.str) {
+        json_key(tail, "op", false);
+        json_text(tail, d->op);
+    }
+    json_key(tail, "message", false);
+    json_text(tail, d->message);
+    if (d->detail.str) {
+        json_key(tail, "detail", false);
+        diag_detail(tail, d->detail);
+    }
+    g_string_append(tail, "}");
+}
+
+typedef struct {
+    TraceWriter *w;
+    GString *tail; /* the instant's part after "tid", reused */
+} DiagState;
+
+static bool write_diag(void *data, const StoreTraceDiag *d, GError **error)
+{
+    DiagState *ds = data;
+    TraceWriter *w = ds->w;
+    GString *b = w->buf, *tail = ds->tail;
+    int64_t ts = d->has_time ? us_to_ns(d->time_us) : 0;
+    diag_tail(tail, d, ts);
+    const GArray *members = NULL;
+    if (d->group.str && w->members)
+        members = g_hash_table_lookup(w->members, d->group.str);
+    guint targets = members ? members->len : 1;
+    const TraceFilter *f = w->filter;
+    if ((f->from_ns >= 0 && ts < f->from_ns) || (f->to_ns >= 0 && ts >= f->to_ns))
+        return true;
+    for (guint k = 0; k < targets; k++) {
+        int64_t rank = members       ? g_array_index(members, int32_t, k)
+                       : d->has_rank ? d->rank
+                                     : 0;
+        if ((members || d->has_rank) && !rank_kept(w, rank))
+            continue;
+        event_begin(w);
+        g_string_append(b, "\"ph\":\"i\",\"s\":\"");
+        g_string_append(b, members || d->has_rank ? "t" : "g");
+        g_string_append(b, "\",");
+        json_pid(b, w, rank);
+        g_string_append(b, ",\"tid\":");
+        json_int(b, rank);
+        g_string_append_len(b, tail->str, (gssize)tail->len);
+        if (!event_end(w, error))
+            return false;
+    }
+    return true;
+}
+
 /* Every diagnostic as an instant: on every member of its group when it names one (a mismatch,
  * a deadlock's instance: each rank it concerns shows it), else on the rank it names, else
  * global. */
 static bool write_diagnostics(TraceWriter *w, GError **error)
 {
-    enum { KIND, SEVERITY, RANK, GROUP, SEQ, LAYER, OP, MESSAGE, DETAIL, TIME };
-    g_autoptr(sqlite3_stmt) st = prepare(
-        w,
-        "SELECT kind, severity, rank, group_name, seq, layer, op_name, message, detail, time_us"
-        " FROM diagnostics WHERE run_id = ? ORDER BY id",
-        "read diagnostics", error);
-    if (!st)
-        return false;
-    GString *b = w->buf;
     g_autoptr(GString) tail = g_string_new(NULL);
-    for (;;) {
-        bool row;
-        if (!step(w, st, &row, "read diagnostics", error))
-            return false;
-        if (!row)
-            return true;
-        bool has_rank = sqlite3_column_type(st, RANK) != SQLITE_NULL;
-        int64_t ts = sqlite3_column_type(st, TIME) == SQLITE_NULL
-                         ? 0
-                         : us_to_ns(sqlite3_column_double(st, TIME));
-        /* the part after "tid": the same on every rank the instant goes to */
-        GString *saved = w->buf;
-        g_string_truncate(tail, 0);
-        w->buf = tail;
-        g_string_append(tail, ",\"ts\":");
-        json_us(tail, ts);
-        g_string_append(tail, ",\"name\":\"");
-        diag_name(tail, st, KIND, MESSAGE);
-        g_string_append(tail, "\",\"cat\":\"diagnostic\",\"args\":{\"kind\":");
-        json_column_string(tail, st, KIND);
-        json_key(tail, "severity", false);
-        json_column_string(tail, st, SEVERITY);
-        if (has_rank) {
-            json_key(tail, "rank", false);
-            json_int(tail, sqlite3_column_int64(st, RANK));
-        }
-        if (sqlite3_column_type(st, GROUP) != SQLITE_NULL) {
-            json_key(tail, "group", false);
-            json_column_string(tail, st, GROUP);
-        }
-        if (sqlite3_column_type(st, SEQ) != SQLITE_NULL) {
-            json_key(tail, "seq", false);
-            json_int(tail, sqlite3_column_int64(st, SEQ));
-        }
-        if (sqlite3_column_type(st, LAYER) != SQLITE_NULL) {
-            json_key(tail, "layer", false);
-            json_int(tail, sqlite3_column_int64(st, LAYER));
-        }
-        if (sqlite3_column_type(st, OP) != SQLITE_NULL) {
-            json_key(tail, "op", false);
-            json_column_string(tail, st, OP);
-        }
-        json_key(tail, "message", false);
-        json_column_string(tail, st, MESSAGE);
-        if (sqlite3_column_type(st, DETAIL) != SQLITE_NULL) {
-            json_key(tail, "detail", false);
-            diag_detail(tail, st, DETAIL);
-        }
-        g_string_append(tail, "}");
-        w->buf = saved;
-        const GArray *members = NULL;
-        if (sqlite3_column_type(st, GROUP) != SQLITE_NULL && w->members)
-            members = g_hash_table_lookup(w->members, sqlite3_column_text(st, GROUP));
-        guint targets = members ? members->len : 1;
-        const TraceFilter *f = w->filter;
-        if ((f->from_ns >= 0 && ts < f->from_ns) || (f->to_ns >= 0 && ts >= f->to_ns))
-            continue;
-        for (guint k = 0; k < targets; k++) {
-            int64_t rank = members    ? g_array_index(members, int32_t, k)
-                           : has_rank ? sqlite3_column_int64(st, RANK)
-                                      : 0;
-            if ((members || has_rank) && !rank_kept(w, rank))
-                continue;
-            event_begin(w);
-            g_string_append(b, "\"ph\":\"i\",\"s\":\"");
-            g_string_append(b, members || has_rank ? "t" : "g");
-            g_string_append(b, "\",");
-            json_pid(b, w, rank);
-            g_string_append(b, ",\"tid\":");
-            json_int(b, rank);
-            g_string_append_len(b, tail->str, (gssize)tail->len);
-            if (!event_end(w, error))
-                return false;
-        }
-    }
+    DiagState ds = {w, tail};
+    return store_trace_diagnostics(w->rd, write_diag, &ds, error);
 }
 
 /* Everything after the output is open. */
@@ -1145,8 +1031,6 @@ bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path, const 
     g_autoptr(GArray) lane_end = g_array_new(FALSE, FALSE, sizeof(int64_t));
     g_autoptr(GHashTable) lane_of = g_hash_table_new(NULL, NULL);
     TraceWriter w = {
-        .store = s,
-        .db = store_db(s),
         .run_id = run_id,
         .out_path = out_path,
         .buf = buf,
@@ -1159,13 +1043,10 @@ bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path, const 
         .blocked_end_ns = -1,
         .filter = filter ? filter : &all,
     };
-    g_autofree char *where = filter_sql(w.filter);
-    w.where = where;
-    /* One read transaction, so every section sees the same snapshot — unless the caller is
-     * already inside a transaction on this connection. */
-    bool own_txn = sqlite3_get_autocommit(w.db) != 0;
-    if (own_txn && sqlite3_exec(w.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-        return set_sql_error(&w, error, "begin");
+    /* One read snapshot for every section. */
+    w.rd = store_trace_begin(s, run_id, w.filter, error);
+    if (!w.rd)
+        return false;
 
     g_autofree char *run_name = NULL;
     bool ok = read_run(&w, &run_name, error) && read_blocked_end(&w, error) &&
@@ -1180,7 +1061,6 @@ bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path, const 
         g_ptr_array_unref(w.group_ranks);
     if (w.arrived)
         g_hash_table_unref(w.arrived);
-    if (own_txn)
-        sqlite3_exec(w.db, "COMMIT", NULL, NULL, NULL);
+    store_trace_end(w.rd);
     return ok;
 }

@@ -22,16 +22,13 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "../store/store-trace.h"
 #include "../store/store.h"
 
-/* What part of a run to write (all fields neutral: everything). */
-typedef struct {
-    GArray *ranks;            /* int64 pairs [lo, hi] of the ranks kept, or NULL: all */
-    int64_t layer_lo, layer_hi; /* ops of layers lo..hi only (ops outside layers dropped); -1:
-                                   every op */
-    int64_t from_ns, to_ns;   /* ops overlapping [from, to) only; -1: open */
-} TraceFilter;
-#define TRACE_FILTER_ALL {NULL, -1, -1, -1, -1}
+/* What part of a run to write: the op rows the store reads (src/store/store-trace.h; all
+ * fields neutral: everything). */
+typedef StoreOpFilter TraceFilter;
+#define TRACE_FILTER_ALL STORE_OP_FILTER_ALL
 
 /* Parses the command line's --ranks "0-3,8", --layers "0-2" or "5" and --window "START:END"
  * (each a number with ns, us, ms or s, microseconds without a unit; either side may be

@@ -149,9 +149,19 @@ int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline, con
     g_autofree char *hw = runner_hardware_line(sc);
     RunnerLabels lb;
     runner_labels(sc, &lb);
-    StoreRunInfo info = {sc->name, sc->kind,          sc->path,  sc->text, timeline,
-                         hw,       sc->ignored_flags, sc->serve, lb.model, lb.layout,
-                         lb.vllm,  overrides,         sweep_id};
+    StoreRunInfo info = {.name = sc->name,
+                         .kind = sc->kind,
+                         .path = sc->path,
+                         .scenario = sc->text,
+                         .timeline = timeline,
+                         .hardware = hw,
+                         .not_simulated = sc->ignored_flags,
+                         .serve = sc->serve,
+                         .model = lb.model,
+                         .layout = lb.layout,
+                         .vllm = lb.vllm,
+                         .overrides = overrides,
+                         .sweep_id = sweep_id};
     int64_t id = store_run_insert(
         st, &info, sc->program, records ? (const SchedRecord *)(void *)records->data : NULL,
         records ? records->len : 0, r->outcome, r->memory, r->status, r->exit_code, wall_ms, error);
@@ -180,7 +190,12 @@ int64_t runner_store_invalid_as(Store *st, const char *path, const char *name, c
      * as the scenario must not block or grow here either. */
     g_autofree char *text = input_file_read(path, 0, NULL, NULL);
     const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
-    StoreRunInfo info = {base, kind, path, text, timeline,  NULL,    NULL,
-                         NULL, NULL, NULL, NULL, overrides, sweep_id};
+    StoreRunInfo info = {.name = base,
+                         .kind = kind,
+                         .path = path,
+                         .scenario = text,
+                         .timeline = timeline,
+                         .overrides = overrides,
+                         .sweep_id = sweep_id};
     return store_insert_invalid(st, &info, message, error);
 }

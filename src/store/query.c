@@ -1,6 +1,9 @@
 /* src/store/query.c — stored runs read back into outcomes; see query.h. */
 #include "query.h"
 
+#include "store-private.h"
+#include "store-serve.h"
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -114,23 +117,19 @@ void query_run_free(QueryRun *r)
 {
     if (!r)
         return;
-    g_free(r->name);
-    g_free(r->kind);
-    g_free(r->path);
-    g_free(r->status);
-    g_free(r->created_at);
-    g_free(r->timeline);
-    g_free(r->version);
-    g_free(r->hardware);
-    g_free(r->model);
-    g_free(r->layout);
-    g_free(r->vllm);
-    g_free(r->overrides);
-    g_free(r->weights);
-    if (r->not_simulated)
-        g_ptr_array_unref(r->not_simulated);
+    if (r->strings)
+        g_string_chunk_free(r->strings);
+    if (r->notes)
+        g_ptr_array_unref(r->notes);
     sched_outcome_free(r->outcome);
     g_free(r);
+}
+
+/* Column `col` as a string kept by `r` (NULL stays NULL). */
+static const char *col_keep(QueryRun *r, sqlite3_stmt *s, int col)
+{
+    const unsigned char *t = sqlite3_column_text(s, col);
+    return t ? g_string_chunk_insert(r->strings, (const char *)t) : NULL;
 }
 
 static SchedOutcome *outcome_new(void)
@@ -282,13 +281,13 @@ static void load_labels(Store *st, QueryRun *r)
         sqlite3_prepare_v2(store_db(st),
                            "SELECT model, layout, vllm, overrides, sweep_id FROM runs WHERE id = ?",
                            -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, r->id);
+        sqlite3_bind_int64(s, 1, r->info.id);
         if (sqlite3_step(s) == SQLITE_ROW) {
-            r->model = col_text(s, 0);
-            r->layout = col_text(s, 1);
-            r->vllm = col_text(s, 2);
-            r->overrides = col_text(s, 3);
-            r->sweep_id = sqlite3_column_int64(s, 4);
+            r->info.model = col_keep(r, s, 0);
+            r->info.layout = col_keep(r, s, 1);
+            r->info.vllm = col_keep(r, s, 2);
+            r->info.overrides = col_keep(r, s, 3);
+            r->info.sweep_id = sqlite3_column_int64(s, 4);
         }
     }
     sqlite3_finalize(s);
@@ -296,9 +295,9 @@ static void load_labels(Store *st, QueryRun *r)
     if (query_has_column(st, "memory_runs", "weights_format") &&
         sqlite3_prepare_v2(store_db(st), "SELECT weights_format FROM memory_runs WHERE run_id = ?",
                            -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, r->id);
+        sqlite3_bind_int64(s, 1, r->info.id);
         if (sqlite3_step(s) == SQLITE_ROW)
-            r->weights = col_text(s, 0);
+            r->info.weights = col_keep(r, s, 0);
     }
     sqlite3_finalize(s);
 }
@@ -332,37 +331,51 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error)
         return NULL;
     }
     g_autoptr(QueryRun) r = g_new0(QueryRun, 1);
-    r->id = id;
-    r->name = col_text(s, 0);
-    r->kind = col_text(s, 1);
-    r->path = col_text(s, 2);
-    r->status = col_text(s, 3);
-    r->exit_code = sqlite3_column_int(s, 4);
-    r->wall_ms = sqlite3_column_double(s, 5);
-    r->created_at = col_text(s, 6);
-    r->timeline = col_text(s, 7);
-    r->version = col_text(s, 8);
-    r->hardware = col_text(s, 9);
+    r->strings = g_string_chunk_new(256);
+    r->notes = g_ptr_array_new_with_free_func(g_free);
+    r->info = (StoreRunInfo){
+        .id = id,
+        .name = col_keep(r, s, 0),
+        .kind = col_keep(r, s, 1),
+        .path = col_keep(r, s, 2),
+        .status = col_keep(r, s, 3),
+        .exit_code = sqlite3_column_int(s, 4),
+        .wall_ms = sqlite3_column_double(s, 5),
+        .created_at = col_keep(r, s, 6),
+        .timeline = col_keep(r, s, 7),
+        .version = col_keep(r, s, 8),
+        .hardware = col_keep(r, s, 9),
+        .not_simulated = r->notes,
+    };
     r->outcome = outcome_new();
     r->outcome->end_ns = col_ns(s, 10);
     r->outcome->events = (uint64_t)sqlite3_column_int64(s, 11);
     r->outcome->rank_ops = (uint64_t)sqlite3_column_int64(s, 12);
     sqlite3_finalize(s);
     load_labels(st, r);
-    r->not_simulated = g_ptr_array_new_with_free_func(g_free);
     if (!load_groups(st, id, r->outcome, error) || !load_ranks(st, id, r->outcome, error) ||
-        !load_diags(st, id, r->outcome, error) ||
-        !load_not_simulated(st, id, r->not_simulated, error))
+        !load_diags(st, id, r->outcome, error) || !load_not_simulated(st, id, r->notes, error))
         return NULL;
     return g_steal_pointer(&r);
 }
 
-ReportRun query_run_report(const QueryRun *r, const char *db_path)
+char *query_run_scenario(Store *st, int64_t id)
 {
-    ReportRun rr = {r->id,     r->name,      r->kind,    r->path,      db_path,          NULL,
-                    r->status, r->exit_code, r->wall_ms, r->hardware,  r->not_simulated, NULL,
-                    r->model,  r->layout,    r->vllm,    r->overrides, r->weights};
-    return rr;
+    sqlite3_stmt *s = NULL;
+    char *text = NULL;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT scenario FROM runs WHERE id = ?", -1, &s, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, id);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+            text = g_strdup((const char *)sqlite3_column_text(s, 0));
+    }
+    sqlite3_finalize(s);
+    return text;
+}
+
+ModelServe *query_serve_load(Store *st, int64_t id)
+{
+    return store_serve_read(store_db(st), id);
 }
 
 static int component_index(const char *name)

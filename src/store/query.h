@@ -1,6 +1,7 @@
 /* src/store/query.h — reads stored runs back from the results database: a RUN argument ("12" or
- * "latest") to an id, and a run to the same SchedOutcome + ReportRun the simulation produced,
- * so `report`, `explain` and `diff` print what `run` printed without simulating again.
+ * "latest") to an id, a run to the same SchedOutcome + StoreRunInfo the simulation produced,
+ * so `report`, `explain` and `diff` print what `run` printed without simulating again, the
+ * listing of `runs` (query-list.c) and the per-run totals `diff` compares (query-diff.c).
  *
  * What comes back is what the database holds (doc/database.md): times were stored in
  * microseconds as REAL and are rounded back to integer nanoseconds (exact below ~104 days of
@@ -16,7 +17,7 @@
 
 #include "../../model/memory.h"
 #include "../../sched/engine.h"
-#include "../output/report.h"
+#include "../../model/serve.h"
 #include "store.h"
 
 #define QUERY_ERROR (query_error_quark())
@@ -28,25 +29,15 @@ typedef enum {
     QUERY_ERROR_SQL,          /* the database could not be read (exit 1) */
 } QueryErrorCode;
 
-/* One stored run. Strings are owned; NULL where the column is NULL. */
+/* One stored run: its header and its outcome, both owned. */
 typedef struct {
-    int64_t id;
-    char *name;
-    char *kind;   /* "program" | "model" */
-    char *path;   /* scenario path as given */
-    char *status; /* "ok" | "failed" | "invalid" */
-    int exit_code;
-    double wall_ms;
-    char *created_at; /* ISO-8601 UTC */
-    char *timeline;   /* "full" | "collectives" | "none" */
-    char *version;
-    char *hardware;
-    char *model, *layout, *vllm, *overrides; /* what it ran (runs columns, schema 7) */
-    int64_t sweep_id;                        /* 0: not from a sweep */
-    char *weights;                           /* memory_runs.weights_format */
-    GPtrArray *not_simulated; /* char*: the settings given but not simulated (never NULL) */
+    StoreRunInfo info;     /* every column of the run read back (not the scenario text:
+                              query_run_scenario); NULL where the column is NULL or absent in an
+                              older file; db_path, trace_path and serve are NULL */
     SchedOutcome *outcome; /* never NULL: ranks, diagnostics (kinds interned), groups with their
                               members; an invalid run has no ranks and its `config` error */
+    GStringChunk *strings; /* holds info's strings */
+    GPtrArray *notes;      /* char*: info.not_simulated (never NULL) */
 } QueryRun;
 
 /* Resolves a RUN argument: a positive integer or "latest". Returns the id, or -1 with
@@ -59,8 +50,12 @@ QueryRun *query_run_load(Store *st, int64_t id, GError **error);
 void query_run_free(QueryRun *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QueryRun, query_run_free)
 
-/* The ReportRun of a loaded run (strings borrowed from `r`; `db_path` may be NULL). */
-ReportRun query_run_report(const QueryRun *r, const char *db_path);
+/* The scenario text run `id` was stored with, or NULL (none stored, or a read error). Caller
+ * frees. */
+char *query_run_scenario(Store *st, int64_t id);
+
+/* Run `id`'s serving rows (steps, requests; store-serve.h), or NULL when it served none. */
+ModelServe *query_serve_load(Store *st, int64_t id);
 
 /* The memory plan of run `id` from the memory tables (doc/database.md), for report_memory_text
  * and report_json_with_memory: per-rank component bytes, each rank's KV budget (requested -
@@ -75,6 +70,46 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
 bool query_has_table(Store *st, const char *name);
 /* Whether `table` has `column` (older schema versions lack some). */
 bool query_has_column(Store *st, const char *table, const char *column);
+
+/* ---- the listing of `ranksim runs` (query-list.c) ---- */
+
+/* One run of the listing. */
+typedef struct {
+    StoreRunInfo info;  /* id, name, kind, status, exit_code, created_at, model, layout,
+                           hardware, vllm, overrides, sweep_id; the rest NULL / 0 */
+    int64_t ranks;      /* -1: NULL (an invalid run) */
+    bool has_end;       /* false: runs.sim_end_us is NULL */
+    double sim_end_us;  /* simulated end, microseconds, as stored */
+    const char *diag_kind, *diag_message; /* the first error (else warning), or NULL */
+    GStringChunk *strings; /* holds the strings */
+} QueryListedRun;
+
+/* The last `limit` runs (0: all), of sweep `sweep` only when > 0, oldest first, with how many
+ * there are in all (*total). Returns a GPtrArray of QueryListedRun* (caller unrefs), or NULL
+ * with QUERY_ERROR_BAD_ARGUMENT (sweep ids asked of a file from before them) or
+ * QUERY_ERROR_SQL ("DB: reading runs: ..."). Older files read their missing columns as NULL. */
+GPtrArray *query_runs_list(Store *st, int64_t limit, int64_t sweep, int64_t *total,
+                           GError **error);
+
+/* ---- what `ranksim diff` compares (query-diff.c) ---- */
+
+/* Completed collectives of one name: time summed over ranks (done - arrive) and calls. */
+typedef struct {
+    int64_t ns;
+    int64_t calls;
+} QueryCommTotal;
+
+/* name -> QueryCommTotal* over run `id`'s completed collective rows; NULL on a read error. */
+GHashTable *query_comm_totals(Store *st, int64_t id);
+/* Per memory component the largest bytes over ranks (component -> int64_t*); NULL when the
+ * run has no memory rows. Component names met for the first time are appended to `order`
+ * (char*, owned by it). */
+GHashTable *query_memory_max(Store *st, int64_t id, GPtrArray *order);
+/* The largest per-rank total of all components, bytes; -1 when none. */
+int64_t query_memory_peak(Store *st, int64_t id);
+/* The smallest rank's KV budget of runs `a` and `b` (memory_runs), bytes; false when either
+ * has none. */
+bool query_kv_budgets(Store *st, int64_t a, int64_t b, int64_t *kv_a, int64_t *kv_b);
 
 /* The first error diagnostic of an outcome, else its first warning, else NULL. */
 const SchedDiag *query_first_diag(const SchedOutcome *o);

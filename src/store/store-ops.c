@@ -3,7 +3,7 @@
 #include "store-ops.h"
 
 #include "../../sched/program.h"
-#include "store.h"
+#include "store-error.h"
 
 #include <errno.h>
 #include <unistd.h>

@@ -13,6 +13,11 @@
  * A file that is not ranksim's, or from a newer ranksim, is recognised by reading only and
  * left byte-identical. Errors are GErrors in STORE_ERROR naming the database path and
  * SQLite's message. doc/reliability.md has the promises and their tests.
+ *
+ * Files: store.c opens the file and keeps its schema, store-run.c writes a run's rows in one
+ * transaction, store-stage.c stages a simulating run's records; store-private.h is what they
+ * (and only src/store/) share. Reading runs back is query.h; the other jobs have their own
+ * headers (store-rows.h, store-trace.h, store-prune.h, store-serve.h, store-ops.h).
  */
 #ifndef SRC_STORE_H
 #define SRC_STORE_H
@@ -23,16 +28,7 @@
 #include "../../model/memory.h"
 #include "../../model/serve.h"
 #include "../../sched/engine.h"
-
-#define STORE_ERROR (store_error_quark())
-GQuark store_error_quark(void);
-
-typedef enum {
-    STORE_ERROR_FAILED = 0, /* SQLite or I/O failure (exit 1) */
-    STORE_ERROR_FOREIGN,    /* not a ranksim database, or not a regular file (exit 2) */
-    STORE_ERROR_NEWER,      /* written by a newer ranksim (exit 2) */
-    STORE_ERROR_MISSING,    /* store_open_readonly: no such file (exit 2) */
-} StoreErrorCode;
+#include "store-error.h"
 
 /* Schema version kept in PRAGMA user_version. */
 #define STORE_SCHEMA_VERSION 8
@@ -40,25 +36,36 @@ typedef enum {
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;
 
+/* A run's header: what it is, what it ran, how it ended and where it is kept. One type for
+ * every view of a run: what store_run_begin / _insert / _commit write (they read the fields
+ * marked "in", the outcome's figures come as arguments), what query_run_load reads back (every
+ * field), what report_text / report_json print. Strings and arrays are borrowed (the caller
+ * keeps them alive while the header is used); each may be NULL unless said otherwise. */
 typedef struct {
-    const char *name;
-    const char *kind;               /* "program", later "model" */
-    const char *path;               /* scenario path, may be NULL */
-    const char *scenario;           /* full scenario text, may be NULL */
-    const char *timeline;           /* "full", "collectives", "none" */
-    const char *hardware;           /* one-line fabric description, may be NULL */
-    const GPtrArray *not_simulated; /* char*: settings given but not simulated, each with its
-                                       reason (Scenario.ignored_flags); may be NULL */
-    const ModelServe *serve;        /* requests served: rows of `steps`, `requests` and
-                                       `serve_runs`; borrowed until the run is stored; may be
-                                       NULL */
-    const char *model;     /* "glm-5.2 (preset glm-5.2)", may be NULL (program scenarios) */
-    const char *layout;    /* "TP1 x PCP4, DCP4", may be NULL */
-    const char *vllm;      /* "main", "main without indexer_warmup_keys", may be NULL */
-    const char *overrides; /* what the command line changed: "attention_backend=X, prefill=633",
-                              may be NULL */
-    int64_t sweep_id;      /* 0: not part of a sweep; -1: the first run of a sweep (its own id
-                              becomes the sweep's); > 0: the sweep's id */
+    int64_t id;              /* the run's id in its database; <= 0: not stored */
+    const char *name;        /* in; NULL is stored as "?" */
+    const char *kind;        /* in: "program" | "model" | "import"; NULL is stored as "program" */
+    const char *path;        /* in: the scenario path as given */
+    const char *scenario;    /* in: the full scenario text (not read back by query_run_load) */
+    const char *timeline;    /* in: "full" | "collectives" | "none" */
+    const char *hardware;    /* in: one line describing the fabric (an import: its source) */
+    const GPtrArray *not_simulated; /* in: char*, settings given but not simulated, each with its
+                                       reason (Scenario.ignored_flags) */
+    const ModelServe *serve; /* in: requests served (rows of `steps`, `requests`, `serve_runs`) */
+    const char *model;       /* in: "glm-5.2 (preset glm-5.2)" (program scenarios: NULL) */
+    const char *layout;      /* in: "TP1 x PCP4, DCP4" */
+    const char *vllm;        /* in: "main", "main without indexer_warmup_keys" */
+    const char *overrides;   /* in: what the command line changed: "attention_backend=X, ..." */
+    int64_t sweep_id;        /* in: 0 not part of a sweep; -1 the first run of a sweep (its own
+                                id becomes the sweep's); > 0 the sweep's id */
+    const char *status;      /* "ok" | "failed" | "invalid" (written from the arguments) */
+    int exit_code;           /* the run's exit code */
+    double wall_ms;          /* wall-clock time the run took, milliseconds */
+    const char *created_at;  /* ISO-8601 UTC, when it was stored */
+    const char *version;     /* the ranksim that stored it: "0.9 (abc1234)" */
+    const char *weights;     /* the weights' formats per tensor group (memory_runs) */
+    const char *db_path;     /* the database it is stored in (for the report's footer) */
+    const char *trace_path;  /* the trace written of it (for the report's footer) */
 } StoreRunInfo;
 
 /* Opens the database at `path` for writing runs, creating the file, its folder and the schema
@@ -101,8 +108,6 @@ int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram 
                          const ModelMemPlan *memory, const char *status, int exit_code,
                          double wall_ms, GError **error);
 
-/* Records a run whose scenario was rejected: status 'invalid', exit code 2, and one `config`
- * diagnostic holding `message`. Returns the run id or -1 with `error` set. */
 /* A run whose op rows arrive while it is still being read (`ranksim import`): the write
  * transaction opens at store_stream_begin (BEGIN IMMEDIATE, a provisional `runs` row for the
  * id), rows are appended with store_stream_ops in the order given, and store_stream_commit
@@ -119,13 +124,10 @@ void store_stream_abort(StoreStream *st);
 /* How many runs the file holds (-1 on an error). */
 int64_t store_run_count(Store *s);
 
+/* Records a run whose scenario was rejected: status 'invalid', exit code 2, and one `config`
+ * diagnostic holding `message`. Returns the run id or -1 with `error` set. */
 int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *message,
                              GError **error);
 
-/* Whether `err` is the user's to fix (a foreign, newer or missing database): exit 2, not 1. */
-bool store_error_is_user(const GError *err);
-
-/* For tools and tests: the raw connection. */
-struct sqlite3 *store_db(Store *s);
 
 #endif

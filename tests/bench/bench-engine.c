@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "../../sched/engine.h"
-#include "../../src/store/store.h"
+#include "../../src/store/store-private.h"
 
 /* H100-like: NVLink inside a node of 8; one 400 Gb/s NIC per GPU, 8 per node, shared by every
  * flow leaving the node (net/presets/h100.yaml has the sourced figures). */

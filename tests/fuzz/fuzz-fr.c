@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!ok || s->ranks->len == 0)
         return 0;
     g_autoptr(ImportRun) run = import_run_build(s);
-    ReportRun rr = {.run_id = -1, .name = "fuzz", .kind = "import", .status = "failed"};
+    StoreRunInfo rr = {.id = -1, .name = "fuzz", .kind = "import", .status = "failed"};
     report_text(fuzz_devnull, &rr, run->outcome);
     explain_text_recorded(fuzz_devnull, "fuzz", run->outcome, true);
     g_free(explain_dot("fuzz", run->outcome));

@@ -55,8 +55,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     g_autofree char *hw = runner_hardware_line(sc);
-    ReportRun rr = {-1,      sc->name,      sc->kind, sc->path, NULL, NULL, r->status,
-                    r->exit_code, 0.0, hw, sc->ignored_flags};
+    StoreRunInfo rr = {.id = -1,
+                       .name = sc->name,
+                       .kind = sc->kind,
+                       .path = sc->path,
+                       .status = r->status,
+                       .exit_code = r->exit_code,
+                       .hardware = hw,
+                       .not_simulated = sc->ignored_flags};
     report_text(fuzz_devnull, &rr, r->outcome);
     if (r->memory)
         report_memory_text(fuzz_devnull, r->memory, true);

@@ -20,7 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../../../src/store/store.h"
+#include "../../../src/store/store-private.h"
 #include "../../../src/output/trace.h"
 
 #define WEIRD_NAME "we\"ird\\name"

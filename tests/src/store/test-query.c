@@ -507,9 +507,9 @@ Test(query, stored_outcome_reads_back_identical, .init = NULL, .fini = NULL)
         cr_assert_eq(query_run_resolve(st, "latest", NULL), id);
         g_autoptr(QueryRun) back = query_run_load(st, id, &err);
         cr_assert(back, "%s", err ? err->message : "");
-        cr_assert_str_eq(back->status, res->status);
-        cr_assert_eq(back->exit_code, res->exit_code);
-        cr_assert_str_eq(back->name, sc->name);
+        cr_assert_str_eq(back->info.status, res->status);
+        cr_assert_eq(back->info.exit_code, res->exit_code);
+        cr_assert_str_eq(back->info.name, sc->name);
         assert_same_outcome(res->outcome, back->outcome, scns[i]);
         g_autofree char *d1 = explain_dot("t", res->outcome);
         g_autofree char *d2 = explain_dot("t", back->outcome);

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../../src/store/store.h"
+#include "../../../src/store/store-private.h"
 
 static char *tmp_db(void)
 {

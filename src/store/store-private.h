@@ -1,0 +1,43 @@
+/* src/store/store-private.h — the inside of store.h, for the modules of src/store/ (and tests)
+ * only: a Store's fields and its SQLite connection, and what store.c, store-run.c and
+ * store-stage.c share. Nothing outside src/store/ speaks SQL; the rest of the program reads and
+ * writes the database through src/store/'s functions.
+ */
+#ifndef SRC_STORE_PRIVATE_H
+#define SRC_STORE_PRIVATE_H
+
+#include <sqlite3.h>
+
+#include "store-ops.h"
+#include "store.h"
+
+struct Store {
+    sqlite3 *db;
+    char *path;
+    bool readonly;
+    bool keyed_ops; /* op_rows has the (run_id, n) key; false in files from before */
+    bool per_rank;  /* RANKSIM_OPS_PER_RANK: simulated runs' rows in op_rows, one per rank */
+};
+
+/* The connection of `s` (owned by `s`, closed by store_close). */
+sqlite3 *store_db(Store *s);
+
+/* Sets STORE_ERROR_FAILED "PATH: what: SQLite's message"; returns false. */
+bool store_sql_error(GError **error, const Store *s, const char *what);
+/* Runs `sql` (several statements allowed), retried while the file is locked (up to the busy
+ * timeout). False with STORE_ERROR_FAILED naming the statement. */
+bool store_exec(Store *s, const char *sql, GError **error);
+
+/* Now as ISO-8601 UTC (runs.created_at). Caller frees. */
+char *store_now_iso8601(void);
+/* A copy of the program's name table (`p` may be NULL: empty). Caller unrefs. */
+GPtrArray *store_copy_names(const SchedProgram *p);
+/* Writes everything of one run in one transaction (store-run.c): the run row from `info`,
+ * `names`, the op rows of `src` (as shared time lines when `lines`), the outcome, `memory`
+ * (may be NULL), the serving rows. Returns the run id, or -1 with `error` (rolled back). */
+int64_t store_commit_run(Store *s, const StoreRunInfo *info, const char *created_at,
+                         GPtrArray *names, const StoreRecordSource *src, StoreTimelines *lines,
+                         const SchedOutcome *o, const ModelMemPlan *memory, const char *status,
+                         int exit_code, double wall_ms, GError **error);
+
+#endif
