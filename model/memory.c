@@ -48,10 +48,6 @@
 #define NCCL_COMM_BYTES (256ull * MIB)
 /* HCCL: each communicator holds 2 x HCCL_BUFFSIZE, default 200 MB (Huawei CANN env-var docs). */
 #define HCCL_COMM_BYTES (2ull * 200ull * MIB)
-/* KV-cache block sizes the budget is rounded to (FlashMLA needs 64; vLLM-Ascend uses 128). */
-#define KV_BLOCK_DEFAULT 16u
-#define KV_BLOCK_MLA 64u
-#define KV_BLOCK_ASCEND 128u
 #define DETAIL_MAX_RANKS 256u
 /* DeepSeek-V4 KV pages (vllm deepseek_v4_attention.py, sparse_swa.py, kv_cache_interface.py;
  * vLLM blog "DeepSeek V4 in vLLM", 2026-04-24): one cached entry is 584 B (448 fp8 NoPE + 128
@@ -66,7 +62,6 @@
 #define V4_PAGE_LARGE 37440ull
 #define V4_PAGE_INDEXER 8640ull
 #define V4_PAGE_C128 1728ull
-#define V4_COMPRESSED_BLOCK 256u
 
 static const char *const component_names[MODEL_MEM_COUNT] = {
     "weights",     "quant_scales", "derived_weights", "kv_cache",       "attn_workspace",
@@ -162,7 +157,7 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
     c->heads = c->dsa_cp ? a->num_heads : model_arch_max_heads(a) / c->tp;
     c->q = &a->quant;
     if (e->quantization_override &&
-        model_quant_spec_from_name(model_quant_name(e->quantization), a->moe, a->native_dtype,
+        model_quant_spec_from_name(model_engine_quant_name(e->quantization), a->moe, a->native_dtype,
                                    a->num_layers + a->num_nextn_predict_layers, &c->override))
         c->q = &c->override;
     ctx_stage(c, 0);
@@ -744,7 +739,7 @@ static uint64_t window_blocks(const Ctx *c, uint64_t window, uint64_t block, uin
 static uint64_t v4_request_bytes(const Ctx *c, uint64_t len)
 {
     const ModelArch *a = c->a;
-    uint64_t total = 0, compressed = ceil_div(len, V4_COMPRESSED_BLOCK);
+    uint64_t total = 0, compressed = ceil_div(len, MODEL_ENGINE_V4_COMPRESSED_BLOCK);
     for (uint32_t l = c->l0; l < c->l1; l++) {
         total += window_blocks(c, V4_SWA_WINDOW, V4_SWA_BLOCK, len) * V4_PAGE_LARGE;
         if (a->compress_ratio[l] == 4)
@@ -766,30 +761,9 @@ static uint64_t kv_bytes_per_token_rank(const Ctx *c)
     return main + idx * indexer_layers(c);
 }
 
-/* The KV block size vLLM uses: 128 on vLLM-Ascend; 64 for FlashMLA (dense and sparse) and
- * FlashInfer MLA ("Forcing kv cache block size to 64 for FlashMLA backend", platforms/cuda.py);
- * CacheConfig.DEFAULT_BLOCK_SIZE 16 otherwise. */
-uint32_t model_memory_kv_block_size(const ModelArch *a, ModelBackend backend, const NetHardware *hw)
-{
-    if (a->dsv4)
-        return V4_COMPRESSED_BLOCK; /* the compressed layers' logical block (vLLM blog) */
-    (void)hw;
-    if (backend == MODEL_BACKEND_ASCEND)
-        return KV_BLOCK_ASCEND;
-    switch (backend) {
-    case MODEL_BACKEND_FLASHMLA:
-    case MODEL_BACKEND_FLASHMLA_SPARSE:
-    case MODEL_BACKEND_FLASHINFER_MLA:
-    case MODEL_BACKEND_FLASHINFER_MLA_SPARSE:
-        return KV_BLOCK_MLA;
-    default:
-        return KV_BLOCK_DEFAULT;
-    }
-}
-
 static uint32_t kv_block_size(const Ctx *c)
 {
-    return model_memory_kv_block_size(c->a, c->backend, c->hw);
+    return model_engine_kv_block_size(c->a, c->backend, c->hw);
 }
 
 /* KV bytes one request of `len` tokens holds on a rank, in whole blocks: every full-attention
@@ -1144,45 +1118,13 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sample
 
 /* ---- CUDA graphs ---- */
 
-/* vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes): [1, 2, 4] +
- * range(8, 256, 8) + range(256, max + 1, 16), with max = min(max_num_seqs x (1 + speculative
- * tokens) x 2, ceiling) capped by max_num_batched_tokens; the ceiling is 1024 on SM100 (B200,
- * GB200) and 512 elsewhere (research notes: /work/research/cudagraph-memory.md). Counts those
- * <= `limit`; sets *largest. */
-uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw, uint32_t limit,
-                                       uint32_t *largest)
-{
-    uint32_t ceiling = hw && (hw->arch == NET_ARCH_SM100) ? 1024u : 512u;
-    uint64_t want = 2ull * MAX(1u, e->max_num_seqs) * (1u + e->num_speculative_tokens);
-    uint32_t mx = (uint32_t)MIN(want, (uint64_t)ceiling);
-    mx = MIN(mx, MAX(1u, e->max_num_batched_tokens));
-    mx = MIN(mx, limit);
-    uint32_t n = 0, big = 0;
-    for (uint32_t s = 1; s <= mx;) {
-        n++, big = s;
-        s = s < 4 ? s * 2 : s < 8 ? 8 : s < 256 ? s + 8 : s + 16;
-    }
-    *largest = big;
-    return n;
-}
-
-uint32_t model_cudagraph_bucket(const ModelEngine *e, const NetHardware *hw, uint32_t n)
-{
-    uint32_t largest = 0;
-    if (model_cudagraph_capture_sizes(e, hw, UINT32_MAX, &largest) == 0 || n > largest)
-        return 0;
-    for (uint32_t s = 1;; s = s < 4 ? s * 2 : s < 8 ? 8 : s < 256 ? s + 8 : s + 16)
-        if (s >= n)
-            return s;
-}
-
 static void plan_cudagraph(const Ctx *c, Build *b)
 {
     ModelCudagraph m = c->e->cudagraph_mode;
     if (m == MODEL_CUDAGRAPH_NONE)
         return;
     uint32_t largest = 0;
-    uint32_t n_all = model_cudagraph_capture_sizes(c->e, c->hw, UINT32_MAX, &largest);
+    uint32_t n_all = model_engine_cudagraph_sizes(c->e, c->hw, UINT32_MAX, &largest);
     if (n_all == 0)
         return;
     /* vLLM: max over modes of the first capture + (n - 1) x the next graph's cost, per mode.
@@ -1204,7 +1146,7 @@ static void plan_cudagraph(const Ctx *c, Build *b)
         uint32_t n_full =
             m == MODEL_CUDAGRAPH_FULL
                 ? n_all
-                : model_cudagraph_capture_sizes(c->e, c->hw, MAX(1u, c->e->max_num_seqs), &l2);
+                : model_engine_cudagraph_sizes(c->e, c->hw, MAX(1u, c->e->max_num_seqs), &l2);
         if (n_full > 1)
             build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.full_graphs"),
                       g_strdup_printf("(%u - 1) sizes x 1 MiB", n_full), "graph",

@@ -816,8 +816,8 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
                               "engine.quantization %s overrides the checkpoint's "
                               "quantization_config (%s): weights laid out as ranksim's '%s' "
                               "scheme instead of the checkpoint's formats",
-                              model_quant_name(ms->engine.quantization), s->arch->quant.method,
-                              model_quant_name(ms->engine.quantization));
+                              model_engine_quant_name(ms->engine.quantization), s->arch->quant.method,
+                              model_engine_quant_name(ms->engine.quantization));
     s->engine = ms->engine;
     s->cost = model_cost_new(&s->hardware, &ms->cost);
     if (profile_at && !load_profile(ld, profile_at, s))
