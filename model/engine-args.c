@@ -121,7 +121,7 @@ ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e,
 uint32_t model_engine_kv_block_size(const ModelArch *a, ModelBackend backend, const NetHardware *hw)
 {
     if (a->dsv4)
-        return MODEL_ENGINE_V4_COMPRESSED_BLOCK; /* the compressed layers' logical block (vLLM blog) */
+        return MODEL_ENGINE_V4_COMPRESSED_BLOCK; /* the compressed layers' logical block */
     (void)hw;
     if (backend == MODEL_BACKEND_ASCEND)
         return KV_BLOCK_ASCEND;
@@ -136,7 +136,6 @@ uint32_t model_engine_kv_block_size(const ModelArch *a, ModelBackend backend, co
     }
 }
 
-
 /* ---- CUDA graphs ---- */
 
 /* vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes): [1, 2, 4] +
@@ -145,7 +144,7 @@ uint32_t model_engine_kv_block_size(const ModelArch *a, ModelBackend backend, co
  * GB200) and 512 elsewhere (research notes: /work/research/cudagraph-memory.md). Counts those
  * <= `limit`; sets *largest. */
 uint32_t model_engine_cudagraph_sizes(const ModelEngine *e, const NetHardware *hw, uint32_t limit,
-                                       uint32_t *largest)
+                                      uint32_t *largest)
 {
     uint32_t ceiling = hw && (hw->arch == NET_ARCH_SM100) ? 1024u : 512u;
     uint64_t want = 2ull * MAX(1u, e->max_num_seqs) * (1u + e->num_speculative_tokens);
@@ -170,4 +169,3 @@ uint32_t model_engine_cudagraph_bucket(const ModelEngine *e, const NetHardware *
         if (s >= n)
             return s;
 }
-

@@ -157,8 +157,9 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
     c->heads = c->dsa_cp ? a->num_heads : model_arch_max_heads(a) / c->tp;
     c->q = &a->quant;
     if (e->quantization_override &&
-        model_quant_spec_from_name(model_engine_quant_name(e->quantization), a->moe, a->native_dtype,
-                                   a->num_layers + a->num_nextn_predict_layers, &c->override))
+        model_quant_spec_from_name(model_engine_quant_name(e->quantization), a->moe,
+                                   a->native_dtype, a->num_layers + a->num_nextn_predict_layers,
+                                   &c->override))
         c->q = &c->override;
     ctx_stage(c, 0);
 }

@@ -803,7 +803,8 @@ bool vllm_args_settle_quant(const VllmArgs *a, ModelArch *arch, ModelEngine *eng
                         g_strdup_printf("--quantization %s on an unquantized checkpoint: "
                                         "weights quantized online, laid out as ranksim's "
                                         "'%s' scheme (doc/quantization.md)",
-                                        a->quant_given, model_engine_quant_name(engine->quantization)));
+                                        a->quant_given,
+                                        model_engine_quant_name(engine->quantization)));
     return true;
 }
 
