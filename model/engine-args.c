@@ -46,19 +46,20 @@ bool model_engine_cudagraph_parse(const char *s, ModelCudagraph *out)
 
 void model_engine_defaults(ModelEngine *e)
 {
-    memset(e, 0, sizeof *e);
-    e->attention_backend = MODEL_BACKEND_AUTO;
-    e->quantization = MODEL_QUANT_BF16;
-    e->kv_cache_dtype = SCHED_DTYPE_BF16;
-    e->gpu_memory_utilization = 0.92;
-    e->max_num_batched_tokens = 8192;
-    e->max_model_len = 8192;
-    e->max_num_seqs = 256;
-    e->cudagraph_mode = MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
-    e->cudagraph_memory_profiling = true;
-    e->moe_backend = MODEL_MOE_AUTO;
-    e->jit_compile_s = 1.0;
-    e->enable_prefix_caching = true;
+    *e = (ModelEngine){
+        .attention_backend = MODEL_BACKEND_AUTO,
+        .quantization = MODEL_QUANT_BF16,
+        .kv_cache_dtype = SCHED_DTYPE_BF16,
+        .gpu_memory_utilization = 0.92,
+        .max_num_batched_tokens = 8192,
+        .max_model_len = 8192,
+        .max_num_seqs = 256,
+        .cudagraph_mode = MODEL_CUDAGRAPH_FULL_AND_PIECEWISE,
+        .cudagraph_memory_profiling = true,
+        .moe_backend = MODEL_MOE_AUTO,
+        .jit_compile_s = 1.0,
+        .enable_prefix_caching = true,
+    };
 }
 
 void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const NetHardware *hw)

@@ -1078,7 +1078,9 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
 
 /* ---- entry point ---- */
 
-static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError **error)
+/* The attention backend exists for this architecture and device, and vLLM accepts it with
+ * this parallel plan. */
+static bool check_backend(const ModelLowerInput *in, ModelBackend backend, GError **error)
 {
     const ModelArch *a = in->arch;
     const ModelParallel *par = &in->plan->par;
@@ -1099,8 +1101,15 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
                     "FLASHMLA_SPARSE; engine.vllm_without: [55879] for the vLLM before it)");
         return false;
     }
-    /* vLLM's context-parallel rules that need the model, the engine or the backend
-     * (../shared/reference/vllm-rules.md §2), in its words */
+    return true;
+}
+
+/* vLLM's context-parallel (PCP, DCP) rules that need the model, the engine or the backend. */
+static bool check_context_parallel(const ModelLowerInput *in, ModelBackend backend, GError **error)
+{
+    const ModelArch *a = in->arch;
+    const ModelParallel *par = &in->plan->par;
+    /* ../shared/reference/vllm-rules.md §2, in vLLM's words */
     uint32_t pcp = par->prefill_context_parallel_size, dcp = par->decode_context_parallel_size;
     if (pcp > 1 && !a->mla) {
         g_set_error(error, MODEL_LOWER_ERROR, 0,
@@ -1160,6 +1169,14 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
             return false;
         }
     }
+    return true;
+}
+
+/* What vLLM's DeepSeek-V4 asserts and what ranksim lowers of it and of DSA CP. */
+static bool check_dsa(const ModelLowerInput *in, GError **error)
+{
+    const ModelArch *a = in->arch;
+    const ModelParallel *par = &in->plan->par;
     if (a->dsv4) {
         /* what vLLM's DeepSeek-V4 asserts, and what ranksim lowers of it */
         if (in->engine->kv_cache_dtype != SCHED_DTYPE_FP8) {
@@ -1192,6 +1209,13 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
                     "and decode_context_parallel_size to 1, or turn sequence parallel off");
         return false;
     }
+    return true;
+}
+
+/* Every step fits the plan (no more batches than DP ranks) and the engine (max_model_len). */
+static bool check_workload(const ModelLowerInput *in, GError **error)
+{
+    const ModelParallel *par = &in->plan->par;
     for (guint i = 0; i < in->workload->steps->len; i++) {
         const ModelStep *s = g_ptr_array_index(in->workload->steps, i);
         if (s->per_dp->len > par->data_parallel_size) {
@@ -1220,6 +1244,12 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
         }
     }
     return true;
+}
+
+static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError **error)
+{
+    return check_backend(in, backend, error) && check_context_parallel(in, backend, error) &&
+           check_dsa(in, error) && check_workload(in, error);
 }
 
 /* Bytes per weight value and the dtype linears compute in, from the format of the tensors that
@@ -1276,17 +1306,15 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
     ModelBackend backend = model_engine_backend(in->arch, in->engine, &in->plan->par, in->hw);
     if (!check_input(in, backend, error))
         return NULL;
-    Ctx c;
-    memset(&c, 0, sizeof c);
-    c.in = in;
-    c.a = in->arch;
-    c.pl = in->plan;
-    c.e = in->engine;
-    c.backend = backend;
-    c.act_bytes = 2;
-    c.kv_bytes = in->engine->kv_cache_dtype == SCHED_DTYPE_FP8 ? 1 : 2;
+    Ctx c = {.in = in,
+             .a = in->arch,
+             .pl = in->plan,
+             .e = in->engine,
+             .backend = backend,
+             .act_bytes = 2,
+             .kv_bytes = in->engine->kv_cache_dtype == SCHED_DTYPE_FP8 ? 1 : 2,
+             .p = sched_program_new(in->plan->world)};
     weight_dtype(in, &c.wbytes, &c.cdt);
-    c.p = sched_program_new(in->plan->world);
     model_plan_add_groups((ModelPlan *)in->plan, c.p);
     c.ops = g_array_new(FALSE, FALSE, sizeof(SchedOp));
     for (uint32_t r = 0; r < in->plan->world; r++) {
@@ -1359,13 +1387,7 @@ static void finding(Check *k, int cls, int32_t layer, const char *op, uint64_t r
 GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
 {
     GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);
-    Ctx c;
-    memset(&c, 0, sizeof c);
-    c.in = in;
-    c.a = in->arch;
-    c.pl = in->plan;
-    c.e = in->engine;
-    c.p = (SchedProgram *)p;
+    Ctx c = {.in = in, .a = in->arch, .pl = in->plan, .e = in->engine, .p = (SchedProgram *)p};
     for (guint li = 0; li < p->lists->len; li++) {
         Check k = {out, p, g_array_new(FALSE, FALSE, sizeof(int32_t)), {false}};
         for (uint32_t r = 0; r < p->n_ranks; r++)
