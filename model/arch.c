@@ -25,10 +25,6 @@
  */
 #include "arch.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,10 +53,13 @@ static GResource *embedded_resource(void)
     return res;
 }
 
-enum { ERR_IO = 0, ERR_JSON = 1, ERR_FIELD = 2 };
+enum {
+    ERR_IO = MODEL_ARCH_ERROR_IO,
+    ERR_JSON = MODEL_ARCH_ERROR_JSON,
+    ERR_FIELD = MODEL_ARCH_ERROR_FIELD
+};
 
 #define MAX_FIELD INT32_MAX                       /* largest integer a field may hold */
-#define MAX_CONFIG_BYTES ((long)64 * 1024 * 1024) /* a config.json is a few KiB */
 #define MAX_MTP_LAYERS (MODEL_QUANT_MAX_LAYERS - MODEL_MAX_LAYERS)
 
 G_DEFINE_QUARK(model - arch - error - quark, model_arch_error)
@@ -1540,82 +1539,23 @@ bool model_arch_load_string(const char *json, const char *display, ModelArch *ou
     return load_text(json, -1, display ? display : "<string>", NULL, NULL, out, error);
 }
 
-/* Reads `path` whole; errors say the path and strerror (g_file_get_contents would repeat it). */
-static char *read_all(const char *path, gsize *len, GError **error)
+bool model_arch_load_config(const ModelArchText *config, const ModelArchText *ascend_desc,
+                            ModelArch *out, GError **error)
 {
-    /* Opened without blocking and checked before any read: a FIFO cannot hang the load, a
-     * device such as /dev/zero cannot grow memory (doc/reliability.md). */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        g_set_error(error, MODEL_ARCH_ERROR, ERR_IO, "%s: cannot read the model config: %s", path,
-                    g_strerror(e));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        const char *what = S_ISDIR(st.st_mode)    ? "a folder"
-                           : S_ISFIFO(st.st_mode) ? "a FIFO"
-                           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                                                                        : "not a regular file";
-        close(fd);
-        g_set_error(error, MODEL_ARCH_ERROR, ERR_IO,
-                    "%s: cannot read the model config: it is %s; expected a regular file "
-                    "(a config.json)",
-                    path, what);
-        return NULL;
-    }
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        g_set_error(error, MODEL_ARCH_ERROR, ERR_IO, "%s: cannot read the model config: %s", path,
-                    g_strerror(e));
-        return NULL;
-    }
-    g_autoptr(GString) buf = g_string_new(NULL);
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        g_string_append_len(buf, chunk, (gssize)n);
-        if ((long)buf->len > MAX_CONFIG_BYTES) {
-            fclose(f);
-            g_set_error(error, MODEL_ARCH_ERROR, ERR_IO,
-                        "%s: larger than %ld MiB; expected a config.json of a few KiB", path,
-                        MAX_CONFIG_BYTES >> 20);
-            return NULL;
-        }
-    }
-    int e = ferror(f) ? errno : 0;
-    fclose(f);
-    if (e) {
-        g_set_error(error, MODEL_ARCH_ERROR, ERR_IO, "%s: cannot read the model config: %s", path,
-                    g_strerror(e));
-        return NULL;
-    }
-    *len = buf->len;
-    return g_string_free(g_steal_pointer(&buf), FALSE);
-}
-
-bool model_arch_load_file(const char *path, ModelArch *out, GError **error)
-{
-    g_return_val_if_fail(path != NULL && out != NULL, false);
+    g_return_val_if_fail(config != NULL && (config->data != NULL || config->len == 0), false);
+    g_return_val_if_fail(ascend_desc == NULL || ascend_desc->data != NULL || ascend_desc->len == 0,
+                         false);
+    g_return_val_if_fail(out != NULL, false);
     g_return_val_if_fail(error == NULL || *error == NULL, false);
-    gsize len = 0;
-    g_autofree char *text = read_all(path, &len, error);
-    if (!text)
-        return false;
+    const char *display = config->display ? config->display : "<config.json>";
     /* vLLM-Ascend W8A8 / W4A8 checkpoints describe every tensor in a file beside config.json. */
-    g_autofree char *dir = g_path_get_dirname(path);
-    g_autofree char *desc_path = g_build_filename(dir, "quant_model_description.json", NULL);
     g_autoptr(JsonParser) desc_parser = json_parser_new_immutable();
     JsonObject *desc = NULL;
-    if (g_file_test(desc_path, G_FILE_TEST_IS_REGULAR)) {
-        gsize dlen = 0;
-        g_autofree char *dtext = read_all(desc_path, &dlen, error);
-        if (!dtext)
-            return false;
-        JsonNode *root = parse_json(desc_parser, dtext, (gssize)dlen, desc_path,
+    const char *desc_display = NULL;
+    if (ascend_desc) {
+        desc_display = ascend_desc->display ? ascend_desc->display : MODEL_ARCH_ASCEND_DESCRIPTION;
+        JsonNode *root = parse_json(desc_parser, ascend_desc->data ? ascend_desc->data : "",
+                                    (gssize)ascend_desc->len, desc_display,
                                     "a quant_model_description.json object", error);
         if (!root)
             return false;
@@ -1624,24 +1564,13 @@ bool model_arch_load_file(const char *path, ModelArch *out, GError **error)
             g_set_error(error, MODEL_ARCH_ERROR, ERR_FIELD,
                         "%s: expected a JSON object (tensor name -> \"W8A8\" / \"FLOAT\" ...) at "
                         "the top level, got %s",
-                        desc_path, got);
+                        desc_display, got);
             return false;
         }
         desc = json_node_get_object(root);
     }
-    if (!load_text(text, (gssize)len, path, desc, desc_path, out, error))
-        return false;
-    /* NVIDIA ModelOpt checkpoints may keep their scheme in hf_quant_config.json beside a
-     * config.json that has no quantization_config ({"quantization": {"quant_algo": ...}}). */
-    g_autofree char *hf_path = g_build_filename(dir, "hf_quant_config.json", NULL);
-    if (!desc && !out->quant.method[0] && g_file_test(hf_path, G_FILE_TEST_IS_REGULAR)) {
-        gsize hlen = 0;
-        g_autofree char *htext = read_all(hf_path, &hlen, error);
-        if (!htext)
-            return false;
-        return model_arch_apply_quant_json(out, htext, hf_path, error);
-    }
-    return true;
+    return load_text(config->data ? config->data : "", (gssize)config->len, display, desc,
+                     desc_display, out, error);
 }
 
 bool model_arch_load_preset(const char *name, ModelArch *out, GError **error)

@@ -1,6 +1,7 @@
 /* model/arch.h — a model's architecture as the lowering and the memory plan need it, read from
  * a Hugging Face config.json (json-glib) or a preset (model/presets/NAME.json, the same format,
- * embedded in the binary).
+ * embedded in the binary). model/ reads no files: a config.json comes as bytes, read by the
+ * caller (src/input/hf-config.h reads a checkpoint folder's files).
  *
  * Structure is detected from fields: MLA when `kv_lora_rank` is present, a DSA indexer + sparse
  * attention when `index_topk` is present (with `index_n_heads`, `index_head_dim`), IndexShare when
@@ -144,9 +145,35 @@ typedef struct {
     ModelQuantSpec quant;
 } ModelArch;
 
-/* Loads a config.json; a vLLM-Ascend quant_model_description.json in the same folder gives the
- * quantization. Returns false and sets `error` naming the file and field on failure. */
-bool model_arch_load_file(const char *path, ModelArch *out, GError **error);
+/* The error codes of MODEL_ARCH_ERROR. */
+typedef enum {
+    MODEL_ARCH_ERROR_IO = 0, /* a preset that does not exist; a file that cannot be read (set
+                                by the caller that reads it: src/input/hf-config.h) */
+    MODEL_ARCH_ERROR_JSON,   /* malformed JSON: the message says where (FILE:LINE:COLUMN) */
+    MODEL_ARCH_ERROR_FIELD,  /* a field with a value ranksim cannot use, or an architecture
+                                it does not simulate: the message names the field */
+} ModelArchErrorCode;
+
+/* A file's bytes as the caller read them (model/ never opens files) and the name messages
+ * give it (its path). `data` need not be NUL-terminated. */
+typedef struct {
+    const char *data;
+    gsize len;
+    const char *display;
+} ModelArchText;
+
+/* Files a checkpoint may keep beside its config.json: vLLM-Ascend's description of every
+ * tensor's format (it then gives the quantization), and NVIDIA ModelOpt's scheme for a
+ * config.json without quantization_config (applied with model_arch_apply_quant_json). */
+#define MODEL_ARCH_ASCEND_DESCRIPTION "quant_model_description.json"
+#define MODEL_ARCH_HF_QUANT_CONFIG "hf_quant_config.json"
+
+/* Parses a config.json's bytes; `ascend_desc` (NULL: none) is the vLLM-Ascend
+ * quant_model_description.json found beside it, which then gives the quantization. Returns
+ * false and sets `error` (MODEL_ARCH_ERROR_JSON / _FIELD) naming the file and field on
+ * failure; *out is written only on success. */
+bool model_arch_load_config(const ModelArchText *config, const ModelArchText *ascend_desc,
+                            ModelArch *out, GError **error);
 /* Parses config.json text; `display` names it in messages. */
 bool model_arch_load_string(const char *json, const char *display, ModelArch *out,
                             GError **error);
@@ -159,7 +186,8 @@ const char *model_arch_preset_names(void);
 /* Replaces a->quant with the scheme of a `quantization_config` given as JSON text (the object
  * itself, or a whole config.json holding one), resolved against a's module names. `display`
  * names the text in messages. On failure returns false, leaves *a untouched and sets
- * MODEL_ARCH_ERROR (1 = malformed JSON, 2 = the quantization parser's message). */
+ * MODEL_ARCH_ERROR (MODEL_ARCH_ERROR_JSON, or MODEL_ARCH_ERROR_FIELD with the quantization
+ * parser's message). */
 bool model_arch_apply_quant_json(ModelArch *a, const char *json_text, const char *display,
                                  GError **error);
 

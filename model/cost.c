@@ -85,7 +85,7 @@ void model_cost_free(ModelCost *c)
 
 /* ---- profile loading ---------------------------------------------------------------------- */
 
-static bool G_GNUC_PRINTF(5, 6) parse_fail(GError **error, const char *path, guint line,
+static bool G_GNUC_PRINTF(5, 6) parse_fail(GError **error, const char *display, guint line,
                                            const char *column, const char *fmt, ...)
 {
     va_list ap;
@@ -93,33 +93,34 @@ static bool G_GNUC_PRINTF(5, 6) parse_fail(GError **error, const char *path, gui
     g_autofree char *what = g_strdup_vprintf(fmt, ap);
     va_end(ap);
     if (column)
-        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE, "%s:%u: column '%s': %s", path,
-                    line, column, what);
+        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE, "%s:%u: column '%s': %s",
+                    display, line, column, what);
     else
-        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE, "%s:%u: %s", path, line, what);
+        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE, "%s:%u: %s", display, line,
+                    what);
     return false;
 }
 
 /* Parses a whole field (already stripped) as a finite number >= 0. */
-static bool parse_number(const char *path, guint line, const char *column, const char *field,
+static bool parse_number(const char *display, guint line, const char *column, const char *field,
                          double *out, GError **error)
 {
     if (!*field)
-        return parse_fail(error, path, line, column, "empty, expected a number");
+        return parse_fail(error, display, line, column, "empty, expected a number");
     char *end = NULL;
     double v = g_ascii_strtod(field, &end);
     if (end == field || *end != '\0')
-        return parse_fail(error, path, line, column, "'%s' is not a number", field);
+        return parse_fail(error, display, line, column, "'%s' is not a number", field);
     if (!isfinite(v))
-        return parse_fail(error, path, line, column, "'%s' is not a finite number", field);
+        return parse_fail(error, display, line, column, "'%s' is not a finite number", field);
     if (v < 0)
-        return parse_fail(error, path, line, column, "%s is negative, expected a value >= 0",
+        return parse_fail(error, display, line, column, "%s is negative, expected a value >= 0",
                           field);
     *out = v;
     return true;
 }
 
-static bool check_header(const char *path, guint line, const char *text, GError **error)
+static bool check_header(const char *display, guint line, const char *text, GError **error)
 {
     g_auto(GStrv) fields = g_strsplit(text, ",", -1);
     static const char *const want[] = {"op", "rows", "seconds"};
@@ -127,7 +128,7 @@ static bool check_header(const char *path, guint line, const char *text, GError 
     for (guint i = 0; ok && i < G_N_ELEMENTS(want); i++)
         ok = strcmp(g_strstrip(fields[i]), want[i]) == 0;
     if (!ok)
-        return parse_fail(error, path, line, NULL,
+        return parse_fail(error, display, line, NULL,
                           "bad header '%s': expected '" PROFILE_HEADER
                           "' (op name, token rows, measured seconds)",
                           text);
@@ -142,33 +143,33 @@ static int point_cmp(gconstpointer a, gconstpointer b)
 
 /* Parses one data line (stripped, not blank, not a comment) into `into`. `seen` maps
  * "op\nrows" to the line that gave that point, for duplicates. */
-static bool parse_row(const char *path, guint line, const char *text, GHashTable *into,
+static bool parse_row(const char *display, guint line, const char *text, GHashTable *into,
                       GHashTable *seen, GError **error)
 {
     g_auto(GStrv) f = g_strsplit(text, ",", -1);
     guint n = g_strv_length(f);
     if (n != 3)
-        return parse_fail(error, path, line, NULL,
+        return parse_fail(error, display, line, NULL,
                           "expected 3 columns '" PROFILE_HEADER "', got %u", n);
     const char *op = g_strstrip(f[0]);
     const char *rows_s = g_strstrip(f[1]);
     const char *seconds_s = g_strstrip(f[2]);
 
     if (!*op)
-        return parse_fail(error, path, line, "op", "empty, expected an op name");
+        return parse_fail(error, display, line, "op", "empty, expected an op name");
     if (!g_utf8_validate(op, -1, NULL))
-        return parse_fail(error, path, line, "op", "the op name is not valid UTF-8");
+        return parse_fail(error, display, line, "op", "the op name is not valid UTF-8");
 
     double rows_d, seconds;
-    if (!parse_number(path, line, "rows", rows_s, &rows_d, error))
+    if (!parse_number(display, line, "rows", rows_s, &rows_d, error))
         return false;
     if (rows_d == 0)
-        return parse_fail(error, path, line, "rows", "0, expected a token count >= 1");
+        return parse_fail(error, display, line, "rows", "0, expected a token count >= 1");
     if (rows_d != floor(rows_d))
-        return parse_fail(error, path, line, "rows", "%s is not a whole number of rows", rows_s);
+        return parse_fail(error, display, line, "rows", "%s is not a whole number of rows", rows_s);
     if (rows_d > PROFILE_MAX_ROWS)
-        return parse_fail(error, path, line, "rows", "%s is too large (at most 2^53)", rows_s);
-    if (!parse_number(path, line, "seconds", seconds_s, &seconds, error))
+        return parse_fail(error, display, line, "rows", "%s is too large (at most 2^53)", rows_s);
+    if (!parse_number(display, line, "seconds", seconds_s, &seconds, error))
         return false;
 
     CostPoint pt = {.rows = (uint64_t)rows_d, .seconds = seconds, .line = line};
@@ -176,7 +177,7 @@ static bool parse_row(const char *path, guint line, const char *text, GHashTable
     gpointer first = g_hash_table_lookup(seen, key);
     if (first) {
         g_free(key);
-        return parse_fail(error, path, line, "rows",
+        return parse_fail(error, display, line, "rows",
                           "op '%s' already has a point at rows %" PRIu64 " (line %u)", op, pt.rows,
                           GPOINTER_TO_UINT(first));
     }
@@ -191,29 +192,24 @@ static bool parse_row(const char *path, guint line, const char *text, GHashTable
     return true;
 }
 
-bool model_cost_load_profile(ModelCost *c, const char *path, GError **error)
+bool model_cost_load_profile(ModelCost *c, const char *data, gsize len, const char *display,
+                             GError **error)
 {
     g_return_val_if_fail(c != NULL, false);
-    g_return_val_if_fail(path != NULL, false);
+    g_return_val_if_fail(data != NULL || len == 0, false);
+    g_return_val_if_fail(display != NULL, false);
     g_return_val_if_fail(error == NULL || *error == NULL, false);
 
-    g_autofree char *contents = NULL;
-    gsize len = 0;
-    g_autoptr(GError) io = NULL;
-    if (!g_file_get_contents(path, &contents, &len, &io)) {
-        g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_IO, "%s: cannot read the profile: %s",
-                    path, io->message);
-        return false;
-    }
-    if (memchr(contents, '\0', len)) {
+    if (len && memchr(data, '\0', len)) {
         g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE,
                     "%s: contains a NUL byte; expected a text CSV with header '" PROFILE_HEADER "'",
-                    path);
+                    display);
         return false;
     }
 
     g_autoptr(GHashTable) into = profile_table_new();
     g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autofree char *contents = g_strndup(data ? data : "", len);
     g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);
     bool have_header = false;
     for (guint i = 0; lines[i]; i++) {
@@ -225,17 +221,17 @@ bool model_cost_load_profile(ModelCost *c, const char *path, GError **error)
         if (!*text || *text == '#')
             continue;
         if (!have_header) {
-            if (!check_header(path, line, text, error))
+            if (!check_header(display, line, text, error))
                 return false;
             have_header = true;
             continue;
         }
-        if (!parse_row(path, line, text, into, seen, error))
+        if (!parse_row(display, line, text, into, seen, error))
             return false;
     }
     if (!have_header) {
         g_set_error(error, MODEL_COST_ERROR, MODEL_COST_ERROR_PARSE,
-                    "%s: no header; expected a first line '" PROFILE_HEADER "'", path);
+                    "%s: no header; expected a first line '" PROFILE_HEADER "'", display);
         return false;
     }
 

@@ -20,7 +20,6 @@
 GQuark model_cost_error_quark(void);
 
 typedef enum {
-    MODEL_COST_ERROR_IO,    /* the profile file cannot be read */
     MODEL_COST_ERROR_PARSE, /* the profile is not a valid `op,rows,seconds` table */
 } ModelCostError;
 
@@ -41,11 +40,14 @@ ModelCost *model_cost_new(const NetHardware *hw, const ModelCostParams *params);
 void model_cost_free(ModelCost *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelCost, model_cost_free)
 
-/* Loads a profile CSV (see above). Errors name the file, line and column (bad header, a
- * non-number, negative rows or seconds, duplicate (op, rows)). All or nothing: on error the
- * model is unchanged. An op listed in a second profile replaces that op's earlier points.
- * doc/cost-model.md gives the format. */
-bool model_cost_load_profile(ModelCost *c, const char *path, GError **error);
+/* Loads a profile CSV (see above) from its `len` bytes (`data` need not be NUL-terminated; the
+ * caller reads the file: src/input/, through src/util/inputfile.h). Errors
+ * (MODEL_COST_ERROR_PARSE) name `display` (the file's path), the line and the column (bad
+ * header, a non-number, negative rows or seconds, duplicate (op, rows), a NUL byte). All or
+ * nothing: on error the model is unchanged. An op listed in a second profile replaces that
+ * op's earlier points. doc/cost-model.md gives the format. */
+bool model_cost_load_profile(ModelCost *c, const char *data, gsize len, const char *display,
+                             GError **error);
 
 /* Whether op `name` has measured points (so model_cost_op_ns ignores flops and bytes). */
 bool model_cost_is_profiled(const ModelCost *c, const char *name);

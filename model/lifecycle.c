@@ -176,7 +176,7 @@ void model_lifecycle_plan(ModelMemPlan *m, const ModelArch *a, const ModelPlan *
     uint32_t largest = 0;
     uint32_t n_sizes = e->cudagraph_mode == MODEL_CUDAGRAPH_NONE
                            ? 0
-                           : model_cudagraph_capture_sizes(e, hw, UINT32_MAX, &largest);
+                           : model_engine_cudagraph_sizes(e, hw, UINT32_MAX, &largest);
     ModelMoeWorkspace ws;
     bool autotune = a->moe && model_moe_backend_autotunes(e->moe_backend) &&
                     model_moe_cutlass_workspace(a, &plan->par, e->max_num_batched_tokens,

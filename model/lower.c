@@ -1,7 +1,6 @@
 /* model/lower.c — model + plan + engine + workload -> per-rank programs; see lower.h and
  * doc/lowering.md for the rules and where each comes from. */
 #include "lower.h"
-#include "memory.h"
 #include "surface.h"
 
 #include <math.h>
@@ -14,98 +13,7 @@ G_DEFINE_QUARK(ranksim - model - lower - error - quark, model_lower_error)
 #define V4_WINDOW 128u
 #define V4_ENTRY_BYTES 584.0
 
-/* ---- names ---- */
-
-static const char *const quant_names[MODEL_QUANT_COUNT] = {"bf16", "fp8", "w8a8", "w4a8", "nvfp4"};
-static const char *const cudagraph_names[] = {"NONE", "PIECEWISE", "FULL", "FULL_AND_PIECEWISE"};
-
-const char *model_quant_name(ModelQuant q)
-{
-    return q < MODEL_QUANT_COUNT ? quant_names[q] : "?";
-}
-
-bool model_quant_parse(const char *s, ModelQuant *out)
-{
-    for (int i = 0; i < MODEL_QUANT_COUNT; i++)
-        if (g_ascii_strcasecmp(s, quant_names[i]) == 0) {
-            *out = (ModelQuant)i;
-            return true;
-        }
-    return false;
-}
-
-const char *model_cudagraph_name(ModelCudagraph m)
-{
-    return (unsigned)m < G_N_ELEMENTS(cudagraph_names) ? cudagraph_names[m] : "?";
-}
-
-bool model_cudagraph_parse(const char *s, ModelCudagraph *out)
-{
-    for (guint i = 0; i < G_N_ELEMENTS(cudagraph_names); i++)
-        if (g_ascii_strcasecmp(s, cudagraph_names[i]) == 0) {
-            *out = (ModelCudagraph)i;
-            return true;
-        }
-    return false;
-}
-
-void model_engine_defaults(ModelEngine *e)
-{
-    memset(e, 0, sizeof *e);
-    e->attention_backend = MODEL_BACKEND_AUTO;
-    e->quantization = MODEL_QUANT_BF16;
-    e->kv_cache_dtype = SCHED_DTYPE_BF16;
-    e->gpu_memory_utilization = 0.92;
-    e->max_num_batched_tokens = 8192;
-    e->max_model_len = 8192;
-    e->max_num_seqs = 256;
-    e->cudagraph_mode = MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
-    e->cudagraph_memory_profiling = true;
-    e->moe_backend = MODEL_MOE_AUTO;
-    e->jit_compile_s = 1.0;
-    e->enable_prefix_caching = true;
-}
-
-void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const NetHardware *hw)
-{
-    g_return_if_fail(e != NULL && a != NULL);
-    if (!(e->given & MODEL_ENGINE_GIVEN_MAX_MODEL_LEN) && a->max_model_len)
-        e->max_model_len = a->max_model_len;
-    if (!hw)
-        return;
-    /* "For GPUs like H100 and MI300x, use larger default values"; A100 excluded (vLLM PR
-     * #17885). The device memory is what the platform reports (hbm_bytes). */
-    bool big = hw->hbm_bytes >= 70ull * 1024 * 1024 * 1024 && hw->arch != NET_ARCH_SM80 &&
-               g_ascii_strncasecmp(hw->name, "a100", 4) != 0;
-    uint32_t tokens = big ? 8192 : 2048, seqs = big ? 1024 : 256;
-    bool tokens_given = e->given & MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS;
-    bool seqs_given = e->given & MODEL_ENGINE_GIVEN_MAX_NUM_SEQS;
-    if (!tokens_given)
-        e->max_num_batched_tokens = tokens;
-    if (!seqs_given)
-        e->max_num_seqs = seqs;
-    if (!tokens_given) {
-        uint64_t cap = (uint64_t)e->max_num_seqs * e->max_model_len;
-        if (cap < e->max_num_batched_tokens)
-            e->max_num_batched_tokens = (uint32_t)cap;
-    }
-    if (!seqs_given && e->max_num_seqs > e->max_num_batched_tokens)
-        e->max_num_seqs = e->max_num_batched_tokens;
-    /* The model runner, unless VLLM_USE_V2_MODEL_RUNNER or the key says: vLLM PR 52861 runs the
-     * DSA architectures on the V2 runner by default on CUDA; on ROCm only GLM-5.x, until PR
-     * 53155 kept it on V1 too (vllm/config/vllm.py; PR 53155's description). */
-    if (!(e->given & MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER) &&
-        model_vllm_has(e->vllm_absent, MODEL_VLLM_DSA_MODELS_ON_V2_RUNNER)) {
-        bool glm = strcmp(a->architecture, "GlmMoeDsaForCausalLM") == 0;
-        bool dsa = glm || strcmp(a->architecture, "DeepseekV32ForCausalLM") == 0 ||
-                   strcmp(a->architecture, "DeepseekV4ForCausalLM") == 0;
-        if (hw->platform == NET_PLATFORM_CUDA)
-            e->v2_model_runner = dsa;
-        else if (hw->platform == NET_PLATFORM_ROCM)
-            e->v2_model_runner =
-                glm && !model_vllm_has(e->vllm_absent, MODEL_VLLM_ROCM_GLM_DSA_ON_V1_RUNNER);
-    }
-}
+/* ---- batches and workloads ---- */
 
 ModelBatch *model_batch_new(void)
 {
@@ -957,7 +865,7 @@ static void step_graphs(Ctx *c, const StepRows *sr)
     uint32_t largest = 0;
     c->graphed = c->graphed_attention = false;
     if (m == MODEL_CUDAGRAPH_NONE ||
-        model_cudagraph_capture_sizes(c->e, c->in->hw, UINT32_MAX, &largest) == 0)
+        model_engine_cudagraph_sizes(c->e, c->in->hw, UINT32_MAX, &largest) == 0)
         return;
     uint64_t rows = sr->mode == MODE_TP ? sr->padded : sr->full;
     if (rows > largest)
@@ -1170,20 +1078,9 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
 
 /* ---- entry point ---- */
 
-ModelBackend model_engine_backend(const ModelArch *a, const ModelEngine *e,
-                                  const ModelParallel *par, const NetHardware *hw)
-{
-    g_return_val_if_fail(a != NULL && e != NULL && par != NULL, MODEL_BACKEND_AUTO);
-    uint32_t tp = MAX(1u, par->tensor_parallel_size);
-    ModelBackendQuery q = {.kv_fp8 = e->kv_cache_dtype == SCHED_DTYPE_FP8,
-                           .heads_per_rank = a->num_heads / tp,
-                           .pcp = par->prefill_context_parallel_size,
-                           .dcp = par->decode_context_parallel_size,
-                           .rocm_aiter = e->rocm_aiter};
-    return model_backend_resolve(a, e->attention_backend, hw, &q, NULL);
-}
-
-static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError **error)
+/* The attention backend exists for this architecture and device, and vLLM accepts it with
+ * this parallel plan. */
+static bool check_backend(const ModelLowerInput *in, ModelBackend backend, GError **error)
 {
     const ModelArch *a = in->arch;
     const ModelParallel *par = &in->plan->par;
@@ -1204,8 +1101,15 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
                     "FLASHMLA_SPARSE; engine.vllm_without: [55879] for the vLLM before it)");
         return false;
     }
-    /* vLLM's context-parallel rules that need the model, the engine or the backend
-     * (../shared/reference/vllm-rules.md §2), in its words */
+    return true;
+}
+
+/* vLLM's context-parallel (PCP, DCP) rules that need the model, the engine or the backend. */
+static bool check_context_parallel(const ModelLowerInput *in, ModelBackend backend, GError **error)
+{
+    const ModelArch *a = in->arch;
+    const ModelParallel *par = &in->plan->par;
+    /* ../shared/reference/vllm-rules.md §2, in vLLM's words */
     uint32_t pcp = par->prefill_context_parallel_size, dcp = par->decode_context_parallel_size;
     if (pcp > 1 && !a->mla) {
         g_set_error(error, MODEL_LOWER_ERROR, 0,
@@ -1239,7 +1143,7 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
     }
     if (dcp > 1) {
         uint32_t il = MAX(par->cp_kv_cache_interleave_size, 1u);
-        uint32_t blk = model_memory_kv_block_size(a, backend, in->hw);
+        uint32_t blk = model_engine_kv_block_size(a, backend, in->hw);
         if (il > blk || blk % il != 0) {
             g_set_error(error, MODEL_LOWER_ERROR, MODEL_LOWER_ERROR_BACKEND,
                         "parallel.cp_kv_cache_interleave_size %u: vLLM refuses it with the %s "
@@ -1265,6 +1169,14 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
             return false;
         }
     }
+    return true;
+}
+
+/* What vLLM's DeepSeek-V4 asserts and what ranksim lowers of it and of DSA CP. */
+static bool check_dsa(const ModelLowerInput *in, GError **error)
+{
+    const ModelArch *a = in->arch;
+    const ModelParallel *par = &in->plan->par;
     if (a->dsv4) {
         /* what vLLM's DeepSeek-V4 asserts, and what ranksim lowers of it */
         if (in->engine->kv_cache_dtype != SCHED_DTYPE_FP8) {
@@ -1297,6 +1209,13 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
                     "and decode_context_parallel_size to 1, or turn sequence parallel off");
         return false;
     }
+    return true;
+}
+
+/* Every step fits the plan (no more batches than DP ranks) and the engine (max_model_len). */
+static bool check_workload(const ModelLowerInput *in, GError **error)
+{
+    const ModelParallel *par = &in->plan->par;
     for (guint i = 0; i < in->workload->steps->len; i++) {
         const ModelStep *s = g_ptr_array_index(in->workload->steps, i);
         if (s->per_dp->len > par->data_parallel_size) {
@@ -1327,6 +1246,12 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
     return true;
 }
 
+static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError **error)
+{
+    return check_backend(in, backend, error) && check_context_parallel(in, backend, error) &&
+           check_dsa(in, error) && check_workload(in, error);
+}
+
 /* Bytes per weight value and the dtype linears compute in, from the format of the tensors that
  * dominate the weight bytes (routed experts of a MoE model, else the dense MLP), in the
  * checkpoint's spec or the engine.quantization override. Weight-only formats (int4 groups)
@@ -1338,7 +1263,7 @@ static void weight_dtype(const ModelLowerInput *in, double *wbytes, NetPeakDtype
     ModelQuantSpec ov;
     const ModelQuantSpec *q = &a->quant;
     if (in->engine->quantization_override &&
-        model_quant_spec_from_name(model_quant_name(in->engine->quantization), a->moe,
+        model_quant_spec_from_name(model_engine_quant_name(in->engine->quantization), a->moe,
                                    a->native_dtype, a->num_layers, &ov))
         q = &ov;
     int32_t layer = 0;
@@ -1381,17 +1306,15 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
     ModelBackend backend = model_engine_backend(in->arch, in->engine, &in->plan->par, in->hw);
     if (!check_input(in, backend, error))
         return NULL;
-    Ctx c;
-    memset(&c, 0, sizeof c);
-    c.in = in;
-    c.a = in->arch;
-    c.pl = in->plan;
-    c.e = in->engine;
-    c.backend = backend;
-    c.act_bytes = 2;
-    c.kv_bytes = in->engine->kv_cache_dtype == SCHED_DTYPE_FP8 ? 1 : 2;
+    Ctx c = {.in = in,
+             .a = in->arch,
+             .pl = in->plan,
+             .e = in->engine,
+             .backend = backend,
+             .act_bytes = 2,
+             .kv_bytes = in->engine->kv_cache_dtype == SCHED_DTYPE_FP8 ? 1 : 2,
+             .p = sched_program_new(in->plan->world)};
     weight_dtype(in, &c.wbytes, &c.cdt);
-    c.p = sched_program_new(in->plan->world);
     model_plan_add_groups((ModelPlan *)in->plan, c.p);
     c.ops = g_array_new(FALSE, FALSE, sizeof(SchedOp));
     for (uint32_t r = 0; r < in->plan->world; r++) {
@@ -1464,13 +1387,7 @@ static void finding(Check *k, int cls, int32_t layer, const char *op, uint64_t r
 GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
 {
     GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);
-    Ctx c;
-    memset(&c, 0, sizeof c);
-    c.in = in;
-    c.a = in->arch;
-    c.pl = in->plan;
-    c.e = in->engine;
-    c.p = (SchedProgram *)p;
+    Ctx c = {.in = in, .a = in->arch, .pl = in->plan, .e = in->engine, .p = (SchedProgram *)p};
     for (guint li = 0; li < p->lists->len; li++) {
         Check k = {out, p, g_array_new(FALSE, FALSE, sizeof(int32_t)), {false}};
         for (uint32_t r = 0; r < p->n_ranks; r++)

@@ -48,10 +48,6 @@
 #define NCCL_COMM_BYTES (256ull * MIB)
 /* HCCL: each communicator holds 2 x HCCL_BUFFSIZE, default 200 MB (Huawei CANN env-var docs). */
 #define HCCL_COMM_BYTES (2ull * 200ull * MIB)
-/* KV-cache block sizes the budget is rounded to (FlashMLA needs 64; vLLM-Ascend uses 128). */
-#define KV_BLOCK_DEFAULT 16u
-#define KV_BLOCK_MLA 64u
-#define KV_BLOCK_ASCEND 128u
 #define DETAIL_MAX_RANKS 256u
 /* DeepSeek-V4 KV pages (vllm deepseek_v4_attention.py, sparse_swa.py, kv_cache_interface.py;
  * vLLM blog "DeepSeek V4 in vLLM", 2026-04-24): one cached entry is 584 B (448 fp8 NoPE + 128
@@ -66,7 +62,6 @@
 #define V4_PAGE_LARGE 37440ull
 #define V4_PAGE_INDEXER 8640ull
 #define V4_PAGE_C128 1728ull
-#define V4_COMPRESSED_BLOCK 256u
 
 static const char *const component_names[MODEL_MEM_COUNT] = {
     "weights",     "quant_scales", "derived_weights", "kv_cache",       "attn_workspace",
@@ -140,20 +135,22 @@ static uint32_t n_layers(const Ctx *c)
 static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const ModelEngine *e,
                      const NetHardware *hw)
 {
-    memset(c, 0, sizeof *c);
-    c->a = a, c->pl = pl, c->e = e, c->hw = hw;
-    c->backend = model_engine_backend(a, e, &pl->par, hw);
+    *c = (Ctx){.a = a,
+               .pl = pl,
+               .e = e,
+               .hw = hw,
+               .backend = model_engine_backend(a, e, &pl->par, hw),
+               .npu = hw && hw->platform == NET_PLATFORM_NPU,
+               .tp = pl->par.tensor_parallel_size,
+               .dp = pl->par.data_parallel_size,
+               .pcp = pl->par.prefill_context_parallel_size,
+               .dcp = pl->par.decode_context_parallel_size,
+               .ep = a->moe && pl->ep_size > 1 ? pl->ep_size : 1};
     c->ascend = c->backend == MODEL_BACKEND_ASCEND;
-    c->npu = hw && hw->platform == NET_PLATFORM_NPU;
     /* Since vLLM PR #25359 the CUDA worker initializes the distributed environment before its
      * first snapshot; vLLM-Ascend's worker is its own and keeps them inside (doc/memory.md) */
     c->reserved_in_budget =
         c->npu || !model_vllm_has(e->vllm_absent, MODEL_VLLM_NCCL_BEFORE_MEMORY_SNAPSHOT);
-    c->tp = pl->par.tensor_parallel_size;
-    c->dp = pl->par.data_parallel_size;
-    c->pcp = pl->par.prefill_context_parallel_size;
-    c->dcp = pl->par.decode_context_parallel_size;
-    c->ep = a->moe && pl->ep_size > 1 ? pl->ep_size : 1;
     c->moe_world = c->tp * c->dp * c->pcp;
     bool seq = pl->par.enable_sequence_parallel && c->tp > 1;
     c->dsa_cp = seq && a->dsa && a->mla;
@@ -162,8 +159,9 @@ static void ctx_init(Ctx *c, const ModelArch *a, const ModelPlan *pl, const Mode
     c->heads = c->dsa_cp ? a->num_heads : model_arch_max_heads(a) / c->tp;
     c->q = &a->quant;
     if (e->quantization_override &&
-        model_quant_spec_from_name(model_quant_name(e->quantization), a->moe, a->native_dtype,
-                                   a->num_layers + a->num_nextn_predict_layers, &c->override))
+        model_quant_spec_from_name(model_engine_quant_name(e->quantization), a->moe,
+                                   a->native_dtype, a->num_layers + a->num_nextn_predict_layers,
+                                   &c->override))
         c->q = &c->override;
     ctx_stage(c, 0);
 }
@@ -744,7 +742,7 @@ static uint64_t window_blocks(const Ctx *c, uint64_t window, uint64_t block, uin
 static uint64_t v4_request_bytes(const Ctx *c, uint64_t len)
 {
     const ModelArch *a = c->a;
-    uint64_t total = 0, compressed = ceil_div(len, V4_COMPRESSED_BLOCK);
+    uint64_t total = 0, compressed = ceil_div(len, MODEL_ENGINE_V4_COMPRESSED_BLOCK);
     for (uint32_t l = c->l0; l < c->l1; l++) {
         total += window_blocks(c, V4_SWA_WINDOW, V4_SWA_BLOCK, len) * V4_PAGE_LARGE;
         if (a->compress_ratio[l] == 4)
@@ -766,30 +764,9 @@ static uint64_t kv_bytes_per_token_rank(const Ctx *c)
     return main + idx * indexer_layers(c);
 }
 
-/* The KV block size vLLM uses: 128 on vLLM-Ascend; 64 for FlashMLA (dense and sparse) and
- * FlashInfer MLA ("Forcing kv cache block size to 64 for FlashMLA backend", platforms/cuda.py);
- * CacheConfig.DEFAULT_BLOCK_SIZE 16 otherwise. */
-uint32_t model_memory_kv_block_size(const ModelArch *a, ModelBackend backend, const NetHardware *hw)
-{
-    if (a->dsv4)
-        return V4_COMPRESSED_BLOCK; /* the compressed layers' logical block (vLLM blog) */
-    (void)hw;
-    if (backend == MODEL_BACKEND_ASCEND)
-        return KV_BLOCK_ASCEND;
-    switch (backend) {
-    case MODEL_BACKEND_FLASHMLA:
-    case MODEL_BACKEND_FLASHMLA_SPARSE:
-    case MODEL_BACKEND_FLASHINFER_MLA:
-    case MODEL_BACKEND_FLASHINFER_MLA_SPARSE:
-        return KV_BLOCK_MLA;
-    default:
-        return KV_BLOCK_DEFAULT;
-    }
-}
-
 static uint32_t kv_block_size(const Ctx *c)
 {
-    return model_memory_kv_block_size(c->a, c->backend, c->hw);
+    return model_engine_kv_block_size(c->a, c->backend, c->hw);
 }
 
 /* KV bytes one request of `len` tokens holds on a rank, in whole blocks: every full-attention
@@ -1144,45 +1121,13 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sample
 
 /* ---- CUDA graphs ---- */
 
-/* vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes): [1, 2, 4] +
- * range(8, 256, 8) + range(256, max + 1, 16), with max = min(max_num_seqs x (1 + speculative
- * tokens) x 2, ceiling) capped by max_num_batched_tokens; the ceiling is 1024 on SM100 (B200,
- * GB200) and 512 elsewhere (research notes: /work/research/cudagraph-memory.md). Counts those
- * <= `limit`; sets *largest. */
-uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw, uint32_t limit,
-                                       uint32_t *largest)
-{
-    uint32_t ceiling = hw && (hw->arch == NET_ARCH_SM100) ? 1024u : 512u;
-    uint64_t want = 2ull * MAX(1u, e->max_num_seqs) * (1u + e->num_speculative_tokens);
-    uint32_t mx = (uint32_t)MIN(want, (uint64_t)ceiling);
-    mx = MIN(mx, MAX(1u, e->max_num_batched_tokens));
-    mx = MIN(mx, limit);
-    uint32_t n = 0, big = 0;
-    for (uint32_t s = 1; s <= mx;) {
-        n++, big = s;
-        s = s < 4 ? s * 2 : s < 8 ? 8 : s < 256 ? s + 8 : s + 16;
-    }
-    *largest = big;
-    return n;
-}
-
-uint32_t model_cudagraph_bucket(const ModelEngine *e, const NetHardware *hw, uint32_t n)
-{
-    uint32_t largest = 0;
-    if (model_cudagraph_capture_sizes(e, hw, UINT32_MAX, &largest) == 0 || n > largest)
-        return 0;
-    for (uint32_t s = 1;; s = s < 4 ? s * 2 : s < 8 ? 8 : s < 256 ? s + 8 : s + 16)
-        if (s >= n)
-            return s;
-}
-
 static void plan_cudagraph(const Ctx *c, Build *b)
 {
     ModelCudagraph m = c->e->cudagraph_mode;
     if (m == MODEL_CUDAGRAPH_NONE)
         return;
     uint32_t largest = 0;
-    uint32_t n_all = model_cudagraph_capture_sizes(c->e, c->hw, UINT32_MAX, &largest);
+    uint32_t n_all = model_engine_cudagraph_sizes(c->e, c->hw, UINT32_MAX, &largest);
     if (n_all == 0)
         return;
     /* vLLM: max over modes of the first capture + (n - 1) x the next graph's cost, per mode.
@@ -1204,7 +1149,7 @@ static void plan_cudagraph(const Ctx *c, Build *b)
         uint32_t n_full =
             m == MODEL_CUDAGRAPH_FULL
                 ? n_all
-                : model_cudagraph_capture_sizes(c->e, c->hw, MAX(1u, c->e->max_num_seqs), &l2);
+                : model_engine_cudagraph_sizes(c->e, c->hw, MAX(1u, c->e->max_num_seqs), &l2);
         if (n_full > 1)
             build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.full_graphs"),
                       g_strdup_printf("(%u - 1) sizes x 1 MiB", n_full), "graph",
@@ -1389,163 +1334,224 @@ static void json_rank(GString *s, uint32_t rank, const RankClass *k)
                            rank, k->non_kv, k->r.kv_budget_bytes, k->weights_total, k->one_request);
 }
 
-static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const uint32_t *cls_of)
+/* Whether rank class `k` has problem `p` (each rank has at most one: the first vLLM meets). */
+static bool rank_has(const ModelMemPlan *m, const RankClass *k, Problem p)
+{
+    bool oom = k->weights_total > m->hbm_bytes;
+    bool poom = !oom && profile_peak(k, m->context_bytes) > m->hbm_bytes;
+    int64_t bud = k->r.kv_budget_bytes;
+    bool small = !oom && !poom && bud > 0 && (uint64_t)bud < k->one_request;
+    bool tight = !oom && !poom && bud > 0 && !small &&
+                 (double)bud < MODEL_MEM_NON_KV_UNDERESTIMATE * (double)k->non_kv;
+    return p == P_OOM           ? oom
+           : p == P_PROFILE_OOM ? poom
+           : p == P_NO_KV       ? !oom && !poom && bud <= 0
+           : p == P_TOO_SMALL   ? small
+                                : tight;
+}
+
+/* Whether rank class `k` is worse off than `w` for problem `p`: more weights, a higher profile
+ * peak, or less KV budget left after one request. */
+static bool rank_worse(const ModelMemPlan *m, const RankClass *k, const RankClass *w, Problem p)
+{
+    if (p == P_OOM)
+        return k->weights_total > w->weights_total;
+    if (p == P_PROFILE_OOM)
+        return profile_peak(k, m->context_bytes) > profile_peak(w, m->context_bytes);
+    return k->r.kv_budget_bytes - (int64_t)k->one_request <
+           w->r.kv_budget_bytes - (int64_t)w->one_request;
+}
+
+/* One problem as found on the plan's ranks: what its message and its detail say. */
+typedef struct {
+    Problem p;
+    GArray *ranks;      /* int32 ranks that have it, ascending */
+    int32_t worst;      /* the rank worst off (the first of equals) */
+    const RankClass *w; /* its class */
+    const char *rl;     /* `ranks` formatted ("0-3,8") */
+    double u_pos;       /* gpu_memory_utilization for a positive KV budget on `worst` */
+    double u_one;       /* ... for one max_model_len request */
+} MemProblem;
+
+/* The ranks that have problem `p` (caller frees), and the worst of them in *worst (-1: none). */
+static GArray *problem_ranks(const ModelMemPlan *m, const RankClass *classes,
+                             const uint32_t *cls_of, Problem p, int32_t *worst)
+{
+    GArray *ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    *worst = -1;
+    for (uint32_t r = 0; r < m->world; r++) {
+        const RankClass *k = &classes[cls_of[r]];
+        if (!rank_has(m, k, p))
+            continue;
+        int32_t rr = (int32_t)r;
+        g_array_append_val(ranks, rr);
+        if (*worst < 0 || rank_worse(m, k, &classes[cls_of[*worst]], p))
+            *worst = rr;
+    }
+    return ranks;
+}
+
+/* The non-KV components of the worst rank, in GiB, for the KV-budget messages; the
+ * communicators are named as part of non-KV or, since PR #25359, beside it. Caller frees. */
+static char *non_kv_parts(const Ctx *c, const RankClass *w)
+{
+    const uint64_t *by = w->r.bytes;
+    g_autofree char *comm =
+        c->reserved_in_budget
+            ? g_strdup_printf(", reserved %.2f GiB", gib((double)by[MODEL_MEM_RESERVED]))
+            : g_strdup_printf(" GiB; the communicators' %.2f GiB are outside the budget, "
+                              "made before vLLM's first memory snapshot",
+                              gib((double)by[MODEL_MEM_RESERVED]));
+    return g_strdup_printf(
+        "weights %.2f, quant scales %.2f, derived weights %.2f, attention workspace %.2f, "
+        "activations %.2f, CUDA graphs %.2f%s",
+        gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
+        gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
+        gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_CUDAGRAPH]), comm);
+}
+
+/* The out-of-memory messages: the weights alone, or the profile forward on top of them. */
+static char *oom_message(const Ctx *c, const ModelMemPlan *m, const MemProblem *q)
+{
+    const RankClass *w = q->w;
+    const uint64_t *by = w->r.bytes;
+    double hbm = (double)m->hbm_bytes;
+    if (q->p == P_PROFILE_OOM)
+        return g_strdup_printf(
+            "%s out of memory during the profile run: rank %d holds %.2f GiB of weights "
+            "(weights %.2f, quant scales %.2f, derived weights %.2f GiB) and %.2f GiB of "
+            "runtime context (%.2f) and communicator buffers, and its profile forward at "
+            "max_num_batched_tokens=%u adds %.2f GiB of activations and %.2f GiB of "
+            "attention workspace: %.2f GiB, more than the device's %.2f GiB, before any KV "
+            "cache. Lower max_num_batched_tokens, or shard the model over more ranks. Ranks "
+            "affected: %s.",
+            c->npu ? "NPU" : "CUDA", q->worst, gib((double)w->weights_total),
+            gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
+            gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]),
+            gib((double)(by[MODEL_MEM_RESERVED] + m->context_bytes)), gib((double)m->context_bytes),
+            c->e->max_num_batched_tokens, gib((double)by[MODEL_MEM_ACTIVATIONS]),
+            gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
+            gib((double)profile_peak(w, m->context_bytes)), gib(hbm), q->rl);
+    return g_strdup_printf(
+        "%s out of memory while loading the model: rank %d needs %.2f GiB for its "
+        "weights alone (weights %.2f, quant scales %.2f, derived weights %.2f GiB) but "
+        "the device holds %.2f GiB. Shard the model over more ranks (tensor or expert "
+        "parallelism) or use a smaller quantization. Ranks affected: %s.",
+        c->npu ? "NPU" : "CUDA", q->worst, gib((double)w->weights_total),
+        gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
+        gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib(hbm), q->rl);
+}
+
+/* The KV-budget messages, in vLLM's words where vLLM has them: no budget, a budget within
+ * ranksim's uncertainty, a budget below one max_model_len request. */
+static char *kv_message(const Ctx *c, const ModelMemPlan *m, const MemProblem *q)
+{
+    const RankClass *w = q->w;
+    double hbm = (double)m->hbm_bytes;
+    g_autofree char *parts = non_kv_parts(c, w);
+    if (q->p == P_NO_KV) {
+        g_autofree char *fit =
+            q->u_one <= 1.0
+                ? g_strdup_printf("; one max_model_len request (%u tokens, %.2f GiB of KV "
+                                  "cache on this rank) needs >= %.4f",
+                                  c->e->max_model_len, gib((double)w->one_request), q->u_one)
+                : g_strdup_printf("; one max_model_len request (%u tokens, %.2f GiB) would "
+                                  "need %.4f, more than the device: reduce the non-KV "
+                                  "memory instead",
+                                  c->e->max_model_len, gib((double)w->one_request), q->u_one);
+        return g_strdup_printf(
+            "No available memory for the cache blocks. Try increasing "
+            "`gpu_memory_utilization` when initializing the engine. Rank %d (worst of ranks "
+            "%s): KV budget %.2f GiB = requested %.2f GiB (%.2f GiB x %.4g) - non-KV %.2f "
+            "GiB (%s). A positive budget needs gpu_memory_utilization >= %.4f%s.",
+            q->worst, q->rl, gib((double)w->r.kv_budget_bytes), gib((double)m->requested_bytes),
+            gib(hbm), m->utilization, gib((double)w->non_kv), parts, q->u_pos, fit);
+    }
+    if (q->p == P_TIGHT) {
+        double band = MODEL_MEM_NON_KV_UNDERESTIMATE * (double)w->non_kv;
+        double u_margin = util_ceil4(((double)w->non_kv + band) / hbm);
+        return g_strdup_printf(
+            "Available KV cache memory is only %.2f GiB on rank %d (worst of ranks %s), "
+            "within ranksim's uncertainty: its non-KV memory has been up to %.1f %% lower "
+            "than vLLM's in real start-up logs (doc/validation.md), %.2f GiB here, so on "
+            "hardware the budget may be negative. Non-KV %.2f GiB (%s); "
+            "gpu_memory_utilization >= %.4f keeps a positive budget with that margin.",
+            gib((double)w->r.kv_budget_bytes), q->worst, q->rl,
+            100.0 * MODEL_MEM_NON_KV_UNDERESTIMATE, gib(band), gib((double)w->non_kv), parts,
+            u_margin);
+    }
+    uint64_t est =
+        w->r.kv_bytes_per_token ? (uint64_t)w->r.kv_budget_bytes / w->r.kv_bytes_per_token : 0;
+    return g_strdup_printf(
+        "To serve at least one request with the models's max seq len (%u), (%.2f GiB KV "
+        "cache is needed, which is larger than the available KV cache memory (%.2f "
+        "GiB). Based on the available memory, the estimated maximum model length is "
+        "%" G_GUINT64_FORMAT ". Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine. Rank %d (worst of ranks %s): "
+        "non-KV %.2f GiB (%s); gpu_memory_utilization >= %.4f fits one request.",
+        c->e->max_model_len, gib((double)w->one_request), gib((double)w->r.kv_budget_bytes), est,
+        q->worst, q->rl, gib((double)w->non_kv), parts, q->u_one);
+}
+
+/* The diagnostic's detail (JSON): the problem, the utilizations that would fit, and the
+ * first DETAIL_MAX_RANKS affected ranks' figures. Caller frees. */
+static char *problem_detail(const Ctx *c, const ModelMemPlan *m, const RankClass *classes,
+                            const uint32_t *cls_of, const MemProblem *q)
 {
     static const char *const pname[P_COUNT] = {"weights_exceed_hbm", "profile_run_exceeds_hbm",
                                                "no_kv_cache", "kv_below_one_request",
                                                "kv_budget_within_uncertainty"};
     static const char *const phase[P_COUNT] = {"load_weights", "profile_run", "kv_cache",
                                                "kv_cache", "kv_cache"};
+    GString *d = g_string_new(NULL);
+    g_string_append_printf(
+        d,
+        "{\"problem\":\"%s\",\"phase\":\"%s\",\"worst_rank\":%d,"
+        "\"ranks\":\"%s\","
+        "\"hbm_bytes\":%" G_GUINT64_FORMAT ",\"requested_bytes\":%" G_GUINT64_FORMAT
+        ",\"gpu_memory_utilization\":%.6g,"
+        "\"utilization_positive_budget\":%.4f,"
+        "\"utilization_one_request\":%.4f,\"max_model_len\":%u,"
+        "\"per_rank\":[",
+        pname[q->p], phase[q->p], q->worst, q->rl, m->hbm_bytes, m->requested_bytes, m->utilization,
+        q->u_pos, q->u_one, c->e->max_model_len);
+    guint shown = MIN(q->ranks->len, DETAIL_MAX_RANKS);
+    for (guint i = 0; i < shown; i++) {
+        uint32_t r = (uint32_t)g_array_index(q->ranks, int32_t, i);
+        if (i)
+            g_string_append_c(d, ',');
+        json_rank(d, r, &classes[cls_of[r]]);
+    }
+    g_string_append_printf(d, "],\"truncated\":%s}", shown < q->ranks->len ? "true" : "false");
+    return g_string_free(d, FALSE);
+}
+
+/* One diagnostic per problem some rank has (oom, or kv_budget: an error, a warning when the
+ * budget is only within ranksim's uncertainty), naming the worst rank and the ranks affected. */
+static void add_diags(const Ctx *c, ModelMemPlan *m, RankClass *classes, const uint32_t *cls_of)
+{
     double hbm = (double)m->hbm_bytes;
     for (int p = 0; p < P_COUNT; p++) {
-        GArray *ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
-        int32_t worst = -1;
-        for (uint32_t r = 0; r < m->world; r++) {
-            const RankClass *k = &classes[cls_of[r]];
-            bool oom = k->weights_total > m->hbm_bytes;
-            bool poom = !oom && profile_peak(k, m->context_bytes) > m->hbm_bytes;
-            int64_t bud = k->r.kv_budget_bytes;
-            bool small = !oom && !poom && bud > 0 && (uint64_t)bud < k->one_request;
-            bool tight = !oom && !poom && bud > 0 && !small &&
-                         (double)bud < MODEL_MEM_NON_KV_UNDERESTIMATE * (double)k->non_kv;
-            bool hit = p == P_OOM           ? oom
-                       : p == P_PROFILE_OOM ? poom
-                       : p == P_NO_KV       ? !oom && !poom && bud <= 0
-                       : p == P_TOO_SMALL   ? small
-                                            : tight;
-            if (!hit)
-                continue;
-            int32_t rr = (int32_t)r;
-            g_array_append_val(ranks, rr);
-            if (worst < 0)
-                worst = rr;
-            const RankClass *w = &classes[cls_of[worst]];
-            bool worse = p == P_OOM ? k->weights_total > w->weights_total
-                         : p == P_PROFILE_OOM
-                             ? profile_peak(k, m->context_bytes) > profile_peak(w, m->context_bytes)
-                             : bud - (int64_t)k->one_request <
-                                   w->r.kv_budget_bytes - (int64_t)w->one_request;
-            if (worse)
-                worst = rr;
-        }
-        if (ranks->len == 0) {
-            g_array_unref(ranks);
+        MemProblem q = {.p = (Problem)p};
+        q.ranks = problem_ranks(m, classes, cls_of, q.p, &q.worst);
+        if (q.ranks->len == 0) {
+            g_array_unref(q.ranks);
             continue;
         }
-        const RankClass *w = &classes[cls_of[worst]];
-        g_autofree char *rl = sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
-        double u_pos = util_ceil4((double)w->non_kv / hbm);
-        double u_one = util_ceil4((double)(w->non_kv + w->one_request) / hbm);
-        const uint64_t *by = w->r.bytes;
-        /* the communicators are named as part of non-KV or, since PR #25359, beside it */
-        g_autofree char *comm =
-            c->reserved_in_budget
-                ? g_strdup_printf(", reserved %.2f GiB", gib((double)by[MODEL_MEM_RESERVED]))
-                : g_strdup_printf(" GiB; the communicators' %.2f GiB are outside the budget, "
-                                  "made before vLLM's first memory snapshot",
-                                  gib((double)by[MODEL_MEM_RESERVED]));
-        g_autofree char *parts = g_strdup_printf(
-            "weights %.2f, quant scales %.2f, derived weights %.2f, attention workspace %.2f, "
-            "activations %.2f, CUDA graphs %.2f%s",
-            gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
-            gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
-            gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_CUDAGRAPH]), comm);
-        char *msg = NULL;
-        const char *kind = p == P_OOM || p == P_PROFILE_OOM ? "oom" : "kv_budget";
-        if (p == P_PROFILE_OOM) {
-            msg = g_strdup_printf(
-                "%s out of memory during the profile run: rank %d holds %.2f GiB of weights "
-                "(weights %.2f, quant scales %.2f, derived weights %.2f GiB) and %.2f GiB of "
-                "runtime context (%.2f) and communicator buffers, and its profile forward at "
-                "max_num_batched_tokens=%u adds %.2f GiB of activations and %.2f GiB of "
-                "attention workspace: %.2f GiB, more than the device's %.2f GiB, before any KV "
-                "cache. Lower max_num_batched_tokens, or shard the model over more ranks. Ranks "
-                "affected: %s.",
-                c->npu ? "NPU" : "CUDA", worst, gib((double)w->weights_total),
-                gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
-                gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]),
-                gib((double)(by[MODEL_MEM_RESERVED] + m->context_bytes)),
-                gib((double)m->context_bytes), c->e->max_num_batched_tokens,
-                gib((double)by[MODEL_MEM_ACTIVATIONS]), gib((double)by[MODEL_MEM_ATTN_WORKSPACE]),
-                gib((double)profile_peak(w, m->context_bytes)), gib(hbm), rl);
-        } else if (p == P_OOM) {
-            msg = g_strdup_printf(
-                "%s out of memory while loading the model: rank %d needs %.2f GiB for its "
-                "weights alone (weights %.2f, quant scales %.2f, derived weights %.2f GiB) but "
-                "the device holds %.2f GiB. Shard the model over more ranks (tensor or expert "
-                "parallelism) or use a smaller quantization. Ranks affected: %s.",
-                c->npu ? "NPU" : "CUDA", worst, gib((double)w->weights_total),
-                gib((double)by[MODEL_MEM_WEIGHTS]), gib((double)by[MODEL_MEM_QUANT_SCALES]),
-                gib((double)by[MODEL_MEM_DERIVED_WEIGHTS]), gib(hbm), rl);
-        } else if (p == P_NO_KV) {
-            g_autofree char *fit =
-                u_one <= 1.0
-                    ? g_strdup_printf("; one max_model_len request (%u tokens, %.2f GiB of KV "
-                                      "cache on this rank) needs >= %.4f",
-                                      c->e->max_model_len, gib((double)w->one_request), u_one)
-                    : g_strdup_printf("; one max_model_len request (%u tokens, %.2f GiB) would "
-                                      "need %.4f, more than the device: reduce the non-KV "
-                                      "memory instead",
-                                      c->e->max_model_len, gib((double)w->one_request), u_one);
-            msg = g_strdup_printf(
-                "No available memory for the cache blocks. Try increasing "
-                "`gpu_memory_utilization` when initializing the engine. Rank %d (worst of ranks "
-                "%s): KV budget %.2f GiB = requested %.2f GiB (%.2f GiB x %.4g) - non-KV %.2f "
-                "GiB (%s). A positive budget needs gpu_memory_utilization >= %.4f%s.",
-                worst, rl, gib((double)w->r.kv_budget_bytes), gib((double)m->requested_bytes),
-                gib(hbm), m->utilization, gib((double)w->non_kv), parts, u_pos, fit);
-        } else if (p == P_TIGHT) {
-            double band = MODEL_MEM_NON_KV_UNDERESTIMATE * (double)w->non_kv;
-            double u_margin = util_ceil4(((double)w->non_kv + band) / hbm);
-            msg = g_strdup_printf(
-                "Available KV cache memory is only %.2f GiB on rank %d (worst of ranks %s), "
-                "within ranksim's uncertainty: its non-KV memory has been up to %.1f %% lower "
-                "than vLLM's in real start-up logs (doc/validation.md), %.2f GiB here, so on "
-                "hardware the budget may be negative. Non-KV %.2f GiB (%s); "
-                "gpu_memory_utilization >= %.4f keeps a positive budget with that margin.",
-                gib((double)w->r.kv_budget_bytes), worst, rl,
-                100.0 * MODEL_MEM_NON_KV_UNDERESTIMATE, gib(band), gib((double)w->non_kv), parts,
-                u_margin);
-        } else {
-            uint64_t est = w->r.kv_bytes_per_token
-                               ? (uint64_t)w->r.kv_budget_bytes / w->r.kv_bytes_per_token
-                               : 0;
-            msg = g_strdup_printf(
-                "To serve at least one request with the models's max seq len (%u), (%.2f GiB KV "
-                "cache is needed, which is larger than the available KV cache memory (%.2f "
-                "GiB). Based on the available memory, the estimated maximum model length is "
-                "%" G_GUINT64_FORMAT ". Try increasing `gpu_memory_utilization` or decreasing "
-                "`max_model_len` when initializing the engine. Rank %d (worst of ranks %s): "
-                "non-KV %.2f GiB (%s); gpu_memory_utilization >= %.4f fits one request.",
-                c->e->max_model_len, gib((double)w->one_request), gib((double)w->r.kv_budget_bytes),
-                est, worst, rl, gib((double)w->non_kv), parts, u_one);
-        }
-        GString *d = g_string_new(NULL);
-        g_string_append_printf(d,
-                               "{\"problem\":\"%s\",\"phase\":\"%s\",\"worst_rank\":%d,"
-                               "\"ranks\":\"%s\","
-                               "\"hbm_bytes\":%" G_GUINT64_FORMAT
-                               ",\"requested_bytes\":%" G_GUINT64_FORMAT
-                               ",\"gpu_memory_utilization\":%.6g,"
-                               "\"utilization_positive_budget\":%.4f,"
-                               "\"utilization_one_request\":%.4f,\"max_model_len\":%u,"
-                               "\"per_rank\":[",
-                               pname[p], phase[p], worst, rl, m->hbm_bytes, m->requested_bytes,
-                               m->utilization, u_pos, u_one, c->e->max_model_len);
-        guint shown = MIN(ranks->len, DETAIL_MAX_RANKS);
-        for (guint i = 0; i < shown; i++) {
-            uint32_t r = (uint32_t)g_array_index(ranks, int32_t, i);
-            if (i)
-                g_string_append_c(d, ',');
-            json_rank(d, r, &classes[cls_of[r]]);
-        }
-        g_string_append_printf(d, "],\"truncated\":%s}", shown < ranks->len ? "true" : "false");
+        q.w = &classes[cls_of[q.worst]];
+        g_autofree char *rl =
+            sched_format_ranks((const int32_t *)(void *)q.ranks->data, q.ranks->len);
+        q.rl = rl;
+        q.u_pos = util_ceil4((double)q.w->non_kv / hbm);
+        q.u_one = util_ceil4((double)(q.w->non_kv + q.w->one_request) / hbm);
+        bool oom = q.p == P_OOM || q.p == P_PROFILE_OOM;
+        g_autofree char *msg = oom ? oom_message(c, m, &q) : kv_message(c, m, &q);
+        g_autofree char *detail = problem_detail(c, m, classes, cls_of, &q);
         g_ptr_array_add(m->diags,
-                        sched_diag_new(kind, p == P_TIGHT ? SCHED_SEV_WARNING : SCHED_SEV_ERROR,
-                                       worst, -1, 0, -1, NULL, msg, d->str));
-        g_string_free(d, TRUE);
-        g_free(msg);
-        g_array_unref(ranks);
+                        sched_diag_new(oom ? "oom" : "kv_budget",
+                                       q.p == P_TIGHT ? SCHED_SEV_WARNING : SCHED_SEV_ERROR,
+                                       q.worst, -1, 0, -1, NULL, msg, detail));
+        g_array_unref(q.ranks);
     }
 }
 

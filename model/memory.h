@@ -21,7 +21,7 @@
 #include "../sched/engine.h"
 #include "../sched/program.h"
 #include "arch.h"
-#include "lower.h"
+#include "engine-args.h"
 #include "plan.h"
 
 typedef enum {
@@ -157,19 +157,6 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
                                 const SchedProgram *lowered);
 void model_memory_plan_free(ModelMemPlan *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelMemPlan, model_memory_plan_free)
-
-/* vLLM's KV block size (tokens) for this architecture, backend and device. */
-uint32_t model_memory_kv_block_size(const ModelArch *a, ModelBackend backend,
-                                    const NetHardware *hw);
-
-/* How many CUDA-graph capture sizes vLLM uses by default, those <= `limit` (UINT32_MAX: all);
- * sets *largest to the largest. */
-uint32_t model_cudagraph_capture_sizes(const ModelEngine *e, const NetHardware *hw, uint32_t limit,
-                                       uint32_t *largest);
-
-/* The capture size a batch of `n` tokens runs at (the smallest capture size >= n: vLLM pads the
- * batch to it), or 0 when n exceeds the largest (the batch runs eagerly / piecewise unpadded). */
-uint32_t model_cudagraph_bucket(const ModelEngine *e, const NetHardware *hw, uint32_t n);
 
 /* The FlashInfer trtllm-gen sparse-MLA workspace in bytes (vllm-cp.md): 394 MiB; with DCP > 1
  * add 8 x heads_per_rank x DCP x max_num_batched_tokens x 256 + 1 MiB. */

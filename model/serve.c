@@ -409,7 +409,7 @@ static uint32_t pad_of(const Srv *v, const GArray *tokens)
         most = MAX(most, g_array_index(tokens, uint32_t, d));
     if (li->engine->cudagraph_mode == MODEL_CUDAGRAPH_NONE)
         return 0;
-    uint32_t bucket = model_cudagraph_bucket(li->engine, li->hw, MAX(most, 1u));
+    uint32_t bucket = model_engine_cudagraph_bucket(li->engine, li->hw, MAX(most, 1u));
     if (bucket)
         return bucket;
     return v->n_dp > 1 && li->arch->moe ? most : 0;
@@ -647,7 +647,7 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
     out->requests = g_array_sized_new(FALSE, TRUE, sizeof(ModelServeRequest), n);
     const ModelParallel *par = &li->plan->par;
     ModelBackend be = model_engine_backend(li->arch, e, par, li->hw);
-    out->block_tokens = model_memory_kv_block_size(li->arch, be, li->hw) *
+    out->block_tokens = model_engine_kv_block_size(li->arch, be, li->hw) *
                         par->decode_context_parallel_size * par->prefill_context_parallel_size;
     uint64_t blocks = in->kv_tokens / MAX(1u, out->block_tokens);
     if (e->num_gpu_blocks_override) /* vLLM: the override replaces the profiled block count */

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "memory.h"
+#include "moe.h"
 #include "vllm.h"
 
 #define KIND(k) (1u << (k))
@@ -61,11 +61,11 @@ uint32_t model_surface_startup_forwards(const ModelEngine *e, const NetHardware 
     if (e->cudagraph_mode != MODEL_CUDAGRAPH_NONE) {
         uint32_t largest = 0, graphs = 0;
         if (e->cudagraph_mode != MODEL_CUDAGRAPH_FULL)
-            graphs += model_cudagraph_capture_sizes(e, hw, UINT32_MAX, &largest);
+            graphs += model_engine_cudagraph_sizes(e, hw, UINT32_MAX, &largest);
         if (e->cudagraph_mode == MODEL_CUDAGRAPH_FULL)
-            graphs += model_cudagraph_capture_sizes(e, hw, UINT32_MAX, &largest);
+            graphs += model_engine_cudagraph_sizes(e, hw, UINT32_MAX, &largest);
         else if (e->cudagraph_mode == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE)
-            graphs += model_cudagraph_capture_sizes(e, hw, MAX(1u, e->max_num_seqs), &largest);
+            graphs += model_engine_cudagraph_sizes(e, hw, MAX(1u, e->max_num_seqs), &largest);
         n += 2 * graphs;
     }
     return n;

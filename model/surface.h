@@ -7,6 +7,11 @@
  * vLLM user sees instead"; vllm/distributed/device_communicators/cuda_communicator.py
  * (CudaCommunicator); vLLM PRs #40996 (all_gather onto PyNccl on CUDA) and #48446 (ROCm keeps
  * the base class). doc/lifecycle.md, "What the operator sees".
+ *
+ * Knowledge the lowering consults, not a consumer of it: it depends on the engine arguments
+ * (model/engine-args.h) and on a built SchedProgram only, and model_lower() calls
+ * model_surface_groups() on the program it has just built; the run calls model_surface_hang()
+ * on the outcome.
  */
 #ifndef MODEL_SURFACE_H
 #define MODEL_SURFACE_H
@@ -14,7 +19,8 @@
 #include "../net/hardware.h"
 #include "../sched/engine.h"
 #include "../sched/program.h"
-#include "lower.h"
+#include "arch.h"
+#include "engine-args.h"
 
 /* Bit 1 << SchedOpKind for each collective kind vLLM runs outside PyTorch's process group on
  * a group of kind `group_kind` ("tp", "pcp", "dcp", "dp", "ep"); `*via` names what carries them

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hardware.h"
+#include "hf-config.h"
 #include "../util/inputfile.h"
 #include "scenario-hardware.h"
 #include "scenario-requests.h"
@@ -68,7 +69,7 @@ bool scenario_arch_from_file(Loader *ld, const YamlDocNode *at, const char *key,
                                  file, what, list);
     }
     g_autoptr(GError) err = NULL;
-    if (!model_arch_load_file(file, s->arch, &err))
+    if (!hf_config_load_file(file, s->arch, &err))
         return yamldoc_fail_code(&ld->doc,
                                  err->code == 0 ? SCENARIO_ERROR_IO : SCENARIO_ERROR_INVALID, at,
                                  key, "%s", err->message);
@@ -405,15 +406,16 @@ static bool load_profile(Loader *ld, const YamlDocNode *at, Scenario *s)
             "with header op,rows,seconds, relative to the scenario's folder",
             path, g_file_test(path, G_FILE_TEST_IS_DIR) ? "it is a folder" : "no such file");
     g_autoptr(GError) err = NULL;
-    if (!input_file_check(path, 0, &err)) /* the input size limit (doc/reliability.md) */
+    gsize len = 0;
+    /* the file kind and the input size limit (doc/reliability.md); the profile parser takes
+     * a UTF-8 byte-order mark and reports a NUL byte itself */
+    g_autofree char *data = input_file_read_bytes(path, 0, &len, &err);
+    if (!data)
         return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_IO, at, "op_profile",
                                  "cannot read op profile: %s", err->message);
-    if (!model_cost_load_profile(s->cost, path, &err))
-        return yamldoc_fail_code(&ld->doc,
-                                 err->domain == MODEL_COST_ERROR && err->code == MODEL_COST_ERROR_IO
-                                     ? SCENARIO_ERROR_IO
-                                     : SCENARIO_ERROR_INVALID,
-                                 at, "op_profile", "%s", err->message);
+    if (!model_cost_load_profile(s->cost, data, len, path, &err))
+        return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_INVALID, at, "op_profile", "%s",
+                                 err->message);
     s->op_profile = g_steal_pointer(&path);
     return true;
 }
@@ -820,8 +822,9 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
                               "engine.quantization %s overrides the checkpoint's "
                               "quantization_config (%s): weights laid out as ranksim's '%s' "
                               "scheme instead of the checkpoint's formats",
-                              model_quant_name(ms->engine.quantization), s->arch->quant.method,
-                              model_quant_name(ms->engine.quantization));
+                              model_engine_quant_name(ms->engine.quantization),
+                              s->arch->quant.method,
+                              model_engine_quant_name(ms->engine.quantization));
     s->engine = ms->engine;
     s->cost = model_cost_new(&s->hardware, &ms->cost);
     if (profile_at && !load_profile(ld, profile_at, s))

@@ -34,7 +34,7 @@ void vllm_args_backend_names(const char *out[MODEL_BACKEND_COUNT + 1])
 void vllm_args_cudagraph_names(const char *out[VLLM_ARGS_N_CUDAGRAPH + 1])
 {
     for (int m = 0; m < VLLM_ARGS_N_CUDAGRAPH; m++)
-        out[m] = model_cudagraph_name((ModelCudagraph)m);
+        out[m] = model_engine_cudagraph_name((ModelCudagraph)m);
     out[VLLM_ARGS_N_CUDAGRAPH] = NULL;
 }
 
@@ -42,7 +42,7 @@ void vllm_args_cudagraph_names(const char *out[VLLM_ARGS_N_CUDAGRAPH + 1])
 void vllm_args_quant_names(const char *out[MODEL_QUANT_COUNT + 2])
 {
     for (int q = 0; q < MODEL_QUANT_COUNT; q++)
-        out[q] = model_quant_name((ModelQuant)q);
+        out[q] = model_engine_quant_name((ModelQuant)q);
     out[MODEL_QUANT_COUNT] = "none";
     out[MODEL_QUANT_COUNT + 1] = NULL;
 }
@@ -67,7 +67,7 @@ bool vllm_args_parse_quant(const char *text, ModelQuant *out)
                    {"fbgemm_fp8", MODEL_QUANT_FP8},
                    {"ptpc_fp8", MODEL_QUANT_FP8}};
     g_autofree char *low = g_ascii_strdown(text, -1);
-    if (model_quant_parse(low, out) || model_quant_parse(text, out))
+    if (model_engine_quant_parse(low, out) || model_engine_quant_parse(text, out))
         return true;
     for (size_t i = 0; i < G_N_ELEMENTS(aliases); i++)
         if (strcmp(low, aliases[i].name) == 0) {
@@ -112,7 +112,7 @@ bool vllm_args_parse_kv_dtype(const char *text, SchedDtype *out)
 bool vllm_args_parse_cudagraph(const char *text, ModelCudagraph *out)
 {
     g_autofree char *up = g_ascii_strup(text, -1);
-    return model_cudagraph_parse(up, out) || model_cudagraph_parse(text, out);
+    return model_engine_cudagraph_parse(up, out) || model_engine_cudagraph_parse(text, out);
 }
 
 /* ---- the serve flags ranksim reads ---- */
@@ -802,7 +802,8 @@ bool vllm_args_settle_quant(const VllmArgs *a, ModelArch *arch, ModelEngine *eng
                         g_strdup_printf("--quantization %s on an unquantized checkpoint: "
                                         "weights quantized online, laid out as ranksim's "
                                         "'%s' scheme (doc/quantization.md)",
-                                        a->quant_given, model_quant_name(engine->quantization)));
+                                        a->quant_given,
+                                        model_engine_quant_name(engine->quantization)));
     return true;
 }
 

@@ -21,7 +21,7 @@
 #include <glib.h>
 #include <stdbool.h>
 
-#include "../../model/lower.h"
+#include "../../model/engine-args.h"
 #include "../../model/plan.h"
 #include "../../sched/program.h"
 

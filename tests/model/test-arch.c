@@ -2,8 +2,9 @@
  * of shared/reference/models.md (golden figures), the embedded presets equal the files in
  * model/presets/, structure is detected from fields (MLA, DSA, IndexShare, MoE, dense GQA), and
  * bad configs give one MODEL_ARCH_ERROR naming the file and the field. Bad configs are written
- * to temporary folders (g_dir_make_tmp) and loaded as files; most are a preset with one field
- * changed. */
+ * to temporary folders (g_dir_make_tmp) and loaded as files (src/input/hf-config.h reads them;
+ * tests/src/input/test-hf-config.c has the files that cannot be read); most are a preset with
+ * one field changed. */
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "../../model/arch.h"
+#include "../../src/input/hf-config.h"
 
 /* MODEL_ARCH_ERROR codes (model/arch.h). */
 #define CODE_IO 0
@@ -69,7 +71,7 @@ static char *load_tmp(const char *file, const char *text, ModelArch *out, bool *
     g_autofree char *parent = g_path_get_dirname(path);
     cr_assert_eq(g_mkdir_with_parents(parent, 0700), 0);
     cr_assert(g_file_set_contents(path, text, -1, &e), "%s", e ? e->message : "");
-    *ok = model_arch_load_file(path, out, err);
+    *ok = hf_config_load_file(path, out, err);
     cr_assert_eq(g_unlink(path), 0);
     for (g_autofree char *d = g_strdup(parent); strcmp(d, dir) != 0;) {
         cr_assert_eq(g_rmdir(d), 0);
@@ -330,7 +332,7 @@ Test(presets, names_and_files_agree)
         g_autofree char *path = preset_path(names[i]);
         ModelArch file;
         GError *err = NULL;
-        if (!model_arch_load_file(path, &file, &err)) {
+        if (!hf_config_load_file(path, &file, &err)) {
             /* presets of architectures ranksim refuses (hybrids, DeepSeek-V4, Step-3.5): the
              * embedded copy is refused with the same reason */
             cr_assert(strstr(err->message, "not simulated") || strstr(err->message, "not modelled"),
@@ -440,53 +442,6 @@ Test(files, qwen_mlp_only_layers_prefix)
 }
 
 /* ---- errors ---- */
-
-Test(errors, missing_file)
-{
-    g_autofree char *path =
-        g_strdup_printf("%s/model/presets/no-such-model.json", RANKSIM_SOURCE_DIR);
-    ModelArch a;
-    GError *err = NULL;
-    cr_assert_not(model_arch_load_file(path, &a, &err));
-    cr_assert_eq(err->domain, MODEL_ARCH_ERROR);
-    cr_assert_eq(err->code, CODE_IO);
-    g_autofree char *want =
-        g_strdup_printf("%s: cannot read the model config: No such file or directory", path);
-    cr_assert_str_eq(err->message, want);
-    g_error_free(err);
-}
-
-Test(errors, directory)
-{
-    g_autofree char *dir = g_dir_make_tmp("ranksim-arch-XXXXXX", NULL);
-    cr_assert_not_null(dir);
-    ModelArch a;
-    GError *err = NULL;
-    cr_assert_not(model_arch_load_file(dir, &a, &err));
-    cr_assert_eq(g_rmdir(dir), 0);
-    cr_assert_eq(err->code, CODE_IO);
-    cr_assert(g_str_has_prefix(err->message, dir), "%s", err->message);
-    assert_has(err->message, "it is a folder; expected a regular file");
-    g_error_free(err);
-}
-
-/* A FIFO is refused without being opened for a blocking read; a device is never read. */
-Test(errors, fifo_and_device)
-{
-    g_autofree char *dir = g_dir_make_tmp("ranksim-arch-XXXXXX", NULL);
-    g_autofree char *fifo = g_build_filename(dir, "config.json", NULL);
-    cr_assert_eq(mkfifo(fifo, 0600), 0);
-    ModelArch a;
-    GError *err = NULL;
-    cr_assert_not(model_arch_load_file(fifo, &a, &err));
-    assert_has(err->message, "it is a FIFO");
-    g_clear_error(&err);
-    cr_assert_not(model_arch_load_file("/dev/zero", &a, &err));
-    assert_has(err->message, "it is a device");
-    g_clear_error(&err);
-    g_unlink(fifo);
-    g_rmdir(dir);
-}
 
 Test(errors, malformed_json_has_line_and_column)
 {
@@ -675,7 +630,7 @@ static ModelArch real_file(const char *name)
     g_autofree char *path = g_build_filename(dir, "config.json", NULL);
     ModelArch a;
     GError *err = NULL;
-    cr_assert(model_arch_load_file(path, &a, &err), "%s", err ? err->message : "");
+    cr_assert(hf_config_load_file(path, &a, &err), "%s", err ? err->message : "");
     cr_assert_str_eq(a.name, name);
     return a;
 }
@@ -975,7 +930,7 @@ static ModelArch fixture(const char *name)
     g_autofree char *path = fixture_path(name);
     ModelArch a;
     GError *err = NULL;
-    cr_assert(model_arch_load_file(path, &a, &err), "%s: %s", name, err ? err->message : "");
+    cr_assert(hf_config_load_file(path, &a, &err), "%s: %s", name, err ? err->message : "");
     return a;
 }
 
@@ -986,7 +941,7 @@ static void expect_fixture_error(const char *name, int code, const char *after)
     ModelArch a;
     memset(&a, 0x5a, sizeof a);
     GError *err = NULL;
-    cr_assert_not(model_arch_load_file(path, &a, &err), "%s loaded", name);
+    cr_assert_not(hf_config_load_file(path, &a, &err), "%s loaded", name);
     cr_assert_eq(err->domain, MODEL_ARCH_ERROR);
     cr_assert_eq(err->code, code, "code %d: %s", err->code, err->message);
     g_autofree char *want = g_strconcat(path, after, NULL);
@@ -1234,7 +1189,7 @@ Test(refusals, truncated_json)
     g_autofree char *path = fixture_path("truncated.json");
     ModelArch a;
     GError *err = NULL;
-    cr_assert_not(model_arch_load_file(path, &a, &err));
+    cr_assert_not(hf_config_load_file(path, &a, &err));
     cr_assert_eq(err->code, CODE_JSON);
     g_autofree char *at = g_strconcat(path, ":", NULL);
     cr_assert(g_str_has_prefix(err->message, at), "%s", err->message);
@@ -1368,13 +1323,13 @@ Test(quant, ascend_description_beside_config)
     cr_assert(g_file_set_contents(desc, "{\"model.layers.0.self_attn.q_proj.weight\": ", -1, NULL));
     ModelArch a;
     GError *err = NULL;
-    cr_assert_not(model_arch_load_file(cfg, &a, &err));
+    cr_assert_not(hf_config_load_file(cfg, &a, &err));
     cr_assert_eq(err->code, CODE_JSON);
     cr_assert(g_str_has_prefix(err->message, desc), "%s", err->message);
     g_clear_error(&err);
     cr_assert(g_file_set_contents(desc, "{\"model.layers.0.self_attn.q_proj.weight\": \"W8A8\"}",
                                   -1, NULL));
-    cr_assert(model_arch_load_file(cfg, &a, &err), "%s", err ? err->message : "");
+    cr_assert(hf_config_load_file(cfg, &a, &err), "%s", err ? err->message : "");
     cr_assert_eq(a.quant.n_layers, 4);
     cr_assert_eq(g_unlink(desc), 0);
     cr_assert_eq(g_unlink(cfg), 0);
@@ -1423,7 +1378,7 @@ Test(quant_files, hf_quant_config_beside_config)
 {
     ModelArch a;
     GError *err = NULL;
-    cr_assert(model_arch_load_file(RANKSIM_SOURCE_DIR "/tests/model/fixtures/modelopt-nvfp4/config.json",
+    cr_assert(hf_config_load_file(RANKSIM_SOURCE_DIR "/tests/model/fixtures/modelopt-nvfp4/config.json",
                                    &a, &err),
               "%s", err ? err->message : "");
     cr_assert_str_eq(a.quant.method, "modelopt");

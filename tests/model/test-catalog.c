@@ -11,6 +11,7 @@
 
 #include "../../model/arch.h"
 #include "../../model/catalog.h"
+#include "../../src/input/hf-config.h"
 
 #define assert_has(msg, sub)                                                                       \
     cr_assert(strstr((msg), (sub)) != NULL, "expected \"%s\" in: %s", (sub), (msg))
@@ -424,7 +425,7 @@ Test(catalog, preset_files)
         if (in(not_modelled, name))
             continue;
         ModelArch a;
-        bool ok = model_arch_load_file(path, &a, &err);
+        bool ok = hf_config_load_file(path, &a, &err);
         if (!ok && in(nested, name)) {
             /* until the loader reads text_config (issue 10 item 1) */
             g_clear_error(&err);
@@ -464,7 +465,7 @@ Test(catalog, preset_figures)
             g_strdup_printf("%s/model/presets/%s.json", RANKSIM_SOURCE_DIR, cases[i].name);
         ModelArch a;
         GError *err = NULL;
-        cr_assert(model_arch_load_file(path, &a, &err), "%s: %s", path, err ? err->message : "");
+        cr_assert(hf_config_load_file(path, &a, &err), "%s: %s", path, err ? err->message : "");
         cr_assert_eq(a.hidden_size, cases[i].hidden, "%s", cases[i].name);
         cr_assert_eq(a.num_layers, cases[i].layers, "%s", cases[i].name);
         cr_assert_eq(a.num_heads, cases[i].heads, "%s", cases[i].name);
@@ -480,7 +481,7 @@ Test(catalog, preset_figures)
     /* DeepSeek-V2-Lite: MLA without q compression */
     ModelArch a;
     cr_assert(
-        model_arch_load_file(RANKSIM_SOURCE_DIR "/model/presets/deepseek-v2-lite.json", &a, NULL));
+        hf_config_load_file(RANKSIM_SOURCE_DIR "/model/presets/deepseek-v2-lite.json", &a, NULL));
     cr_assert(a.mla);
     cr_assert_eq(a.q_lora_rank, 0);
     cr_assert_eq(a.n_shared_experts, 2);

@@ -33,6 +33,7 @@
 
 #include "../../model/memory.h"
 #include "../../src/input/hardware.h"
+#include "../../src/input/hf-config.h"
 
 #define GIB 1073741824.0
 #define RATIO_MIN 0.99
@@ -267,7 +268,7 @@ int main(int argc, char **argv)
         g_autofree char *cfg = g_build_filename(real, r->folder, "config.json", NULL);
         memset(arch, 0, sizeof *arch);
         uint64_t pred = 0, elems = 0;
-        if (!model_arch_load_file(cfg, arch, &err) ||
+        if (!hf_config_load_file(cfg, arch, &err) ||
             !one_rank_bytes(arch, r->mtp, &hw, only != NULL, &pred, &elems, &err) ||
             !one_rank_bytes(arch, false, &hw, false, &plain[i], NULL, &err)) {
             printf("%-44s %10s %10s %8s %10s %8s  FAIL (%s)\n", r->folder, "-", "-", "-", "-", "-",
