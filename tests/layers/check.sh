@@ -39,7 +39,7 @@ files=$(git ls-files 'src/*.[ch]' 'model/*.[ch]' 'sched/*.[ch]' 'net/*.[ch]' 2>/
     echo "file $f"
   done
   for lib in "$@"; do nm -A "$lib" 2>/dev/null | sed 's/^/nm /'; done
-} | awk '
+} | awk -v libs=$# '
 function norm(p,   n, i, k, parts, out) { # a/b/../c -> a/c
   n = split(p, parts, "/"); k = 0
   for (i = 1; i <= n; i++) {
@@ -96,10 +96,11 @@ $1 == "nm" {
   for (i = start; i <= k; i++) src = src "/" part[i]
   m = split(f[3], w, " "); type = w[m - 1]; name = w[m]
   if (type == "U") uses[++nuse] = module(src) " " name
-  else if (type ~ /^[TDRB]$/) defs[name] = module(src)
+  else if (type ~ /^[TDRB]$/) { defs[name] = module(src); ndefs++ }
   next
 }
 END {
+  if (libs && !ndefs) { print "# the libraries gave no symbols (nm missing, or LTO objects?)"; stray++ }
   for (i = 1; i <= ninc; i++) {
     split(incs[i], a, " "); from = a[1]; d = from; sub(/\/[^\/]*$/, "", d)
     t = norm(d "/" a[2])
