@@ -1,13 +1,13 @@
 /* src/run/match-sides.c — the two sides `match` aligns, built: an imported run's groups and
  * calls read from the database, a simulation's from its records, and each side's hang (its
  * first mismatch, else its deadlock) with its culprits; see match-private.h. The diagnostics'
- * detail JSON (culprits, a deadlock's instances) is read here with json-glib.
+ * detail (culprits, a deadlock's instances) is read with sched/'s one typed reader.
  */
 #include "match-private.h"
 
-#include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "../../sched/diagnose.h"
 #include "../store/store-rows.h"
 
 static void call_free(gpointer p)
@@ -123,32 +123,13 @@ bool match_same_call(const Call *a, const Call *b)
     return a->kind == b->kind && a->dtype == b->dtype && a->count == b->count;
 }
 
-/* Culprits of a diagnostic's detail JSON: ints, or objects with "rank". */
+/* Culprits of a diagnostic's detail (sched_detail_parse), ascending. */
 static GArray *culprits_of(const char *detail)
 {
     GArray *out = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    if (!detail)
-        return out;
-    g_autoptr(JsonParser) p = json_parser_new();
-    if (!json_parser_load_from_data(p, detail, -1, NULL))
-        return out;
-    JsonNode *root = json_parser_get_root(p);
-    if (!JSON_NODE_HOLDS_OBJECT(root))
-        return out;
-    JsonObject *o = json_node_get_object(root);
-    if (!json_object_has_member(o, "culprits"))
-        return out;
-    JsonNode *cn = json_object_get_member(o, "culprits");
-    if (!JSON_NODE_HOLDS_ARRAY(cn))
-        return out;
-    JsonArray *a = json_node_get_array(cn);
-    for (guint i = 0; i < json_array_get_length(a); i++) {
-        JsonNode *e = json_array_get_element(a, i);
-        int32_t r = -1;
-        if (JSON_NODE_HOLDS_OBJECT(e) && json_object_has_member(json_node_get_object(e), "rank"))
-            r = (int32_t)json_object_get_int_member(json_node_get_object(e), "rank");
-        else if (JSON_NODE_HOLDS_VALUE(e))
-            r = (int32_t)json_node_get_int(e);
+    g_autoptr(SchedDetail) det = sched_detail_parse(detail);
+    for (guint i = 0; det && i < det->culprits->len; i++) {
+        int32_t r = g_array_index(det->culprits, SchedDetailCulprit, i).rank;
         if (r >= 0)
             g_array_append_val(out, r);
     }
@@ -164,26 +145,15 @@ static int group_by_name(const Side *s, const char *name)
     return -1;
 }
 
-/* The instances of a deadlock's detail JSON ("instances": [{group, seq}]). */
+/* The instances of a deadlock's detail (sched_detail_parse) that name a group and a seq. */
 static void blocked_of(Side *s, const char *detail)
 {
-    g_autoptr(JsonParser) p = json_parser_new();
-    if (!detail || !json_parser_load_from_data(p, detail, -1, NULL))
-        return;
-    JsonNode *root = json_parser_get_root(p);
-    if (!JSON_NODE_HOLDS_OBJECT(root) ||
-        !json_object_has_member(json_node_get_object(root), "instances"))
-        return;
-    JsonArray *a = json_object_get_array_member(json_node_get_object(root), "instances");
-    for (guint i = 0; a && i < json_array_get_length(a); i++) {
-        JsonNode *e = json_array_get_element(a, i);
-        if (!JSON_NODE_HOLDS_OBJECT(e))
+    g_autoptr(SchedDetail) det = sched_detail_parse(detail);
+    for (guint i = 0; det && i < det->instances->len; i++) {
+        const SchedDetailInstance *in = &g_array_index(det->instances, SchedDetailInstance, i);
+        if (!in->group || !in->has_seq)
             continue;
-        JsonObject *o = json_node_get_object(e);
-        if (!json_object_has_member(o, "group") || !json_object_has_member(o, "seq"))
-            continue;
-        Inst x = {group_by_name(s, json_object_get_string_member(o, "group")),
-                  (uint64_t)json_object_get_int_member(o, "seq")};
+        Inst x = {group_by_name(s, in->group), in->seq};
         if (x.group >= 0)
             g_array_append_val(s->blocked, x);
     }
