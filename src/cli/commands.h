@@ -11,13 +11,13 @@
 
 int cli_run(int argc, char **argv);     /* src/cli/cmd-run.c */
 int cli_sweep(int argc, char **argv);   /* src/cli/cmd-sweep.c */
-int cli_report(int argc, char **argv);  /* src/cli/cmd-query.c */
-int cli_runs(int argc, char **argv);    /* src/cli/cmd-query.c */
-int cli_explain(int argc, char **argv); /* src/cli/cmd-query.c */
-int cli_trace(int argc, char **argv);   /* src/cli/cmd-query.c */
-int cli_plot(int argc, char **argv);    /* src/cli/cmd-query.c */
+int cli_report(int argc, char **argv);  /* src/cli/cmd-report.c */
+int cli_runs(int argc, char **argv);    /* src/cli/cmd-runs.c */
+int cli_explain(int argc, char **argv); /* src/cli/cmd-explain.c */
+int cli_trace(int argc, char **argv);   /* src/cli/cmd-trace.c */
+int cli_plot(int argc, char **argv);    /* src/cli/cmd-plot.c */
 int cli_prune(int argc, char **argv);   /* src/cli/cmd-prune.c */
-int cli_diff(int argc, char **argv);    /* src/cli/cmd-query.c */
+int cli_diff(int argc, char **argv);    /* src/cli/cmd-diff.c */
 int cli_list(int argc, char **argv);    /* src/cli/cmd-list.c */
 int cli_import(int argc, char **argv);  /* src/cli/cmd-import.c */
 int cli_match(int argc, char **argv);   /* src/cli/cmd-match.c */

@@ -212,8 +212,7 @@ static void add_collective(void *data, const StoreCollectiveRow *row)
     GHashTable *by_name = data;
     Group *g = g_hash_table_lookup(by_name, row->group);
     if (g)
-        group_add(g, row->seq, row->rank, row->kind, row->dtype, row->count, row->name,
-                  row->done);
+        group_add(g, row->seq, row->rank, row->kind, row->dtype, row->count, row->name, row->done);
 }
 
 /* The imported side from the database. */
@@ -265,7 +264,6 @@ void match_load_sim(const SchedProgram *p, const SchedOutcome *o, GArray *recs, 
     s->n_ranks = o->n_ranks;
     side_hang(s, o, o->groups);
 }
-
 
 char *match_fmt_ranks(GArray *a)
 {
