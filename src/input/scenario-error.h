@@ -9,6 +9,7 @@
 #define SRC_SCENARIO_ERROR_H
 
 #include <glib.h>
+#include <stdbool.h>
 
 #define SCENARIO_ERROR (scenario_error_quark())
 GQuark scenario_error_quark(void);
@@ -18,5 +19,12 @@ typedef enum {
     SCENARIO_ERROR_SYNTAX,  /* malformed YAML */
     SCENARIO_ERROR_INVALID, /* well-formed YAML, wrong content */
 } ScenarioErrorCode;
+
+/* An unknown key is a SCENARIO_ERROR_INVALID like any other content error (the exit code and
+ * the tests rest on that code); the error's private part tells it apart, for callers that
+ * must (a sweep's --vary of a key that does not exist is a usage error of its own). The
+ * mark survives g_prefix_error and g_propagate_error, not a message copied into a new error. */
+void scenario_error_mark_unknown_key(GError *error);
+bool scenario_error_is_unknown_key(const GError *error);
 
 #endif

@@ -57,11 +57,15 @@ static bool check_eval_keys(Loader *ld, const YamlDocNode *root, Scenario *s)
                                 "valid: %s",
                                 list);
         const char *best = yamldoc_closest(k->text, read);
-        if (best)
-            return yamldoc_fail(&ld->doc, k, k->text,
-                                "unknown key in a vLLM eval config; did you mean '%s'? (read: "
-                                "%s; other keys are eval-harness settings and ignored)",
-                                best, list);
+        if (best) {
+            yamldoc_fail(&ld->doc, k, k->text,
+                         "unknown key in a vLLM eval config; did you mean '%s'? (read: "
+                         "%s; other keys are eval-harness settings and ignored)",
+                         best, list);
+            if (ld->doc.error)
+                scenario_error_mark_unknown_key(*ld->doc.error);
+            return false;
+        }
         scenario_note_ignored(s, "eval config key '%s'", k->text);
     }
     return true;

@@ -44,8 +44,6 @@
 #include "scenario-program.h"
 #include "yamldoc.h"
 
-G_DEFINE_QUARK(ranksim - scenario - error - quark, scenario_error)
-
 /* ---- top-level keys ---- */
 
 /* Every top-level key of either kind, for whole-file messages ("the file is empty; ..."). */

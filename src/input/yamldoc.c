@@ -434,7 +434,10 @@ bool yamldoc_check_keys(YamlDoc *d, const YamlDocNode *m, const char *const *val
             if (strcmp(k->text, elsewhere[j]) == 0)
                 return yamldoc_fail(d, k, k->text, "not valid for %s; valid: %s", context, list);
         g_autofree char *hint = yamldoc_suggestion(k->text, valid);
-        return yamldoc_fail(d, k, k->text, "unknown key in %s; %s", context, hint);
+        yamldoc_fail(d, k, k->text, "unknown key in %s; %s", context, hint);
+        if (d->error)
+            scenario_error_mark_unknown_key(*d->error);
+        return false;
     }
     return true;
 }

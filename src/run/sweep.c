@@ -242,10 +242,7 @@ bool sweep_check_keys(const SweepInputs *in, GError **error)
         };
         g_autoptr(GError) verr = NULL;
         g_autoptr(Scenario) probe = scenario_load_string_extras(in->text, in->path, &x, &verr);
-        /* By the message's words: the loader reports an unknown key as SCENARIO_ERROR_INVALID
-         * like any other content error (tests/src/input assert that code), so no code tells a
-         * typo from a refused value yet. */
-        if (!probe && verr && strstr(verr->message, "unknown key"))
+        if (!probe && scenario_error_is_unknown_key(verr))
             return g_set_error(error, SWEEP_ERROR, SWEEP_ERROR_UNKNOWN_KEY, "--vary %s: %s",
                                vy->key, verr->message),
                    false;
