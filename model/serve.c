@@ -562,7 +562,7 @@ static void serve_loop(Srv *v, uint32_t n, const uint32_t *order)
         g_autoptr(GPtrArray) per_dp = g_ptr_array_new();
         for (uint32_t d = 0; d < v->n_dp; d++)
             g_ptr_array_add(per_dp, batch_of(v, g_ptr_array_index(scheds, d)));
-        ModelStep probe = {per_dp, 0, pad_of(v, tokens), -1};
+        ModelStep probe = {.per_dp = per_dp, .pad_tokens = pad_of(v, tokens), .sched_after = -1};
         char *why = NULL;
         int64_t dur = step_ns(v, &probe, &why, stage);
         uint32_t index = (uint32_t)step_no++;

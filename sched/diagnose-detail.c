@@ -106,8 +106,9 @@ static GArray *missing_of(JsonArray *a)
     g_array_set_clear_func(out, missing_clear);
     for (guint i = 0; a && i < json_array_get_length(a); i++) {
         JsonObject *o = obj_at(a, i);
-        SchedDetailMissing m = {(int32_t)get_int(o, "rank", -1), get_str(o, "state"),
-                                get_str(o, "doing")};
+        SchedDetailMissing m = {.rank = (int32_t)get_int(o, "rank", -1),
+                                .state = get_str(o, "state"),
+                                .doing = get_str(o, "doing")};
         g_array_append_val(out, m);
     }
     return out;
@@ -151,8 +152,9 @@ static GArray *blocked_of(JsonArray *a)
     GArray *out = g_array_new(FALSE, FALSE, sizeof(SchedDetailBlocked));
     for (guint i = 0; a && i < json_array_get_length(a); i++) {
         JsonObject *o = obj_at(a, i);
-        SchedDetailBlocked b = {(int32_t)get_int(o, "rank", -1), get_double(o, "since_us", -1),
-                                get_int(o, "instance", -1)};
+        SchedDetailBlocked b = {.rank = (int32_t)get_int(o, "rank", -1),
+                                .since_us = get_double(o, "since_us", -1),
+                                .instance = get_int(o, "instance", -1)};
         g_array_append_val(out, b);
     }
     return out;
@@ -188,8 +190,8 @@ static GPtrArray *cycles_of(JsonArray *a)
     GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     for (guint i = 0; a && i < json_array_get_length(a); i++) {
         JsonNode *n = json_array_get_element(a, i);
-        g_ptr_array_add(out, ranks_of(n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n)
-                                                                      : NULL));
+        g_ptr_array_add(out,
+                        ranks_of(n && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL));
     }
     return out;
 }

@@ -26,7 +26,8 @@ uint64_t sched_queue_push(SchedQueue *q, int64_t time_ns, uint32_t type, uint32_
         q->cap = q->cap ? q->cap * 2 : 64;
         q->heap = g_renew(SchedEvent, q->heap, q->cap);
     }
-    SchedEvent ev = {time_ns, q->next_seq++, type, target, arg};
+    SchedEvent ev = {
+        .time_ns = time_ns, .seq = q->next_seq++, .type = type, .target = target, .arg = arg};
     size_t i = q->len++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;

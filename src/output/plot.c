@@ -79,8 +79,13 @@ static void add_row(void *data, const StoreOpRow *row)
     Data *d = data;
     if (row->rank < 0 || row->rank >= d->n_ranks)
         return;
-    Seg s = {(uint8_t)row->kind, row->start_ns, row->end_ns, row->group,
-             row->seq,           row->count,    row->name_id};
+    Seg s = {.kind = (uint8_t)row->kind,
+             .start = row->start_ns,
+             .end = row->end_ns,
+             .group = row->group,
+             .seq = row->seq,
+             .count = row->count,
+             .name = row->name_id};
     g_array_append_val(d->segs[row->rank], s);
     d->t_end = MAX(d->t_end, MAX(s.start, s.end));
     d->blocked_any |= s.end < 0;
@@ -97,8 +102,7 @@ static void add_row(void *data, const StoreOpRow *row)
     }
 }
 
-static bool load(Store *st, const StoreRunInfo *r, const SchedOutcome *o, Data *d,
-                 GError **error)
+static bool load(Store *st, const StoreRunInfo *r, const SchedOutcome *o, Data *d, GError **error)
 {
     d->n_ranks = o->n_ranks;
     d->segs = g_new0(GArray *, MAX(d->n_ranks, 1u));
@@ -307,7 +311,8 @@ static void draw_legend(const Canvas *c, double y)
 
 /* The instance the hang starts from: a dashed line at its first arrival and each rank's count,
  * equal counts folded into rank ranges. */
-static void draw_instance(const Canvas *c, const Data *d, const SchedOutcome *o, double y0, double y1)
+static void draw_instance(const Canvas *c, const Data *d, const SchedOutcome *o, double y0,
+                          double y1)
 {
     const char *gname = NULL;
     int64_t seq = 0;
@@ -374,7 +379,7 @@ static void draw(cairo_t *cr, double w, double h, const Data *d, const GArray *l
 {
     rgb(cr, 0xFFFFFF);
     cairo_paint(cr);
-    Canvas c = {cr, w, h, LEFT, w - RIGHT, d->t_end};
+    Canvas c = {.cr = cr, .w = w, .h = h, .x0 = LEFT, .x1 = w - RIGHT, .t_axis = d->t_end};
     if (d->blocked_any) /* room to show that blocked ones go on */
         c.t_axis = d->t_end + d->t_end / 8 + 1;
     const SchedDiag *first = NULL;
@@ -413,7 +418,8 @@ static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned
                                                       : CAIRO_STATUS_WRITE_ERROR;
 }
 
-bool plot_write(Store *st, const StoreRunInfo *r, const SchedOutcome *o, const char *path, int width, GError **error)
+bool plot_write(Store *st, const StoreRunInfo *r, const SchedOutcome *o, const char *path,
+                int width, GError **error)
 {
     enum { PNG, SVG, PDF } fmt;
     if (g_str_has_suffix(path, ".png"))

@@ -1,4 +1,5 @@
-/* src/output/trace.c — Chrome trace-event JSON for one stored run, streamed from SQLite; see trace.h.
+/* src/output/trace.c — Chrome trace-event JSON for one stored run, streamed from SQLite; see
+ * trace.h.
  *
  * The document is written in one pass, in this order:
  *   {"traceEvents":[ metadata events, op slices ("X"), flows ("s"/"t"/"f"), diagnostics ("i") ],
@@ -48,12 +49,12 @@ typedef struct {
     StoreTraceReader *rd; /* the run's rows (src/store/store-trace.h) */
     int64_t run_id;
     const char *out_path;
-    OutFile *out;        /* the output (src/util/outfile.h: temp + rename, or in place; "-" = stdout) */
-    FILE *f;             /* its stream */
-    GConverter *gz;      /* a gzip compressor when the path ends in .gz, else NULL */
-    uint32_t per_node;   /* devices per node from the run's hardware line (0: unknown: one
-                            process for every rank) */
-    GHashTable *members; /* group name -> GArray<int32> ranks, for diagnostics on groups */
+    OutFile *out;   /* the output (src/util/outfile.h: temp + rename, or in place; "-" = stdout) */
+    FILE *f;        /* its stream */
+    GConverter *gz; /* a gzip compressor when the path ends in .gz, else NULL */
+    uint32_t per_node;      /* devices per node from the run's hardware line (0: unknown: one
+                               process for every rank) */
+    GHashTable *members;    /* group name -> GArray<int32> ranks, for diagnostics on groups */
     GPtrArray *group_ranks; /* group id -> GArray<int32> ranks (NULL holes) */
     GHashTable *arrived;    /* (group id, seq) of never-completed instances -> GArray<int32> */
     GString *buf;           /* the event being formatted, reused */
@@ -700,8 +701,7 @@ static bool write_op(void *data, const StoreTraceOp *op, GError **error)
     if (tid < 0)
         return false;
     if (tid != rank)
-        g_hash_table_insert(w->lane_of,
-                            GSIZE_TO_POINTER(op_key(rank, op->idx)),
+        g_hash_table_insert(w->lane_of, GSIZE_TO_POINTER(op_key(rank, op->idx)),
                             GSIZE_TO_POINTER((gsize)tid));
     event_begin(w);
     g_string_append(b, "\"ph\":\"B\",");
@@ -835,7 +835,7 @@ static bool write_flow(void *data, const StoreTraceFlow *f, GError **error)
 
 static bool write_flows(TraceWriter *w, GError **error)
 {
-    FlowState fs = {w, 0, 0, -1, -1};
+    FlowState fs = {.w = w, .cur_group = -1, .cur_seq = -1};
     return store_trace_flows(w->rd, w->blocked_end_ns, write_flow, &fs, error);
 }
 
@@ -941,9 +941,7 @@ static bool write_diag(void *data, const StoreTraceDiag *d, GError **error)
     if ((f->from_ns >= 0 && ts < f->from_ns) || (f->to_ns >= 0 && ts >= f->to_ns))
         return true;
     for (guint k = 0; k < targets; k++) {
-        int64_t rank = members       ? g_array_index(members, int32_t, k)
-                       : d->has_rank ? d->rank
-                                     : 0;
+        int64_t rank = members ? g_array_index(members, int32_t, k) : d->has_rank ? d->rank : 0;
         if ((members || d->has_rank) && !rank_kept(w, rank))
             continue;
         event_begin(w);

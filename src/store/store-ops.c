@@ -447,7 +447,7 @@ static bool insert_lines(StoreTimelines *t, const char *path, const StoreRecordS
         uint32_t hi = lo + 1;
         while (hi < t->n_timelines && rows + t->ranks[t->first[hi]].n <= SORT_RECORDS)
             rows += t->ranks[t->first[hi++]].n;
-        LinePass ps = {t, lo, hi, NULL, 0};
+        LinePass ps = {.t = t, .lo = lo, .hi = hi};
         if (rows <= SORT_RECORDS)
             ps.buf = g_new(SchedRecord, MAX(rows, 1));
         ok = source_foreach(path, src, pass_records, &ps, error);
