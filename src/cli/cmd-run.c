@@ -266,6 +266,7 @@ typedef struct {
     char *hw;        /* runner_hardware_line */
     char *overrides; /* run_overrides, may be NULL */
     RunnerLabels lb;
+    StoreRunInfo info; /* the run's row as stored (borrows from the scenario and the above) */
     RunnerResult *res;
 } RunDone;
 
@@ -286,7 +287,7 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
     d->hw = runner_hardware_line(sc);
     d->overrides = run_overrides(o);
     runner_labels(sc, &d->lb);
-    StoreRunInfo info = {
+    d->info = (StoreRunInfo){
         .name = sc->name,
         .kind = sc->kind,
         .path = sc->path,
@@ -300,7 +301,7 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
         .vllm = d->lb.vllm,
         .overrides = d->overrides,
     };
-    StoreRun *sr = store_run_begin(store, &info, sc->program, &err);
+    StoreRun *sr = store_run_begin(store, &d->info, sc->program, &err);
     if (!sr) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;
@@ -331,25 +332,14 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
 static void run_print(const RunOptions *o, const Scenario *sc, const RunDone *d)
 {
     const RunnerResult *res = d->res;
-    StoreRunInfo rr = {
-        .id = d->run_id,
-        .name = sc->name,
-        .kind = sc->kind,
-        .path = sc->path,
-        .db_path = o->db_path,
-        .trace_path = o->trace,
-        .status = res->status,
-        .exit_code = res->exit_code,
-        .wall_ms = elapsed_ms(o->t0),
-        .hardware = d->hw,
-        .not_simulated = sc->ignored_flags,
-        .serve = sc->serve,
-        .model = d->lb.model,
-        .layout = d->lb.layout,
-        .vllm = d->lb.vllm,
-        .overrides = d->overrides,
-        .weights = res->memory ? res->memory->weights_format : NULL,
-    };
+    StoreRunInfo rr = d->info; /* and what the run became */
+    rr.id = d->run_id;
+    rr.db_path = o->db_path;
+    rr.trace_path = o->trace;
+    rr.status = res->status;
+    rr.exit_code = res->exit_code;
+    rr.wall_ms = elapsed_ms(o->t0);
+    rr.weights = res->memory ? res->memory->weights_format : NULL;
     if (o->json) {
         g_autofree char *js =
             report_json_with_memory(&rr, res->outcome, res->memory, o->memory_detail);
