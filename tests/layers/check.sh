@@ -14,6 +14,8 @@
 set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 shift || true
+libs=()
+for lib in "$@"; do libs+=("$(realpath "$lib")"); done # meson gives them relative to the build
 cd "$root" || exit 1
 # What each folder may depend on besides itself. Keep in step with src/README.md.
 allowed='
@@ -38,7 +40,7 @@ files=$(git ls-files 'src/*.[ch]' 'model/*.[ch]' 'sched/*.[ch]' 'net/*.[ch]' 2>/
             s|^[[:space:]]*#[[:space:]]*include[[:space:]]*<sqlite3\.h>.*|sqlite $f|p" "$f"
     echo "file $f"
   done
-  for lib in "$@"; do nm -A "$lib" 2>/dev/null | sed 's/^/nm /'; done
+  for lib in "${libs[@]}"; do nm -A "$lib" 2>/dev/null | sed 's/^/nm /'; done
 } | awk -v libs=$# '
 function norm(p,   n, i, k, parts, out) { # a/b/../c -> a/c
   n = split(p, parts, "/"); k = 0
