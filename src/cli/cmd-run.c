@@ -233,8 +233,8 @@ static Scenario *run_load(RunOptions *o)
     g_autoptr(Scenario) sc = NULL;
     if (cli_workload_parse(o->prefill, o->decode, &extras.prefill, &extras.decode, &err) &&
         cli_input_paths_check(o->vtext ? NULL : o->path, o->hardware, &err))
-        sc = o->vtext ? scenario_load_string_extras(o->vtext, o->path, &extras, &err)
-                      : scenario_load_extras(o->path, &extras, &err);
+        sc = o->vtext ? runner_load_string(o->vtext, o->path, &extras, &err)
+                      : runner_load(o->path, &extras, &err);
     if (serve_shown)
         fputs("\r\033[K", stderr);
     if (sc && o->sets) { /* the run is named by its overrides: name[key=value, ...] */

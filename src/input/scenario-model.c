@@ -6,6 +6,11 @@
  * program and model_layout_check() its findings. vLLM eval configs (src/input/scenario-eval.c) share the
  * second half, scenario_finish_model. Part of the scenario loader (src/input/scenario-common.h).
  *
+ * A workload of requests is read, not served (serving runs the engine): the load stops before
+ * the lowering and keeps the rest (Scenario.pending, src/input/scenario-pending.h), and
+ * scenario_finish_served lowers the steps runner_prepare (src/run/runner.h) served, with the
+ * same errors in the same order as a workload of steps.
+ *
  * Errors from the model layer (MODEL_ARCH_ERROR, MODEL_PLAN_ERROR, MODEL_COST_ERROR,
  * MODEL_LOWER_ERROR) are wrapped with the location of the key they came from.
  * Costs: O(steps x sequences) to read the workload; the lowering's costs are model/lower.h's.
@@ -19,6 +24,7 @@
 #include "hf-config.h"
 #include "../util/inputfile.h"
 #include "scenario-hardware.h"
+#include "scenario-pending.h"
 #include "scenario-requests.h"
 #include "scenario-settings.h"
 #include "vllm-args.h"
@@ -609,7 +615,8 @@ static bool load_workload_node(Loader *ld, const YamlDocNode *root, const YamlDo
         g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
         if (!scenario_load_requests(ld, w, reqs))
             return false;
-        return scenario_serve(ld, root, yamldoc_map_get_key(root, "workload"), "workload", s, reqs);
+        return scenario_keep_requests(ld, root, yamldoc_map_get_key(root, "workload"), "workload",
+                                      s, reqs);
     }
     if (!steps)
         return yamldoc_fail(&ld->doc, w, "steps",
@@ -697,11 +704,10 @@ static void replace_lengths(GArray *dst, const GArray *src)
 /* The file's steps with the varied half put in (ScenarioExtras.merge_workload). */
 static bool workload_merge_extras(Loader *ld, const YamlDocNode *w, Scenario *s)
 {
-    if (s->serve)
-        return yamldoc_fail(&ld->doc, w, "workload",
-                            "requests are served by vLLM's scheduler, which makes the steps: "
-                            "--vary workload.prefill / workload.decode applies to "
-                            "workload.steps");
+    if (s->requests) { /* refused once they are served, where serving failed first */
+        ld->merge_refused = true;
+        return true;
+    }
     ModelBatch *made = model_batch_new();
     bool ok = batch_from_extras(ld, s, true, true, made);
     bool want_p = made->prefill->len > 0, want_d = made->decode->len > 0;
@@ -757,7 +763,7 @@ static bool load_workload(Loader *ld, const YamlDocNode *root, Scenario *s)
         g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
         g_autofree char *flag = g_strdup_printf("--requests %s", ld->extras->requests);
         return scenario_load_requests_file(ld, ld->extras->requests, reqs) &&
-               scenario_serve(ld, root, NULL, flag, s, reqs);
+               scenario_keep_requests(ld, root, NULL, flag, s, reqs);
     }
     if (scenario_extras_have_workload(ld->extras)) {
         if (w && ld->extras->merge_workload)
@@ -774,6 +780,65 @@ static bool load_workload(Loader *ld, const YamlDocNode *root, Scenario *s)
 }
 
 /* ---- kind: model: from the plan to the program ---- */
+
+/* From the workload's steps to the program: the work limit, lowering, the run settings and
+ * the runtime faults. */
+static bool finish_program(Loader *ld, const YamlDocNode *root, Scenario *s, Spot engine_spot)
+{
+    const YamlDocNode *en = yamldoc_map_get(root, "engine");
+    g_autoptr(GError) err = NULL;
+    if (ld->merge_refused)
+        return yamldoc_fail(&ld->doc, yamldoc_map_get(root, "workload"), "workload",
+                            "requests are served by vLLM's scheduler, which makes the steps: "
+                            "--vary workload.prefill / workload.decode applies to "
+                            "workload.steps");
+    /* Lowering costs time per rank and layer: refuse a run that certainly exceeds the work
+     * limit before building it (every layer of every step has at least 4 ops on every rank:
+     * two norms, attention and the MLP or MoE; runner_check_work checks the exact count). */
+    uint64_t max_ops = ld->extras ? ld->extras->max_rank_ops : 0;
+    if (max_ops) {
+        double lower = (double)s->plan->world * (double)s->workload->steps->len *
+                       ((double)s->arch->num_layers + 2) * 4.0;
+        if (lower > (double)max_ops)
+            return scenario_extras_fail(
+                ld, SCENARIO_ERROR_INVALID, "--max-rank-ops",
+                "%u ranks x %u steps x %u layers is at least %.3g rank-ops, more than the "
+                "limit of %" G_GUINT64_FORMAT "; raise --max-rank-ops N (0: no limit) or "
+                "simulate fewer ranks",
+                s->plan->world, s->workload->steps->len, s->arch->num_layers, lower, max_ops);
+    }
+    ModelBackend used = model_engine_backend(s->arch, &s->engine, &s->plan->par, &s->hardware);
+    if (s->engine.attention_backend != MODEL_BACKEND_AUTO && used != s->engine.attention_backend)
+        scenario_note_ignored(s,
+                              "attention backend %s on an MLA model: simulated as %s, its MLA "
+                              "kernel on %s",
+                              model_backend_name(s->engine.attention_backend),
+                              model_backend_name(used), s->hardware.name);
+    ModelLowerInput in = {s->arch, s->plan,      &s->engine,      s->workload,
+                          s->cost, &s->hardware, MODEL_BREAK_NONE};
+    s->program = model_deployment_lower(&in, &s->findings, &err);
+    if (!s->program) {
+        /* Backend / architecture mismatches belong to the engine, the rest to the workload
+         * (whose lengths and batch counts were checked above with their own lines). */
+        if (err->domain == MODEL_LOWER_ERROR && err->code == MODEL_LOWER_ERROR_BACKEND) {
+            Spot es = en ? (Spot){yamldoc_map_get_key(root, "engine"), "engine"} : engine_spot;
+            return yamldoc_fail(&ld->doc, es.at, es.key, "%s", err->message);
+        }
+        const YamlDocNode *wn = yamldoc_map_get_key(root, "workload");
+        if (!wn)
+            return scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, "--prefill/--decode", "%s",
+                                        err->message);
+        return yamldoc_fail(&ld->doc, wn, "workload", "%s", err->message);
+    }
+    ld->prog = s->program;
+    if (!scenario_load_run_settings(ld, root, s, "the lowered program (a bug in model/lower.c)"))
+        return false;
+    /* What this vLLM would fail at while running (model/runtime.h): crash faults after the
+     * scenario's own, and their cause among the findings. */
+    model_deployment_derive_faults(s->program, &in, s->faults, s->findings);
+    return true;
+}
+
 
 bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, ModelSetup *ms)
 {
@@ -832,52 +897,38 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
 
     if (!load_workload(ld, root, s))
         return false;
+    if (s->requests) { /* served after loading (runner_prepare), then finished */
+        ScenarioPending *p = s->pending = scenario_pending_new();
+        p->doc = ld->doc;
+        p->doc.error = NULL;
+        p->engine_at = ms->engine_spot.at;
+        p->engine_key = ms->engine_spot.key;
+        p->max_rank_ops = ld->extras->max_rank_ops;
+        p->merge_refused = ld->merge_refused;
+        return true; /* the tree is kept by the entry point (scenario.c) */
+    }
+    return finish_program(ld, root, s, ms->engine_spot);
+}
 
-    /* Lowering costs time per rank and layer: refuse a run that certainly exceeds the work
-     * limit before building it (every layer of every step has at least 4 ops on every rank:
-     * two norms, attention and the MLP or MoE; runner_check_work checks the exact count). */
-    uint64_t max_ops = ld->extras ? ld->extras->max_rank_ops : 0;
-    if (max_ops) {
-        double lower = (double)s->plan->world * (double)s->workload->steps->len *
-                       ((double)s->arch->num_layers + 2) * 4.0;
-        if (lower > (double)max_ops)
-            return scenario_extras_fail(
-                ld, SCENARIO_ERROR_INVALID, "--max-rank-ops",
-                "%u ranks x %u steps x %u layers is at least %.3g rank-ops, more than the "
-                "limit of %" G_GUINT64_FORMAT "; raise --max-rank-ops N (0: no limit) or "
-                "simulate fewer ranks",
-                s->plan->world, s->workload->steps->len, s->arch->num_layers, lower, max_ops);
-    }
-    ModelBackend used = model_engine_backend(s->arch, &s->engine, &s->plan->par, &s->hardware);
-    if (s->engine.attention_backend != MODEL_BACKEND_AUTO && used != s->engine.attention_backend)
-        scenario_note_ignored(s,
-                              "attention backend %s on an MLA model: simulated as %s, its MLA "
-                              "kernel on %s",
-                              model_backend_name(s->engine.attention_backend),
-                              model_backend_name(used), s->hardware.name);
-    ModelLowerInput in = {s->arch, s->plan,      &s->engine,      s->workload,
-                          s->cost, &s->hardware, MODEL_BREAK_NONE};
-    s->program = model_deployment_lower(&in, &s->findings, &err);
-    if (!s->program) {
-        /* Backend / architecture mismatches belong to the engine, the rest to the workload
-         * (whose lengths and batch counts were checked above with their own lines). */
-        if (err->domain == MODEL_LOWER_ERROR && err->code == MODEL_LOWER_ERROR_BACKEND) {
-            Spot es = en ? (Spot){yamldoc_map_get_key(root, "engine"), "engine"} : ms->engine_spot;
-            return yamldoc_fail(&ld->doc, es.at, es.key, "%s", err->message);
-        }
-        const YamlDocNode *wn = yamldoc_map_get_key(root, "workload");
-        if (!wn)
-            return scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, "--prefill/--decode", "%s",
-                                        err->message);
-        return yamldoc_fail(&ld->doc, wn, "workload", "%s", err->message);
-    }
-    ld->prog = s->program;
-    if (!scenario_load_run_settings(ld, root, s, "the lowered program (a bug in model/lower.c)"))
-        return false;
-    /* What this vLLM would fail at while running (model/runtime.h): crash faults after the
-     * scenario's own, and their cause among the findings. */
-    model_deployment_derive_faults(s->program, &in, s->faults, s->findings);
-    return true;
+bool scenario_finish_served(Scenario *s, GError **error)
+{
+    g_return_val_if_fail(s && s->pending && s->pending->root && s->serve, false);
+    ScenarioPending *p = s->pending;
+    ScenarioExtras x = {.max_rank_ops = p->max_rank_ops};
+    Loader ld = {
+        .doc = p->doc,
+        .path = s->path,
+        .extras = &x,
+        .n_ranks = s->plan->world,
+        .merge_refused = p->merge_refused,
+    };
+    ld.doc.file = s->path;
+    ld.doc.error = error;
+    bool ok = finish_program(&ld, p->root, s, (Spot){p->engine_at, p->engine_key});
+    g_free(ld.stamp);
+    if (ok)
+        g_clear_pointer(&s->pending, scenario_pending_free);
+    return ok;
 }
 
 bool scenario_interpret_model(Loader *ld, const YamlDocNode *root, Scenario *s)

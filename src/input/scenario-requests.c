@@ -1,13 +1,15 @@
 /* src/input/scenario-requests.c — a workload of requests: `workload.requests`, `workload.trace` (JSON
- * lines or CSV), `workload.poisson` (generated arrivals) and `--requests FILE`, served by vLLM's
- * scheduler (model_deployment_serve, model/deployment.h) into the steps the lowering runs.
+ * lines or CSV), `workload.poisson` (generated arrivals) and `--requests FILE`, read into
+ * Scenario.requests for vLLM's scheduler to serve later (runner_prepare, src/run/runner.h).
  *
  * Trace files (doc/scenario-format.md): JSON lines, one object per line with "arrival_s",
  * "prompt" and "output" (other keys are ignored: traces carry ids and texts), or CSV with a
  * header naming those three columns in any order. Blank lines and lines starting with '#' are
  * skipped. Errors name the file, the line and the key.
  *
- * Costs: O(requests) to read; serving costs what model/serve.h says.
+ * The requests are only read: serving them (vLLM's scheduler running the engine step by step)
+ * is runner_prepare's (src/run/runner.h), after loading.
+ * Costs: O(requests) to read.
  */
 #include "scenario-requests.h"
 
@@ -17,7 +19,7 @@
 
 #include "../util/inputfile.h"
 #include "scenario-hardware.h"
-#include "../../model/deployment.h"
+#include "../../model/serve.h"
 
 #define MAX_REQUESTS 10000000u
 #define MAX_TRACE_BYTES (UINT64_C(1) << 30)
@@ -325,43 +327,24 @@ bool scenario_load_requests_file(Loader *ld, const char *path, GArray *out)
     return load_trace_file(ld, path, path, out);
 }
 
-bool scenario_serve(Loader *ld, const YamlDocNode *root, const YamlDocNode *at, const char *key,
-                    Scenario *s, const GArray *reqs)
+bool scenario_keep_requests(Loader *ld, const YamlDocNode *root, const YamlDocNode *at,
+                           const char *key, Scenario *s, GArray *reqs)
 {
-    /* The fabric settings the steps run with (loaded again, identically, with the rest) */
+    /* The fabric settings the steps will run with, loaded here as when the requests were
+     * served while loading (so their errors come first; loaded again, identically, with the
+     * rest of the run settings). */
     const YamlDocNode *n;
     if ((n = yamldoc_map_get(root, "collective_algorithm")) && !scenario_load_algorithms(ld, n, s))
         return false;
     if ((n = yamldoc_map_get(root, "contention")) &&
         !yamldoc_get_bool(&ld->doc, n, "contention", &s->contention))
         return false;
-    ModelLowerInput li = {s->arch, s->plan,      &s->engine,      NULL,
-                          s->cost, &s->hardware, MODEL_BREAK_NONE};
-    const ScenarioServeProgress *pg = ld->extras ? ld->extras->progress : NULL;
-    ModelDeploymentServe in = {
-        .lower = &li,
-        .nodes = s->nodes,
-        .algo = s->algo,
-        .contention = s->contention,
-        .exact = ld->extras && ld->extras->exact,
-        .progress = pg ? pg->fn : NULL,
-        .progress_data = pg ? pg->data : NULL,
-    };
-    g_autoptr(GError) err = NULL;
-    ModelServe *sv = model_deployment_serve(&in, (const ModelRequest *)(const void *)reqs->data,
-                                            reqs->len, &err);
-    if (!sv)
-        return at ? yamldoc_fail(&ld->doc, at, key, "%s", err->message)
-                  : scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, key, "%s", err->message);
-    if (sv->stopped)
-        scenario_note_ignored(s, "serving stopped early: %s", sv->stopped);
-    model_workload_free(s->workload);
-    s->workload = g_steal_pointer(&sv->workload);
-    sv->workload = model_workload_new();
-    s->serve = sv;
-    if (s->workload->steps->len == 0)
-        return at ? yamldoc_fail(&ld->doc, at, key, "%s", sv->stopped ? sv->stopped : "no step")
-                  : scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, key, "%s",
-                                         sv->stopped ? sv->stopped : "no step");
+    g_autofree char *loc = at ? yamldoc_loc(&ld->doc, at) : NULL;
+    g_free(s->requests_from);
+    s->requests_from = at ? g_strdup_printf("%s: key '%s'", loc, key)
+                          : g_strdup_printf("%s: %s", ld->doc.file, key);
+    if (s->requests)
+        g_array_free(s->requests, TRUE);
+    s->requests = g_array_ref(reqs);
     return true;
 }

@@ -1,5 +1,5 @@
 /* src/input/scenario-requests.h — a workload of requests (workload.requests,
- * .trace, .poisson, --requests) and serving it with vLLM's scheduler into steps.
+ * .trace, .poisson, --requests), read and kept for vLLM's scheduler to serve after loading.
  * Part of the scenario loader (src/input/scenario-common.h lists its layers); every function
  * that returns bool fails by setting ld->doc.error and returning false.
  */
@@ -14,10 +14,11 @@ bool scenario_workload_has_requests(const YamlDocNode *w);
 bool scenario_load_requests(Loader *ld, const YamlDocNode *w, GArray *out);
 /* A trace file (--requests FILE) appended to `out`. */
 bool scenario_load_requests_file(Loader *ld, const char *path, GArray *out);
-/* Serves `reqs` with vLLM's scheduler: s->workload becomes the scheduled steps, s->serve the
- * rows. Errors point at `at` / `key` (NULL `at`: a command-line flag named by `key`). Needs the
- * plan, engine, cost and placement. */
-bool scenario_serve(Loader *ld, const YamlDocNode *root, const YamlDocNode *at, const char *key,
-                    Scenario *s, const GArray *reqs);
+/* Keeps `reqs` (ModelRequest; a reference is taken) as s->requests, and where they came from
+ * as s->requests_from: `at` / `key` ("FILE:LINE: key 'KEY'"), or with a NULL `at` the
+ * command-line flag named by `key` ("FILE: KEY"). Loads the fabric settings serving needs
+ * (collective_algorithm, contention). Serves nothing. */
+bool scenario_keep_requests(Loader *ld, const YamlDocNode *root, const YamlDocNode *at,
+                           const char *key, Scenario *s, GArray *reqs);
 
 #endif

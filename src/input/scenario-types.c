@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "scenario-pending.h"
+
 void scenario_free(Scenario *s)
 {
     if (!s)
@@ -22,7 +24,11 @@ void scenario_free(Scenario *s)
     g_free(s->model_source);
     model_plan_free(s->plan);
     model_workload_free(s->workload);
+    if (s->requests)
+        g_array_free(s->requests, TRUE);
+    g_free(s->requests_from);
     model_serve_free(s->serve);
+    scenario_pending_free(s->pending);
     model_cost_free(s->cost);
     g_free(s->op_profile);
     if (s->findings) {

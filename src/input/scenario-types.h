@@ -19,6 +19,10 @@
 #include "../../net/fabric.h"
 #include "../../sched/program.h"
 
+/* The rest of a model scenario's load, kept while its requests wait to be served (the parsed
+ * tree and where errors point; src/input/scenario-pending.h): owned by the Scenario. */
+typedef struct ScenarioPending ScenarioPending;
+
 /* Serving progress while a requests workload is scheduled: `steps` scheduled so far, requests
  * `finished` of `total`. */
 typedef void (*ScenarioServeProgressFn)(void *data, uint64_t steps, uint32_t finished,
@@ -34,7 +38,7 @@ typedef struct {
     char *text;            /* the file's full contents (stored with the run) */
     char *name;            /* `name:`, or the file's basename without extension */
     char *kind;            /* "program" or "model" */
-    SchedProgram *program; /* for kind: model, the lowered program */
+    SchedProgram *program; /* for kind: model, the lowered program; NULL while `pending` */
     SchedMismatchPolicy on_mismatch;
     int64_t collective_timeout_ns;     /* default 600 s (1800 s on Ascend); 0 = watchdog off */
     bool watchdog_given;               /* watchdog.collective_timeout_s was set */
@@ -53,8 +57,12 @@ typedef struct {
     ModelPlan *plan;         /* from `parallel:`, validated with vLLM's rules */
     ModelEngine engine;      /* `engine:` */
     ModelWorkload *workload; /* `workload:` (for requests: the steps vLLM's scheduler made) */
-    ModelServe *serve;       /* requests served (workload.requests / trace / poisson,
-                                --requests): the schedule's step and request rows; else NULL */
+    GArray *requests;        /* ModelRequest: the request workload (workload.requests / trace
+                                / poisson, --requests) as read; NULL for a workload of steps */
+    char *requests_from;     /* where `requests` came from, as errors about them begin:
+                                "x.yaml:12: key 'workload'" or "x.yaml: --requests FILE" */
+    ModelServe *serve;       /* the requests served (by runner_prepare, src/run/runner.h): the
+                                schedule's step and request rows; else NULL */
     ModelCost *cost;         /* roofline on `hardware`, plus `engine.op_profile` */
     char *op_profile;        /* resolved path of engine.op_profile, or NULL */
     GPtrArray *findings;     /* SchedDiag* from model_layout_check, owned */
@@ -65,6 +73,12 @@ typedef struct {
      * FULL_DECODE_ONLY (simulated as FULL)"), and command-line extras the file overrides
      * ("--hardware b200 (the scenario names hardware:)"). The CLI prints them. */
     GPtrArray *ignored_flags;
+
+    /* Non-NULL after loading a scenario with `requests`: serving them runs vLLM's scheduler
+     * and the engine, which loading never does, so the load stops before the lowering and the
+     * run settings. runner_prepare (src/run/runner.h) serves them and finishes the load
+     * (scenario_finish_served, src/input/scenario.h); until then `program` is NULL. */
+    ScenarioPending *pending;
 } Scenario;
 
 /* What the command line adds to a scenario (all optional). */
@@ -83,6 +97,8 @@ typedef struct {
                                      file has no workload. */
     const char *requests;         /* --requests FILE: a trace (JSON lines or CSV) served as the
                                      workload (replaces the file's) */
+    /* `exact` and `progress` are for serving a request workload, which loading leaves to
+     * runner_prepare (src/run/runner.h); runner_load passes them on. */
     bool exact;                   /* --exact: simulate every scheduled step, even one whose
                                      twin was simulated before */
     const ScenarioServeProgress *progress; /* serving progress of a requests workload,

@@ -41,6 +41,7 @@
 #include "scenario-common.h"
 #include "scenario-eval.h"
 #include "scenario-model.h"
+#include "scenario-pending.h"
 #include "scenario-program.h"
 #include "yamldoc.h"
 
@@ -135,6 +136,8 @@ static Scenario *load_text(char *text, size_t len, const char *display,
     g_free(ld.stamp);
     if (!ok)
         return NULL;
+    if (s->pending) /* requests to serve: the rest of the load needs the tree */
+        scenario_pending_keep_tree(s->pending, g_steal_pointer(&root));
     return g_steal_pointer(&s);
 }
 

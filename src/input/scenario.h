@@ -31,4 +31,11 @@ Scenario *scenario_load_string(const char *text, const char *display_name,
 Scenario *scenario_load_string_extras(const char *text, const char *display_name,
                                       const ScenarioExtras *extras, GError **error);
 
+/* Finishes a load left pending (Scenario.pending: a request workload) once s->serve and
+ * s->workload hold the served steps: the work limit (ScenarioExtras.max_rank_ops), lowering,
+ * the run settings (faults checked against the program) and the runtime faults, with the
+ * errors and notes loading gives a workload of steps. Clears s->pending on success; false
+ * with a SCENARIO_ERROR otherwise. runner_prepare (src/run/runner.h) calls it. */
+bool scenario_finish_served(Scenario *s, GError **error);
+
 #endif

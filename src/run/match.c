@@ -395,7 +395,7 @@ MatchVerdict *match_simulate(const MatchImport *mi, const MatchRequest *req, GEr
                              .hardware = req->hardware,
                              .max_rank_ops = RUNNER_DEFAULT_MAX_RANK_OPS};
     g_autoptr(GError) local = NULL;
-    g_autoptr(Scenario) sc = scenario_load_extras(req->scenario_path, &extras, &local);
+    g_autoptr(Scenario) sc = runner_load(req->scenario_path, &extras, &local);
     if (sc && !runner_check_work(sc, RUNNER_DEFAULT_MAX_RANK_OPS, &local))
         g_clear_pointer(&sc, scenario_free);
     if (!sc) {

@@ -14,6 +14,20 @@
 #include "../input/scenario.h"
 #include "../store/store.h"
 
+/* Makes a loaded scenario runnable: a request workload (sc->pending) is served with vLLM's
+ * scheduler, which runs the engine on every scheduled step (`progress`, may be NULL, is called
+ * every step; `exact`: simulate every step, even one whose twin was simulated before), and the
+ * program is built from the served steps (scenario_finish_served). Nothing to do for other
+ * scenarios. False with a SCENARIO_ERROR worded as loading words it (the scenario is then
+ * unusable: free it). src/run/runner-prepare.c. */
+bool runner_prepare(Scenario *sc, const ScenarioServeProgress *progress, bool exact,
+                    GError **error);
+/* scenario_load_extras / scenario_load_string_extras, then runner_prepare with the extras'
+ * progress and exact: a scenario ready to simulate, or NULL with a SCENARIO_ERROR. */
+Scenario *runner_load(const char *path, const ScenarioExtras *extras, GError **error);
+Scenario *runner_load_string(const char *text, const char *display_name,
+                             const ScenarioExtras *extras, GError **error);
+
 typedef struct {
     SchedOutcome *outcome; /* engine outcome + layout findings + memory findings */
     ModelMemPlan *memory;  /* NULL for program scenarios */

@@ -241,7 +241,7 @@ bool sweep_check_keys(const SweepInputs *in, GError **error)
             .decode = in->flag_decode,
         };
         g_autoptr(GError) verr = NULL;
-        g_autoptr(Scenario) probe = scenario_load_string_extras(in->text, in->path, &x, &verr);
+        g_autoptr(Scenario) probe = runner_load_string(in->text, in->path, &x, &verr);
         if (!probe && scenario_error_is_unknown_key(verr))
             return g_set_error(error, SWEEP_ERROR, SWEEP_ERROR_UNKNOWN_KEY, "--vary %s: %s",
                                vy->key, verr->message),
@@ -395,7 +395,7 @@ Scenario *sweep_variant_load(const SweepInputs *in, guint index, GError **error)
         .decode = v.decode,
         .merge_workload = v.merge_workload,
     };
-    g_autoptr(Scenario) sc = scenario_load_string_extras(v.text, in->path, &x, error);
+    g_autoptr(Scenario) sc = runner_load_string(v.text, in->path, &x, error);
     if (sc && !runner_check_work(sc, in->max_rank_ops, error))
         return NULL; /* too big: an invalid variant */
     return g_steal_pointer(&sc);

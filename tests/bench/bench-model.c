@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/input/scenario.h"
+#include "../../src/run/runner.h"
 
 static long peak_rss_kib(void)
 {
@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < reps; i++) {
         gint64 t0 = g_get_monotonic_time();
         g_autoptr(GError) err = NULL;
-        g_autoptr(Scenario) sc = scenario_load(argv[1], NULL, &err);
+        g_autoptr(Scenario) sc = runner_load(argv[1], NULL, &err);
         if (!sc) {
             fprintf(stderr, "bench-model: %s\n", err->message);
             return 1;

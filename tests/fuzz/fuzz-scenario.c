@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ScenarioExtras extras = {.hardware = "h100", .prefill = prefill,
                              .max_rank_ops = FUZZ_MAX_RANK_OPS};
     GError *err = NULL;
-    Scenario *sc = scenario_load_string_extras(text, "fuzz.yaml", &extras, &err);
-    fuzz_check_error("scenario_load_string_extras", sc != NULL, err);
+    Scenario *sc = runner_load_string(text, "fuzz.yaml", &extras, &err);
+    fuzz_check_error("runner_load_string", sc != NULL, err);
     if (!sc) {
         g_error_free(err);
         return 0;

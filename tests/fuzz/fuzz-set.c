@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-set.c — libFuzzer target: `--set KEY=VALUE` overrides on a scenario, loaded
- * with scenario_load_string_extras (as `ranksim run FILE --set ... --hardware h100 --prefill
+ * with runner_load_string (as `ranksim run FILE --set ... --hardware h100 --prefill
  * 128`: the two extras only count when the file says nothing) and, when its work is bounded
  * (FUZZ_MAX_RANK_OPS), simulated.
  *
@@ -167,8 +167,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ScenarioExtras extras = {.overrides = (const char *const *)ov, .hardware = "h100",
                              .prefill = prefill, .max_rank_ops = FUZZ_MAX_RANK_OPS};
     GError *err = NULL;
-    Scenario *sc = scenario_load_string_extras(base->text, base->path, &extras, &err);
-    fuzz_check_error("scenario_load_string_extras", sc != NULL, err);
+    Scenario *sc = runner_load_string(base->text, base->path, &extras, &err);
+    fuzz_check_error("runner_load_string", sc != NULL, err);
     if (!sc) {
         g_error_free(err);
         return 0;

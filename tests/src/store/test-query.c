@@ -497,7 +497,7 @@ Test(query, stored_outcome_reads_back_identical, .init = NULL, .fini = NULL)
                                        "glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml"};
     for (size_t i = 0; i < G_N_ELEMENTS(scns); i++) {
         g_autofree char *path = g_build_filename(RANKSIM_SOURCE_DIR, "scenarios", scns[i], NULL);
-        g_autoptr(Scenario) sc = scenario_load(path, NULL, &err);
+        g_autoptr(Scenario) sc = runner_load(path, NULL, &err);
         cr_assert(sc, "%s", err ? err->message : "");
         g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
         g_autoptr(RunnerResult) res =

@@ -1,0 +1,78 @@
+/* src/run/runner-prepare.c — from a loaded scenario to a runnable one: a request workload
+ * (Scenario.requests) is served by vLLM's scheduler (model_deployment_serve, model/deployment.h,
+ * which runs the engine on every scheduled step), then the loader finishes the program from the
+ * served steps (scenario_finish_served). Loading never simulates; this is where serving moved.
+ *
+ * Errors are SCENARIO_ERROR_INVALID at the requests' origin (Scenario.requests_from), as the
+ * loader words them. Costs: serving costs what model/serve.h says.
+ */
+#include "runner.h"
+
+#include "../../model/deployment.h"
+
+/* Serves sc->requests: sc->workload becomes the scheduled steps, sc->serve the rows. */
+static bool serve(Scenario *sc, const ScenarioServeProgress *progress, bool exact, GError **error)
+{
+    ModelLowerInput li = {sc->arch, sc->plan,      &sc->engine,     NULL,
+                          sc->cost, &sc->hardware, MODEL_BREAK_NONE};
+    ModelDeploymentServe in = {
+        .lower = &li,
+        .nodes = sc->nodes,
+        .algo = sc->algo,
+        .contention = sc->contention,
+        .exact = exact,
+        .progress = progress ? progress->fn : NULL,
+        .progress_data = progress ? progress->data : NULL,
+    };
+    g_autoptr(GError) err = NULL;
+    ModelServe *sv = model_deployment_serve(
+        &in, (const ModelRequest *)(const void *)sc->requests->data, sc->requests->len, &err);
+    if (!sv) {
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "%s: %s", sc->requests_from,
+                    err->message);
+        return false;
+    }
+    if (sv->stopped)
+        g_ptr_array_add(sc->ignored_flags,
+                        g_strdup_printf("serving stopped early: %s", sv->stopped));
+    model_workload_free(sc->workload);
+    sc->workload = g_steal_pointer(&sv->workload);
+    sv->workload = model_workload_new();
+    sc->serve = sv;
+    if (sc->workload->steps->len == 0) {
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "%s: %s", sc->requests_from,
+                    sv->stopped ? sv->stopped : "no step");
+        return false;
+    }
+    return true;
+}
+
+bool runner_prepare(Scenario *sc, const ScenarioServeProgress *progress, bool exact,
+                    GError **error)
+{
+    g_return_val_if_fail(sc != NULL, false);
+    g_return_val_if_fail(error == NULL || *error == NULL, false);
+    if (!sc->pending)
+        return true;
+    return serve(sc, progress, exact, error) && scenario_finish_served(sc, error);
+}
+
+/* Prepares a freshly loaded `sc` (NULL: the load failed), or frees it. */
+static Scenario *prepared(Scenario *sc, const ScenarioExtras *extras, GError **error)
+{
+    if (sc && !runner_prepare(sc, extras ? extras->progress : NULL, extras && extras->exact,
+                              error))
+        g_clear_pointer(&sc, scenario_free);
+    return sc;
+}
+
+Scenario *runner_load(const char *path, const ScenarioExtras *extras, GError **error)
+{
+    return prepared(scenario_load_extras(path, extras, error), extras, error);
+}
+
+Scenario *runner_load_string(const char *text, const char *display_name,
+                             const ScenarioExtras *extras, GError **error)
+{
+    return prepared(scenario_load_string_extras(text, display_name, extras, error), extras, error);
+}
