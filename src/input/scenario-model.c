@@ -814,8 +814,13 @@ static bool finish_program(Loader *ld, const YamlDocNode *root, Scenario *s, Spo
                               "kernel on %s",
                               model_backend_name(s->engine.attention_backend),
                               model_backend_name(used), s->hardware.name);
-    ModelLowerInput in = {s->arch, s->plan,      &s->engine,      s->workload,
-                          s->cost, &s->hardware, MODEL_BREAK_NONE};
+    ModelLowerInput in = {.arch = s->arch,
+                          .plan = s->plan,
+                          .engine = &s->engine,
+                          .workload = s->workload,
+                          .cost = s->cost,
+                          .hw = &s->hardware,
+                          .broken = MODEL_BREAK_NONE};
     s->program = model_deployment_lower(&in, &s->findings, &err);
     if (!s->program) {
         /* Backend / architecture mismatches belong to the engine, the rest to the workload

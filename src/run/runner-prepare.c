@@ -13,8 +13,12 @@
 /* Serves sc->requests: sc->workload becomes the scheduled steps, sc->serve the rows. */
 static bool serve(Scenario *sc, const ScenarioServeProgress *progress, bool exact, GError **error)
 {
-    ModelLowerInput li = {sc->arch, sc->plan,      &sc->engine,     NULL,
-                          sc->cost, &sc->hardware, MODEL_BREAK_NONE};
+    ModelLowerInput li = {.arch = sc->arch,
+                          .plan = sc->plan,
+                          .engine = &sc->engine,
+                          .cost = sc->cost,
+                          .hw = &sc->hardware,
+                          .broken = MODEL_BREAK_NONE};
     ModelDeploymentServe in = {
         .lower = &li,
         .nodes = sc->nodes,
