@@ -104,6 +104,13 @@ typedef struct {
     uint64_t hbm_datasheet_bytes;      /* as the datasheet states it; 0 = unknown;
                                           for information */
     double hbm_bw_bytes_per_s;         /* decimal B/s */
+    uint32_t compute_units;            /* streaming multiprocessors (NVIDIA), compute units
+                                          (AMD), AI cores (Ascend): what a kernel's thread
+                                          blocks are scheduled on, for wave quantization;
+                                          0 = unknown (no quantization) */
+    double clock_hz;                   /* boost clock of the matrix units; 0 = unknown; for
+                                          information */
+    uint64_t l2_bytes;                 /* last-level on-chip cache (L2), bytes; 0 = unknown */
     int64_t launch_latency_ns;         /* fixed cost of one collective call */
     uint32_t n_tiers;                  /* >= 1 */
     NetTier tiers[NET_MAX_TIERS];      /* narrowest first; the last spans the cluster */

@@ -40,6 +40,9 @@ static GResource *embedded_resource(void)
 #define MAX_BW_GB_S 1e6
 #define MAX_HBM_TIB_S 1e3
 #define MAX_LATENCY_US 1e9
+#define MAX_COMPUTE_UNITS 65536
+#define MAX_CLOCK_MHZ 1e5
+#define MAX_L2_MB 1e5
 #define GIB 1073741824.0    /* 2^30 */
 #define TIB 1099511627776.0 /* 2^40 */
 
@@ -70,6 +73,9 @@ static const char *const file_keys[] = {
     "hbm_visible_bytes",
     "hbm_bandwidth_gb_s",
     "hbm_bandwidth_tib_s",
+    "compute_units",
+    "clock_mhz",
+    "l2_mb",
     "launch_latency_us",
     "tiers",
     NULL,
@@ -87,6 +93,9 @@ static const char *const override_keys[] = {
     "hbm_visible_bytes",
     "hbm_bandwidth_gb_s",
     "hbm_bandwidth_tib_s",
+    "compute_units",
+    "clock_mhz",
+    "l2_mb",
     "launch_latency_us",
     "tiers",
     NULL,
@@ -414,6 +423,31 @@ static bool native_list(HwLoad *hl, const YamlDocNode *n, uint32_t *out)
     return true;
 }
 
+/* compute_units, clock_mhz, l2_mb: optional; 0 (or absent) = unknown. */
+static bool device_units(HwLoad *hl, const YamlDocNode *m)
+{
+    YamlDoc *d = hl->doc;
+    const YamlDocNode *n;
+    int64_t units = 0;
+    double v = 0;
+    if ((n = yamldoc_map_get(m, "compute_units"))) {
+        if (!yamldoc_get_int(d, n, "compute_units", 0, MAX_COMPUTE_UNITS, &units))
+            return false;
+        hl->hw->compute_units = (uint32_t)units;
+    }
+    if ((n = yamldoc_map_get(m, "clock_mhz"))) {
+        if (!yamldoc_get_number(d, n, "clock_mhz", 0, false, MAX_CLOCK_MHZ, "MHz", &v))
+            return false;
+        hl->hw->clock_hz = v * 1e6;
+    }
+    if ((n = yamldoc_map_get(m, "l2_mb"))) {
+        if (!yamldoc_get_number(d, n, "l2_mb", 0, false, MAX_L2_MB, "MB (decimal)", &v))
+            return false;
+        hl->hw->l2_bytes = (uint64_t)llround(v * 1e6);
+    }
+    return true;
+}
+
 /* platform, arch and native_dtypes. An arch implies its platform; a platform given alone keeps
  * the arch only if it belongs to it (else: error). native_dtypes defaults to the arch's set
  * whenever the arch is set (a whole file always sets it); for arch unknown, to the dtypes with a
@@ -563,6 +597,9 @@ static bool apply_map(HwLoad *hl, const YamlDocNode *m)
             return false;
         hw->hbm_bw_bytes_per_s = v * TIB;
     }
+
+    if (!device_units(hl, m))
+        return false;
 
     if ((n = yamldoc_map_get(m, "launch_latency_us"))) {
         if (!get_us_ns(hl, n, "launch_latency_us", &hw->launch_latency_ns))

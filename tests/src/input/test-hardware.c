@@ -100,6 +100,9 @@ Test(presets, h100)
     cr_assert_eq(hw.hbm_bytes, hw.hbm_visible_bytes);
     cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(80000000000)); /* 80 GB decimal */
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 3350e9);
+    cr_assert_eq(hw.compute_units, 132); /* SMs, Hopper whitepaper */
+    cr_assert_eq(hw.clock_hz, 1980e6);
+    cr_assert_eq(hw.l2_bytes, UINT64_C(50000000));
     cr_assert_eq(hw.launch_latency_ns, 6600);
     cr_assert_eq(hw.n_tiers, 2);
     cr_assert_str_eq(hw.tiers[0].name, "nvlink");
@@ -366,6 +369,8 @@ Test(hardware_file, minimal_file_and_defaults)
     cr_assert_eq(hw.hbm_visible_bytes, 0);
     cr_assert_eq(hw.hbm_datasheet_bytes, 0);
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 0);
+    cr_assert_eq(hw.compute_units, 0); /* unknown: no wave quantization */
+    cr_assert_eq(hw.l2_bytes, 0);
     /* the defaults of a file without the device keys: cuda, arch unknown, bf16 and fp16 */
     cr_assert_eq(hw.platform, NET_PLATFORM_CUDA);
     cr_assert_eq(hw.arch, NET_ARCH_UNKNOWN);
@@ -454,6 +459,9 @@ Test(hardware_file, visible_hbm)
                    "hbm_visible_bytes",
                    "the visible HBM capacity is given twice; keep one of hbm_visible_gib (GiB) and "
                    "hbm_visible_bytes (bytes)");
+    expect_invalid(BASE_FILE "compute_units: -1\n", "hw.yaml:4", "compute_units", NULL);
+    expect_invalid(BASE_FILE "compute_units: 1.5\n", "hw.yaml:4", "compute_units", NULL);
+    expect_invalid(BASE_FILE "l2_mb: x\n", "hw.yaml:4", "l2_mb", NULL);
     expect_invalid(BASE_FILE "hbm_visible_gib: 0\n", "hw.yaml:4", "hbm_visible_gib",
                    "0 is out of range; valid: a number > 0 and <= 1e+06 GiB as torch reports it");
     expect_invalid(BASE_FILE "hbm_visible_gib: \"79.18\"\n", "hw.yaml:4", "hbm_visible_gib",
