@@ -44,6 +44,9 @@ static int usage(void)
             "                          logs and store it as a run\n"
             "  match RUN SCENARIO      replay a hypothesis: does the scenario reproduce the\n"
             "                          imported hang (same group, instance, sizes, culprit)?\n"
+            "  cost --hardware HW KIND key=value...\n"
+            "                          one kernel's or collective's predicted time (gemm,\n"
+            "                          attention, moe, collective)\n"
             "  list models|hardware|backends\n"
             "                          what this binary knows: presets, checkpoints, devices\n"
             "  help [COMMAND]          show help\n"
@@ -118,6 +121,7 @@ static int dispatch(int argc, char **argv)
         {"report", cli_report}, {"explain", cli_explain}, {"trace", cli_trace},
         {"diff", cli_diff},     {"plot", cli_plot},       {"list", cli_list},
         {"import", cli_import}, {"match", cli_match},     {"prune", cli_prune},
+        {"cost", cli_cost},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
     g_autofree char *prg =
@@ -137,13 +141,13 @@ static int dispatch(int argc, char **argv)
                 return commands[i].fn(2, args);
         g_autofree char *msg =
             g_strdup_printf("help: unknown command '%s'; valid: run, sweep, runs, report, explain, "
-                            "trace, plot, diff, list, import, match",
+                            "trace, plot, diff, list, import, match, cost",
                             argv[2]);
         print_error(msg);
         return CLI_EXIT_INVALID;
     }
     g_autofree char *msg = g_strdup_printf("unknown command '%s'; valid: run, sweep, runs, report, "
-                                           "explain, trace, plot, diff, list, import, match, help",
+                                           "explain, trace, plot, diff, list, import, match, cost, help",
                                            cmd);
     print_error(msg);
     return CLI_EXIT_INVALID;

@@ -1,0 +1,95 @@
+/* src/run/cost.c — price one kernel or collective (src/run/cost.h). */
+#include "cost.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../../model/kernel-gemm.h"
+#include "../../model/kernel-moe.h"
+#include "../../sched/program.h"
+#include "../input/scenario-error.h"
+
+static const char *bound_name(uint8_t b)
+{
+    const char *s = sched_bound_name(b);
+    return s ? s : "compute";
+}
+
+static void from_kernel(const ModelKernelTime *k, CostResult *out)
+{
+    out->time_us = k->ns / 1e3;
+    out->tflops = k->ns > 0 ? k->flops / k->ns / 1e3 : 0;
+    out->gbps = k->ns > 0 ? k->bytes / k->ns : 0;
+    out->bound = bound_name(k->bound);
+    out->source = "analytic";
+}
+
+static ModelGemmDtype gemm_dtype(const char *word)
+{
+    ModelGemmDtype d = MODEL_GEMM_BF16;
+    if (word && !model_gemm_dtype_parse(word, &d))
+        d = MODEL_GEMM_BF16; /* the query's list and the model's are the same names */
+    return d;
+}
+
+static void gemm(const NetHardware *hw, const CostQuery *q, CostResult *out)
+{
+    ModelGemmShape s = {
+        .m = q->val[CQ_GEMM_M],
+        .n = q->val[CQ_GEMM_N],
+        .k = q->val[CQ_GEMM_K],
+        .dtype = gemm_dtype(cost_query_word(q, CQ_GEMM_DTYPE)),
+    };
+    ModelKernelTime k = model_gemm_time(hw, &s);
+    from_kernel(&k, out);
+    out->detail = model_gemm_native(hw, s.dtype) ? model_gemm_dtype_name(s.dtype) : "weight-only";
+    if (!q->val[CQ_GEMM_GRAPH]) {
+        double host = model_gemm_host_ns(&s);
+        if (host > k.ns) {
+            out->time_us = host / 1e3;
+            out->tflops = k.flops / host / 1e3;
+            out->gbps = k.bytes / host;
+            out->bound = "host";
+        }
+    }
+}
+
+static void moe(const NetHardware *hw, const CostQuery *q, CostResult *out)
+{
+    ModelMoeShape s = {
+        .tokens = q->val[CQ_MOE_TOKENS],
+        .hidden = (uint32_t)q->val[CQ_MOE_HIDDEN],
+        .inter = (uint32_t)q->val[CQ_MOE_INTER],
+        .topk = (uint32_t)q->val[CQ_MOE_TOPK],
+        .experts = (uint32_t)q->val[CQ_MOE_EXPERTS],
+        .tp = (uint32_t)MAX(q->val[CQ_MOE_TP], 1),
+        .ep = (uint32_t)MAX(q->val[CQ_MOE_EP], 1),
+        .dtype = gemm_dtype(cost_query_word(q, CQ_MOE_DTYPE)),
+    };
+    ModelKernelTime k = model_moe_time(hw, &s);
+    from_kernel(&k, out);
+    out->detail = model_gemm_dtype_name(s.dtype);
+}
+
+bool cost_predict(const NetHardware *hw, const CostQuery *q, CostResult *out, GError **error)
+{
+    memset(out, 0, sizeof *out);
+    switch (q->kind) {
+    case COST_GEMM:
+        gemm(hw, q, out);
+        return true;
+    case COST_MOE:
+        if (q->val[CQ_MOE_TOPK] > q->val[CQ_MOE_EXPERTS]) {
+            g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                        "moe: topk=%" G_GUINT64_FORMAT " is more than experts=%" G_GUINT64_FORMAT,
+                        q->val[CQ_MOE_TOPK], q->val[CQ_MOE_EXPERTS]);
+            return false;
+        }
+        moe(hw, q, out);
+        return true;
+    default:
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "%s: not priced yet",
+                    cost_kind_name(q->kind));
+        return false;
+    }
+}

@@ -1,0 +1,196 @@
+/* tests/validate/validate-times.c — replays measured kernel and collective times
+ * (the CSV files of tests/data/times/, format in tests/data/times/README.md) through `ranksim cost`'s models
+ * and prints, per kind and device, n and the median, 90th percentile and worst |error|.
+ *
+ *   validate-times [--check] [--min-rows N] FILE.csv...
+ *
+ * --check: exit 1 when a group of at least N rows (default 20) misses the issue's bars (median
+ * |error| <= 15 %, p90 <= 40 %). A malformed file: exit 2, one line naming file, line, column.
+ * Rows whose kind the models do not price yet are counted as such, never as passing.
+ */
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/input/cost-query.h"
+#include "../../src/input/hardware.h"
+#include "../../src/run/cost.h"
+
+typedef struct {
+    char *name;    /* "gemm bf16 h100" */
+    GArray *err;   /* double: relative error, predicted / measured - 1 */
+} Group;
+
+static int cmp_abs(const void *a, const void *b)
+{
+    double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+    return x < y ? -1 : x > y;
+}
+
+/* The group a row belongs to: its kind and the key that selects the kernel family. */
+static char *group_name(const CostQuery *q, const char *device)
+{
+    const char *sub = "";
+    switch (q->kind) {
+    case COST_GEMM:
+        sub = cost_query_word(q, CQ_GEMM_DTYPE);
+        break;
+    case COST_ATTENTION:
+        sub = cost_query_word(q, CQ_ATTN_PHASE);
+        break;
+    case COST_MOE:
+        sub = cost_query_word(q, CQ_MOE_DTYPE);
+        break;
+    case COST_COLLECTIVE:
+        sub = q->val[CQ_COLL_IMPL] ? "custom all_reduce" : cost_query_word(q, CQ_COLL_OP);
+        break;
+    default:
+        break;
+    }
+    return g_strdup_printf("%s %s %s", cost_kind_name(q->kind), sub, device);
+}
+
+static Group *group_get(GPtrArray *groups, const char *name)
+{
+    for (guint i = 0; i < groups->len; i++) {
+        Group *g = g_ptr_array_index(groups, i);
+        if (strcmp(g->name, name) == 0)
+            return g;
+    }
+    Group *g = g_new0(Group, 1);
+    g->name = g_strdup(name);
+    g->err = g_array_new(FALSE, FALSE, sizeof(double));
+    g_ptr_array_add(groups, g);
+    return g;
+}
+
+static void group_free(gpointer p)
+{
+    Group *g = p;
+    g_free(g->name);
+    g_array_free(g->err, TRUE);
+    g_free(g);
+}
+
+static const NetHardware *device(GHashTable *devices, const char *name, GError **error)
+{
+    NetHardware *hw = g_hash_table_lookup(devices, name);
+    if (hw)
+        return hw;
+    hw = g_new0(NetHardware, 1);
+    if (!hardware_load_preset(name, hw, error)) {
+        g_free(hw);
+        return NULL;
+    }
+    g_hash_table_insert(devices, g_strdup(name), hw);
+    return hw;
+}
+
+/* One file; returns false (and says where) on a malformed line. */
+static bool replay(const char *path, GHashTable *devices, GPtrArray *groups, unsigned *unpriced)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) err = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &err)) {
+        fprintf(stderr, "validate-times: %s\n", err->message);
+        return false;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    bool header = false;
+    for (int ln = 0; lines[ln]; ln++) {
+        const char *line = lines[ln];
+        if (!line[0] || line[0] == '#')
+            continue;
+        if (!header) {
+            if (!g_str_has_prefix(line, "kind,device,args,measured_us")) {
+                fprintf(stderr, "%s:%d: header must start kind,device,args,measured_us\n", path,
+                        ln + 1);
+                return false;
+            }
+            header = true;
+            continue;
+        }
+        g_auto(GStrv) f = g_strsplit(line, ",", 5);
+        if (g_strv_length(f) < 4) {
+            fprintf(stderr, "%s:%d: expected kind,device,args,measured_us[,source]\n", path,
+                    ln + 1);
+            return false;
+        }
+        char *end = NULL;
+        double measured = g_ascii_strtod(f[3], &end);
+        if (end == f[3] || *end || !(measured > 0)) {
+            fprintf(stderr, "%s:%d: column measured_us: '%s' is not a positive number\n", path,
+                    ln + 1, f[3]);
+            return false;
+        }
+        const NetHardware *hw = device(devices, f[1], &err);
+        if (!hw) {
+            fprintf(stderr, "%s:%d: column device: %s\n", path, ln + 1, err->message);
+            return false;
+        }
+        CostQuery q;
+        if (!cost_query_parse_text(f[0], f[2], &q, &err)) {
+            fprintf(stderr, "%s:%d: column args: %s\n", path, ln + 1, err->message);
+            return false;
+        }
+        CostResult r;
+        if (!cost_predict(hw, &q, &r, &err)) {
+            g_clear_error(&err);
+            (*unpriced)++;
+            continue;
+        }
+        g_autofree char *name = group_name(&q, f[1]);
+        double e = r.time_us / measured - 1.0;
+        g_array_append_val(group_get(groups, name)->err, e);
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    gboolean check = FALSE;
+    gint min_rows = 20;
+    GOptionEntry entries[] = {
+        {"check", 0, 0, G_OPTION_ARG_NONE, &check, "exit 1 when a group misses the bars", NULL},
+        {"min-rows", 0, 0, G_OPTION_ARG_INT, &min_rows, "groups checked need this many rows",
+         "N"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.csv...");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc < 2) {
+        fprintf(stderr, "validate-times: %s\n", err ? err->message : "give fixture files");
+        return 2;
+    }
+    g_autoptr(GHashTable) devices = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    g_autoptr(GPtrArray) groups = g_ptr_array_new_with_free_func(group_free);
+    unsigned unpriced = 0;
+    for (int i = 1; i < argc; i++)
+        if (!replay(argv[i], devices, groups, &unpriced))
+            return 2;
+    printf("%-36s %5s %8s %8s %8s %8s\n", "kind", "n", "median", "p90", "worst", "bias");
+    int failed = 0;
+    for (guint i = 0; i < groups->len; i++) {
+        Group *g = g_ptr_array_index(groups, i);
+        GArray *e = g->err;
+        g_array_sort(e, cmp_abs);
+        guint n = e->len;
+        double med = fabs(g_array_index(e, double, n / 2));
+        double p90 = fabs(g_array_index(e, double, (guint)(0.9 * (n - 1))));
+        double worst = fabs(g_array_index(e, double, n - 1));
+        double bias = 0;
+        for (guint j = 0; j < n; j++)
+            bias += g_array_index(e, double, j);
+        bias /= n;
+        bool miss = (int)n >= min_rows && (med > 0.15 || p90 > 0.40);
+        printf("%-36s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100,
+               p90 * 100, worst * 100, bias * 100, miss ? "  MISSES THE BARS" : "");
+        failed += miss;
+    }
+    if (unpriced)
+        printf("%u rows of kinds not priced yet (not counted as passing)\n", unpriced);
+    return check && (failed || unpriced) ? 1 : 0;
+}
