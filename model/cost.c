@@ -332,3 +332,35 @@ int64_t model_cost_op_ns_bound(const ModelCost *c, const char *name, uint64_t ro
                                      : SCHED_BOUND_MEMORY;
     return body_ns > INT64_MAX - fixed ? INT64_MAX : body_ns + fixed;
 }
+
+int64_t model_cost_kernel_ns(const ModelCost *c, const char *name, uint64_t rows,
+                             const ModelKernelTime *k, double host_ns, bool graphed,
+                             uint8_t *bound)
+{
+    *bound = SCHED_BOUND_NONE;
+    g_return_val_if_fail(c != NULL && k != NULL, 0);
+    if (name) {
+        const GArray *pts = g_hash_table_lookup(c->profile, name);
+        if (pts) {
+            *bound = SCHED_BOUND_PROFILE;
+            return ns_round_up(profile_seconds(pts, rows) * 1e9);
+        }
+    }
+    *bound = k->bound;
+    double ns = k->ns;
+    if (!graphed && host_ns > ns) {
+        ns = host_ns;
+        *bound = SCHED_BOUND_LAUNCH;
+    }
+    return ns_round_up(ns);
+}
+
+double model_cost_eager_ns(const ModelCost *c)
+{
+    return (double)c->params.launch_ns;
+}
+
+const NetHardware *model_cost_hardware(const ModelCost *c)
+{
+    return c->hw;
+}

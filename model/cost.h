@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../net/hardware.h"
+#include "kernel.h"
 
 #define MODEL_COST_ERROR (model_cost_error_quark())
 GQuark model_cost_error_quark(void);
@@ -64,5 +65,19 @@ int64_t model_cost_op_ns(const ModelCost *c, const char *name, uint64_t rows, do
  * replayed inside a CUDA graph, so its fixed cost is graph_launch_ns instead of launch_ns. */
 int64_t model_cost_op_ns_bound(const ModelCost *c, const char *name, uint64_t rows, double flops,
                                double bytes, NetPeakDtype dtype, bool graphed, uint8_t *bound);
+
+/* Duration in ns of an op a kernel model priced (`k`, model/kernel.h): the profile's time when
+ * `name` is profiled (*bound = profile); else the kernel's own time inside a CUDA graph, or,
+ * launched eagerly, the longer of it and the host's dispatch `host_ns` (*bound = launch when
+ * that is longer or the kernel's fixed time dominates). Rounded up to whole ns. */
+int64_t model_cost_kernel_ns(const ModelCost *c, const char *name, uint64_t rows,
+                             const ModelKernelTime *k, double host_ns, bool graphed,
+                             uint8_t *bound);
+
+/* The device the model prices for (borrowed). */
+const NetHardware *model_cost_hardware(const ModelCost *c);
+
+/* The host's dispatch of one eagerly launched op (launch_ns). */
+double model_cost_eager_ns(const ModelCost *c);
 
 #endif

@@ -46,29 +46,34 @@ static const MoeFamily *family_of(ModelGemmDtype d)
 
 ModelKernelTime model_moe_time(const NetHardware *hw, const ModelMoeShape *s)
 {
-    const MoeFamily *f = family_of(s->dtype);
     double ep = s->ep ? s->ep : 1, tp = s->tp ? s->tp : 1;
-    double local = (double)s->experts / ep, inter = (double)s->inter / tp;
-    double pairs = (double)s->tokens * s->topk / ep; /* routed rows landing here */
+    return model_moe_local_time(hw, s->dtype, s->hidden, (double)s->inter / tp,
+                                (double)s->experts / ep, (double)s->tokens * s->topk / ep);
+}
+
+ModelKernelTime model_moe_local_time(const NetHardware *hw, ModelGemmDtype dtype, double hidden,
+                                     double inter, double local, double pairs)
+{
+    const MoeFamily *f = family_of(dtype);
     double used = fmin(local, pairs);                 /* experts with at least one row */
     double per = used > 0 ? pairs / used : 0;
     double padded = used * ceil(per / f->block_rows) * f->block_rows;
-    bool native = model_gemm_native(hw, s->dtype);
-    double wbytes = model_gemm_weight_bytes(s->dtype);
-    NetPeakDtype pk = !native                              ? NET_PEAK_BF16
-                      : s->dtype == MODEL_GEMM_FP8 ||
-                              s->dtype == MODEL_GEMM_FP8_BLOCK ? NET_PEAK_FP8
-                      : s->dtype == MODEL_GEMM_INT8            ? NET_PEAK_INT8
-                      : s->dtype == MODEL_GEMM_NVFP4 ||
-                              s->dtype == MODEL_GEMM_MXFP4     ? NET_PEAK_FP4
-                                                               : NET_PEAK_BF16;
+    bool native = model_gemm_native(hw, dtype);
+    double wbytes = model_gemm_weight_bytes(dtype);
+    NetPeakDtype pk = !native                            ? NET_PEAK_BF16
+                      : dtype == MODEL_GEMM_FP8 ||
+                              dtype == MODEL_GEMM_FP8_BLOCK ? NET_PEAK_FP8
+                      : dtype == MODEL_GEMM_INT8            ? NET_PEAK_INT8
+                      : dtype == MODEL_GEMM_NVFP4 ||
+                              dtype == MODEL_GEMM_MXFP4     ? NET_PEAK_FP4
+                                                            : NET_PEAK_BF16;
     double peak = model_kernel_peak(hw, pk) * f->compute_eff;
     double bw = hw->hbm_bw_bytes_per_s * f->mem_eff;
     ModelKernelTime t = {0};
     double comp_sum = 0, mem_sum = 0, body = 0;
     /* gate-up: [pairs, hidden] x [hidden, 2 inter]; down: [pairs, inter] x [inter, hidden] */
-    const double n_of[2] = {2.0 * inter, (double)s->hidden};
-    const double k_of[2] = {(double)s->hidden, inter};
+    const double n_of[2] = {2.0 * inter, hidden};
+    const double k_of[2] = {hidden, inter};
     for (int g = 0; g < 2; g++) {
         double w = used * n_of[g] * k_of[g] * wbytes;
         double a = pairs * (n_of[g] + k_of[g]) * 2.0;

@@ -33,4 +33,9 @@ typedef struct {
 
 ModelKernelTime model_moe_time(const NetHardware *hw, const ModelMoeShape *s);
 
+/* The same from what lands on the rank: `pairs` routed (token, expert) rows over `local`
+ * experts of `inter_local` intermediate size each. */
+ModelKernelTime model_moe_local_time(const NetHardware *hw, ModelGemmDtype dtype, double hidden,
+                                     double inter_local, double local, double pairs);
+
 #endif

@@ -29,3 +29,37 @@ void model_kernel_set_bound(ModelKernelTime *k, double fixed_ns, double compute_
     else
         k->bound = compute_ns >= memory_ns ? SCHED_BOUND_COMPUTE : SCHED_BOUND_MEMORY;
 }
+
+/* The fixed time: the smallest kernels in AIConfigurator's graph-replayed vLLM 0.24.0 tables on
+ * H100 take 2.6 us (bf16 GEMM m = 16, n = 128, k = 32, six layers back to back per replay); an
+ * elementwise kernel is no smaller a launch. The plateau: the fitted cuBLAS GEMM's (0.80 of HBM),
+ * which streams its weights the way an elementwise kernel streams its rows. Not fitted on
+ * elementwise kernels themselves (no public table of them): doc/cost-model.md. */
+#define ELEMENTWISE_FIXED_NS 2000.0
+#define ELEMENTWISE_MEM_EFF 0.80
+
+ModelKernelTime model_elementwise_time(const NetHardware *hw, double bytes, double flops)
+{
+    ModelKernelTime k = {.flops = flops > 0 ? flops : 0, .bytes = bytes > 0 ? bytes : 0};
+    double bw = hw->hbm_bw_bytes_per_s;
+    double mem = bw > 0 ? k.bytes / (bw * ELEMENTWISE_MEM_EFF) * 1e9 : 0;
+    k.ns = ELEMENTWISE_FIXED_NS + mem;
+    model_kernel_set_bound(&k, ELEMENTWISE_FIXED_NS, 0, mem);
+    return k;
+}
+
+/* 0.7 of the dense peak: what analytic models use for kernels without a model of their own
+ * (shared/reference/hardware.md), ranksim's roofline default before the kernel models. */
+#define GENERIC_COMPUTE_EFF 0.7
+
+ModelKernelTime model_generic_time(const NetHardware *hw, double flops, double bytes,
+                                   NetPeakDtype dt)
+{
+    ModelKernelTime k = model_elementwise_time(hw, bytes, flops);
+    double peak = model_kernel_peak(hw, dt) * GENERIC_COMPUTE_EFF;
+    double comp = peak > 0 ? k.flops / peak * 1e9 : 0;
+    double mem = k.ns - ELEMENTWISE_FIXED_NS;
+    k.ns = ELEMENTWISE_FIXED_NS + (comp > mem ? comp : mem);
+    model_kernel_set_bound(&k, ELEMENTWISE_FIXED_NS, comp, mem);
+    return k;
+}

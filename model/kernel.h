@@ -25,6 +25,15 @@ typedef struct {
     uint8_t bound;  /* SchedBound: compute, memory or launch (the fixed time dominates) */
 } ModelKernelTime;
 
+/* A bandwidth-bound kernel (norms, activations, residual adds, rotary, quantization): a fixed
+ * time plus `bytes` over HBM at a plateau efficiency; `flops` only reported. */
+ModelKernelTime model_elementwise_time(const NetHardware *hw, double bytes, double flops);
+
+/* A kernel no family model covers yet: the elementwise fixed time plus the longer of `flops` at
+ * 0.7 of `dt`'s peak and `bytes` at the elementwise plateau. */
+ModelKernelTime model_generic_time(const NetHardware *hw, double flops, double bytes,
+                                   NetPeakDtype dt);
+
 /* Waves of `tiles` thread blocks over `units` compute units running `per_unit` blocks each at
  * once: ceil(tiles / (units x per_unit)), and 1 when units is 0 (unknown). */
 double model_kernel_waves(double tiles, uint32_t units, uint32_t per_unit);

@@ -1,6 +1,8 @@
 /* model/lower.c — model + plan + engine + workload -> per-rank programs; see lower.h and
  * doc/lowering.md for the rules and where each comes from. */
 #include "lower.h"
+#include "kernel-gemm.h"
+#include "kernel-moe.h"
 #include "surface.h"
 
 #include <math.h>
@@ -92,6 +94,8 @@ typedef struct {
     ModelBackend backend; /* AUTO resolved */
     double wbytes;        /* bytes per weight element under the quantization */
     NetPeakDtype cdt;     /* the dtype linear layers compute in */
+    ModelGemmDtype gdt;   /* ...and the kernel family vLLM runs them with (model/kernel-gemm.h) */
+    const NetHardware *dev; /* the device the kernel models price for */
     uint32_t window;      /* the current layer's sliding window (tokens); 0 = full attention */
     const ModelBatch *pad_batch; /* the batch pad_rows was computed for (NULL: none) */
     uint64_t pad_rows;           /* the most PCP rows any PCP rank of pad_batch gets */
@@ -131,31 +135,80 @@ static uint32_t op_name(Ctx *c, const char *name)
     return sched_program_name(c->p, name);
 }
 
-static void emit_compute(Ctx *c, const char *name, uint64_t rows, double flops, double bytes,
-                         NetPeakDtype dt)
+/* An op priced by a kernel model: its time inside a CUDA graph, or eagerly the longer of it
+ * and the host's dispatch (model/cost.h), unless a profile names it. */
+static void emit_kernel(Ctx *c, const char *name, uint64_t rows, const ModelKernelTime *k,
+                        double host_ns)
 {
     uint8_t bound;
     bool attn = strcmp(name, "attention") == 0 || strcmp(name, "mla_attention") == 0 ||
                 strcmp(name, "sparse_attention") == 0 || strcmp(name, "indexer") == 0;
     bool graphed = c->graphed && (c->graphed_attention || !attn);
-    int64_t ns = model_cost_op_ns_bound(c->in->cost, name, rows, flops, bytes, dt, graphed, &bound);
+    int64_t ns = model_cost_kernel_ns(c->in->cost, name, rows, k, host_ns, graphed, &bound);
     SchedOp op = sched_op_compute(op_name(c, name), ns, rows);
     op.bound = bound;
     g_array_append_val(c->ops, op);
 }
 
-/* A linear layer [rows, in] x [in, out]. */
+/* Adds kernel `k` to `acc`, one op made of several kernels; the bound is the longest's. */
+static void kernel_add(ModelKernelTime *acc, const ModelKernelTime *k, double *longest)
+{
+    acc->ns += k->ns;
+    acc->flops += k->flops;
+    acc->bytes += k->bytes;
+    if (k->ns > *longest) {
+        *longest = k->ns;
+        acc->bound = k->bound;
+    }
+}
+
+/* An op without a kernel family model yet (model_generic_time). */
+static void emit_compute(Ctx *c, const char *name, uint64_t rows, double flops, double bytes,
+                         NetPeakDtype dt)
+{
+    ModelKernelTime k = model_generic_time(c->dev, flops, bytes, dt);
+    emit_kernel(c, name, rows, &k, model_cost_eager_ns(c->in->cost));
+}
+
+static ModelGemmShape gemm_shape(const Ctx *c, uint64_t rows, double in, double out)
+{
+    return (ModelGemmShape){.m = rows, .n = (uint64_t)llround(out), .k = (uint64_t)llround(in),
+                            .dtype = c->gdt};
+}
+
+/* A linear layer [rows, in] x [in, out], as vLLM's kernel for the weights' format runs it. */
 static void emit_linear(Ctx *c, const char *name, uint64_t rows, double in, double out)
 {
-    double flops = 2.0 * (double)rows * in * out;
-    double bytes = in * out * c->wbytes + (double)rows * (in + out) * c->act_bytes;
-    emit_compute(c, name, rows, flops, bytes, c->cdt);
+    ModelGemmShape s = gemm_shape(c, rows, in, out);
+    ModelKernelTime k = model_gemm_time(c->dev, &s);
+    emit_kernel(c, name, rows, &k, model_gemm_host_ns(&s));
 }
 
 static void emit_norm(Ctx *c, const char *name, uint64_t rows, double dim)
 {
-    emit_compute(c, name, rows, 4.0 * (double)rows * dim, 2.0 * (double)rows * dim * c->act_bytes,
-                 NET_PEAK_BF16);
+    ModelKernelTime k = model_elementwise_time(c->dev, 2.0 * (double)rows * dim * c->act_bytes,
+                                               4.0 * (double)rows * dim);
+    emit_kernel(c, name, rows, &k, model_cost_eager_ns(c->in->cost));
+}
+
+/* A gated MLP of intermediate size `inter` on `rows`: the gate-up GEMM, SiLU-and-mul, the down
+ * GEMM (vLLM's MergedColumnParallelLinear, SiluAndMul, RowParallelLinear), as one op. */
+static void emit_mlp(Ctx *c, const char *name, uint64_t rows, double inter)
+{
+    double hidden = c->a->hidden_size, longest = 0;
+    ModelKernelTime sum = {0};
+    ModelGemmShape up = gemm_shape(c, rows, hidden, 2.0 * inter);
+    ModelGemmShape down = gemm_shape(c, rows, inter, hidden);
+    ModelKernelTime k = model_gemm_time(c->dev, &up);
+    kernel_add(&sum, &k, &longest);
+    k = model_elementwise_time(c->dev, (double)rows * inter * 3.0 * c->act_bytes,
+                               3.0 * (double)rows * inter);
+    kernel_add(&sum, &k, &longest);
+    k = model_gemm_time(c->dev, &down);
+    kernel_add(&sum, &k, &longest);
+    double host = model_gemm_host_ns(&up) + model_cost_eager_ns(c->in->cost) +
+                  model_gemm_host_ns(&down);
+    emit_kernel(c, name, rows, &sum, host);
 }
 
 static void emit_coll(Ctx *c, SchedOpKind kind, const char *name, int32_t group, uint64_t count,
@@ -444,24 +497,23 @@ static void emit_cp_attention(Ctx *c, uint32_t rank, const StepRows *sr, uint64_
 
 static void emit_dense_mlp(Ctx *c, uint64_t rows, uint32_t tp)
 {
-    const ModelArch *a = c->a;
-    double inter = (double)a->intermediate_size / tp;
-    double flops = 2.0 * (double)rows * a->hidden_size * inter * 3.0;
-    double bytes = 3.0 * a->hidden_size * inter * c->wbytes +
-                   (double)rows * (2.0 * a->hidden_size + 2.0 * inter) * c->act_bytes;
-    emit_compute(c, "mlp", rows, flops, bytes, c->cdt);
+    emit_mlp(c, "mlp", rows, (double)c->a->intermediate_size / tp);
 }
 
+/* Routed experts: `rows` tokens, `tokens_per_row` of their routes landing on this rank's
+ * `experts_here` experts of intermediate size `inter` (vLLM's fused MoE); shared experts
+ * (one route per row, one expert) are a dense MLP in vLLM and priced as one. */
 static void emit_experts(Ctx *c, const char *name, uint64_t rows, double tokens_per_row,
                          double experts_here, double inter)
 {
-    const ModelArch *a = c->a;
-    double pairs = (double)rows * tokens_per_row;
-    double flops = 2.0 * pairs * a->hidden_size * inter * 3.0;
-    double touched = pairs < experts_here ? pairs : experts_here;
-    double bytes = touched * 3.0 * a->hidden_size * inter * c->wbytes +
-                   pairs * 2.0 * a->hidden_size * c->act_bytes;
-    emit_compute(c, name, rows, flops, bytes, c->cdt);
+    if (strcmp(name, "shared_experts") == 0) {
+        emit_mlp(c, name, rows, inter);
+        return;
+    }
+    ModelKernelTime k = model_moe_local_time(c->dev, c->gdt, c->a->hidden_size, inter,
+                                             experts_here, (double)rows * tokens_per_row);
+    /* eager: routing, sort, two GEMMs, activation and sum, each a launch */
+    emit_kernel(c, name, rows, &k, 6.0 * model_cost_eager_ns(c->in->cost));
 }
 
 typedef enum { MOE_REDUCE_TP = 0, MOE_REDUCE_SHARED, MOE_REDUCE_NONE } MoeReduce;
@@ -1257,7 +1309,8 @@ static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError 
  * checkpoint's spec or the engine.quantization override. Weight-only formats (int4 groups)
  * compute in bf16; fp8 in fp8; int8 in int8; nvfp4 / mxfp4 in fp4 (net/cost.c falls back to the
  * bf16 peak on devices without one). APPROXIMATION: one format for every linear of the step. */
-static void weight_dtype(const ModelLowerInput *in, double *wbytes, NetPeakDtype *cdt)
+static void weight_dtype(const ModelLowerInput *in, double *wbytes, NetPeakDtype *cdt,
+                         ModelGemmDtype *gdt)
 {
     const ModelArch *a = in->arch;
     ModelQuantSpec ov;
@@ -1278,23 +1331,34 @@ static void weight_dtype(const ModelLowerInput *in, double *wbytes, NetPeakDtype
     *wbytes = model_weight_format_bytes_per_value(f);
     switch (f->kind) {
     case MODEL_WFMT_FP8_BLOCK:
+        *cdt = NET_PEAK_FP8;
+        *gdt = MODEL_GEMM_FP8_BLOCK;
+        break;
     case MODEL_WFMT_FP8_CHANNEL:
     case MODEL_WFMT_FP8_TENSOR:
         *cdt = NET_PEAK_FP8;
+        *gdt = MODEL_GEMM_FP8;
         break;
     case MODEL_WFMT_INT8_CHANNEL:
         *cdt = NET_PEAK_INT8;
+        *gdt = MODEL_GEMM_INT8;
         break;
     case MODEL_WFMT_NVFP4:
+        *cdt = NET_PEAK_FP4;
+        *gdt = MODEL_GEMM_NVFP4;
+        break;
     case MODEL_WFMT_MXFP4:
         *cdt = NET_PEAK_FP4;
+        *gdt = MODEL_GEMM_MXFP4;
         break;
     case MODEL_WFMT_INT4_GROUP:
         /* Ascend W4A8 computes in int8; GPU W4A16 dequantizes to bf16 */
         *cdt = f->scheme == MODEL_QSCHEME_ASCEND ? NET_PEAK_INT8 : NET_PEAK_BF16;
+        *gdt = f->scheme == MODEL_QSCHEME_ASCEND ? MODEL_GEMM_INT8 : MODEL_GEMM_INT4;
         break;
     default:
         *cdt = NET_PEAK_BF16;
+        *gdt = MODEL_GEMM_BF16;
         break;
     }
 }
@@ -1314,7 +1378,8 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
              .act_bytes = 2,
              .kv_bytes = in->engine->kv_cache_dtype == SCHED_DTYPE_FP8 ? 1 : 2,
              .p = sched_program_new(in->plan->world)};
-    weight_dtype(in, &c.wbytes, &c.cdt);
+    weight_dtype(in, &c.wbytes, &c.cdt, &c.gdt);
+    c.dev = model_cost_hardware(in->cost);
     model_plan_add_groups((ModelPlan *)in->plan, c.p);
     c.ops = g_array_new(FALSE, FALSE, sizeof(SchedOp));
     for (uint32_t r = 0; r < in->plan->world; r++) {
