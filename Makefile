@@ -20,7 +20,7 @@ FUZZ_TARGETS ?= scenario config hardware set nccl pickle fr
 FUZZ_MESON_ARGS := -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
                    -Dc_args=-fsanitize=fuzzer-no-link
 
-.PHONY: all deps configure build test demo bench clean fuzz-deps fuzz-build fuzz fuzz-ci
+.PHONY: all deps configure build test demo bench validate-times clean fuzz-deps fuzz-build fuzz fuzz-ci
 
 all: build
 
@@ -135,3 +135,8 @@ fuzz-ci: fuzz-build
 
 clean:
 	rm -rf build build-strict build-bench build-fuzz
+
+# Replays the measured kernel and collective times of tests/data/times/ through the cost models
+# and prints, per kind and device, n, median, p90 and worst |error| (doc/validation.md).
+validate-times: build
+	./build/tests/validate-times $$(ls tests/data/times/*.csv | grep -v -e grouped-gemm -e steps.csv -e '/ep-')

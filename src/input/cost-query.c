@@ -35,6 +35,7 @@ static const char *const coll_ops[] = {"all_reduce", "all_gather", "reduce_scatt
 static const char *const coll_dtypes[] = {"bf16", "fp16", "fp32", "fp8", "int8", "int32",
                                           "int64", NULL};
 static const char *const impls[] = {"nccl", "custom", NULL};
+static const char *const algos[] = {"auto", "ring", "tree", "nvls", NULL};
 
 #define BIG (UINT64_C(1) << 40)
 #define HUGE_BYTES (UINT64_C(1) << 50)
@@ -82,6 +83,8 @@ static const KeySpec coll_keys[CQ_COLL_COUNT] = {
     [CQ_COLL_NODES] = {"nodes", false, 1, 1u << 24, NULL, false},
     [CQ_COLL_DTYPE] = {"dtype", false, 0, 0, coll_dtypes, false},
     [CQ_COLL_IMPL] = {"impl", false, 0, 0, impls, false},
+    [CQ_COLL_ALGO] = {"algo", false, 0, 0, algos, false},
+    [CQ_COLL_GRAPH] = {"graph", false, 0, 1, NULL, false},
 };
 
 static const struct {

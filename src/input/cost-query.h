@@ -8,7 +8,9 @@
  *               [kv_dtype] [kernel] [graph]
  *               phase=decode batch context heads kv_heads head_dim [kv_dtype] [kernel] [graph]
  *   moe         tokens hidden inter topk experts [tp] [ep] dtype [backend] [graph]
- *   collective  op ranks bytes [nodes] [dtype] [impl]
+ *   collective  op ranks bytes [nodes] [dtype] [impl] [algo] [graph]
+ * `graph` defaults to 1 (inside a CUDA graph) for kernels, 0 for collectives (as nccl-tests
+ * times them).
  * Values are non-negative integers (with K/M/G binary suffixes for `bytes`) or one word of a
  * fixed list. The parse checks each key belongs to the kind, appears once, and has a valid
  * value; it fills defaults. Errors (SCENARIO_ERROR_INVALID) are one line naming the key and what
@@ -69,6 +71,8 @@ enum {
     CQ_COLL_NODES,
     CQ_COLL_DTYPE,
     CQ_COLL_IMPL,
+    CQ_COLL_ALGO,
+    CQ_COLL_GRAPH,
     CQ_COLL_COUNT
 };
 #define COST_QUERY_MAX_KEYS 16
