@@ -7,6 +7,9 @@
  *    activations, over HBM, and
  *  - compute: the routed rows, each expert's rows padded to the kernel's block of rows,
  *    at the family's efficiency of the dtype's peak.
+ *  - and passes over every routed pair of the layer, local or not (vLLM's fused MoE sizes its
+ *    intermediate caches [tokens, topk, ...] and runs the activation and the weighted sum over
+ *    all of them, an expert map masking the others): with expert parallelism they dominate.
  * Routing is as even as the tokens allow (every expert gets its share; with fewer routed
  * pairs than experts, that many experts get one each) — the `balanced` case of the measured
  * tables. Skewed routing (a power law) is not modelled yet: doc/cost-model.md.
@@ -34,8 +37,9 @@ typedef struct {
 ModelKernelTime model_moe_time(const NetHardware *hw, const ModelMoeShape *s);
 
 /* The same from what lands on the rank: `pairs` routed (token, expert) rows over `local`
- * experts of `inter_local` intermediate size each. */
+ * experts of `inter_local` intermediate size each, out of `all_pairs` = tokens x topk. */
 ModelKernelTime model_moe_local_time(const NetHardware *hw, ModelGemmDtype dtype, double hidden,
-                                     double inter_local, double local, double pairs);
+                                     double inter_local, double local, double pairs,
+                                     double all_pairs);
 
 #endif
