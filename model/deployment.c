@@ -39,10 +39,8 @@ static uint64_t kv_tokens(const ModelLowerInput *li)
     return least == UINT64_MAX ? 0 : least;
 }
 
-ModelServe *model_deployment_serve(const ModelDeploymentServe *in, const ModelRequest *reqs,
-                                   uint32_t n, GError **error)
+static ModelServeInput serve_input(const ModelDeploymentServe *in)
 {
-    g_return_val_if_fail(in != NULL && in->lower != NULL && in->algo != NULL, NULL);
     const ModelLowerInput *li = in->lower;
     ModelServeInput si = {
         .lower = li,
@@ -58,7 +56,22 @@ ModelServe *model_deployment_serve(const ModelDeploymentServe *in, const ModelRe
     memcpy(si.sim.fabric.algo, in->algo, sizeof si.sim.fabric.algo);
     si.sim.fabric.contention = in->contention;
     si.sim.collective_timeout_ns = 0; /* a step that hangs stops the schedule either way */
+    return si;
+}
+
+ModelServe *model_deployment_serve(const ModelDeploymentServe *in, const ModelRequest *reqs,
+                                   uint32_t n, GError **error)
+{
+    g_return_val_if_fail(in != NULL && in->lower != NULL && in->algo != NULL, NULL);
+    ModelServeInput si = serve_input(in);
     return model_serve_run(&si, reqs, n, error);
+}
+
+ModelServe *model_deployment_time_steps(const ModelDeploymentServe *in, const ModelWorkload *w)
+{
+    g_return_val_if_fail(in != NULL && in->lower != NULL && in->algo != NULL && w, NULL);
+    ModelServeInput si = serve_input(in);
+    return model_serve_time_steps(&si, w);
 }
 
 /* ---- judge ---- */

@@ -64,6 +64,10 @@ typedef struct {
 ModelServe *model_deployment_serve(const ModelDeploymentServe *in, const ModelRequest *reqs,
                                    uint32_t n, GError **error);
 
+/* Times the hand-written steps of `w` on the fabric of `in` as serving times its own
+ * (model_serve_time_steps): the rows of the `steps` table, no requests. Caller frees. */
+ModelServe *model_deployment_time_steps(const ModelDeploymentServe *in, const ModelWorkload *w);
+
 /* ---- judge ---- */
 
 /* A prepared deployment, as the judge sees it. Everything is borrowed. */

@@ -733,9 +733,8 @@ static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
         emit_mla_projections(c, rows, h);
     } else {
         double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
-        emit_linear(c, "q_proj", rows, a->hidden_size, (double)h * a->head_dim);
-        emit_linear(c, "k_proj", rows, a->hidden_size, kvh * a->head_dim);
-        emit_linear(c, "v_proj", rows, a->hidden_size, kvh * a->head_dim);
+        /* one GEMM: vLLM's QKVParallelLinear holds q, k and v in one weight */
+        emit_linear(c, "qkv_proj", rows, a->hidden_size, ((double)h + 2.0 * kvh) * a->head_dim);
     }
     if (lk.indexer)
         emit_indexer(c, sr->real, sr);
@@ -771,9 +770,8 @@ static void emit_layer_sp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
         emit_mla_projections(c, sr->full, h);
     } else {
         double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
-        emit_linear(c, "q_proj", sr->full, a->hidden_size, (double)h * a->head_dim);
-        emit_linear(c, "k_proj", sr->full, a->hidden_size, kvh * a->head_dim);
-        emit_linear(c, "v_proj", sr->full, a->hidden_size, kvh * a->head_dim);
+        /* one GEMM: vLLM's QKVParallelLinear holds q, k and v in one weight */
+        emit_linear(c, "qkv_proj", sr->full, a->hidden_size, ((double)h + 2.0 * kvh) * a->head_dim);
     }
     StepRows full = *sr;
     full.real = full.padded = sr->full;

@@ -704,6 +704,76 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
     return out;
 }
 
+/* The rows of a timed step: one per DP rank that runs something (a dense model's idle DP rank
+ * does not step; an MoE model's runs a dummy batch). */
+static void step_rows_of(ModelServe *out, const ModelLowerInput *li, const ModelStep *st,
+                         uint32_t n_dp, uint32_t step_no, int64_t start, int64_t end)
+{
+    for (uint32_t d = 0; d < n_dp; d++) {
+        const ModelBatch *b = model_step_batch(st, d);
+        uint64_t own = model_batch_tokens(b);
+        if (own == 0 && !li->arch->moe)
+            continue;
+        uint32_t pfl = 0;
+        for (guint i = 0; b && i < b->prefill->len; i++)
+            pfl += g_array_index(b->prefill, uint32_t, i);
+        uint32_t dec = b ? b->decode->len : 0;
+        uint32_t pad = b && b->pad_tokens ? b->pad_tokens : st->pad_tokens;
+        ModelServeStep row = {
+            .step = step_no,
+            .dp = d,
+            .start_ns = start,
+            .end_ns = end,
+            .prefill_tokens = pfl,
+            .decode_tokens = dec,
+            .seqs = (b ? b->prefill->len : 0) + dec,
+            .padded_tokens = (uint32_t)MIN(MAX(own, (uint64_t)pad) + (own == 0),
+                                           (uint64_t)UINT32_MAX),
+            .kv_blocks_used = 0,
+            .dummy = own == 0,
+        };
+        g_array_append_val(out->steps, row);
+    }
+}
+
+ModelServe *model_serve_time_steps(const ModelServeInput *in, const ModelWorkload *w)
+{
+    g_return_val_if_fail(in != NULL && in->lower != NULL && w != NULL, NULL);
+    const ModelLowerInput *li = in->lower;
+    ModelServe *out = g_new0(ModelServe, 1);
+    out->workload = model_workload_new();
+    out->steps = g_array_new(FALSE, FALSE, sizeof(ModelServeStep));
+    out->requests = g_array_new(FALSE, TRUE, sizeof(ModelServeRequest));
+    uint32_t n_dp = MAX(1u, li->plan->par.data_parallel_size);
+    Srv v = {
+        .in = in,
+        .out = out,
+        .n_dp = n_dp,
+        .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+        .key = g_string_new(NULL),
+    };
+    g_autofree int64_t *stage = g_new0(int64_t, n_stages(&v));
+    int64_t now = 0;
+    for (guint j = 0; j < w->steps->len; j++) {
+        const ModelStep *st = g_ptr_array_index(w->steps, j);
+        char *why = NULL;
+        now += st->idle_ns > 0 ? st->idle_ns : 0;
+        int64_t dur = step_ns(&v, st, &why, stage);
+        if (dur < 0) {
+            out->stopped = g_strdup_printf("step %u does not complete (%s): the steps after it "
+                                           "are not timed",
+                                           j + 1, why);
+            g_free(why);
+            break;
+        }
+        step_rows_of(out, li, st, n_dp, j + 1, now, now + dur);
+        now += dur;
+    }
+    g_hash_table_unref(v.cache);
+    g_string_free(v.key, TRUE);
+    return out;
+}
+
 void model_serve_free(ModelServe *s)
 {
     if (!s)

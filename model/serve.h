@@ -93,6 +93,12 @@ typedef struct {
  * max_model_len. Caller frees the result. */
 ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs, uint32_t n,
                             GError **error);
+/* Times the steps of a hand-written workload `w` the way serving times its own: each step
+ * lowered and simulated alone, fault-free, one after the other (a step's `idle_ns` before it),
+ * identical steps simulated once. The result has one `steps` row per step and DP rank that
+ * runs it, no requests, kv_blocks 0; `stopped` says which step does not complete, the steps
+ * after it are not timed. Never fails. Caller frees. */
+ModelServe *model_serve_time_steps(const ModelServeInput *in, const ModelWorkload *w);
 void model_serve_free(ModelServe *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelServe, model_serve_free)
 

@@ -47,10 +47,57 @@ static uint32_t n_steps(const ModelServe *sv)
     return n;
 }
 
+/* Durations as the report prints them. */
+static void dur(FILE *out, int64_t ns)
+{
+    if (ns < 1000000)
+        fprintf(out, "%10.3f us", (double)ns / 1e3);
+    else
+        fprintf(out, "%10.3f ms", (double)ns / 1e6);
+}
+
+/* Hand-written steps (no requests): each step's time, as the `steps` table has it. */
+#define STEPS_SHOWN 8
+
+static void steps_text(FILE *out, const ModelServe *sv)
+{
+    uint32_t n = n_steps(sv);
+    fprintf(out, "\nsteps (%u, each timed alone without faults; the `steps` table):\n", n);
+    if (sv->stopped)
+        fprintf(out, "  stopped: %s\n", sv->stopped);
+    fprintf(out, "  %-6s %13s %13s %9s %9s %6s\n", "step", "start", "time", "prefill", "decode",
+            "seqs");
+    int64_t total = 0;
+    uint32_t shown = 0, last = 0;
+    for (guint i = 0; i < sv->steps->len; i++) {
+        const ModelServeStep *x = &g_array_index(sv->steps, ModelServeStep, i);
+        if (x->step == last)
+            continue; /* one line per step: DP ranks step together */
+        last = x->step;
+        total += x->end_ns - x->start_ns;
+        if (shown++ >= STEPS_SHOWN)
+            continue;
+        fprintf(out, "  %-6u ", x->step);
+        dur(out, x->start_ns), fprintf(out, "  "), dur(out, x->end_ns - x->start_ns);
+        fprintf(out, " %9u %9u %6u\n", x->prefill_tokens, x->decode_tokens, x->seqs);
+    }
+    if (shown > STEPS_SHOWN)
+        fprintf(out, "  ... %u more steps\n", shown - STEPS_SHOWN);
+    if (shown > 1) {
+        fprintf(out, "  mean step time");
+        dur(out, total / shown);
+        fprintf(out, "\n");
+    }
+}
+
 void report_serve_text(FILE *out, const ModelServe *sv)
 {
     if (!sv)
         return;
+    if (sv->requests->len == 0) {
+        steps_text(out, sv);
+        return;
+    }
     ModelServeSummary s;
     model_serve_summarize((const ModelServeRequest *)(const void *)sv->requests->data,
                           sv->requests->len, &s);
@@ -121,6 +168,27 @@ void report_serve_json(JsonBuilder *b, const ModelServe *sv)
     ModelServeSummary s;
     model_serve_summarize((const ModelServeRequest *)(const void *)sv->requests->data,
                           sv->requests->len, &s);
+    if (sv->requests->len == 0) { /* hand-written steps: their times */
+        json_builder_set_member_name(b, "steps");
+        json_builder_begin_array(b);
+        uint32_t last = 0;
+        for (guint i = 0; i < sv->steps->len; i++) {
+            const ModelServeStep *x = &g_array_index(sv->steps, ModelServeStep, i);
+            if (x->step == last)
+                continue;
+            last = x->step;
+            json_builder_begin_object(b);
+            inum(b, "step", x->step);
+            num(b, "start_us", (double)x->start_ns / 1e3);
+            num(b, "end_us", (double)x->end_ns / 1e3);
+            inum(b, "prefill_tokens", x->prefill_tokens);
+            inum(b, "decode_tokens", x->decode_tokens);
+            inum(b, "seqs", x->seqs);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        return;
+    }
     json_builder_set_member_name(b, "serving");
     json_builder_begin_object(b);
     inum(b, "requests", sv->requests->len);

@@ -51,13 +51,36 @@ static bool serve(Scenario *sc, const ScenarioServeProgress *progress, bool exac
     return true;
 }
 
+/* A hand-written workload's steps, timed alone as serving times its steps (sc->serve: the
+ * `steps` rows, no requests), so a step's time reads without knowing op names. */
+static void time_steps(Scenario *sc, bool exact)
+{
+    ModelLowerInput li = {.arch = sc->arch,
+                          .plan = sc->plan,
+                          .engine = &sc->engine,
+                          .cost = sc->cost,
+                          .hw = &sc->hardware,
+                          .broken = MODEL_BREAK_NONE};
+    ModelDeploymentServe in = {
+        .lower = &li,
+        .nodes = sc->nodes,
+        .algo = sc->algo,
+        .contention = sc->contention,
+        .exact = exact,
+    };
+    sc->serve = model_deployment_time_steps(&in, sc->workload);
+}
+
 bool runner_prepare(Scenario *sc, const ScenarioServeProgress *progress, bool exact,
                     GError **error)
 {
     g_return_val_if_fail(sc != NULL, false);
     g_return_val_if_fail(error == NULL || *error == NULL, false);
-    if (!sc->pending)
+    if (!sc->pending) {
+        if (sc->arch && sc->plan && sc->workload && sc->workload->steps->len && !sc->serve)
+            time_steps(sc, exact);
         return true;
+    }
     return serve(sc, progress, exact, error) && scenario_finish_served(sc, error);
 }
 
