@@ -59,6 +59,7 @@ void model_engine_defaults(ModelEngine *e)
         .moe_backend = MODEL_MOE_AUTO,
         .jit_compile_s = 1.0,
         .enable_prefix_caching = true,
+        .async_scheduling = true,
     };
 }
 
@@ -67,6 +68,14 @@ void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const 
     g_return_if_fail(e != NULL && a != NULL);
     if (!(e->given & MODEL_ENGINE_GIVEN_MAX_MODEL_LEN) && a->max_model_len)
         e->max_model_len = a->max_model_len;
+    /* Async scheduling: on by default since PR 27614 (vLLM's async scheduling plan, issue
+     * 27679); with speculative decoding only for EAGLE/MTP drafters (PR 31998), and with
+     * pipeline parallelism since PR 32359. */
+    if (!(e->given & MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING))
+        e->async_scheduling = model_vllm_has(e->vllm_absent, MODEL_VLLM_ASYNC_SCHEDULING_DEFAULT) &&
+                              (e->speculative_method == MODEL_SPEC_NONE ||
+                               e->speculative_method == MODEL_SPEC_MTP ||
+                               e->speculative_method == MODEL_SPEC_EAGLE);
     if (!hw)
         return;
     /* "For GPUs like H100 and MI300x, use larger default values"; A100 excluded (vLLM PR

@@ -83,6 +83,11 @@ typedef struct {
                                            a cold key, seconds; default 1.0 (doc/lifecycle.md) */
     bool enable_prefix_caching;         /* --enable-prefix-caching: vLLM V1's default on; off
                                            with --no-enable-prefix-caching */
+    bool async_scheduling;              /* --async-scheduling / --no-async-scheduling: the engine
+                                           schedules step n + 1 while step n runs, so the host's
+                                           per-step work hides behind the GPU's (model/host.h);
+                                           when not given, vLLM's default (on since PR 27614;
+                                           model_engine_apply_vllm_defaults) */
     uint32_t num_gpu_blocks_override;   /* --num-gpu-blocks-override: the KV blocks the scheduler
                                            allocates from, instead of the profiled budget's;
                                            0 = none (vLLM's default) */
@@ -92,6 +97,7 @@ typedef struct {
 #define MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS (1u << 1)
 #define MODEL_ENGINE_GIVEN_MAX_NUM_SEQS (1u << 2)
 #define MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER (1u << 3)
+#define MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING (1u << 4)
 
 /* DeepSeek-V4's compressed layers keep 256-token logical blocks (vLLM blog "DeepSeek V4 in
  * vLLM"): its KV block size, and the unit of its compressed caches (model/memory.c). */

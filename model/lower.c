@@ -2,6 +2,7 @@
  * doc/lowering.md for the rules and where each comes from. */
 #include "lower.h"
 #include "kernel-gemm.h"
+#include "host.h"
 #include "kernel-moe.h"
 #include "surface.h"
 
@@ -1014,6 +1015,7 @@ static void emit_step_head(Ctx *c, uint32_t rank, const ModelStep *s)
 }
 
 static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s);
+static void emit_step_body(Ctx *c, uint32_t rank, const ModelStep *s);
 
 /* One rank's ops: each step's head and body in order — except the output rank under PP, which
  * sends a step's SchedulerOutput after the body of the step the engine waited for before
@@ -1051,7 +1053,62 @@ static void emit_rank(Ctx *c, uint32_t rank, const ModelWorkload *w)
     }
 }
 
+/* vLLM's sampler over `rows` sequences' logits: the logits made fp32, temperature, softmax,
+ * top-k/top-p and the draw (vllm/v1/sample/sampler.py; FlashInfer's sampling kernels): about
+ * four kernels, each a pass over rows x vocab fp32 values. APPROXIMATION: greedy requests
+ * (an argmax) cost the same; logprobs, penalties and structured output are not counted. */
+#define SAMPLER_KERNELS 4.0
+
+static void emit_sampler(Ctx *c, uint64_t rows)
+{
+    double pass = (double)rows * c->a->vocab_size * 4.0;
+    ModelKernelTime k = model_elementwise_time(c->dev, SAMPLER_KERNELS * 2.0 * pass, 0);
+    ModelKernelTime one = model_elementwise_time(c->dev, 0, 0);
+    k.ns += (SAMPLER_KERNELS - 1.0) * one.ns; /* the other kernels' fixed time */
+    emit_kernel(c, "sampler", rows, &k, SAMPLER_KERNELS * model_cost_eager_ns(c->in->cost));
+}
+
+/* Nanoseconds of the compute ops in ops[from, to), repeat blocks counted as many times as they
+ * run: the step's GPU work on this rank, collectives aside (their time is the engine's). */
+static double compute_ns(const GArray *ops, guint from, guint to)
+{
+    double sum = 0;
+    for (guint i = from; i < to; i++) {
+        const SchedOp *op = &g_array_index(ops, SchedOp, i);
+        if (op->kind == SCHED_OP_REPEAT) {
+            sum += compute_ns(ops, i + 1, i + 1 + op->body_len) * op->times;
+            i += op->body_len;
+        } else if (op->kind == SCHED_OP_COMPUTE) {
+            sum += (double)op->dur_ns;
+        }
+    }
+    return sum;
+}
+
+/* vLLM's host work for the step (model/host.h), put before the step's first op on this rank
+ * where it shows: with async scheduling only what exceeds the step's GPU work. */
+static void emit_host(Ctx *c, guint at, const ModelBatch *own)
+{
+    uint32_t seqs = own ? own->prefill->len + own->decode->len : 0;
+    double host = model_host_step_ns(seqs);
+    double shown = model_host_exposed_ns(host, compute_ns(c->ops, at, c->ops->len),
+                                         c->e->async_scheduling);
+    int64_t ns = (int64_t)ceil(shown);
+    if (ns <= 0)
+        return;
+    SchedOp op = sched_op_compute(op_name(c, "vllm_host"), ns, seqs);
+    op.bound = SCHED_BOUND_LAUNCH;
+    g_array_insert_val(c->ops, at, op);
+}
+
 static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
+{
+    guint body_start = c->ops->len;
+    emit_step_body(c, rank, s);
+    emit_host(c, body_start, model_step_batch(s, c->pl->coord[rank].dp));
+}
+
+static void emit_step_body(Ctx *c, uint32_t rank, const ModelStep *s)
 {
     const ModelArch *a = c->a;
     const ModelPlan *pl = c->pl;
@@ -1123,6 +1180,7 @@ static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s)
                   sr.padded * a->hidden_size, SCHED_DTYPE_BF16, sr.padded);
     uint64_t lr = sr.logits_rows ? sr.logits_rows : 1;
     emit_linear(c, "lm_head", lr, a->hidden_size, (double)a->vocab_size / tp);
+    emit_sampler(c, lr);
     if (c->e->speculative_method == MODEL_SPEC_MTP && c->e->num_speculative_tokens > 0 &&
         a->num_nextn_predict_layers > 0 && !drafter_skipped(c, own))
         emit_drafter(c, rank, s, &sr);

@@ -17,6 +17,7 @@ static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_MEMORY_PROFILING_TOTAL_CONSUMED] = "memory_profiling_total_consumed",
     [MODEL_VLLM_DSA_MODELS_ON_V2_RUNNER] = "dsa_models_on_v2_runner",
     [MODEL_VLLM_ROCM_GLM_DSA_ON_V1_RUNNER] = "rocm_glm_dsa_on_v1_runner",
+    [MODEL_VLLM_ASYNC_SCHEDULING_DEFAULT] = "async_scheduling_default",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)

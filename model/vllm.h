@@ -68,6 +68,10 @@ typedef enum {
     MODEL_VLLM_DSA_MODELS_ON_V2_RUNNER,
     /* ...and GLM-5.x too on ROCm (PR #53155: "Keep GLM-5.2 on MRV1"). */
     MODEL_VLLM_ROCM_GLM_DSA_ON_V1_RUNNER,
+    /* Async scheduling is on by default (PR 27614, the last of vLLM's async scheduling plan,
+     * issue 27679): the scheduler prepares step n + 1 while step n runs on the GPU. Before it,
+     * off unless --async-scheduling was given. */
+    MODEL_VLLM_ASYNC_SCHEDULING_DEFAULT,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

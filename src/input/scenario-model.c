@@ -219,6 +219,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "max_num_seqs",
         "num_gpu_blocks_override",
         "enable_prefix_caching",
+        "async_scheduling",
         "speculative_config",
         "cudagraph_mode",
         "cudagraph_memory_profiling",
@@ -316,7 +317,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
     } given[] = {{"max_model_len", MODEL_ENGINE_GIVEN_MAX_MODEL_LEN},
                  {"max_num_batched_tokens", MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS},
                  {"max_num_seqs", MODEL_ENGINE_GIVEN_MAX_NUM_SEQS},
-                 {"v2_model_runner", MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER}};
+                 {"v2_model_runner", MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER},
+                 {"async_scheduling", MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING}};
     for (size_t i = 0; i < G_N_ELEMENTS(given); i++)
         if (yamldoc_map_get(m, given[i].key))
             e->given |= given[i].bit;
@@ -326,7 +328,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         !scenario_get_u32(ld, m, "max_num_seqs", 1, MAX_BATCH_SEQS, &e->max_num_seqs) ||
         !scenario_get_u32(ld, m, "num_gpu_blocks_override", 1, UINT32_MAX,
                           &e->num_gpu_blocks_override) ||
-        !scenario_get_bool_opt(ld, m, "enable_prefix_caching", &e->enable_prefix_caching))
+        !scenario_get_bool_opt(ld, m, "enable_prefix_caching", &e->enable_prefix_caching) ||
+        !scenario_get_bool_opt(ld, m, "async_scheduling", &e->async_scheduling))
         return false;
     if ((n = yamldoc_map_get(m, "speculative_config"))) {
         /* vLLM's --speculative-config, as a mapping */

@@ -139,6 +139,8 @@ typedef enum {
     VF_NUM_SEQS,
     VF_GPU_BLOCKS,
     VF_PREFIX_CACHING,
+    VF_ASYNC_SCHEDULING,
+    VF_NO_ASYNC_SCHEDULING,
     VF_NO_PREFIX_CACHING,
     VF_COMPILATION,
     VF_OPT_LEVEL,
@@ -187,6 +189,8 @@ static const VllmFlag vllm_flags[] = {
     {"--num-gpu-blocks-override", VF_GPU_BLOCKS, true},
     {"--enable-prefix-caching", VF_PREFIX_CACHING, false},
     {"--no-enable-prefix-caching", VF_NO_PREFIX_CACHING, false},
+    {"--async-scheduling", VF_ASYNC_SCHEDULING, false},
+    {"--no-async-scheduling", VF_NO_ASYNC_SCHEDULING, false},
     {"--compilation-config", VF_COMPILATION, true},
     {"-cc", VF_COMPILATION, true},
     {"--optimization-level", VF_OPT_LEVEL, true},
@@ -223,7 +227,6 @@ static const struct {
      "the scheduler: ranksim's (vLLM V1's) chunks prefills always, as vLLM's default does"},
     {"--no-enable-chunked-prefill",
      "the scheduler: ranksim's (vLLM V1's) chunks prefills always, as vLLM's default does"},
-    {"--async-scheduling", "the scheduler: ranksim's schedules synchronously, one step at a time"},
     {"--block-size", "the KV block size: ranksim takes the attention backend's"},
     {"--kv-cache-memory-bytes", "a fixed KV size: ranksim budgets with gpu_memory_utilization"},
     {"--hf-overrides", "config overrides: give the changed config.json with model: instead"},
@@ -594,6 +597,11 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         return true;
     case VF_NO_EAGER:
         ef->a->eager = false;
+        return true;
+    case VF_ASYNC_SCHEDULING:
+    case VF_NO_ASYNC_SCHEDULING:
+        e->async_scheduling = f->kind == VF_ASYNC_SCHEDULING;
+        e->given |= MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING;
         return true;
     case VF_SPECULATIVE:
         return flag_speculative(ef, flag, v);
