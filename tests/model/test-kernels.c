@@ -1,0 +1,165 @@
+/* tests/model/test-kernels.c — the GEMM, MoE and elementwise kernel models and the host time
+ * (model/kernel-*.h, model/host.h): their shape, not their fitted numbers (make validate-times
+ * checks those against measurements). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "../../model/host.h"
+#include "../../model/kernel-gemm.h"
+#include "../../model/kernel-moe.h"
+#include "../../sched/program.h"
+
+static NetHardware hopper(void)
+{
+    NetHardware hw = {.devices_per_node = 8, .compute_units = 132, .hbm_bw_bytes_per_s = 3.35e12};
+    hw.peak_flops[NET_PEAK_BF16] = 989e12;
+    hw.peak_flops[NET_PEAK_FP16] = 989e12;
+    hw.peak_flops[NET_PEAK_FP8] = 1979e12;
+    hw.peak_flops[NET_PEAK_INT8] = 1979e12;
+    hw.native_dtypes = NET_DTYPE_BIT(NET_PEAK_BF16) | NET_DTYPE_BIT(NET_PEAK_FP16) |
+                       NET_DTYPE_BIT(NET_PEAK_FP8) | NET_DTYPE_BIT(NET_PEAK_INT8);
+    return hw;
+}
+
+static double gemm_us(const NetHardware *hw, uint64_t m, uint64_t n, uint64_t k, ModelGemmDtype d)
+{
+    ModelGemmShape s = {.m = m, .n = n, .k = k, .dtype = d};
+    return model_gemm_time(hw, &s).ns / 1e3;
+}
+
+Test(gemm, a_fixed_time_even_at_one_row)
+{
+    NetHardware hw = hopper();
+    double t = gemm_us(&hw, 1, 128, 128, MODEL_GEMM_BF16);
+    cr_assert(t > 1.5 && t < 5, "a tiny GEMM takes a few us inside a graph, got %.2f", t);
+    ModelGemmShape none = {.m = 0, .n = 4096, .k = 4096};
+    ModelKernelTime k = model_gemm_time(&hw, &none);
+    cr_assert(k.ns > 0 && k.flops == 0 && k.bound == SCHED_BOUND_LAUNCH);
+}
+
+Test(gemm, memory_bound_small_m_compute_bound_large_m)
+{
+    NetHardware hw = hopper();
+    ModelGemmShape small = {.m = 1, .n = 4096, .k = 4096}, big = {.m = 16384, .n = 4096, .k = 4096};
+    cr_assert_eq(model_gemm_time(&hw, &small).bound, SCHED_BOUND_MEMORY);
+    cr_assert_eq(model_gemm_time(&hw, &big).bound, SCHED_BOUND_COMPUTE);
+    /* weights over HBM at M = 1: below the plateau of bandwidth, above half of it */
+    double t = gemm_us(&hw, 1, 4096, 4096, MODEL_GEMM_BF16);
+    double bw = 4096.0 * 4096 * 2 / (t * 1e-6);
+    cr_assert(bw < 0.8 * 3.35e12 && bw > 0.5 * 3.35e12, "achieved %.3g B/s", bw);
+}
+
+Test(gemm, monotonic_in_every_dimension)
+{
+    NetHardware hw = hopper();
+    for (int d = 0; d < MODEL_GEMM_DTYPE_COUNT; d++)
+        for (uint64_t m = 1; m < 32768; m *= 2) {
+            cr_assert(gemm_us(&hw, 2 * m, 4096, 4096, d) >= gemm_us(&hw, m, 4096, 4096, d),
+                      "%s m=%lu", model_gemm_dtype_name(d), (unsigned long)m);
+            cr_assert(gemm_us(&hw, m, 8192, 4096, d) >= gemm_us(&hw, m, 4096, 4096, d));
+            cr_assert(gemm_us(&hw, m, 4096, 8192, d) >= gemm_us(&hw, m, 4096, 4096, d));
+        }
+}
+
+Test(gemm, split_k_fills_the_sms)
+{
+    NetHardware hw = hopper();
+    /* one output tile, k = 65,536: split over the SMs, not one tile walking all of K */
+    double t = gemm_us(&hw, 1, 32, 65536, MODEL_GEMM_BF16);
+    cr_assert(t < 20, "split-K: %.1f us", t);
+}
+
+Test(gemm, fp8_quantizes_its_activations_per_row)
+{
+    NetHardware hw = hopper();
+    /* tiny n and k, many rows: the per-tensor absmax's per-row atomics dominate */
+    double small = gemm_us(&hw, 1024, 32, 32, MODEL_GEMM_FP8);
+    double big = gemm_us(&hw, 32768, 32, 32, MODEL_GEMM_FP8);
+    cr_assert(big - small > 150, "per-row quantization cost: %.1f -> %.1f us", small, big);
+    cr_assert(gemm_us(&hw, 32768, 32, 32, MODEL_GEMM_FP8_BLOCK) < big / 2);
+}
+
+Test(gemm, a_device_without_the_dtype_runs_it_weight_only)
+{
+    NetHardware hw = hopper();
+    hw.peak_flops[NET_PEAK_FP8] = 0;
+    hw.native_dtypes &= ~NET_DTYPE_BIT(NET_PEAK_FP8);
+    cr_assert_not(model_gemm_native(&hw, MODEL_GEMM_FP8));
+    cr_assert_not(model_gemm_native(&hw, MODEL_GEMM_INT4));
+    /* weight-only fp8 reads half the bytes of bf16 at M = 1 */
+    cr_assert(gemm_us(&hw, 1, 8192, 8192, MODEL_GEMM_FP8) <
+              0.75 * gemm_us(&hw, 1, 8192, 8192, MODEL_GEMM_BF16));
+}
+
+Test(gemm, no_sm_count_and_no_bandwidth_stay_finite)
+{
+    NetHardware hw = hopper();
+    hw.compute_units = 0;
+    hw.hbm_bw_bytes_per_s = 0;
+    for (int d = 0; d < MODEL_GEMM_DTYPE_COUNT; d++) {
+        double t = gemm_us(&hw, 4096, 4096, 4096, d);
+        cr_assert(isfinite(t) && t > 0);
+    }
+    NetHardware empty = {0};
+    cr_assert(isfinite(gemm_us(&empty, 1, 1, 1, MODEL_GEMM_BF16)));
+}
+
+Test(gemm, dtype_names_round_trip)
+{
+    for (int d = 0; d < MODEL_GEMM_DTYPE_COUNT; d++) {
+        ModelGemmDtype back;
+        cr_assert(model_gemm_dtype_parse(model_gemm_dtype_name(d), &back));
+        cr_assert_eq(back, d);
+        cr_assert_not_null(strstr(model_gemm_dtype_list(), model_gemm_dtype_name(d)));
+    }
+    ModelGemmDtype x;
+    cr_assert_not(model_gemm_dtype_parse("fp6", &x));
+    cr_assert_not(model_gemm_dtype_parse(NULL, &x));
+}
+
+Test(moe, expert_parallelism_still_pays_for_every_pair)
+{
+    NetHardware hw = hopper();
+    ModelMoeShape s = {.tokens = 16384, .hidden = 6144, .inter = 2048, .topk = 8,
+                       .experts = 256, .tp = 1, .ep = 256, .dtype = MODEL_GEMM_BF16};
+    double ep256 = model_moe_time(&hw, &s).ns;
+    /* one local expert's weights are 75 MB (~30 us), but the caches span all pairs */
+    cr_assert(ep256 > 1e6, "EP 256 at 16k tokens: %.0f us", ep256 / 1e3);
+    s.ep = 1;
+    cr_assert(model_moe_time(&hw, &s).ns > ep256);
+}
+
+Test(moe, weights_of_the_experts_reached)
+{
+    NetHardware hw = hopper();
+    ModelMoeShape one = {.tokens = 1, .hidden = 4096, .inter = 2048, .topk = 6,
+                         .experts = 256, .tp = 1, .ep = 1, .dtype = MODEL_GEMM_FP8_BLOCK};
+    ModelMoeShape many = one;
+    many.tokens = 64;
+    ModelKernelTime a = model_moe_time(&hw, &one), b = model_moe_time(&hw, &many);
+    cr_assert(b.ns > 5 * a.ns, "6 experts vs all 256: %.0f vs %.0f us", a.ns / 1e3, b.ns / 1e3);
+    cr_assert_eq(b.bound, SCHED_BOUND_MEMORY);
+    ModelMoeShape none = one;
+    none.tokens = 0;
+    cr_assert(isfinite(model_moe_time(&hw, &none).ns));
+}
+
+Test(elementwise, fixed_time_plus_bytes)
+{
+    NetHardware hw = hopper();
+    ModelKernelTime z = model_elementwise_time(&hw, 0, 0), k = model_elementwise_time(&hw, 1e9, 0);
+    cr_assert_eq(z.bound, SCHED_BOUND_LAUNCH);
+    cr_assert(k.ns > z.ns + 1e9 / 3.35e12 * 1e9);
+    cr_assert_eq(k.bound, SCHED_BOUND_MEMORY);
+}
+
+Test(host, async_scheduling_hides_what_the_gpu_covers)
+{
+    double h = model_host_step_ns(64);
+    cr_assert(h > model_host_step_ns(1));
+    cr_assert_eq(model_host_exposed_ns(h, 0, true), h);
+    cr_assert_eq(model_host_exposed_ns(h, 10 * h, true), 0);
+    cr_assert_eq(model_host_exposed_ns(h, 10 * h, false), h);
+    cr_assert_float_eq(model_host_exposed_ns(h, h / 2, true), h / 2, 1e-6);
+}
