@@ -163,6 +163,22 @@ static void kernel_add(ModelKernelTime *acc, const ModelKernelTime *k, double *l
     }
 }
 
+/* After the QKV projection of a GQA layer: Qwen3's and MiniMax's per-head q/k RMSNorms (two
+ * kernels) and the rotary embedding (vLLM's rotary_embedding op: one kernel over q and k),
+ * each a bandwidth-bound pass over the q and k heads. */
+static void emit_qk_rope(Ctx *c, uint64_t rows, double heads, double kv_heads)
+{
+    double qk = (double)rows * (heads + kv_heads) * c->a->head_dim * c->act_bytes;
+    if (c->a->qk_norm_dim) {
+        ModelKernelTime k = model_elementwise_time(c->dev, 2.0 * qk, 4.0 * qk / c->act_bytes);
+        ModelKernelTime one = model_elementwise_time(c->dev, 0, 0);
+        k.ns += one.ns; /* q and k: two kernels */
+        emit_kernel(c, "qk_norm", rows, &k, 2.0 * model_cost_eager_ns(c->in->cost));
+    }
+    ModelKernelTime k = model_elementwise_time(c->dev, 2.0 * qk, 3.0 * qk / c->act_bytes);
+    emit_kernel(c, "rotary_emb", rows, &k, model_cost_eager_ns(c->in->cost));
+}
+
 /* An op without a kernel family model yet (model_generic_time). */
 static void emit_compute(Ctx *c, const char *name, uint64_t rows, double flops, double bytes,
                          NetPeakDtype dt)
@@ -736,6 +752,7 @@ static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
         double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
         /* one GEMM: vLLM's QKVParallelLinear holds q, k and v in one weight */
         emit_linear(c, "qkv_proj", rows, a->hidden_size, ((double)h + 2.0 * kvh) * a->head_dim);
+        emit_qk_rope(c, rows, h, kvh);
     }
     if (lk.indexer)
         emit_indexer(c, sr->real, sr);
@@ -773,6 +790,7 @@ static void emit_layer_sp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
         double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
         /* one GEMM: vLLM's QKVParallelLinear holds q, k and v in one weight */
         emit_linear(c, "qkv_proj", sr->full, a->hidden_size, ((double)h + 2.0 * kvh) * a->head_dim);
+        emit_qk_rope(c, sr->full, h, kvh);
     }
     StepRows full = *sr;
     full.real = full.padded = sr->full;

@@ -2,7 +2,14 @@
  * (the CSV files of tests/data/times/, format in tests/data/times/README.md) through `ranksim cost`'s models
  * and prints, per kind and device, n and the median, 90th percentile and worst |error|.
  *
- *   validate-times [--check] [--min-rows N] FILE.csv...
+ *   validate-times [--check] [--min-rows N] [--steps STEPS.csv] FILE.csv...
+ *
+ * --steps: whole vLLM steps (tests/data/times/steps.csv: model, device, tp, batch, context,
+ * prefill_tokens, vllm_version, measured_ms, source): each row becomes the `vllm serve` line of
+ * its model at its TP (an fp8 row of a bf16 checkpoint adds --quantization fp8; moe_ep > 1 in
+ * the source adds --enable-expert-parallel) and one mixed step of `batch` decodes at `context`
+ * plus a `prefill_tokens` chunk; the step's time is its `steps` row (src/run/runner.h).
+ * Grouped by model and device. A row whose model ranksim does not know is counted as not priced.
  *
  * --check: exit 1 when a group of at least N rows (default 20) misses the issue's bars (median
  * |error| <= 15 %, p90 <= 40 %). A malformed file: exit 2, one line naming file, line, column.
@@ -17,6 +24,7 @@
 #include "../../src/input/cost-query.h"
 #include "../../src/input/hardware.h"
 #include "../../src/run/cost.h"
+#include "../../src/run/runner.h"
 
 typedef struct {
     char *name;    /* "gemm bf16 h100" */
@@ -148,20 +156,108 @@ static bool replay(const char *path, GHashTable *devices, GPtrArray *groups, uns
     return true;
 }
 
+/* One steps.csv row: its step's time in us, or < 0 when ranksim cannot run it (*why set). */
+static double step_us(char **f, const char *where, char **why)
+{
+    g_auto(GStrv) mp = g_strsplit(f[0], ":", 2);
+    const char *precision = mp[1] ? mp[1] : "bf16";
+    GString *args = g_string_new(NULL);
+    g_string_append_printf(args, "-tp %s", f[2]);
+    if (strcmp(precision, "fp8") == 0 && !g_strrstr(mp[0], "FP8") && !g_strrstr(mp[0], "fp8"))
+        g_string_append(args, " --quantization fp8");
+    const char *ep = f[8] ? strstr(f[8], "moe_ep=") : NULL;
+    if (ep && atoi(ep + 7) > 1)
+        g_string_append(args, " --enable-expert-parallel");
+    g_autofree char *text = g_strdup_printf("model_name: %s\nserver_args: %s\n", mp[0], args->str);
+    g_string_free(args, TRUE);
+    uint32_t batch = (uint32_t)atoi(f[3]), ctx = (uint32_t)atoi(f[4]), pf = (uint32_t)atoi(f[5]);
+    g_autoptr(GArray) decode = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GArray) prefill = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (uint32_t i = 0; i < batch; i++)
+        g_array_append_val(decode, ctx);
+    if (pf)
+        g_array_append_val(prefill, pf);
+    ScenarioExtras ex = {.hardware = f[1], .prefill = pf ? prefill : NULL, .decode = decode};
+    g_autoptr(GError) err = NULL;
+    Scenario *sc = runner_load_string(text, where, &ex, &err);
+    if (!sc) {
+        *why = g_strdup(err->message);
+        return -1;
+    }
+    double us = -1;
+    if (sc->serve && sc->serve->steps->len) {
+        const ModelServeStep *x = &g_array_index(sc->serve->steps, ModelServeStep, 0);
+        us = (double)(x->end_ns - x->start_ns) / 1e3;
+    } else {
+        *why = g_strdup(sc->serve && sc->serve->stopped ? sc->serve->stopped : "no step timed");
+    }
+    scenario_free(sc);
+    return us;
+}
+
+/* Replays steps.csv; false on a malformed line. */
+static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) err = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &err)) {
+        fprintf(stderr, "validate-times: %s\n", err->message);
+        return false;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    bool header = false;
+    for (int ln = 0; lines[ln]; ln++) {
+        if (!lines[ln][0] || lines[ln][0] == '#')
+            continue;
+        if (!header) {
+            if (!g_str_has_prefix(lines[ln], "model,device,tp,batch,context,prefill_tokens")) {
+                fprintf(stderr, "%s:%d: header must start model,device,tp,batch,context,"
+                                "prefill_tokens\n", path, ln + 1);
+                return false;
+            }
+            header = true;
+            continue;
+        }
+        g_auto(GStrv) f = g_strsplit(lines[ln], ",", 9);
+        double measured = g_strv_length(f) >= 8 ? g_ascii_strtod(f[7], NULL) * 1e3 : 0;
+        if (!(measured > 0) || atoi(f[2]) < 1 || atoi(f[3]) < 1) {
+            fprintf(stderr, "%s:%d: expected model,device,tp>=1,batch>=1,context,prefill_tokens,"
+                            "vllm_version,measured_ms>0[,source]\n", path, ln + 1);
+            return false;
+        }
+        g_autofree char *where = g_strdup_printf("%s:%d", path, ln + 1);
+        char *why = NULL;
+        double us = step_us(f, where, &why);
+        if (us < 0) {
+            if (g_getenv("VALIDATE_VERBOSE"))
+                fprintf(stderr, "%s: not priced: %s\n", where, why);
+            g_free(why);
+            (*unpriced)++;
+            continue;
+        }
+        g_autofree char *name = g_strdup_printf("step %s %s", f[0], f[1]);
+        double e = us / measured - 1.0;
+        g_array_append_val(group_get(groups, name)->err, e);
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     gboolean check = FALSE;
     gint min_rows = 20;
+    g_autofree char *steps = NULL;
     GOptionEntry entries[] = {
         {"check", 0, 0, G_OPTION_ARG_NONE, &check, "exit 1 when a group misses the bars", NULL},
         {"min-rows", 0, 0, G_OPTION_ARG_INT, &min_rows, "groups checked need this many rows",
          "N"},
+        {"steps", 0, 0, G_OPTION_ARG_FILENAME, &steps, "whole vLLM steps to replay", "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.csv...");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc < 2) {
+    if (!g_option_context_parse(ctx, &argc, &argv, &err) || (argc < 2 && !steps)) {
         fprintf(stderr, "validate-times: %s\n", err ? err->message : "give fixture files");
         return 2;
     }
@@ -171,7 +267,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!replay(argv[i], devices, groups, &unpriced))
             return 2;
-    printf("%-36s %5s %8s %8s %8s %8s\n", "kind", "n", "median", "p90", "worst", "bias");
+    if (steps && !replay_steps(steps, groups, &unpriced))
+        return 2;
+    printf("%-44s %5s %8s %8s %8s %8s\n", "kind", "n", "median", "p90", "worst", "bias");
     int failed = 0;
     for (guint i = 0; i < groups->len; i++) {
         Group *g = g_ptr_array_index(groups, i);
@@ -186,7 +284,7 @@ int main(int argc, char **argv)
             bias += g_array_index(e, double, j);
         bias /= n;
         bool miss = (int)n >= min_rows && (med > 0.15 || p90 > 0.40);
-        printf("%-36s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100,
+        printf("%-44s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100,
                p90 * 100, worst * 100, bias * 100, miss ? "  MISSES THE BARS" : "");
         failed += miss;
     }
