@@ -31,6 +31,10 @@ static const char summary[] =
     "              op all_reduce, all_gather, reduce_scatter, all_to_all, broadcast; bytes\n"
     "              as nccl-tests' size column (all_gather: the gathered output), K/M/G\n"
     "              suffixes binary; impl nccl (default) or custom (vLLM's all-reduce)\n"
+    "  ep          op=dispatch|combine [mode=normal|low_latency] ep tokens hidden topk\n"
+    "              [dtype] [experts] [nodes]\n"
+    "              DeepEP's expert-parallel all-to-all within one NVLink domain, tokens\n"
+    "              per rank\n"
     "graph=1 (default): inside a CUDA graph, as vLLM's decode replays it; graph=0: launched\n"
     "eagerly, the host's dispatch time counted when it is longer.\n"
     "Formulas and sources: doc/cost-model.md.";
@@ -106,6 +110,8 @@ int cli_cost(int argc, char **argv)
     printf("%s on %s: %.3f us", cost_kind_name(q.kind), hw.name, r.time_us);
     if (q.kind == COST_COLLECTIVE)
         printf(", busbw %.1f GB/s", r.gbps);
+    else if (q.kind == COST_EP)
+        printf(", %.1f GB/s sent", r.gbps);
     else
         printf(", %.1f TFLOP/s, %.1f GB/s", r.tflops, r.gbps);
     printf(" (%s-bound; %s%s%s)\n", r.bound, r.source, r.detail ? ", " : "",

@@ -35,6 +35,9 @@ static const char *const coll_ops[] = {"all_reduce", "all_gather", "reduce_scatt
 static const char *const coll_dtypes[] = {"bf16", "fp16", "fp32", "fp8", "int8", "int32",
                                           "int64", NULL};
 static const char *const impls[] = {"nccl", "custom", NULL};
+static const char *const ep_ops[] = {"dispatch", "combine", NULL};
+static const char *const ep_modes[] = {"normal", "low_latency", NULL};
+static const char *const ep_dtypes[] = {"bf16", "fp8", NULL};
 static const char *const algos[] = {"auto", "ring", "tree", "nvls", NULL};
 
 #define BIG (UINT64_C(1) << 40)
@@ -87,6 +90,18 @@ static const KeySpec coll_keys[CQ_COLL_COUNT] = {
     [CQ_COLL_GRAPH] = {"graph", false, 0, 1, NULL, false},
 };
 
+static const KeySpec ep_keys[CQ_EP_COUNT] = {
+    [CQ_EP_OP] = {"op", true, 0, 0, ep_ops, false},
+    [CQ_EP_MODE] = {"mode", false, 0, 0, ep_modes, false},
+    [CQ_EP_EP] = {"ep", true, 0, 1u << 20, NULL, false},
+    [CQ_EP_TOKENS] = {"tokens", true, 0, BIG, NULL, false},
+    [CQ_EP_HIDDEN] = {"hidden", true, 0, BIG, NULL, false},
+    [CQ_EP_TOPK] = {"topk", true, 0, 1u << 16, NULL, false},
+    [CQ_EP_DTYPE] = {"dtype", false, 0, 0, ep_dtypes, false},
+    [CQ_EP_EXPERTS] = {"experts", false, 0, 1u << 20, NULL, false},
+    [CQ_EP_NODES] = {"nodes", false, 1, 1u << 24, NULL, false},
+};
+
 static const struct {
     const char *name;
     const KeySpec *keys;
@@ -96,6 +111,7 @@ static const struct {
     [COST_ATTENTION] = {"attention", attn_keys, CQ_ATTN_COUNT},
     [COST_MOE] = {"moe", moe_keys, CQ_MOE_COUNT},
     [COST_COLLECTIVE] = {"collective", coll_keys, CQ_COLL_COUNT},
+    [COST_EP] = {"ep", ep_keys, CQ_EP_COUNT},
 };
 
 const char *cost_kind_name(CostKind k)
@@ -220,7 +236,7 @@ static bool start(const char *kind, CostQuery *out, GError **error)
                 out->val[i] = kinds[k].keys[i].dflt;
             return true;
         }
-    return fail(error, "unknown kind '%s'; valid kinds: gemm, attention, moe, collective",
+    return fail(error, "unknown kind '%s'; valid kinds: gemm, attention, moe, collective, ep",
                 kind ? kind : "");
 }
 
@@ -253,7 +269,7 @@ static bool finish(CostQuery *q, GError **error)
 bool cost_query_parse(int argc, char *const *argv, CostQuery *out, GError **error)
 {
     if (argc < 1)
-        return fail(error, "no kind given; valid kinds: gemm, attention, moe, collective");
+        return fail(error, "no kind given; valid kinds: gemm, attention, moe, collective, ep");
     if (!start(argv[0], out, error))
         return false;
     for (int i = 1; i < argc; i++)

@@ -9,6 +9,8 @@
  *               phase=decode batch context heads kv_heads head_dim [kv_dtype] [kernel] [graph]
  *   moe         tokens hidden inter topk experts [tp] [ep] dtype [backend] [graph]
  *   collective  op ranks bytes [nodes] [dtype] [impl] [algo] [graph]
+ *   ep          op=dispatch|combine mode=normal|low_latency ep tokens hidden topk [dtype]
+ *               [experts] [nodes]
  * `graph` defaults to 1 (inside a CUDA graph) for kernels, 0 for collectives (as nccl-tests
  * times them).
  * Values are non-negative integers (with K/M/G binary suffixes for `bytes`) or one word of a
@@ -28,6 +30,7 @@ typedef enum {
     COST_ATTENTION,
     COST_MOE,
     COST_COLLECTIVE,
+    COST_EP,
     COST_KIND_COUNT
 } CostKind;
 
@@ -74,6 +77,18 @@ enum {
     CQ_COLL_ALGO,
     CQ_COLL_GRAPH,
     CQ_COLL_COUNT
+};
+enum {
+    CQ_EP_OP = 0,
+    CQ_EP_MODE,
+    CQ_EP_EP,
+    CQ_EP_TOKENS,
+    CQ_EP_HIDDEN,
+    CQ_EP_TOPK,
+    CQ_EP_DTYPE,
+    CQ_EP_EXPERTS,
+    CQ_EP_NODES,
+    CQ_EP_COUNT
 };
 #define COST_QUERY_MAX_KEYS 16
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../model/kernel-gemm.h"
+#include "../../model/kernel-ep.h"
 #include "../../model/kernel-moe.h"
 #include "../../sched/program.h"
 #include "../input/scenario-error.h"
@@ -71,6 +72,39 @@ static void moe(const NetHardware *hw, const CostQuery *q, CostResult *out)
     out->detail = model_gemm_dtype_name(s.dtype);
 }
 
+/* DeepEP within one NVLink domain: the narrowest tier that holds `ep` devices. */
+static bool ep(const NetHardware *hw, const CostQuery *q, CostResult *out, GError **error)
+{
+    uint32_t n = (uint32_t)q->val[CQ_EP_EP];
+    int tier = -1;
+    for (uint32_t t = 0; t < hw->n_tiers && tier < 0; t++)
+        if (hw->tiers[t].span_devices == 0 || hw->tiers[t].span_devices >= n)
+            tier = (int)t;
+    if (n < 1 || q->val[CQ_EP_NODES] > 1 || tier < 0 || hw->tiers[tier].span_devices == 0) {
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                    "ep: ep=%u over nodes=%" G_GUINT64_FORMAT ": DeepEP is modelled within "
+                    "one NVLink domain (%s's %s holds %u devices) and one node only",
+                    n, q->val[CQ_EP_NODES], hw->name, hw->tiers[0].name,
+                    hw->tiers[0].span_devices);
+        return false;
+    }
+    ModelEpShape s = {
+        .combine = q->val[CQ_EP_OP] == 1,
+        .low_latency = q->val[CQ_EP_MODE] == 1,
+        .ep = n,
+        .tokens = q->val[CQ_EP_TOKENS],
+        .hidden = (uint32_t)q->val[CQ_EP_HIDDEN],
+        .topk = (uint32_t)q->val[CQ_EP_TOPK],
+        .fp8 = q->given[CQ_EP_DTYPE] ? q->val[CQ_EP_DTYPE] == 1 : q->val[CQ_EP_OP] == 0,
+    };
+    ModelKernelTime k = model_ep_time(&s, hw->tiers[tier].bw_bytes_per_s);
+    from_kernel(&k, out);
+    out->tflops = 0;
+    out->bound = k.bound == SCHED_BOUND_LAUNCH ? "launch" : "network";
+    out->detail = s.low_latency ? "DeepEP low-latency" : "DeepEP normal";
+    return true;
+}
+
 bool cost_predict(const NetHardware *hw, const CostQuery *q, CostResult *out, GError **error)
 {
     memset(out, 0, sizeof *out);
@@ -87,6 +121,8 @@ bool cost_predict(const NetHardware *hw, const CostQuery *q, CostResult *out, GE
         }
         moe(hw, q, out);
         return true;
+    case COST_EP:
+        return ep(hw, q, out, error);
     default:
         g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "%s: not priced yet",
                     cost_kind_name(q->kind));

@@ -17,6 +17,8 @@ cases=(
   "gemm text|0|us, |--hardware h100 gemm m=1 n=4096 k=4096"
   "gemm json|0|\"source\":\"analytic\"|--hardware h200 --json gemm m=4096 n=4096 k=4096 dtype=fp8"
   "moe json|0|\"bound\"|--hardware h100 --json moe tokens=64 hidden=7168 inter=2048 topk=8 experts=256 ep=8 dtype=fp8_block"
+  "ep json|0|\"detail\":\"DeepEP low-latency\"|--hardware h100 --json ep op=dispatch mode=low_latency ep=8 tokens=128 hidden=7168 topk=8"
+  "ep across nodes|2|one node only|--hardware h100 ep op=combine ep=16 tokens=8 hidden=7168 topk=8 nodes=2"
   "unknown kind|2|unknown kind 'gemv'|--hardware h100 gemv m=1"
   "unknown key|2|unknown key 'q'|--hardware h100 gemm m=1 n=1 k=1 q=1"
   "bad dtype|2|'fp6' is not one of|--hardware h100 gemm m=1 n=1 k=1 dtype=fp6"

@@ -54,6 +54,9 @@ static char *group_name(const CostQuery *q, const char *device)
     case COST_COLLECTIVE:
         sub = q->val[CQ_COLL_IMPL] ? "custom all_reduce" : cost_query_word(q, CQ_COLL_OP);
         break;
+    case COST_EP:
+        return g_strdup_printf("ep %s %s %s", cost_query_word(q, CQ_EP_MODE),
+                               cost_query_word(q, CQ_EP_OP), device);
     default:
         break;
     }
