@@ -127,6 +127,8 @@ typedef struct {
                                      over its context; a decode row reads its own */
     uint64_t ctx_max;             /* longest context in the step */
     uint64_t logits_rows;         /* sequences sampled this step */
+    uint64_t prefill_ctx;         /* keys of this rank's prefills: cached context + new rows,
+                                     summed (what MLA's prefill decompresses) */
     Mode mode;
     bool has_prefill;
 } StepRows;
@@ -332,6 +334,7 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
             double tiles = ceil(l / ATTN_Q_TILE);
             reads += tiles * (cached + (l + ATTN_Q_TILE) / 2.0);
             rows += (uint64_t)l;
+            r.prefill_ctx += (uint64_t)(cached + l);
             if ((uint64_t)(cached + l) > r.ctx_max)
                 r.ctx_max = (uint64_t)(cached + l);
         }
@@ -378,22 +381,54 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
 
 /* ---- attention ---- */
 
-/* MLA projections on `rows`; `heads` query/key heads this rank projects. */
-static void emit_mla_projections(Ctx *c, uint64_t rows, uint32_t heads)
+/* Rows MLA runs in the latent ("absorbed") form: decode rows (vLLM's MLA decode multiplies
+ * the query by W_UK and the output by W_UV, per head, instead of decompressing the cache), every
+ * row under DSA (sparse MLA attends in the latent space for prefill too). The rest of the rows
+ * are prefills, attended as MHA over K/V decompressed by kv_b_proj. */
+static uint64_t mla_absorbed_rows(const Ctx *c, const StepRows *sr, uint64_t rows)
+{
+    if (c->a->dsa || sr->n_prefill == 0)
+        return rows;
+    uint64_t dec = (uint64_t)sr->n_decode * decode_rows(c);
+    return MIN(dec, rows);
+}
+
+/* MLA projections on `rows`; `heads` query/key heads this rank projects (vLLM's
+ * DeepseekV2MLAAttention / MLAAttention): q_a and kv_a in one GEMM (fused_qkv_a_proj) when the
+ * model has a q LoRA, their norms, q_b_proj; then kv_b_proj decompressing the prefills' keys
+ * (cached + new: the MHA path) and the W_UK product of the absorbed rows (mla_q_absorb, a batched
+ * GEMM over the heads, priced as one GEMM of the same FLOPs and weights). */
+static void emit_mla_projections(Ctx *c, uint64_t rows, uint32_t heads, const StepRows *sr)
 {
     const ModelArch *a = c->a;
     double qk = a->qk_nope_head_dim + a->qk_rope_head_dim;
+    double kv_a = a->kv_lora_rank + a->qk_rope_head_dim;
     if (a->q_lora_rank) {
-        emit_linear(c, "q_a_proj", rows, a->hidden_size, a->q_lora_rank);
+        emit_linear(c, "fused_qkv_a_proj", rows, a->hidden_size, a->q_lora_rank + kv_a);
         emit_norm(c, "q_a_layernorm", rows, a->q_lora_rank);
+        emit_norm(c, "kv_a_layernorm", rows, a->kv_lora_rank);
         emit_linear(c, "q_b_proj", rows, a->q_lora_rank, heads * qk);
     } else {
         emit_linear(c, "q_b_proj", rows, a->hidden_size, heads * qk);
+        emit_linear(c, "kv_a_proj", rows, a->hidden_size, kv_a);
+        emit_norm(c, "kv_a_layernorm", rows, a->kv_lora_rank);
     }
-    emit_linear(c, "kv_a_proj", rows, a->hidden_size, a->kv_lora_rank + a->qk_rope_head_dim);
-    emit_norm(c, "kv_a_layernorm", rows, a->kv_lora_rank);
-    emit_linear(c, "kv_b_proj", rows, a->kv_lora_rank,
-                heads * (double)(a->qk_nope_head_dim + a->v_head_dim));
+    uint64_t absorbed = mla_absorbed_rows(c, sr, rows);
+    if (absorbed < rows && sr->prefill_ctx)
+        emit_linear(c, "kv_b_proj", sr->prefill_ctx, a->kv_lora_rank,
+                    heads * (double)(a->qk_nope_head_dim + a->v_head_dim));
+    if (absorbed)
+        emit_linear(c, "mla_q_absorb", absorbed, a->qk_nope_head_dim,
+                    heads * (double)a->kv_lora_rank);
+}
+
+/* After MLA attention: the absorbed rows' output back from the latent space (W_UV). */
+static void emit_mla_v_absorb(Ctx *c, uint64_t rows, uint32_t heads, const StepRows *sr)
+{
+    uint64_t absorbed = mla_absorbed_rows(c, sr, rows);
+    if (absorbed)
+        emit_linear(c, "mla_v_absorb", absorbed, c->a->kv_lora_rank,
+                    heads * (double)c->a->v_head_dim);
 }
 
 static void emit_indexer(Ctx *c, uint64_t rows, const StepRows *sr)
@@ -747,7 +782,7 @@ static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     uint32_t h = lk.heads / tp;
     emit_norm(c, "input_layernorm", rows, a->hidden_size);
     if (a->mla) {
-        emit_mla_projections(c, rows, h);
+        emit_mla_projections(c, rows, h, sr);
     } else {
         double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
         /* one GEMM: vLLM's QKVParallelLinear holds q, k and v in one weight */
@@ -757,6 +792,8 @@ static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     if (lk.indexer)
         emit_indexer(c, sr->real, sr);
     emit_cp_attention(c, rank, sr, rows, h);
+    if (a->mla)
+        emit_mla_v_absorb(c, rows, h, sr);
     double attn_out = a->mla ? (double)h * a->v_head_dim : (double)h * a->head_dim;
     emit_linear(c, "o_proj", rows, attn_out, a->hidden_size);
     if (tp > 1)
@@ -785,7 +822,7 @@ static void emit_layer_sp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, sr->local * a->hidden_size,
               SCHED_DTYPE_BF16, sr->local);
     if (a->mla) {
-        emit_mla_projections(c, sr->full, h);
+        emit_mla_projections(c, sr->full, h, sr);
     } else {
         double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
         /* one GEMM: vLLM's QKVParallelLinear holds q, k and v in one weight */
@@ -795,6 +832,8 @@ static void emit_layer_sp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     StepRows full = *sr;
     full.real = full.padded = sr->full;
     emit_cp_attention(c, rank, &full, sr->full, h);
+    if (a->mla)
+        emit_mla_v_absorb(c, sr->full, h, sr);
     double attn_out = a->mla ? (double)h * a->v_head_dim : (double)h * a->head_dim;
     emit_linear(c, "o_proj", sr->full, attn_out, a->hidden_size);
     emit_coll(c, SCHED_OP_REDUCE_SCATTER, "sp_reduce_scatter", gt, sr->full * a->hidden_size,
@@ -833,12 +872,13 @@ static void emit_layer_dsa_cp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKi
         emit_coll(c, SCHED_OP_ALL_GATHER, "sp_all_gather", gt, local * a->hidden_size,
                   SCHED_DTYPE_BF16, local);
     uint64_t arows = brk == MODEL_BREAK_LOCAL_ATTENTION ? local : full;
-    emit_mla_projections(c, arows, a->num_heads); /* replicated: full heads */
+    emit_mla_projections(c, arows, a->num_heads, sr); /* replicated: full heads */
     StepRows fr = *sr;
     fr.real = fr.padded = arows;
     if (lk.indexer)
         emit_indexer(c, arows, &fr);
     emit_attention(c, arows, a->num_heads, &fr, 1.0);
+    emit_mla_v_absorb(c, arows, a->num_heads, sr);
     /* token slice (a layout change, no op), replicated o_proj on local tokens */
     emit_linear(c, "o_proj", local, (double)a->num_heads * a->v_head_dim, a->hidden_size);
     uint64_t frows = brk == MODEL_BREAK_EARLY_GATHER ? sr->full : local;

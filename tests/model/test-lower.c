@@ -113,9 +113,11 @@ Test(dsa_cp, glm5_tp16_sp_prefill_4096_follows_the_token_layout_contract)
     lower(&f, MODEL_BREAK_NONE);
     SchedProgram *u;
     const SchedOpList *l = unrolled(&f, &u, 5);
-    static const char *const full[] = {"q_a_proj",  "q_a_layernorm",   "q_b_proj",
-                                       "kv_a_proj", "kv_a_layernorm",  "kv_b_proj",
-                                       "indexer",   "sparse_attention"};
+    /* DSA attends in MLA's latent space for every row: no kv_b_proj decompression, the query
+     * and the output through W_UK / W_UV instead */
+    static const char *const full[] = {"fused_qkv_a_proj", "q_a_layernorm",    "kv_a_layernorm",
+                                       "q_b_proj",         "mla_q_absorb",     "indexer",
+                                       "sparse_attention", "mla_v_absorb"};
     static const char *const local[] = {
         "o_proj",      "post_attention_layernorm", "moe_gate", "moe_topk",
         "moe_experts", "shared_experts",           "mlp",      "input_layernorm"};
@@ -306,7 +308,7 @@ Test(pcp_dcp, rows_follow_dual_chunk_swap_and_padding)
     SchedProgram *u;
     const SchedOpList *l0 = unrolled(&f, &u, 0);
     cr_assert_eq(first_named(u, l0, "sparse_attention")->tokens, 153);
-    cr_assert_eq(first_named(u, l0, "q_a_proj")->tokens, 160, "linear ops run the padded batch");
+    cr_assert_eq(first_named(u, l0, "fused_qkv_a_proj")->tokens, 160, "linear ops run the padded batch");
     cr_assert_eq(first_named(u, l0, "dcp_lse_all_gather")->count, 160ull * 64);
     cr_assert_not_null(first_named(u, l0, "pcp_kv_all_gather"));
     cr_assert_not_null(first_named(u, l0, "dcp_kv_all_gather"));
