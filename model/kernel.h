@@ -14,6 +14,7 @@
 #ifndef MODEL_KERNEL_H
 #define MODEL_KERNEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../net/hardware.h"
@@ -33,6 +34,12 @@ ModelKernelTime model_elementwise_time(const NetHardware *hw, double bytes, doub
  * 0.7 of `dt`'s peak and `bytes` at the elementwise plateau. */
 ModelKernelTime model_generic_time(const NetHardware *hw, double flops, double bytes,
                                    NetPeakDtype dt);
+
+/* DeepSeek-V4's manifold-constrained hyper-connections at one site (vLLM's tilelang mhc_pre
+ * with its Sinkhorn iterations, or mhc_post) over `tokens` rows of `hc` residual streams of
+ * `hidden` values. */
+ModelKernelTime model_mhc_time(const NetHardware *hw, double tokens, uint32_t hc, uint32_t hidden,
+                               bool pre);
 
 /* Waves of `tiles` thread blocks over `units` compute units running `per_unit` blocks each at
  * once: ceil(tiles / (units x per_unit)), and 1 when units is 0 (unknown). */

@@ -738,8 +738,8 @@ static void emit_layer_v4(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     uint64_t rows = sr->padded;
     double H = a->hidden_size, D = a->head_dim, qr = a->q_lora_rank, h = (double)lk.heads / tp;
     double hc = MAX(1u, a->hc_mult), groups = MAX(1u, a->o_groups / tp);
-    emit_compute(c, "hc_pre", rows, 2.0 * rows * hc * H * (2 + hc) * hc,
-                 (double)rows * hc * H * c->act_bytes, NET_PEAK_BF16);
+    ModelKernelTime mhc = model_mhc_time(c->dev, (double)rows, (uint32_t)hc, (uint32_t)H, true);
+    emit_kernel(c, "hc_pre", rows, &mhc, model_cost_eager_ns(c->in->cost));
     emit_norm(c, "input_layernorm", rows, H);
     emit_linear(c, "q_a_kv_proj", rows, H, qr + D);
     emit_norm(c, "q_a_layernorm", rows, qr);
@@ -763,10 +763,14 @@ static void emit_layer_v4(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     if (tp > 1)
         emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, rows * a->hidden_size,
                   SCHED_DTYPE_BF16, rows);
-    emit_compute(c, "hc_post", rows, 2.0 * rows * hc * H * (2 + hc) * hc,
-                 (double)rows * hc * H * c->act_bytes, NET_PEAK_BF16);
+    /* two hyper-connection sites a layer, around attention and around the FFN (AIConfigurator
+     * times vLLM's mhc module at num_sites = 2) */
+    ModelKernelTime post = model_mhc_time(c->dev, (double)rows, (uint32_t)hc, (uint32_t)H, false);
+    emit_kernel(c, "hc_post", rows, &post, model_cost_eager_ns(c->in->cost));
+    emit_kernel(c, "hc_pre", rows, &mhc, model_cost_eager_ns(c->in->cost));
     emit_norm(c, "post_attention_layernorm", rows, H);
     emit_moe(c, rank, sr, sr->moe_rows, MOE_REDUCE_TP);
+    emit_kernel(c, "hc_post", rows, &post, model_cost_eager_ns(c->in->cost));
 }
 
 static void emit_layer_tp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
