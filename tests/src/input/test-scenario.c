@@ -2107,6 +2107,9 @@ Test(scenario_eval, model_name_mapping)
         {"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-a22b", MODEL_WFMT_FP8_BLOCK},
         {"Eco-Tech/GLM-5.2-w8a8", "glm-5.2", MODEL_WFMT_INT8_CHANNEL},
         {"openai/gpt-oss-120b", "gpt-oss-120b", MODEL_WFMT_MXFP4},
+        /* the preset carries the released mxfp4; a BF16 export resets it, a name's other
+         * format replaces it */
+        {"unsloth/gpt-oss-120b-BF16", "gpt-oss-120b", MODEL_WFMT_BF16},
         {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", MODEL_WFMT_BF16},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -2119,8 +2122,19 @@ Test(scenario_eval, model_name_mapping)
         cr_assert_not(s->engine.quantization_override, "%s", cases[i].model_name);
         scenario_free(s);
     }
+    /* DeepSeek-V4-Flash: the preset's fp8 block linears around MXFP4 experts; a -NVFP4 name
+     * replaces them with ranksim's nvfp4 scheme */
+    Scenario *s = eval_ok("deepseek-ai/DeepSeek-V4-Flash", "-tp 8 --kv-cache-dtype fp8");
+    cr_assert_eq(main_format(s), MODEL_WFMT_MXFP4);
+    cr_assert_eq(model_quant_format(&s->arch->quant, 3, MODEL_ROLE_ATTN_O)->kind,
+                 MODEL_WFMT_FP8_BLOCK);
+    scenario_free(s);
+    s = eval_ok("amd/DeepSeek-V4-Flash-NVFP4", "-tp 8 --kv-cache-dtype fp8");
+    cr_assert_eq(main_format(s), MODEL_WFMT_NVFP4);
+    cr_assert_str_eq(s->arch->quant.source, "model name");
+    scenario_free(s);
     /* --quantization names the checkpoint's method (a kernel variant counts): its formats stay */
-    Scenario *s = eval_ok("nvidia/GLM-5.2-NVFP4", "-tp 8 --quantization modelopt_fp4");
+    s = eval_ok("nvidia/GLM-5.2-NVFP4", "-tp 8 --quantization modelopt_fp4");
     cr_assert_not(s->engine.quantization_override);
     cr_assert_eq(main_format(s), MODEL_WFMT_NVFP4);
     scenario_free(s);
