@@ -39,20 +39,47 @@ const char *cli_timeline_name(SchedTimeline t)
     return timeline_names[t];
 }
 
+/* "N" or "N@C" of --prefill into *len and *ctx (0 without "@C"). */
+static bool prefill_flag(const char *flag, uint32_t *len, uint32_t *ctx)
+{
+    g_auto(GStrv) parts = g_strsplit(flag, "@", 2);
+    guint64 n, c = 0;
+    if (!g_ascii_string_to_unsigned(parts[0], 10, 1, 10000000, &n, NULL) ||
+        (parts[1] && !g_ascii_string_to_unsigned(parts[1], 10, 0, 10000000, &c, NULL)))
+        return false;
+    *len = (uint32_t)n;
+    *ctx = (uint32_t)c;
+    return true;
+}
+
 bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **prefill,
-                        GArray **decode, GError **error)
+                        GArray **prefill_ctx, GArray **decode, GError **error)
 {
     for (char **p = prefill_flags; p && *p; p++) {
-        guint64 v;
-        if (!g_ascii_string_to_unsigned(*p, 10, 1, 10000000, &v, NULL)) {
+        uint32_t len, ctx;
+        if (!prefill_flag(*p, &len, &ctx)) {
             g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
-                        "--prefill '%s': expected a prompt length in tokens, 1..10000000", *p);
+                        "--prefill '%s': expected a prompt length in tokens, 1..10000000, or "
+                        "N@C: N new tokens after C cached ones (0..10000000), e.g. 2048@8192",
+                        *p);
             return false;
         }
-        uint32_t len = (uint32_t)v;
+        if (ctx && !prefill_ctx) {
+            g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                        "--prefill '%s': this command takes no cached context (N@C); valid: a "
+                        "prompt length, or write {tokens: N, cached: C} in the scenario's "
+                        "workload steps",
+                        *p);
+            return false;
+        }
         if (!*prefill)
             *prefill = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         g_array_append_val(*prefill, len);
+        if (prefill_ctx) {
+            if (!*prefill_ctx)
+                *prefill_ctx = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+            g_array_append_val(*prefill_ctx, ctx);
+        }
     }
     for (char **d = decode_flags; d && *d; d++) {
         g_auto(GStrv) parts = g_strsplit(*d, ":", 2);

@@ -26,10 +26,13 @@ bool cli_timeline_parse(const char *s, SchedTimeline *out);
 const char *cli_timeline_name(SchedTimeline t);
 
 /* Appends --prefill N values (prompt lengths, 1..10,000,000) to *prefill and --decode B:CTX
- * values (B copies of CTX) to *decode, creating the arrays (uint32) when needed. Either list
+ * values (B copies of CTX) to *decode, creating the arrays (uint32) when needed. --prefill
+ * N@C (N new tokens after C cached ones, 0..10,000,000: a later chunk of a chunked prefill)
+ * appends C to *prefill_ctx, one entry per --prefill (0 for a plain N); with `prefill_ctx`
+ * NULL (a command that takes no cached context) N@C with C > 0 is refused. Either flag list
  * may be NULL. Returns false with a SCENARIO_ERROR naming the flag on a malformed value. */
 bool cli_workload_parse(char **prefill_flags, char **decode_flags, GArray **prefill,
-                        GArray **decode, GError **error);
+                        GArray **prefill_ctx, GArray **decode, GError **error);
 
 /* The input-file rules (src/util/inputfile.h: a regular file, within the size limit) for the files
  * named on the command line, before a loader reads them: the scenario (may be NULL) and

@@ -139,7 +139,9 @@ static int run_parse(int argc, char **argv, RunOptions *o)
          "eval config's model_name (same as --set model=FILE)",
          "FILE"},
         {"prefill", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->prefill,
-         "A prefill step of N tokens, for scenarios without a workload (repeatable)", "N"},
+         "A prefill step of N tokens, for scenarios without a workload (repeatable); N@C: N new "
+         "tokens continuing a prompt whose first C tokens are cached (a later chunk)",
+         "N[@C]"},
         {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->decode,
          "A decode step of B sequences at context CTX, for scenarios without a workload", "B:CTX"},
         {"requests", 0, 0, G_OPTION_ARG_FILENAME, &o->requests,
@@ -231,7 +233,8 @@ static Scenario *run_load(RunOptions *o)
     };
     g_autoptr(GError) err = NULL;
     g_autoptr(Scenario) sc = NULL;
-    if (cli_workload_parse(o->prefill, o->decode, &extras.prefill, &extras.decode, &err) &&
+    if (cli_workload_parse(o->prefill, o->decode, &extras.prefill, &extras.prefill_ctx,
+                           &extras.decode, &err) &&
         cli_input_paths_check(o->vtext ? NULL : o->path, o->hardware, &err))
         sc = o->vtext ? runner_load_string(o->vtext, o->path, &extras, &err)
                       : runner_load(o->path, &extras, &err);
@@ -246,6 +249,8 @@ static Scenario *run_load(RunOptions *o)
         g_clear_pointer(&sc, scenario_free); /* too big: stored as an invalid run below */
     if (extras.prefill)
         g_array_unref(extras.prefill);
+    if (extras.prefill_ctx)
+        g_array_unref(extras.prefill_ctx);
     if (extras.decode)
         g_array_unref(extras.decode);
     if (!sc) {

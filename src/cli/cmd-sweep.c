@@ -436,7 +436,7 @@ static bool sweep_inputs(CliSweep *sw, SweepOptions *o, GPtrArray **axes, GArray
 {
     g_autoptr(GError) err = NULL;
     if (!(*axes = sweep_axes_parse(o->varies, o->zips, &sw->n, &err)) ||
-        !cli_workload_parse(o->prefill, o->decode, prefill, decode, &err) ||
+        !cli_workload_parse(o->prefill, o->decode, prefill, NULL, decode, &err) ||
         !(*text = input_file_read(sw->in.path, 0, NULL, &err)) ||
         !cli_input_paths_check(NULL, o->hardware, &err)) {
         cli_error("%s", err->message);

@@ -49,9 +49,9 @@ static GResource *embedded_resource(void)
 /* The presets in the order messages list them (h100, the default, first). An alias names another
  * preset's file; its description keeps that preset's name. */
 static const char *const preset_names[] = {
-    "h100",      "h200",   "b200",        "gb200",       "a100-80gb", "a100",
-    "a100-40gb", "h20",    "l40s",        "rtx4090",     "mi300x",    "mi325x",
-    "mi355x",    "gaudi3", "ascend-910b", "ascend-910c", NULL,
+    "h100",   "h200",      "b200",        "gb200",       "b300",    "gb300",  "a100-80gb",
+    "a100",   "a100-40gb", "h20",         "l40s",        "rtx4090", "mi300x", "mi325x",
+    "mi355x", "gaudi3",    "ascend-910b", "ascend-910c", NULL,
 };
 static const struct {
     const char *alias, *preset;

@@ -174,7 +174,9 @@ static bool eval_env(Loader *ld, const YamlDocNode *env, ModelSetup *ms, Scenari
 /* model_name (a Hub id) -> the catalog's preset and the checkpoint's quantization
  * (model/catalog.h). A format the name implies without a catalog quantization_config (e.g.
  * "-NVFP4" of an unlisted publisher) becomes ranksim's scheme of that name, marked as read from
- * the name. */
+ * the name; it replaces the quantization a preset carries (gpt-oss-120b's mxfp4,
+ * deepseek-v4-flash's fp8) unless it names the same method, and "-BF16" resets it to the native
+ * dtype. */
 static bool eval_arch_from_catalog(Loader *ld, const YamlDocNode *mn, const char *model_name,
                                    Scenario *s)
 {
@@ -195,7 +197,16 @@ static bool eval_arch_from_catalog(Loader *ld, const YamlDocNode *mn, const char
         else
             g_strlcpy(s->arch->quant.source, m.inferred ? "catalog, inferred" : "checkpoint",
                       sizeof s->arch->quant.source);
-    } else if (ok && m.format[0] && strcmp(m.format, "bf16") != 0 && !s->arch->quant.method[0]) {
+    } else if (ok && strcmp(m.format, "bf16") == 0 && s->arch->quant.method[0]) {
+        /* a BF16 export of a checkpoint whose preset carries the released quantization
+         * (gpt-oss's mxfp4, DeepSeek's fp8): every weight in the native dtype */
+        model_quant_spec_native(&s->arch->quant, s->arch->native_dtype,
+                                s->arch->num_layers + s->arch->num_nextn_predict_layers);
+        g_strlcpy(s->arch->quant.source, "model name", sizeof s->arch->quant.source);
+    } else if (ok && m.format[0] && strcmp(m.format, "bf16") != 0 &&
+               strcmp(s->arch->quant.method, m.format) != 0) {
+        /* the name says another format than the preset's own quantization (none, or the
+         * released one): ranksim's scheme of that name replaces it */
         ModelQuantSpec spec;
         if (model_quant_spec_from_name(m.format, s->arch->moe, s->arch->native_dtype,
                                        s->arch->num_layers + s->arch->num_nextn_predict_layers,

@@ -471,22 +471,82 @@ static bool batch_empty(const ModelBatch *b)
     return b->prefill->len == 0 && b->decode->len == 0;
 }
 
-/* `prefill:` or `decode:` of a batch: a list of token counts. */
+/* A prompt (or a chunk of one) of `tokens` new tokens after `cached` already in the KV cache
+ * fits in max_model_len. Returns NULL or a message (caller frees). */
+static char *prefill_problem(uint64_t tokens, uint64_t cached, const ModelEngine *e)
+{
+    if (cached == 0)
+        return length_problem(tokens, false, e);
+    if (tokens + cached > e->max_model_len)
+        return g_strdup_printf("a prompt of %" G_GUINT64_FORMAT " tokens (%" G_GUINT64_FORMAT
+                               " cached + %" G_GUINT64_FORMAT " new) is longer than "
+                               "max_model_len=%u; valid: cached + tokens <= %u, or raise "
+                               "max_model_len",
+                               tokens + cached, cached, tokens, e->max_model_len,
+                               e->max_model_len);
+    return NULL;
+}
+
+static const char prefill_item_forms[] =
+    "a prompt length (a fresh prompt), or {tokens: N, cached: C}: N new tokens continuing a "
+    "prompt whose first C tokens are already in the KV cache (a later chunk of a chunked "
+    "prefill)";
+
+/* One entry of `prefill:`: a plain length, or {tokens: N, cached: C}, appended to `b`. */
+static bool load_prefill_item(Loader *ld, const YamlDocNode *item, const ModelEngine *e,
+                              ModelBatch *b)
+{
+    static const char *const keys[] = {"tokens", "cached", NULL};
+    int64_t tokens = 0, cached = 0;
+    const YamlDocNode *at = item, *cn = NULL;
+    if (item->type == YAMLDOC_MAP) {
+        if (!yamldoc_check_keys(&ld->doc, item, keys, NULL, "a prefill entry"))
+            return false;
+        const YamlDocNode *tn = yamldoc_map_get(item, "tokens");
+        if (!tn)
+            return yamldoc_fail(&ld->doc, item, "tokens", "missing; valid: %s",
+                                prefill_item_forms);
+        if (!yamldoc_get_int(&ld->doc, tn, "tokens", 1, MAX_SEQ_LEN, &tokens))
+            return false;
+        cn = yamldoc_map_get(item, "cached");
+        if (cn && !yamldoc_get_int(&ld->doc, cn, "cached", 0, MAX_SEQ_LEN, &cached))
+            return false;
+    } else if (item->type == YAMLDOC_SEQ) {
+        return yamldoc_fail(&ld->doc, item, "prefill", "expected an entry, got a list; valid: %s",
+                            prefill_item_forms);
+    } else if (!yamldoc_get_int(&ld->doc, item, "prefill", 1, MAX_SEQ_LEN, &tokens)) {
+        return false;
+    }
+    g_autofree char *why = prefill_problem((uint64_t)tokens, (uint64_t)cached, e);
+    if (why)
+        return yamldoc_fail(&ld->doc, cached ? cn : at, cached ? "cached" : "prefill", "%s", why);
+    model_batch_add_prefill(b, (uint32_t)tokens, (uint32_t)cached);
+    return true;
+}
+
+/* `prefill:` or `decode:` of a batch: a list of token counts (a prefill entry may also be
+ * {tokens: N, cached: C}), appended to `b`. */
 static bool load_lengths(Loader *ld, const YamlDocNode *list, const char *key, const ModelEngine *e,
-                         GArray *out)
+                         ModelBatch *b)
 {
     bool decode = strcmp(key, "decode") == 0;
     if (!yamldoc_expect_seq(&ld->doc, list, key,
                             decode ? "a list of context lengths, one per sequence decoding a "
                                      "token, e.g. [633, 633]"
                                    : "a list of prompt lengths, one per prompt prefilled, "
-                                     "e.g. [633]"))
+                                     "e.g. [633], or {tokens: N, cached: C} entries for a "
+                                     "prompt continued after C cached tokens"))
         return false;
     if (list->items->len > MAX_BATCH_SEQS)
         return yamldoc_fail(&ld->doc, list, key, "%u sequences in one list; valid: at most %d",
                             list->items->len, MAX_BATCH_SEQS);
     for (guint i = 0; i < list->items->len; i++) {
         const YamlDocNode *item = g_ptr_array_index(list->items, i);
+        if (!decode) {
+            if (!load_prefill_item(ld, item, e, b))
+                return false;
+            continue;
+        }
         int64_t v = 0;
         if (!yamldoc_get_int(&ld->doc, item, key, 1, MAX_SEQ_LEN, &v))
             return false;
@@ -494,7 +554,7 @@ static bool load_lengths(Loader *ld, const YamlDocNode *list, const char *key, c
         if (why)
             return yamldoc_fail(&ld->doc, item, key, "%s", why);
         uint32_t v32 = (uint32_t)v;
-        g_array_append_val(out, v32);
+        g_array_append_val(b->decode, v32);
     }
     return true;
 }
@@ -504,9 +564,9 @@ static bool load_lengths(Loader *ld, const YamlDocNode *list, const char *key, c
 static bool load_batch(Loader *ld, const YamlDocNode *m, const ModelEngine *e, ModelBatch *b)
 {
     const YamlDocNode *n;
-    if ((n = yamldoc_map_get(m, "prefill")) && !load_lengths(ld, n, "prefill", e, b->prefill))
+    if ((n = yamldoc_map_get(m, "prefill")) && !load_lengths(ld, n, "prefill", e, b))
         return false;
-    if ((n = yamldoc_map_get(m, "decode")) && !load_lengths(ld, n, "decode", e, b->decode))
+    if ((n = yamldoc_map_get(m, "decode")) && !load_lengths(ld, n, "decode", e, b))
         return false;
     /* the rank's own decisions (doc/lowering.md, "Per-rank decisions"): vLLM main's unless
      * given */
@@ -641,7 +701,7 @@ static bool load_workload_node(Loader *ld, const YamlDocNode *root, const YamlDo
     return true;
 }
 
-/* The batch of --prefill N ... (`prefill`) and --decode B:CTX ... (`decode`), each length
+/* The batch of --prefill N[@C] ... (`prefill`) and --decode B:CTX ... (`decode`), each length
  * checked, into `b`. */
 static bool batch_from_extras(Loader *ld, Scenario *s, bool prefill, bool decode, ModelBatch *b)
 {
@@ -649,14 +709,21 @@ static bool batch_from_extras(Loader *ld, Scenario *s, bool prefill, bool decode
     const ModelEngine *e = &s->engine;
     for (guint i = 0; prefill && x->prefill && i < x->prefill->len; i++) {
         uint32_t len = g_array_index(x->prefill, uint32_t, i);
-        g_autofree char *what = g_strdup_printf("--prefill %u", len);
+        uint32_t ctx = x->prefill_ctx && i < x->prefill_ctx->len
+                           ? g_array_index(x->prefill_ctx, uint32_t, i)
+                           : 0;
+        g_autofree char *what = ctx ? g_strdup_printf("--prefill %u@%u", len, ctx)
+                                    : g_strdup_printf("--prefill %u", len);
         if (len < 1 || len > MAX_SEQ_LEN)
             return scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, what,
                                         "prompt length out of range; valid: 1..%d", MAX_SEQ_LEN);
-        g_autofree char *why = length_problem(len, false, e);
+        if (ctx > MAX_SEQ_LEN)
+            return scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, what,
+                                        "cached context out of range; valid: 0..%d", MAX_SEQ_LEN);
+        g_autofree char *why = prefill_problem(len, ctx, e);
         if (why)
             return scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, what, "%s", why);
-        g_array_append_val(b->prefill, len);
+        model_batch_add_prefill(b, len, ctx);
     }
     for (guint i = 0; decode && x->decode && i < x->decode->len; i++) {
         uint32_t ctx = g_array_index(x->decode, uint32_t, i);
@@ -725,7 +792,7 @@ static bool workload_merge_extras(Loader *ld, const YamlDocNode *w, Scenario *s)
             if (want_p && b->prefill->len) {
                 has_p = true;
                 replace_lengths(b->prefill, made->prefill);
-                g_array_set_size(b->prefill_ctx, 0);
+                replace_lengths(b->prefill_ctx, made->prefill_ctx);
             }
             if (want_d && b->decode->len) {
                 has_d = true;
@@ -740,6 +807,7 @@ static bool workload_merge_extras(Loader *ld, const YamlDocNode *w, Scenario *s)
     if (ok && want_p && !has_p) { /* a prefill step of its own before the file's steps */
         ModelBatch *b = model_batch_new();
         replace_lengths(b->prefill, made->prefill);
+        replace_lengths(b->prefill_ctx, made->prefill_ctx);
         add_step(s, b);
         g_ptr_array_insert(steps, 0, g_ptr_array_steal_index(steps, steps->len - 1));
     }

@@ -91,6 +91,9 @@ typedef struct {
                                      layers x 4 ops) is refused before it is lowered;
                                      0 = no limit */
     GArray *prefill;              /* --prefill N (uint32), repeatable: one prefill step */
+    GArray *prefill_ctx;          /* --prefill N@C: the C tokens already in the KV cache before
+                                     each --prefill entry (uint32; NULL or shorter than
+                                     `prefill` = 0 for the rest: a fresh prompt) */
     GArray *decode;               /* --decode B:CTX (uint32 context lengths, one per sequence:
                                      B copies of CTX), repeatable: one decode step; with
                                      --prefill, one mixed step. Both are used only when the

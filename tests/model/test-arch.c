@@ -265,6 +265,36 @@ Test(presets, deepseek_v3_no_indexer)
     cr_assert_eq(memcmp(&a, &v32, sizeof a), 0);
 }
 
+/* Presets read the weights in the released checkpoint's format: gpt-oss's MXFP4 experts (its
+ * quantization_config keeps attention, router, embeddings and lm_head bf16) and DeepSeek-V4-Flash's
+ * FP8 block linears around MXFP4 experts. */
+static ModelWeightKind fmt_of(const ModelArch *a, int32_t layer, ModelTensorRole role)
+{
+    return model_quant_format(&a->quant, layer, role)->kind;
+}
+
+Test(presets, released_formats)
+{
+    static const char *const oss[] = {"gpt-oss-120b", "gpt-oss-20b"};
+    for (size_t i = 0; i < G_N_ELEMENTS(oss); i++) {
+        ModelArch a = preset(oss[i]);
+        cr_assert_str_eq(a.quant.method, "mxfp4", "%s", oss[i]);
+        cr_assert_eq(fmt_of(&a, 0, MODEL_ROLE_EXPERT), MODEL_WFMT_MXFP4, "%s", oss[i]);
+        cr_assert_eq(fmt_of(&a, 5, MODEL_ROLE_EXPERT), MODEL_WFMT_MXFP4, "%s", oss[i]);
+        cr_assert_eq(fmt_of(&a, 0, MODEL_ROLE_ATTN_QKV), MODEL_WFMT_BF16, "%s", oss[i]);
+        cr_assert_eq(fmt_of(&a, 0, MODEL_ROLE_ATTN_O), MODEL_WFMT_BF16, "%s", oss[i]);
+        cr_assert_eq(fmt_of(&a, 0, MODEL_ROLE_ROUTER), MODEL_WFMT_BF16, "%s", oss[i]);
+        cr_assert_eq(fmt_of(&a, -1, MODEL_ROLE_LM_HEAD), MODEL_WFMT_BF16, "%s", oss[i]);
+    }
+    ModelArch v4 = preset("deepseek-v4-flash");
+    cr_assert_str_eq(v4.quant.method, "fp8");
+    cr_assert_eq(fmt_of(&v4, 3, MODEL_ROLE_EXPERT), MODEL_WFMT_MXFP4); /* expert_dtype fp4 */
+    cr_assert_eq(fmt_of(&v4, 3, MODEL_ROLE_ATTN_QKV), MODEL_WFMT_FP8_BLOCK);
+    cr_assert_eq(fmt_of(&v4, 3, MODEL_ROLE_ATTN_O), MODEL_WFMT_FP8_BLOCK);
+    cr_assert_eq(fmt_of(&v4, 3, MODEL_ROLE_SHARED_EXPERT), MODEL_WFMT_FP8_BLOCK);
+    cr_assert_eq(fmt_of(&v4, -1, MODEL_ROLE_LM_HEAD), MODEL_WFMT_BF16);
+}
+
 Test(presets, llama_3_1_70b_dense_gqa)
 {
     ModelArch a = preset("llama-3.1-70b");

@@ -852,3 +852,20 @@ Test(kv, deepseek_v4_request_by_hand)
     cr_assert_eq(model_quant_format(&f.arch.quant, 5, MODEL_ROLE_EXPERT)->kind, MODEL_WFMT_MXFP4);
     teardown(&f);
 }
+
+/* The gpt-oss-120b preset reads the weights as released (MXFP4 experts, the rest bf16): on one
+ * unpadded rank weights + scales are the checkpoint's 65,248,815,744 B (HF API per-dtype counts,
+ * tests/data/checkpoints.tsv: 2 x 2,167,371,072 BF16 + 57,330,892,800 B of blocks + 3,583,180,800
+ * B of e8m0 scales), not the ~218 GB of reading every weight as bf16. */
+Test(weights, gpt_oss_120b_preset_is_the_released_checkpoint)
+{
+    Fixture f;
+    setup(&f, "gpt-oss-120b", par_of(1, 1, 1, 1, false, false));
+    plan(&f);
+    const ModelMemRank *r = &f.mem->ranks[0];
+    double got = (double)(r->bytes[MODEL_MEM_WEIGHTS] + r->bytes[MODEL_MEM_QUANT_SCALES]);
+    double want = 65248815744.0;
+    cr_assert_lt(fabs(got / want - 1), 0.001, "%.0f B against %.0f", got, want);
+    cr_assert_gt(r->bytes[MODEL_MEM_QUANT_SCALES], 3.5e9); /* the e8m0 scales are there */
+    teardown(&f);
+}

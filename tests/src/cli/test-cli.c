@@ -481,3 +481,49 @@ Test(cli, trace_tracks_never_overlap)
     /* every op of the run once: 15,708 since the sampler op after lm_head (issue 23) */
     cr_assert_eq(slices, 15708);
 }
+
+/* --prefill N@C: N new tokens continuing a prompt whose first C tokens are cached. The chunk
+ * after 8,192 cached tokens takes longer than the same chunk as a fresh prompt (its attention
+ * reads the cache); bad values are exit 2 naming the flag; sweep takes no cached context. */
+static double rank0_compute_us(const char *db, const char *prefill)
+{
+    Result r = ranksim((const char *[]){"run", "--hardware", "h100", "--prefill", prefill, "--db",
+                                        db, "--json", "--", "vllm", "serve",
+                                        "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len",
+                                        "16384", NULL});
+    cr_assert_eq(r.code, 0, "--prefill %s: %s", prefill, r.err);
+    g_autoptr(JsonNode) j = json_from_string(r.out, NULL);
+    cr_assert_not_null(j, "%s", r.out);
+    JsonArray *st = json_object_get_array_member(json_node_get_object(j), "rank_stats");
+    double us = json_object_get_double_member(json_array_get_object_element(st, 0), "compute_us");
+    result_clear(&r);
+    return us;
+}
+
+Test(cli, prefill_with_cached_context)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "p.db", NULL);
+    double fresh = rank0_compute_us(db, "2048");
+    double cont = rank0_compute_us(db, "2048@8192");
+    cr_assert_gt(cont, fresh * 1.1, "%.1f us after 8192 cached, %.1f fresh", cont, fresh);
+    cr_assert_eq(rank0_compute_us(db, "2048@0"), fresh);
+    static const char *const bad[] = {"2048@-1", "2048@", "@5", "2048@x", "0@5", "5@6@7"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        Result r = ranksim((const char *[]){"run", "--hardware", "h100", "--prefill", bad[i],
+                                            "--db", db, "--", "vllm", "serve",
+                                            "meta-llama/Llama-3.1-8B-Instruct", NULL});
+        cr_assert_eq(r.code, 2, "%s: %s", bad[i], r.err);
+        cr_assert(strstr(r.err, "--prefill '") && strstr(r.err, "N@C"), "%s: %s", bad[i], r.err);
+        result_clear(&r);
+    }
+    Result r = ranksim((const char *[]){"run", "--hardware", "h100", "--prefill", "2048@20000",
+                                        "--db", db, "--", "vllm", "serve",
+                                        "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len",
+                                        "16384", NULL});
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "--prefill 2048@20000: a prompt of 22048 tokens (20000 cached + "
+                            "2048 new) is longer than max_model_len=16384"),
+              "%s", r.err);
+    result_clear(&r);
+}

@@ -102,7 +102,7 @@ Test(presets, h100)
     cr_assert_eq(hw.hbm_bw_bytes_per_s, 3350e9);
     cr_assert_eq(hw.compute_units, 132); /* SMs, Hopper whitepaper */
     cr_assert_eq(hw.clock_hz, 1980e6);
-    cr_assert_eq(hw.l2_bytes, UINT64_C(50000000));
+    cr_assert_eq(hw.l2_bytes, UINT64_C(52430000)); /* 50 MiB, as decimal MB to 2 places */
     cr_assert_eq(hw.launch_latency_ns, 6600);
     cr_assert_eq(hw.n_tiers, 2);
     cr_assert_str_eq(hw.tiers[0].name, "nvlink");
@@ -153,6 +153,52 @@ Test(presets, b200)
     cr_assert_str_eq(hw.tiers[0].name, "nvlink");
     cr_assert_eq(hw.tiers[0].bw_bytes_per_s, 900e9); /* NVLink5 */
     cr_assert_eq(hw.tiers[1].bw_bytes_per_s, 50e9);
+}
+
+/* Blackwell Ultra: dense peaks of NVIDIA's Blackwell Ultra datasheet (sparse figures halved),
+ * INT8 cut to a few percent of FP8, 800 Gb/s ConnectX-8 per GPU. */
+Test(presets, b300)
+{
+    NetHardware hw = preset("b300");
+    cr_assert_eq(hw.devices_per_node, 8);
+    cr_assert_eq(hw.arch, NET_ARCH_SM103);
+    cr_assert_eq(hw.peak_flops[NET_PEAK_BF16], 2250e12);
+    cr_assert_eq(hw.peak_flops[NET_PEAK_FP8], 4500e12);
+    cr_assert_eq(hw.peak_flops[NET_PEAK_FP4], 14000e12); /* dense, not the sparse 18 PF */
+    cr_assert_eq(hw.peak_flops[NET_PEAK_INT8], 150e12);
+    cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(270000000000));
+    cr_assert_eq(hw.hbm_bytes, VISIBLE_GIB(267.69)); /* totalGlobalMem 274,113 MiB */
+    cr_assert_eq(hw.hbm_bw_bytes_per_s, 7700e9);
+    cr_assert_eq(hw.compute_units, 148);
+    cr_assert_eq(hw.clock_hz, 2032e6);
+    cr_assert_eq(hw.l2_bytes, UINT64_C(132640000));
+    cr_assert_eq(hw.n_tiers, 2);
+    cr_assert_eq(hw.tiers[0].span_devices, 8);
+    cr_assert_eq(hw.tiers[0].bw_bytes_per_s, 900e9);
+    cr_assert_eq(hw.tiers[1].bw_bytes_per_s, 100e9);
+    cr_assert_eq(hw.tiers[1].shared_bw_bytes_per_s, 800e9);
+}
+
+Test(presets, gb300)
+{
+    NetHardware hw = preset("gb300");
+    cr_assert_eq(hw.devices_per_node, 4); /* a compute tray */
+    cr_assert_eq(hw.arch, NET_ARCH_SM103);
+    cr_assert(hw.native_dtypes & NET_DTYPE_BIT(NET_PEAK_FP4));
+    cr_assert_eq(hw.peak_flops[NET_PEAK_BF16], 2500e12);
+    cr_assert_eq(hw.peak_flops[NET_PEAK_FP8], 5000e12);
+    cr_assert_eq(hw.peak_flops[NET_PEAK_FP4], 15000e12);
+    cr_assert_eq(hw.peak_flops[NET_PEAK_INT8], 165e12);
+    cr_assert_eq(hw.hbm_datasheet_bytes, UINT64_C(279000000000));
+    cr_assert_eq(hw.hbm_bytes, VISIBLE_GIB(276.64)); /* estimated, doc/devices.md */
+    cr_assert_gt(hw.hbm_bytes, preset("b300").hbm_bytes);
+    cr_assert_eq(hw.hbm_bw_bytes_per_s, 8000e9);
+    cr_assert_eq(hw.compute_units, 152);
+    cr_assert_eq(hw.clock_hz, 0);               /* none published */
+    cr_assert_eq(hw.tiers[0].span_devices, 72); /* the NVL72 rack */
+    cr_assert_eq(hw.tiers[0].bw_bytes_per_s, 900e9);
+    cr_assert_eq(hw.tiers[1].bw_bytes_per_s, 100e9);
+    cr_assert_eq(hw.tiers[1].shared_bw_bytes_per_s, 400e9);
 }
 
 Test(presets, ascend_910b)
@@ -280,7 +326,7 @@ Test(presets, every_preset_loads)
         cr_assert_gt(hw.hbm_bw_bytes_per_s, 0, "%s", *name);
         cr_assert_gt(hw.peak_flops[NET_PEAK_BF16], 0, "%s", *name);
     }
-    cr_assert_eq(n, 16);
+    cr_assert_eq(n, 18);
 }
 
 Test(presets, alias_a100_is_a100_80gb)
@@ -327,8 +373,8 @@ Test(presets, list_matches_files_and_embedded_copies)
 }
 
 #define ALL_PRESETS                                                                                \
-    "h100, h200, b200, gb200, a100-80gb, a100, a100-40gb, h20, l40s, rtx4090, mi300x, mi325x, "    \
-    "mi355x, gaudi3, ascend-910b, ascend-910c"
+    "h100, h200, b200, gb200, b300, gb300, a100-80gb, a100, a100-40gb, h20, l40s, rtx4090, "       \
+    "mi300x, mi325x, mi355x, gaudi3, ascend-910b, ascend-910c"
 
 Test(presets, unknown_preset_lists_the_valid_ones)
 {

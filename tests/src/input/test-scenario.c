@@ -1081,10 +1081,11 @@ Test(scenario_errors, hardware_problems)
 {
     const char *h = "kind: program\nranks: 1\nprograms: {\"0\": []}\n";
     g_autofree char *y1 = g_strconcat(h, "hardware: h1000\n", NULL);
-    expect_invalid(y1, "t.yaml:4", "hardware",
-                   "unknown hardware preset 'h1000'; did you mean 'h100'? (valid: h100, h200, "
-                   "b200, gb200, a100-80gb, a100, a100-40gb, h20, l40s, rtx4090, mi300x, mi325x, "
-                   "mi355x, gaudi3, ascend-910b, ascend-910c)");
+    expect_invalid(
+        y1, "t.yaml:4", "hardware",
+        "unknown hardware preset 'h1000'; did you mean 'h100'? (valid: h100, h200, "
+        "b200, gb200, b300, gb300, a100-80gb, a100, a100-40gb, h20, l40s, rtx4090, mi300x, mi325x, "
+        "mi355x, gaudi3, ascend-910b, ascend-910c)");
     g_autofree char *y2 = g_strconcat(h, "hardware: {preset: tpu}\n", NULL);
     expect_invalid(y2, "t.yaml:4", "preset", "valid: h100, h200, b200");
     g_autofree char *y3 =
@@ -1569,6 +1570,85 @@ Test(scenario_model, workload_forms)
     scenario_free(s);
 }
 
+/* A prefill entry {tokens: N, cached: C} continues a prompt whose first C tokens are in the KV
+ * cache (a later chunk of a chunked prefill); a plain length stays a fresh prompt. */
+Test(scenario_model, prefill_with_cached_context)
+{
+    Scenario *s = load_ok("model: llama-3.1-8b\nhardware: h100\n"
+                          "engine: {max_model_len: 16384}\n"
+                          "workload:\n  steps:\n"
+                          "    - {prefill: [{tokens: 2048, cached: 8192}, 100, {tokens: 7}]}\n"
+                          "    - per_dp_rank: [{prefill: [{cached: 0, tokens: 5}], "
+                          "decode: [9]}]\n");
+    const ModelBatch *b = batch_of(s, 0, 0);
+    cr_assert_eq(b->prefill->len, 3);
+    cr_assert_eq(len_at(b->prefill, 0), 2048);
+    cr_assert_eq(model_batch_prefill_ctx(b, 0), 8192);
+    cr_assert_eq(len_at(b->prefill, 1), 100);
+    cr_assert_eq(model_batch_prefill_ctx(b, 1), 0);
+    cr_assert_eq(len_at(b->prefill, 2), 7);
+    cr_assert_eq(model_batch_prefill_ctx(b, 2), 0);
+    cr_assert_eq(len_at(batch_of(s, 1, 0)->prefill, 0), 5);
+    cr_assert_eq(model_batch_prefill_ctx(batch_of(s, 1, 0), 0), 0);
+    scenario_free(s);
+
+    /* on the command line: --prefill 2048@8192 (cli_workload_parse) */
+    g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GArray) pc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t n = 2048, c = 8192, n2 = 64;
+    g_array_append_val(pf, n);
+    g_array_append_val(pc, c);
+    g_array_append_val(pf, n2); /* no ctx entry: a fresh prompt */
+    ScenarioExtras x = {.hardware = "h100", .prefill = pf, .prefill_ctx = pc};
+    s = load_x_ok("model: llama-3.1-8b\nengine: {max_model_len: 16384}\n", "t.yaml", &x);
+    b = batch_of(s, 0, 0);
+    cr_assert_eq(len_at(b->prefill, 0), 2048);
+    cr_assert_eq(model_batch_prefill_ctx(b, 0), 8192);
+    cr_assert_eq(len_at(b->prefill, 1), 64);
+    cr_assert_eq(model_batch_prefill_ctx(b, 1), 0);
+    scenario_free(s);
+    /* too long with its context: the flag is named */
+    uint32_t big = 9000;
+    g_array_index(pc, uint32_t, 0) = big;
+    g_autofree char *m = load_x_fail("model: llama-3.1-8b\nengine: {max_model_len: 10000}\n",
+                                     "t.yaml", &x, SCENARIO_ERROR_INVALID);
+    assert_has(m, "t.yaml: --prefill 2048@9000: a prompt of 11048 tokens (9000 cached + 2048 "
+                  "new) is longer than max_model_len=10000");
+}
+
+/* The chunk that continues a prompt attends to the cached tokens too: the same 2,048 new tokens
+ * take longer in attention after 8,192 cached ones than as a fresh prompt, and the linears
+ * (which see only the new tokens) take the same time. */
+static double op_ns(const Scenario *s, const char *name)
+{
+    const SchedOpList *l = ops_of(s, 0);
+    double ns = 0;
+    for (uint32_t i = 0; i < l->len; i++)
+        if (strcmp(op_name(s, &l->ops[i]), name) == 0)
+            ns += (double)l->ops[i].dur_ns;
+    return ns;
+}
+
+Test(scenario_model, cached_context_lengthens_attention)
+{
+    const char *head = "model: llama-3.1-8b\nhardware: h100\nengine: {max_model_len: 16384}\n";
+    g_autofree char *fresh =
+        g_strconcat(head, "workload: {steps: [{prefill: [2048]}]}\n", NULL);
+    g_autofree char *cont =
+        g_strconcat(head, "workload: {steps: [{prefill: [{tokens: 2048, cached: 8192}]}]}\n",
+                    NULL);
+    Scenario *a = load_ok(fresh), *b = load_ok(cont);
+    double attn_a = op_ns(a, "attention"), attn_b = op_ns(b, "attention");
+    cr_assert_gt(attn_a, 0);
+    /* causal work grows from l^2/2 to l*C + l^2/2 (9x here); at least 3x */
+    cr_assert_gt(attn_b, 3 * attn_a, "attention %.0f ns after 8192 cached, %.0f fresh", attn_b,
+                 attn_a);
+    cr_assert_eq(op_ns(a, "q_proj"), op_ns(b, "q_proj"));
+    cr_assert_eq(op_ns(a, "mlp"), op_ns(b, "mlp"));
+    scenario_free(a);
+    scenario_free(b);
+}
+
 Test(scenario_model, command_line_extras)
 {
     g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -1916,6 +1996,31 @@ Test(scenario_model_errors, workload_problems)
     expect_invalid(MODEL_HEAD "engine: {max_num_seqs: 2}\n"
                               "workload:\n  steps:\n    - {decode: [5, 5, 5]}\n",
                    "t.yaml:6", "steps", "3 sequences in one batch exceed max_num_seqs=2");
+    /* {tokens: N, cached: C} entries */
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefill: [{tokens: 5, cached: -1}]}\n",
+                   "t.yaml:5", "cached", "-1 is out of range; valid: 0..10000000");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefill: [{tokens: 0, cached: 5}]}\n",
+                   "t.yaml:5", "tokens", "0 is out of range; valid: 1..10000000");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefill: [{cached: 5}]}\n",
+                   "t.yaml:5", "tokens", "missing; valid: a prompt length (a fresh prompt), or "
+                   "{tokens: N, cached: C}");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefill: [{tokens: 5, cache: 5}]}\n",
+                   "t.yaml:5", "cache", "did you mean 'cached'?");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefill: [[5, 6]]}\n", "t.yaml:5",
+                   "prefill", "expected an entry, got a list");
+    expect_invalid(MODEL_HEAD "workload:\n  steps:\n    - {prefill: [{tokens: x}]}\n",
+                   "t.yaml:5", "tokens", "expected a number, got 'x'");
+    expect_invalid(MODEL_HEAD "engine: {max_model_len: 1000}\n"
+                              "workload:\n  steps:\n    - prefill:\n"
+                              "        - {tokens: 500,\n           cached: 501}\n",
+                   "t.yaml:8", "cached",
+                   "a prompt of 1001 tokens (501 cached + 500 new) is longer than "
+                   "max_model_len=1000; valid: cached + tokens <= 1000");
+    /* the step's token budget counts the new tokens only */
+    Scenario *ok = load_ok(MODEL_HEAD "engine: {max_num_batched_tokens: 1000}\n"
+                                      "workload:\n  steps:\n"
+                                      "    - {prefill: [{tokens: 1000, cached: 4000}]}\n");
+    scenario_free(ok);
 }
 
 Test(scenario_model_errors, per_dp_rank_problems)
@@ -2106,6 +2211,9 @@ Test(scenario_eval, model_name_mapping)
         {"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-a22b", MODEL_WFMT_FP8_BLOCK},
         {"Eco-Tech/GLM-5.2-w8a8", "glm-5.2", MODEL_WFMT_INT8_CHANNEL},
         {"openai/gpt-oss-120b", "gpt-oss-120b", MODEL_WFMT_MXFP4},
+        /* the preset carries the released mxfp4; a BF16 export resets it, a name's other
+         * format replaces it */
+        {"unsloth/gpt-oss-120b-BF16", "gpt-oss-120b", MODEL_WFMT_BF16},
         {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", MODEL_WFMT_BF16},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -2118,8 +2226,19 @@ Test(scenario_eval, model_name_mapping)
         cr_assert_not(s->engine.quantization_override, "%s", cases[i].model_name);
         scenario_free(s);
     }
+    /* DeepSeek-V4-Flash: the preset's fp8 block linears around MXFP4 experts; a -NVFP4 name
+     * replaces them with ranksim's nvfp4 scheme */
+    Scenario *s = eval_ok("deepseek-ai/DeepSeek-V4-Flash", "-tp 8 --kv-cache-dtype fp8");
+    cr_assert_eq(main_format(s), MODEL_WFMT_MXFP4);
+    cr_assert_eq(model_quant_format(&s->arch->quant, 3, MODEL_ROLE_ATTN_O)->kind,
+                 MODEL_WFMT_FP8_BLOCK);
+    scenario_free(s);
+    s = eval_ok("amd/DeepSeek-V4-Flash-NVFP4", "-tp 8 --kv-cache-dtype fp8");
+    cr_assert_eq(main_format(s), MODEL_WFMT_NVFP4);
+    cr_assert_str_eq(s->arch->quant.source, "model name");
+    scenario_free(s);
     /* --quantization names the checkpoint's method (a kernel variant counts): its formats stay */
-    Scenario *s = eval_ok("nvidia/GLM-5.2-NVFP4", "-tp 8 --quantization modelopt_fp4");
+    s = eval_ok("nvidia/GLM-5.2-NVFP4", "-tp 8 --quantization modelopt_fp4");
     cr_assert_not(s->engine.quantization_override);
     cr_assert_eq(main_format(s), MODEL_WFMT_NVFP4);
     scenario_free(s);
