@@ -1,0 +1,477 @@
+/* model/kernel-attn.c — the attention kernel cost model (model/kernel-attn.h).
+ *
+ * Prefill (any batch whose packed query rows exceed a decode tile): FlashAttention-3's forward
+ * as vLLM calls it (flash_attn_varlen_func over a paged cache). Query rows are packed by GQA
+ * group (pack_gqa, always on for varlen calls) into tiles of kBlockM rows per (sequence, KV
+ * head); a tile walks its causal (or windowed) K/V range in kBlockN blocks. A persistent
+ * scheduler hands tiles to SMs longest first, so the compute time is
+ * max(sum of tile times / SMs, longest tile). A tile costs tile_ns plus, per block,
+ * kBlockM x kBlockN x 2 x (head_dim + v_head_dim + 2 x softmax_dims) FLOPs at mma_eff of the
+ * SM's share of the dense peak: QK^T and PV at the tensor-core rate, the softmax (exp, max,
+ * rescale on the scores) as softmax_dims more dimensions of work, which is why FA3's
+ * throughput rises with head_dim (Shah et al. 2024, "FlashAttention-3", fig. 5-6). The HBM
+ * term (Q, O and each sequence's K/V once) merges with the compute one as an overlap norm
+ * (c^p + m^p)^(1/p): the two overlap, not perfectly.
+ *
+ * Decode (every sequence's packed rows fit one tile: vllm-flash-attn's one-MMA-warpgroup
+ * kernel, kBlockM 64): tiles of (sequence, KV head) split along the K/V (FlashDecoding) with
+ * FA3's num_splits heuristic (fill the SMs to 85 % of the best wave efficiency), each split
+ * streaming its K/V at min(HBM share, per-block cap) — so decode loads K/V once per KV head,
+ * and GQA is cheaper than MHA — followed by the split combine kernel when splits > 1.
+ *
+ * Both add the KV-cache write vLLM runs before the kernel (reshape_and_cache_flash: one thread
+ * block per new token, so max(tokens x write_block_ns / SMs, bytes / HBM)) and a fixed time
+ * (the two kernels' prologue and tail and the gap between them, inside a CUDA graph).
+ */
+#include "kernel-attn.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "../sched/program.h"
+
+/* The constants of one kernel family. */
+typedef struct {
+    double fixed_ns;        /* fixed time of a prefill call (cache write + kernel) */
+    double fixed_decode_ns; /* ... of a decode call */
+    double mma_eff;         /* fraction of the SM's dense bf16 peak a K/V block reaches */
+    double softmax_dims;    /* softmax work per score, in head dimensions */
+    double tile_ns;         /* per query tile: Q load, O store, pipeline fill */
+    double fp8_mma_eff;     /* the same with an fp8 KV cache (FA3 runs its fp8 kernel) */
+    double fp8_softmax_dims;
+    double fp8_tile_ns;
+    double fp8_wide_slowdown;  /* fp8, head_dim > 192: IntraWGOverlap off for paged KV */
+    double prefill_bw_eff;     /* HBM efficiency of the prefill kernel's traffic */
+    double overlap_norm;       /* p of the compute / memory norm */
+    double decode_tile_ns;     /* per decode split tile */
+    double decode_mma_eff;     /* one-warpgroup kernel's fraction of the SM's peak */
+    double decode_bw_eff;      /* HBM efficiency of decode's K/V stream */
+    double block_bw_bytes_per_s; /* what one thread block streams at most (latency-bound) */
+    double combine_ns;         /* fixed time of the split-KV combine kernel */
+    double l2_speedup;         /* bandwidth gain when the K/V fits in L2 (warm_l2) */
+    double l2_fill;            /* fraction of L2 the K/V may take and still hit */
+    double write_block_ns;     /* per new token (one thread block) of the cache write, per SM */
+    bool sm90_tiles;           /* FA3's tile sizes, else FA2's */
+} AttnParams;
+
+/* FlashAttention-3 (vllm_flash_attn_fa3), fitted on AIConfigurator's vLLM 0.24.0 attention
+ * tables on H100 SXM (context_attention_perf: 50,252 prefill points; generation_attention_perf:
+ * 61,366 decode points; kernel_source fa3), checked on H200 SXM (never fitted). The fit: a
+ * coordinate search minimising median + p90/2 of |relative error|. */
+static const AttnParams FA3 = {
+    .fixed_ns = 9660, .fixed_decode_ns = 9940,
+    .mma_eff = 0.923, .softmax_dims = 49, .tile_ns = 1377,
+    .fp8_mma_eff = 0.69, .fp8_softmax_dims = 18.7, .fp8_tile_ns = 2086, .fp8_wide_slowdown = 1.5,
+    .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
+    .decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857,
+    .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
+    .write_block_ns = 152, .sm90_tiles = true,
+};
+
+/* FlashAttention-2 (sm80/86/89): FA3's structure and fixed times (not fitted: no FA2 table
+ * here); its large-problem efficiency from Dao 2023 ("FlashAttention-2": forward up to 73 % of
+ * A100's peak at head_dim 128, the same softmax share as FA3's fit); no fp8 kernel (fp8 KV is
+ * dequantized: bf16 rates). */
+static const AttnParams FA2 = {
+    .fixed_ns = 9660, .fixed_decode_ns = 9940,
+    .mma_eff = 1.0, /* x 128 / (128 + 49) = 0.72 of peak at head_dim 128 */
+    .softmax_dims = 49, .tile_ns = 1377,
+    .fp8_mma_eff = 1.0, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
+    .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
+    .decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857,
+    .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
+    .write_block_ns = 152, .sm90_tiles = false,
+};
+
+/* Triton unified attention (ROCm, fallback): not fitted; FA2's structure at half FA2's MMA
+ * efficiency (an assumption: Triton's attention runs without warp specialization or
+ * asynchronous softmax overlap). */
+static const AttnParams TRITON = {
+    .fixed_ns = 9660, .fixed_decode_ns = 9940,
+    .mma_eff = 0.5, .softmax_dims = 49, .tile_ns = 1377,
+    .fp8_mma_eff = 0.5, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
+    .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
+    .decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_bw_eff = 0.8,
+    .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
+    .write_block_ns = 152, .sm90_tiles = false,
+};
+
+/* FlashMLA (dense decode and sparse DSA): FA3's fitted overheads; the efficiencies from
+ * FlashMLA's README (deepseek-ai/FlashMLA, H800 SXM5): dense decode up to 3,000 GB/s
+ * memory-bound (0.9 of 3.35 TB/s) and 660 TFLOPS compute-bound (0.67 of 989); sparse
+ * prefill 640 TFLOPS (0.65), sparse decode 410 TFLOPS with an fp8 cache (0.41). Not fitted. */
+static const AttnParams FLASHMLA = {
+    .fixed_ns = 9660, .fixed_decode_ns = 9940,
+    .mma_eff = 0.65, .softmax_dims = 0, .tile_ns = 1377,
+    .fp8_mma_eff = 0.65, .fp8_softmax_dims = 0, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
+    .prefill_bw_eff = 0.9, .overlap_norm = 1.372,
+    .decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_bw_eff = 0.9,
+    .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
+    .write_block_ns = 152, .sm90_tiles = true,
+};
+
+static const AttnParams *params_of(ModelAttnKernel k)
+{
+    switch (k) {
+    case MODEL_ATTN_FA2:
+        return &FA2;
+    case MODEL_ATTN_TRITON:
+        return &TRITON;
+    case MODEL_ATTN_FLASHMLA:
+    case MODEL_ATTN_FLASHMLA_SPARSE:
+    case MODEL_ATTN_ASCEND_SFA:
+        return &FLASHMLA;
+    default: /* FA3, FlashInfer (its Hopper kernels are FA3's design), MLA prefill on sm90,
+                Ascend FIA (not fitted: FA3's structure with the device's own figures) */
+        return &FA3;
+    }
+}
+
+/* ---- kernel choice ---- */
+
+static const char *const NAMES[MODEL_ATTN_COUNT] = {
+    "auto",     "fa3",      "fa2",         "flashinfer", "triton", "flashmla",
+    "flashmla_sparse", "mla_prefill", "ascend_fia", "ascend_sfa",
+};
+
+const char *model_attn_kernel_name(ModelAttnKernel k)
+{
+    return (unsigned)k < MODEL_ATTN_COUNT ? NAMES[k] : "auto";
+}
+
+bool model_attn_kernel_parse(const char *name, ModelAttnKernel *out)
+{
+    for (int k = 0; name && k < MODEL_ATTN_COUNT; k++)
+        if (strcmp(name, NAMES[k]) == 0) {
+            *out = (ModelAttnKernel)k;
+            return true;
+        }
+    return false;
+}
+
+ModelAttnKernel model_attn_kernel_resolve(const NetHardware *hw, const ModelAttnShape *s,
+                                          bool decode)
+{
+    if (s->kernel != MODEL_ATTN_AUTO)
+        return s->kernel;
+    NetPlatform pf = hw ? hw->platform : NET_PLATFORM_CUDA;
+    NetArch arch = hw ? hw->arch : NET_ARCH_UNKNOWN;
+    if (pf == NET_PLATFORM_NPU)
+        return s->sparse_topk ? MODEL_ATTN_ASCEND_SFA : MODEL_ATTN_ASCEND_FIA;
+    bool hopper_up = arch == NET_ARCH_SM90 || arch == NET_ARCH_SM100 || arch == NET_ARCH_SM103;
+    if (s->sparse_topk && pf == NET_PLATFORM_CUDA && hopper_up)
+        return MODEL_ATTN_FLASHMLA_SPARSE;
+    if (s->mla && pf == NET_PLATFORM_CUDA)
+        return decode && hopper_up ? MODEL_ATTN_FLASHMLA : MODEL_ATTN_MLA_PREFILL;
+    switch (arch) {
+    case NET_ARCH_SM90:
+        return MODEL_ATTN_FA3;
+    case NET_ARCH_SM80:
+    case NET_ARCH_SM86:
+    case NET_ARCH_SM89:
+        return MODEL_ATTN_FA2;
+    case NET_ARCH_SM100:
+    case NET_ARCH_SM103:
+    case NET_ARCH_SM120:
+        return MODEL_ATTN_FLASHINFER;
+    default:
+        return MODEL_ATTN_TRITON;
+    }
+}
+
+/* ---- tiles ---- */
+
+typedef struct {
+    uint32_t m, n; /* kBlockM query rows, kBlockN keys */
+} Tile;
+
+/* FA3's forward tile for a paged cache (hopper/tile_size.h, tile_size_fwd_sm90 with
+ * paged_kv_non_TMA: vLLM's 16- or 64-token pages are not multiples of kBlockN). */
+static Tile tile_sm90(uint32_t hd, bool causal, bool local, bool fp8)
+{
+    if (fp8) {
+        if (hd <= 64)
+            return (Tile){192, 160};
+        if (hd <= 96)
+            return (Tile){192, 128};
+        if (hd <= 192)
+            return (Tile){128, 160};
+        return (Tile){128, local ? 64 : 128};
+    }
+    if (hd <= 64)
+        return (Tile){192, causal ? 128 : 160};
+    if (hd <= 96)
+        return (Tile){192, 128};
+    if (hd <= 128)
+        return (Tile){128, 128};
+    if (hd <= 192)
+        return (Tile){128, 96};
+    return (Tile){128, local ? 64 : 80};
+}
+
+/* FA2's forward tile with a paged cache (hopper/tile_size.h, tile_size_fwd_sm8x). */
+static Tile tile_sm8x(uint32_t hd, bool local)
+{
+    if (hd <= 64)
+        return (Tile){128, 128};
+    if (hd <= 128)
+        return (Tile){128, local ? 48 : 64};
+    return (Tile){128, 64};
+}
+
+/* The shape with its defaults filled and its dimensions as doubles. */
+typedef struct {
+    const AttnParams *p;
+    double qpk;        /* query heads per KV head (GQA group) */
+    double kvh, hd, hdv, kvb;
+    bool fp8, causal;
+    uint32_t window, topk;
+    Tile t;
+    double units;      /* SMs; 0 = unknown */
+    double sm_flops;   /* dense bf16 FLOP/s of one SM (of the device when units is 0) */
+    double bw;         /* HBM B/s; 0 = unknown */
+} Dims;
+
+static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKernel k)
+{
+    Dims d;
+    memset(&d, 0, sizeof d);
+    d.p = params_of(k);
+    d.kvh = s->kv_heads ? s->kv_heads : 1;
+    d.qpk = s->heads > d.kvh ? (double)s->heads / d.kvh : 1;
+    d.hd = s->head_dim;
+    d.hdv = s->v_head_dim ? s->v_head_dim : s->head_dim;
+    d.kvb = s->kv_bytes ? s->kv_bytes : 2;
+    d.fp8 = d.kvb < 2 && d.p->sm90_tiles && k != MODEL_ATTN_FLASHMLA &&
+            k != MODEL_ATTN_FLASHMLA_SPARSE && k != MODEL_ATTN_ASCEND_SFA;
+    d.causal = s->causal;
+    d.window = s->window;
+    d.topk = s->sparse_topk;
+    if (k == MODEL_ATTN_FLASHMLA || k == MODEL_ATTN_FLASHMLA_SPARSE || k == MODEL_ATTN_ASCEND_SFA)
+        d.t = (Tile){64, 64}; /* FlashMLA: 64 query heads x 64 keys per block */
+    else
+        d.t = d.p->sm90_tiles ? tile_sm90(s->head_dim, s->causal, s->window > 0, d.fp8)
+                              : tile_sm8x(s->head_dim, s->window > 0);
+    d.units = hw->compute_units;
+    double peak = model_kernel_peak(hw, NET_PEAK_BF16);
+    d.sm_flops = d.units > 0 ? peak / d.units : peak;
+    d.bw = hw->hbm_bw_bytes_per_s;
+    return d;
+}
+
+/* FLOPs of one K/V block of one tile. */
+static double block_flops(const Dims *d, double rows)
+{
+    double sm = d->fp8 ? d->p->fp8_softmax_dims : d->p->softmax_dims;
+    return rows * d->t.n * 2.0 * (d->hd + d->hdv + 2.0 * sm);
+}
+
+/* The keys query row `pos` (0-based among the sequence's q_len new rows) attends. */
+static void key_range(const Dims *d, const ModelAttnSeq *q, double first, double last,
+                      double *lo, double *hi)
+{
+    double cached = q->kv_len > q->q_len ? (double)q->kv_len - q->q_len : 0;
+    *hi = d->causal ? MIN(cached + last, (double)q->kv_len) : (double)q->kv_len;
+    *lo = d->window ? MAX(0.0, cached + first + 1.0 - d->window) : 0;
+    if (d->topk) { /* sparse: each row attends its own top-k, gathered */
+        *lo = 0;
+        *hi = MIN(*hi, (double)d->topk);
+    }
+}
+
+/* Accumulates the tiles of the work. */
+typedef struct {
+    double tiles;      /* tile count */
+    double sum_ns;     /* sum of tile times */
+    double max_ns;     /* the longest tile */
+    double flops;      /* useful FLOPs */
+    double kv_bytes;   /* K/V read once per sequence and KV head */
+    double rows;       /* new query tokens */
+} Work;
+
+/* ---- prefill ---- */
+
+static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, Work *w)
+{
+    const AttnParams *p = d->p;
+    double rows = (double)q->q_len * d->qpk, m = d->t.m, n = d->t.n;
+    double mb = ceil(rows / m);
+    double eff = d->fp8 ? p->fp8_mma_eff : p->mma_eff;
+    double rate = eff * d->sm_flops / (d->fp8 && d->hd > 192 ? p->fp8_wide_slowdown : 1);
+    double tile_ns = d->units > 0 ? (d->fp8 ? p->fp8_tile_ns : p->tile_ns) : 0;
+    double blk_ns = block_flops(d, m) / rate * 1e9;
+    double count = mult * d->kvh;
+    for (double j = 0; j < mb; j++) {
+        double first = floor(j * m / d->qpk);
+        double last = MIN((double)q->q_len, ceil((j + 1) * m / d->qpk));
+        double lo, hi;
+        key_range(d, q, first, last, &lo, &hi);
+        double nblk = hi > lo ? ceil(hi / n) - floor(lo / n) : 0;
+        double t = tile_ns + nblk * blk_ns;
+        w->sum_ns += t * count;
+        w->max_ns = MAX(w->max_ns, t);
+    }
+    w->tiles += mb * count;
+    /* useful score pairs: each new row against its causal / windowed keys */
+    double cached = q->kv_len > q->q_len ? (double)q->kv_len - q->q_len : 0, pairs;
+    if (d->topk)
+        pairs = (double)q->q_len * MIN((double)d->topk, (double)q->kv_len);
+    else if (!d->causal)
+        pairs = (double)q->q_len * q->kv_len;
+    else
+        pairs = (double)q->q_len * cached + (double)q->q_len * (q->q_len + 1.0) / 2.0;
+    if (d->window && !d->topk)
+        pairs = MIN(pairs, (double)q->q_len * d->window);
+    w->flops += mult * d->qpk * d->kvh * pairs * 2.0 * (d->hd + d->hdv);
+    double keys = d->topk     ? (double)q->q_len * MIN((double)d->topk, (double)q->kv_len)
+                  : d->window ? MIN((double)q->kv_len, (double)d->window + q->q_len)
+                              : (double)q->kv_len;
+    w->kv_bytes += mult * d->kvh * keys * (d->hd + d->hdv) * d->kvb;
+    w->rows += mult * q->q_len;
+}
+
+/* The KV-cache write of `tokens` new rows (reshape_and_cache_flash: one block per token). */
+static double write_ns(const Dims *d, double tokens)
+{
+    double blocks = d->units > 0 ? tokens * d->p->write_block_ns / d->units : 0;
+    double bytes = tokens * d->kvh * (d->hd + d->hdv) * (2.0 + d->kvb);
+    double mem = d->bw > 0 ? bytes / (d->bw * d->p->decode_bw_eff) * 1e9 : 0;
+    return MAX(blocks, mem);
+}
+
+static double prefill_ns(const Dims *d, const Work *w, double *mem_out, double *comp_out)
+{
+    const AttnParams *p = d->p;
+    double comp = d->units > 0 ? MAX(w->sum_ns / d->units, w->max_ns) : w->sum_ns;
+    double qo = w->rows * d->qpk * d->kvh * (d->hd + d->hdv) * 2.0;
+    double mem = d->bw > 0 ? (w->kv_bytes + qo) / (d->bw * p->prefill_bw_eff) * 1e9 : 0;
+    double k = p->overlap_norm;
+    *mem_out = mem;
+    *comp_out = comp;
+    return pow(pow(comp, k) + pow(mem, k), 1.0 / k);
+}
+
+/* ---- decode ---- */
+
+/* FA3's split count (hopper/heuristics.h, num_splits_heuristic): none when the tiles already
+ * fill 80 % of the SMs, else the fewest splits whose wave efficiency is within 85 % of the
+ * best, at most min(128, SMs, K/V blocks). */
+static double decode_splits(double tiles, double units, double nblk)
+{
+    if (units <= 0 || tiles >= 0.8 * units)
+        return 1;
+    double most = MIN(MIN(128.0, units), nblk), best = 0;
+    for (double s = 1; s <= most; s++) {
+        double waves = tiles * s / units;
+        best = MAX(best, waves / ceil(waves));
+    }
+    for (double s = 1; s <= most; s++) {
+        double waves = tiles * s / units;
+        if (waves / ceil(waves) >= 0.85 * best)
+            return s;
+    }
+    return 1;
+}
+
+/* The keys a decode row streams: its context, or its window. */
+static double decode_span(const Dims *d, const ModelAttnSeq *q)
+{
+    double k = q->kv_len;
+    return d->window ? MIN(k, (double)d->window + q->q_len - 1.0) : k;
+}
+
+static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const ModelAttnSeq *seqs,
+                        uint32_t n, double mult, Work *w, double *mem_out, double *comp_out)
+{
+    const AttnParams *p = d->p;
+    double m = d->hd <= 128 && d->t.m > 64 ? 64 : d->t.m, nb = d->t.n;
+    double mblocks = 0, nblk_max = 0, heads = d->qpk * d->kvh;
+    for (uint32_t i = 0; i < n; i++) {
+        mblocks += ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult;
+        nblk_max = MAX(nblk_max, ceil(decode_span(d, &seqs[i]) / nb));
+        w->flops += mult * heads * seqs[i].q_len * decode_span(d, &seqs[i]) * 2.0 * (d->hd + d->hdv);
+        w->kv_bytes += mult * d->kvh * decode_span(d, &seqs[i]) * (d->hd + d->hdv) * d->kvb;
+        w->rows += mult * seqs[i].q_len;
+    }
+    double splits = decode_splits(mblocks, d->units, nblk_max);
+    double l2 = warm_l2 && w->kv_bytes <= l2_bytes * p->l2_fill ? p->l2_speedup : 1.0;
+    double bw = d->bw * p->decode_bw_eff * l2;
+    double active = d->units > 0 ? MIN(d->units, mblocks * splits) : 1;
+    double block_bw = bw > 0 ? MIN(bw / active, p->block_bw_bytes_per_s * l2) : 0;
+    double rate = p->decode_mma_eff * d->sm_flops;
+    double tile_ns = d->units > 0 ? p->decode_tile_ns : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double per = ceil(ceil(decode_span(d, &seqs[i]) / nb) / splits);
+        double bytes = per * nb * (d->hd + d->hdv) * d->kvb;
+        double rows = ceil((double)seqs[i].q_len * d->qpk / m) * m;
+        double comp = per * block_flops(d, rows) / rate * 1e9;
+        double t = tile_ns + MAX(block_bw > 0 ? bytes / block_bw * 1e9 : 0, comp);
+        double count = ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult * splits;
+        w->sum_ns += t * count;
+        w->max_ns = MAX(w->max_ns, t);
+        w->tiles += count;
+    }
+    double sched = d->units > 0 ? MAX(w->sum_ns / d->units, w->max_ns) : w->sum_ns;
+    double mem = bw > 0 ? w->kv_bytes / bw * 1e9 : 0;
+    double t = MAX(sched, mem);
+    if (splits > 1) { /* the combine: each split's partial O and LSE in fp32, read and reduced */
+        double bytes = w->rows * heads * splits * (d->hdv + 1) * 4.0 * 2.0;
+        t += p->combine_ns + (d->bw > 0 ? bytes / (d->bw * p->decode_bw_eff) * 1e9 : 0);
+    }
+    *mem_out = mem;
+    *comp_out = sched;
+    return t;
+}
+
+/* ---- the call ---- */
+
+static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
+                                 const ModelAttnSeq *seqs, uint32_t n, double mult)
+{
+    uint32_t max_q = 0;
+    for (uint32_t i = 0; i < n; i++)
+        max_q = MAX(max_q, seqs[i].q_len);
+    double qpk = s->kv_heads && s->heads > s->kv_heads ? (double)s->heads / s->kv_heads : 1;
+    bool decode = max_q > 0 && !s->sparse_topk && (max_q == 1 || max_q * qpk <= 64);
+    ModelAttnKernel k = model_attn_kernel_resolve(hw, s, decode);
+    Dims d = dims_of(hw, s, k);
+    const AttnParams *p = d.p;
+    ModelKernelTime r = {.ns = decode ? p->fixed_decode_ns : p->fixed_ns};
+    if (!s->heads || !s->head_dim || !max_q || !(mult > 0)) {
+        r.bound = SCHED_BOUND_LAUNCH;
+        return r;
+    }
+    Work w;
+    memset(&w, 0, sizeof w);
+    double mem = 0, comp = 0, kern;
+    if (decode) {
+        kern = decode_ns(&d, s->warm_l2, (double)hw->l2_bytes, seqs, n, mult, &w, &mem, &comp);
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            if (seqs[i].q_len)
+                prefill_seq(&d, &seqs[i], mult, &w);
+        kern = prefill_ns(&d, &w, &mem, &comp);
+    }
+    double wr = write_ns(&d, w.rows);
+    r.ns += kern + wr;
+    r.flops = w.flops;
+    r.bytes = w.kv_bytes + w.rows * d.kvh * (d.hd + d.hdv) * (2.0 + d.kvb) +
+              w.rows * d.qpk * d.kvh * (d.hd + d.hdv) * 2.0;
+    model_kernel_set_bound(&r, decode ? p->fixed_decode_ns : p->fixed_ns, comp, mem + wr);
+    return r;
+}
+
+ModelKernelTime model_attn_time(const NetHardware *hw, const ModelAttnShape *s,
+                                const ModelAttnSeq *seqs, uint32_t n)
+{
+    return attn_time(hw, s, seqs, seqs ? n : 0, 1.0);
+}
+
+ModelKernelTime model_attn_time_uniform(const NetHardware *hw, const ModelAttnShape *s,
+                                        uint32_t batch, uint32_t q_len, uint32_t kv_len)
+{
+    ModelAttnSeq q = {.q_len = q_len, .kv_len = kv_len};
+    return attn_time(hw, s, &q, batch ? 1 : 0, (double)batch);
+}
