@@ -13,8 +13,9 @@
  * term (Q, O and each sequence's K/V once) merges with the compute one as an overlap norm
  * (c^p + m^p)^(1/p): the two overlap, not perfectly.
  *
- * Decode (every sequence's packed rows fit one tile: vllm-flash-attn's one-MMA-warpgroup
- * kernel, kBlockM 64): tiles of (sequence, KV head) split along the K/V (FlashDecoding) with
+ * Decode (every sequence has one query row; vllm-flash-attn then runs its one-MMA-warpgroup
+ * kernel, kBlockM 64 for head_dim <= 128 — speculative batches with a few rows per sequence
+ * also do, but are modelled by the prefill path): tiles of (sequence, KV head) split along the K/V (FlashDecoding) with
  * FA3's num_splits heuristic (fill the SMs to 85 % of the best wave efficiency), each split
  * streaming its K/V at min(HBM share, per-block cap) — so decode loads K/V once per KV head,
  * and GQA is cheaper than MHA — followed by the split combine kernel when splits > 1.
@@ -286,6 +287,7 @@ typedef struct {
     double tiles;      /* tile count */
     double sum_ns;     /* sum of tile times */
     double max_ns;     /* the longest tile */
+    double mma_ns;     /* sum of the tiles' MMA time (decode: what compute alone takes) */
     double flops;      /* useful FLOPs */
     double kv_bytes;   /* K/V read once per sequence and KV head */
     double rows;       /* new query tokens */
@@ -409,6 +411,7 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         double comp = per * block_flops(d, rows) / rate * 1e9;
         double t = tile_ns + MAX(block_bw > 0 ? bytes / block_bw * 1e9 : 0, comp);
         double count = ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult * splits;
+        w->mma_ns += comp * count;
         w->sum_ns += t * count;
         w->max_ns = MAX(w->max_ns, t);
         w->tiles += count;
@@ -420,8 +423,10 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         double bytes = w->rows * heads * splits * (d->hdv + 1) * 4.0 * 2.0;
         t += p->combine_ns + (d->bw > 0 ? bytes / (d->bw * p->decode_bw_eff) * 1e9 : 0);
     }
-    *mem_out = mem;
-    *comp_out = sched;
+    /* what bounds it: the MMA alone, against the K/V stream (at the HBM or per-block rate) */
+    double mma = d->units > 0 ? w->mma_ns / d->units : w->mma_ns;
+    *comp_out = mma;
+    *mem_out = MAX(mem, sched - mma);
     return t;
 }
 
@@ -433,8 +438,8 @@ static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
     uint32_t max_q = 0;
     for (uint32_t i = 0; i < n; i++)
         max_q = MAX(max_q, seqs[i].q_len);
-    double qpk = s->kv_heads && s->heads > s->kv_heads ? (double)s->heads / s->kv_heads : 1;
-    bool decode = max_q > 0 && !s->sparse_topk && (max_q == 1 || max_q * qpk <= 64);
+    /* decode-only batches run the split-KV path; speculative rows (q_len > 1) the tiled one */
+    bool decode = max_q == 1 && !s->sparse_topk;
     ModelAttnKernel k = model_attn_kernel_resolve(hw, s, decode);
     Dims d = dims_of(hw, s, k);
     const AttnParams *p = d.p;
