@@ -47,6 +47,7 @@ typedef struct {
     double prefill_bw_eff;     /* HBM efficiency of the prefill kernel's traffic */
     double overlap_norm;       /* p of the compute / memory norm */
     double decode_tile_ns;     /* per decode split tile */
+    double fp8_decode_tile_ns; /* ... with an fp8 cache (descaling, V transposed in smem) */
     double decode_mma_eff;     /* one-warpgroup kernel's fraction of the SM's peak */
     double decode_bw_eff;      /* HBM efficiency of decode's K/V stream */
     double block_bw_bytes_per_s; /* what one thread block streams at most (latency-bound) */
@@ -62,13 +63,13 @@ typedef struct {
  * 61,366 decode points; kernel_source fa3), checked on H200 SXM (never fitted). The fit: a
  * coordinate search minimising median + p90/2 of |relative error|. */
 static const AttnParams FA3 = {
-    .fixed_ns = 9660, .fixed_decode_ns = 9940,
-    .mma_eff = 0.923, .softmax_dims = 49, .tile_ns = 1377,
-    .fp8_mma_eff = 0.69, .fp8_softmax_dims = 18.7, .fp8_tile_ns = 2086, .fp8_wide_slowdown = 1.5,
+    .fixed_ns = 10320, .fixed_decode_ns = 9650,
+    .mma_eff = 0.923, .softmax_dims = 49, .tile_ns = 1252,
+    .fp8_mma_eff = 0.69, .fp8_softmax_dims = 19.3, .fp8_tile_ns = 2149, .fp8_wide_slowdown = 1.5,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857,
-    .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
-    .write_block_ns = 152, .sm90_tiles = true,
+    .decode_tile_ns = 2024, .fp8_decode_tile_ns = 2631, .decode_mma_eff = 0.525,
+    .decode_bw_eff = 0.857, .block_bw_bytes_per_s = 60e9, .combine_ns = 319, .l2_speedup = 1.3,
+    .l2_fill = 0.8, .write_block_ns = 152, .sm90_tiles = true,
 };
 
 /* FlashAttention-2 (sm80/86/89): FA3's structure and fixed times (not fitted: no FA2 table
@@ -81,7 +82,7 @@ static const AttnParams FA2 = {
     .softmax_dims = 49, .tile_ns = 1377,
     .fp8_mma_eff = 1.0, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .sm90_tiles = false,
 };
@@ -94,7 +95,7 @@ static const AttnParams TRITON = {
     .mma_eff = 0.5, .softmax_dims = 49, .tile_ns = 1377,
     .fp8_mma_eff = 0.5, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_bw_eff = 0.8,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_bw_eff = 0.8,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .sm90_tiles = false,
 };
@@ -108,7 +109,7 @@ static const AttnParams FLASHMLA = {
     .mma_eff = 0.65, .softmax_dims = 0, .tile_ns = 1377,
     .fp8_mma_eff = 0.65, .fp8_softmax_dims = 0, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.9, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_bw_eff = 0.9,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_bw_eff = 0.9,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .sm90_tiles = true,
 };
@@ -388,6 +389,7 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
                         uint32_t n, double mult, Work *w, double *mem_out, double *comp_out)
 {
     const AttnParams *p = d->p;
+    /* vllm-flash-attn's one-MMA-warpgroup tile: kBlockM 64 for head_dim <= 128 */
     double m = d->hd <= 128 && d->t.m > 64 ? 64 : d->t.m, nb = d->t.n;
     double mblocks = 0, nblk_max = 0, heads = d->qpk * d->kvh;
     for (uint32_t i = 0; i < n; i++) {
@@ -403,10 +405,12 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
     double active = d->units > 0 ? MIN(d->units, mblocks * splits) : 1;
     double block_bw = bw > 0 ? MIN(bw / active, p->block_bw_bytes_per_s * l2) : 0;
     double rate = p->decode_mma_eff * d->sm_flops;
-    double tile_ns = d->units > 0 ? p->decode_tile_ns : 0;
+    double tile_ns = d->units > 0 ? (d->fp8 ? p->fp8_decode_tile_ns : p->decode_tile_ns) : 0;
     for (uint32_t i = 0; i < n; i++) {
         double per = ceil(ceil(decode_span(d, &seqs[i]) / nb) / splits);
-        double bytes = per * nb * (d->hd + d->hdv) * d->kvb;
+        /* the split's keys: whole blocks, but loads past the sequence's end are predicated off */
+        double keys = MIN(per * nb, decode_span(d, &seqs[i]));
+        double bytes = keys * (d->hd + d->hdv) * d->kvb;
         double rows = ceil((double)seqs[i].q_len * d->qpk / m) * m;
         double comp = per * block_flops(d, rows) / rate * 1e9;
         double t = tile_ns + MAX(block_bw > 0 ? bytes / block_bw * 1e9 : 0, comp);
