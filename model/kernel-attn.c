@@ -125,7 +125,8 @@ static const AttnParams *params_of(ModelAttnKernel k)
     case MODEL_ATTN_FLASHMLA_SPARSE:
     case MODEL_ATTN_ASCEND_SFA:
         return &FLASHMLA;
-    default: /* FA3, FlashInfer (its Hopper kernels are FA3's design), MLA prefill on sm90,
+    default: /* FA3 and its MLA decode, FlashInfer (its Hopper kernels are FA3's design), MLA
+                prefill on sm90,
                 Ascend FIA (not fitted: FA3's structure with the device's own figures) */
         return &FA3;
     }
@@ -134,8 +135,8 @@ static const AttnParams *params_of(ModelAttnKernel k)
 /* ---- kernel choice ---- */
 
 static const char *const NAMES[MODEL_ATTN_COUNT] = {
-    "auto",     "fa3",      "fa2",         "flashinfer", "triton", "flashmla",
-    "flashmla_sparse", "mla_prefill", "ascend_fia", "ascend_sfa",
+    "auto",    "fa3",         "fa2",        "flashinfer", "triton",     "flashmla",
+    "fa3_mla", "flashmla_sparse", "mla_prefill", "ascend_fia", "ascend_sfa",
 };
 
 const char *model_attn_kernel_name(ModelAttnKernel k)
@@ -165,8 +166,10 @@ ModelAttnKernel model_attn_kernel_resolve(const NetHardware *hw, const ModelAttn
     bool hopper_up = arch == NET_ARCH_SM90 || arch == NET_ARCH_SM100 || arch == NET_ARCH_SM103;
     if (s->sparse_topk && pf == NET_PLATFORM_CUDA && hopper_up)
         return MODEL_ATTN_FLASHMLA_SPARSE;
+    if (s->mla && pf == NET_PLATFORM_CUDA && decode && hopper_up)
+        return arch == NET_ARCH_SM90 && s->kv_bytes != 1 ? MODEL_ATTN_FA3_MLA : MODEL_ATTN_FLASHMLA;
     if (s->mla && pf == NET_PLATFORM_CUDA)
-        return decode && hopper_up ? MODEL_ATTN_FLASHMLA : MODEL_ATTN_MLA_PREFILL;
+        return MODEL_ATTN_MLA_PREFILL;
     switch (arch) {
     case NET_ARCH_SM90:
         return MODEL_ATTN_FA3;
@@ -228,6 +231,8 @@ typedef struct {
     const AttnParams *p;
     double qpk;        /* query heads per KV head (GQA group) */
     double kvh, hd, hdv, kvb;
+    double kv_width;   /* cached elements per token and KV head: K and V, or MLA's latent
+                          (V is its first v_head_dim elements; fp8_ds_mla's scales ignored) */
     bool fp8, causal;
     uint32_t window, topk;
     Tile t;
@@ -246,13 +251,18 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
     d.hd = s->head_dim;
     d.hdv = s->v_head_dim ? s->v_head_dim : s->head_dim;
     d.kvb = s->kv_bytes ? s->kv_bytes : 2;
+    bool latent = k == MODEL_ATTN_FLASHMLA || k == MODEL_ATTN_FA3_MLA ||
+                  k == MODEL_ATTN_FLASHMLA_SPARSE || k == MODEL_ATTN_ASCEND_SFA;
+    d.kv_width = latent ? d.hd : d.hd + d.hdv;
     d.fp8 = d.kvb < 2 && d.p->sm90_tiles && k != MODEL_ATTN_FLASHMLA &&
             k != MODEL_ATTN_FLASHMLA_SPARSE && k != MODEL_ATTN_ASCEND_SFA;
     d.causal = s->causal;
     d.window = s->window;
     d.topk = s->sparse_topk;
-    if (k == MODEL_ATTN_FLASHMLA || k == MODEL_ATTN_FLASHMLA_SPARSE || k == MODEL_ATTN_ASCEND_SFA)
-        d.t = (Tile){64, 64}; /* FlashMLA: 64 query heads x 64 keys per block */
+    if (k == MODEL_ATTN_FLASHMLA || k == MODEL_ATTN_FLASHMLA_SPARSE || k == MODEL_ATTN_ASCEND_SFA ||
+        k == MODEL_ATTN_FA3_MLA)
+        d.t = (Tile){64, 64}; /* FlashMLA: 64 query heads x 64 keys per block; FA3's MLA
+                                  kernel (headdim_v 512) the same (tile_size_fwd_sm90) */
     else
         d.t = d.p->sm90_tiles ? tile_sm90(s->head_dim, s->causal, s->window > 0, d.fp8)
                               : tile_sm8x(s->head_dim, s->window > 0);
@@ -331,7 +341,7 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, Work 
     double keys = d->topk     ? (double)q->q_len * MIN((double)d->topk, (double)q->kv_len)
                   : d->window ? MIN((double)q->kv_len, (double)d->window + q->q_len)
                               : (double)q->kv_len;
-    w->kv_bytes += mult * d->kvh * keys * (d->hd + d->hdv) * d->kvb;
+    w->kv_bytes += mult * d->kvh * keys * d->kv_width * d->kvb;
     w->rows += mult * q->q_len;
 }
 
@@ -339,7 +349,7 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, Work 
 static double write_ns(const Dims *d, double tokens)
 {
     double blocks = d->units > 0 ? tokens * d->p->write_block_ns / d->units : 0;
-    double bytes = tokens * d->kvh * (d->hd + d->hdv) * (2.0 + d->kvb);
+    double bytes = tokens * d->kvh * d->kv_width * (2.0 + d->kvb);
     double mem = d->bw > 0 ? bytes / (d->bw * d->p->decode_bw_eff) * 1e9 : 0;
     return MAX(blocks, mem);
 }
@@ -396,7 +406,7 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         mblocks += ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult;
         nblk_max = MAX(nblk_max, ceil(decode_span(d, &seqs[i]) / nb));
         w->flops += mult * heads * seqs[i].q_len * decode_span(d, &seqs[i]) * 2.0 * (d->hd + d->hdv);
-        w->kv_bytes += mult * d->kvh * decode_span(d, &seqs[i]) * (d->hd + d->hdv) * d->kvb;
+        w->kv_bytes += mult * d->kvh * decode_span(d, &seqs[i]) * d->kv_width * d->kvb;
         w->rows += mult * seqs[i].q_len;
     }
     double splits = decode_splits(mblocks, d->units, nblk_max);
@@ -410,7 +420,7 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         double per = ceil(ceil(decode_span(d, &seqs[i]) / nb) / splits);
         /* the split's keys: whole blocks, but loads past the sequence's end are predicated off */
         double keys = MIN(per * nb, decode_span(d, &seqs[i]));
-        double bytes = keys * (d->hd + d->hdv) * d->kvb;
+        double bytes = keys * d->kv_width * d->kvb;
         double rows = ceil((double)seqs[i].q_len * d->qpk / m) * m;
         double comp = per * block_flops(d, rows) / rate * 1e9;
         double t = tile_ns + MAX(block_bw > 0 ? bytes / block_bw * 1e9 : 0, comp);
@@ -466,7 +476,7 @@ static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
     double wr = write_ns(&d, w.rows);
     r.ns += kern + wr;
     r.flops = w.flops;
-    r.bytes = w.kv_bytes + w.rows * d.kvh * (d.hd + d.hdv) * (2.0 + d.kvb) +
+    r.bytes = w.kv_bytes + w.rows * d.kvh * d.kv_width * (2.0 + d.kvb) +
               w.rows * d.qpk * d.kvh * (d.hd + d.hdv) * 2.0;
     model_kernel_set_bound(&r, decode ? p->fixed_decode_ns : p->fixed_ns, comp, mem + wr);
     return r;

@@ -34,6 +34,7 @@ typedef enum {
     MODEL_ATTN_FLASHINFER,      /* FlashInfer (vLLM's default on Blackwell) */
     MODEL_ATTN_TRITON,          /* vLLM's Triton unified attention (ROCm, fallback) */
     MODEL_ATTN_FLASHMLA,        /* FlashMLA dense MLA decode (latent K/V, one KV head) */
+    MODEL_ATTN_FA3_MLA,         /* vLLM's FLASH_ATTN_MLA: FA3's MLA decode (sm90, bf16 cache) */
     MODEL_ATTN_FLASHMLA_SPARSE, /* FlashMLA sparse: DeepSeek-V3.2 DSA top-k attention */
     MODEL_ATTN_MLA_PREFILL,     /* MLA prefill: MHA over decompressed K/V (FA3 / FA2) */
     MODEL_ATTN_ASCEND_FIA,      /* Ascend FusedInferAttention (not fitted) */
@@ -76,13 +77,14 @@ ModelKernelTime model_attn_time_uniform(const NetHardware *hw, const ModelAttnSh
                                         uint32_t batch, uint32_t q_len, uint32_t kv_len);
 
 /* The family vLLM runs for `s` on `hw`: s->kernel unless AUTO; then by platform and arch
- * (sm90: FA3, or FlashMLA for MLA decode; sm80/86/89: FA2; sm100+: FlashInfer; ROCm and
- * unknown: Triton; Ascend: FIA / SFA). `decode` says the batch is decode-only (MLA decode runs
+ * (sm90: FA3; MLA decode: FLASH_ATTN_MLA with a bf16 cache, FlashMLA with fp8 — as vLLM
+ * 0.24.0 picks them on H100 (AIConfigurator's kernel_source); sm80/86/89: FA2; sm100+:
+ * FlashInfer; ROCm and unknown: Triton; Ascend: FIA / SFA). `decode` says the batch is decode-only (MLA decode runs
  * FlashMLA, MLA prefill runs MHA). */
 ModelAttnKernel model_attn_kernel_resolve(const NetHardware *hw, const ModelAttnShape *s,
                                           bool decode);
 
-/* "fa3", "fa2", "flashinfer", "triton", "flashmla", "flashmla_sparse", "mla_prefill",
+/* "fa3", "fa2", "flashinfer", "triton", "flashmla", "fa3_mla", "flashmla_sparse", "mla_prefill",
  * "ascend_fia", "ascend_sfa", "auto"; static strings. */
 const char *model_attn_kernel_name(ModelAttnKernel k);
 

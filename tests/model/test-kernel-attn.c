@@ -217,6 +217,8 @@ Test(kernel_attn, kernel_family_by_device)
     cr_assert_eq(model_attn_kernel_resolve(&hw, &s, false), MODEL_ATTN_ASCEND_FIA);
     hw = h100();
     s.mla = true;
+    cr_assert_eq(model_attn_kernel_resolve(&hw, &s, true), MODEL_ATTN_FA3_MLA);
+    s.kv_bytes = 1;
     cr_assert_eq(model_attn_kernel_resolve(&hw, &s, true), MODEL_ATTN_FLASHMLA);
     cr_assert_eq(model_attn_kernel_resolve(&hw, &s, false), MODEL_ATTN_MLA_PREFILL);
     s.sparse_topk = 2048;
