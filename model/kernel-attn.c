@@ -63,12 +63,12 @@ typedef struct {
  * 61,366 decode points; kernel_source fa3), checked on H200 SXM (never fitted). The fit: a
  * coordinate search minimising median + p90/2 of |relative error|. */
 static const AttnParams FA3 = {
-    .fixed_ns = 10320, .fixed_decode_ns = 9650,
+    .fixed_ns = 10320, .fixed_decode_ns = 9369,
     .mma_eff = 0.923, .softmax_dims = 49, .tile_ns = 1252,
     .fp8_mma_eff = 0.69, .fp8_softmax_dims = 19.3, .fp8_tile_ns = 2149, .fp8_wide_slowdown = 1.5,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 2024, .fp8_decode_tile_ns = 2631, .decode_mma_eff = 0.525,
-    .decode_bw_eff = 0.857, .block_bw_bytes_per_s = 60e9, .combine_ns = 319, .l2_speedup = 1.3,
+    .decode_tile_ns = 2162, .fp8_decode_tile_ns = 2631, .decode_mma_eff = 0.51,
+    .decode_bw_eff = 0.857, .block_bw_bytes_per_s = 60e9, .combine_ns = 366, .l2_speedup = 1.34,
     .l2_fill = 0.8, .write_block_ns = 152, .sm90_tiles = true,
 };
 
@@ -368,14 +368,19 @@ static double prefill_ns(const Dims *d, const Work *w, double *mem_out, double *
 
 /* ---- decode ---- */
 
+/* The most splits vLLM lets FA3 use in a decode under full CUDA graphs (flash_attn.py,
+ * _DEFAULT_MAX_NUM_SPLITS_FOR_CUDA_GRAPH, its default cudagraph mode captures decodes in full
+ * graphs) — FA3's own limit is 128. */
+#define ATTN_MAX_SPLITS 32.0
+
 /* FA3's split count (hopper/heuristics.h, num_splits_heuristic): none when the tiles already
  * fill 80 % of the SMs, else the fewest splits whose wave efficiency is within 85 % of the
- * best, at most min(128, SMs, K/V blocks). */
+ * best, at most min(ATTN_MAX_SPLITS, SMs, K/V blocks). */
 static double decode_splits(double tiles, double units, double nblk)
 {
     if (units <= 0 || tiles >= 0.8 * units)
         return 1;
-    double most = MIN(MIN(128.0, units), nblk), best = 0;
+    double most = MIN(MIN(ATTN_MAX_SPLITS, units), nblk), best = 0;
     for (double s = 1; s <= most; s++) {
         double waves = tiles * s / units;
         best = MAX(best, waves / ceil(waves));
