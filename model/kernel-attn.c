@@ -306,26 +306,41 @@ typedef struct {
 
 /* ---- prefill ---- */
 
+/* The time of query tile j of a sequence: its fixed cost and its K/V blocks. */
+static double prefill_tile_ns(const Dims *d, const ModelAttnSeq *q, double j, double tile_ns,
+                              double blk_ns)
+{
+    double m = d->t.m, n = d->t.n;
+    double first = floor(j * m / d->qpk);
+    double last = MIN((double)q->q_len, ceil((j + 1) * m / d->qpk));
+    double lo, hi;
+    key_range(d, q, first, last, &lo, &hi);
+    double nblk = hi > lo ? ceil(hi / n) - floor(lo / n) : 0;
+    return tile_ns + nblk * blk_ns;
+}
+
+/* Query tiles of one sequence evaluated one by one; beyond, sampled (cost O(this) per call). */
+#define ATTN_TILE_SAMPLES 512.0
+
 static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, Work *w)
 {
     const AttnParams *p = d->p;
-    double rows = (double)q->q_len * d->qpk, m = d->t.m, n = d->t.n;
+    double rows = (double)q->q_len * d->qpk, m = d->t.m;
     double mb = ceil(rows / m);
     double eff = d->fp8 ? p->fp8_mma_eff : p->mma_eff;
     double rate = eff * d->sm_flops / (d->fp8 && d->hd > 192 ? p->fp8_wide_slowdown : 1);
     double tile_ns = d->units > 0 ? (d->fp8 ? p->fp8_tile_ns : p->tile_ns) : 0;
     double blk_ns = block_flops(d, m) / rate * 1e9;
     double count = mult * d->kvh;
-    for (double j = 0; j < mb; j++) {
-        double first = floor(j * m / d->qpk);
-        double last = MIN((double)q->q_len, ceil((j + 1) * m / d->qpk));
-        double lo, hi;
-        key_range(d, q, first, last, &lo, &hi);
-        double nblk = hi > lo ? ceil(hi / n) - floor(lo / n) : 0;
-        double t = tile_ns + nblk * blk_ns;
-        w->sum_ns += t * count;
-        w->max_ns = MAX(w->max_ns, t);
+    /* tile j's time grows (causal) or stays (windowed, full) with j: at most ATTN_TILE_SAMPLES
+     * tiles are evaluated, each standing for the `stride` tiles around it; the last (longest)
+     * one is evaluated too */
+    double stride = ceil(mb / ATTN_TILE_SAMPLES);
+    for (double j0 = 0; j0 < mb; j0 += stride) {
+        double group = MIN(stride, mb - j0);
+        w->sum_ns += prefill_tile_ns(d, q, j0 + floor(group / 2), tile_ns, blk_ns) * count * group;
     }
+    w->max_ns = MAX(w->max_ns, prefill_tile_ns(d, q, mb - 1, tile_ns, blk_ns));
     w->tiles += mb * count;
     /* useful score pairs: each new row against its causal / windowed keys */
     double cached = q->kv_len > q->q_len ? (double)q->kv_len - q->q_len : 0, pairs;

@@ -251,3 +251,14 @@ Test(kernel_attn, mla_and_sparse)
     cr_assert_float_eq(s8, s64, 1e-9 * s8);
     cr_assert_lt(decode_ns(&hw, &m, 64, 2048), decode_ns(&hw, &m, 64, 65536));
 }
+
+/* A million-token prefill is evaluated on sampled tiles: still quadratic (doubling the length
+ * quadruples the time, within 5 %) and finite. */
+Test(kernel_attn, long_prefill_sampled_tiles)
+{
+    NetHardware hw = h100();
+    ModelAttnShape s = {.heads = 64, .kv_heads = 4, .head_dim = 128, .causal = true};
+    double a = prefill_ns(&hw, &s, 1, 1u << 19), b = prefill_ns(&hw, &s, 1, 1u << 20);
+    cr_assert(isfinite(b));
+    cr_assert_float_eq(b / a, 4.0, 0.2, "ratio %g", b / a);
+}
