@@ -55,6 +55,9 @@ typedef struct {
     double l2_speedup;         /* bandwidth gain when the K/V fits in L2 (warm_l2) */
     double l2_fill;            /* fraction of L2 the K/V may take and still hit */
     double write_block_ns;     /* per new token (one thread block) of the cache write, per SM */
+    double contig_fixed_ns;    /* fixed time of the kernel alone (contiguous K/V, no write) */
+    double contig_bw_eff;      /* HBM efficiency with TMA loads of contiguous K/V */
+    double contig_overlap_norm; /* p of the norm for contiguous K/V (TMA overlaps better) */
     bool sm90_tiles;           /* FA3's tile sizes, else FA2's */
 } AttnParams;
 
@@ -70,6 +73,7 @@ static const AttnParams FA3 = {
     .decode_tile_ns = 2162, .fp8_decode_tile_ns = 2631, .decode_mma_eff = 0.51,
     .decode_bw_eff = 0.857, .block_bw_bytes_per_s = 60e9, .combine_ns = 366, .l2_speedup = 1.34,
     .l2_fill = 0.8, .write_block_ns = 152, .sm90_tiles = true,
+    .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
 /* FlashAttention-2 (sm80/86/89): FA3's structure and fixed times (not fitted: no FA2 table
@@ -85,6 +89,7 @@ static const AttnParams FA2 = {
     .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .sm90_tiles = false,
+    .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
 /* Triton unified attention (ROCm, fallback): not fitted; FA2's structure at half FA2's MMA
@@ -98,6 +103,7 @@ static const AttnParams TRITON = {
     .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_bw_eff = 0.8,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .sm90_tiles = false,
+    .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
 /* FlashMLA (dense decode and sparse DSA): FA3's fitted overheads; the efficiencies from
@@ -112,6 +118,7 @@ static const AttnParams FLASHMLA = {
     .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_bw_eff = 0.9,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .sm90_tiles = true,
+    .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
 static const AttnParams *params_of(ModelAttnKernel k)
@@ -192,27 +199,29 @@ typedef struct {
     uint32_t m, n; /* kBlockM query rows, kBlockN keys */
 } Tile;
 
-/* FA3's forward tile for a paged cache (hopper/tile_size.h, tile_size_fwd_sm90 with
- * paged_kv_non_TMA: vLLM's 16- or 64-token pages are not multiples of kBlockN). */
-static Tile tile_sm90(uint32_t hd, bool causal, bool local, bool fp8)
+/* FA3's forward tile (hopper/tile_size.h, tile_size_fwd_sm90). vLLM's paged cache loads
+ * without TMA (paged_kv_non_TMA: its 16- or 64-token pages are not multiples of kBlockN). */
+static Tile tile_sm90(uint32_t hd, bool causal, bool local, bool fp8, bool paged)
 {
     if (fp8) {
         if (hd <= 64)
             return (Tile){192, 160};
         if (hd <= 96)
             return (Tile){192, 128};
+        if (hd <= 128)
+            return (Tile){128, paged ? 160 : 224};
         if (hd <= 192)
             return (Tile){128, 160};
         return (Tile){128, local ? 64 : 128};
     }
     if (hd <= 64)
-        return (Tile){192, causal ? 128 : 160};
+        return (Tile){192, causal ? 128 : local || paged ? 160 : 192};
     if (hd <= 96)
-        return (Tile){192, 128};
+        return (Tile){192, local || paged ? 128 : 144};
     if (hd <= 128)
-        return (Tile){128, 128};
+        return (Tile){128, causal || local || paged ? 128 : 176};
     if (hd <= 192)
-        return (Tile){128, 96};
+        return (Tile){128, paged || local ? 96 : 128};
     return (Tile){128, local ? 64 : 80};
 }
 
@@ -234,6 +243,7 @@ typedef struct {
     double kv_width;   /* cached elements per token and KV head: K and V, or MLA's latent
                           (V is its first v_head_dim elements; fp8_ds_mla's scales ignored) */
     bool fp8, causal;
+    bool paged;        /* K/V from the paged cache (written first), else contiguous */
     uint32_t window, topk;
     Tile t;
     double units;      /* SMs; 0 = unknown */
@@ -257,6 +267,7 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
     d.fp8 = d.kvb < 2 && d.p->sm90_tiles && k != MODEL_ATTN_FLASHMLA &&
             k != MODEL_ATTN_FLASHMLA_SPARSE && k != MODEL_ATTN_ASCEND_SFA;
     d.causal = s->causal;
+    d.paged = !s->contiguous_kv && k != MODEL_ATTN_MLA_PREFILL;
     d.window = s->window;
     d.topk = s->sparse_topk;
     if (k == MODEL_ATTN_FLASHMLA || k == MODEL_ATTN_FLASHMLA_SPARSE || k == MODEL_ATTN_ASCEND_SFA ||
@@ -264,7 +275,7 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
         d.t = (Tile){64, 64}; /* FlashMLA: 64 query heads x 64 keys per block; FA3's MLA
                                   kernel (headdim_v 512) the same (tile_size_fwd_sm90) */
     else
-        d.t = d.p->sm90_tiles ? tile_sm90(s->head_dim, s->causal, s->window > 0, d.fp8)
+        d.t = d.p->sm90_tiles ? tile_sm90(s->head_dim, s->causal, s->window > 0, d.fp8, d.paged)
                               : tile_sm8x(s->head_dim, s->window > 0);
     d.units = hw->compute_units;
     double peak = model_kernel_peak(hw, NET_PEAK_BF16);
@@ -363,6 +374,8 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, Work 
 /* The KV-cache write of `tokens` new rows (reshape_and_cache_flash: one block per token). */
 static double write_ns(const Dims *d, double tokens)
 {
+    if (!d->paged)
+        return 0;
     double blocks = d->units > 0 ? tokens * d->p->write_block_ns / d->units : 0;
     double bytes = tokens * d->kvh * d->kv_width * (2.0 + d->kvb);
     double mem = d->bw > 0 ? bytes / (d->bw * d->p->decode_bw_eff) * 1e9 : 0;
@@ -374,10 +387,11 @@ static double prefill_ns(const Dims *d, const Work *w, double *mem_out, double *
     const AttnParams *p = d->p;
     double comp = d->units > 0 ? MAX(w->sum_ns / d->units, w->max_ns) : w->sum_ns;
     double qo = w->rows * d->qpk * d->kvh * (d->hd + d->hdv) * 2.0;
-    double mem = d->bw > 0 ? (w->kv_bytes + qo) / (d->bw * p->prefill_bw_eff) * 1e9 : 0;
-    double k = p->overlap_norm;
+    double eff = d->paged ? p->prefill_bw_eff : p->contig_bw_eff;
+    double mem = d->bw > 0 ? (w->kv_bytes + qo) / (d->bw * eff) * 1e9 : 0;
     *mem_out = mem;
     *comp_out = comp;
+    double k = d->paged ? p->overlap_norm : p->contig_overlap_norm;
     return pow(pow(comp, k) + pow(mem, k), 1.0 / k);
 }
 
@@ -477,7 +491,8 @@ static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
     ModelAttnKernel k = model_attn_kernel_resolve(hw, s, decode);
     Dims d = dims_of(hw, s, k);
     const AttnParams *p = d.p;
-    ModelKernelTime r = {.ns = decode ? p->fixed_decode_ns : p->fixed_ns};
+    double fixed = !d.paged ? p->contig_fixed_ns : decode ? p->fixed_decode_ns : p->fixed_ns;
+    ModelKernelTime r = {.ns = fixed};
     if (!s->heads || !s->head_dim || !max_q || !(mult > 0)) {
         r.bound = SCHED_BOUND_LAUNCH;
         return r;
@@ -498,7 +513,7 @@ static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
     r.flops = w.flops;
     r.bytes = w.kv_bytes + w.rows * d.kvh * d.kv_width * (2.0 + d.kvb) +
               w.rows * d.qpk * d.kvh * (d.hd + d.hdv) * 2.0;
-    model_kernel_set_bound(&r, decode ? p->fixed_decode_ns : p->fixed_ns, comp, mem + wr);
+    model_kernel_set_bound(&r, fixed, comp, mem + wr);
     return r;
 }
 

@@ -59,6 +59,9 @@ typedef struct {
     uint32_t kv_bytes;    /* bytes per cached K/V element: 2 (bf16/fp16), 1 (fp8); 0 = 2 */
     uint32_t sparse_topk; /* DSA: keys each query row attends (index_topk); 0 = dense */
     bool mla;             /* an MLA model's attention (selects FlashMLA / MLA prefill) */
+    bool contiguous_kv;   /* K/V read from contiguous tensors, not the paged cache, and no
+                             cache write: FlashAttention's own benchmark; implied for MLA
+                             prefill (MHA over the decompressed K/V) */
     bool warm_l2;         /* K/V that fits in L2 stays there between calls, as in a kernel
                              benchmark that replays one layer; false for a model's forward,
                              where the other layers evict it */
