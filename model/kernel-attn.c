@@ -55,6 +55,7 @@ typedef struct {
     double l2_speedup;         /* bandwidth gain when the K/V fits in L2 (warm_l2) */
     double l2_fill;            /* fraction of L2 the K/V may take and still hit */
     double write_block_ns;     /* per new token (one thread block) of the cache write, per SM */
+    double fp8_write_block_ns; /* ... when it quantizes to an fp8 cache */
     double contig_fixed_ns;    /* fixed time of the kernel alone (contiguous K/V, no write) */
     double contig_bw_eff;      /* HBM efficiency with TMA loads of contiguous K/V */
     double contig_overlap_norm; /* p of the norm for contiguous K/V (TMA overlaps better) */
@@ -66,13 +67,13 @@ typedef struct {
  * 61,366 decode points; kernel_source fa3), checked on H200 SXM (never fitted). The fit: a
  * coordinate search minimising median + p90/2 of |relative error|. */
 static const AttnParams FA3 = {
-    .fixed_ns = 10320, .fixed_decode_ns = 9369,
-    .mma_eff = 0.923, .softmax_dims = 49, .tile_ns = 1252,
-    .fp8_mma_eff = 0.69, .fp8_softmax_dims = 19.3, .fp8_tile_ns = 2149, .fp8_wide_slowdown = 1.5,
+    .fixed_ns = 10320, .fixed_decode_ns = 8831,
+    .mma_eff = 0.896, .softmax_dims = 50.5, .tile_ns = 1252,
+    .fp8_mma_eff = 0.69, .fp8_softmax_dims = 17.0, .fp8_tile_ns = 2364, .fp8_wide_slowdown = 1.5,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 2162, .fp8_decode_tile_ns = 2631, .decode_mma_eff = 0.51,
-    .decode_bw_eff = 0.857, .block_bw_bytes_per_s = 60e9, .combine_ns = 366, .l2_speedup = 1.34,
-    .l2_fill = 0.8, .write_block_ns = 152, .sm90_tiles = true,
+    .decode_tile_ns = 2162, .fp8_decode_tile_ns = 2791, .decode_mma_eff = 0.525,
+    .decode_bw_eff = 0.857, .block_bw_bytes_per_s = 60e9, .combine_ns = 1342, .l2_speedup = 1.3,
+    .l2_fill = 0.8, .write_block_ns = 113, .fp8_write_block_ns = 185, .sm90_tiles = true,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
@@ -88,7 +89,7 @@ static const AttnParams FA2 = {
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
     .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
-    .write_block_ns = 152, .sm90_tiles = false,
+    .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = false,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
@@ -102,7 +103,7 @@ static const AttnParams TRITON = {
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
     .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_bw_eff = 0.8,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
-    .write_block_ns = 152, .sm90_tiles = false,
+    .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = false,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
@@ -117,7 +118,7 @@ static const AttnParams FLASHMLA = {
     .prefill_bw_eff = 0.9, .overlap_norm = 1.372,
     .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_bw_eff = 0.9,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
-    .write_block_ns = 152, .sm90_tiles = true,
+    .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = true,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
@@ -315,11 +316,53 @@ typedef struct {
     double rows;       /* new query tokens */
 } Work;
 
+/* The most splits vLLM lets FA3 use in a decode under full CUDA graphs (flash_attn.py,
+ * _DEFAULT_MAX_NUM_SPLITS_FOR_CUDA_GRAPH; its default cudagraph mode captures decodes in full
+ * graphs); other calls leave FA3 its own limit, 128. */
+#define ATTN_MAX_SPLITS_GRAPHED 32.0
+#define ATTN_MAX_SPLITS 128.0
+
+static double split_efficiency(double tiles, double units, double nblk, double s)
+{
+    double waves = tiles * s / units;
+    double eff = waves / ceil(waves);
+    return floor(nblk / s) < 4 ? 0.85 * eff : eff;
+}
+
+/* FA3's split-KV count as vLLM's fork ships it (vllm-project/flash-attention,
+ * hopper/heuristics.h, num_splits_heuristic): none when the tiles already fill 80 % of the SMs
+ * or the longest K/V has at most 4 blocks (8 with 32 tiles or more); else the fewest splits
+ * whose wave efficiency is within 95 % of the best, a split of fewer than 4 blocks counting
+ * 0.85, at most min(most, SMs, K/V blocks). (Its split of a non-causal K/V larger than L2 with
+ * many query tiles is not modelled.) */
+static double fa_splits(double tiles, double units, double nblk, double most)
+{
+    if (units <= 0 || tiles >= 0.8 * units || nblk <= 4 || (nblk <= 8 && tiles >= 32))
+        return 1;
+    most = MIN(MIN(most, units), nblk);
+    double best = 0;
+    for (double s = 1; s <= most; s++)
+        best = MAX(best, split_efficiency(tiles, units, nblk, s));
+    for (double s = 1; s <= most; s++)
+        if (split_efficiency(tiles, units, nblk, s) >= 0.95 * best)
+            return s;
+    return 1;
+}
+
+/* The split combine kernel: each split's partial O and LSE in fp32, read and reduced. */
+static double combine_ns(const Dims *d, double rows, double splits)
+{
+    if (splits <= 1)
+        return 0;
+    double bytes = rows * d->qpk * d->kvh * splits * (d->hdv + 1) * 4.0 * 2.0;
+    return d->p->combine_ns + (d->bw > 0 ? bytes / (d->bw * d->p->decode_bw_eff) * 1e9 : 0);
+}
+
 /* ---- prefill ---- */
 
 /* The time of query tile j of a sequence: its fixed cost and its K/V blocks. */
 static double prefill_tile_ns(const Dims *d, const ModelAttnSeq *q, double j, double tile_ns,
-                              double blk_ns)
+                              double blk_ns, double splits)
 {
     double m = d->t.m, n = d->t.n;
     double first = floor(j * m / d->qpk);
@@ -327,13 +370,14 @@ static double prefill_tile_ns(const Dims *d, const ModelAttnSeq *q, double j, do
     double lo, hi;
     key_range(d, q, first, last, &lo, &hi);
     double nblk = hi > lo ? ceil(hi / n) - floor(lo / n) : 0;
-    return tile_ns + nblk * blk_ns;
+    return tile_ns + ceil(nblk / splits) * blk_ns;
 }
 
 /* Query tiles of one sequence evaluated one by one; beyond, sampled (cost O(this) per call). */
 #define ATTN_TILE_SAMPLES 512.0
 
-static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, Work *w)
+static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, double splits,
+                        Work *w)
 {
     const AttnParams *p = d->p;
     double rows = (double)q->q_len * d->qpk, m = d->t.m;
@@ -342,16 +386,16 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, Work 
     double rate = eff * d->sm_flops / (d->fp8 && d->hd > 192 ? p->fp8_wide_slowdown : 1);
     double tile_ns = d->units > 0 ? (d->fp8 ? p->fp8_tile_ns : p->tile_ns) : 0;
     double blk_ns = block_flops(d, m) / rate * 1e9;
-    double count = mult * d->kvh;
+    double count = mult * d->kvh * splits;
     /* tile j's time grows (causal) or stays (windowed, full) with j: at most ATTN_TILE_SAMPLES
      * tiles are evaluated, each standing for the `stride` tiles around it; the last (longest)
      * one is evaluated too */
     double stride = ceil(mb / ATTN_TILE_SAMPLES);
     for (double j0 = 0; j0 < mb; j0 += stride) {
         double group = MIN(stride, mb - j0);
-        w->sum_ns += prefill_tile_ns(d, q, j0 + floor(group / 2), tile_ns, blk_ns) * count * group;
+        w->sum_ns += prefill_tile_ns(d, q, j0 + floor(group / 2), tile_ns, blk_ns, splits) * count * group;
     }
-    w->max_ns = MAX(w->max_ns, prefill_tile_ns(d, q, mb - 1, tile_ns, blk_ns));
+    w->max_ns = MAX(w->max_ns, prefill_tile_ns(d, q, mb - 1, tile_ns, blk_ns, splits));
     w->tiles += mb * count;
     /* useful score pairs: each new row against its causal / windowed keys */
     double cached = q->kv_len > q->q_len ? (double)q->kv_len - q->q_len : 0, pairs;
@@ -371,12 +415,28 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, Work 
     w->rows += mult * q->q_len;
 }
 
+/* FA3 splits the K/V of a prefill too when its query tiles are too few to fill the SMs. */
+static double prefill_splits(const Dims *d, const ModelAttnSeq *seqs, uint32_t n, double mult)
+{
+    double tiles = 0, nblk = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double span = d->window ? MIN((double)seqs[i].kv_len, (double)d->window + seqs[i].q_len)
+                                : (double)seqs[i].kv_len;
+        if (d->topk)
+            span = MIN(span, (double)d->topk);
+        tiles += ceil((double)seqs[i].q_len * d->qpk / d->t.m) * d->kvh * mult;
+        nblk = MAX(nblk, ceil(span / d->t.n));
+    }
+    return fa_splits(tiles, d->units, nblk, ATTN_MAX_SPLITS);
+}
+
 /* The KV-cache write of `tokens` new rows (reshape_and_cache_flash: one block per token). */
 static double write_ns(const Dims *d, double tokens)
 {
     if (!d->paged)
         return 0;
-    double blocks = d->units > 0 ? tokens * d->p->write_block_ns / d->units : 0;
+    double per = d->kvb < 2 ? d->p->fp8_write_block_ns : d->p->write_block_ns;
+    double blocks = d->units > 0 ? tokens * per / d->units : 0;
     double bytes = tokens * d->kvh * d->kv_width * (2.0 + d->kvb);
     double mem = d->bw > 0 ? bytes / (d->bw * d->p->decode_bw_eff) * 1e9 : 0;
     return MAX(blocks, mem);
@@ -396,31 +456,6 @@ static double prefill_ns(const Dims *d, const Work *w, double *mem_out, double *
 }
 
 /* ---- decode ---- */
-
-/* The most splits vLLM lets FA3 use in a decode under full CUDA graphs (flash_attn.py,
- * _DEFAULT_MAX_NUM_SPLITS_FOR_CUDA_GRAPH, its default cudagraph mode captures decodes in full
- * graphs) — FA3's own limit is 128. */
-#define ATTN_MAX_SPLITS 32.0
-
-/* FA3's split count (hopper/heuristics.h, num_splits_heuristic): none when the tiles already
- * fill 80 % of the SMs, else the fewest splits whose wave efficiency is within 85 % of the
- * best, at most min(ATTN_MAX_SPLITS, SMs, K/V blocks). */
-static double decode_splits(double tiles, double units, double nblk)
-{
-    if (units <= 0 || tiles >= 0.8 * units)
-        return 1;
-    double most = MIN(MIN(ATTN_MAX_SPLITS, units), nblk), best = 0;
-    for (double s = 1; s <= most; s++) {
-        double waves = tiles * s / units;
-        best = MAX(best, waves / ceil(waves));
-    }
-    for (double s = 1; s <= most; s++) {
-        double waves = tiles * s / units;
-        if (waves / ceil(waves) >= 0.85 * best)
-            return s;
-    }
-    return 1;
-}
 
 /* The keys a decode row streams: its context, or its window. */
 static double decode_span(const Dims *d, const ModelAttnSeq *q)
@@ -443,7 +478,7 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         w->kv_bytes += mult * d->kvh * decode_span(d, &seqs[i]) * d->kv_width * d->kvb;
         w->rows += mult * seqs[i].q_len;
     }
-    double splits = decode_splits(mblocks, d->units, nblk_max);
+    double splits = fa_splits(mblocks, d->units, nblk_max, ATTN_MAX_SPLITS_GRAPHED);
     double l2 = warm_l2 && w->kv_bytes <= l2_bytes * p->l2_fill ? p->l2_speedup : 1.0;
     double bw = d->bw * p->decode_bw_eff * l2;
     double active = d->units > 0 ? MIN(d->units, mblocks * splits) : 1;
@@ -467,10 +502,7 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
     double sched = d->units > 0 ? MAX(w->sum_ns / d->units, w->max_ns) : w->sum_ns;
     double mem = bw > 0 ? w->kv_bytes / bw * 1e9 : 0;
     double t = MAX(sched, mem);
-    if (splits > 1) { /* the combine: each split's partial O and LSE in fp32, read and reduced */
-        double bytes = w->rows * heads * splits * (d->hdv + 1) * 4.0 * 2.0;
-        t += p->combine_ns + (d->bw > 0 ? bytes / (d->bw * p->decode_bw_eff) * 1e9 : 0);
-    }
+    t += combine_ns(d, w->rows, splits);
     /* what bounds it: the MMA alone, against the K/V stream (at the HBM or per-block rate) */
     double mma = d->units > 0 ? w->mma_ns / d->units : w->mma_ns;
     *comp_out = mma;
@@ -503,10 +535,11 @@ static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
     if (decode) {
         kern = decode_ns(&d, s->warm_l2, (double)hw->l2_bytes, seqs, n, mult, &w, &mem, &comp);
     } else {
+        double splits = prefill_splits(&d, seqs, n, mult);
         for (uint32_t i = 0; i < n; i++)
             if (seqs[i].q_len)
-                prefill_seq(&d, &seqs[i], mult, &w);
-        kern = prefill_ns(&d, &w, &mem, &comp);
+                prefill_seq(&d, &seqs[i], mult, splits, &w);
+        kern = prefill_ns(&d, &w, &mem, &comp) + combine_ns(&d, w.rows, splits);
     }
     double wr = write_ns(&d, w.rows);
     r.ns += kern + wr;
