@@ -50,6 +50,8 @@ typedef struct {
     double fp8_decode_tile_ns; /* ... with an fp8 cache (descaling, V transposed in smem) */
     double decode_mma_eff;     /* one-warpgroup kernel's fraction of the SM's peak */
     double decode_bw_eff;      /* HBM efficiency of decode's K/V stream */
+    double fp8_decode_bw_eff;  /* ... with an fp8 cache: the fp8 MMA needs V transposed in
+                                  shared memory, so fewer bytes per second stream */
     double block_bw_bytes_per_s; /* what one thread block streams at most (latency-bound) */
     double combine_ns;         /* fixed time of the split-KV combine kernel */
     double l2_speedup;         /* bandwidth gain when the K/V fits in L2 (warm_l2) */
@@ -71,9 +73,10 @@ static const AttnParams FA3 = {
     .mma_eff = 0.896, .softmax_dims = 50.5, .tile_ns = 1252,
     .fp8_mma_eff = 0.69, .fp8_softmax_dims = 17.0, .fp8_tile_ns = 2364, .fp8_wide_slowdown = 1.5,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 2162, .fp8_decode_tile_ns = 2791, .decode_mma_eff = 0.525,
-    .decode_bw_eff = 0.857, .block_bw_bytes_per_s = 60e9, .combine_ns = 1342, .l2_speedup = 1.3,
-    .l2_fill = 0.8, .write_block_ns = 113, .fp8_write_block_ns = 185, .sm90_tiles = true,
+    .decode_tile_ns = 2227, .fp8_decode_tile_ns = 2791, .decode_mma_eff = 0.525,
+    .decode_bw_eff = 0.857, .fp8_decode_bw_eff = 0.747, .block_bw_bytes_per_s = 60e9,
+    .combine_ns = 1476, .l2_speedup = 1.3, .l2_fill = 0.8,
+    .write_block_ns = 113, .fp8_write_block_ns = 191, .sm90_tiles = true,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
@@ -87,7 +90,7 @@ static const AttnParams FA2 = {
     .softmax_dims = 49, .tile_ns = 1377,
     .fp8_mma_eff = 1.0, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857, .fp8_decode_bw_eff = 0.857,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = false,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
@@ -101,7 +104,7 @@ static const AttnParams TRITON = {
     .mma_eff = 0.5, .softmax_dims = 49, .tile_ns = 1377,
     .fp8_mma_eff = 0.5, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_bw_eff = 0.8,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_bw_eff = 0.8, .fp8_decode_bw_eff = 0.8,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = false,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
@@ -116,7 +119,7 @@ static const AttnParams FLASHMLA = {
     .mma_eff = 0.65, .softmax_dims = 0, .tile_ns = 1377,
     .fp8_mma_eff = 0.65, .fp8_softmax_dims = 0, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.9, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_bw_eff = 0.9,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_bw_eff = 0.9, .fp8_decode_bw_eff = 0.9,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = true,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
@@ -360,9 +363,10 @@ static double combine_ns(const Dims *d, double rows, double splits)
 
 /* ---- prefill ---- */
 
-/* The time of query tile j of a sequence: its fixed cost and its K/V blocks. */
-static double prefill_tile_ns(const Dims *d, const ModelAttnSeq *q, double j, double tile_ns,
-                              double blk_ns, double splits)
+/* Query tile j of a sequence: the sum of its splits' times (each a fixed cost and its K/V
+ * blocks) and the longest split. */
+static void prefill_tile(const Dims *d, const ModelAttnSeq *q, double j, double tile_ns,
+                         double blk_ns, double splits, double *sum_ns, double *max_ns)
 {
     double m = d->t.m, n = d->t.n;
     double first = floor(j * m / d->qpk);
@@ -370,7 +374,10 @@ static double prefill_tile_ns(const Dims *d, const ModelAttnSeq *q, double j, do
     double lo, hi;
     key_range(d, q, first, last, &lo, &hi);
     double nblk = hi > lo ? ceil(hi / n) - floor(lo / n) : 0;
-    return tile_ns + ceil(nblk / splits) * blk_ns;
+    /* a split with no block of this tile's range exits at once */
+    double used = MAX(1.0, MIN(splits, nblk));
+    *sum_ns = used * tile_ns + nblk * blk_ns;
+    *max_ns = tile_ns + ceil(nblk / used) * blk_ns;
 }
 
 /* Query tiles of one sequence evaluated one by one; beyond, sampled (cost O(this) per call). */
@@ -386,16 +393,18 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, doubl
     double rate = eff * d->sm_flops / (d->fp8 && d->hd > 192 ? p->fp8_wide_slowdown : 1);
     double tile_ns = d->units > 0 ? (d->fp8 ? p->fp8_tile_ns : p->tile_ns) : 0;
     double blk_ns = block_flops(d, m) / rate * 1e9;
-    double count = mult * d->kvh * splits;
+    double count = mult * d->kvh, sum, most;
     /* tile j's time grows (causal) or stays (windowed, full) with j: at most ATTN_TILE_SAMPLES
      * tiles are evaluated, each standing for the `stride` tiles around it; the last (longest)
      * one is evaluated too */
     double stride = ceil(mb / ATTN_TILE_SAMPLES);
     for (double j0 = 0; j0 < mb; j0 += stride) {
         double group = MIN(stride, mb - j0);
-        w->sum_ns += prefill_tile_ns(d, q, j0 + floor(group / 2), tile_ns, blk_ns, splits) * count * group;
+        prefill_tile(d, q, j0 + floor(group / 2), tile_ns, blk_ns, splits, &sum, &most);
+        w->sum_ns += sum * count * group;
     }
-    w->max_ns = MAX(w->max_ns, prefill_tile_ns(d, q, mb - 1, tile_ns, blk_ns, splits));
+    prefill_tile(d, q, mb - 1, tile_ns, blk_ns, splits, &sum, &most);
+    w->max_ns = MAX(w->max_ns, most);
     w->tiles += mb * count;
     /* useful score pairs: each new row against its causal / windowed keys */
     double cached = q->kv_len > q->q_len ? (double)q->kv_len - q->q_len : 0, pairs;
@@ -420,7 +429,8 @@ static double prefill_splits(const Dims *d, const ModelAttnSeq *seqs, uint32_t n
 {
     double tiles = 0, nblk = 0;
     for (uint32_t i = 0; i < n; i++) {
-        double span = d->window ? MIN((double)seqs[i].kv_len, (double)d->window + seqs[i].q_len)
+        /* FA3 counts a windowed call's blocks over window + kBlockM keys (seqlen_k_loaded) */
+        double span = d->window ? MIN((double)seqs[i].kv_len, (double)d->window + d->t.m)
                                 : (double)seqs[i].kv_len;
         if (d->topk)
             span = MIN(span, (double)d->topk);
@@ -473,27 +483,31 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
     double mblocks = 0, nblk_max = 0, heads = d->qpk * d->kvh;
     for (uint32_t i = 0; i < n; i++) {
         mblocks += ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult;
-        nblk_max = MAX(nblk_max, ceil(decode_span(d, &seqs[i]) / nb));
+        double loaded = d->window ? MIN((double)seqs[i].kv_len, (double)d->window + m)
+                                  : (double)seqs[i].kv_len; /* FA3's seqlen_k_loaded */
+        nblk_max = MAX(nblk_max, ceil(loaded / nb));
         w->flops += mult * heads * seqs[i].q_len * decode_span(d, &seqs[i]) * 2.0 * (d->hd + d->hdv);
         w->kv_bytes += mult * d->kvh * decode_span(d, &seqs[i]) * d->kv_width * d->kvb;
         w->rows += mult * seqs[i].q_len;
     }
     double splits = fa_splits(mblocks, d->units, nblk_max, ATTN_MAX_SPLITS_GRAPHED);
     double l2 = warm_l2 && w->kv_bytes <= l2_bytes * p->l2_fill ? p->l2_speedup : 1.0;
-    double bw = d->bw * p->decode_bw_eff * l2;
+    double bw = d->bw * (d->fp8 ? p->fp8_decode_bw_eff : p->decode_bw_eff) * l2;
     double active = d->units > 0 ? MIN(d->units, mblocks * splits) : 1;
     double block_bw = bw > 0 ? MIN(bw / active, p->block_bw_bytes_per_s * l2) : 0;
     double rate = p->decode_mma_eff * d->sm_flops;
     double tile_ns = d->units > 0 ? (d->fp8 ? p->fp8_decode_tile_ns : p->decode_tile_ns) : 0;
     for (uint32_t i = 0; i < n; i++) {
-        double per = ceil(ceil(decode_span(d, &seqs[i]) / nb) / splits);
+        double nblk = ceil(decode_span(d, &seqs[i]) / nb);
+        double used = MAX(1.0, MIN(splits, nblk)); /* empty splits exit at once */
+        double per = ceil(nblk / used);
         /* the split's keys: whole blocks, but loads past the sequence's end are predicated off */
         double keys = MIN(per * nb, decode_span(d, &seqs[i]));
         double bytes = keys * d->kv_width * d->kvb;
         double rows = ceil((double)seqs[i].q_len * d->qpk / m) * m;
         double comp = per * block_flops(d, rows) / rate * 1e9;
         double t = tile_ns + MAX(block_bw > 0 ? bytes / block_bw * 1e9 : 0, comp);
-        double count = ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult * splits;
+        double count = ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult * used;
         w->mma_ns += comp * count;
         w->sum_ns += t * count;
         w->max_ns = MAX(w->max_ns, t);
