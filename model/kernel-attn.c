@@ -49,6 +49,8 @@ typedef struct {
     double decode_tile_ns;     /* per decode split tile */
     double fp8_decode_tile_ns; /* ... with an fp8 cache (descaling, V transposed in smem) */
     double decode_mma_eff;     /* one-warpgroup kernel's fraction of the SM's peak */
+    double decode_block_ns;    /* a decode K/V block's floor: its loads and the softmax in
+                                  series, with nothing to overlap them (one query row) */
     double decode_bw_eff;      /* HBM efficiency of decode's K/V stream */
     double fp8_decode_bw_eff;  /* ... with an fp8 cache: the fp8 MMA needs V transposed in
                                   shared memory, so fewer bytes per second stream */
@@ -69,13 +71,14 @@ typedef struct {
  * 61,366 decode points; kernel_source fa3), checked on H200 SXM (never fitted). The fit: a
  * coordinate search minimising median + p90/2 of |relative error|. */
 static const AttnParams FA3 = {
-    .fixed_ns = 10320, .fixed_decode_ns = 8831,
+    .fixed_ns = 10320, .fixed_decode_ns = 9431,
     .mma_eff = 0.896, .softmax_dims = 50.5, .tile_ns = 1252,
     .fp8_mma_eff = 0.69, .fp8_softmax_dims = 17.0, .fp8_tile_ns = 2364, .fp8_wide_slowdown = 1.5,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 2227, .fp8_decode_tile_ns = 2791, .decode_mma_eff = 0.525,
-    .decode_bw_eff = 0.857, .fp8_decode_bw_eff = 0.747, .block_bw_bytes_per_s = 60e9,
-    .combine_ns = 1476, .l2_speedup = 1.3, .l2_fill = 0.8,
+    .decode_tile_ns = 2599, .fp8_decode_tile_ns = 3628,
+    .decode_mma_eff = 0.896, /* the prefill's: the same main loop */
+    .decode_block_ns = 400, .decode_bw_eff = 0.915, .fp8_decode_bw_eff = 0.747,
+    .block_bw_bytes_per_s = 64.5e9, .combine_ns = 456, .l2_speedup = 1.18, .l2_fill = 0.8,
     .write_block_ns = 113, .fp8_write_block_ns = 191, .sm90_tiles = true,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
@@ -90,7 +93,7 @@ static const AttnParams FA2 = {
     .softmax_dims = 49, .tile_ns = 1377,
     .fp8_mma_eff = 1.0, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_bw_eff = 0.857, .fp8_decode_bw_eff = 0.857,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_block_ns = 0, .decode_bw_eff = 0.857, .fp8_decode_bw_eff = 0.857,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = false,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
@@ -104,7 +107,7 @@ static const AttnParams TRITON = {
     .mma_eff = 0.5, .softmax_dims = 49, .tile_ns = 1377,
     .fp8_mma_eff = 0.5, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_bw_eff = 0.8, .fp8_decode_bw_eff = 0.8,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_block_ns = 0, .decode_bw_eff = 0.8, .fp8_decode_bw_eff = 0.8,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = false,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
@@ -119,7 +122,7 @@ static const AttnParams FLASHMLA = {
     .mma_eff = 0.65, .softmax_dims = 0, .tile_ns = 1377,
     .fp8_mma_eff = 0.65, .fp8_softmax_dims = 0, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
     .prefill_bw_eff = 0.9, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_bw_eff = 0.9, .fp8_decode_bw_eff = 0.9,
+    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_block_ns = 0, .decode_bw_eff = 0.9, .fp8_decode_bw_eff = 0.9,
     .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
     .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = true,
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
@@ -505,7 +508,7 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         double keys = MIN(per * nb, decode_span(d, &seqs[i]));
         double bytes = keys * d->kv_width * d->kvb;
         double rows = ceil((double)seqs[i].q_len * d->qpk / m) * m;
-        double comp = per * block_flops(d, rows) / rate * 1e9;
+        double comp = per * MAX(p->decode_block_ns, block_flops(d, rows) / rate * 1e9);
         double t = tile_ns + MAX(block_bw > 0 ? bytes / block_bw * 1e9 : 0, comp);
         double count = ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult * used;
         w->mma_ns += comp * count;
