@@ -83,67 +83,46 @@ static const AttnParams FA3 = {
     .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
 };
 
-/* FlashAttention-2 (sm80/86/89): FA3's structure and fixed times (not fitted: no FA2 table
- * here); its large-problem efficiency from Dao 2023 ("FlashAttention-2": forward up to 73 % of
- * A100's peak at head_dim 128, the same softmax share as FA3's fit); no fp8 kernel (fp8 KV is
- * dequantized: bf16 rates). */
-static const AttnParams FA2 = {
-    .fixed_ns = 9660, .fixed_decode_ns = 9940,
-    .mma_eff = 1.0, /* x 128 / (128 + 49) = 0.72 of peak at head_dim 128 */
-    .softmax_dims = 49, .tile_ns = 1377,
-    .fp8_mma_eff = 1.0, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
-    .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.525, .decode_block_ns = 0, .decode_bw_eff = 0.857, .fp8_decode_bw_eff = 0.857,
-    .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
-    .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = false,
-    .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
-};
-
-/* Triton unified attention (ROCm, fallback): not fitted; FA2's structure at half FA2's MMA
- * efficiency (an assumption: Triton's attention runs without warp specialization or
- * asynchronous softmax overlap). */
-static const AttnParams TRITON = {
-    .fixed_ns = 9660, .fixed_decode_ns = 9940,
-    .mma_eff = 0.5, .softmax_dims = 49, .tile_ns = 1377,
-    .fp8_mma_eff = 0.5, .fp8_softmax_dims = 49, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
-    .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.3, .decode_block_ns = 0, .decode_bw_eff = 0.8, .fp8_decode_bw_eff = 0.8,
-    .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
-    .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = false,
-    .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
-};
-
-/* FlashMLA (dense decode and sparse DSA): FA3's fitted overheads; the efficiencies from
- * FlashMLA's README (deepseek-ai/FlashMLA, H800 SXM5): dense decode up to 3,000 GB/s
- * memory-bound (0.9 of 3.35 TB/s) and 660 TFLOPS compute-bound (0.67 of 989); sparse
- * prefill 640 TFLOPS (0.65), sparse decode 410 TFLOPS with an fp8 cache (0.41). Not fitted. */
-static const AttnParams FLASHMLA = {
-    .fixed_ns = 9660, .fixed_decode_ns = 9940,
-    .mma_eff = 0.65, .softmax_dims = 0, .tile_ns = 1377,
-    .fp8_mma_eff = 0.65, .fp8_softmax_dims = 0, .fp8_tile_ns = 1377, .fp8_wide_slowdown = 1,
-    .prefill_bw_eff = 0.9, .overlap_norm = 1.372,
-    .decode_tile_ns = 1786, .fp8_decode_tile_ns = 1786, .decode_mma_eff = 0.67, .decode_block_ns = 0, .decode_bw_eff = 0.9, .fp8_decode_bw_eff = 0.9,
-    .block_bw_bytes_per_s = 60e9, .combine_ns = 433, .l2_speedup = 1.43, .l2_fill = 0.8,
-    .write_block_ns = 152, .fp8_write_block_ns = 152, .sm90_tiles = true,
-    .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
-};
-
-static const AttnParams *params_of(ModelAttnKernel k)
+/* The constants of family `k`: FA3's fitted ones, with what the family is known to change.
+ * Only FA3 is fitted; the others keep FA3's overheads and say where their figures come from. */
+static AttnParams params_of(ModelAttnKernel k)
 {
+    AttnParams p = FA3;
     switch (k) {
     case MODEL_ATTN_FA2:
-        return &FA2;
+        /* Dao 2023 ("FlashAttention-2"): forward up to 73 % of A100's peak at head_dim 128;
+         * with FA3's softmax share that is an MMA efficiency of 0.73 x (128 + 50.5) / 128,
+         * capped at 1. No fp8 kernel: an fp8 cache is read at bf16 rates. FA2's tiles. */
+        p.mma_eff = p.fp8_mma_eff = p.decode_mma_eff = 1.0;
+        p.fp8_softmax_dims = p.softmax_dims;
+        p.fp8_tile_ns = p.tile_ns;
+        p.fp8_wide_slowdown = 1;
+        p.sm90_tiles = false;
+        break;
     case MODEL_ATTN_TRITON:
-        return &TRITON;
+        /* Not fitted, assumed: FA2's structure at half FA3's MMA efficiency (Triton's
+         * attention has no warp specialization nor asynchronous softmax overlap). */
+        p.mma_eff = p.fp8_mma_eff = p.decode_mma_eff = FA3.mma_eff / 2;
+        p.fp8_wide_slowdown = 1;
+        p.sm90_tiles = false;
+        break;
     case MODEL_ATTN_FLASHMLA:
     case MODEL_ATTN_FLASHMLA_SPARSE:
     case MODEL_ATTN_ASCEND_SFA:
-        return &FLASHMLA;
+        /* FlashMLA's README (deepseek-ai/FlashMLA, H800 SXM5): dense decode up to 3,000 GB/s
+         * (0.9 of 3.35 TB/s) and 660 TFLOPS (0.67 of 989) — its softmax is counted in those
+         * figures; sparse prefill 640 TFLOPS (0.65). Not fitted. */
+        p.mma_eff = p.fp8_mma_eff = 0.65;
+        p.decode_mma_eff = 0.67;
+        p.softmax_dims = p.fp8_softmax_dims = 0;
+        p.decode_bw_eff = p.fp8_decode_bw_eff = 0.9;
+        p.fp8_wide_slowdown = 1;
+        break;
     default: /* FA3 and its MLA decode, FlashInfer (its Hopper kernels are FA3's design), MLA
-                prefill on sm90,
-                Ascend FIA (not fitted: FA3's structure with the device's own figures) */
-        return &FA3;
+                prefill, Ascend FIA (not fitted: FA3's structure with the device's figures) */
+        break;
     }
+    return p;
 }
 
 /* ---- kernel choice ---- */
@@ -244,7 +223,7 @@ static Tile tile_sm8x(uint32_t hd, bool local)
 
 /* The shape with its defaults filled and its dimensions as doubles. */
 typedef struct {
-    const AttnParams *p;
+    AttnParams params; /* the family's constants */
     double qpk;        /* query heads per KV head (GQA group) */
     double kvh, hd, hdv, kvb;
     double kv_width;   /* cached elements per token and KV head: K and V, or MLA's latent
@@ -262,7 +241,7 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
 {
     Dims d;
     memset(&d, 0, sizeof d);
-    d.p = params_of(k);
+    d.params = params_of(k);
     d.kvh = s->kv_heads ? s->kv_heads : 1;
     d.qpk = s->heads > d.kvh ? (double)s->heads / d.kvh : 1;
     d.hd = s->head_dim;
@@ -271,7 +250,7 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
     bool latent = k == MODEL_ATTN_FLASHMLA || k == MODEL_ATTN_FA3_MLA ||
                   k == MODEL_ATTN_FLASHMLA_SPARSE || k == MODEL_ATTN_ASCEND_SFA;
     d.kv_width = latent ? d.hd : d.hd + d.hdv;
-    d.fp8 = d.kvb < 2 && d.p->sm90_tiles && k != MODEL_ATTN_FLASHMLA &&
+    d.fp8 = d.kvb < 2 && d.params.sm90_tiles && k != MODEL_ATTN_FLASHMLA &&
             k != MODEL_ATTN_FLASHMLA_SPARSE && k != MODEL_ATTN_ASCEND_SFA;
     d.causal = s->causal;
     d.paged = !s->contiguous_kv && k != MODEL_ATTN_MLA_PREFILL;
@@ -282,7 +261,7 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
         d.t = (Tile){64, 64}; /* FlashMLA: 64 query heads x 64 keys per block; FA3's MLA
                                   kernel (headdim_v 512) the same (tile_size_fwd_sm90) */
     else
-        d.t = d.p->sm90_tiles ? tile_sm90(s->head_dim, s->causal, s->window > 0, d.fp8, d.paged)
+        d.t = d.params.sm90_tiles ? tile_sm90(s->head_dim, s->causal, s->window > 0, d.fp8, d.paged)
                               : tile_sm8x(s->head_dim, s->window > 0);
     d.units = hw->compute_units;
     double peak = model_kernel_peak(hw, NET_PEAK_BF16);
@@ -294,7 +273,7 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
 /* FLOPs of one K/V block of one tile. */
 static double block_flops(const Dims *d, double rows)
 {
-    double sm = d->fp8 ? d->p->fp8_softmax_dims : d->p->softmax_dims;
+    double sm = d->fp8 ? d->params.fp8_softmax_dims : d->params.softmax_dims;
     return rows * d->t.n * 2.0 * (d->hd + d->hdv + 2.0 * sm);
 }
 
@@ -361,7 +340,7 @@ static double combine_ns(const Dims *d, double rows, double splits)
     if (splits <= 1)
         return 0;
     double bytes = rows * d->qpk * d->kvh * splits * (d->hdv + 1) * 4.0 * 2.0;
-    return d->p->combine_ns + (d->bw > 0 ? bytes / (d->bw * d->p->decode_bw_eff) * 1e9 : 0);
+    return d->params.combine_ns + (d->bw > 0 ? bytes / (d->bw * d->params.decode_bw_eff) * 1e9 : 0);
 }
 
 /* ---- prefill ---- */
@@ -389,7 +368,7 @@ static void prefill_tile(const Dims *d, const ModelAttnSeq *q, double j, double 
 static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, double splits,
                         Work *w)
 {
-    const AttnParams *p = d->p;
+    const AttnParams *p = &d->params;
     double rows = (double)q->q_len * d->qpk, m = d->t.m;
     double mb = ceil(rows / m);
     double eff = d->fp8 ? p->fp8_mma_eff : p->mma_eff;
@@ -448,16 +427,16 @@ static double write_ns(const Dims *d, double tokens)
 {
     if (!d->paged)
         return 0;
-    double per = d->kvb < 2 ? d->p->fp8_write_block_ns : d->p->write_block_ns;
+    double per = d->kvb < 2 ? d->params.fp8_write_block_ns : d->params.write_block_ns;
     double blocks = d->units > 0 ? tokens * per / d->units : 0;
     double bytes = tokens * d->kvh * d->kv_width * (2.0 + d->kvb);
-    double mem = d->bw > 0 ? bytes / (d->bw * d->p->decode_bw_eff) * 1e9 : 0;
+    double mem = d->bw > 0 ? bytes / (d->bw * d->params.decode_bw_eff) * 1e9 : 0;
     return MAX(blocks, mem);
 }
 
 static double prefill_ns(const Dims *d, const Work *w, double *mem_out, double *comp_out)
 {
-    const AttnParams *p = d->p;
+    const AttnParams *p = &d->params;
     double comp = d->units > 0 ? MAX(w->sum_ns / d->units, w->max_ns) : w->sum_ns;
     double qo = w->rows * d->qpk * d->kvh * (d->hd + d->hdv) * 2.0;
     double eff = d->paged ? p->prefill_bw_eff : p->contig_bw_eff;
@@ -480,7 +459,7 @@ static double decode_span(const Dims *d, const ModelAttnSeq *q)
 static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const ModelAttnSeq *seqs,
                         uint32_t n, double mult, Work *w, double *mem_out, double *comp_out)
 {
-    const AttnParams *p = d->p;
+    const AttnParams *p = &d->params;
     /* vllm-flash-attn's one-MMA-warpgroup tile: kBlockM 64 for head_dim <= 128 */
     double m = d->hd <= 128 && d->t.m > 64 ? 64 : d->t.m, nb = d->t.n;
     double mblocks = 0, nblk_max = 0, heads = d->qpk * d->kvh;
@@ -539,7 +518,7 @@ static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
     bool decode = max_q == 1 && !s->sparse_topk;
     ModelAttnKernel k = model_attn_kernel_resolve(hw, s, decode);
     Dims d = dims_of(hw, s, k);
-    const AttnParams *p = d.p;
+    const AttnParams *p = &d.params;
     double fixed = !d.paged ? p->contig_fixed_ns : decode ? p->fixed_decode_ns : p->fixed_ns;
     ModelKernelTime r = {.ns = fixed};
     if (!s->heads || !s->head_dim || !max_q || !(mult > 0)) {
