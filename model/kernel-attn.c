@@ -1,28 +1,31 @@
 /* model/kernel-attn.c — the attention kernel cost model (model/kernel-attn.h).
  *
- * Prefill (any batch whose packed query rows exceed a decode tile): FlashAttention-3's forward
- * as vLLM calls it (flash_attn_varlen_func over a paged cache). Query rows are packed by GQA
- * group (pack_gqa, always on for varlen calls) into tiles of kBlockM rows per (sequence, KV
- * head); a tile walks its causal (or windowed) K/V range in kBlockN blocks. A persistent
- * scheduler hands tiles to SMs longest first, so the compute time is
+ * Prefill, chunked prefill and mixed batches: FlashAttention-3's forward as vLLM calls it
+ * (flash_attn_varlen_func over the paged cache). Query rows are packed by GQA group (pack_gqa,
+ * on for varlen calls) into tiles of kBlockM rows per (sequence, KV head); a tile walks its
+ * causal (or windowed) K/V range in kBlockN blocks (tile sizes: hopper/tile_size.h). A
+ * persistent scheduler hands tiles to the SMs longest first, so the compute time is
  * max(sum of tile times / SMs, longest tile). A tile costs tile_ns plus, per block,
  * kBlockM x kBlockN x 2 x (head_dim + v_head_dim + 2 x softmax_dims) FLOPs at mma_eff of the
  * SM's share of the dense peak: QK^T and PV at the tensor-core rate, the softmax (exp, max,
- * rescale on the scores) as softmax_dims more dimensions of work, which is why FA3's
- * throughput rises with head_dim (Shah et al. 2024, "FlashAttention-3", fig. 5-6). The HBM
- * term (Q, O and each sequence's K/V once) merges with the compute one as an overlap norm
- * (c^p + m^p)^(1/p): the two overlap, not perfectly.
+ * rescale of the scores) as softmax_dims more dimensions of work — which is why throughput
+ * rises with head_dim (Shah et al. 2024, "FlashAttention-3", fig. 5). When the tiles cannot
+ * fill the SMs, FA3 splits each tile's K/V (num_splits_heuristic) and a combine kernel merges
+ * the splits. The HBM term (Q, O and each sequence's K/V once) merges with the compute one as
+ * an overlap norm (c^p + m^p)^(1/p): they overlap, not perfectly.
  *
- * Decode (every sequence has one query row; vllm-flash-attn then runs its one-MMA-warpgroup
- * kernel, kBlockM 64 for head_dim <= 128 — speculative batches with a few rows per sequence
- * also do, but are modelled by the prefill path): tiles of (sequence, KV head) split along the K/V (FlashDecoding) with
- * FA3's num_splits heuristic (fill the SMs to 85 % of the best wave efficiency), each split
- * streaming its K/V at min(HBM share, per-block cap) — so decode loads K/V once per KV head,
- * and GQA is cheaper than MHA — followed by the split combine kernel when splits > 1.
+ * Decode (every sequence has one query row: vllm-flash-attn's one-MMA-warpgroup kernel,
+ * kBlockM 64 for head_dim <= 128; speculative rows take the prefill path): tiles of
+ * (sequence, KV head) split along the K/V (FlashDecoding) by the same heuristic, capped at
+ * vLLM's 32 splits under full CUDA graphs; each split streams its K/V at min(HBM share,
+ * per-block cap), a block costing at least decode_block_ns — so decode reads K/V once per KV
+ * head and GQA is cheaper than MHA — then the combine.
  *
  * Both add the KV-cache write vLLM runs before the kernel (reshape_and_cache_flash: one thread
  * block per new token, so max(tokens x write_block_ns / SMs, bytes / HBM)) and a fixed time
- * (the two kernels' prologue and tail and the gap between them, inside a CUDA graph).
+ * (the two kernels' prologue, tail and the gap between them, inside a CUDA graph). With
+ * contiguous K/V (FA3's own benchmark, MLA prefill) there is no cache write, the tiles are the
+ * TMA ones and the overlap is closer.
  */
 #include "kernel-attn.h"
 
@@ -43,44 +46,67 @@ typedef struct {
     double fp8_mma_eff;     /* the same with an fp8 KV cache (FA3 runs its fp8 kernel) */
     double fp8_softmax_dims;
     double fp8_tile_ns;
-    double fp8_wide_slowdown;  /* fp8, head_dim > 192: IntraWGOverlap off for paged KV */
-    double prefill_bw_eff;     /* HBM efficiency of the prefill kernel's traffic */
-    double overlap_norm;       /* p of the compute / memory norm */
-    double decode_tile_ns;     /* per decode split tile */
-    double fp8_decode_tile_ns; /* ... with an fp8 cache (descaling, V transposed in smem) */
-    double decode_mma_eff;     /* one-warpgroup kernel's fraction of the SM's peak */
-    double decode_block_ns;    /* a decode K/V block's floor: its loads and the softmax in
-                                  series, with nothing to overlap them (one query row) */
-    double decode_bw_eff;      /* HBM efficiency of decode's K/V stream */
-    double fp8_decode_bw_eff;  /* ... with an fp8 cache: the fp8 MMA needs V transposed in
-                                  shared memory, so fewer bytes per second stream */
+    double fp8_wide_slowdown;    /* fp8, head_dim > 192: IntraWGOverlap off for paged KV */
+    double prefill_bw_eff;       /* HBM efficiency of the prefill kernel's traffic */
+    double overlap_norm;         /* p of the compute / memory norm */
+    double decode_tile_ns;       /* per decode split tile */
+    double fp8_decode_tile_ns;   /* ... with an fp8 cache (descaling, V transposed in smem) */
+    double decode_mma_eff;       /* one-warpgroup kernel's fraction of the SM's peak */
+    double decode_block_ns;      /* a decode K/V block's floor: its loads and the softmax in
+                                    series, with nothing to overlap them (one query row) */
+    double decode_bw_eff;        /* HBM efficiency of decode's K/V stream */
+    double fp8_decode_bw_eff;    /* ... with an fp8 cache: the fp8 MMA needs V transposed in
+                                    shared memory, so fewer bytes per second stream */
     double block_bw_bytes_per_s; /* what one thread block streams at most (latency-bound) */
-    double combine_ns;         /* fixed time of the split-KV combine kernel */
-    double l2_speedup;         /* bandwidth gain when the K/V fits in L2 (warm_l2) */
-    double l2_fill;            /* fraction of L2 the K/V may take and still hit */
-    double write_block_ns;     /* per new token (one thread block) of the cache write, per SM */
-    double fp8_write_block_ns; /* ... when it quantizes to an fp8 cache */
-    double contig_fixed_ns;    /* fixed time of the kernel alone (contiguous K/V, no write) */
-    double contig_bw_eff;      /* HBM efficiency with TMA loads of contiguous K/V */
-    double contig_overlap_norm; /* p of the norm for contiguous K/V (TMA overlaps better) */
-    bool sm90_tiles;           /* FA3's tile sizes, else FA2's */
+    double combine_ns;           /* fixed time of the split-KV combine kernel */
+    double l2_speedup;           /* bandwidth gain when the K/V fits in L2 (warm_l2) */
+    double l2_fill;              /* fraction of L2 the K/V may take and still hit */
+    double write_block_ns;       /* per new token (one thread block) of the cache write, per SM */
+    double fp8_write_block_ns;   /* ... when it quantizes to an fp8 cache */
+    double contig_fixed_ns;      /* fixed time of the kernel alone (contiguous K/V, no write) */
+    double contig_bw_eff;        /* HBM efficiency with TMA loads of contiguous K/V */
+    double contig_overlap_norm;  /* p of the norm for contiguous K/V (TMA overlaps better) */
+    bool sm90_tiles;             /* FA3's tile sizes, else FA2's */
 } AttnParams;
 
-/* FlashAttention-3 (vllm_flash_attn_fa3), fitted on AIConfigurator's vLLM 0.24.0 attention
- * tables on H100 SXM (context_attention_perf: 50,252 prefill points; generation_attention_perf:
- * 61,366 decode points; kernel_source fa3), checked on H200 SXM (never fitted). The fit: a
- * coordinate search minimising median + p90/2 of |relative error|. */
+/* FlashAttention-3 (vllm_flash_attn_fa3). Fitted on AIConfigurator's vLLM 0.24.0 attention
+ * tables for H100 SXM (aic-core/.../h100_sxm/attention/vllm/0.24.0: context_attention_perf,
+ * 50,252 prefill points, and generation_attention_perf, 61,366 decode points, kernel_source
+ * fa3; each point one layer's KV-cache write + attention replayed in a CUDA graph), by a
+ * coordinate search minimising median + p90 / 2 of |relative error|, prefill and decode
+ * constants separately; H200 SXM's tables are the held-out check. Except: contig_overlap_norm,
+ * fitted on the FlashAttention-3 paper's head_dim-128 figures (Shah et al. 2024, fig. 5,
+ * 12 points; head_dim 64 and 256 held out); contig_bw_eff and contig_fixed_ns, assumed
+ * (0.9 of HBM as TMA streams reach; the kernel alone taken as half of the two-kernel fixed
+ * time). */
 static const AttnParams FA3 = {
-    .fixed_ns = 10320, .fixed_decode_ns = 9431,
-    .mma_eff = 0.896, .softmax_dims = 50.5, .tile_ns = 1252,
-    .fp8_mma_eff = 0.69, .fp8_softmax_dims = 17.0, .fp8_tile_ns = 2364, .fp8_wide_slowdown = 1.5,
-    .prefill_bw_eff = 0.522, .overlap_norm = 1.372,
-    .decode_tile_ns = 2599, .fp8_decode_tile_ns = 3628,
+    .fixed_ns = 10320,
+    .fixed_decode_ns = 9431,
+    .mma_eff = 0.896,
+    .softmax_dims = 50.5,
+    .tile_ns = 1252,
+    .fp8_mma_eff = 0.69,
+    .fp8_softmax_dims = 17.0,
+    .fp8_tile_ns = 2364,
+    .fp8_wide_slowdown = 1.5,
+    .prefill_bw_eff = 0.522,
+    .overlap_norm = 1.372,
+    .decode_tile_ns = 2599,
+    .fp8_decode_tile_ns = 3628,
     .decode_mma_eff = 0.896, /* the prefill's: the same main loop */
-    .decode_block_ns = 400, .decode_bw_eff = 0.915, .fp8_decode_bw_eff = 0.747,
-    .block_bw_bytes_per_s = 64.5e9, .combine_ns = 456, .l2_speedup = 1.18, .l2_fill = 0.8,
-    .write_block_ns = 113, .fp8_write_block_ns = 191, .sm90_tiles = true,
-    .contig_fixed_ns = 5000, .contig_bw_eff = 0.9, .contig_overlap_norm = 2.6,
+    .decode_block_ns = 400,
+    .decode_bw_eff = 0.915,
+    .fp8_decode_bw_eff = 0.747,
+    .block_bw_bytes_per_s = 64.5e9,
+    .combine_ns = 456,
+    .l2_speedup = 1.18,
+    .l2_fill = 0.8,
+    .write_block_ns = 113,
+    .fp8_write_block_ns = 191,
+    .sm90_tiles = true,
+    .contig_fixed_ns = 5000,
+    .contig_bw_eff = 0.9,
+    .contig_overlap_norm = 2.6,
 };
 
 /* The constants of family `k`: FA3's fitted ones, with what the family is known to change.
@@ -128,8 +154,9 @@ static AttnParams params_of(ModelAttnKernel k)
 /* ---- kernel choice ---- */
 
 static const char *const NAMES[MODEL_ATTN_COUNT] = {
-    "auto",    "fa3",         "fa2",        "flashinfer", "triton",     "flashmla",
-    "fa3_mla", "flashmla_sparse", "mla_prefill", "ascend_fia", "ascend_sfa",
+    "auto",        "fa3",        "fa2",        "flashinfer",
+    "triton",      "flashmla",   "fa3_mla",    "flashmla_sparse",
+    "mla_prefill", "ascend_fia", "ascend_sfa",
 };
 
 const char *model_attn_kernel_name(ModelAttnKernel k)
@@ -226,15 +253,15 @@ typedef struct {
     AttnParams params; /* the family's constants */
     double qpk;        /* query heads per KV head (GQA group) */
     double kvh, hd, hdv, kvb;
-    double kv_width;   /* cached elements per token and KV head: K and V, or MLA's latent
-                          (V is its first v_head_dim elements; fp8_ds_mla's scales ignored) */
+    double kv_width; /* cached elements per token and KV head: K and V, or MLA's latent
+                        (V is its first v_head_dim elements; fp8_ds_mla's scales ignored) */
     bool fp8, causal;
-    bool paged;        /* K/V from the paged cache (written first), else contiguous */
+    bool paged; /* K/V from the paged cache (written first), else contiguous */
     uint32_t window, topk;
     Tile t;
-    double units;      /* SMs; 0 = unknown */
-    double sm_flops;   /* dense bf16 FLOP/s of one SM (of the device when units is 0) */
-    double bw;         /* HBM B/s; 0 = unknown */
+    double units;    /* SMs; 0 = unknown */
+    double sm_flops; /* dense bf16 FLOP/s of one SM (of the device when units is 0) */
+    double bw;       /* HBM B/s; 0 = unknown */
 } Dims;
 
 static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKernel k)
@@ -262,7 +289,7 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
                                   kernel (headdim_v 512) the same (tile_size_fwd_sm90) */
     else
         d.t = d.params.sm90_tiles ? tile_sm90(s->head_dim, s->causal, s->window > 0, d.fp8, d.paged)
-                              : tile_sm8x(s->head_dim, s->window > 0);
+                                  : tile_sm8x(s->head_dim, s->window > 0);
     d.units = hw->compute_units;
     double peak = model_kernel_peak(hw, NET_PEAK_BF16);
     d.sm_flops = d.units > 0 ? peak / d.units : peak;
@@ -277,9 +304,9 @@ static double block_flops(const Dims *d, double rows)
     return rows * d->t.n * 2.0 * (d->hd + d->hdv + 2.0 * sm);
 }
 
-/* The keys query row `pos` (0-based among the sequence's q_len new rows) attends. */
-static void key_range(const Dims *d, const ModelAttnSeq *q, double first, double last,
-                      double *lo, double *hi)
+/* The keys [lo, hi) that new rows first..last (0-based among the q_len new rows) attend. */
+static void key_range(const Dims *d, const ModelAttnSeq *q, double first, double last, double *lo,
+                      double *hi)
 {
     double cached = q->kv_len > q->q_len ? (double)q->kv_len - q->q_len : 0;
     *hi = d->causal ? MIN(cached + last, (double)q->kv_len) : (double)q->kv_len;
@@ -292,13 +319,13 @@ static void key_range(const Dims *d, const ModelAttnSeq *q, double first, double
 
 /* Accumulates the tiles of the work. */
 typedef struct {
-    double tiles;      /* tile count */
-    double sum_ns;     /* sum of tile times */
-    double max_ns;     /* the longest tile */
-    double mma_ns;     /* sum of the tiles' MMA time (decode: what compute alone takes) */
-    double flops;      /* useful FLOPs */
-    double kv_bytes;   /* K/V read once per sequence and KV head */
-    double rows;       /* new query tokens */
+    double tiles;    /* tile count */
+    double sum_ns;   /* sum of tile times */
+    double max_ns;   /* the longest tile */
+    double mma_ns;   /* sum of the tiles' MMA time (decode: what compute alone takes) */
+    double flops;    /* useful FLOPs */
+    double kv_bytes; /* K/V read once per sequence and KV head */
+    double rows;     /* new query tokens */
 } Work;
 
 /* The most splits vLLM lets FA3 use in a decode under full CUDA graphs (flash_attn.py,
@@ -365,8 +392,7 @@ static void prefill_tile(const Dims *d, const ModelAttnSeq *q, double j, double 
 /* Query tiles of one sequence evaluated one by one; beyond, sampled (cost O(this) per call). */
 #define ATTN_TILE_SAMPLES 512.0
 
-static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, double splits,
-                        Work *w)
+static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, double splits, Work *w)
 {
     const AttnParams *p = &d->params;
     double rows = (double)q->q_len * d->qpk, m = d->t.m;
@@ -468,7 +494,8 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         double loaded = d->window ? MIN((double)seqs[i].kv_len, (double)d->window + m)
                                   : (double)seqs[i].kv_len; /* FA3's seqlen_k_loaded */
         nblk_max = MAX(nblk_max, ceil(loaded / nb));
-        w->flops += mult * heads * seqs[i].q_len * decode_span(d, &seqs[i]) * 2.0 * (d->hd + d->hdv);
+        w->flops +=
+            mult * heads * seqs[i].q_len * decode_span(d, &seqs[i]) * 2.0 * (d->hd + d->hdv);
         w->kv_bytes += mult * d->kvh * decode_span(d, &seqs[i]) * d->kv_width * d->kvb;
         w->rows += mult * seqs[i].q_len;
     }
@@ -540,7 +567,7 @@ static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
     double wr = write_ns(&d, w.rows);
     r.ns += kern + wr;
     r.flops = w.flops;
-    r.bytes = w.kv_bytes + w.rows * d.kvh * d.kv_width * (2.0 + d.kvb) +
+    r.bytes = w.kv_bytes + (d.paged ? w.rows * d.kvh * d.kv_width * (2.0 + d.kvb) : 0) +
               w.rows * d.qpk * d.kvh * (d.hd + d.hdv) * 2.0;
     model_kernel_set_bound(&r, fixed, comp, mem + wr);
     return r;

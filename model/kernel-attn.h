@@ -82,8 +82,8 @@ ModelKernelTime model_attn_time_uniform(const NetHardware *hw, const ModelAttnSh
 /* The family vLLM runs for `s` on `hw`: s->kernel unless AUTO; then by platform and arch
  * (sm90: FA3; MLA decode: FLASH_ATTN_MLA with a bf16 cache, FlashMLA with fp8 — as vLLM
  * 0.24.0 picks them on H100 (AIConfigurator's kernel_source); sm80/86/89: FA2; sm100+:
- * FlashInfer; ROCm and unknown: Triton; Ascend: FIA / SFA). `decode` says the batch is decode-only (MLA decode runs
- * FlashMLA, MLA prefill runs MHA). */
+ * FlashInfer; ROCm and unknown: Triton; Ascend: FIA / SFA). `decode` says the batch is decode-only
+ * (MLA decode runs FlashMLA, MLA prefill runs MHA). */
 ModelAttnKernel model_attn_kernel_resolve(const NetHardware *hw, const ModelAttnShape *s,
                                           bool decode);
 

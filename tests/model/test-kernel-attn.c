@@ -120,8 +120,11 @@ Test(kernel_attn, throughput_rises_with_head_dim)
     const double at_512[] = {197e12, 292e12, 286e12}, at_16k[] = {473e12, 616e12, 642e12};
     double last = 0;
     for (int i = 0; i < 3; i++) {
-        ModelAttnShape s = {.heads = 2048 / hds[i], .kv_heads = 2048 / hds[i],
-                            .head_dim = hds[i], .causal = true, .contiguous_kv = true};
+        ModelAttnShape s = {.heads = 2048 / hds[i],
+                            .kv_heads = 2048 / hds[i],
+                            .head_dim = hds[i],
+                            .causal = true,
+                            .contiguous_kv = true};
         ModelKernelTime t = model_attn_time_uniform(&hw, &s, 1, 16384, 16384);
         double rate = t.flops / (t.ns * 1e-9);
         cr_assert_gt(rate, last, "head_dim %u: %g", hds[i], rate);
@@ -172,7 +175,8 @@ Test(kernel_attn, varlen_matches_uniform)
 {
     NetHardware hw = h100();
     ModelAttnShape s = gqa();
-    ModelAttnSeq same[4], mixed[2] = {{.q_len = 2048, .kv_len = 2048}, {.q_len = 1, .kv_len = 8000}};
+    ModelAttnSeq same[4],
+        mixed[2] = {{.q_len = 2048, .kv_len = 2048}, {.q_len = 1, .kv_len = 8000}};
     for (int i = 0; i < 4; i++)
         same[i] = (ModelAttnSeq){.q_len = 1000, .kv_len = 3000};
     double v = model_attn_time(&hw, &s, same, 4).ns;
@@ -257,8 +261,8 @@ Test(kernel_attn, kernel_family_by_device)
 Test(kernel_attn, mla_and_sparse)
 {
     NetHardware hw = h100();
-    ModelAttnShape m = {.heads = 16, .kv_heads = 1, .head_dim = 576, .v_head_dim = 512,
-                        .mla = true};
+    ModelAttnShape m = {
+        .heads = 16, .kv_heads = 1, .head_dim = 576, .v_head_dim = 512, .mla = true};
     double d = decode_ns(&hw, &m, 64, 8192);
     cr_assert(isfinite(d) && d > 5000);
     ModelAttnShape sp = m;
