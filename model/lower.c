@@ -3,6 +3,7 @@
 #include "lower.h"
 #include "kernel-gemm.h"
 #include "host.h"
+#include "kernel-attn.h"
 #include "kernel-moe.h"
 #include "surface.h"
 
@@ -129,6 +130,9 @@ typedef struct {
     uint64_t logits_rows;         /* sequences sampled this step */
     uint64_t prefill_ctx;         /* keys of this rank's prefills: cached context + new rows,
                                      summed (what MLA's prefill decompresses) */
+    const ModelBatch *batch;      /* this rank's batch (NULL: a dummy batch), for the attention
+                                     kernel's per-sequence lengths */
+    uint32_t pcp_rank;            /* this rank's place in its PCP group */
     Mode mode;
     bool has_prefill;
 } StepRows;
@@ -293,6 +297,8 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
     memset(&r, 0, sizeof r);
     r.n_prefill = b ? b->prefill->len : 0;
     r.n_decode = b ? b->decode->len : 0;
+    r.batch = b;
+    r.pcp_rank = co->pcp;
     /* Whether the step prefills is agreed across DP (vLLM and vLLM-Ascend sync it with the
      * token counts), so every DP rank takes the same path and MoE method. */
     for (uint32_t dp = 0; dp < par->data_parallel_size && !r.has_prefill; dp++) {
@@ -446,36 +452,131 @@ static void emit_indexer(Ctx *c, uint64_t rows, const StepRows *sr)
 
 /* Attention compute for `rows` query rows over `heads` heads against `kv_share` of each
  * context (1/DCP when the KV is sharded). */
+/* The kernel family of ranksim's attention backend (model/kernel-attn.h); AUTO resolves by the
+ * device there. */
+static ModelAttnKernel attn_kernel(const Ctx *c)
+{
+    switch (c->backend) {
+    case MODEL_BACKEND_FLASHMLA_SPARSE:
+    case MODEL_BACKEND_FLASHINFER_MLA_SPARSE:
+    case MODEL_BACKEND_ROCM_AITER_MLA_SPARSE:
+        return MODEL_ATTN_FLASHMLA_SPARSE;
+    case MODEL_BACKEND_FLASHMLA:
+    case MODEL_BACKEND_CUTLASS_MLA:
+        return MODEL_ATTN_FLASHMLA;
+    case MODEL_BACKEND_FLASH_ATTN_MLA:
+        return MODEL_ATTN_FA3_MLA;
+    case MODEL_BACKEND_FLASHINFER:
+    case MODEL_BACKEND_FLASHINFER_MLA:
+        return MODEL_ATTN_FLASHINFER;
+    case MODEL_BACKEND_TRITON_ATTN:
+    case MODEL_BACKEND_TRITON_MLA:
+    case MODEL_BACKEND_ROCM_ATTN:
+    case MODEL_BACKEND_ROCM_AITER_UNIFIED_ATTN:
+    case MODEL_BACKEND_ROCM_AITER_TRITON_MLA:
+    case MODEL_BACKEND_FLEX_ATTENTION:
+        return MODEL_ATTN_TRITON;
+    case MODEL_BACKEND_ASCEND:
+        return c->a->dsa ? MODEL_ATTN_ASCEND_SFA : MODEL_ATTN_ASCEND_FIA;
+    default:
+        return MODEL_ATTN_AUTO;
+    }
+}
+
+/* The sequences attention sees on this rank: a prefill's query rows (its PCP share) over its
+ * cached context and itself, a decode's rows (1 + speculative tokens) over its context; the keys
+ * divided by `kv_div` (DCP's KV shards). `prefill` / `decode` pick which. A dummy batch is `rows`
+ * one-token sequences. Caller frees. */
+static GArray *attn_seqs(const Ctx *c, const StepRows *sr, uint64_t rows, double kv_div,
+                         bool prefill, bool decode)
+{
+    GArray *v = g_array_new(FALSE, FALSE, sizeof(ModelAttnSeq));
+    const ModelBatch *b = sr->batch;
+    uint32_t pcp = c->pl->par.prefill_context_parallel_size;
+    if (!b) {
+        ModelAttnSeq one = {1, 1};
+        for (uint64_t i = 0; decode && i < MIN(rows, (uint64_t)UINT32_MAX); i++)
+            g_array_append_val(v, one);
+        return v;
+    }
+    for (guint i = 0; prefill && i < b->prefill->len; i++) {
+        uint32_t len = g_array_index(b->prefill, uint32_t, i);
+        uint32_t q = pcp > 1 ? model_pcp_rows(len, pcp, sr->pcp_rank) : len;
+        double keys = ((double)model_batch_prefill_ctx(b, i) + len) / kv_div;
+        ModelAttnSeq x = {q, (uint32_t)MIN(ceil(keys), (double)UINT32_MAX)};
+        if (q)
+            g_array_append_val(v, x);
+    }
+    for (guint i = 0; decode && i < b->decode->len; i++) {
+        double keys = (double)g_array_index(b->decode, uint32_t, i) / kv_div;
+        ModelAttnSeq x = {(uint32_t)decode_rows(c), (uint32_t)MIN(ceil(keys), (double)UINT32_MAX)};
+        g_array_append_val(v, x);
+    }
+    return v;
+}
+
+/* One attention op over `heads` heads on this rank with its sequences' keys divided by `kv_div`
+ * (the KV shard of DCP), priced by the attention kernel model. A dense-MLA batch that mixes
+ * prefills and decodes runs two kernels (MHA over the decompressed prefill keys, the latent
+ * decode), summed into the one op. */
 static void emit_attention(Ctx *c, uint64_t rows, uint32_t heads, const StepRows *sr,
                            double kv_share)
 {
     const ModelArch *a = c->a;
-    if (a->mla) {
-        double ctx = sr->ctx_avg * kv_share;
-        double d_qk = a->kv_lora_rank + a->qk_rope_head_dim, d_v = a->kv_lora_rank;
-        const char *name = "mla_attention";
-        if (a->dsa) {
-            name = "sparse_attention";
-            if (ctx > a->index_topk)
-                ctx = (double)a->index_topk;
-        }
-        double flops = 2.0 * (double)rows * heads * ctx * (d_qk + d_v);
-        /* sparse MLA reads each row's own top-k entries; dense MLA tiles the queries */
-        double reads = a->dsa ? ctx : MIN(ctx, sr->kv_reads_avg * kv_share);
-        double bytes = (double)rows * reads * d_qk * c->kv_bytes;
-        emit_compute(c, name, rows, flops, bytes, NET_PEAK_BF16);
-    } else {
-        double ctx = sr->ctx_avg * kv_share;
-        if (c->window && ctx > c->window) /* a sliding-window layer attends to its window */
-            ctx = (double)c->window;
-        double flops = 4.0 * (double)rows * heads * ctx * a->head_dim;
-        double kvh = (double)a->num_kv_heads / c->pl->par.tensor_parallel_size;
-        if (kvh < 1)
-            kvh = 1;
-        double reads = MIN(ctx, sr->kv_reads_avg * kv_share);
-        double bytes = (double)rows * reads * 2.0 * kvh * a->head_dim * c->kv_bytes;
-        emit_compute(c, "attention", rows, flops, bytes, NET_PEAK_BF16);
+    double kv_div = kv_share > 0 ? 1.0 / kv_share : 1.0;
+    uint32_t tp = c->pl->par.tensor_parallel_size;
+    ModelAttnShape sh = {
+        .heads = heads,
+        .kv_heads = MAX(1u, a->num_kv_heads / tp),
+        .head_dim = a->head_dim,
+        .causal = true,
+        .window = c->window,
+        .kv_bytes = c->kv_bytes,
+        .kernel = attn_kernel(c),
+    };
+    const char *name = "attention";
+    ModelKernelTime sum = {0};
+    double longest = 0;
+    if (!a->mla) {
+        g_autoptr(GArray) seqs = attn_seqs(c, sr, rows, kv_div, true, true);
+        ModelKernelTime k = model_attn_time(c->dev, &sh, (const ModelAttnSeq *)(void *)seqs->data,
+                                            seqs->len);
+        emit_kernel(c, name, rows, &k, model_cost_eager_ns(c->in->cost));
+        return;
     }
+    /* MLA: the latent form (decode rows; every row under DSA) */
+    name = a->dsa ? "sparse_attention" : "mla_attention";
+    ModelAttnShape lat = sh;
+    lat.mla = true;
+    lat.kv_heads = 1;
+    lat.head_dim = a->kv_lora_rank + a->qk_rope_head_dim;
+    lat.v_head_dim = a->kv_lora_rank;
+    lat.sparse_topk = a->dsa ? a->index_topk : 0;
+    if (a->dsa)
+        lat.kv_bytes = 1; /* vLLM's fp8_ds_mla cache */
+    g_autoptr(GArray) dec = attn_seqs(c, sr, rows, kv_div, a->dsa, true);
+    if (dec->len) {
+        ModelKernelTime k = model_attn_time(c->dev, &lat, (const ModelAttnSeq *)(void *)dec->data,
+                                            dec->len);
+        kernel_add(&sum, &k, &longest);
+    }
+    if (!a->dsa) { /* MHA over the decompressed keys for the prefills */
+        g_autoptr(GArray) pre = attn_seqs(c, sr, rows, kv_div, true, false);
+        if (pre->len) {
+            ModelAttnShape mha = sh;
+            mha.mla = true;
+            mha.kv_heads = heads;
+            mha.head_dim = a->qk_nope_head_dim + a->qk_rope_head_dim;
+            mha.v_head_dim = a->v_head_dim;
+            mha.kernel = MODEL_ATTN_MLA_PREFILL;
+            ModelKernelTime k = model_attn_time(c->dev, &mha,
+                                                (const ModelAttnSeq *)(void *)pre->data, pre->len);
+            kernel_add(&sum, &k, &longest);
+        }
+    }
+    if (!dec->len && sum.ns == 0)
+        sum = model_attn_time(c->dev, &lat, NULL, 0);
+    emit_kernel(c, name, rows, &sum, model_cost_eager_ns(c->in->cost));
 }
 
 /* The context-parallel exchanges around the attention kernel. */

@@ -959,13 +959,9 @@ Test(cost, ranks_1024)
     cr_assert_eq(rank(s, N - 1)->entries->len, CALLS);
     cr_assert_eq(entry(s, N - 1, CALLS - 1)->seq, CALLS / 2);
     cr_assert_eq(s->warnings->len, 0);
-#if defined(__SANITIZE_ADDRESS__)
-    const double limit = 10.0; /* ASan/UBSan: several times slower */
-#else
-    const double limit = 1.0;
-#endif
+    /* how long it took is logged, not asserted: a wall-clock bound fails on a loaded machine
+     * (speed is measured by `make bench`, never by a unit test) */
     cr_log_info("1,024 ranks x %d calls: %.3f s", CALLS, secs);
-    cr_assert_lt(secs, limit, "%.3f s", secs);
     import_set_free(s);
     input_free(&in);
 }
