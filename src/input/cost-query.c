@@ -22,9 +22,13 @@ static const char *const gemm_dtypes[] = {"bf16",  "fp16", "fp8",  "fp8_block",
 static const char *const phases[] = {"prefill", "decode", NULL};
 static const char *const act_dtypes[] = {"bf16", "fp16", NULL};
 static const char *const kv_dtypes[] = {"auto", "bf16", "fp16", "fp8", NULL};
-static const char *const attn_kernels[] = {"auto",       "fa2",        "fa3",
-                                           "flashinfer", "triton",     "flashmla",
-                                           "flashmla_sparse", "fia",   "sfa", NULL};
+/* model_attn_kernel_name's words (model/kernel-attn.h) */
+static const char *const attn_kernels[] = {"auto",        "fa3",        "fa2",
+                                           "flashinfer",  "triton",     "flashmla",
+                                           "fa3_mla",     "flashmla_sparse", "mla_prefill",
+                                           "ascend_fia",  "ascend_sfa", NULL};
+static const char *const l2_states[] = {"warm", "cold", NULL};
+static const char *const kv_layouts[] = {"paged", "contiguous", NULL};
 static const char *const moe_backends[] = {"auto",     "triton",  "triton_mxfp4",
                                            "cutlass",  "flashinfer_cutlass",
                                            "deepgemm", "marlin",  NULL};
@@ -65,6 +69,11 @@ static const KeySpec attn_keys[CQ_ATTN_COUNT] = {
     [CQ_ATTN_KV_DTYPE] = {"kv_dtype", false, 0, 0, kv_dtypes, false},
     [CQ_ATTN_KERNEL] = {"kernel", false, 0, 0, attn_kernels, false},
     [CQ_ATTN_GRAPH] = {"graph", false, 1, 1, NULL, false},
+    [CQ_ATTN_L2] = {"l2", false, 0, 0, l2_states, false},
+    [CQ_ATTN_V_HEAD_DIM] = {"v_head_dim", false, 0, 1u << 16, NULL, false},
+    [CQ_ATTN_MLA] = {"mla", false, 0, 1, NULL, false},
+    [CQ_ATTN_TOPK] = {"topk", false, 0, BIG, NULL, false},
+    [CQ_ATTN_KV_LAYOUT] = {"kv_layout", false, 0, 0, kv_layouts, false},
 };
 static const KeySpec moe_keys[CQ_MOE_COUNT] = {
     [CQ_MOE_TOKENS] = {"tokens", true, 0, BIG, NULL, false},
@@ -101,6 +110,10 @@ static const KeySpec ep_keys[CQ_EP_COUNT] = {
     [CQ_EP_EXPERTS] = {"experts", false, 0, 1u << 20, NULL, false},
     [CQ_EP_NODES] = {"nodes", false, 1, 1u << 24, NULL, false},
 };
+
+G_STATIC_ASSERT(CQ_GEMM_COUNT <= COST_QUERY_MAX_KEYS && CQ_ATTN_COUNT <= COST_QUERY_MAX_KEYS &&
+                 CQ_MOE_COUNT <= COST_QUERY_MAX_KEYS && CQ_COLL_COUNT <= COST_QUERY_MAX_KEYS &&
+                 CQ_EP_COUNT <= COST_QUERY_MAX_KEYS);
 
 static const struct {
     const char *name;

@@ -5,8 +5,9 @@
  * Kinds and keys (doc/cli.md, "ranksim cost"):
  *   gemm        m n k dtype [graph]
  *   attention   phase=prefill batch seqlen heads kv_heads head_dim [cached] [causal] [window]
- *               [kv_dtype] [kernel] [graph]
+ *               [kv_dtype] [kernel] [graph] [l2] [v_head_dim] [mla] [topk] [kv_layout]
  *               phase=decode batch context heads kv_heads head_dim [kv_dtype] [kernel] [graph]
+ *               [l2] [v_head_dim] [mla] [topk]
  *   moe         tokens hidden inter topk experts [tp] [ep] dtype [backend] [graph]
  *   collective  op ranks bytes [nodes] [dtype] [impl] [algo] [graph]
  *   ep          op=dispatch|combine mode=normal|low_latency ep tokens hidden topk [dtype]
@@ -51,6 +52,11 @@ enum {
     CQ_ATTN_KV_DTYPE,
     CQ_ATTN_KERNEL,
     CQ_ATTN_GRAPH,
+    CQ_ATTN_L2,
+    CQ_ATTN_V_HEAD_DIM,
+    CQ_ATTN_MLA,
+    CQ_ATTN_TOPK,
+    CQ_ATTN_KV_LAYOUT,
     CQ_ATTN_COUNT
 };
 enum {
@@ -90,7 +96,7 @@ enum {
     CQ_EP_NODES,
     CQ_EP_COUNT
 };
-#define COST_QUERY_MAX_KEYS 16
+#define COST_QUERY_MAX_KEYS 24
 
 typedef struct {
     CostKind kind;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../model/kernel-gemm.h"
+#include "../../model/kernel-attn.h"
 #include "../../model/kernel-ep.h"
 #include "../../model/kernel-moe.h"
 #include "../../sched/program.h"
@@ -72,6 +73,53 @@ static void moe(const NetHardware *hw, const CostQuery *q, CostResult *out)
     out->detail = model_gemm_dtype_name(s.dtype);
 }
 
+/* One layer's attention over `batch` identical sequences (model/kernel-attn.h). The L2 is warm
+ * by default, as kernel benchmarks that replay one layer find it (l2=cold: as a model's forward
+ * does, the other layers evicting it). */
+static bool attention(const NetHardware *hw, const CostQuery *q, CostResult *out, GError **error)
+{
+    bool decode = q->val[CQ_ATTN_PHASE] == 1;
+    const char *kv = cost_query_word(q, CQ_ATTN_KV_DTYPE);
+    ModelAttnShape s = {
+        .heads = (uint32_t)q->val[CQ_ATTN_HEADS],
+        .kv_heads = (uint32_t)q->val[CQ_ATTN_KV_HEADS],
+        .head_dim = (uint32_t)q->val[CQ_ATTN_HEAD_DIM],
+        .v_head_dim = (uint32_t)q->val[CQ_ATTN_V_HEAD_DIM],
+        .causal = q->val[CQ_ATTN_CAUSAL] != 0,
+        .window = (uint32_t)MIN(q->val[CQ_ATTN_WINDOW], (uint64_t)UINT32_MAX),
+        .kv_bytes = kv && strcmp(kv, "fp8") == 0 ? 1 : 2,
+        .sparse_topk = (uint32_t)MIN(q->val[CQ_ATTN_TOPK], (uint64_t)UINT32_MAX),
+        .mla = q->val[CQ_ATTN_MLA] != 0,
+        .warm_l2 = q->val[CQ_ATTN_L2] == 0,
+        .contiguous_kv = q->val[CQ_ATTN_KV_LAYOUT] == 1,
+    };
+    if (!model_attn_kernel_parse(cost_query_word(q, CQ_ATTN_KERNEL), &s.kernel))
+        s.kernel = MODEL_ATTN_AUTO;
+    if (s.kv_heads == 0 || s.heads % s.kv_heads) {
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                    "attention: heads=%u is not a multiple of kv_heads=%u", s.heads, s.kv_heads);
+        return false;
+    }
+    uint64_t len = decode ? q->val[CQ_ATTN_CONTEXT] : q->val[CQ_ATTN_SEQLEN];
+    uint64_t cached = decode ? 0 : q->val[CQ_ATTN_CACHED];
+    uint64_t batch = q->val[CQ_ATTN_BATCH];
+    if (len + cached > UINT32_MAX || batch > UINT32_MAX) {
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                    "attention: batch and lengths must be at most %u", UINT32_MAX);
+        return false;
+    }
+    uint32_t q_len = decode ? 1 : (uint32_t)len, kv_len = (uint32_t)(len + cached);
+    ModelKernelTime k =
+        model_attn_time_uniform(hw, &s, (uint32_t)batch, q_len, kv_len);
+    from_kernel(&k, out);
+    out->detail = model_attn_kernel_name(model_attn_kernel_resolve(hw, &s, decode));
+    if (!q->val[CQ_ATTN_GRAPH] && 5000.0 > k.ns) { /* an eager launch: PyTorch's dispatch */
+        out->time_us = 5.0;
+        out->bound = "host";
+    }
+    return true;
+}
+
 /* DeepEP within one NVLink domain: the narrowest tier that holds `ep` devices. */
 static bool ep(const NetHardware *hw, const CostQuery *q, CostResult *out, GError **error)
 {
@@ -123,6 +171,8 @@ bool cost_predict(const NetHardware *hw, const CostQuery *q, CostResult *out, GE
         return true;
     case COST_EP:
         return ep(hw, q, out, error);
+    case COST_ATTENTION:
+        return attention(hw, q, out, error);
     default:
         g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "%s: not priced yet",
                     cost_kind_name(q->kind));
