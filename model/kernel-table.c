@@ -967,10 +967,19 @@ guint model_kernel_table_size(const ModelKernelTable *t)
     return t ? t->size : 0;
 }
 
-static bool is_nccl_tests(const char *text)
+/* nccl-tests' output: its banner line, its test line, or its table's column header, at the
+ * start of a line (a CSV's comments may mention nccl-tests, never start a line so). */
+static bool is_nccl_tests(GStrv lines)
 {
-    return strstr(text, "# nThread") || strstr(text, "# Collective test starting") ||
-           strstr(text, "out-of-place");
+    for (guint i = 0; lines[i]; i++) {
+        const char *t = lines[i];
+        while (*t == ' ' || *t == '\t')
+            t++;
+        if (g_str_has_prefix(t, "# nThread ") || g_str_has_prefix(t, "# Collective test starting:") ||
+            g_regex_match_simple("^#\\s+size\\s+count\\s+type", t, 0, 0))
+            return true;
+    }
+    return false;
 }
 
 bool model_kernel_table_load(ModelKernelTable *t, const char *data, gsize len,
@@ -987,8 +996,8 @@ bool model_kernel_table_load(ModelKernelTable *t, const char *data, gsize len,
     g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Row));
     g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     Load ld = {.display = display, .device = t->device, .rows = rows, .seen = seen};
-    bool nccl = is_nccl_tests(text);
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    bool nccl = is_nccl_tests(lines);
     if (!(nccl ? load_nccl_tests(&ld, lines, error) : load_csv(&ld, lines, error)))
         return false;
     for (guint i = 0; i < rows->len; i++)
