@@ -722,7 +722,8 @@ static bool nccl_comment(Load *ld, guint line, const char *text, NcclRun *run, G
         run->ranks++;
         const char *on = strstr(text, " on ");
         if (on) {
-            g_auto(GStrv) w = g_strsplit_set(on + 4, " \t", 2);
+            g_autofree char *rest = g_strchug(g_strdup(on + 4));
+            g_auto(GStrv) w = g_strsplit_set(rest, " \t", 2);
             g_hash_table_add(run->hosts, g_strdup(w[0]));
         }
     } else if (strstr(text, "size") && strstr(text, "count") && strstr(text, "time")) {
