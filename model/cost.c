@@ -31,7 +31,7 @@ typedef struct {
 struct ModelCost {
     const NetHardware *hw; /* borrowed */
     ModelCostParams params;
-    GHashTable *profile; /* char* op (owned) -> GArray<CostPoint> (owned), sorted by rows */
+    GHashTable *profile;     /* char* op (owned) -> GArray<CostPoint> (owned), sorted by rows */
     ModelKernelTable *table; /* measured kernel times (owned), NULL until one is loaded */
 };
 
@@ -340,8 +340,8 @@ int64_t model_cost_op_ns_bound(const ModelCost *c, const char *name, uint64_t ro
  * cover it. Eager: first the table's eager rows (their time includes the host's dispatch),
  * then its graph rows, which the caller then lengthens to the host's dispatch as it would the
  * model's. */
-static double table_ns(const ModelCost *c, const ModelKernelTime *k, uint64_t rows,
-                       double host_ns, bool graphed, bool *with_host)
+static double table_ns(const ModelCost *c, const ModelKernelTime *k, uint64_t rows, double host_ns,
+                       bool graphed, bool *with_host)
 {
     *with_host = false;
     if (!c->table || k->key.kind == MODEL_KERNEL_NONE)
@@ -365,8 +365,7 @@ static double table_ns(const ModelCost *c, const ModelKernelTime *k, uint64_t ro
 }
 
 int64_t model_cost_kernel_ns(const ModelCost *c, const char *name, uint64_t rows,
-                             const ModelKernelTime *k, double host_ns, bool graphed,
-                             uint8_t *bound)
+                             const ModelKernelTime *k, double host_ns, bool graphed, uint8_t *bound)
 {
     *bound = SCHED_BOUND_NONE;
     g_return_val_if_fail(c != NULL && k != NULL, 0);

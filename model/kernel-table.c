@@ -55,7 +55,7 @@ typedef struct {
 } Group;
 
 struct ModelKernelTable {
-    char *device;     /* NULL: every device */
+    char *device;      /* NULL: every device */
     GPtrArray *groups; /* Group*, owned */
     guint size;
 };
@@ -75,25 +75,24 @@ const char *model_kernel_kind_name(ModelKernelKind k)
 }
 
 /* The same names `ranksim cost` takes (src/input/cost-query.c), canonical spellings first. */
-static const char *const gemm_dtypes[] = {"bf16",  "fp16", "fp8",  "fp8_block",
-                                          "nvfp4", "mxfp4", "int8", "int4", NULL};
+static const char *const gemm_dtypes[] = {"bf16",  "fp16", "fp8",  "fp8_block", "nvfp4",
+                                          "mxfp4", "int8", "int4", NULL};
 static const char *const phases[] = {"prefill", "decode", NULL};
 static const char *const act_dtypes[] = {"bf16", "fp16", NULL};
 static const char *const kv_dtypes[] = {"auto", "bf16", "fp16", "fp8", NULL};
 static const char *const moe_dists[] = {"balanced", "power_law_1.01", "power_law_1.2", NULL};
 static const char *const coll_ops[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                       "all_to_all", "broadcast", NULL};
-static const char *const coll_dtypes[] = {"bf16", "fp16", "fp32", "fp8", "int8", "int32",
-                                          "int64", NULL};
+                                       "all_to_all", "broadcast",  NULL};
+static const char *const coll_dtypes[] = {"bf16", "fp16",  "fp32",  "fp8",
+                                          "int8", "int32", "int64", NULL};
 static const uint32_t coll_dtype_bytes[] = {2, 2, 4, 1, 1, 4, 8};
 static const char *const impls[] = {"nccl", "custom", NULL};
 
 /* Other spellings the formats use (AIConfigurator, nccl-tests, torch) -> canonical. */
 static const char *const aliases[][2] = {
-    {"bfloat16", "bf16"},  {"float16", "fp16"},    {"half", "fp16"},
-    {"float", "fp32"},     {"float32", "fp32"},    {"fp8_e4m3", "fp8"},
-    {"w4a16_mxfp4", "mxfp4"}, {"int4_wo", "int4"}, {"sq", "int8"},
-    {"alltoall", "all_to_all"},
+    {"bfloat16", "bf16"}, {"float16", "fp16"},        {"half", "fp16"},         {"float", "fp32"},
+    {"float32", "fp32"},  {"fp8_e4m3", "fp8"},        {"w4a16_mxfp4", "mxfp4"}, {"int4_wo", "int4"},
+    {"sq", "int8"},       {"alltoall", "all_to_all"},
 };
 
 /* The static canonical string of `s` in `list` (after aliases), or NULL. */
@@ -130,8 +129,8 @@ typedef struct {
     guint line;
 } Row;
 
-static bool G_GNUC_PRINTF(5, 6) fail(GError **error, const Load *ld, guint line,
-                                     const char *column, const char *fmt, ...)
+static bool G_GNUC_PRINTF(5, 6)
+    fail(GError **error, const Load *ld, guint line, const char *column, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -197,8 +196,8 @@ static char *key_text(const ModelKernelKey *k)
     return g_string_free(s, FALSE);
 }
 
-static bool add_row(Load *ld, guint line, const char *column, const ModelKernelKey *key,
-                    double ns, GError **error)
+static bool add_row(Load *ld, guint line, const char *column, const ModelKernelKey *key, double ns,
+                    GError **error)
 {
     if (!(ns > 0) || !isfinite(ns))
         return fail(error, ld, line, column, "the time must be a number > 0");
@@ -206,8 +205,8 @@ static bool add_row(Load *ld, guint line, const char *column, const ModelKernelK
     gpointer first = g_hash_table_lookup(ld->seen, text);
     if (first) {
         g_free(text);
-        return fail(error, ld, line, NULL, "the same %s point as line %u",
-                    kind_names[key->kind], GPOINTER_TO_UINT(first));
+        return fail(error, ld, line, NULL, "the same %s point as line %u", kind_names[key->kind],
+                    GPOINTER_TO_UINT(first));
     }
     g_hash_table_insert(ld->seen, text, GUINT_TO_POINTER(line));
     Row r = {.key = *key, .ns = ns, .line = line};
@@ -316,7 +315,8 @@ static void key_defaults(ModelKernelKey *k, const bool *given_dim)
     case MODEL_KERNEL_ATTENTION:
         if (!k->word[MODEL_KEY_ATTN_DTYPE])
             k->word[MODEL_KEY_ATTN_DTYPE] = act_dtypes[0];
-        if (!k->word[MODEL_KEY_ATTN_KV_DTYPE] || strcmp(k->word[MODEL_KEY_ATTN_KV_DTYPE], "auto") == 0)
+        if (!k->word[MODEL_KEY_ATTN_KV_DTYPE] ||
+            strcmp(k->word[MODEL_KEY_ATTN_KV_DTYPE], "auto") == 0)
             k->word[MODEL_KEY_ATTN_KV_DTYPE] = k->word[MODEL_KEY_ATTN_DTYPE];
         if (!given_dim[MODEL_KEY_ATTN_KV_HEADS])
             k->dim[MODEL_KEY_ATTN_KV_HEADS] = k->dim[MODEL_KEY_ATTN_HEADS];
@@ -439,8 +439,8 @@ static const char *const aic_names[AIC_COUNT] = {"GEMM", "attention", "MoE", "NC
 
 typedef struct {
     AicKind kind;
-    GStrv header;  /* column names */
-    GStrv cells;   /* the row's */
+    GStrv header; /* column names */
+    GStrv cells;  /* the row's */
     guint ncells;
 } AicRow;
 
@@ -479,8 +479,8 @@ static bool aic_attention(const Load *ld, guint line, const AicRow *r, ModelKern
 {
     static const char *const names[] = {"batch_size", "num_heads", "num_key_value_heads",
                                         "head_dim"};
-    static const int idx[] = {MODEL_KEY_ATTN_BATCH, MODEL_KEY_ATTN_HEADS,
-                              MODEL_KEY_ATTN_KV_HEADS, MODEL_KEY_ATTN_HEAD_DIM};
+    static const int idx[] = {MODEL_KEY_ATTN_BATCH, MODEL_KEY_ATTN_HEADS, MODEL_KEY_ATTN_KV_HEADS,
+                              MODEL_KEY_ATTN_HEAD_DIM};
     double isl, step, window = 0;
     if (!cell_dims(ld, line, r, k, names, idx, 4, error) ||
         !cell_num(ld, line, r, "isl", &isl, error) || !cell_num(ld, line, r, "step", &step, error))
@@ -512,12 +512,11 @@ static bool aic_attention(const Load *ld, guint line, const AicRow *r, ModelKern
                 &k->word[MODEL_KEY_ATTN_KV_DTYPE], error);
 }
 
-static bool aic_moe(const Load *ld, guint line, const AicRow *r, ModelKernelKey *k,
-                    GError **error)
+static bool aic_moe(const Load *ld, guint line, const AicRow *r, ModelKernelKey *k, GError **error)
 {
-    static const char *const names[] = {"num_tokens", "hidden_size", "inter_size", "topk",
+    static const char *const names[] = {"num_tokens",  "hidden_size", "inter_size", "topk",
                                         "num_experts", "moe_tp_size", "moe_ep_size"};
-    static const int idx[] = {MODEL_KEY_MOE_TOKENS, MODEL_KEY_MOE_HIDDEN, MODEL_KEY_MOE_INTER,
+    static const int idx[] = {MODEL_KEY_MOE_TOKENS, MODEL_KEY_MOE_HIDDEN,  MODEL_KEY_MOE_INTER,
                               MODEL_KEY_MOE_TOPK,   MODEL_KEY_MOE_EXPERTS, MODEL_KEY_MOE_TP,
                               MODEL_KEY_MOE_EP};
     if (!cell_dims(ld, line, r, k, names, idx, 7, error) ||
@@ -525,8 +524,8 @@ static bool aic_moe(const Load *ld, guint line, const AicRow *r, ModelKernelKey 
               &k->word[MODEL_KEY_MOE_DTYPE], error))
         return false;
     const char *dist = cell(r, "distribution");
-    if (dist && !word(ld, line, "distribution", dist, moe_dists, &k->word[MODEL_KEY_MOE_DIST],
-                      error))
+    if (dist &&
+        !word(ld, line, "distribution", dist, moe_dists, &k->word[MODEL_KEY_MOE_DIST], error))
         return false;
     return true;
 }
@@ -601,9 +600,8 @@ static bool aic_row(Load *ld, guint line, const AicRow *r, GError **error)
 /* Which AIC table a header is (all its required columns present), or AIC_COUNT. */
 static AicKind aic_kind(GStrv header)
 {
-    static const char *const marker[AIC_COUNT] = {"gemm_dtype", "num_key_value_heads",
-                                                  "moe_dtype", "message_size",
-                                                  "allreduce_dtype"};
+    static const char *const marker[AIC_COUNT] = {"gemm_dtype", "num_key_value_heads", "moe_dtype",
+                                                  "message_size", "allreduce_dtype"};
     if (col_index(header, "latency") < 0)
         return AIC_COUNT;
     if (col_index(header, "allreduce_dtype") >= 0)
@@ -713,7 +711,8 @@ static bool nccl_comment(Load *ld, guint line, const char *text, NcclRun *run, G
         g_autofree char *name = g_strstrip(g_strdup(p + strlen("Collective test starting:")));
         run->op = op_of_test(name);
         if (!run->op)
-            return fail(error, ld, line, NULL, "test '%s' is not one of all_reduce_perf, "
+            return fail(error, ld, line, NULL,
+                        "test '%s' is not one of all_reduce_perf, "
                         "all_gather_perf, reduce_scatter_perf, alltoall_perf, broadcast_perf",
                         name);
     } else if ((p = strstr(text, "nThread"))) {
@@ -784,9 +783,9 @@ static bool load_nccl_tests(Load *ld, GStrv lines, GError **error)
     }
     for (guint i = 0; lines[i]; i++) {
         char *text = g_strstrip(lines[i]);
-        bool ok = !*text           ? true
-                  : *text == '#'   ? nccl_comment(ld, i + 1, text, &run, error)
-                                   : nccl_row(ld, i + 1, text, &run, error);
+        bool ok = !*text         ? true
+                  : *text == '#' ? nccl_comment(ld, i + 1, text, &run, error)
+                                 : nccl_row(ld, i + 1, text, &run, error);
         if (!ok)
             return false;
     }
@@ -976,15 +975,16 @@ static bool is_nccl_tests(GStrv lines)
         const char *t = lines[i];
         while (*t == ' ' || *t == '\t')
             t++;
-        if (g_str_has_prefix(t, "# nThread ") || g_str_has_prefix(t, "# Collective test starting:") ||
+        if (g_str_has_prefix(t, "# nThread ") ||
+            g_str_has_prefix(t, "# Collective test starting:") ||
             g_regex_match_simple("^#\\s+size\\s+count\\s+type", t, 0, 0))
             return true;
     }
     return false;
 }
 
-bool model_kernel_table_load(ModelKernelTable *t, const char *data, gsize len,
-                             const char *display, GError **error)
+bool model_kernel_table_load(ModelKernelTable *t, const char *data, gsize len, const char *display,
+                             GError **error)
 {
     g_return_val_if_fail(t != NULL && display != NULL, false);
     g_return_val_if_fail(data != NULL || len == 0, false);

@@ -55,8 +55,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelKernelTable, model_kernel_table_free)
  * kind, key, dtype or op, a missing column, a non-numeric cell, a time <= 0, the same point
  * twice in the file. All or nothing: on error the table is unchanged. A point loaded again from
  * a later file replaces the earlier one. */
-bool model_kernel_table_load(ModelKernelTable *t, const char *data, gsize len,
-                             const char *display, GError **error);
+bool model_kernel_table_load(ModelKernelTable *t, const char *data, gsize len, const char *display,
+                             GError **error);
 
 /* Measured points held. */
 guint model_kernel_table_size(const ModelKernelTable *t);
@@ -68,9 +68,9 @@ typedef bool (*ModelKernelAnalyticFn)(const ModelKernelKey *key, const void *use
 /* Why a lookup was or was not covered (static strings). */
 typedef struct {
     bool covered;
-    bool exact;          /* the query is a measured point */
-    guint corners;       /* measured points interpolated between */
-    const char *why;     /* when not covered: what was missing */
+    bool exact;      /* the query is a measured point */
+    guint corners;   /* measured points interpolated between */
+    const char *why; /* when not covered: what was missing */
 } ModelKernelTableHit;
 
 /* The time in ns of `key` from the table: true and *ns when covered. `query_ns` is the analytic

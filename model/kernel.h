@@ -37,12 +37,12 @@ enum { MODEL_KEY_GEMM_M = 0, MODEL_KEY_GEMM_N, MODEL_KEY_GEMM_K, MODEL_KEY_GEMM_
 enum {
     MODEL_KEY_MOE_TOKENS = 0, /* rows entering the layer; 0 = not known to the model (see below) */
     MODEL_KEY_MOE_HIDDEN,
-    MODEL_KEY_MOE_INTER,      /* one expert's intermediate size before the TP split */
-    MODEL_KEY_MOE_TOPK,       /* 0 = not known: MODEL_KEY_MOE_ROUTES holds tokens x topk */
+    MODEL_KEY_MOE_INTER, /* one expert's intermediate size before the TP split */
+    MODEL_KEY_MOE_TOPK,  /* 0 = not known: MODEL_KEY_MOE_ROUTES holds tokens x topk */
     MODEL_KEY_MOE_EXPERTS,
     MODEL_KEY_MOE_TP,
     MODEL_KEY_MOE_EP,
-    MODEL_KEY_MOE_ROUTES,     /* tokens x topk, every routed pair of the layer (all ranks) */
+    MODEL_KEY_MOE_ROUTES, /* tokens x topk, every routed pair of the layer (all ranks) */
     MODEL_KEY_MOE_DIMS
 };
 enum {
@@ -52,16 +52,16 @@ enum {
     MODEL_KEY_ATTN_HEADS,    /* query heads per rank */
     MODEL_KEY_ATTN_KV_HEADS, /* per rank */
     MODEL_KEY_ATTN_HEAD_DIM,
-    MODEL_KEY_ATTN_CAUSAL,   /* 0 or 1 */
-    MODEL_KEY_ATTN_WINDOW,   /* sliding window, 0 = none */
+    MODEL_KEY_ATTN_CAUSAL, /* 0 or 1 */
+    MODEL_KEY_ATTN_WINDOW, /* sliding window, 0 = none */
     MODEL_KEY_ATTN_DIMS
 };
 enum { MODEL_KEY_COLL_RANKS = 0, MODEL_KEY_COLL_BYTES, MODEL_KEY_COLL_NODES, MODEL_KEY_COLL_DIMS };
 #define MODEL_KERNEL_KEY_DIMS 8
 
 /* The words of a key, by kind: index into ModelKernelKey.word. */
-enum { MODEL_KEY_GEMM_DTYPE = 0 };                          /* model_gemm_dtype_name */
-enum { MODEL_KEY_MOE_DTYPE = 0, MODEL_KEY_MOE_DIST };        /* weights; router "balanced" */
+enum { MODEL_KEY_GEMM_DTYPE = 0 };                    /* model_gemm_dtype_name */
+enum { MODEL_KEY_MOE_DTYPE = 0, MODEL_KEY_MOE_DIST }; /* weights; router "balanced" */
 enum { MODEL_KEY_ATTN_PHASE = 0, MODEL_KEY_ATTN_DTYPE, MODEL_KEY_ATTN_KV_DTYPE };
 enum { MODEL_KEY_COLL_OP = 0, MODEL_KEY_COLL_DTYPE, MODEL_KEY_COLL_IMPL };
 #define MODEL_KERNEL_KEY_WORDS 3
@@ -74,10 +74,10 @@ typedef struct {
 } ModelKernelKey;
 
 typedef struct {
-    double ns;      /* predicted kernel time, fixed time included, > 0 */
-    double flops;   /* useful floating-point operations (not the padded tiles') */
-    double bytes;   /* HBM traffic */
-    uint8_t bound;  /* SchedBound: compute, memory or launch (the fixed time dominates) */
+    double ns;          /* predicted kernel time, fixed time included, > 0 */
+    double flops;       /* useful floating-point operations (not the padded tiles') */
+    double bytes;       /* HBM traffic */
+    uint8_t bound;      /* SchedBound: compute, memory or launch (the fixed time dominates) */
     ModelKernelKey key; /* what was priced, for a measured table; kind NONE: nothing to look up */
 } ModelKernelTime;
 

@@ -87,7 +87,8 @@ static const char *word_or(const CostQuery *q, int key, const char *dflt)
 
 static void gemm_key(const CostQuery *q, ModelKernelKey *k)
 {
-    k->word[MODEL_KEY_GEMM_DTYPE] = model_gemm_dtype_name(gemm_dtype(cost_query_word(q, CQ_GEMM_DTYPE)));
+    k->word[MODEL_KEY_GEMM_DTYPE] =
+        model_gemm_dtype_name(gemm_dtype(cost_query_word(q, CQ_GEMM_DTYPE)));
     k->dim[MODEL_KEY_GEMM_M] = (double)q->val[CQ_GEMM_M];
     k->dim[MODEL_KEY_GEMM_N] = (double)q->val[CQ_GEMM_N];
     k->dim[MODEL_KEY_GEMM_K] = (double)q->val[CQ_GEMM_K];
@@ -96,7 +97,8 @@ static void gemm_key(const CostQuery *q, ModelKernelKey *k)
 
 static void moe_key(const CostQuery *q, ModelKernelKey *k)
 {
-    k->word[MODEL_KEY_MOE_DTYPE] = model_gemm_dtype_name(gemm_dtype(cost_query_word(q, CQ_MOE_DTYPE)));
+    k->word[MODEL_KEY_MOE_DTYPE] =
+        model_gemm_dtype_name(gemm_dtype(cost_query_word(q, CQ_MOE_DTYPE)));
     k->word[MODEL_KEY_MOE_DIST] = word_or(q, CQ_MOE_DIST, "balanced");
     k->dim[MODEL_KEY_MOE_TOKENS] = (double)q->val[CQ_MOE_TOKENS];
     k->dim[MODEL_KEY_MOE_HIDDEN] = (double)q->val[CQ_MOE_HIDDEN];
@@ -123,8 +125,8 @@ static void attention_key(const CostQuery *q, ModelKernelKey *k)
     k->dim[MODEL_KEY_ATTN_CONTEXT] =
         (double)(q->given[CQ_ATTN_CACHED] ? q->val[CQ_ATTN_CACHED] : q->val[CQ_ATTN_CONTEXT]);
     k->dim[MODEL_KEY_ATTN_HEADS] = (double)q->val[CQ_ATTN_HEADS];
-    k->dim[MODEL_KEY_ATTN_KV_HEADS] = (double)(q->given[CQ_ATTN_KV_HEADS] ? q->val[CQ_ATTN_KV_HEADS]
-                                                                          : q->val[CQ_ATTN_HEADS]);
+    k->dim[MODEL_KEY_ATTN_KV_HEADS] =
+        (double)(q->given[CQ_ATTN_KV_HEADS] ? q->val[CQ_ATTN_KV_HEADS] : q->val[CQ_ATTN_HEADS]);
     k->dim[MODEL_KEY_ATTN_HEAD_DIM] = (double)q->val[CQ_ATTN_HEAD_DIM];
     k->dim[MODEL_KEY_ATTN_CAUSAL] = (double)q->val[CQ_ATTN_CAUSAL];
     k->dim[MODEL_KEY_ATTN_WINDOW] = (double)q->val[CQ_ATTN_WINDOW];

@@ -78,10 +78,9 @@ static double lookup(const ModelKernelTable *t, const NetHardware *hw, const Mod
 {
     double ns = -1;
     ModelKernelTableHit hit;
-    bool ok = model_kernel_table_lookup(t, key, analytic_ns(hw, key), model_kernel_key_analytic,
-                                        hw, &ns, &hit);
-    cr_assert_eq(ok, covered, "covered %d, expected %d (%s)", ok, covered,
-                 hit.why ? hit.why : "");
+    bool ok = model_kernel_table_lookup(t, key, analytic_ns(hw, key), model_kernel_key_analytic, hw,
+                                        &ns, &hit);
+    cr_assert_eq(ok, covered, "covered %d, expected %d (%s)", ok, covered, hit.why ? hit.why : "");
     cr_assert_eq(hit.covered, covered);
     return ns;
 }
@@ -182,9 +181,9 @@ Test(kernel_table, moe_key_of_the_lowering_hits_the_table_row)
     ModelKernelTime k = model_moe_local_time(&hw, MODEL_GEMM_BF16, 4096, 1024, 64, 16 * 8, 16 * 8);
     cr_assert_eq(k.key.kind, MODEL_KERNEL_MOE);
     double ns = 0;
-    cr_assert(!model_kernel_table_lookup(t, &k.key, k.ns, model_kernel_key_analytic, &hw, &ns,
-                                         NULL),
-              "tokens unknown until completed");
+    cr_assert(
+        !model_kernel_table_lookup(t, &k.key, k.ns, model_kernel_key_analytic, &hw, &ns, NULL),
+        "tokens unknown until completed");
     ModelKernelKey key = k.key;
     model_kernel_key_complete(&key, 16);
     cr_assert_float_eq(key.dim[MODEL_KEY_MOE_TOPK], 8.0, 1e-12);
@@ -208,11 +207,12 @@ Test(kernel_table, gemm_model_fills_its_key)
 Test(kernel_table, aic_gemm_latency_in_ms)
 {
     NetHardware hw = test_hw();
-    const char *text =
-        "framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n"
-        "VLLM,0.24.0,NVIDIA H100 80GB HBM3,gemm,torch.nn.functional.linear,bfloat16,1,4096,4096,0.015\n"
-        "VLLM,0.24.0,NVIDIA H100 80GB HBM3,gemm,torch.nn.functional.linear,bfloat16,2,4096,4096,0.016\n"
-        "VLLM,0.24.0,NVIDIA H100 80GB HBM3,gemm,cutlass,fp8,1,4096,4096,0.025\n";
+    const char *text = "framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n"
+                       "VLLM,0.24.0,NVIDIA H100 80GB "
+                       "HBM3,gemm,torch.nn.functional.linear,bfloat16,1,4096,4096,0.015\n"
+                       "VLLM,0.24.0,NVIDIA H100 80GB "
+                       "HBM3,gemm,torch.nn.functional.linear,bfloat16,2,4096,4096,0.016\n"
+                       "VLLM,0.24.0,NVIDIA H100 80GB HBM3,gemm,cutlass,fp8,1,4096,4096,0.025\n";
     g_autoptr(ModelKernelTable) t = load_ok(text, "gemm_perf.txt");
     cr_assert_eq(model_kernel_table_size(t), 3u);
     ModelKernelKey k = gemm_key(2, 4096, 4096, "bf16");
@@ -225,7 +225,8 @@ Test(kernel_table, aic_attention_context_and_generation)
 {
     const char *text =
         "framework,version,device,op_name,kernel_source,batch_size,isl,num_heads,"
-        "num_key_value_heads,head_dim,beam_width,attn_dtype,kv_cache_dtype,step,window_size,latency\n"
+        "num_key_value_heads,head_dim,beam_width,attn_dtype,kv_cache_dtype,step,window_size,"
+        "latency\n"
         "VLLM,0.24.0,H100,context_attention,fa3,4,1024,32,8,128,1,bfloat16,bfloat16,0,0,0.5\n"
         "VLLM,0.24.0,H100,generation_attention,fa3,8,1,32,8,128,1,bfloat16,fp8,1023,0,0.02\n";
     g_autoptr(ModelKernelTable) t = load_ok(text, "attn.csv");
@@ -265,8 +266,8 @@ Test(kernel_table, aic_moe_folds_tp_into_inter)
     ModelKernelTime k = model_moe_local_time(&hw, MODEL_GEMM_BF16, 4096, 1024, 64, 128, 128);
     model_kernel_key_complete(&k.key, 16);
     double ns = 0;
-    cr_assert(model_kernel_table_lookup(t, &k.key, k.ns, model_kernel_key_analytic, &hw, &ns,
-                                        NULL));
+    cr_assert(
+        model_kernel_table_lookup(t, &k.key, k.ns, model_kernel_key_analytic, &hw, &ns, NULL));
     cr_assert_float_eq(ns, 80000.0, 1e-9 * 80000, "the balanced row: %g", ns);
 }
 
@@ -288,10 +289,11 @@ Test(kernel_table, aic_nccl_and_custom_allreduce_sizes_in_bytes)
     cr_assert(model_kernel_table_lookup(t, &k, 0, NULL, NULL, &ns, NULL));
     cr_assert_float_eq(ns, 6000.0, 1e-6);
 
-    const char *car = "framework,version,device,op_name,kernel_source,allreduce_dtype,num_gpus,"
-                      "message_size,latency,backend\n"
-                      "vLLM,0.24.0,H100,all_reduce,vLLM_custom_graph,bfloat16,2,128,0.0043,vllm_graph\n"
-                      "vLLM,0.24.0,H100,all_reduce,vLLM_custom_eager,bfloat16,2,128,0.0206,vllm_eager\n";
+    const char *car =
+        "framework,version,device,op_name,kernel_source,allreduce_dtype,num_gpus,"
+        "message_size,latency,backend\n"
+        "vLLM,0.24.0,H100,all_reduce,vLLM_custom_graph,bfloat16,2,128,0.0043,vllm_graph\n"
+        "vLLM,0.24.0,H100,all_reduce,vLLM_custom_eager,bfloat16,2,128,0.0206,vllm_eager\n";
     g_autoptr(ModelKernelTable) c = load_ok(car, "custom_allreduce_perf.csv");
     cr_assert_eq(model_kernel_table_size(c), 2u, "graph and eager rows are different points");
     k.word[MODEL_KEY_COLL_OP] = "all_reduce";

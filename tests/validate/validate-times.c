@@ -1,6 +1,7 @@
 /* tests/validate/validate-times.c — replays measured kernel and collective times
- * (the CSV files of tests/data/times/, format in tests/data/times/README.md) through `ranksim cost`'s models
- * and prints, per kind and device, n and the median, 90th percentile and worst |error|.
+ * (the CSV files of tests/data/times/, format in tests/data/times/README.md) through `ranksim
+ * cost`'s models and prints, per kind and device, n and the median, 90th percentile and worst
+ * |error|.
  *
  *   validate-times [--check] [--min-rows N] [--table TABLE]... FILE.csv...
  *
@@ -27,10 +28,10 @@
 #define TABLE_TOLERANCE 0.05
 
 typedef struct {
-    char **paths;          /* --table files, NULL-terminated, or NULL */
-    GHashTable *by_device; /* device name -> ModelKernelTable* */
+    char **paths;                     /* --table files, NULL-terminated, or NULL */
+    GHashTable *by_device;            /* device name -> ModelKernelTable* */
     unsigned covered, outside, worse; /* rows covered, not covered, covered beyond 5 % */
-    double worst;          /* largest |error| of a covered row */
+    double worst;                     /* largest |error| of a covered row */
 } Tables;
 
 /* The tables loaded for `hw` (NULL without --table); exits 2 on a bad table. */
@@ -56,8 +57,8 @@ static const ModelKernelTable *tables_for(Tables *t, const NetHardware *hw)
 }
 
 typedef struct {
-    char *name;    /* "gemm bf16 h100" */
-    GArray *err;   /* double: relative error, predicted / measured - 1 */
+    char *name;  /* "gemm bf16 h100" */
+    GArray *err; /* double: relative error, predicted / measured - 1 */
 } Group;
 
 static int cmp_abs(const void *a, const void *b)
@@ -203,8 +204,7 @@ int main(int argc, char **argv)
     Tables tables = {0};
     GOptionEntry entries[] = {
         {"check", 0, 0, G_OPTION_ARG_NONE, &check, "exit 1 when a group misses the bars", NULL},
-        {"min-rows", 0, 0, G_OPTION_ARG_INT, &min_rows, "groups checked need this many rows",
-         "N"},
+        {"min-rows", 0, 0, G_OPTION_ARG_INT, &min_rows, "groups checked need this many rows", "N"},
         {"table", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &tables.paths,
          "price through this measured table; covered rows must be within 5 %", "TABLE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -239,8 +239,8 @@ int main(int argc, char **argv)
             bias += g_array_index(e, double, j);
         bias /= n;
         bool miss = (int)n >= min_rows && (med > 0.15 || p90 > 0.40);
-        printf("%-36s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100,
-               p90 * 100, worst * 100, bias * 100, miss ? "  MISSES THE BARS" : "");
+        printf("%-36s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100, p90 * 100,
+               worst * 100, bias * 100, miss ? "  MISSES THE BARS" : "");
         failed += miss;
     }
     if (unpriced)
