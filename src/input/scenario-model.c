@@ -443,9 +443,8 @@ static bool load_one_table(Loader *ld, const YamlDocNode *at, const char *key, c
             return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_IO, at, key,
                                      "cannot read measured table '%s': %s; valid: a table's path, "
                                      "relative to the scenario's folder",
-                                     path, err->message);
-        return scenario_extras_fail(ld, SCENARIO_ERROR_IO, flag, "cannot read '%s': %s", path,
-                                    err->message);
+                                     path, input_reason(err, path));
+        return scenario_extras_fail(ld, SCENARIO_ERROR_IO, flag, "%s", input_reason(err, path));
     }
     if (!model_cost_load_perf_db(s->cost, data, len, path, &err)) {
         /* the table's own message names the file, the line and the column */
