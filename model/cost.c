@@ -9,6 +9,7 @@
 #include "cost.h"
 
 #include "../sched/program.h"
+#include "kernel-table.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -30,7 +31,8 @@ typedef struct {
 struct ModelCost {
     const NetHardware *hw; /* borrowed */
     ModelCostParams params;
-    GHashTable *profile; /* char* op (owned) -> GArray<CostPoint> (owned), sorted by rows */
+    GHashTable *profile;     /* char* op (owned) -> GArray<CostPoint> (owned), sorted by rows */
+    ModelKernelTable *table; /* measured kernel times (owned), NULL until one is loaded */
 };
 
 void model_cost_params_defaults(ModelCostParams *p)
@@ -80,6 +82,7 @@ void model_cost_free(ModelCost *c)
     if (!c)
         return;
     g_hash_table_unref(c->profile);
+    model_kernel_table_free(c->table);
     g_free(c);
 }
 
@@ -333,9 +336,36 @@ int64_t model_cost_op_ns_bound(const ModelCost *c, const char *name, uint64_t ro
     return body_ns > INT64_MAX - fixed ? INT64_MAX : body_ns + fixed;
 }
 
+/* The measured table's time of kernel `k` run on `rows` rows, or 0 when the table does not
+ * cover it. Eager: first the table's eager rows (their time includes the host's dispatch),
+ * then its graph rows, which the caller then lengthens to the host's dispatch as it would the
+ * model's. */
+static double table_ns(const ModelCost *c, const ModelKernelTime *k, uint64_t rows, double host_ns,
+                       bool graphed, bool *with_host)
+{
+    *with_host = false;
+    if (!c->table || k->key.kind == MODEL_KERNEL_NONE)
+        return 0;
+    ModelKernelKey key = k->key;
+    model_kernel_key_complete(&key, rows);
+    double ns = 0;
+    if (!graphed) {
+        key.eager = true;
+        if (model_kernel_table_lookup(c->table, &key, fmax(k->ns, host_ns),
+                                      model_kernel_key_analytic, c->hw, &ns, NULL)) {
+            *with_host = true;
+            return ns;
+        }
+    }
+    key.eager = false;
+    if (model_kernel_table_lookup(c->table, &key, k->ns, model_kernel_key_analytic, c->hw, &ns,
+                                  NULL))
+        return ns;
+    return 0;
+}
+
 int64_t model_cost_kernel_ns(const ModelCost *c, const char *name, uint64_t rows,
-                             const ModelKernelTime *k, double host_ns, bool graphed,
-                             uint8_t *bound)
+                             const ModelKernelTime *k, double host_ns, bool graphed, uint8_t *bound)
 {
     *bound = SCHED_BOUND_NONE;
     g_return_val_if_fail(c != NULL && k != NULL, 0);
@@ -345,6 +375,16 @@ int64_t model_cost_kernel_ns(const ModelCost *c, const char *name, uint64_t rows
             *bound = SCHED_BOUND_PROFILE;
             return ns_round_up(profile_seconds(pts, rows) * 1e9);
         }
+    }
+    bool with_host;
+    double measured = table_ns(c, k, rows, host_ns, graphed, &with_host);
+    if (measured > 0) {
+        *bound = SCHED_BOUND_TABLE;
+        if (!graphed && !with_host && host_ns > measured) {
+            measured = host_ns;
+            *bound = SCHED_BOUND_LAUNCH;
+        }
+        return ns_round_up(measured);
     }
     *bound = k->bound;
     double ns = k->ns;
@@ -363,4 +403,43 @@ double model_cost_eager_ns(const ModelCost *c)
 const NetHardware *model_cost_hardware(const ModelCost *c)
 {
     return c->hw;
+}
+
+/* The first line that is not blank or a comment is the op profile's header. */
+static bool is_op_profile(const char *data, gsize len)
+{
+    gsize i = 0;
+    while (i < len) {
+        gsize end = i;
+        while (end < len && data[end] != '\n')
+            end++;
+        g_autofree char *line = g_strstrip(g_strndup(data + i, end - i));
+        const char *t = line;
+        if (g_str_has_prefix(t, "\xEF\xBB\xBF"))
+            t += 3;
+        if (*t && *t != '#') {
+            g_auto(GStrv) f = g_strsplit(t, ",", -1);
+            return g_strv_length(f) == 3 && strcmp(g_strstrip(f[0]), "op") == 0 &&
+                   strcmp(g_strstrip(f[1]), "rows") == 0 &&
+                   strcmp(g_strstrip(f[2]), "seconds") == 0;
+        }
+        i = end + 1;
+    }
+    return false;
+}
+
+bool model_cost_load_perf_db(ModelCost *c, const char *data, gsize len, const char *display,
+                             GError **error)
+{
+    g_return_val_if_fail(c != NULL && display != NULL, false);
+    if (is_op_profile(data ? data : "", data ? len : 0))
+        return model_cost_load_profile(c, data, len, display, error);
+    if (!c->table)
+        c->table = model_kernel_table_new(c->hw->name);
+    return model_kernel_table_load(c->table, data, len, display, error);
+}
+
+const ModelKernelTable *model_cost_table(const ModelCost *c)
+{
+    return c->table;
 }

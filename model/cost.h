@@ -50,6 +50,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelCost, model_cost_free)
 bool model_cost_load_profile(ModelCost *c, const char *data, gsize len, const char *display,
                              GError **error);
 
+/* Loads a measured table (model/kernel-table.h: ranksim's CSV, AIConfigurator's tables,
+ * nccl-tests output), or an op profile when the file's header is `op,rows,seconds`, from its
+ * `len` bytes; rows of ranksim's CSV for another device than this model's are skipped. Errors
+ * (MODEL_KERNEL_TABLE_ERROR or MODEL_COST_ERROR) are one line naming `display`, the line and the
+ * column. All or nothing. Loading several files adds them up. */
+bool model_cost_load_perf_db(ModelCost *c, const char *data, gsize len, const char *display,
+                             GError **error);
+
+/* The measured table loaded so far (borrowed), or NULL. */
+typedef struct ModelKernelTable ModelKernelTable;
+const ModelKernelTable *model_cost_table(const ModelCost *c);
+
 /* Whether op `name` has measured points (so model_cost_op_ns ignores flops and bytes). */
 bool model_cost_is_profiled(const ModelCost *c, const char *name);
 
@@ -67,7 +79,10 @@ int64_t model_cost_op_ns_bound(const ModelCost *c, const char *name, uint64_t ro
                                double bytes, NetPeakDtype dtype, bool graphed, uint8_t *bound);
 
 /* Duration in ns of an op a kernel model priced (`k`, model/kernel.h): the profile's time when
- * `name` is profiled (*bound = profile); else the kernel's own time inside a CUDA graph, or,
+ * `name` is profiled (*bound = profile); else a measured table's when it covers k->key
+ * (*bound = table; the key of a MoE layer is completed with `rows`: model_kernel_key_complete;
+ * eager: the table's eager rows, else its graph rows lengthened to `host_ns` as below); else
+ * the kernel's own time inside a CUDA graph, or,
  * launched eagerly, the longer of it and the host's dispatch `host_ns` (*bound = launch when
  * that is longer or the kernel's fixed time dominates). Rounded up to whole ns. */
 int64_t model_cost_kernel_ns(const ModelCost *c, const char *name, uint64_t rows,

@@ -248,6 +248,11 @@ ModelKernelTime model_gemm_time(const NetHardware *hw, const ModelGemmShape *s)
     Family f = family_of(hw, d);
     double m = (double)s->m, n = (double)s->n, k = (double)s->k;
     ModelKernelTime t = {.flops = 2.0 * m * n * k};
+    t.key.kind = MODEL_KERNEL_GEMM;
+    t.key.word[MODEL_KEY_GEMM_DTYPE] = model_gemm_dtype_name(d);
+    t.key.dim[MODEL_KEY_GEMM_M] = m;
+    t.key.dim[MODEL_KEY_GEMM_N] = n;
+    t.key.dim[MODEL_KEY_GEMM_K] = k;
     if (m <= 0 || n <= 0 || k <= 0) {
         t.ns = f.fixed_ns;
         t.bytes = 0;

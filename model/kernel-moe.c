@@ -54,8 +54,35 @@ ModelKernelTime model_moe_time(const NetHardware *hw, const ModelMoeShape *s)
 {
     double ep = s->ep ? s->ep : 1, tp = s->tp ? s->tp : 1;
     double all = (double)s->tokens * s->topk;
-    return model_moe_local_time(hw, s->dtype, s->hidden, (double)s->inter / tp,
-                                (double)s->experts / ep, all / ep, all);
+    ModelKernelTime t = model_moe_local_time(hw, s->dtype, s->hidden, (double)s->inter / tp,
+                                             (double)s->experts / ep, all / ep, all);
+    /* the whole shape is known here: say it as given */
+    t.key.dim[MODEL_KEY_MOE_TOKENS] = (double)s->tokens;
+    t.key.dim[MODEL_KEY_MOE_INTER] = s->inter;
+    t.key.dim[MODEL_KEY_MOE_TOPK] = s->topk;
+    t.key.dim[MODEL_KEY_MOE_EXPERTS] = s->experts;
+    t.key.dim[MODEL_KEY_MOE_TP] = tp;
+    t.key.dim[MODEL_KEY_MOE_EP] = ep;
+    return t;
+}
+
+/* The key of a layer known only by what lands on the rank: the TP split folded into inter
+ * (tp = 1), ep = all routed pairs / the rank's, experts = local x ep; how many tokens the
+ * pairs come from is not known here (tokens = topk = 0, routes = all pairs): whoever knows the
+ * op's rows completes it (model_kernel_key_complete). */
+static void local_key(ModelKernelKey *key, ModelGemmDtype dtype, double hidden, double inter,
+                      double local, double pairs, double all_pairs)
+{
+    double ep = pairs > 0 && all_pairs >= pairs ? all_pairs / pairs : 1;
+    key->kind = MODEL_KERNEL_MOE;
+    key->word[MODEL_KEY_MOE_DTYPE] = model_gemm_dtype_name(dtype);
+    key->word[MODEL_KEY_MOE_DIST] = "balanced"; /* the routing this model assumes */
+    key->dim[MODEL_KEY_MOE_HIDDEN] = hidden;
+    key->dim[MODEL_KEY_MOE_INTER] = inter;
+    key->dim[MODEL_KEY_MOE_EXPERTS] = local * ep;
+    key->dim[MODEL_KEY_MOE_TP] = 1;
+    key->dim[MODEL_KEY_MOE_EP] = ep;
+    key->dim[MODEL_KEY_MOE_ROUTES] = all_pairs;
 }
 
 ModelKernelTime model_moe_local_time(const NetHardware *hw, ModelGemmDtype dtype, double hidden,
@@ -98,5 +125,6 @@ ModelKernelTime model_moe_local_time(const NetHardware *hw, ModelGemmDtype dtype
     mem_sum += passes;
     t.ns = f->fixed_ns + body + passes;
     model_kernel_set_bound(&t, f->fixed_ns, comp_sum, mem_sum);
+    local_key(&t.key, dtype, hidden, inter, local, pairs, all_pairs);
     return t;
 }

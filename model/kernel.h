@@ -19,11 +19,66 @@
 
 #include "../net/hardware.h"
 
+/* Which kernel a time is for, so a measured table (model/kernel-table.h) can look it up. A
+ * model fills it for the one kernel family call it priced; an op summed from several kernels
+ * (a gated MLP) or priced by no family model keeps MODEL_KERNEL_NONE, and no table applies. */
+typedef enum {
+    MODEL_KERNEL_NONE = 0,
+    MODEL_KERNEL_GEMM,       /* model_gemm_time */
+    MODEL_KERNEL_ATTENTION,  /* hook: model/kernel-attn.h's model fills it */
+    MODEL_KERNEL_MOE,        /* model_moe_time, model_moe_local_time */
+    MODEL_KERNEL_COLLECTIVE, /* `ranksim cost collective` (the fabric is not looked up yet) */
+    MODEL_KERNEL_KIND_COUNT
+} ModelKernelKind;
+
+/* The numeric dims of a key, by kind: index into ModelKernelKey.dim. Names as `ranksim cost`
+ * takes them (model_kernel_key_dim_name). */
+enum { MODEL_KEY_GEMM_M = 0, MODEL_KEY_GEMM_N, MODEL_KEY_GEMM_K, MODEL_KEY_GEMM_DIMS };
+enum {
+    MODEL_KEY_MOE_TOKENS = 0, /* rows entering the layer; 0 = not known to the model (see below) */
+    MODEL_KEY_MOE_HIDDEN,
+    MODEL_KEY_MOE_INTER, /* one expert's intermediate size before the TP split */
+    MODEL_KEY_MOE_TOPK,  /* 0 = not known: MODEL_KEY_MOE_ROUTES holds tokens x topk */
+    MODEL_KEY_MOE_EXPERTS,
+    MODEL_KEY_MOE_TP,
+    MODEL_KEY_MOE_EP,
+    MODEL_KEY_MOE_ROUTES, /* tokens x topk, every routed pair of the layer (all ranks) */
+    MODEL_KEY_MOE_DIMS
+};
+enum {
+    MODEL_KEY_ATTN_BATCH = 0,
+    MODEL_KEY_ATTN_SEQLEN,   /* new tokens per sequence (decode: 1) */
+    MODEL_KEY_ATTN_CONTEXT,  /* prefill: cached prefix per sequence; decode: tokens attended */
+    MODEL_KEY_ATTN_HEADS,    /* query heads per rank */
+    MODEL_KEY_ATTN_KV_HEADS, /* per rank */
+    MODEL_KEY_ATTN_HEAD_DIM,
+    MODEL_KEY_ATTN_CAUSAL, /* 0 or 1 */
+    MODEL_KEY_ATTN_WINDOW, /* sliding window, 0 = none */
+    MODEL_KEY_ATTN_DIMS
+};
+enum { MODEL_KEY_COLL_RANKS = 0, MODEL_KEY_COLL_BYTES, MODEL_KEY_COLL_NODES, MODEL_KEY_COLL_DIMS };
+#define MODEL_KERNEL_KEY_DIMS 8
+
+/* The words of a key, by kind: index into ModelKernelKey.word. */
+enum { MODEL_KEY_GEMM_DTYPE = 0 };                    /* model_gemm_dtype_name */
+enum { MODEL_KEY_MOE_DTYPE = 0, MODEL_KEY_MOE_DIST }; /* weights; router "balanced" */
+enum { MODEL_KEY_ATTN_PHASE = 0, MODEL_KEY_ATTN_DTYPE, MODEL_KEY_ATTN_KV_DTYPE };
+enum { MODEL_KEY_COLL_OP = 0, MODEL_KEY_COLL_DTYPE, MODEL_KEY_COLL_IMPL };
+#define MODEL_KERNEL_KEY_WORDS 3
+
 typedef struct {
-    double ns;      /* predicted kernel time, fixed time included, > 0 */
-    double flops;   /* useful floating-point operations (not the padded tiles') */
-    double bytes;   /* HBM traffic */
-    uint8_t bound;  /* SchedBound: compute, memory or launch (the fixed time dominates) */
+    uint8_t kind; /* ModelKernelKind */
+    bool eager;   /* launched outside a CUDA graph (the time then includes the host's dispatch) */
+    const char *word[MODEL_KERNEL_KEY_WORDS]; /* static strings, by kind (above); NULL = unset */
+    double dim[MODEL_KERNEL_KEY_DIMS];        /* by kind (above); unused ones 0 */
+} ModelKernelKey;
+
+typedef struct {
+    double ns;          /* predicted kernel time, fixed time included, > 0 */
+    double flops;       /* useful floating-point operations (not the padded tiles') */
+    double bytes;       /* HBM traffic */
+    uint8_t bound;      /* SchedBound: compute, memory or launch (the fixed time dominates) */
+    ModelKernelKey key; /* what was priced, for a measured table; kind NONE: nothing to look up */
 } ModelKernelTime;
 
 /* A bandwidth-bound kernel (norms, activations, residual adds, rotary, quantization): a fixed

@@ -34,7 +34,7 @@ bool sched_op_kind_parse(const char *s, SchedOpKind *out)
 
 const char *sched_bound_name(uint8_t bound)
 {
-    static const char *const names[] = {NULL, "compute", "memory", "launch", "profile"};
+    static const char *const names[] = {NULL, "compute", "memory", "launch", "profile", "table"};
     return bound < G_N_ELEMENTS(names) ? names[bound] : NULL;
 }
 

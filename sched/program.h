@@ -64,6 +64,7 @@ typedef enum {
     SCHED_BOUND_MEMORY,   /* its bytes at the memory bandwidth take longest */
     SCHED_BOUND_LAUNCH,   /* the fixed launch overhead exceeds both */
     SCHED_BOUND_PROFILE,  /* a measured time (an op profile), not a roofline */
+    SCHED_BOUND_TABLE,    /* a measured kernel table (model/kernel-table.h), interpolated */
 } SchedBound;
 
 typedef struct {
@@ -123,7 +124,7 @@ const char *sched_op_kind_name(SchedOpKind kind);
 /* Parses a kind name ("all_gather", ...). Returns false for an unknown name. */
 bool sched_op_kind_parse(const char *s, SchedOpKind *out);
 const char *sched_dtype_name(SchedDtype dtype);
-/* "compute", "memory", "launch", "profile"; NULL for SCHED_BOUND_NONE or out of range. */
+/* "compute", "memory", "launch", "profile", "table"; NULL for SCHED_BOUND_NONE or out of range. */
 const char *sched_bound_name(uint8_t bound);
 bool sched_dtype_parse(const char *s, SchedDtype *out);
 /* Size in bytes of one element. */

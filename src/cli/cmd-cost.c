@@ -9,6 +9,7 @@
 #include "../input/cost-query.h"
 #include "../input/hardware.h"
 #include "../run/cost.h"
+#include "../util/inputfile.h"
 #include "cmd-common.h"
 #include "commands.h"
 
@@ -42,6 +43,8 @@ static const char summary[] =
     "              per rank\n"
     "graph=1 (default): inside a CUDA graph, as vLLM's decode replays it; graph=0: launched\n"
     "eagerly, the host's dispatch time counted when it is longer.\n"
+    "--perf-db PATH (repeatable): a measured table (ranksim's CSV, AIConfigurator's tables,\n"
+    "nccl-tests output); a shape it covers is priced from it (source \"table\").\n"
     "Formulas and sources: doc/cost-model.md.";
 
 static void print_json(const CostQuery *q, const CostResult *r)
@@ -72,15 +75,40 @@ static void print_json(const CostQuery *q, const CostResult *r)
     printf("%s\n", text);
 }
 
+/* The measured tables of --perf-db for `hw`, or NULL when none is given; false after printing
+ * the one-line error. */
+static bool load_tables(char **paths, const NetHardware *hw, ModelKernelTable **out)
+{
+    *out = NULL;
+    if (!paths || !paths[0])
+        return true;
+    g_autoptr(ModelKernelTable) t = model_kernel_table_new(hw->name);
+    for (int i = 0; paths[i]; i++) {
+        g_autoptr(GError) err = NULL;
+        gsize len = 0;
+        g_autofree char *data = input_file_read_bytes(paths[i], 0, &len, &err);
+        if (!data || !model_kernel_table_load(t, data, len, paths[i], &err)) {
+            cli_error("cost: --perf-db %s", err->message);
+            return false;
+        }
+    }
+    *out = g_steal_pointer(&t);
+    return true;
+}
+
 int cli_cost(int argc, char **argv)
 {
     gboolean json = FALSE;
     g_autofree char *hardware = NULL;
+    g_auto(GStrv) perf_db = NULL;
     GOptionEntry entries[] = {
         {"hardware", 0, 0, G_OPTION_ARG_STRING, &hardware,
          "a hardware preset (h100, h200, b200, ...: `ranksim list hardware`) or file", "HW"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json,
          "one JSON object: time_us, tflops, gbps, bound, source", NULL},
+        {"perf-db", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &perf_db,
+         "a measured table that overrides the model where it covers the shape (repeatable)",
+         "PATH"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("KIND key=value...");
@@ -102,9 +130,13 @@ int cli_cost(int argc, char **argv)
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }
+    g_autoptr(ModelKernelTable) table = NULL;
+    if (!load_tables(perf_db, &hw, &table))
+        return CLI_EXIT_INVALID;
     CostQuery q;
     CostResult r;
-    if (!cost_query_parse(argc - 1, argv + 1, &q, &err) || !cost_predict(&hw, &q, &r, &err)) {
+    if (!cost_query_parse(argc - 1, argv + 1, &q, &err) ||
+        !cost_predict_table(&hw, table, &q, &r, &err)) {
         cli_error("cost: %s", err->message);
         return CLI_EXIT_INVALID;
     }

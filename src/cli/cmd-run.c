@@ -25,6 +25,7 @@ typedef struct {
     char **sets;
     gboolean quiet;
     char *hardware;
+    char **perf_db; /* --perf-db, repeatable */
     char **prefill;
     char **decode;
     gboolean memory_detail;
@@ -49,6 +50,7 @@ static void run_options_clear(RunOptions *o)
     g_free(o->timeline);
     g_strfreev(o->sets);
     g_free(o->hardware);
+    g_strfreev(o->perf_db);
     g_strfreev(o->prefill);
     g_strfreev(o->decode);
     g_free(o->max_rank_ops);
@@ -68,6 +70,8 @@ static char *run_overrides(const RunOptions *o)
         g_string_append(s, sets);
     if (o->hardware)
         g_string_append_printf(s, "%s--hardware %s", s->len ? ", " : "", o->hardware);
+    for (guint i = 0; o->perf_db && o->perf_db[i]; i++)
+        g_string_append_printf(s, "%s--perf-db %s", s->len ? ", " : "", o->perf_db[i]);
     for (guint i = 0; o->prefill && o->prefill[i]; i++)
         g_string_append_printf(s, "%s--prefill %s", s->len ? ", " : "", o->prefill[i]);
     for (guint i = 0; o->decode && o->decode[i]; i++)
@@ -134,6 +138,11 @@ static int run_parse(int argc, char **argv, RunOptions *o)
          "List every tensor of the memory plan (model scenarios)", NULL},
         {"hardware", 0, 0, G_OPTION_ARG_STRING, &o->hardware,
          "Hardware preset or file, for scenarios that name none (vLLM eval configs)", "NAME|FILE"},
+        {"perf-db", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->perf_db,
+         "A measured table of kernel times (ranksim's CSV, AIConfigurator's tables, nccl-tests "
+         "output, an op profile) that overrides the cost model where it covers a shape "
+         "(repeatable)",
+         "PATH"},
         {"model-config", 0, 0, G_OPTION_ARG_FILENAME, &o->model_config,
          "A Hugging Face config.json for the model, instead of the scenario's model: or the "
          "eval config's model_name (same as --set model=FILE)",
@@ -226,6 +235,7 @@ static Scenario *run_load(RunOptions *o)
     ScenarioExtras extras = {
         .overrides = (const char *const *)o->sets,
         .hardware = o->hardware,
+        .perf_db = (const char *const *)o->perf_db,
         .max_rank_ops = o->max_ops,
         .requests = o->requests,
         .exact = o->exact,

@@ -272,6 +272,7 @@ typedef struct {
     char *timeline;
     char **sets;
     char *hardware;
+    char **perf_db; /* --perf-db, repeatable */
     char **prefill;
     char **decode;
     gboolean quiet;
@@ -289,6 +290,7 @@ static void sweep_options_clear(SweepOptions *o)
     g_free(o->timeline);
     g_strfreev(o->sets);
     g_free(o->hardware);
+    g_strfreev(o->perf_db);
     g_strfreev(o->prefill);
     g_strfreev(o->decode);
     g_free(o->max_rank_ops);
@@ -326,6 +328,11 @@ int cli_sweep(int argc, char **argv)
          "KEY=VALUE"},
         {"hardware", 0, 0, G_OPTION_ARG_STRING, &o.hardware,
          "Hardware preset or file, for scenarios that name none (vLLM eval configs)", "NAME|FILE"},
+        {"perf-db", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.perf_db,
+         "A measured table of kernel times (ranksim's CSV, AIConfigurator's tables, nccl-tests "
+         "output, an op profile) that overrides the cost model where it covers a shape "
+         "(repeatable)",
+         "PATH"},
         {"prefill", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.prefill,
          "A prefill step of N tokens, for scenarios without a workload (repeatable)", "N"},
         {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.decode,
@@ -446,6 +453,7 @@ static bool sweep_inputs(CliSweep *sw, SweepOptions *o, GPtrArray **axes, GArray
     sw->in.varies = *axes;
     sw->in.sets = (const char *const *)o->sets;
     sw->in.hardware = o->hardware;
+    sw->in.perf_db = (const char *const *)o->perf_db;
     sw->in.flag_prefill = *prefill;
     sw->in.flag_decode = *decode;
     if (!sweep_check_keys(&sw->in, &err)) {

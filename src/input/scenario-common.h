@@ -40,6 +40,7 @@ typedef struct {
     uint32_t *stamp; /* per rank, for duplicate detection; compared with stamp_gen */
     uint32_t stamp_gen;
     bool merge_refused; /* --vary workload.prefill/decode met requests: refused after serving */
+    const YamlDocNode *calibration; /* hardware.calibration (a path or a list), or NULL */
 } Loader;
 
 /* ---- top-level keys (scenario-common.c), NULL-terminated ---- */

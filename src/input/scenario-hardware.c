@@ -144,7 +144,8 @@ static bool load_hardware(Loader *ld, const YamlDocNode *hw, Scenario *s)
             return hardware_base_file(ld, hw, "hardware", name, s);
         return hardware_base_preset(ld, hw, "hardware", name, s);
     }
-    static const char *const own[] = {"preset", "file", NULL};
+    static const char *const own[] = {"preset", "file", "calibration", NULL};
+    ld->calibration = yamldoc_map_get(hw, "calibration");
     const YamlDocNode *pn = yamldoc_map_get(hw, "preset"), *fn = yamldoc_map_get(hw, "file");
     if (pn && fn)
         return yamldoc_fail(&ld->doc, yamldoc_map_get_key(hw, "file"), "file",

@@ -429,6 +429,66 @@ static bool load_profile(Loader *ld, const YamlDocNode *at, Scenario *s)
     return true;
 }
 
+/* One measured table at `path` (resolved) into s->cost. `at`/`key`: the YAML node that named
+ * it, or NULL for --perf-db (then `flag` names the flag in messages). */
+static bool load_one_table(Loader *ld, const YamlDocNode *at, const char *key, const char *flag,
+                           const char *path, Scenario *s)
+{
+    g_autoptr(GError) err = NULL;
+    gsize len = 0;
+    g_autofree char *data = NULL;
+    if (g_file_test(path, G_FILE_TEST_IS_DIR))
+        g_set_error(&err, SCENARIO_ERROR, SCENARIO_ERROR_IO, "it is a folder");
+    else
+        data = input_file_read_bytes(path, 0, &len, &err);
+    if (!data) {
+        if (at)
+            return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_IO, at, key,
+                                     "cannot read measured table '%s': %s; valid: a table's path, "
+                                     "relative to the scenario's folder",
+                                     path, input_reason(err, path));
+        return scenario_extras_fail(ld, SCENARIO_ERROR_IO, flag, "%s", input_reason(err, path));
+    }
+    if (!model_cost_load_perf_db(s->cost, data, len, path, &err)) {
+        /* the table's own message names the file, the line and the column */
+        g_set_error(ld->doc.error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "%s", err->message);
+        return false;
+    }
+    if (!s->perf_db)
+        s->perf_db = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(s->perf_db, g_strdup(path));
+    return true;
+}
+
+/* hardware.calibration (a path or a list of paths, relative to the scenario's folder), then
+ * --perf-db (relative to the working directory): measured tables into s->cost. */
+static bool load_tables(Loader *ld, Scenario *s)
+{
+    const YamlDocNode *cal = ld->calibration;
+    if (cal && !yamldoc_is_null(cal)) {
+        bool seq = cal->type == YAMLDOC_SEQ;
+        guint n = seq ? cal->items->len : 1;
+        for (guint i = 0; i < n; i++) {
+            const YamlDocNode *item = seq ? g_ptr_array_index(cal->items, i) : cal;
+            const char *v = NULL;
+            if (!yamldoc_get_string(&ld->doc, item, "calibration",
+                                    "a measured table's path or a list of them, relative to the "
+                                    "scenario's folder",
+                                    &v))
+                return false;
+            g_autofree char *path = scenario_resolve_path(ld, v);
+            if (!load_one_table(ld, item, "calibration", NULL, path, s))
+                return false;
+        }
+    }
+    for (int i = 0; ld->extras->perf_db && ld->extras->perf_db[i]; i++) {
+        g_autofree char *flag = g_strdup_printf("--perf-db %s", ld->extras->perf_db[i]);
+        if (!load_one_table(ld, NULL, NULL, flag, ld->extras->perf_db[i], s))
+            return false;
+    }
+    return true;
+}
+
 /* ---- workload ---- */
 
 /* Checks one length of a batch against the engine: prompts and decode contexts fit in
@@ -969,6 +1029,8 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
     s->engine = ms->engine;
     s->cost = model_cost_new(&s->hardware, &ms->cost);
     if (profile_at && !load_profile(ld, profile_at, s))
+        return false;
+    if (!load_tables(ld, s))
         return false;
 
     if (!load_workload(ld, root, s))

@@ -581,6 +581,11 @@ bool scenario_interpret_program(Loader *ld, const YamlDocNode *root, Scenario *s
         return false;
 
     /* Hardware before nodes, nodes before link faults: each check needs the one before. */
-    return scenario_load_placement(ld, root, s) &&
-           scenario_load_run_settings(ld, root, s, "the program");
+    if (!scenario_load_placement(ld, root, s))
+        return false;
+    if ((ld->calibration && !yamldoc_is_null(ld->calibration)) ||
+        (ld->extras->perf_db && ld->extras->perf_db[0]))
+        scenario_note_ignored(s, "measured tables (hardware.calibration, --perf-db) price a "
+                                 "model's kernels; a program's ops keep their written durations");
+    return scenario_load_run_settings(ld, root, s, "the program");
 }

@@ -31,6 +31,8 @@ void scenario_free(Scenario *s)
     scenario_pending_free(s->pending);
     model_cost_free(s->cost);
     g_free(s->op_profile);
+    if (s->perf_db)
+        g_ptr_array_unref(s->perf_db);
     if (s->findings) {
         g_ptr_array_set_free_func(s->findings, (GDestroyNotify)sched_diag_free);
         g_ptr_array_unref(s->findings);

@@ -65,6 +65,8 @@ typedef struct {
                                 schedule's step and request rows; else NULL */
     ModelCost *cost;         /* roofline on `hardware`, plus `engine.op_profile` */
     char *op_profile;        /* resolved path of engine.op_profile, or NULL */
+    GPtrArray *perf_db;      /* char*: resolved paths of the measured tables loaded into
+                                `cost` (hardware.calibration, then --perf-db), or NULL */
     GPtrArray *findings;     /* SchedDiag* from model_layout_check, owned */
 
     /* Settings given but not simulated, one char* each (owned; never NULL, often empty): vLLM
@@ -100,6 +102,10 @@ typedef struct {
                                      file has no workload. */
     const char *requests;         /* --requests FILE: a trace (JSON lines or CSV) served as the
                                      workload (replaces the file's) */
+    const char *const *perf_db;   /* --perf-db PATH, repeatable, NULL-terminated (or NULL):
+                                     measured tables (model/kernel-table.h) loaded after the
+                                     scenario's hardware.calibration; paths relative to the
+                                     working directory */
     /* `exact` and `progress` are for serving a request workload, which loading leaves to
      * runner_prepare (src/run/runner.h); runner_load passes them on. */
     bool exact;                   /* --exact: simulate every scheduled step, even one whose

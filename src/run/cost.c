@@ -153,7 +153,169 @@ static bool ep(const NetHardware *hw, const CostQuery *q, CostResult *out, GErro
     return true;
 }
 
+static bool cost_predict_analytic(const NetHardware *hw, const CostQuery *q, CostResult *out,
+                                  GError **error);
+
 bool cost_predict(const NetHardware *hw, const CostQuery *q, CostResult *out, GError **error)
+{
+    return cost_predict_table(hw, NULL, q, out, error);
+}
+
+static const char *word_or(const CostQuery *q, int key, const char *dflt)
+{
+    const char *w = cost_query_word(q, key);
+    return w ? w : dflt;
+}
+
+static void gemm_key(const CostQuery *q, ModelKernelKey *k)
+{
+    k->word[MODEL_KEY_GEMM_DTYPE] =
+        model_gemm_dtype_name(gemm_dtype(cost_query_word(q, CQ_GEMM_DTYPE)));
+    k->dim[MODEL_KEY_GEMM_M] = (double)q->val[CQ_GEMM_M];
+    k->dim[MODEL_KEY_GEMM_N] = (double)q->val[CQ_GEMM_N];
+    k->dim[MODEL_KEY_GEMM_K] = (double)q->val[CQ_GEMM_K];
+    k->eager = !q->val[CQ_GEMM_GRAPH];
+}
+
+static void moe_key(const CostQuery *q, ModelKernelKey *k)
+{
+    k->word[MODEL_KEY_MOE_DTYPE] =
+        model_gemm_dtype_name(gemm_dtype(cost_query_word(q, CQ_MOE_DTYPE)));
+    k->word[MODEL_KEY_MOE_DIST] = word_or(q, CQ_MOE_DIST, "balanced");
+    k->dim[MODEL_KEY_MOE_TOKENS] = (double)q->val[CQ_MOE_TOKENS];
+    k->dim[MODEL_KEY_MOE_HIDDEN] = (double)q->val[CQ_MOE_HIDDEN];
+    k->dim[MODEL_KEY_MOE_INTER] = (double)q->val[CQ_MOE_INTER];
+    k->dim[MODEL_KEY_MOE_TOPK] = (double)q->val[CQ_MOE_TOPK];
+    k->dim[MODEL_KEY_MOE_EXPERTS] = (double)q->val[CQ_MOE_EXPERTS];
+    k->dim[MODEL_KEY_MOE_TP] = (double)MAX(q->val[CQ_MOE_TP], 1);
+    k->dim[MODEL_KEY_MOE_EP] = (double)MAX(q->val[CQ_MOE_EP], 1);
+    k->dim[MODEL_KEY_MOE_ROUTES] = k->dim[MODEL_KEY_MOE_TOKENS] * k->dim[MODEL_KEY_MOE_TOPK];
+    k->eager = !q->val[CQ_MOE_GRAPH];
+}
+
+static void attention_key(const CostQuery *q, ModelKernelKey *k)
+{
+    bool decode = q->val[CQ_ATTN_PHASE] == 1;
+    const char *dt = word_or(q, CQ_ATTN_DTYPE, "bf16");
+    const char *kv = word_or(q, CQ_ATTN_KV_DTYPE, "auto");
+    k->word[MODEL_KEY_ATTN_PHASE] = word_or(q, CQ_ATTN_PHASE, "prefill");
+    k->word[MODEL_KEY_ATTN_DTYPE] = dt;
+    k->word[MODEL_KEY_ATTN_KV_DTYPE] = strcmp(kv, "auto") == 0 ? dt : kv;
+    k->dim[MODEL_KEY_ATTN_BATCH] = (double)q->val[CQ_ATTN_BATCH];
+    k->dim[MODEL_KEY_ATTN_SEQLEN] =
+        q->given[CQ_ATTN_SEQLEN] || !decode ? (double)q->val[CQ_ATTN_SEQLEN] : 1;
+    k->dim[MODEL_KEY_ATTN_CONTEXT] =
+        (double)(q->given[CQ_ATTN_CACHED] ? q->val[CQ_ATTN_CACHED] : q->val[CQ_ATTN_CONTEXT]);
+    k->dim[MODEL_KEY_ATTN_HEADS] = (double)q->val[CQ_ATTN_HEADS];
+    k->dim[MODEL_KEY_ATTN_KV_HEADS] =
+        (double)(q->given[CQ_ATTN_KV_HEADS] ? q->val[CQ_ATTN_KV_HEADS] : q->val[CQ_ATTN_HEADS]);
+    k->dim[MODEL_KEY_ATTN_HEAD_DIM] = (double)q->val[CQ_ATTN_HEAD_DIM];
+    k->dim[MODEL_KEY_ATTN_CAUSAL] = (double)q->val[CQ_ATTN_CAUSAL];
+    k->dim[MODEL_KEY_ATTN_WINDOW] = (double)q->val[CQ_ATTN_WINDOW];
+    k->eager = !q->val[CQ_ATTN_GRAPH];
+}
+
+static void collective_key(const CostQuery *q, ModelKernelKey *k)
+{
+    k->word[MODEL_KEY_COLL_OP] = word_or(q, CQ_COLL_OP, "all_reduce");
+    k->word[MODEL_KEY_COLL_DTYPE] = word_or(q, CQ_COLL_DTYPE, "bf16");
+    k->word[MODEL_KEY_COLL_IMPL] = word_or(q, CQ_COLL_IMPL, "nccl");
+    k->dim[MODEL_KEY_COLL_RANKS] = (double)q->val[CQ_COLL_RANKS];
+    k->dim[MODEL_KEY_COLL_BYTES] = (double)q->val[CQ_COLL_BYTES];
+    k->dim[MODEL_KEY_COLL_NODES] = (double)MAX(q->val[CQ_COLL_NODES], 1);
+    k->eager = !q->val[CQ_COLL_GRAPH];
+}
+
+void cost_query_key(const CostQuery *q, ModelKernelKey *key)
+{
+    memset(key, 0, sizeof *key);
+    switch (q->kind) {
+    case COST_GEMM:
+        key->kind = MODEL_KERNEL_GEMM;
+        gemm_key(q, key);
+        break;
+    case COST_MOE:
+        key->kind = MODEL_KERNEL_MOE;
+        moe_key(q, key);
+        break;
+    case COST_ATTENTION:
+        key->kind = MODEL_KERNEL_ATTENTION;
+        attention_key(q, key);
+        break;
+    case COST_COLLECTIVE:
+        key->kind = MODEL_KERNEL_COLLECTIVE;
+        collective_key(q, key);
+        break;
+    default:
+        break;
+    }
+}
+
+/* nccl-tests' bus bandwidth factor of `op` over `n` ranks (its PERFORMANCE.md). */
+static double bus_factor(const char *op, double n)
+{
+    if (n <= 1)
+        return 1;
+    if (strcmp(op, "all_reduce") == 0)
+        return 2 * (n - 1) / n;
+    if (strcmp(op, "broadcast") == 0)
+        return 1;
+    return (n - 1) / n;
+}
+
+/* Looks `q` up in `table` and, covered, puts the table's time in `out` (priced analytically
+ * before when `analytic`). Not covered: false and *why, what was missing (static). */
+static bool apply_table(const NetHardware *hw, const ModelKernelTable *table, const CostQuery *q,
+                        bool analytic, CostResult *out, const char **why)
+{
+    ModelKernelKey key;
+    cost_query_key(q, &key);
+    double query_ns = analytic ? out->time_us * 1e3 : 0, ns = 0;
+    ModelKernelTableHit hit;
+    ModelKernelAnalyticFn fn = analytic ? model_kernel_key_analytic : NULL;
+    if (!model_kernel_table_lookup(table, &key, query_ns, fn, hw, &ns, &hit)) {
+        *why = hit.why;
+        return false;
+    }
+    out->time_us = ns / 1e3;
+    if (analytic && query_ns > 0) {
+        out->tflops *= query_ns / ns;
+        out->gbps *= query_ns / ns;
+    } else if (key.kind == MODEL_KERNEL_COLLECTIVE) {
+        out->gbps = key.dim[MODEL_KEY_COLL_BYTES] / ns *
+                    bus_factor(key.word[MODEL_KEY_COLL_OP], key.dim[MODEL_KEY_COLL_RANKS]);
+    }
+    out->bound = "table";
+    out->source = "table";
+    if (!out->detail)
+        out->detail = hit.exact ? "a measured shape" : "interpolated between measured shapes";
+    return true;
+}
+
+bool cost_predict_table(const NetHardware *hw, const ModelKernelTable *table, const CostQuery *q,
+                        CostResult *out, GError **error)
+{
+    g_autoptr(GError) err = NULL;
+    bool analytic = cost_predict_analytic(hw, q, out, &err);
+    if (table && model_kernel_table_size(table) > 0) {
+        const char *why = NULL;
+        if (apply_table(hw, table, q, analytic, out, &why))
+            return true;
+        if (analytic) {
+            /* say why the table did not answer: interned, so the result's strings stay static */
+            g_autofree char *src = g_strdup_printf("analytic (%s)", why);
+            out->source = g_intern_string(src);
+        }
+    }
+    if (!analytic) {
+        g_propagate_error(error, g_steal_pointer(&err));
+        return false;
+    }
+    return true;
+}
+
+static bool cost_predict_analytic(const NetHardware *hw, const CostQuery *q, CostResult *out,
+                                  GError **error)
 {
     memset(out, 0, sizeof *out);
     switch (q->kind) {

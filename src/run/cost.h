@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "../../model/kernel-table.h"
 #include "../../net/hardware.h"
 #include "../input/cost-query.h"
 
@@ -21,5 +22,15 @@ typedef struct {
 /* Prices `q` on `hw`. Fails (SCENARIO_ERROR_INVALID) only for a query the model refuses, e.g.
  * a collective over more ranks than nodes x devices_per_node can hold. */
 bool cost_predict(const NetHardware *hw, const CostQuery *q, CostResult *out, GError **error);
+
+/* The same, looked up first in a measured table (`table` may be NULL; model/kernel-table.h):
+ * covered, the result is the table's (source and bound "table"); not covered, the analytic
+ * model's, its source saying why ("analytic (outside the table's range)"). A kind with no
+ * analytic model yet is priced from the table alone, its times interpolated themselves. */
+bool cost_predict_table(const NetHardware *hw, const ModelKernelTable *table, const CostQuery *q,
+                        CostResult *out, GError **error);
+
+/* The table's key of `q` (the same defaults and derived keys a table's rows get). */
+void cost_query_key(const CostQuery *q, ModelKernelKey *key);
 
 #endif

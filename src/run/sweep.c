@@ -390,6 +390,7 @@ Scenario *sweep_variant_load(const SweepInputs *in, guint index, GError **error)
     ScenarioExtras x = {
         .overrides = (const char *const *)v.overrides->pdata,
         .hardware = in->hardware,
+        .perf_db = in->perf_db,
         .max_rank_ops = in->max_rank_ops,
         .prefill = v.prefill,
         .decode = v.decode,

@@ -56,6 +56,7 @@ typedef struct {
     const GPtrArray *varies; /* SweepVary*: the axes (sweep_axes_parse) */
     const char *const *sets; /* --set of every variant, NULL-terminated; may be NULL */
     const char *hardware;    /* --hardware, may be NULL */
+    const char *const *perf_db; /* --perf-db, NULL-terminated; may be NULL */
     uint64_t max_rank_ops;   /* a variant beyond it is invalid (0: no limit) */
     GArray *flag_prefill;    /* --prefill / --decode (uint32), may be NULL; read only */
     GArray *flag_decode;

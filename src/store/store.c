@@ -118,7 +118,7 @@ static const char schema_sql[] =
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
     "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us,"
     "  CASE o.bound WHEN 1 THEN 'compute' WHEN 2 THEN 'memory' WHEN 3 THEN 'launch'"
-    "  WHEN 4 THEN 'profile' END AS bound"
+    "  WHEN 4 THEN 'profile' WHEN 5 THEN 'table' END AS bound"
     " FROM rank_ops o JOIN names n ON n.run_id = o.run_id AND n.id = o.name_id"
     " JOIN op_kinds k ON k.id = o.kind;"
     "CREATE VIEW IF NOT EXISTS collectives AS"

@@ -1,8 +1,9 @@
 /* tests/validate/validate-times.c — replays measured kernel and collective times
- * (the CSV files of tests/data/times/, format in tests/data/times/README.md) through `ranksim cost`'s models
- * and prints, per kind and device, n and the median, 90th percentile and worst |error|.
+ * (the CSV files of tests/data/times/, format in tests/data/times/README.md) through `ranksim
+ * cost`'s models and prints, per kind and device, n and the median, 90th percentile and worst
+ * |error|.
  *
- *   validate-times [--check] [--min-rows N] [--steps STEPS.csv] FILE.csv...
+ *   validate-times [--check] [--min-rows N] [--steps STEPS.csv] [--table TABLE]... FILE.csv...
  *
  * --steps: whole vLLM steps (tests/data/times/steps.csv: model, device, tp, batch, context,
  * prefill_tokens, vllm_version, measured_ms, source): each row becomes the `vllm serve` line of
@@ -14,6 +15,10 @@
  * --check: exit 1 when a group of at least N rows (default 20) misses the issue's bars (median
  * |error| <= 15 %, p90 <= 40 %). A malformed file: exit 2, one line naming file, line, column.
  * Rows whose kind the models do not price yet are counted as such, never as passing.
+ * --table: load these measured tables (model/kernel-table.h; each device's rows for that device)
+ * and price through them as `ranksim cost --perf-db` does; the issue's bar is then that every
+ * row the table covers (source "table") is within 5 % of its measurement, and --check fails when
+ * one is not or when no row is covered.
  */
 #include <glib.h>
 #include <math.h>
@@ -25,10 +30,43 @@
 #include "../../src/input/hardware.h"
 #include "../../src/run/cost.h"
 #include "../../src/run/runner.h"
+#include "../../src/util/inputfile.h"
+
+/* The bar with a measured table loaded (issue 23): covered ops reproduce it within 5 %. */
+#define TABLE_TOLERANCE 0.05
 
 typedef struct {
-    char *name;    /* "gemm bf16 h100" */
-    GArray *err;   /* double: relative error, predicted / measured - 1 */
+    char **paths;                     /* --table files, NULL-terminated, or NULL */
+    GHashTable *by_device;            /* device name -> ModelKernelTable* */
+    unsigned covered, outside, worse; /* rows covered, not covered, covered beyond 5 % */
+    double worst;                     /* largest |error| of a covered row */
+} Tables;
+
+/* The tables loaded for `hw` (NULL without --table); exits 2 on a bad table. */
+static const ModelKernelTable *tables_for(Tables *t, const NetHardware *hw)
+{
+    if (!t->paths)
+        return NULL;
+    ModelKernelTable *mt = g_hash_table_lookup(t->by_device, hw->name);
+    if (mt)
+        return mt;
+    mt = model_kernel_table_new(hw->name);
+    for (int i = 0; t->paths[i]; i++) {
+        g_autoptr(GError) err = NULL;
+        gsize len = 0;
+        g_autofree char *data = input_file_read_bytes(t->paths[i], 0, &len, &err);
+        if (!data || !model_kernel_table_load(mt, data, len, t->paths[i], &err)) {
+            fprintf(stderr, "validate-times: --table %s\n", err->message);
+            exit(2);
+        }
+    }
+    g_hash_table_insert(t->by_device, g_strdup(hw->name), mt);
+    return mt;
+}
+
+typedef struct {
+    char *name;  /* "gemm bf16 h100" */
+    GArray *err; /* double: relative error, predicted / measured - 1 */
 } Group;
 
 static int cmp_abs(const void *a, const void *b)
@@ -100,7 +138,8 @@ static const NetHardware *device(GHashTable *devices, const char *name, GError *
 }
 
 /* One file; returns false (and says where) on a malformed line. */
-static bool replay(const char *path, GHashTable *devices, GPtrArray *groups, unsigned *unpriced)
+static bool replay(const char *path, GHashTable *devices, GPtrArray *groups, unsigned *unpriced,
+                   Tables *tables)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) err = NULL;
@@ -147,13 +186,23 @@ static bool replay(const char *path, GHashTable *devices, GPtrArray *groups, uns
             return false;
         }
         CostResult r;
-        if (!cost_predict(hw, &q, &r, &err)) {
+        if (!cost_predict_table(hw, tables_for(tables, hw), &q, &r, &err)) {
             g_clear_error(&err);
             (*unpriced)++;
             continue;
         }
         g_autofree char *name = group_name(&q, f[1]);
         double e = r.time_us / measured - 1.0;
+        if (tables->paths && strcmp(r.source, "table") == 0) {
+            tables->covered++;
+            tables->worse += fabs(e) > TABLE_TOLERANCE;
+            tables->worst = fmax(tables->worst, fabs(e));
+            if (fabs(e) > TABLE_TOLERANCE)
+                fprintf(stderr, "%s:%d: the table gives %.3f us, measured %.3f us (%+.1f %%)\n",
+                        path, ln + 1, r.time_us, measured, e * 100);
+        } else if (tables->paths) {
+            tables->outside++;
+        }
         g_array_append_val(group_get(groups, name)->err, e);
     }
     return true;
@@ -250,11 +299,13 @@ int main(int argc, char **argv)
     gboolean check = FALSE;
     gint min_rows = 20;
     g_autofree char *steps = NULL;
+    Tables tables = {0};
     GOptionEntry entries[] = {
         {"check", 0, 0, G_OPTION_ARG_NONE, &check, "exit 1 when a group misses the bars", NULL},
-        {"min-rows", 0, 0, G_OPTION_ARG_INT, &min_rows, "groups checked need this many rows",
-         "N"},
+        {"min-rows", 0, 0, G_OPTION_ARG_INT, &min_rows, "groups checked need this many rows", "N"},
         {"steps", 0, 0, G_OPTION_ARG_FILENAME, &steps, "whole vLLM steps to replay", "FILE"},
+        {"table", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &tables.paths,
+         "price through this measured table; covered rows must be within 5 %", "TABLE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.csv...");
@@ -267,8 +318,10 @@ int main(int argc, char **argv)
     g_autoptr(GHashTable) devices = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     g_autoptr(GPtrArray) groups = g_ptr_array_new_with_free_func(group_free);
     unsigned unpriced = 0;
+    tables.by_device = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                             (GDestroyNotify)model_kernel_table_free);
     for (int i = 1; i < argc; i++)
-        if (!replay(argv[i], devices, groups, &unpriced))
+        if (!replay(argv[i], devices, groups, &unpriced, &tables))
             return 2;
     if (steps && !replay_steps(steps, groups, &unpriced))
         return 2;
@@ -293,5 +346,17 @@ int main(int argc, char **argv)
     }
     if (unpriced)
         printf("%u rows of kinds not priced yet (not counted as passing)\n", unpriced);
+    bool with_table = tables.paths != NULL, table_miss = false;
+    if (with_table) {
+        printf("with the table: %u rows covered, worst |error| %.2f%%, %u beyond %.0f%%; %u "
+               "not covered\n",
+               tables.covered, tables.worst * 100, tables.worse, TABLE_TOLERANCE * 100,
+               tables.outside);
+        table_miss = tables.covered == 0 || tables.worse > 0;
+    }
+    g_hash_table_unref(tables.by_device);
+    g_strfreev(tables.paths);
+    if (with_table)
+        return check && table_miss ? 1 : 0;
     return check && (failed || unpriced) ? 1 : 0;
 }

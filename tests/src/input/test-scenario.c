@@ -739,7 +739,8 @@ Test(scenario_errors, unknown_key_with_suggestion)
                    "t.yaml:5", "collective_timeout", "did you mean 'collective_timeout_s'?");
     expect_invalid("kind: program\nranks: 1\nprograms: {\"0\": []}\n"
                    "hardware: {preset: h100, bandwidth: 5}\n",
-                   "t.yaml:4", "bandwidth", "unknown key in hardware; valid: preset, file, name");
+                   "t.yaml:4", "bandwidth",
+                   "unknown key in hardware; valid: preset, file, calibration, name");
 }
 
 Test(scenario_errors, kind_missing_means_model)
