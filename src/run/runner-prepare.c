@@ -10,17 +10,19 @@
 
 #include "../../model/deployment.h"
 
-/* Serves sc->requests: sc->workload becomes the scheduled steps, sc->serve the rows. */
-static bool serve(Scenario *sc, const ScenarioServeProgress *progress, bool exact, GError **error)
+/* What serving and step timing lower with: the scenario's model, plan, engine, cost model and
+ * fabric (*li is filled and pointed at). */
+static ModelDeploymentServe serve_input(const Scenario *sc, ModelLowerInput *li,
+                                        const ScenarioServeProgress *progress, bool exact)
 {
-    ModelLowerInput li = {.arch = sc->arch,
-                          .plan = sc->plan,
-                          .engine = &sc->engine,
-                          .cost = sc->cost,
-                          .hw = &sc->hardware,
-                          .broken = MODEL_BREAK_NONE};
-    ModelDeploymentServe in = {
-        .lower = &li,
+    *li = (ModelLowerInput){.arch = sc->arch,
+                            .plan = sc->plan,
+                            .engine = &sc->engine,
+                            .cost = sc->cost,
+                            .hw = &sc->hardware,
+                            .broken = MODEL_BREAK_NONE};
+    return (ModelDeploymentServe){
+        .lower = li,
         .nodes = sc->nodes,
         .algo = sc->algo,
         .contention = sc->contention,
@@ -28,6 +30,13 @@ static bool serve(Scenario *sc, const ScenarioServeProgress *progress, bool exac
         .progress = progress ? progress->fn : NULL,
         .progress_data = progress ? progress->data : NULL,
     };
+}
+
+/* Serves sc->requests: sc->workload becomes the scheduled steps, sc->serve the rows. */
+static bool serve(Scenario *sc, const ScenarioServeProgress *progress, bool exact, GError **error)
+{
+    ModelLowerInput li;
+    ModelDeploymentServe in = serve_input(sc, &li, progress, exact);
     g_autoptr(GError) err = NULL;
     ModelServe *sv = model_deployment_serve(
         &in, (const ModelRequest *)(const void *)sc->requests->data, sc->requests->len, &err);
@@ -55,19 +64,8 @@ static bool serve(Scenario *sc, const ScenarioServeProgress *progress, bool exac
  * `steps` rows, no requests), so a step's time reads without knowing op names. */
 static void time_steps(Scenario *sc, bool exact)
 {
-    ModelLowerInput li = {.arch = sc->arch,
-                          .plan = sc->plan,
-                          .engine = &sc->engine,
-                          .cost = sc->cost,
-                          .hw = &sc->hardware,
-                          .broken = MODEL_BREAK_NONE};
-    ModelDeploymentServe in = {
-        .lower = &li,
-        .nodes = sc->nodes,
-        .algo = sc->algo,
-        .contention = sc->contention,
-        .exact = exact,
-    };
+    ModelLowerInput li;
+    ModelDeploymentServe in = serve_input(sc, &li, NULL, exact);
     sc->serve = model_deployment_time_steps(&in, sc->workload);
 }
 
