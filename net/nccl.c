@@ -87,6 +87,10 @@ static const float tree_fix[NET_PROTO_COUNT][24] = {
  * (ring) and less at 4-64 MiB where the Simple pipeline is not yet full; one factor for every
  * protocol, fitted (grid over 0.85..1.0) on the same table. */
 #define FIT_BW_EFF 0.85
+/* Send/recv in LL moves each peer's share on one channel: 16 KiB per peer (the LL threshold)
+ * takes ~3 us more than 1 KiB at 2, 4 and 8 H100s alike (alltoall in the same table), i.e.
+ * ~5.5 GB/s per peer after the factor above; fitted. */
+#define P2P_LL_PEER_BW (5.5e9 / FIT_BW_EFF)
 
 /* ---- per-arch hardware figures ---- */
 
@@ -280,7 +284,11 @@ static bool p2p_cost(const NetNcclQuery *q, NetProto p, double B, Cost *c)
     NetLinkType link = q->nodes > 1 ? NET_LINK_NET : q->intra_link;
     int64_t hop = q->nodes > 1 ? q->hop_ns : q->intra_hop_ns;
     c->lat_ns = base_ns(q, NET_NCCL_P2P, p) + hop_ns(link, hop, NET_NCCL_P2P, p);
-    c->bus_bw = p == NET_PROTO_LL ? fmin(ll_max_bw(q), B * 0.5) : B;
+    c->bus_bw = B;
+    if (p == NET_PROTO_LL) { /* each peer's share on its own LL channel */
+        double peers = q->kind == NET_P2P ? 1.0 : q->ranks - 1.0;
+        c->bus_bw = fmin(fmin(ll_max_bw(q), B * 0.5), P2P_LL_PEER_BW * peers);
+    }
     c->alg_ratio = q->kind == NET_P2P ? 1.0 : (double)q->ranks / (q->ranks - 1);
     return true;
 }
