@@ -58,14 +58,16 @@ bool net_comm_impl_parse(const char *s, NetCommImpl *out)
 
 /* ---- NCCL's constants [T] ---- */
 
-/* baseLatencies, us: Tree, Ring, (CollNet x2), NVLS, NVLS Tree; P2P takes Ring's. */
+/* baseLatencies, us, in NetNcclAlgo order (NCCL lists Tree first): Ring, Tree, NVLS, NVLS
+ * Tree; P2P takes Ring's; vLLM's kernels have none here. */
 static const double base_us[NET_NCCL_ALGO_COUNT][NET_PROTO_COUNT] = {
-    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}};
-/* hwLatencies, us, [link][algo][proto]; P2P takes Ring's. */
+    {6.6, 14.0, 8.4}, {6.8, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}};
+/* hwLatencies, us, [link][algo][proto] in NetNcclAlgo order (Ring, Tree, NVLS, NVLS Tree);
+ * P2P takes Ring's. */
 static const double hw_us[NET_LINK_COUNT][NET_NCCL_ALGO_COUNT][NET_PROTO_COUNT] = {
-    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0.6, 1.9, 3.4}, {0}},  /* NVLINK */
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}, {1.0, 2.5, 5.7}, {0}},     /* PCI */
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}, {2.7, 4.0, 14.0}, {0}}}; /* NET */
+    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}, {0.6, 1.9, 3.4}, {0}},  /* NVLINK */
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}, {1.0, 2.5, 5.7}, {0}},     /* PCI */
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}, {2.7, 4.0, 14.0}, {0}}}; /* NET */
 /* Trees stray from the model at medium sizes: treeCorrectionFactor[proto][log2(bytes / 64)]. */
 static const float tree_fix[NET_PROTO_COUNT][24] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0,
@@ -425,7 +427,8 @@ bool net_custom_ar(const NetHardware *hw, uint32_t ranks, double bytes, double b
         lat = one ? CA_ONESHOT_NS : CA_TWOSHOT_NS;
         t = lat + (one ? (n - 1) : 2 * (n - 1) / n) * bytes / B * 1e9;
         p = one ? "custom_ar_1stage" : "custom_ar_2stage";
-    } else if (row >= 0 && bytes <= symm_max[row][w] && hw->hbm_bw_bytes_per_s > 0) {
+    } else if (row >= 0 && bytes <= symm_max[row][w] && ((int64_t)bytes % 4) == 0 &&
+               hw->hbm_bw_bytes_per_s > 0) {
         /* copy into the symmetric buffer and back out (read + write each), then multimem
          * (NVLS: every rank pulls the reduced slice and multicasts it, ~bytes per link) or
          * two-shot (reduce-scatter + all-gather over peer loads) */
