@@ -268,6 +268,13 @@ int cli_nccl_tests(int argc, char **argv)
                               argv[1])
                         : validate(&a, &kind, &tsize, &impl, &lo, &hi);
     NetHardware hw;
+    if (code == CLI_EXIT_OK && !hardware_is_preset(a.hardware) &&
+        !g_file_test(a.hardware, G_FILE_TEST_EXISTS)) {
+        g_autofree char *names = g_strjoinv(", ", (char **)hardware_preset_names());
+        g_autofree char *msg = g_strdup_printf("--hardware %%s: valid: a preset (%s) or a YAML file",
+                                               names);
+        code = bad(msg, a.hardware);
+    }
     if (code == CLI_EXIT_OK) {
         bool ok = hardware_is_preset(a.hardware) ? hardware_load_preset(a.hardware, &hw, &err)
                                                  : hardware_load_file(a.hardware, &hw, &err);
