@@ -75,6 +75,8 @@ typedef struct {
     int tier;             /* lowest tier spanning all members */
     int intra_tier;       /* lowest tier spanning each node's members (hierarchical) */
     double cap[2];        /* device bandwidth on tier / intra_tier after link faults, B/s */
+    double unit[2];       /* the rate a flow of the group gets alone there: cap, or less when a
+                             shared part it weighs on is smaller (with sharing on), B/s */
     GArray *uses[2];      /* Use on the shared part of tier / intra_tier (NULL: none) */
     NetCommImpl impl;     /* who runs its collectives (net_fabric_set_group_impl) */
 } Group;
@@ -82,8 +84,9 @@ typedef struct {
 typedef struct {
     int which;        /* 0 = the spanning tier, 1 = the intra-node tier */
     int64_t latency_ns;
-    double bytes;     /* bytes to move at the tier's device bandwidth: the protocol's transfer
-                         time x that bandwidth, so shares of a contended tier scale it */
+    double bytes;     /* bytes to move at the group's rate alone on the tier (Group.unit): the
+                         protocol's transfer time x that rate, so shares of a contended tier
+                         scale it */
 } Phase;
 
 /* What build_phases chose besides the phases. */
@@ -336,6 +339,15 @@ uint32_t net_fabric_add_group(NetFabric *f, const int32_t *ranks, uint32_t n)
     g.cap[1] = tier_cap(f, g.intra_tier, nodes, m);
     g.uses[0] = tier_uses(f, g.tier, d, n);
     g.uses[1] = g.intra_tier != g.tier ? tier_uses(f, g.intra_tier, d, n) : NULL;
+    for (int w = 0; w < 2; w++) {
+        g.unit[w] = g.cap[w];
+        GArray *u = w == 1 && g.intra_tier == g.tier ? g.uses[0] : g.uses[w];
+        for (guint i = 0; f->cfg.contention && u && i < u->len; i++) {
+            const Use *use = &g_array_index(u, Use, i);
+            if (f->res_cap[use->res] / use->weight < g.unit[w])
+                g.unit[w] = f->res_cap[use->res] / use->weight;
+        }
+    }
     g_array_append_val(f->groups, g);
     return f->groups->len - 1;
 }
@@ -364,28 +376,38 @@ static int64_t add_ns(int64_t a, int64_t b)
 
 static int64_t phase_time(const NetFabric *f, const Group *g, const Phase *p)
 {
-    double bw = g->cap[p->which];
+    double bw = g->unit[p->which];
     return add_ns(p->latency_ns, ns_from_double(ceil(p->bytes / bw * 1e9)));
 }
 
 /* NCCL's model of one (sub-)collective of `ranks` ranks over `nodes` nodes on tier
- * `which` of group g (net/nccl.h), restricted to the NCCL algorithms in `mask`. */
+ * `which` of group g (net/nccl.h), restricted to the NCCL algorithms in `mask`. Over a
+ * scale-up fabric that spans nodes (NVL72) NCCL sees one node (its MNNVL clique). */
 static bool nccl_pick(const NetFabric *f, const Group *g, int which, NetCollKind kind,
                       uint32_t ranks, uint32_t nodes, double size, uint32_t mask,
                       NetNcclChoice *out)
 {
     int t = which ? g->intra_tier : g->tier;
+    if (net_tier_link(f->hw, t) != NET_LINK_NET)
+        nodes = 1;
     int ti = nodes > 1 ? g->intra_tier : t;
     const NetHardware *hw = f->hw;
+    /* Across nodes NCCL runs one ring per NIC rail: the ppn members of a node leave it through
+     * their own NICs, so the channels see ppn x a device's network bandwidth, and NCCL's model
+     * takes the least of that and the intra-node links. The node's uplinks (a shared part)
+     * limit it through the sharing model, where the flow weighs ppn on them. */
+    double bw = g->unit[which];
+    if (nodes > 1)
+        bw *= (double)(ranks / nodes);
     NetNcclQuery q = {
         .kind = kind,
         .ranks = ranks,
         .nodes = nodes,
         .bytes = size,
-        .bw = g->cap[which],
+        .bw = bw,
         .hop_ns = hw->tiers[t].latency_ns,
         .link = net_tier_link(hw, t),
-        .intra_bw = nodes > 1 ? g->cap[1] : g->cap[which],
+        .intra_bw = nodes > 1 ? g->unit[1] : g->unit[which],
         .intra_hop_ns = hw->tiers[ti].latency_ns,
         .intra_link = net_tier_link(hw, ti),
         .launch_ns = hw->launch_latency_ns,
@@ -401,7 +423,7 @@ static Phase phase_of(const Group *g, int which, const NetNcclChoice *c, Pick *p
     pick->proto = c->proto;
     double xfer_s = (c->time_ns - c->latency_ns) / 1e9;
     return (Phase){.which = which, .latency_ns = ns_from_double(round(c->latency_ns)),
-                   .bytes = xfer_s * g->cap[which]};
+                   .bytes = xfer_s * g->unit[which]};
 }
 
 /* vLLM's own all-reduce for a group marked NET_IMPL_CUSTOM: one node, NVLink-class links
@@ -416,7 +438,7 @@ static uint32_t custom_phases(const NetFabric *f, const Group *g, NetCollKind ki
     NetNcclChoice nccl, c;
     const char *path = NULL;
     if (!nccl_pick(f, g, 0, kind, g->n, 1, size, 0, &nccl) ||
-        !net_custom_ar(f->hw, g->n, size, g->cap[0], &nccl, &c, &path) ||
+        !net_custom_ar(f->hw, g->n, size, g->unit[0], &nccl, &c, &path) ||
         strcmp(path, "nccl") == 0)
         return 0;
     ph[0] = phase_of(g, 0, &c, pick);
@@ -792,7 +814,7 @@ bool net_fabric_step(NetFabric *f, uint32_t id, int64_t now_ns)
             assign_rates(f, now_ns);
         } else {
             fl->t_end = add_ns(now_ns, ns_from_double(ceil(fl->phases[fl->phase].bytes /
-                                                           g->cap[fl->phases[fl->phase].which] *
+                                                           g->unit[fl->phases[fl->phase].which] *
                                                            1e9)));
             mark_changed(f, id);
         }
@@ -869,8 +891,10 @@ bool net_collective_estimate(const NetHardware *hw, NetCollKind kind, uint32_t r
         return false;
     }
     uint32_t per = ranks / nodes;
+    /* sharing on, as the engine runs by default: a group alone on a shared uplink gets its
+     * share of it (Group.unit) */
     NetFabricConfig cfg = {.hw = hw, .n_ranks = nodes * hw->devices_per_node, .nodes = nodes,
-                           .contention = false};
+                           .contention = true};
     NetFabric *f = net_fabric_new(&cfg);
     g_autofree int32_t *m = g_new(int32_t, ranks);
     for (uint32_t i = 0; i < ranks; i++)

@@ -325,6 +325,11 @@ bool net_nccl_choose(const NetNcclQuery *q, uint32_t algo_mask, NetNcclChoice *o
         qq.bytes = 4;
     }
     double B = qq.bw * link_eff(qq.link, qq.arch);
+    if (qq.nodes > 1) { /* the rails meet the intra-node links inside each node */
+        double Bi = qq.intra_bw * link_eff(qq.intra_link, qq.arch);
+        if (Bi < B)
+            B = Bi;
+    }
     bool found = false;
     for (int a = 0; a < NET_NCCL_ALGO_COUNT; a++) {
         if (algo_mask && !(algo_mask & (1u << a)))
@@ -350,7 +355,10 @@ bool net_nccl_choose(const NetNcclQuery *q, uint32_t algo_mask, NetNcclChoice *o
 NetLinkType net_tier_link(const NetHardware *hw, int t)
 {
     const NetTier *tier = &hw->tiers[t];
-    if (tier->span_devices == 0 || tier->span_devices > hw->devices_per_node)
+    bool beyond = tier->span_devices == 0 || tier->span_devices > hw->devices_per_node;
+    /* a tier beyond the node with a shared part is a network behind each node's NICs; without
+     * one it is a scale-up fabric (NVL72's NVLink, a UB supernode): links, not NICs */
+    if (beyond && tier->shared_bw_bytes_per_s > 0)
         return NET_LINK_NET;
     if (g_ascii_strncasecmp(tier->name, "pci", 3) == 0)
         return NET_LINK_PCI;

@@ -62,7 +62,9 @@ typedef struct {
     uint32_t ranks;       /* >= 1 */
     uint32_t nodes;       /* >= 1; ranks spread evenly over them */
     double bytes;         /* nccl-tests size (all_gather: the gathered output) */
-    double bw;            /* the spanning tier's bandwidth (nodes > 1: the network's) */
+    double bw;            /* the spanning tier's bandwidth; nodes > 1: what the group's rails
+                             carry out of a node (members per node x a device's network
+                             bandwidth) */
     int64_t hop_ns;       /* the spanning tier's per-hop latency (NCCL LL figure) */
     NetLinkType link;     /* the spanning tier's link type */
     double intra_bw;      /* nodes > 1: the tier inside a node; else = bw */
@@ -81,8 +83,9 @@ typedef struct {
     NetProto proto;
 } NetNcclChoice;
 
-/* The link type of tier `t` of `hw`: NET when its domain is wider than a node, PCI when its
- * name starts with "pci", NVLINK otherwise (NVLink, xGMI, HCCS, UB: point-to-point GPU links). */
+/* The link type of tier `t` of `hw`: NET when its domain is wider than a node and it has a
+ * shared part (the nodes' NICs), PCI when its name starts with "pci", NVLINK otherwise (NVLink,
+ * xGMI, HCCS, UB, and scale-up fabrics across nodes such as NVL72: GPU links, no NIC). */
 NetLinkType net_tier_link(const NetHardware *hw, int t);
 /* Whether tier `t` carries NVLink SHARP (NVLS): an NVLink switch inside a node on sm90 or
  * newer NVIDIA parts (NCCL: NVS node present and compute capability >= 9.0). */

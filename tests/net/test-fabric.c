@@ -81,7 +81,8 @@ static void run_flows(NetFabric *f, int64_t *done, uint32_t n_flows)
 
 Test(fabric, bus_bandwidth_is_one_figure_below_the_link)
 {
-    /* No latencies: every kind runs Simple, and nccl-tests' busbw (algbw x bus factor) is the
+    /* One tier over the whole cluster without NICs (a scale-up fabric: NVLink-class to NCCL).
+     * No latencies: every kind runs Simple, and nccl-tests' busbw (algbw x bus factor) is the
      * same figure for every kind, size and rank count: the bus factors are right; it is below
      * the link's figure: the protocol's efficiency. */
     NetFabric *f = fabric(&one_gbps, 64);
@@ -98,10 +99,10 @@ Test(fabric, bus_bandwidth_is_one_figure_below_the_link)
                 double algbw = (double)(per_rank * (kinds[k] == NET_ALL_GATHER ? n : 1)) /
                                ((double)p.time_ns / 1e9);
                 double busbw = algbw * net_bus_factor(kinds[k], n);
-                cr_assert(fabs(busbw - SIMPLE_NET * 1e9) / 1e9 < 2e-3,
+                cr_assert(fabs(busbw - SIMPLE_NVL * 1e9) / 1e9 < 2e-3,
                           "%s n=%u size=%lu: busbw %.6g != %.6g (time %ld ns)",
                           net_coll_kind_name(kinds[k]), n, (unsigned long)size, busbw,
-                          SIMPLE_NET * 1e9, (long)p.time_ns);
+                          SIMPLE_NVL * 1e9, (long)p.time_ns);
                 cr_assert_eq(p.proto, NET_PROTO_SIMPLE);
             }
         }
@@ -121,6 +122,7 @@ Test(fabric, time_is_nccl_latency_plus_bytes_at_the_protocol_rate)
     NetHardware hw = one_gbps;
     hw.launch_latency_ns = 5000;
     hw.tiers[0].latency_ns = 100;
+    hw.tiers[0].shared_bw_bytes_per_s = 1e15; /* behind NICs: a network to NCCL */
     NetFabric *f = fabric(&hw, 8);
     uint32_t g = group_range(f, 0, 8, 1);
     NetPlan p;
@@ -341,22 +343,22 @@ Test(fabric, weights_follow_members_per_node)
     net_fabric_start(f, 0, b, NET_ALL_REDUCE, B, 1);
     int64_t done[2];
     run_flows(f, done, 2);
-    /* Shares are of the tier's bandwidth; each flow's bytes count at its protocol's rate
-     * (Simple: 1 / SIMPLE_NET tier-bytes per bus byte). A moves 6e7 x 2 x 3/4 = 9e7 bus bytes,
-     * B 6e7, both at 50/3 GB/s until B ends. */
-    double ea = 9e7 / SIMPLE_NET, eb = 6e7 / SIMPLE_NET;
-    /* A's ring crosses nodes with two GPUs on each: NCCL charges its 4 intra-node steps the
-     * network post overhead (3 x 1 us for Simple) and the multi-node ring plateau (x 1.4):
-     * A starts moving at 16.8 us; B alone until then, at the NIC's 50 GB/s */
+    /* Shares are of the tier's bandwidth; each flow's bytes count at its rate alone times its
+     * protocol's transfer time. A's two members per node are two rails to NCCL (twice a
+     * device's network bandwidth, 2 x 25 GB/s alone on the uplink) and it moves 6e7 x 2 x 3/4 =
+     * 9e7 bus bytes; B 6e7 at 50 GB/s alone. In tier units: A 9e7 / (2 x SIMPLE_NET), B 6e7 /
+     * SIMPLE_NET. A's ring crosses nodes with two GPUs on each: NCCL charges its 4 intra-node
+     * steps the network post overhead (3 x 1 us for Simple) and the multi-node ring plateau
+     * (x 1.4): A starts moving at 16.8 us; B runs alone until then, at the NIC's 50 GB/s. */
+    double ea = 9e7 / (2 * SIMPLE_NET), eb = 6e7 / SIMPLE_NET;
     const double la = 4 * 3000 * 1.4;
     double r = 50e9 / 3;
-    double eb_left = eb - 50e9 * la / 1e9;
-    int64_t b_end = (int64_t)ceil(la + eb_left / r * 1e9);
-    cr_assert(llabs(done[1] - b_end) <= 3, "B %ld want %ld", (long)done[1], (long)b_end);
-    /* then A alone: rate min(cap 100e9, C/2 = 25e9) */
-    double a_left = ea - r * ((double)b_end - la) / 1e9;
-    int64_t a_end = b_end + (int64_t)ceil(a_left / 25e9 * 1e9);
+    int64_t a_end = (int64_t)ceil(la + ea / r * 1e9);
     cr_assert(llabs(done[0] - a_end) <= 3, "A %ld want %ld", (long)done[0], (long)a_end);
+    /* then B alone at min(cap 100e9, C = 50e9) */
+    double b_left = eb - 50e9 * la / 1e9 - r * ((double)a_end - la) / 1e9;
+    int64_t b_end = a_end + (int64_t)ceil(b_left / 50e9 * 1e9);
+    cr_assert(llabs(done[1] - b_end) <= 3, "B %ld want %ld", (long)done[1], (long)b_end);
     net_fabric_free(f);
 }
 

@@ -192,14 +192,38 @@ Test(nccl, estimate_agrees_with_the_fabric)
     }
 }
 
-Test(nccl, multi_node_keeps_hierarchical_and_the_network)
+Test(nccl, multi_node_rails_and_hierarchical)
 {
-    /* 16 ranks on 2 nodes: large all_reduce goes hierarchical (1/8 of the bytes on IB); its
-     * bus bandwidth is bounded by the NIC's 50 GB/s x 8 rails, not NVLink's */
+    /* 16 ranks on 2 nodes with a NIC per GPU (8 rails): NCCL's flat ring over the rails beats
+     * three hierarchical phases at 1 GiB; its bus bandwidth is bounded by 8 NICs x 48 GB/s and
+     * NVLink's 370.8 GB/s, below the link figure */
     NetCollEstimate e = est(NET_ALL_REDUCE, 16, 2, 1 << 30, NET_IMPL_NCCL);
-    cr_assert_eq(e.algo, NET_ALGO_HIERARCHICAL);
-    cr_assert_lt(e.busbw_gb_s, 450);
-    /* small: one flat call (tree across nodes) */
+    cr_assert_eq(e.algo, NET_ALGO_RING);
+    cr_assert(e.busbw_gb_s > 250 && e.busbw_gb_s < 0.85 * 370.8 + 1, "%.1f", e.busbw_gb_s);
+    /* one NIC per node (a shared uplink of 50 GB/s): with sharing on, the flat ring's 8 rails
+     * share it and hierarchical (1/8 of the bytes on the network per rail) wins */
+    NetHardware hw = h100;
+    hw.tiers[1].shared_bw_bytes_per_s = 50e9;
+    char why[160];
+    NetCollEstimate one;
+    cr_assert(net_collective_estimate(&hw, NET_ALL_REDUCE, 16, 2, 1 << 30, NET_IMPL_NCCL, &one,
+                                      why, sizeof why));
+    NetFabricConfig c = {.hw = &hw, .n_ranks = 16, .contention = true};
+    NetFabric *f = net_fabric_new(&c);
+    int32_t m[16];
+    for (int i = 0; i < 16; i++)
+        m[i] = i;
+    uint32_t g = net_fabric_add_group(f, m, 16);
+    NetPlan ring, hier;
+    cr_assert(net_fabric_plan_algo(f, g, NET_ALL_REDUCE, 1 << 30, NET_ALGO_RING, &ring));
+    cr_assert(net_fabric_plan_algo(f, g, NET_ALL_REDUCE, 1 << 30, NET_ALGO_HIERARCHICAL, &hier));
+    cr_assert_gt(ring.time_ns, hier.time_ns, "8 rails on one NIC: ring %ld, hierarchical %ld",
+                 (long)ring.time_ns, (long)hier.time_ns);
+    cr_assert_eq(net_fabric_plan(f, g, NET_ALL_REDUCE, 1 << 30).algo, NET_ALGO_HIERARCHICAL);
+    cr_assert_eq(one.algo, NET_ALGO_HIERARCHICAL, "the estimate is the fabric's plan");
+    cr_assert(fabs(one.time_us - (double)hier.time_ns / 1e3) < 1e-6);
+    net_fabric_free(f);
+    /* small: one flat call (a tree across nodes) */
     NetCollEstimate s = est(NET_ALL_REDUCE, 16, 2, 1024, NET_IMPL_NCCL);
     cr_assert_neq(s.algo, NET_ALGO_HIERARCHICAL);
     cr_assert_gt(s.time_us, est(NET_ALL_REDUCE, 8, 1, 1024, NET_IMPL_NCCL).time_us);
