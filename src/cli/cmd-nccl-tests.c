@@ -205,6 +205,58 @@ static bool print_row(const NetHardware *hw, NetCollKind kind, uint32_t ranks, u
     return true;
 }
 
+/* The hardware --hardware names: a preset or a file; an unknown name lists the presets. */
+static int load_hardware(const Args *a, NetHardware *hw)
+{
+    if (!hardware_is_preset(a->hardware) && !g_file_test(a->hardware, G_FILE_TEST_EXISTS)) {
+        g_autofree char *names = g_strjoinv(", ", (char **)hardware_preset_names());
+        cli_error("--hardware %s: valid: a preset (%s) or a YAML file", a->hardware, names);
+        return CLI_EXIT_INVALID;
+    }
+    g_autoptr(GError) err = NULL;
+    if (!cli_input_paths_check(NULL, a->hardware, &err)) { /* no FIFO, device or folder */
+        cli_error("%s", err->message);
+        return CLI_EXIT_INVALID;
+    }
+    bool ok = hardware_is_preset(a->hardware) ? hardware_load_preset(a->hardware, hw, &err)
+                                              : hardware_load_file(a->hardware, hw, &err);
+    if (!ok) {
+        cli_error("--hardware %s: %s", a->hardware, err->message);
+        return CLI_EXIT_INVALID;
+    }
+    if ((uint32_t)a->gpus > hw->devices_per_node) {
+        cli_error("-g %d: valid: 1..%u (GPUs per node on %s)", a->gpus, hw->devices_per_node,
+                  hw->name);
+        return CLI_EXIT_INVALID;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The header, one row per size from lo to hi, the trailer. */
+static int print_table(const NetHardware *hw, const Args *a, NetCollKind kind, unsigned tsize,
+                       NetCommImpl impl, uint64_t lo, uint64_t hi)
+{
+    uint32_t ranks = (uint32_t)a->gpus * (uint32_t)a->nodes;
+    print_head(hw, a, lo, hi, impl);
+    double sum = 0;
+    unsigned rows = 0;
+    for (uint64_t s = lo; s <= hi;) {
+        double bb;
+        if (!print_row(hw, kind, ranks, (uint32_t)a->nodes, s, tsize, a->dtype, a->redop, impl,
+                       &bb))
+            return CLI_EXIT_INVALID;
+        sum += bb;
+        rows++;
+        uint64_t next = a->step_inc ? s + (uint64_t)a->step_inc : s * (uint64_t)a->factor;
+        if (next <= s)
+            break;
+        s = next;
+    }
+    printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n",
+           rows ? sum / rows : 0.0);
+    return CLI_EXIT_OK;
+}
+
 int cli_nccl_tests(int argc, char **argv)
 {
     Args a = {.factor = 2, .gpus = 1, .nodes = 1};
@@ -268,50 +320,13 @@ int cli_nccl_tests(int argc, char **argv)
                               argv[1])
                         : validate(&a, &kind, &tsize, &impl, &lo, &hi);
     NetHardware hw;
-    if (code == CLI_EXIT_OK && !hardware_is_preset(a.hardware) &&
-        !g_file_test(a.hardware, G_FILE_TEST_EXISTS)) {
-        g_autofree char *names = g_strjoinv(", ", (char **)hardware_preset_names());
-        g_autofree char *msg = g_strdup_printf("--hardware %%s: valid: a preset (%s) or a YAML file",
-                                               names);
-        code = bad(msg, a.hardware);
-    }
-    if (code == CLI_EXIT_OK) {
-        bool ok = hardware_is_preset(a.hardware) ? hardware_load_preset(a.hardware, &hw, &err)
-                                                 : hardware_load_file(a.hardware, &hw, &err);
-        if (!ok) {
-            cli_error("--hardware %s: %s", a.hardware, err->message);
-            code = CLI_EXIT_INVALID;
-        } else if ((uint32_t)a.gpus > hw.devices_per_node) {
-            g_autofree char *v = g_strdup_printf("%d", a.gpus);
-            cli_error("-g %s: valid: 1..%u (GPUs per node on %s)", v, hw.devices_per_node,
-                      hw.name);
-            code = CLI_EXIT_INVALID;
-        }
-    }
+    if (code == CLI_EXIT_OK)
+        code = load_hardware(&a, &hw);
     if (code != CLI_EXIT_OK) {
         args_clear(&a);
         return code;
     }
-    uint32_t ranks = (uint32_t)a.gpus * (uint32_t)a.nodes;
-    print_head(&hw, &a, lo, hi, impl);
-    double sum = 0;
-    unsigned rows = 0;
-    for (uint64_t s = lo; s <= hi;) {
-        double bb;
-        if (!print_row(&hw, kind, ranks, (uint32_t)a.nodes, s, tsize, a.dtype, a.redop, impl,
-                       &bb)) {
-            args_clear(&a);
-            return CLI_EXIT_INVALID;
-        }
-        sum += bb;
-        rows++;
-        uint64_t next = a.step_inc ? s + (uint64_t)a.step_inc : s * (uint64_t)a.factor;
-        if (next <= s)
-            break;
-        s = next;
-    }
-    printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n",
-           rows ? sum / rows : 0.0);
+    code = print_table(&hw, &a, kind, tsize, impl, lo, hi);
     args_clear(&a);
-    return CLI_EXIT_OK;
+    return code;
 }
