@@ -397,8 +397,13 @@ static bool nccl_pick(const NetFabric *f, const Group *g, int which, NetCollKind
      * takes the least of that and the intra-node links. The node's uplinks (a shared part)
      * limit it through the sharing model, where the flow weighs ppn on them. */
     double bw = g->unit[which];
-    if (nodes > 1)
-        bw *= (double)(ranks / nodes);
+    uint32_t ppn = ranks / nodes;
+    if (nodes > 1 && (kind == NET_ALL_TO_ALL || kind == NET_P2P))
+        bw *= (double)(ranks - 1) / (double)(ranks - ppn); /* each rank's own NIC carries its
+                                                               cross-node share; the rest
+                                                               rides the node's links */
+    else if (nodes > 1)
+        bw *= (double)ppn;
     NetNcclQuery q = {
         .kind = kind,
         .ranks = ranks,

@@ -223,6 +223,10 @@ Test(nccl, multi_node_rails_and_hierarchical)
     cr_assert_eq(one.algo, NET_ALGO_HIERARCHICAL, "the estimate is the fabric's plan");
     cr_assert(fabs(one.time_us - (double)hier.time_ns / 1e3) < 1e-6);
     net_fabric_free(f);
+    /* all_to_all is not a ring: each rank's NIC moves its own cross-node half (8 of 15 peers
+     * away): busbw = 50 GB/s x 15/8 x NCCL's 48/50 x 0.85, far below the rings' 8 rails */
+    NetCollEstimate a2a = est(NET_ALL_TO_ALL, 16, 2, 1 << 30, NET_IMPL_NCCL);
+    cr_assert(fabs(a2a.busbw_gb_s - 50 * 15.0 / 8 * 0.96 * 0.85) < 1.0, "%.2f", a2a.busbw_gb_s);
     /* small: one flat call (a tree across nodes) */
     NetCollEstimate s = est(NET_ALL_REDUCE, 16, 2, 1024, NET_IMPL_NCCL);
     cr_assert_neq(s.algo, NET_ALGO_HIERARCHICAL);
