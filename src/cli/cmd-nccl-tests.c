@@ -70,7 +70,8 @@ static bool size_parse(const char *s, uint64_t *out)
 
 typedef struct {
     char *hardware, *op, *minb, *maxb, *dtype, *redop, *impl;
-    int factor, gpus, nodes, step_inc;
+    int factor, gpus, nodes, step_inc, threads;
+    char *ignored[7]; /* nccl-tests' flags about measuring: -w -c -a -z -G -m -N */
 } Args;
 
 static void args_clear(Args *a)
@@ -82,6 +83,8 @@ static void args_clear(Args *a)
     g_free(a->dtype);
     g_free(a->redop);
     g_free(a->impl);
+    for (size_t i = 0; i < G_N_ELEMENTS(a->ignored); i++)
+        g_free(a->ignored[i]);
 }
 
 static int bad(const char *fmt, const char *what)
@@ -152,6 +155,12 @@ static int validate(Args *a, NetCollKind *kind, unsigned *tsize, NetCommImpl *im
         g_autofree char *v = g_strdup_printf("%d", a->gpus);
         return bad("-g %s: valid: 1..1024 GPUs per node", v);
     }
+    if (a->threads < 1 || a->threads > 1024) {
+        g_autofree char *v = g_strdup_printf("%d", a->threads);
+        return bad("-t %s: valid: 1..1024 threads (each with -g GPUs)", v);
+    }
+    a->gpus *= a->threads; /* nccl-tests: nThreads x nGpus devices per process */
+    a->threads = 1;
     if (a->nodes < 1 || a->nodes > 65536) {
         g_autofree char *v = g_strdup_printf("%d", a->nodes);
         return bad("-n %s: valid: 1..65536 nodes", v);
@@ -225,8 +234,8 @@ static int load_hardware(const Args *a, NetHardware *hw)
         return CLI_EXIT_INVALID;
     }
     if ((uint32_t)a->gpus > hw->devices_per_node) {
-        cli_error("-g %d: valid: 1..%u (GPUs per node on %s)", a->gpus, hw->devices_per_node,
-                  hw->name);
+        cli_error("-g %d: valid: 1..%u GPUs per node (-t x -g) on %s", a->gpus,
+                  hw->devices_per_node, hw->name);
         return CLI_EXIT_INVALID;
     }
     return CLI_EXIT_OK;
@@ -259,7 +268,7 @@ static int print_table(const NetHardware *hw, const Args *a, NetCollKind kind, u
 
 int cli_nccl_tests(int argc, char **argv)
 {
-    Args a = {.factor = 2, .gpus = 1, .nodes = 1};
+    Args a = {.factor = 2, .gpus = 1, .nodes = 1, .threads = 1};
     a.op = g_strdup("all_reduce");
     a.minb = g_strdup("32M");
     a.maxb = g_strdup("32M");
@@ -288,6 +297,16 @@ int cli_nccl_tests(int argc, char **argv)
          "TYPE"},
         {"op_type", 'o', 0, G_OPTION_ARG_STRING, &a.redop, "sum (default), prod, max, min, avg",
          "OP"},
+        {"nthreads", 't', 0, G_OPTION_ARG_INT, &a.threads,
+         "Threads, each with -g GPUs (default 1): -t x -g GPUs per node", "N"},
+        {"warmup_iters", 'w', 0, G_OPTION_ARG_STRING, &a.ignored[0], "Ignored: nothing is measured",
+         "N"},
+        {"check", 'c', 0, G_OPTION_ARG_STRING, &a.ignored[1], "Ignored", "N"},
+        {"average", 'a', 0, G_OPTION_ARG_STRING, &a.ignored[2], "Ignored", "N"},
+        {"blocking", 'z', 0, G_OPTION_ARG_STRING, &a.ignored[3], "Ignored", "N"},
+        {"cudagraph", 'G', 0, G_OPTION_ARG_STRING, &a.ignored[4], "Ignored", "N"},
+        {"agg_iters", 'm', 0, G_OPTION_ARG_STRING, &a.ignored[5], "Ignored", "N"},
+        {"run_cycles", 'N', 0, G_OPTION_ARG_STRING, &a.ignored[6], "Ignored", "N"},
         {"impl", 0, 0, G_OPTION_ARG_STRING, &a.impl,
          "nccl (default), or custom: vLLM's custom all-reduce / symmetric memory where vLLM uses "
          "them for a TP all-reduce (tensor_model_parallel_all_reduce)",

@@ -37,7 +37,8 @@ big=$(awk '$1 == 1073741824 { print $8 }' "$tmp/ar")
 awk -v b="$big" 'BEGIN { exit !(b > 250 && b < 450) }' && ok "busbw at 1 GiB $big GB/s < 450" ||
   no "busbw at 1 GiB: $big"
 
-"$bin" nccl-tests --hardware h100 --op all_gather -b 1K -e 1M -f 4 -g 4 -n 2 -d half >"$tmp/ag"
+"$bin" nccl-tests --hardware h100 --op all_gather -b 1K -e 1M -f 4 -t 2 -g 2 -n 2 -d half -w 5 \
+  -c 0 >"$tmp/ag"
 rows=$(grep -vc '^#' "$tmp/ag")
 ranks=$(grep -c '^#  Rank' "$tmp/ag")
 [ "$rows" = 6 ] && [ "$ranks" = 8 ] && ok "all_gather 1K..1M x4 on 2 nodes x 4: 6 rows, 8 ranks" ||
@@ -61,6 +62,6 @@ for args in "--op all_sum" "-b 8X" "-e 1K -b 2K" "-f 1" "-g 9" "--impl mscclpp" 
   fi
 done
 [ $bad = 0 ] && ok "bad flags: exit 2, one line, nothing on stdout" || no "bad flags"
-"$bin" nccl-tests --hardware h100 -g 9 2>&1 | grep -q -- "-g 9: valid: 1..8" &&
+"$bin" nccl-tests --hardware h100 -g 3 -t 3 2>&1 | grep -q -- "-g 9: valid: 1..8" &&
   ok "-g beyond the node names the valid range" || no "-g message"
 exit $fail
