@@ -40,6 +40,7 @@ void model_parallel_defaults(ModelParallel *par)
     par->decode_context_parallel_size = 1;
     par->enable_expert_parallel = false;
     par->enable_sequence_parallel = false;
+    par->disable_custom_all_reduce = false;
     par->dcp_comm_backend = MODEL_DCP_AG_RS;
     par->all2all_backend = MODEL_A2A_ALLGATHER_REDUCESCATTER;
     par->cp_kv_cache_interleave_size = 1;
@@ -403,7 +404,13 @@ void model_plan_add_groups(ModelPlan *plan, SchedProgram *p)
     for (uint32_t k = 0; k < D * S * P; k++) {
         for (uint32_t t = 0; t < T; t++)
             m[t] = (int32_t)(k * T + t);
-        add_group(p, "tp", k, m, T, plan->tp_group);
+        int32_t g = add_group(p, "tp", k, m, T, plan->tp_group);
+        /* vLLM's CudaCommunicator gives only the TP group its custom all-reduce (and symmetric
+         * memory), for 2, 4, 6 or 8 ranks (CustomAllreduce._SUPPORTED_WORLD_SIZES), unless
+         * --disable-custom-all-reduce; the fabric checks the hardware's side (one node, CUDA or
+         * ROCm, NVLink) and keeps NCCL where it does not hold. */
+        if (!par->disable_custom_all_reduce && (T == 2 || T == 4 || T == 6 || T == 8))
+            sched_program_group_impl(p, g, NET_IMPL_CUSTOM);
     }
     /* PCP: transpose(3, 4), group k = (dp * PP + pp) * TP + tp, members by pcp. */
     for (uint32_t d = 0; d < D; d++)

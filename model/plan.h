@@ -58,6 +58,8 @@ typedef struct {
     uint32_t decode_context_parallel_size;  /* >= 1 */
     bool enable_expert_parallel;
     bool enable_sequence_parallel;
+    bool disable_custom_all_reduce;           /* --disable-custom-all-reduce: the TP group runs
+                                                 every all-reduce on NCCL (PyNccl) */
     ModelDcpBackend dcp_comm_backend;
     ModelAll2AllBackend all2all_backend;      /* EP dispatch/combine; default agrs */
     uint32_t cp_kv_cache_interleave_size;     /* >= 1, default 1 */

@@ -7,8 +7,8 @@
 
 /* ---- names and the default fabric ---- */
 
-static const char *const algo_names[NET_ALGO_COUNT] = {"auto", "ring", "tree", "direct",
-                                                       "hierarchical"};
+static const char *const algo_names[NET_ALGO_COUNT] = {"auto",         "ring", "tree",  "direct",
+                                                       "hierarchical", "nvls", "custom"};
 
 const char *net_algo_name(NetAlgo a)
 {
@@ -37,7 +37,9 @@ bool net_algo_supports(NetAlgo a, NetCollKind kind)
     case NET_ALGO_DIRECT:
         return kind == NET_ALL_TO_ALL || kind == NET_P2P;
     case NET_ALGO_HIERARCHICAL:
+    case NET_ALGO_NVLS:
         return kind == NET_ALL_REDUCE || kind == NET_ALL_GATHER || kind == NET_REDUCE_SCATTER;
+    case NET_ALGO_CUSTOM: /* chosen from the group's impl, never by configuration */
     default:
         return false;
     }
@@ -72,16 +74,26 @@ typedef struct {
     uint32_t k;           /* members per node when uniform, else 0 */
     int tier;             /* lowest tier spanning all members */
     int intra_tier;       /* lowest tier spanning each node's members (hierarchical) */
-    uint32_t cross;       /* sub-domains of tier-1 a ring crosses (see ring_latency) */
     double cap[2];        /* device bandwidth on tier / intra_tier after link faults, B/s */
+    double unit[2];       /* the rate a flow of the group gets alone there: cap, or less when a
+                             shared part it weighs on is smaller (with sharing on), B/s */
     GArray *uses[2];      /* Use on the shared part of tier / intra_tier (NULL: none) */
+    NetCommImpl impl;     /* who runs its collectives (net_fabric_set_group_impl) */
 } Group;
 
 typedef struct {
     int which;        /* 0 = the spanning tier, 1 = the intra-node tier */
     int64_t latency_ns;
-    double bytes;     /* bytes to move at the bus rate */
+    double bytes;     /* bytes to move at the group's rate alone on the tier (Group.unit): the
+                         protocol's transfer time x that rate, so shares of a contended tier
+                         scale it */
 } Phase;
+
+/* What build_phases chose besides the phases. */
+typedef struct {
+    NetProto proto;
+    const char *path;
+} Pick;
 
 #define MAX_PHASES 3
 
@@ -226,6 +238,12 @@ void net_fabric_free(NetFabric *f)
     g_free(f);
 }
 
+void net_fabric_set_group_impl(NetFabric *f, uint32_t group, NetCommImpl impl)
+{
+    g_return_if_fail(group < f->groups->len && impl < NET_IMPL_COUNT);
+    g_array_index(f->groups, Group, group).impl = impl;
+}
+
 uint32_t net_fabric_nodes(const NetFabric *f)
 {
     return f->nodes;
@@ -317,18 +335,19 @@ uint32_t net_fabric_add_group(NetFabric *f, const int32_t *ranks, uint32_t n)
     g.m = m;
     g.k = uniform ? k : 0;
     g.intra_tier = intra;
-    /* A flat ring crosses the tier below the spanning one once per sub-domain it visits. */
-    if (g.tier > 0) {
-        uint32_t s = f->hw->tiers[g.tier - 1].span_devices, doms = 0;
-        for (uint32_t i = 0; i < n; i++)
-            if (i == 0 || d[i] / s != d[i - 1] / s)
-                doms++;
-        g.cross = doms;
-    }
     g.cap[0] = tier_cap(f, g.tier, nodes, m);
     g.cap[1] = tier_cap(f, g.intra_tier, nodes, m);
     g.uses[0] = tier_uses(f, g.tier, d, n);
     g.uses[1] = g.intra_tier != g.tier ? tier_uses(f, g.intra_tier, d, n) : NULL;
+    for (int w = 0; w < 2; w++) {
+        g.unit[w] = g.cap[w];
+        GArray *u = w == 1 && g.intra_tier == g.tier ? g.uses[0] : g.uses[w];
+        for (guint i = 0; f->cfg.contention && u && i < u->len; i++) {
+            const Use *use = &g_array_index(u, Use, i);
+            if (f->res_cap[use->res] / use->weight < g.unit[w])
+                g.unit[w] = f->res_cap[use->res] / use->weight;
+        }
+    }
     g_array_append_val(f->groups, g);
     return f->groups->len - 1;
 }
@@ -355,83 +374,162 @@ static int64_t add_ns(int64_t a, int64_t b)
     return a >= NET_TIME_MAX_NS - b ? NET_TIME_MAX_NS : a + b;
 }
 
-static int64_t lat(const NetFabric *f, int t, double steps)
-{
-    return ns_from_double(round(steps * (double)f->hw->tiers[t].latency_ns));
-}
-
-/* Ring latency for `traversals` passes of n-1 steps: the steps that cross sub-domains pay the
- * spanning tier's hop latency, the others the tier below's (NCCL's rings stay on NVLink inside
- * a node and leave it once per node). */
-static int64_t ring_latency(const NetFabric *f, const Group *g, uint32_t traversals)
-{
-    if (g->n <= 1)
-        return 0;
-    uint32_t steps = g->n - 1;
-    if (g->tier == 0 || g->cross <= 1)
-        return lat(f, g->tier, (double)steps * traversals);
-    uint32_t cross = g->cross < steps ? g->cross : steps;
-    return add_ns(lat(f, g->tier, (double)cross * traversals),
-                  lat(f, g->tier - 1, (double)(steps - cross) * traversals));
-}
-
 static int64_t phase_time(const NetFabric *f, const Group *g, const Phase *p)
 {
-    double bw = g->cap[p->which];
+    double bw = g->unit[p->which];
     return add_ns(p->latency_ns, ns_from_double(ceil(p->bytes / bw * 1e9)));
 }
 
-/* Fills phases for `algo`; returns the phase count, 0 if not eligible. */
-static uint32_t build_phases(const NetFabric *f, const Group *g, NetCollKind kind,
-                             uint64_t per_rank_bytes, NetAlgo algo, Phase *ph)
+/* NCCL's model of one (sub-)collective of `ranks` ranks over `nodes` nodes on tier
+ * `which` of group g (net/nccl.h), restricted to the NCCL algorithms in `mask`. Over a
+ * scale-up fabric that spans nodes (NVL72) NCCL sees one node (its MNNVL clique). */
+static bool nccl_pick(const NetFabric *f, const Group *g, int which, NetCollKind kind,
+                      uint32_t ranks, uint32_t nodes, double size, uint32_t mask,
+                      NetNcclChoice *out)
 {
-    if (!net_algo_supports(algo, kind))
+    int t = which ? g->intra_tier : g->tier;
+    if (net_tier_link(f->hw, t) != NET_LINK_NET)
+        nodes = 1;
+    int ti = nodes > 1 ? g->intra_tier : t;
+    const NetHardware *hw = f->hw;
+    /* Across nodes NCCL runs one ring per NIC rail: the ppn members of a node leave it through
+     * their own NICs, so the channels see ppn x a device's network bandwidth, and NCCL's model
+     * takes the least of that and the intra-node links. The node's uplinks (a shared part)
+     * limit it through the sharing model, where the flow weighs ppn on them. */
+    double bw = g->unit[which];
+    uint32_t ppn = ranks / nodes;
+    if (nodes > 1 && (kind == NET_ALL_TO_ALL || kind == NET_P2P))
+        bw *= (double)(ranks - 1) / (double)(ranks - ppn); /* each rank's own NIC carries its
+                                                               cross-node share; the rest
+                                                               rides the node's links */
+    else if (nodes > 1)
+        bw *= (double)ppn;
+    NetNcclQuery q = {
+        .kind = kind,
+        .ranks = ranks,
+        .nodes = nodes,
+        .bytes = size,
+        .bw = bw,
+        .hop_ns = hw->tiers[t].latency_ns,
+        .link = net_tier_link(hw, t),
+        .intra_bw = nodes > 1 ? g->unit[1] : g->unit[which],
+        .intra_hop_ns = hw->tiers[ti].latency_ns,
+        .intra_link = net_tier_link(hw, ti),
+        .launch_ns = hw->launch_latency_ns,
+        .arch = hw->arch,
+        .nvswitch = net_tier_nvls(hw, ti),
+    };
+    return net_nccl_choose(&q, mask, out);
+}
+
+/* A phase from a choice: its latency, and its transfer as bytes at the tier's bandwidth. */
+static Phase phase_of(const Group *g, int which, const NetNcclChoice *c, Pick *pick)
+{
+    pick->proto = c->proto;
+    double xfer_s = (c->time_ns - c->latency_ns) / 1e9;
+    return (Phase){.which = which, .latency_ns = ns_from_double(round(c->latency_ns)),
+                   .bytes = xfer_s * g->unit[which]};
+}
+
+/* vLLM's own all-reduce for a group marked NET_IMPL_CUSTOM: one node, NVLink-class links
+ * (two PCIe GPUs are allowed: custom_all_reduce.py's "world_size == 2 or fully_connected"). */
+static uint32_t custom_phases(const NetFabric *f, const Group *g, NetCollKind kind, double size,
+                              Phase *ph, Pick *pick)
+{
+    if (g->impl != NET_IMPL_CUSTOM || kind != NET_ALL_REDUCE || g->m != 1)
         return 0;
-    const int64_t launch = f->hw->launch_latency_ns;
-    const uint32_t n = g->n;
-    const double size = net_algo_size(kind, n, per_rank_bytes);
-    switch (algo) {
-    case NET_ALGO_RING: {
-        uint32_t trav = (kind == NET_ALL_REDUCE || kind == NET_BARRIER) ? 2 : 1;
-        ph[0] = (Phase){0, add_ns(launch, ring_latency(f, g, trav)), size * net_bus_factor(kind, n)};
-        return 1;
-    }
-    case NET_ALGO_TREE:
-        ph[0] = (Phase){0, add_ns(launch, lat(f, g->tier, net_tree_steps(n))),
-                        size * net_bus_factor(kind, n)};
-        return 1;
-    case NET_ALGO_DIRECT:
-        ph[0] = (Phase){0, add_ns(launch, n > 1 ? lat(f, g->tier, 1) : 0),
-                        size * net_bus_factor(kind, n)};
-        return 1;
-    case NET_ALGO_HIERARCHICAL: {
-        /* Only for groups over several nodes with k >= 2 members on every node. */
-        if (g->m < 2 || g->k < 2 || g->intra_tier >= g->tier)
+    if (net_tier_link(f->hw, g->tier) != NET_LINK_NVLINK && g->n != 2)
+        return 0;
+    NetNcclChoice nccl, c;
+    const char *path = NULL;
+    if (!nccl_pick(f, g, 0, kind, g->n, 1, size, 0, &nccl) ||
+        !net_custom_ar(f->hw, g->n, size, g->unit[0], &nccl, &c, &path) ||
+        strcmp(path, "nccl") == 0)
+        return 0;
+    ph[0] = phase_of(g, 0, &c, pick);
+    pick->path = path;
+    return 1;
+}
+
+/* Hierarchical: NCCL's model for each sub-collective on its tier. Groups over several nodes
+ * with k >= 2 members on every node only. */
+static uint32_t hier_phases(const NetFabric *f, const Group *g, NetCollKind kind, double c,
+                            Phase *ph, Pick *pick)
+{
+    if (g->m < 2 || g->k < 2 || g->intra_tier >= g->tier)
+        return 0;
+    const uint32_t k = g->k, m = g->m;
+    NetNcclChoice a, b, d;
+    switch (kind) {
+    case NET_ALL_REDUCE: /* RS in node, AR across nodes on 1/k, AG in node */
+        if (!nccl_pick(f, g, 1, NET_REDUCE_SCATTER, k, 1, c, 0, &a) ||
+            !nccl_pick(f, g, 0, NET_ALL_REDUCE, m, m, c / k, 0, &b) ||
+            !nccl_pick(f, g, 1, NET_ALL_GATHER, k, 1, c, 0, &d))
             return 0;
-        const double k = g->k, m = g->m;
-        const int ti = g->intra_tier, tx = g->tier;
-        const double c = (double)per_rank_bytes;
-        switch (kind) {
-        case NET_ALL_REDUCE: /* RS in node, AR across nodes on 1/k, AG in node */
-            ph[0] = (Phase){1, add_ns(launch, lat(f, ti, k - 1)), c * (k - 1) / k};
-            ph[1] = (Phase){0, add_ns(launch, lat(f, tx, 2 * (m - 1))), c / k * 2 * (m - 1) / m};
-            ph[2] = (Phase){1, add_ns(launch, lat(f, ti, k - 1)), c * (k - 1) / k};
-            return 3;
-        case NET_ALL_GATHER: /* AG across nodes (k rails), then AG in node of m inputs */
-            ph[0] = (Phase){0, add_ns(launch, lat(f, tx, m - 1)), c * m * (m - 1) / m};
-            ph[1] = (Phase){1, add_ns(launch, lat(f, ti, k - 1)), c * m * k * (k - 1) / k};
-            return 2;
-        case NET_REDUCE_SCATTER: /* RS in node, RS across nodes on 1/k */
-            ph[0] = (Phase){1, add_ns(launch, lat(f, ti, k - 1)), c * (k - 1) / k};
-            ph[1] = (Phase){0, add_ns(launch, lat(f, tx, m - 1)), c / k * (m - 1) / m};
-            return 2;
-        default:
+        ph[0] = phase_of(g, 1, &a, pick);
+        ph[1] = phase_of(g, 0, &b, pick);
+        ph[2] = phase_of(g, 1, &d, pick);
+        return 3;
+    case NET_ALL_GATHER: /* AG across nodes (k rails) of c / k each, then AG in node */
+        if (!nccl_pick(f, g, 0, NET_ALL_GATHER, m, m, c / k, 0, &a) ||
+            !nccl_pick(f, g, 1, NET_ALL_GATHER, k, 1, c, 0, &b))
             return 0;
-        }
-    }
+        ph[0] = phase_of(g, 0, &a, pick);
+        ph[1] = phase_of(g, 1, &b, pick);
+        return 2;
+    case NET_REDUCE_SCATTER: /* RS in node, RS across nodes on 1/k */
+        if (!nccl_pick(f, g, 1, NET_REDUCE_SCATTER, k, 1, c, 0, &a) ||
+            !nccl_pick(f, g, 0, NET_REDUCE_SCATTER, m, m, c / k, 0, &b))
+            return 0;
+        ph[0] = phase_of(g, 1, &a, pick);
+        ph[1] = phase_of(g, 0, &b, pick);
+        return 2;
     default:
         return 0;
     }
+}
+
+/* Fills phases for `algo`; returns the phase count, 0 if not eligible. `size` is nccl-tests'
+ * size of the whole call. */
+static uint32_t build_phases(const NetFabric *f, const Group *g, NetCollKind kind,
+                             uint64_t per_rank_bytes, NetAlgo algo, Phase *ph, Pick *pick)
+{
+    const double size = net_algo_size(kind, g->n, per_rank_bytes);
+    pick->path = "nccl";
+    pick->proto = NET_PROTO_SIMPLE;
+    if (algo == NET_ALGO_CUSTOM)
+        return custom_phases(f, g, kind, size, ph, pick);
+    if (!net_algo_supports(algo, kind))
+        return 0;
+    if (g->n <= 1) { /* nothing to move: NCCL returns after its launch */
+        ph[0] = (Phase){.which = 0, .latency_ns = f->hw->launch_latency_ns, .bytes = 0};
+        return algo == NET_ALGO_RING || algo == NET_ALGO_DIRECT ? 1 : 0;
+    }
+    uint32_t mask;
+    switch (algo) {
+    case NET_ALGO_RING:
+        mask = 1u << NET_NCCL_RING;
+        break;
+    case NET_ALGO_TREE:
+        mask = 1u << NET_NCCL_TREE;
+        break;
+    case NET_ALGO_NVLS:
+        mask = 1u << NET_NCCL_NVLS;
+        break;
+    case NET_ALGO_DIRECT:
+        mask = 1u << NET_NCCL_P2P;
+        break;
+    case NET_ALGO_HIERARCHICAL:
+        return hier_phases(f, g, kind, (double)per_rank_bytes * (kind == NET_ALL_GATHER ? g->n : 1),
+                           ph, pick);
+    default:
+        return 0;
+    }
+    NetNcclChoice c;
+    if (!nccl_pick(f, g, 0, kind, g->n, g->m, size, mask, &c))
+        return 0;
+    ph[0] = phase_of(g, 0, &c, pick);
+    return 1;
 }
 
 static int64_t phases_time(const NetFabric *f, const Group *g, const Phase *ph, uint32_t np)
@@ -447,24 +545,30 @@ bool net_fabric_plan_algo(const NetFabric *f, uint32_t group, NetCollKind kind,
 {
     const Group *g = &g_array_index(f->groups, Group, group);
     Phase ph[MAX_PHASES];
-    uint32_t np = build_phases(f, g, kind, per_rank_bytes, algo, ph);
+    Pick pick;
+    uint32_t np = build_phases(f, g, kind, per_rank_bytes, algo, ph, &pick);
     if (!np)
         return false;
-    out->algo = algo;
-    out->tier = g->tier;
-    out->phases = np;
-    out->time_ns = phases_time(f, g, ph, np);
+    *out = (NetPlan){.algo = algo, .tier = g->tier, .phases = np,
+                     .time_ns = phases_time(f, g, ph, np), .proto = pick.proto,
+                     .path = pick.path};
     return true;
 }
 
-/* Chooses the algorithm: the configured one if eligible, else the fastest eligible (ties go to
- * the earlier in ring, tree, direct, hierarchical order). Fills ph. */
+/* Chooses the algorithm: vLLM's own all-reduce when the group's impl asks for it and it
+ * applies; else the configured one if eligible; else the fastest eligible (ties go to the
+ * earlier in ring, tree, direct, hierarchical, nvls order). Fills ph and pick. */
 static uint32_t choose(const NetFabric *f, const Group *g, NetCollKind kind,
-                       uint64_t per_rank_bytes, Phase *ph, NetAlgo *chosen)
+                       uint64_t per_rank_bytes, Phase *ph, NetAlgo *chosen, Pick *pick)
 {
+    uint32_t np = build_phases(f, g, kind, per_rank_bytes, NET_ALGO_CUSTOM, ph, pick);
+    if (np) {
+        *chosen = NET_ALGO_CUSTOM;
+        return np;
+    }
     NetAlgo want = f->cfg.algo[kind];
     if (want != NET_ALGO_AUTO) {
-        uint32_t np = build_phases(f, g, kind, per_rank_bytes, want, ph);
+        np = build_phases(f, g, kind, per_rank_bytes, want, ph, pick);
         if (np) {
             *chosen = want;
             return np;
@@ -472,9 +576,10 @@ static uint32_t choose(const NetFabric *f, const Group *g, NetCollKind kind,
     }
     uint32_t best_np = 0;
     int64_t best_t = INT64_MAX;
-    for (int a = NET_ALGO_RING; a < NET_ALGO_COUNT; a++) {
+    for (int a = NET_ALGO_RING; a < NET_ALGO_CUSTOM; a++) {
         Phase tmp[MAX_PHASES];
-        uint32_t np = build_phases(f, g, kind, per_rank_bytes, (NetAlgo)a, tmp);
+        Pick tp;
+        np = build_phases(f, g, kind, per_rank_bytes, (NetAlgo)a, tmp, &tp);
         if (!np)
             continue;
         int64_t t = phases_time(f, g, tmp, np);
@@ -482,6 +587,7 @@ static uint32_t choose(const NetFabric *f, const Group *g, NetCollKind kind,
             best_t = t;
             best_np = np;
             *chosen = (NetAlgo)a;
+            *pick = tp;
             memcpy(ph, tmp, sizeof(Phase) * np);
         }
     }
@@ -494,10 +600,13 @@ NetPlan net_fabric_plan(const NetFabric *f, uint32_t group, NetCollKind kind,
 {
     const Group *g = &g_array_index(f->groups, Group, group);
     Phase ph[MAX_PHASES];
+    Pick pick;
     NetPlan p = {0};
-    p.phases = choose(f, g, kind, per_rank_bytes, ph, &p.algo);
+    p.phases = choose(f, g, kind, per_rank_bytes, ph, &p.algo, &pick);
     p.tier = g->tier;
     p.time_ns = phases_time(f, g, ph, p.phases);
+    p.proto = pick.proto;
+    p.path = pick.path;
     return p;
 }
 
@@ -685,8 +794,9 @@ uint32_t net_fabric_start(NetFabric *f, int64_t now_ns, uint32_t group, NetCollK
     fl->tag = tag;
     fl->group = group;
     NetAlgo algo;
+    Pick pick;
     fl->n_phases = choose(f, &g_array_index(f->groups, Group, group), kind, per_rank_bytes,
-                          fl->phases, &algo);
+                          fl->phases, &algo, &pick);
     flow_begin_phase(f, id, now_ns);
     return id;
 }
@@ -709,7 +819,7 @@ bool net_fabric_step(NetFabric *f, uint32_t id, int64_t now_ns)
             assign_rates(f, now_ns);
         } else {
             fl->t_end = add_ns(now_ns, ns_from_double(ceil(fl->phases[fl->phase].bytes /
-                                                           g->cap[fl->phases[fl->phase].which] *
+                                                           g->unit[fl->phases[fl->phase].which] *
                                                            1e9)));
             mark_changed(f, id);
         }
@@ -764,4 +874,47 @@ uint32_t net_fabric_flow_gen(const NetFabric *f, uint32_t flow)
 uint64_t net_fabric_flow_tag(const NetFabric *f, uint32_t flow)
 {
     return g_array_index(f->flows, Flow, flow).tag;
+}
+
+/* ---- one collective outside the engine ---- */
+
+bool net_collective_estimate(const NetHardware *hw, NetCollKind kind, uint32_t ranks,
+                             uint32_t nodes, double bytes, NetCommImpl impl, NetCollEstimate *out,
+                             char *why, unsigned n)
+{
+    if (!hw)
+        hw = &flat_hw;
+    if (nodes == 0)
+        nodes = 1;
+    if (ranks < 1 || ranks % nodes != 0 || ranks / nodes > hw->devices_per_node) {
+        g_snprintf(why, n, "ranks=%u nodes=%u: need ranks a multiple of nodes and at most %u "
+                   "ranks per node on %s", ranks, nodes, hw->devices_per_node, hw->name);
+        return false;
+    }
+    if (!(bytes >= 0) || !isfinite(bytes) || bytes > 1e18) {
+        g_snprintf(why, n, "bytes=%g: need a size from 0 to 1e18", bytes);
+        return false;
+    }
+    uint32_t per = ranks / nodes;
+    /* sharing on, as the engine runs by default: a group alone on a shared uplink gets its
+     * share of it (Group.unit) */
+    NetFabricConfig cfg = {.hw = hw, .n_ranks = nodes * hw->devices_per_node, .nodes = nodes,
+                           .contention = true};
+    NetFabric *f = net_fabric_new(&cfg);
+    g_autofree int32_t *m = g_new(int32_t, ranks);
+    for (uint32_t i = 0; i < ranks; i++)
+        m[i] = (int32_t)((i / per) * hw->devices_per_node + i % per);
+    uint32_t gid = net_fabric_add_group(f, m, ranks);
+    net_fabric_set_group_impl(f, gid, impl);
+    /* the fabric takes the per-rank input; nccl-tests' size is the gathered output for
+     * all_gather */
+    double per_rank = kind == NET_ALL_GATHER ? bytes / ranks : bytes;
+    NetPlan p = net_fabric_plan(f, gid, kind, (uint64_t)llround(per_rank));
+    net_fabric_free(f);
+    double t_s = (double)p.time_ns / 1e9;
+    double alg = t_s > 0 ? bytes / t_s / 1e9 : 0;
+    *out = (NetCollEstimate){.time_us = (double)p.time_ns / 1e3, .algbw_gb_s = alg,
+                             .busbw_gb_s = alg * net_bus_factor(kind, ranks), .algo = p.algo,
+                             .proto = p.proto, .path = p.path};
+    return true;
 }

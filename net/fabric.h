@@ -5,10 +5,13 @@
  * A group's traffic uses the lowest tier whose domain holds all its members. For each
  * (group, kind, size) the fabric predicts the time of every eligible algorithm — ring
  * (all_gather, reduce_scatter, all_reduce, broadcast), double binary tree (all_reduce,
- * barrier), direct (all_to_all, send/recv), hierarchical (groups spanning nodes with the same
- * member count on each: intra-node reduce_scatter, inter-node all_reduce, intra-node
- * all_gather) — and, like NCCL's tuner, takes the fastest unless the scenario fixes one.
- * Phase time = launch latency + steps x hop latency + bytes x bus factor / bandwidth.
+ * barrier), NVLS (NVLink SHARP, one node on sm90+ switches), direct (all_to_all, send/recv),
+ * hierarchical (groups spanning nodes with the same member count on each: intra-node
+ * reduce_scatter, inter-node all_reduce, intra-node all_gather) — and, like NCCL's tuner, takes
+ * the fastest unless the scenario fixes one. Each phase's time is NCCL's model for it
+ * (net/nccl.h): the protocol (LL, LL128, Simple) with the least predicted time gives the
+ * phase's latency and its effective bus bandwidth. A group marked NET_IMPL_CUSTOM runs its
+ * all_reduce on vLLM's own kernels where vLLM would (net_custom_ar), on one node.
  *
  * A started collective is a flow of one or more phases. A phase whose tier has a shared part
  * (net/hardware.h) competes for it with the other flows using the same part: rates are
@@ -29,6 +32,7 @@
 
 #include "cost.h"
 #include "hardware.h"
+#include "nccl.h"
 
 /* The latest time the fabric computes (INT64_MAX / 4 ns, about 73 years; the engine's
  * SCHED_TIME_MAX). Every duration and end time saturates here instead of overflowing, whatever
@@ -42,6 +46,9 @@ typedef enum {
     NET_ALGO_TREE,
     NET_ALGO_DIRECT,
     NET_ALGO_HIERARCHICAL,
+    NET_ALGO_NVLS,   /* NVLink SHARP (one node, NVSwitch with multicast) */
+    NET_ALGO_CUSTOM, /* vLLM's custom / symmetric-memory all-reduce (a group's impl, never
+                        configured: net_algo_supports is false for it) */
     NET_ALGO_COUNT
 } NetAlgo;
 
@@ -66,6 +73,8 @@ typedef struct {
     int tier;         /* the tier that spans the group */
     uint32_t phases;
     int64_t time_ns;  /* alone on the fabric */
+    NetProto proto;   /* the protocol of the (last) phase */
+    const char *path; /* what runs it: "nccl" or one of net_custom_ar's paths; static */
 } NetPlan;
 
 typedef struct NetFabric NetFabric;
@@ -86,8 +95,13 @@ void net_fabric_free(NetFabric *f);
 /* The nodes the fabric was built with (resolved from cfg->nodes). */
 uint32_t net_fabric_nodes(const NetFabric *f);
 
-/* Registers a group (global ranks, in any order) and returns its id (0, 1, ...). */
+/* Registers a group (global ranks, in any order) and returns its id (0, 1, ...). Its
+ * collectives run on NCCL until net_fabric_set_group_impl says otherwise. */
 uint32_t net_fabric_add_group(NetFabric *f, const int32_t *ranks, uint32_t n);
+/* Who runs group `group`'s collectives. NET_IMPL_CUSTOM applies to all_reduce on a group of 2,
+ * 4, 6 or 8 ranks inside one node on CUDA/ROCm with NVLink-class links (vLLM's conditions);
+ * elsewhere the group keeps NCCL. */
+void net_fabric_set_group_impl(NetFabric *f, uint32_t group, NetCommImpl impl);
 
 /* The plan for one call alone on the fabric (no contention), honouring the configured
  * algorithm for `kind` when it is eligible for this group, else the fastest eligible. */
@@ -112,5 +126,25 @@ uint32_t net_fabric_flow_gen(const NetFabric *f, uint32_t flow);
 uint64_t net_fabric_flow_tag(const NetFabric *f, uint32_t flow);
 /* Flows currently competing for shared bandwidth (for tests and stats). */
 uint32_t net_fabric_contended(const NetFabric *f);
+
+/* One collective alone on the hardware, as `ranksim cost collective` and `ranksim nccl-tests`
+ * print it: the same planning as the fabric's for a group of `ranks` consecutive devices, or,
+ * with nodes > 1, ranks / nodes consecutive devices on each of `nodes` nodes. `bytes` is the
+ * nccl-tests size (all_gather: the gathered output). */
+typedef struct {
+    double time_us;
+    double algbw_gb_s; /* bytes / time (nccl-tests' algbw), GB/s */
+    double busbw_gb_s; /* algbw x bus factor (nccl-tests' busbw), GB/s */
+    NetAlgo algo;
+    NetProto proto;
+    const char *path;  /* "nccl" or vLLM's kernel (net_custom_ar); static */
+} NetCollEstimate;
+
+/* Fills *out. Returns false, with a reason in `why` (size n), when the layout does not fit
+ * the hardware (ranks < 1, nodes not dividing ranks, more ranks per node than devices) or
+ * `bytes` is negative or not finite. `hw` NULL = net_hardware_flat(). */
+bool net_collective_estimate(const NetHardware *hw, NetCollKind kind, uint32_t ranks,
+                             uint32_t nodes, double bytes, NetCommImpl impl, NetCollEstimate *out,
+                             char *why, unsigned n);
 
 #endif

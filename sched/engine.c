@@ -793,6 +793,7 @@ static void engine_init(Engine *e, const SchedProgram *p, const SchedConfig *cfg
         uint32_t fid =
             net_fabric_add_group(e->fabric, e->groups[i].def->ranks, e->groups[i].def->n);
         g_assert(fid == i);
+        net_fabric_set_group_impl(e->fabric, fid, e->groups[i].def->impl);
     }
 
     e->actors = g_new0(Actor, p->n_ranks);

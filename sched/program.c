@@ -187,6 +187,12 @@ void sched_program_group_watch(SchedProgram *p, int32_t id, uint32_t unwatched_k
     g->unwatched_via = g_strdup(unwatched_via);
 }
 
+void sched_program_group_impl(SchedProgram *p, int32_t id, NetCommImpl impl)
+{
+    g_return_if_fail(id >= 0 && (guint)id < p->groups->len && impl < NET_IMPL_COUNT);
+    ((SchedGroup *)g_ptr_array_index(p->groups, id))->impl = impl;
+}
+
 SchedProgram *sched_program_new(uint32_t n_ranks)
 {
     g_assert(n_ranks >= 1);
@@ -492,6 +498,7 @@ SchedProgram *sched_program_unroll(const SchedProgram *p)
         const SchedGroup *g = sched_program_group(p, (int32_t)i);
         int32_t id = sched_program_add_group(u, g->name, g->ranks, g->n);
         sched_program_group_watch(u, id, g->unwatched_kinds, g->seq_base, g->unwatched_via);
+        sched_program_group_impl(u, id, g->impl);
     }
     /* Unroll each distinct list once, then map ranks through. */
     g_autofree int32_t *new_index = g_new(int32_t, p->lists->len);

@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../net/nccl.h"
+
 typedef enum {
     SCHED_OP_COMPUTE = 0,
     SCHED_OP_ALL_REDUCE,
@@ -104,6 +106,10 @@ typedef struct {
     uint32_t unwatched_kinds;
     uint64_t seq_base;
     char *unwatched_via;
+    /* Who runs its collectives on hardware (sched_program_group_impl; net/nccl.h): NCCL unless
+     * the layer that knows the software says otherwise (vLLM's TP group: its custom
+     * all-reduce). The fabric decides where that applies. */
+    NetCommImpl impl;
 } SchedGroup;
 
 typedef struct {
@@ -166,6 +172,8 @@ int32_t sched_program_add_group(SchedProgram *p, const char *name, const int32_t
 /* Sets how group `id`'s collectives surface on hardware (the SchedGroup fields above). */
 void sched_program_group_watch(SchedProgram *p, int32_t id, uint32_t unwatched_kinds,
                                uint64_t seq_base, const char *unwatched_via);
+/* Sets who runs group `id`'s collectives (SchedGroup.impl). */
+void sched_program_group_impl(SchedProgram *p, int32_t id, NetCommImpl impl);
 /* Finds a group by name; -1 if none. O(groups). */
 int32_t sched_program_find_group(const SchedProgram *p, const char *name);
 static inline const SchedGroup *sched_program_group(const SchedProgram *p, int32_t id)

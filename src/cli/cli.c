@@ -47,6 +47,8 @@ static int usage(void)
             "  cost --hardware HW KIND key=value...\n"
             "                          one kernel's or collective's predicted time (gemm,\n"
             "                          attention, moe, collective)\n"
+            "  nccl-tests --hardware HW --op all_reduce -b 8 -e 8G -f 2 -g 8\n"
+            "                          the table nccl-tests prints, predicted for the hardware\n"
             "  list models|hardware|backends\n"
             "                          what this binary knows: presets, checkpoints, devices\n"
             "  help [COMMAND]          show help\n"
@@ -61,10 +63,13 @@ static int usage(void)
 static int dispatch(int argc, char **argv);
 
 /* Whether the command's stdout is text for a person (folded at the terminal's width): not
- * JSON, DOT or a trace written to stdout (`--json`, `-o -`, `--dot -`), nor after `--` (a
+ * JSON, DOT or a trace written to stdout (`--json`, `-o -`, `--dot -`), nor nccl-tests' table,
+ * nor after `--` (a
  * pasted vLLM command line is read, not printed, but its flags are not ranksim's to judge). */
 static bool text_output(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "nccl-tests") == 0) /* a table to compare column by column */
+        return false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0)
             break;
@@ -122,6 +127,7 @@ static int dispatch(int argc, char **argv)
         {"diff", cli_diff},     {"plot", cli_plot},       {"list", cli_list},
         {"import", cli_import}, {"match", cli_match},     {"prune", cli_prune},
         {"cost", cli_cost},
+        {"nccl-tests", cli_nccl_tests},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */
     g_autofree char *prg =
@@ -141,14 +147,15 @@ static int dispatch(int argc, char **argv)
                 return commands[i].fn(2, args);
         g_autofree char *msg =
             g_strdup_printf("help: unknown command '%s'; valid: run, sweep, runs, report, explain, "
-                            "trace, plot, diff, list, import, match, cost",
+                            "trace, plot, diff, list, import, match, cost, nccl-tests",
                             argv[2]);
         print_error(msg);
         return CLI_EXIT_INVALID;
     }
-    g_autofree char *msg = g_strdup_printf("unknown command '%s'; valid: run, sweep, runs, report, "
-                                           "explain, trace, plot, diff, list, import, match, cost, help",
-                                           cmd);
+    g_autofree char *msg =
+        g_strdup_printf("unknown command '%s'; valid: run, sweep, runs, report, explain, trace, "
+                        "plot, diff, list, import, match, cost, nccl-tests, help",
+                        cmd);
     print_error(msg);
     return CLI_EXIT_INVALID;
 }

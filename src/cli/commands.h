@@ -22,5 +22,6 @@ int cli_list(int argc, char **argv);    /* src/cli/cmd-list.c */
 int cli_import(int argc, char **argv);  /* src/cli/cmd-import.c */
 int cli_match(int argc, char **argv);   /* src/cli/cmd-match.c */
 int cli_cost(int argc, char **argv);    /* src/cli/cmd-cost.c */
+int cli_nccl_tests(int argc, char **argv); /* src/cli/cmd-nccl-tests.c */
 
 #endif

@@ -135,6 +135,7 @@ static bool load_parallel(Loader *ld, const YamlDocNode *m, ModelParallel *par)
         "decode_context_parallel_size",
         "enable_expert_parallel",
         "enable_sequence_parallel",
+        "disable_custom_all_reduce",
         "dcp_comm_backend",
         "all2all_backend",
         "cp_kv_cache_interleave_size",
@@ -158,7 +159,9 @@ static bool load_parallel(Loader *ld, const YamlDocNode *m, ModelParallel *par)
         !scenario_get_u32(ld, m, "cp_kv_cache_interleave_size", 1, MAX_SEQ_LEN,
                           &par->cp_kv_cache_interleave_size) ||
         !scenario_get_bool_opt(ld, m, "enable_expert_parallel", &par->enable_expert_parallel) ||
-        !scenario_get_bool_opt(ld, m, "enable_sequence_parallel", &par->enable_sequence_parallel))
+        !scenario_get_bool_opt(ld, m, "enable_sequence_parallel", &par->enable_sequence_parallel) ||
+        !scenario_get_bool_opt(ld, m, "disable_custom_all_reduce",
+                               &par->disable_custom_all_reduce))
         return false;
     par->pipeline_parallel_size = pp;
     const YamlDocNode *n = yamldoc_map_get(m, "pp_layer_partition");

@@ -125,6 +125,7 @@ typedef enum {
     VF_PP,
     VF_EP,
     VF_NO_EP,
+    VF_NO_CUSTOM_AR,
     VF_DCP_BACKEND,
     VF_INTERLEAVE,
     VF_BACKEND,
@@ -171,6 +172,7 @@ static const VllmFlag vllm_flags[] = {
     {"--enable-expert-parallel", VF_EP, false},
     {"-ep", VF_EP, false},
     {"--no-enable-expert-parallel", VF_NO_EP, false},
+    {"--disable-custom-all-reduce", VF_NO_CUSTOM_AR, false},
     {"--dcp-comm-backend", VF_DCP_BACKEND, true},
     {"--all2all-backend", VF_ALL2ALL_BACKEND, true},
     {"--cp-kv-cache-interleave-size", VF_INTERLEAVE, true},
@@ -506,6 +508,9 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         return true;
     case VF_NO_EP:
         par->enable_expert_parallel = false;
+        return true;
+    case VF_NO_CUSTOM_AR:
+        par->disable_custom_all_reduce = true;
         return true;
     case VF_DCP_BACKEND:
         if (strcmp(v, "ag_rs") == 0 || strcmp(v, "a2a") == 0) {

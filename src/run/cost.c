@@ -6,6 +6,8 @@
 
 #include "../../model/kernel-gemm.h"
 #include "../../model/kernel-attn.h"
+#include "../../net/fabric.h"
+#include "../../net/nccl.h"
 #include "../../model/kernel-ep.h"
 #include "../../model/kernel-moe.h"
 #include "../../sched/program.h"
@@ -117,6 +119,43 @@ static bool attention(const NetHardware *hw, const CostQuery *q, CostResult *out
         out->time_us = 5.0;
         out->bound = "host";
     }
+    return true;
+}
+
+/* One collective alone on the hardware as NCCL's tuner (or vLLM's custom all-reduce) runs it:
+ * net_collective_estimate, the fabric's own planning. `algo` is NCCL_ALGO's choice in the
+ * measurement a fixture row describes; the tuner's own pick is priced, and a differing one is
+ * said in the detail (forcing an algorithm is the fabric's `algorithms` setting in a run). */
+static bool collective(const NetHardware *hw, const CostQuery *q, CostResult *out, GError **error)
+{
+    NetCollKind kind;
+    if (!net_coll_kind_parse(cost_query_word(q, CQ_COLL_OP), &kind))
+        kind = NET_ALL_REDUCE;
+    NetCommImpl impl = q->val[CQ_COLL_IMPL] == 1 ? NET_IMPL_CUSTOM : NET_IMPL_NCCL;
+    NetCollEstimate est;
+    char why[256];
+    uint32_t ranks = (uint32_t)q->val[CQ_COLL_RANKS], nodes = (uint32_t)q->val[CQ_COLL_NODES];
+    if (!net_collective_estimate(hw, kind, ranks, nodes, (double)q->val[CQ_COLL_BYTES], impl,
+                                 &est, why, sizeof why)) {
+        g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "collective: %s", why);
+        return false;
+    }
+    out->time_us = est.time_us;
+    out->gbps = est.busbw_gb_s;
+    out->bound = "network";
+    out->source = "analytic";
+    const char *want = cost_query_word(q, CQ_COLL_ALGO);
+    g_autofree char *detail =
+        strcmp(est.path, "nccl") == 0
+            ? g_strdup_printf("NCCL %s/%s", net_algo_name(est.algo), net_proto_name(est.proto))
+            : g_strdup(est.path);
+    if (want && strcmp(want, "auto") != 0 && strcmp(want, net_algo_name(est.algo)) != 0 &&
+        strcmp(est.path, "nccl") == 0) {
+        g_autofree char *d2 = g_strdup_printf("%s; the tuner's pick, not algo=%s", detail, want);
+        g_free(detail);
+        detail = g_steal_pointer(&d2);
+    }
+    out->detail = g_intern_string(detail);
     return true;
 }
 
@@ -335,6 +374,8 @@ static bool cost_predict_analytic(const NetHardware *hw, const CostQuery *q, Cos
         return ep(hw, q, out, error);
     case COST_ATTENTION:
         return attention(hw, q, out, error);
+    case COST_COLLECTIVE:
+        return collective(hw, q, out, error);
     default:
         g_set_error(error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID, "%s: not priced yet",
                     cost_kind_name(q->kind));

@@ -770,3 +770,32 @@ Test(groups, the_ep_group_exists_for_every_moe_model)
         cr_assert_eq(plan->ep_size, cases[i].ep ? 2u : 1u, "case %zu", i);
     }
 }
+
+/* vLLM's CudaCommunicator gives the TP group (only) its custom all-reduce for 2, 4, 6 or 8
+ * ranks, unless --disable-custom-all-reduce: the group asks the fabric for NET_IMPL_CUSTOM. */
+Test(groups, tp_group_asks_for_vllms_custom_all_reduce)
+{
+    const struct {
+        uint32_t dp, tp;
+        bool disable;
+        NetCommImpl want;
+    } cases[] = {{2, 4, false, NET_IMPL_CUSTOM}, {1, 8, false, NET_IMPL_CUSTOM},
+                 {1, 2, false, NET_IMPL_CUSTOM}, {1, 4, true, NET_IMPL_NCCL},
+                 {1, 16, false, NET_IMPL_NCCL},  {4, 1, false, NET_IMPL_NCCL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ModelArch a;
+        GError *err = NULL;
+        cr_assert(model_arch_load_preset("qwen3-8b", &a, &err), "%s", err ? err->message : "");
+        ModelParallel par = par_of(cases[i].dp, 1, cases[i].tp, 1);
+        par.disable_custom_all_reduce = cases[i].disable;
+        g_autoptr(ModelPlan) plan = accepted(&par, &a);
+        g_autoptr(SchedProgram) p = sched_program_new(plan->world);
+        model_plan_add_groups(plan, p);
+        for (uint32_t g = 0; g < p->groups->len; g++) {
+            const SchedGroup *sg = sched_program_group(p, (int32_t)g);
+            bool tp = g_str_has_prefix(sg->name, "tp");
+            cr_assert_eq(sg->impl, tp ? cases[i].want : NET_IMPL_NCCL, "case %zu group %s", i,
+                         sg->name);
+        }
+    }
+}

@@ -536,7 +536,9 @@ Test(sweep, explain_dot_folds_alike_ranks)
     cr_assert_eq(r.code, 0, "%s", r.err);
     cr_assert(strstr(r.out, "n0 [label=\"ranks 0-4,6-7 (7)\\nwaiting\"]"), "%s", r.out);
     cr_assert(strstr(r.out, "n1 [label=\"rank 5 — culprit\\ncrashed at"), "%s", r.out);
-    cr_assert(strstr(r.out, "n0 -> n1 [label=\"tp_all_reduce tp #7 (7 waits)\"]"), "%s", r.out);
+    /* which call the crash at 1 ms interrupts depends on op times: not asserted */
+    cr_assert(strstr(r.out, "n0 -> n1 [label=\"tp_all_reduce tp #"), "%s", r.out);
+    cr_assert(strstr(r.out, " (7 waits)\"]"), "%s", r.out);
     guint edges = 0;
     for (const char *p = r.out; (p = strstr(p, " -> n")); p++)
         edges++;
