@@ -71,7 +71,7 @@ static bool size_parse(const char *s, uint64_t *out)
 typedef struct {
     char *hardware, *op, *minb, *maxb, *dtype, *redop, *impl;
     int factor, gpus, nodes, step_inc, threads;
-    char *ignored[7]; /* nccl-tests' flags about measuring: -w -c -a -z -G -m -N */
+    char *ignored[8]; /* nccl-tests' flags about measuring: -n -w -c -a -z -G -m -N */
 } Args;
 
 static void args_clear(Args *a)
@@ -163,7 +163,7 @@ static int validate(Args *a, NetCollKind *kind, unsigned *tsize, NetCommImpl *im
     a->threads = 1;
     if (a->nodes < 1 || a->nodes > 65536) {
         g_autofree char *v = g_strdup_printf("%d", a->nodes);
-        return bad("-n %s: valid: 1..65536 nodes", v);
+        return bad("--nodes %s: valid: 1..65536 nodes", v);
     }
     *tsize = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++)
@@ -289,10 +289,12 @@ int cli_nccl_tests(int argc, char **argv)
         {"stepfactor", 'f', 0, G_OPTION_ARG_INT, &a.factor, "Multiply the size by N (default 2)", "N"},
         {"stepbytes", 'i', 0, G_OPTION_ARG_INT, &a.step_inc, "Add N bytes instead of -f", "N"},
         {"ngpus", 'g', 0, G_OPTION_ARG_INT, &a.gpus, "GPUs per node (default 1)", "N"},
-        {"nodes", 'n', 0, G_OPTION_ARG_INT, &a.nodes,
-         "Nodes, -g GPUs on each (default 1; nccl-tests' -n is its iteration count: here "
-         "there is one exact prediction per size)",
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &a.nodes,
+         "Nodes, -g GPUs (x -t threads) on each (default 1; ranksim's own option: nccl-tests "
+         "runs one process per node under MPI)",
          "N"},
+        {"iters", 'n', 0, G_OPTION_ARG_STRING, &a.ignored[7],
+         "Ignored: one exact prediction per size (nccl-tests' iteration count)", "N"},
         {"datatype", 'd', 0, G_OPTION_ARG_STRING, &a.dtype, "float (default), half, bfloat16, int8, ...",
          "TYPE"},
         {"op_type", 'o', 0, G_OPTION_ARG_STRING, &a.redop, "sum (default), prod, max, min, avg",

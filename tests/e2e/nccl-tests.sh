@@ -37,7 +37,7 @@ big=$(awk '$1 == 1073741824 { print $8 }' "$tmp/ar")
 awk -v b="$big" 'BEGIN { exit !(b > 250 && b < 450) }' && ok "busbw at 1 GiB $big GB/s < 450" ||
   no "busbw at 1 GiB: $big"
 
-"$bin" nccl-tests --hardware h100 --op all_gather -b 1K -e 1M -f 4 -t 2 -g 2 -n 2 -d half -w 5 \
+"$bin" nccl-tests --hardware h100 --op all_gather -b 1K -e 1M -f 4 -t 2 -g 2 --nodes 2 -n 20 -d half -w 5 \
   -c 0 >"$tmp/ag"
 rows=$(grep -vc '^#' "$tmp/ag")
 ranks=$(grep -c '^#  Rank' "$tmp/ag")
