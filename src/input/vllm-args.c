@@ -242,7 +242,6 @@ static const struct {
     {"--data-parallel-size-local", "how DP ranks are launched: no bearing on the simulated ops"},
     {"--distributed-executor-backend", "how workers are launched: no bearing on the simulated ops"},
     {"--enable-eplb", "expert load balancing: redundant experts are not modelled"},
-    {"--disable-custom-all-reduce", "the all-reduce kernel: the fabric model picks the algorithm"},
     {NULL, NULL},
 };
 
