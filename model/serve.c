@@ -774,6 +774,25 @@ ModelServe *model_serve_time_steps(const ModelServeInput *in, const ModelWorkloa
     return out;
 }
 
+ModelServe *model_serve_one_step(const ModelLowerInput *li, const ModelStep *st, int64_t dur_ns,
+                                 const char *why)
+{
+    g_return_val_if_fail(li != NULL && st != NULL, NULL);
+    ModelServe *out = g_new0(ModelServe, 1);
+    out->workload = model_workload_new();
+    out->steps = g_array_new(FALSE, FALSE, sizeof(ModelServeStep));
+    out->requests = g_array_new(FALSE, TRUE, sizeof(ModelServeRequest));
+    if (dur_ns < 0) {
+        out->stopped = g_strdup_printf("step 1 does not complete (%s)", why ? why : "failed");
+        return out;
+    }
+    int64_t start = st->idle_ns > 0 ? st->idle_ns : 0;
+    step_rows_of(out, li, st, MAX(1u, li->plan->par.data_parallel_size), 1, start,
+                 start + dur_ns);
+    out->simulated = 1;
+    return out;
+}
+
 void model_serve_free(ModelServe *s)
 {
     if (!s)

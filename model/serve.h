@@ -99,6 +99,10 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
  * runs it, no requests, kv_blocks 0; `stopped` says which step does not complete, the steps
  * after it are not timed. Never fails. Caller frees. */
 ModelServe *model_serve_time_steps(const ModelServeInput *in, const ModelWorkload *w);
+/* The rows of a workload of one step `st` whose time is already known (`dur_ns`: the run that
+ * simulated it fault-free), or, dur_ns < 0, a ModelServe saying it does not complete (`why`). */
+ModelServe *model_serve_one_step(const ModelLowerInput *li, const ModelStep *st, int64_t dur_ns,
+                                 const char *why);
 void model_serve_free(ModelServe *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelServe, model_serve_free)
 

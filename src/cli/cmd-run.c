@@ -329,6 +329,11 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
         fprintf(stderr, "\r%*s\r", 78, "");
     if (d->res->memory)
         store_run_set_memory(sr, d->res->memory);
+    if (d->res->steps) {
+        store_run_set_serve(sr, d->res->steps);
+        if (!d->info.serve)
+            d->info.serve = d->res->steps;
+    }
     double wall = elapsed_ms(o->t0);
     d->run_id =
         store_run_finish(sr, d->res->outcome, d->res->status, d->res->exit_code, wall, &err);
@@ -361,7 +366,7 @@ static void run_print(const RunOptions *o, const Scenario *sc, const RunDone *d)
         printf("%s\n", js);
     } else if (!o->quiet) {
         report_text(stdout, &rr, res->outcome);
-        report_serve_text(stdout, sc->serve);
+        report_serve_text(stdout, rr.serve);
         report_memory_text(stdout, res->memory, o->memory_detail);
         report_footer(stdout, &rr);
     }

@@ -61,7 +61,8 @@ static bool serve(Scenario *sc, const ScenarioServeProgress *progress, bool exac
 }
 
 /* A hand-written workload's steps, timed alone as serving times its steps (sc->serve: the
- * `steps` rows, no requests), so a step's time reads without knowing op names. */
+ * `steps` rows, no requests), so a step's time reads without knowing op names. A single step
+ * without faults is timed by the run itself instead (runner_simulate): the same simulation. */
 static void time_steps(Scenario *sc, bool exact)
 {
     ModelLowerInput li;
@@ -75,7 +76,10 @@ bool runner_prepare(Scenario *sc, const ScenarioServeProgress *progress, bool ex
     g_return_val_if_fail(sc != NULL, false);
     g_return_val_if_fail(error == NULL || *error == NULL, false);
     if (!sc->pending) {
-        if (sc->arch && sc->plan && sc->workload && sc->workload->steps->len && !sc->serve)
+        /* one fault-free step: the run's own simulation times it (runner_simulate) */
+        bool faults = (sc->faults && sc->faults->len) || (sc->link_faults && sc->link_faults->len);
+        if (sc->arch && sc->plan && sc->workload && !sc->serve &&
+            (sc->workload->steps->len > 1 || (sc->workload->steps->len == 1 && faults)))
             time_steps(sc, exact);
         return true;
     }

@@ -107,6 +107,36 @@ static ModelDeployment deployment(const Scenario *sc)
     };
 }
 
+/* The `steps` row of a hand-written single step without faults: the run simulated exactly that
+ * step alone (runner_prepare timed every other hand-written workload). */
+static ModelServe *one_step(const Scenario *sc, const SchedOutcome *o)
+{
+    if (sc->serve || !sc->arch || !sc->plan || !sc->workload || sc->workload->steps->len != 1 ||
+        (sc->faults && sc->faults->len) || (sc->link_faults && sc->link_faults->len))
+        return NULL;
+    ModelLowerInput li = {.arch = sc->arch,
+                          .plan = sc->plan,
+                          .engine = &sc->engine,
+                          .cost = sc->cost,
+                          .hw = &sc->hardware,
+                          .broken = MODEL_BREAK_NONE};
+    const ModelStep *st = g_ptr_array_index(sc->workload->steps, 0);
+    if (o->failed) {
+        const SchedDiag *d0 = NULL;
+        for (guint i = 0; i < o->diags->len && !d0; i++) {
+            const SchedDiag *d = g_ptr_array_index(o->diags, i);
+            if (d->severity == SCHED_SEV_ERROR)
+                d0 = d;
+        }
+        return model_serve_one_step(&li, st, -1, d0 ? d0->kind : NULL);
+    }
+    int64_t end = 0;
+    for (uint32_t r = 0; r < o->n_ranks; r++)
+        end = MAX(end, o->ranks[r].end_ns);
+    int64_t idle = st->idle_ns > 0 ? st->idle_ns : 0;
+    return model_serve_one_step(&li, st, end > idle ? end - idle : 0, NULL);
+}
+
 RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedRecordFn record,
                               void *record_data, SchedProgressFn progress, void *progress_data)
 {
@@ -122,6 +152,7 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
     cfg.progress = progress;
     cfg.progress_data = progress_data;
     r->outcome = sched_engine_run(sc->program, &cfg);
+    r->steps = one_step(sc, r->outcome);
     model_deployment_judge(&d, r->memory, r->outcome);
     r->exit_code = r->outcome->failed ? 3 : 0;
     r->status = r->outcome->failed ? "failed" : "ok";
@@ -134,6 +165,7 @@ void runner_result_free(RunnerResult *r)
         return;
     sched_outcome_free(r->outcome);
     model_memory_plan_free(r->memory);
+    model_serve_free(r->steps);
     g_free(r);
 }
 
@@ -156,7 +188,7 @@ int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline, con
                          .timeline = timeline,
                          .hardware = hw,
                          .not_simulated = sc->ignored_flags,
-                         .serve = sc->serve,
+                         .serve = sc->serve ? sc->serve : r->steps,
                          .model = lb.model,
                          .layout = lb.layout,
                          .vllm = lb.vllm,

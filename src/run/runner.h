@@ -33,6 +33,8 @@ typedef struct {
     ModelMemPlan *memory;  /* NULL for program scenarios */
     int exit_code;         /* 0 healthy, 3 failed */
     const char *status;    /* "ok" | "failed" */
+    ModelServe *steps;     /* a hand-written single fault-free step's `steps` rows, timed by this
+                              run (Scenario.serve holds those of every other workload); or NULL */
 } RunnerResult;
 
 /* The fabric in one line: "b200 (preset b200), 1 node x 8 devices, algorithms auto, contention

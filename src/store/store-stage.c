@@ -257,6 +257,12 @@ void store_run_set_memory(StoreRun *r, const ModelMemPlan *m)
     r->memory = m;
 }
 
+void store_run_set_serve(StoreRun *r, const ModelServe *serve)
+{
+    if (!r->info.serve)
+        r->info.serve = serve;
+}
+
 void store_run_abort(StoreRun *r)
 {
     if (!r)

@@ -98,6 +98,9 @@ int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status,
 /* Attaches a memory plan (borrowed until store_run_finish) whose per-rank components and items
  * are written into `memory` and `memory_items` with the run. */
 void store_run_set_memory(StoreRun *r, const ModelMemPlan *m);
+/* Attaches the `steps` rows the simulation itself timed (borrowed until store_run_finish),
+ * when the run began without them (a hand-written single step: runner_simulate). */
+void store_run_set_serve(StoreRun *r, const ModelServe *serve);
 /* Discards the run (nothing was written to the database) and frees it. */
 void store_run_abort(StoreRun *r);
 

@@ -237,11 +237,15 @@ static double step_us(char **f, const char *where, char **why)
         return -1;
     }
     double us = -1;
-    if (sc->serve && sc->serve->steps->len) {
-        const ModelServeStep *x = &g_array_index(sc->serve->steps, ModelServeStep, 0);
+    /* one fault-free step: the run times it (runner_simulate's `steps`) */
+    g_autoptr(RunnerResult) r =
+        sc->serve ? NULL : runner_simulate(sc, SCHED_TIMELINE_NONE, NULL, NULL, NULL, NULL);
+    const ModelServe *sv = sc->serve ? sc->serve : r->steps;
+    if (sv && sv->steps->len) {
+        const ModelServeStep *x = &g_array_index(sv->steps, ModelServeStep, 0);
         us = (double)(x->end_ns - x->start_ns) / 1e3;
     } else {
-        *why = g_strdup(sc->serve && sc->serve->stopped ? sc->serve->stopped : "no step timed");
+        *why = g_strdup(sv && sv->stopped ? sv->stopped : "no step timed");
     }
     scenario_free(sc);
     return us;
