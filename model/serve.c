@@ -782,14 +782,16 @@ ModelServe *model_serve_one_step(const ModelLowerInput *li, const ModelStep *st,
     out->workload = model_workload_new();
     out->steps = g_array_new(FALSE, FALSE, sizeof(ModelServeStep));
     out->requests = g_array_new(FALSE, TRUE, sizeof(ModelServeRequest));
+    out->simulated = 1; /* the run that timed it */
     if (dur_ns < 0) {
-        out->stopped = g_strdup_printf("step 1 does not complete (%s)", why ? why : "failed");
+        out->stopped = g_strdup_printf("step 1 does not complete (%s): the steps after it are "
+                                       "not timed",
+                                       why ? why : "failed");
         return out;
     }
     int64_t start = st->idle_ns > 0 ? st->idle_ns : 0;
     step_rows_of(out, li, st, MAX(1u, li->plan->par.data_parallel_size), 1, start,
                  start + dur_ns);
-    out->simulated = 1;
     return out;
 }
 

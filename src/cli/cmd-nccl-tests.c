@@ -87,6 +87,23 @@ static void args_clear(Args *a)
         g_free(a->ignored[i]);
 }
 
+/* nccl-tests' defaults for what the command line left out. */
+static void args_defaults(Args *a)
+{
+    if (!a->op)
+        a->op = g_strdup("all_reduce");
+    if (!a->minb)
+        a->minb = g_strdup("32M");
+    if (!a->maxb)
+        a->maxb = g_strdup("32M");
+    if (!a->dtype)
+        a->dtype = g_strdup("float");
+    if (!a->redop)
+        a->redop = g_strdup("sum");
+    if (!a->impl)
+        a->impl = g_strdup("nccl");
+}
+
 static int bad(const char *fmt, const char *what)
 {
     cli_error(fmt, what);
@@ -268,13 +285,9 @@ static int print_table(const NetHardware *hw, const Args *a, NetCollKind kind, u
 
 int cli_nccl_tests(int argc, char **argv)
 {
+    /* string options start NULL: GOption overwrites a preset string without freeing it, so the
+     * defaults are filled in after parsing (args_defaults) */
     Args a = {.factor = 2, .gpus = 1, .nodes = 1, .threads = 1};
-    a.op = g_strdup("all_reduce");
-    a.minb = g_strdup("32M");
-    a.maxb = g_strdup("32M");
-    a.dtype = g_strdup("float");
-    a.redop = g_strdup("sum");
-    a.impl = g_strdup("nccl");
     GOptionEntry entries[] = {
         {"hardware", 0, 0, G_OPTION_ARG_STRING, &a.hardware,
          "The device and its interconnect: a preset (ranksim list hardware) or a YAML file", "HW"},
@@ -333,6 +346,7 @@ int cli_nccl_tests(int argc, char **argv)
         args_clear(&a);
         return CLI_EXIT_INVALID;
     }
+    args_defaults(&a);
     NetCollKind kind;
     unsigned tsize;
     NetCommImpl impl;

@@ -128,7 +128,10 @@ static ModelServe *one_step(const Scenario *sc, const SchedOutcome *o)
             if (d->severity == SCHED_SEV_ERROR)
                 d0 = d;
         }
-        return model_serve_one_step(&li, st, -1, d0 ? d0->kind : NULL);
+        /* worded as the step simulated alone would be (model_serve_time_steps) */
+        g_autofree char *why = g_strdup_printf("%s%s%s", d0 ? d0->kind : "failed", d0 ? ": " : "",
+                                               d0 ? d0->message : "");
+        return model_serve_one_step(&li, st, -1, why);
     }
     int64_t end = 0;
     for (uint32_t r = 0; r < o->n_ranks; r++)
