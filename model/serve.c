@@ -364,14 +364,7 @@ static int64_t step_ns(Srv *v, const ModelStep *st, char **why, int64_t *stage_n
     g_autoptr(SchedOutcome) o = sched_engine_run(p, &cfg);
     v->out->simulated++;
     if (o->failed) {
-        const SchedDiag *d0 = NULL;
-        for (guint i = 0; i < o->diags->len && !d0; i++) {
-            const SchedDiag *d = g_ptr_array_index(o->diags, i);
-            if (d->severity == SCHED_SEV_ERROR)
-                d0 = d;
-        }
-        *why = g_strdup_printf("%s%s%s", d0 ? d0->kind : "failed", d0 ? ": " : "",
-                               d0 ? d0->message : "");
+        *why = model_serve_failure_why(o);
         return -1;
     }
     /* each stage's last rank's last op (the run's end may precede it when no event was queued
@@ -772,6 +765,18 @@ ModelServe *model_serve_time_steps(const ModelServeInput *in, const ModelWorkloa
     g_hash_table_unref(v.cache);
     g_string_free(v.key, TRUE);
     return out;
+}
+
+char *model_serve_failure_why(const SchedOutcome *o)
+{
+    const SchedDiag *d0 = NULL;
+    for (guint i = 0; i < o->diags->len && !d0; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (d->severity == SCHED_SEV_ERROR)
+            d0 = d;
+    }
+    return g_strdup_printf("%s%s%s", d0 ? d0->kind : "failed", d0 ? ": " : "",
+                           d0 ? d0->message : "");
 }
 
 ModelServe *model_serve_one_step(const ModelLowerInput *li, const ModelStep *st, int64_t dur_ns,

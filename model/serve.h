@@ -101,6 +101,9 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
 ModelServe *model_serve_time_steps(const ModelServeInput *in, const ModelWorkload *w);
 /* The rows of a workload of one step `st` whose time is already known (`dur_ns`: the run that
  * simulated it fault-free), or, dur_ns < 0, a ModelServe saying it does not complete (`why`). */
+/* Why a step's simulation did not complete, as the `steps` rows word it: the first error
+ * diagnostic's "kind: message", or "failed". Caller frees. */
+char *model_serve_failure_why(const SchedOutcome *o);
 ModelServe *model_serve_one_step(const ModelLowerInput *li, const ModelStep *st, int64_t dur_ns,
                                  const char *why);
 void model_serve_free(ModelServe *s);

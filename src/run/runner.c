@@ -121,16 +121,8 @@ static ModelServe *one_step(const Scenario *sc, const SchedOutcome *o)
                           .hw = &sc->hardware,
                           .broken = MODEL_BREAK_NONE};
     const ModelStep *st = g_ptr_array_index(sc->workload->steps, 0);
-    if (o->failed) {
-        const SchedDiag *d0 = NULL;
-        for (guint i = 0; i < o->diags->len && !d0; i++) {
-            const SchedDiag *d = g_ptr_array_index(o->diags, i);
-            if (d->severity == SCHED_SEV_ERROR)
-                d0 = d;
-        }
-        /* worded as the step simulated alone would be (model_serve_time_steps) */
-        g_autofree char *why = g_strdup_printf("%s%s%s", d0 ? d0->kind : "failed", d0 ? ": " : "",
-                                               d0 ? d0->message : "");
+    if (o->failed) { /* worded as the step simulated alone would be */
+        g_autofree char *why = model_serve_failure_why(o);
         return model_serve_one_step(&li, st, -1, why);
     }
     int64_t end = 0;
