@@ -24,10 +24,22 @@ static void entry_clear(gpointer data)
     import_entry_clear(data);
 }
 
+static void finding_clear(gpointer data)
+{
+    g_free(((ImportFinding *)data)->source); /* text belongs to the set */
+}
+
+static void pg_status_clear(gpointer data)
+{
+    g_free(((ImportPgStatus *)data)->source);
+}
+
 static void rank_free(gpointer data)
 {
     ImportRank *r = data;
     g_free(r->path);
+    g_free(r->evidence);
+    g_array_unref(r->pg_status);
     g_free(r->version);
     g_array_unref(r->entries);
     g_free(r);
@@ -41,6 +53,8 @@ ImportSet *import_set_new(ImportFormat format)
     s->ranks = g_ptr_array_new_with_free_func(rank_free);
     s->warnings = g_ptr_array_new_with_free_func(g_free);
     s->paths = g_ptr_array_new_with_free_func(g_free);
+    s->findings = g_array_new(FALSE, TRUE, sizeof(ImportFinding));
+    g_array_set_clear_func(s->findings, finding_clear);
     s->strings = g_ptr_array_new_with_free_func((GDestroyNotify)g_string_chunk_free);
     return s;
 }
@@ -53,6 +67,7 @@ void import_set_free(ImportSet *s)
     g_ptr_array_unref(s->ranks);
     g_ptr_array_unref(s->warnings);
     g_ptr_array_unref(s->paths);
+    g_array_unref(s->findings);
     g_ptr_array_unref(s->strings);
     g_free(s->format_detail);
     g_free(s);
@@ -92,6 +107,8 @@ ImportRank *import_set_rank(ImportSet *s, int32_t rank)
         r->rank = (int32_t)s->ranks->len;
         r->entries = g_array_new(FALSE, TRUE, sizeof(ImportEntry));
         g_array_set_clear_func(r->entries, entry_clear);
+        r->pg_status = g_array_new(FALSE, TRUE, sizeof(ImportPgStatus));
+        g_array_set_clear_func(r->pg_status, pg_status_clear);
         g_ptr_array_add(s->ranks, r);
     }
     return g_ptr_array_index(s->ranks, (guint)rank);

@@ -34,6 +34,11 @@ typedef enum {
     IMPORT_FORMAT_FR,   /* PyTorch Flight Recorder: pickle or JSON */
     IMPORT_FORMAT_NCCL, /* NCCL_DEBUG=INFO with INIT and COLL */
     IMPORT_FORMAT_HCCL, /* torch_npu's HCCL flight recorder (the pre-2.5 FR schema) */
+    IMPORT_FORMAT_WATCHDOG, /* PyTorch / torch_npu watchdog and PG-status lines */
+    IMPORT_FORMAT_CANN,     /* Ascend CANN / HCCL error lines (EI0002 ...) */
+    IMPORT_FORMAT_VLLM,     /* vLLM's own hang symptoms only */
+    IMPORT_FORMAT_LOGS,     /* text logs holding several of the line shapes above (and NCCL's) */
+    IMPORT_FORMAT_INSPECTOR, /* NCCL Inspector plugin per-collective JSON, NCCL RAS JSON */
 } ImportFormat;
 
 typedef enum {
@@ -66,12 +71,53 @@ typedef struct {
     char *source;         /* "FILE:LINE" for messages, owned; may be NULL */
 } ImportEntry;
 
+/* A line that says something about the hang without being a call of a rank's record: NCCL's
+ * WARN lines, Ascend's EI0002 wait-for edges, vLLM's own messages, a watchdog's verdict. The
+ * diagnosis quotes it (its own diagnostic, `source` and `text` in the message). */
+typedef enum {
+    IMPORT_FINDING_WARN = 0, /* NCCL WARN: "Mismatched collective detected ... around rank N",
+                                "collective mismatch error, local size X remote size Y",
+                                "message truncated" */
+    IMPORT_FINDING_WAIT_EDGE, /* `rank` waits for `peer` (EI0002 "has not received the Notify
+                                 record from remote rank: [P]"): an edge of the wait-for graph */
+    IMPORT_FINDING_SYMPTOM,   /* evidence of a hang that names no collective: vLLM's "No
+                                 available shared memory broadcast block found", RPC
+                                 timeouts, "Worker proc ... died unexpectedly" */
+    IMPORT_FINDING_TIMEOUT,   /* a watchdog said this rank's head-of-line call timed out */
+} ImportFindingKind;
+
+typedef struct {
+    ImportFindingKind kind;
+    int32_t rank;      /* the global rank whose log holds the line, -1 unknown */
+    int32_t peer;      /* the other rank it names (the waited-for rank, "around rank N"), -1 */
+    int32_t group;     /* index into ImportSet.groups when the line names one, -1 */
+    uint64_t seq;      /* the call's sequence number when the line names one, 0 */
+    const char *what;  /* a short static tag: "mismatch", "size", "truncated", "notify",
+                          "shm_broadcast", "rpc_timeout", "worker_died", "watchdog" ... */
+    const char *text;  /* the line as found, prefixes removed; owned by the set (strings) */
+    char *source;      /* "FILE:LINE", owned */
+} ImportFinding;
+
+/* What a process group's watchdog (or FR pg_status) said of it on one rank: the calls enqueued,
+ * started and completed so far, by the PG's own sequence numbers; 0 = not said. */
+typedef struct {
+    uint32_t group;          /* index into ImportSet.groups */
+    uint64_t last_enqueued;
+    uint64_t last_started;
+    uint64_t last_completed;
+    char *source;            /* "FILE:LINE", owned; may be NULL */
+} ImportPgStatus;
+
 typedef struct {
     char *name;    /* as the dumps name it: the PG name ("0", "3", "tp:0"), or
                       "comm 0x<commId>" for NCCL */
     char *desc;    /* PG desc or NULL */
     GArray *ranks; /* int32_t global ranks, in group order */
     bool p2p;      /* a channel whose seq counts p2p calls (FR p2p_seq_id) */
+    uint32_t size; /* members the evidence says the group has ([nranks=N], NumelOut/NumelIn,
+                      pg_config); 0 = ranks->len is the whole group */
+    bool inferred; /* `ranks` were inferred (joined without Init lines or pg_config, from what
+                      the lines carry): the import says so */
 } ImportGroup;
 
 typedef struct {
@@ -84,6 +130,11 @@ typedef struct {
     int8_t head_check; /* FR pg_status on the oldest entry that did not complete: 1 it is the
                           PG's next after its last completed (the blocking point for sure),
                           -1 calls between were dropped, 0 not known */
+    GArray *pg_status; /* ImportPgStatus: what its watchdog / pg_status said per group; may be
+                          empty */
+    char *evidence;    /* one phrase naming what was read of it ("watchdog lines, PG 2",
+                          "NCCL COLL lines, no Init", "Flight Recorder dump"), owned; NULL:
+                          the format's own name */
 } ImportRank;
 
 typedef struct {
@@ -93,6 +144,7 @@ typedef struct {
     GPtrArray *ranks;    /* ImportRank*, index = global rank, 0..n_ranks-1 */
     GPtrArray *warnings; /* char*: read with a warning (unknown version, ...) */
     GPtrArray *paths;    /* char*: the files read, in read order */
+    GArray *findings;    /* ImportFinding: lines that are evidence without being calls */
     GPtrArray *strings;  /* GStringChunk*: the names read from the files (op and dtype names),
                             owned by the set. Never g_intern_string: GLib's intern table lives
                             for the process and leaks its old arrays as it grows, so a process
