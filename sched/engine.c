@@ -904,7 +904,13 @@ static void engine_finish(Engine *e)
             break;
         }
     }
-    e->out->end_ns = e->now;
+    /* A rank that ran its last compute ops ahead (can_run_ahead) ended after the last event:
+     * the run ends with the latest of them, not at e->now (one rank alone has no event at all). */
+    int64_t end = e->now;
+    for (uint32_t r = 0; r < e->n_ranks; r++)
+        if (e->out->ranks[r].state == SCHED_RANK_DONE && e->out->ranks[r].end_ns > end)
+            end = e->out->ranks[r].end_ns;
+    e->out->end_ns = end;
     e->out->events = e->events;
     e->out->rank_ops = e->rank_ops;
     for (guint i = 0; i < e->out->diags->len; i++)

@@ -160,6 +160,30 @@ Test(engine, collective_completes_at_last_arrival_plus_cost)
     cr_assert_eq(colls, 2);
 }
 
+/* The run ends when its last rank does, also when that rank ran its last compute ops ahead of
+ * the event queue: one rank alone (no event at all), or a rank still computing after the
+ * others' last collective. */
+Test(engine, run_ends_with_its_last_rank)
+{
+    g_autoptr(SchedProgram) one = sched_program_new(1);
+    SchedOp o1[] = {C(one, "embed", 7 * US), C(one, "attn", 13 * US)};
+    sched_program_set_ops(one, 0, o1, 2);
+    g_autoptr(SchedOutcome) a = run(one, quiet_config());
+    cr_assert_eq(a->ranks[0].end_ns, 20 * US);
+    cr_assert_eq(a->end_ns, 20 * US);
+
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    int32_t g = all_group(p, "tp");
+    SchedOp r0[] = {AR(p, "tp_all_reduce", g, 500), C(p, "sampler", 40 * US)};
+    SchedOp r1[] = {AR(p, "tp_all_reduce", g, 500)};
+    sched_program_set_ops(p, 0, r0, 2);
+    sched_program_set_ops(p, 1, r1, 1);
+    g_autoptr(SchedOutcome) b = run(p, quiet_config());
+    int64_t done = coll_ns(&test_hw, NET_ALL_REDUCE, 2, 1000) + 40 * US;
+    cr_assert_eq(b->ranks[0].end_ns, done);
+    cr_assert_eq(b->end_ns, done);
+}
+
 /* An eager arrival (SCHED_OP_FLAG_EAGER) does not wait: the sender of an eager send goes on
  * at once, its receiver completes when the data has come; an eager broadcast root goes on while
  * the others wait for it (and for each other, as a collective does). */
