@@ -18,9 +18,10 @@ static void print_error(const char *msg)
     cli_error("%s", msg);
 }
 
-static int usage(void)
+/* The command list: on stdout for a help request (exit 0), on stderr after a missing command. */
+static void usage(FILE *to)
 {
-    fprintf(stderr,
+    fprintf(to,
             "Usage: ranksim COMMAND [OPTIONS]\n"
             "\n"
             "Simulates every rank of an LLM-inference cluster and reports hangs, collective\n"
@@ -57,7 +58,6 @@ static int usage(void)
             "  --version        print the version\n"
             "\n"
             "Run 'ranksim COMMAND --help' for the options of a command.\n");
-    return CLI_EXIT_INVALID;
 }
 
 static int dispatch(int argc, char **argv);
@@ -111,8 +111,10 @@ int cli_main(int argc, char **argv)
 
 static int dispatch(int argc, char **argv)
 {
-    if (argc < 2)
-        return usage();
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_INVALID;
+    }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("ranksim %s (%s)\n", RANKSIM_VERSION, RANKSIM_REVISION);
@@ -138,7 +140,7 @@ static int dispatch(int argc, char **argv)
             return commands[i].fn(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         if (argc < 3) {
-            usage();
+            usage(stdout);
             return CLI_EXIT_OK;
         }
         char *args[] = {argv[2], "--help", NULL};

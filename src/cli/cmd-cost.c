@@ -11,6 +11,7 @@
 #include "../run/cost.h"
 #include "../util/inputfile.h"
 #include "cmd-common.h"
+#include "help.h"
 #include "commands.h"
 
 static const char summary[] =
@@ -115,7 +116,7 @@ int cli_cost(int argc, char **argv)
     g_option_context_set_summary(ctx, summary);
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    if (!cli_option_parse(ctx, &argc, &argv, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }

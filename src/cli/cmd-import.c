@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "cmd-common.h"
+#include "help.h"
 
 #include <glib/gstdio.h>
 #include "../import/import.h"
@@ -150,7 +151,7 @@ int cli_import(int argc, char **argv)
              "Formats and rules: doc/import.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    if (!cli_option_parse(ctx, &argc, &argv, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }

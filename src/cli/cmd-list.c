@@ -12,6 +12,7 @@
 #include "../../model/catalog.h"
 #include "commands.h"
 #include "cmd-common.h"
+#include "help.h"
 #include "../input/hardware.h"
 
 static double gib(uint64_t b)
@@ -216,7 +217,7 @@ int cli_list(int argc, char **argv)
                                       "hardware presets, or the attention backends.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    if (!cli_option_parse(ctx, &argc, &argv, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }

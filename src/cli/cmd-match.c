@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "cmd-common.h"
+#include "help.h"
 #include "../run/match.h"
 #include "../store/store.h"
 
@@ -172,7 +173,7 @@ int cli_match(int argc, char **argv)
              "Rules: doc/import.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    if (!cli_option_parse(ctx, &argc, &argv, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd-common.h"
+#include "help.h"
 #include "commands.h"
 #include "../input/hardware.h"
 #include "../../net/fabric.h"
@@ -341,7 +342,7 @@ int cli_nccl_tests(int argc, char **argv)
              "memory, then NCCL by size) as AIConfigurator's vLLM collector measures it.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    if (!cli_option_parse(ctx, &argc, &argv, &err)) {
         cli_error("%s (try 'ranksim nccl-tests --help')", err->message);
         args_clear(&a);
         return CLI_EXIT_INVALID;

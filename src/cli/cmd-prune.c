@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "cmd-common.h"
+#include "help.h"
 #include "../store/store-prune.h"
 #include "../store/store.h"
 
@@ -132,7 +133,7 @@ int cli_prune(int argc, char **argv)
              "or no database, 1 the database cannot be written.\nDetails: doc/cli.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    if (!cli_option_parse(ctx, &argc, &argv, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }

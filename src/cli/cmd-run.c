@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "cmd-common.h"
+#include "help.h"
 #include "../input/scenario.h"
 #include "../input/vllm-args.h"
 #include "../output/report.h"
@@ -185,7 +186,7 @@ static int run_parse(int argc, char **argv, RunOptions *o)
              "1 internal error. Formats: doc/scenario-format.md, doc/database.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    if (!cli_option_parse(ctx, &argc, &argv, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }

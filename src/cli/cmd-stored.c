@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cmd-common.h"
+#include "help.h"
 #include "exit-codes.h"
 
 /* Parses the options of a read-only command: --db (into *db), then the command's own
@@ -28,7 +29,7 @@ bool cli_stored_parse(const char *params, const char *summary, char **db,
     if (entries)
         g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, argc, argv, &err)) {
+    if (!cli_option_parse(ctx, argc, argv, &err)) {
         cli_error("%s", err->message);
         return false;
     }

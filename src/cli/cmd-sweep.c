@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "cmd-common.h"
+#include "help.h"
 #include "sweep-output.h"
 #include "../input/scenario.h"
 #include "../run/runner.h"
@@ -375,7 +376,7 @@ int cli_sweep(int argc, char **argv)
              "Details: doc/cli.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    if (!cli_option_parse(ctx, &argc, &argv, &err)) {
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }
