@@ -131,6 +131,19 @@ static void list_models(JsonBuilder *jb)
                "model/catalog.h).\n");
 }
 
+/* A datasheet's memory in the unit it was given in (hardware files take hbm_gb or hbm_gib):
+ * "80 GB", "128 GiB"; "-" when the file gives none. Caller frees. */
+static char *datasheet_memory(uint64_t bytes)
+{
+    if (!bytes)
+        return g_strdup("-");
+    if (bytes % 1000000000u == 0)
+        return g_strdup_printf("%.0f GB", (double)bytes / 1e9);
+    if (bytes % (1u << 30) == 0)
+        return g_strdup_printf("%.0f GiB", (double)bytes / 1073741824.0);
+    return g_strdup_printf("%.2f GB", (double)bytes / 1e9);
+}
+
 static void list_hardware(JsonBuilder *jb)
 {
     const char *const *names = hardware_preset_names();
@@ -138,12 +151,16 @@ static void list_hardware(JsonBuilder *jb)
         json_builder_set_member_name(jb, "hardware");
         json_builder_begin_array(jb);
     } else {
-        printf("Hardware presets (hardware: NAME or --hardware NAME; doc/devices.md):\n");
+        printf("Hardware presets (hardware: NAME or --hardware NAME; doc/devices.md).\n"
+               "Memory: visible is what the runtime reports (GiB = 2^30 B); datasheet, the\n"
+               "vendor's figure in its own unit (GB = 1e9 B).\n");
         printf("  %-12s %-5s %-13s %12s %12s %9s\n", "name", "plat.", "arch", "visible GiB",
                "datasheet", "per node");
     }
     for (size_t i = 0; names[i]; i++) {
         NetHardware hw;
+        if (!jb && strcmp(hardware_preset_file(names[i]), names[i]) != 0)
+            continue; /* an alias: the text names it under its preset */
         if (!hardware_load_preset(names[i], &hw, NULL))
             continue;
         if (jb) {
@@ -162,16 +179,25 @@ static void list_hardware(JsonBuilder *jb)
             json_builder_add_int_value(jb, hw.devices_per_node);
             json_builder_end_object(jb);
         } else {
-            g_autofree char *ds = hw.hbm_datasheet_bytes
-                                      ? g_strdup_printf("%.2f", gib(hw.hbm_datasheet_bytes))
-                                      : g_strdup("-");
+            g_autofree char *ds = datasheet_memory(hw.hbm_datasheet_bytes);
             printf("  %-12s %-5s %-13s %12.2f %12s %9u\n", names[i],
                    net_platform_name(hw.platform), net_arch_name(hw.arch), gib(hw.hbm_bytes), ds,
                    hw.devices_per_node);
         }
     }
-    if (jb)
+    if (jb) {
         json_builder_end_array(jb);
+        return;
+    }
+    GString *also = g_string_new(NULL);
+    for (size_t i = 0; names[i]; i++) {
+        g_autofree char *a = hardware_preset_aliases(names[i]);
+        if (a)
+            g_string_append_printf(also, "%s%s = %s", also->len ? "; " : "", a, names[i]);
+    }
+    if (also->len)
+        printf("\nAlso accepted: %s.\n", also->str);
+    g_string_free(also, TRUE);
 }
 
 static void list_backends(JsonBuilder *jb)

@@ -50,13 +50,15 @@ static GResource *embedded_resource(void)
  * preset's file; its description keeps that preset's name. */
 static const char *const preset_names[] = {
     "h100",   "h200",      "b200",        "gb200",       "b300",    "gb300",  "a100-80gb",
-    "a100",   "a100-40gb", "h20",         "l40s",        "rtx4090", "mi300x", "mi325x",
+    "a100",   "a100-40gb", "h20",         "h20-141g",    "h800",    "h100-pcie", "l40s",        "rtx4090", "mi300x", "mi325x",
     "mi355x", "gaudi3",    "ascend-910b", "ascend-910c", NULL,
 };
 static const struct {
     const char *alias, *preset;
 } preset_aliases[] = {
-    {"a100", "a100-80gb"},
+    {"a100", "a100-80gb"},   {"h100-sxm", "h100"},      {"h100-sxm5", "h100"},
+    {"h200-sxm", "h200"},    {"h800-sxm", "h800"},      {"h20-96g", "h20"},
+    {"h20-141gb", "h20-141g"},
 };
 
 static const char *const file_keys[] = {
@@ -126,6 +128,20 @@ const char *hardware_preset_file(const char *name)
         if (strcmp(preset_names[i], name) == 0)
             return preset_names[i];
     return NULL;
+}
+
+char *hardware_preset_aliases(const char *name)
+{
+    GString *s = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(preset_aliases); i++) {
+        if (strcmp(preset_aliases[i].preset, name) != 0)
+            continue;
+        if (!s)
+            s = g_string_new(preset_aliases[i].alias);
+        else
+            g_string_append_printf(s, ", %s", preset_aliases[i].alias);
+    }
+    return s ? g_string_free(s, FALSE) : NULL;
 }
 
 bool hardware_is_preset(const char *name)

@@ -29,6 +29,9 @@ bool hardware_is_preset(const char *name);
 /* The preset whose file net/presets/NAME.yaml `name` loads: `name` itself, or the preset an
  * alias stands for ("a100" -> "a100-80gb"); NULL when `name` is no preset. Static storage. */
 const char *hardware_preset_file(const char *name);
+/* The other names of preset `name` ("h100-sxm, h100-sxm5" for h100), comma-separated, or NULL
+ * when it has none. Caller frees. */
+char *hardware_preset_aliases(const char *name);
 
 /* Loads preset `name` into *out. Fails (SCENARIO_ERROR_INVALID) for an unknown name, listing
  * the presets. `out` is untouched on failure. */

@@ -326,7 +326,27 @@ Test(presets, every_preset_loads)
         cr_assert_gt(hw.hbm_bw_bytes_per_s, 0, "%s", *name);
         cr_assert_gt(hw.peak_flops[NET_PEAK_BF16], 0, "%s", *name);
     }
-    cr_assert_eq(n, 18);
+    cr_assert_eq(n, 21);
+}
+
+Test(presets, spellings_users_ask_for)
+{
+    cr_assert_str_eq(hardware_preset_file("h100-sxm"), "h100");
+    cr_assert_str_eq(hardware_preset_file("h100-sxm5"), "h100");
+    cr_assert_str_eq(hardware_preset_file("h20-141gb"), "h20-141g");
+    g_autofree char *also = hardware_preset_aliases("h100");
+    cr_assert_str_eq(also, "h100-sxm, h100-sxm5");
+    cr_assert_null(hardware_preset_aliases("b200"));
+    /* the H800 is the H100 SXM5 with NVLink cut to 200 GB/s per direction; the PCIe part has
+     * no NVLink tier and less compute */
+    NetHardware h800, h100, pcie;
+    cr_assert(hardware_load_preset("h800", &h800, NULL));
+    cr_assert(hardware_load_preset("h100", &h100, NULL));
+    cr_assert(hardware_load_preset("h100-pcie", &pcie, NULL));
+    cr_assert_eq(h800.peak_flops[NET_PEAK_BF16], h100.peak_flops[NET_PEAK_BF16]);
+    cr_assert_lt(h800.tiers[0].bw_bytes_per_s, h100.tiers[0].bw_bytes_per_s / 2);
+    cr_assert_str_eq(pcie.tiers[0].name, "pcie");
+    cr_assert_lt(pcie.peak_flops[NET_PEAK_BF16], h100.peak_flops[NET_PEAK_BF16]);
 }
 
 Test(presets, alias_a100_is_a100_80gb)
@@ -373,7 +393,7 @@ Test(presets, list_matches_files_and_embedded_copies)
 }
 
 #define ALL_PRESETS                                                                                \
-    "h100, h200, b200, gb200, b300, gb300, a100-80gb, a100, a100-40gb, h20, l40s, rtx4090, "       \
+    "h100, h200, b200, gb200, b300, gb300, a100-80gb, a100, a100-40gb, h20, h20-141g, h800, h100-pcie, l40s, rtx4090, "       \
     "mi300x, mi325x, mi355x, gaudi3, ascend-910b, ascend-910c"
 
 Test(presets, unknown_preset_lists_the_valid_ones)

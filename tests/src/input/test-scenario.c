@@ -1085,7 +1085,7 @@ Test(scenario_errors, hardware_problems)
     expect_invalid(
         y1, "t.yaml:4", "hardware",
         "unknown hardware preset 'h1000'; did you mean 'h100'? (valid: h100, h200, "
-        "b200, gb200, b300, gb300, a100-80gb, a100, a100-40gb, h20, l40s, rtx4090, mi300x, mi325x, "
+        "b200, gb200, b300, gb300, a100-80gb, a100, a100-40gb, h20, h20-141g, h800, h100-pcie, l40s, rtx4090, mi300x, mi325x, "
         "mi355x, gaudi3, ascend-910b, ascend-910c)");
     g_autofree char *y2 = g_strconcat(h, "hardware: {preset: tpu}\n", NULL);
     expect_invalid(y2, "t.yaml:4", "preset", "valid: h100, h200, b200");
