@@ -257,22 +257,18 @@ static Scenario *run_load(RunOptions *o)
         sc->name = named;
     }
     if (sc && !runner_check_work(sc, o->max_ops, &err))
-        g_clear_pointer(&sc, scenario_free); /* too big: stored as an invalid run below */
+        g_clear_pointer(&sc, scenario_free); /* too big: refused below */
     if (extras.prefill)
         g_array_unref(extras.prefill);
     if (extras.prefill_ctx)
         g_array_unref(extras.prefill_ctx);
     if (extras.decode)
         g_array_unref(extras.decode);
-    if (!sc) {
+    /* Input that never reached a simulation is not a run: nothing is stored, and `latest`
+     * stays the last run that did (doc/decisions.md). A sweep stores the variants vLLM's rules
+     * refuse, since they are part of its answer. */
+    if (!sc)
         cli_error("%s", err->message);
-        /* Keep a record of the rejected run, like a sweep does; best effort. */
-        g_autoptr(GError) serr = NULL;
-        g_autoptr(Store) st = store_open(o->db_path, &serr);
-        if (st)
-            runner_store_invalid(st, o->path, NULL, cli_timeline_name(o->timeline_level),
-                                 err->message, NULL);
-    }
     return g_steal_pointer(&sc);
 }
 

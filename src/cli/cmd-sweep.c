@@ -5,7 +5,7 @@
  * Threads: variants are loaded, lowered and simulated in uv_queue_work workers (pure
  * computation on a Scenario each worker owns; records go to a per-variant GArray). The
  * after-work callback runs on the loop thread, the only one that touches the Store: it commits
- * each run in its own transaction (runner_store / runner_store_invalid), so runs are never lost
+ * each run in its own transaction (runner_store / runner_store_invalid_as), so runs are never lost
  * or interleaved whatever the completion order. At most `jobs` variants are in flight; the
  * pool has `jobs` threads (UV_THREADPOOL_SIZE, set before the pool's first use).
  *

@@ -202,12 +202,6 @@ int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const 
     return runner_store_as(st, sc, timeline, r, records, wall_ms, NULL, 0, error);
 }
 
-int64_t runner_store_invalid(Store *st, const char *path, const char *name, const char *timeline,
-                             const char *message, GError **error)
-{
-    return runner_store_invalid_as(st, path, name, timeline, message, NULL, 0, error);
-}
-
 int64_t runner_store_invalid_as(Store *st, const char *path, const char *name, const char *timeline,
                                 const char *message, const char *overrides, int64_t sweep_id,
                                 GError **error)

@@ -83,10 +83,10 @@ int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline,
                         const RunnerResult *r, GArray *records, double wall_ms,
                         const char *overrides, int64_t sweep_id, GError **error);
 
-/* Stores a rejected scenario as an `invalid` run named `name` (NULL: the file's basename; best
- * effort: the text is read from `path` when it is valid UTF-8). Returns the run id or -1. */
-int64_t runner_store_invalid(Store *st, const char *path, const char *name, const char *timeline,
-                             const char *message, GError **error);
+/* Stores a sweep variant vLLM's rules refused as an `invalid` run named `name` (NULL: the file's
+ * basename; best effort: the text is read from `path` when it is valid UTF-8), with the
+ * variant's `overrides` and its sweep. Returns the run id or -1. (`run` stores nothing for
+ * input it refuses.) */
 int64_t runner_store_invalid_as(Store *st, const char *path, const char *name,
                                 const char *timeline, const char *message,
                                 const char *overrides, int64_t sweep_id, GError **error);

@@ -113,6 +113,32 @@ Test(cli, bad_options_exit_2_with_one_message)
     result_clear(&r);
 }
 
+/* Input that never reached a simulation is not a run: after one good run, a missing file, a
+ * --set typo and a malformed --decode leave the database with that one run, still `latest`. */
+Test(cli, refused_input_is_not_stored)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    result_clear(&r);
+    const char *const bad[][10] = {
+        {"run", "/nonexistent/x.yaml", "--db", db, NULL},
+        {"run", SCN("healthy-tp-layers.yaml"), "--db", db, "--set", "no_such_key=1", NULL},
+        {"run", "--hardware", "h100", "--decode", "8:x", "--db", db, "--", "vllm", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        r = ranksim(bad[i]);
+        cr_assert_eq(r.code, 2, "case %zu: %s", i, r.err);
+        result_clear(&r);
+    }
+    r = ranksim((const char *[]){"runs", "--db", db, "--json", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_null(strstr(r.out, "invalid"), "%s", r.out);
+    cr_assert(strstr(r.out, "healthy-tp-layers"), "%s", r.out);
+    result_clear(&r);
+}
+
 Test(cli, unwritable_database_is_exit_1)
 {
     Result r = ranksim(
