@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "cmd-common.h"
 #include "help.h"
+#include "../input/request-formats.h"
 #include "../input/scenario.h"
 #include "../input/vllm-args.h"
 #include "../output/report.h"
@@ -33,6 +34,9 @@ typedef struct {
     char *max_rank_ops;
     char *model_config;
     char *requests;
+    char *requests_format;
+    char *requests_rate;
+    char *requests_limit;
     gboolean exact;
 
     /* what run_parse made of them */
@@ -41,6 +45,8 @@ typedef struct {
     const char *db_path;
     SchedTimeline timeline_level;
     uint64_t max_ops;
+    double rate;    /* --requests-rate, 0: none */
+    uint32_t limit; /* --requests-limit, 0: none */
     gint64 t0; /* when loading began (monotonic, us) */
 } RunOptions;
 
@@ -57,6 +63,9 @@ static void run_options_clear(RunOptions *o)
     g_free(o->max_rank_ops);
     g_free(o->model_config);
     g_free(o->requests);
+    g_free(o->requests_format);
+    g_free(o->requests_rate);
+    g_free(o->requests_limit);
     g_free(o->vtext);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
@@ -79,6 +88,12 @@ static char *run_overrides(const RunOptions *o)
         g_string_append_printf(s, "%s--decode %s", s->len ? ", " : "", o->decode[i]);
     if (o->requests)
         g_string_append_printf(s, "%s--requests %s", s->len ? ", " : "", o->requests);
+    if (o->requests_format)
+        g_string_append_printf(s, ", --requests-format %s", o->requests_format);
+    if (o->requests_rate)
+        g_string_append_printf(s, ", --requests-rate %s", o->requests_rate);
+    if (o->requests_limit)
+        g_string_append_printf(s, ", --requests-limit %s", o->requests_limit);
     return g_string_free(s, s->len == 0);
 }
 
@@ -122,6 +137,38 @@ static void serve_progress_cb(void *ud, uint64_t steps, uint32_t finished, uint3
 /* Parses argv into `o` and checks it: one SCENARIO, or the vLLM command line after "--"
  * (GLib parses only what comes before it); the timeline level; --max-rank-ops. Returns
  * CLI_EXIT_OK, or CLI_EXIT_INVALID after printing the error. */
+/* --requests-format, --requests-rate and --requests-limit: with --requests only. */
+static int run_parse_trace_flags(RunOptions *o)
+{
+    const char *flag = o->requests_format ? "--requests-format"
+                       : o->requests_rate ? "--requests-rate"
+                       : o->requests_limit ? "--requests-limit"
+                                           : NULL;
+    if (flag && !o->requests) {
+        cli_error("%s: only with --requests FILE (a trace to serve)", flag);
+        return CLI_EXIT_INVALID;
+    }
+    char *end = NULL;
+    if (o->requests_rate) {
+        o->rate = g_ascii_strtod(o->requests_rate, &end);
+        if (!o->requests_rate[0] || *end || !(o->rate > 0 && o->rate <= 1e9)) {
+            cli_error("--requests-rate '%s': not a rate; valid: requests per second > 0, e.g. 4",
+                      o->requests_rate);
+            return CLI_EXIT_INVALID;
+        }
+    }
+    if (o->requests_limit) {
+        guint64 n = 0;
+        if (!g_ascii_string_to_unsigned(o->requests_limit, 10, 1, 10000000, &n, NULL)) {
+            cli_error("--requests-limit '%s': not a count; valid: 1..10000000",
+                      o->requests_limit);
+            return CLI_EXIT_INVALID;
+        }
+        o->limit = (uint32_t)n;
+    }
+    return CLI_EXIT_OK;
+}
+
 static int run_parse(int argc, char **argv, RunOptions *o)
 {
     GOptionEntry entries[] = {
@@ -155,9 +202,18 @@ static int run_parse(int argc, char **argv, RunOptions *o)
         {"decode", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->decode,
          "A decode step of B sequences at context CTX, for scenarios without a workload", "B:CTX"},
         {"requests", 0, 0, G_OPTION_ARG_FILENAME, &o->requests,
-         "Serve the requests of a trace (JSON lines or CSV: arrival_s, prompt, output) with "
-         "vLLM's scheduler, as the workload",
+         "Serve the requests of a trace with vLLM's scheduler, as the workload: ranksim's JSON "
+         "lines or CSV (arrival_s, prompt, output), or a Mooncake, Azure, BurstGPT, ShareGPT or "
+         "Vidur trace (detected)",
          "FILE"},
+        {"requests-format", 0, 0, G_OPTION_ARG_STRING, &o->requests_format,
+         "The trace's format instead of detecting it: " REQUEST_FORMAT_NAMES, "NAME"},
+        {"requests-rate", 0, 0, G_OPTION_ARG_STRING, &o->requests_rate,
+         "Replay the trace at R requests/s on average (its arrivals scaled; Poisson arrivals "
+         "for a trace without times)",
+         "R"},
+        {"requests-limit", 0, 0, G_OPTION_ARG_STRING, &o->requests_limit,
+         "Serve only the trace's first N requests", "N"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact,
          "Serving: simulate every scheduled step, even one identical to a step simulated before",
          NULL},
@@ -212,7 +268,7 @@ static int run_parse(int argc, char **argv, RunOptions *o)
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }
-    return CLI_EXIT_OK;
+    return run_parse_trace_flags(o);
 }
 
 /* --model-config FILE is --set model=FILE with the path from the working directory. */
@@ -239,6 +295,9 @@ static Scenario *run_load(RunOptions *o)
         .perf_db = (const char *const *)o->perf_db,
         .max_rank_ops = o->max_ops,
         .requests = o->requests,
+        .requests_format = o->requests_format,
+        .requests_rate = o->rate,
+        .requests_limit = o->limit,
         .exact = o->exact,
         .progress = isatty(STDERR_FILENO) && !o->quiet && !o->json ? &serve_progress : NULL,
     };

@@ -41,6 +41,9 @@ typedef struct {
     uint32_t stamp_gen;
     bool merge_refused; /* --vary workload.prefill/decode met requests: refused after serving */
     const YamlDocNode *calibration; /* hardware.calibration (a path or a list), or NULL */
+    GPtrArray *notes; /* char*: approximations met while reading (a request trace's estimated
+                         tokens, skipped rows), moved into Scenario.ignored_flags by
+                         scenario_keep_requests; owned, NULL until one is made */
 } Loader;
 
 /* ---- top-level keys (scenario-common.c), NULL-terminated ---- */

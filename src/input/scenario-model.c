@@ -896,7 +896,14 @@ static bool load_workload(Loader *ld, const YamlDocNode *root, Scenario *s)
             scenario_note_ignored(s, "--requests replaces the scenario's workload:");
         g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
         g_autofree char *flag = g_strdup_printf("--requests %s", ld->extras->requests);
-        return scenario_load_requests_file(ld, ld->extras->requests, reqs) &&
+        ScenarioTraceOptions o = {.rate_per_s = ld->extras->requests_rate,
+                                  .limit = ld->extras->requests_limit};
+        if (ld->extras->requests_format &&
+            !request_format_parse(ld->extras->requests_format, &o.format))
+            return scenario_extras_fail(ld, SCENARIO_ERROR_INVALID, "--requests-format",
+                                        "'%s' is not a trace format; valid: %s",
+                                        ld->extras->requests_format, REQUEST_FORMAT_NAMES);
+        return scenario_load_requests_file(ld, ld->extras->requests, &o, reqs) &&
                scenario_keep_requests(ld, root, NULL, flag, s, reqs);
     }
     if (scenario_extras_have_workload(ld->extras)) {
@@ -1067,6 +1074,8 @@ bool scenario_finish_served(Scenario *s, GError **error)
     ld.doc.error = error;
     bool ok = finish_program(&ld, p->root, s, (Spot){p->engine_at, p->engine_key});
     g_free(ld.stamp);
+    if (ld.notes)
+        g_ptr_array_unref(ld.notes);
     if (ok)
         g_clear_pointer(&s->pending, scenario_pending_free);
     return ok;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../util/inputfile.h"
+#include "request-formats.h"
 #include "scenario-hardware.h"
 #include "../../model/serve.h"
 
@@ -166,22 +167,42 @@ enum { TRACE_FIELDS = 5 };
 static const char *const trace_keys[TRACE_FIELDS] = {"arrival_s", "prompt", "output", "prefix_id",
                                                      "prefix"};
 
+/* One row from its values (has[k] false: absent), checked as trace_number checks a text. */
+static bool trace_values(Loader *ld, const char *file, guint line, const double *v,
+                         const bool *has, GArray *out)
+{
+    static const double max[TRACE_FIELDS] = {MAX_SECONDS, MAX_SEQ_LEN, MAX_SEQ_LEN, UINT32_MAX, 0};
+    if (has[3] != has[4])
+        return trace_fail(ld, file, line, has[3] ? "prefix" : "prefix_id", "missing; %s",
+                          prefix_rule);
+    for (int k = 0; k < TRACE_FIELDS; k++) {
+        double lo = k == 0 ? 0 : 1, hi = k == 4 ? v[1] : max[k];
+        if (has[k] && !(v[k] >= lo && v[k] <= hi && (k == 0 || v[k] == floor(v[k]))))
+            return trace_fail(ld, file, line, trace_keys[k], "%.17g is not %s in %.0f..%.0f",
+                              v[k], k == 0 ? "a number" : "an integer", lo, hi);
+    }
+    if (!add_request(out, (int64_t)v[1], (int64_t)v[2], has[0] ? v[0] : 0,
+                     has[3] ? (int64_t)v[3] : 0, has[4] ? (int64_t)v[4] : 0))
+        return trace_fail(ld, file, line, "prompt", "more than %u requests", MAX_REQUESTS);
+    return true;
+}
+
 /* One row from its field texts (NULL: absent). */
 static bool trace_row(Loader *ld, const char *file, guint line, const char *const *v, GArray *out)
 {
-    double tv = 0, pv = 0, ov = 0, iv = 0, xv = 0;
-    if (!!v[3] != !!v[4])
-        return trace_fail(ld, file, line, v[3] ? "prefix" : "prefix_id", "missing; %s",
-                          prefix_rule);
-    if (!trace_number(ld, file, line, "arrival_s", v[0] ? v[0] : "0", 0, MAX_SECONDS, false, &tv) ||
-        !trace_number(ld, file, line, "prompt", v[1], 1, MAX_SEQ_LEN, true, &pv) ||
-        !trace_number(ld, file, line, "output", v[2], 1, MAX_SEQ_LEN, true, &ov) ||
-        (v[3] && !trace_number(ld, file, line, "prefix_id", v[3], 1, UINT32_MAX, true, &iv)) ||
-        (v[4] && !trace_number(ld, file, line, "prefix", v[4], 1, pv, true, &xv)))
-        return false;
-    if (!add_request(out, (int64_t)pv, (int64_t)ov, tv, (int64_t)iv, (int64_t)xv))
-        return trace_fail(ld, file, line, "prompt", "more than %u requests", MAX_REQUESTS);
-    return true;
+    static const double max[TRACE_FIELDS] = {MAX_SECONDS, MAX_SEQ_LEN, MAX_SEQ_LEN, UINT32_MAX,
+                                             MAX_SEQ_LEN};
+    double num[TRACE_FIELDS] = {0};
+    bool has[TRACE_FIELDS] = {false};
+    if (!v[1] || !v[2])
+        return trace_fail(ld, file, line, v[1] ? "output" : "prompt", "missing");
+    for (int k = 0; k < TRACE_FIELDS; k++)
+        if (v[k] && !trace_number(ld, file, line, trace_keys[k], v[k], k == 0 ? 0 : 1, max[k],
+                                  k != 0, &num[k]))
+            return false;
+        else
+            has[k] = v[k] != NULL;
+    return trace_values(ld, file, line, num, has, out);
 }
 
 static bool trace_json_line(Loader *ld, const char *file, guint line, const char *text,
@@ -281,7 +302,75 @@ static bool load_trace_text(Loader *ld, const char *file, char *text, GArray *ou
     return true;
 }
 
-static bool load_trace_file(Loader *ld, const char *path, const char *shown, GArray *out)
+/* A public trace's rows (request-formats.h) as requests, each checked as a row of ranksim's
+ * own traces; what was estimated or skipped becomes a note. */
+static bool load_public_trace(Loader *ld, RequestFormat f, const char *file, char *text,
+                              GArray *out, bool *timed)
+{
+    RequestTrace t = {0};
+    g_autoptr(GError) err = NULL;
+    bool ok = request_trace_read(f, file, text, &t, &err);
+    if (!ok)
+        g_propagate_error(ld->doc.error, g_steal_pointer(&err));
+    *timed = true;
+    for (guint i = 0; ok && i < t.rows->len; i++) {
+        const RequestRow *r = &g_array_index(t.rows, RequestRow, i);
+        double v[TRACE_FIELDS] = {isnan(r->arrival_s) ? 0 : r->arrival_s, r->prompt, r->output,
+                                  (double)r->prefix_id, r->prefix};
+        bool has[TRACE_FIELDS] = {true, true, true, r->prefix_id > 0, r->prefix_id > 0};
+        *timed = *timed && !isnan(r->arrival_s);
+        ok = trace_values(ld, file, r->line, v, has, out);
+    }
+    if (ok && !ld->notes)
+        ld->notes = g_ptr_array_new_with_free_func(g_free);
+    if (ok && t.estimated)
+        g_ptr_array_add(ld->notes,
+                        g_strdup_printf("%s: token counts estimated from the text, %.0f "
+                                        "characters a token (no tokenizer is run)",
+                                        file, REQUEST_CHARS_PER_TOKEN));
+    if (ok && t.skipped)
+        g_ptr_array_add(ld->notes, g_strdup_printf("%s: %u %s skipped (%s)", file, t.skipped,
+                                                   t.skipped == 1 ? "entry" : "entries",
+                                                   t.skip_why ? t.skip_why : "not requests"));
+    request_trace_clear(&t);
+    return ok;
+}
+
+/* --requests-limit and --requests-rate on the requests out[from..]: the first `limit` in the
+ * file's order; arrivals scaled so that they come at `rate_per_s` on average over the trace's
+ * span, or, for a trace without times (or all at one instant), drawn as a Poisson process at
+ * that rate as `vllm bench serve --request-rate` draws them (exponential gaps; GLib's Mersenne
+ * Twister seeded with 0, the first at 0). */
+static void shape_trace(GArray *out, guint from, const ScenarioTraceOptions *o, bool timed)
+{
+    if (o->limit && out->len - from > o->limit)
+        g_array_set_size(out, from + o->limit);
+    guint n = out->len - from;
+    if (!(o->rate_per_s > 0) || n == 0)
+        return;
+    ModelRequest *r = &g_array_index(out, ModelRequest, from);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (guint i = 0; i < n; i++) {
+        lo = MIN(lo, r[i].arrival_ns);
+        hi = MAX(hi, r[i].arrival_ns);
+    }
+    if (timed && hi > lo) {
+        double k = (double)(n - 1) / (o->rate_per_s * ((double)(hi - lo) / 1e9));
+        for (guint i = 0; i < n; i++)
+            r[i].arrival_ns = (int64_t)llround((double)(r[i].arrival_ns - lo) * k);
+        return;
+    }
+    g_autoptr(GRand) rng = g_rand_new_with_seed(0);
+    double t = 0;
+    for (guint i = 0; i < n; i++) {
+        if (i)
+            t += -log(1.0 - g_rand_double(rng)) / o->rate_per_s;
+        r[i].arrival_ns = (int64_t)llround(t * 1e9);
+    }
+}
+
+static bool load_trace_file(Loader *ld, const char *path, const char *shown,
+                            const ScenarioTraceOptions *o, GArray *out)
 {
     g_autoptr(GError) err = NULL;
     g_autofree char *text = input_file_read(path, MAX_TRACE_BYTES, NULL, &err);
@@ -290,7 +379,58 @@ static bool load_trace_file(Loader *ld, const char *path, const char *shown, GAr
                     input_reason(err, path));
         return false;
     }
-    return load_trace_text(ld, shown, text, out);
+    RequestFormat f = o ? o->format : REQUEST_FORMAT_AUTO;
+    if (f == REQUEST_FORMAT_AUTO) {
+        g_autofree char *why = NULL;
+        f = request_format_detect(text, &why);
+        if (f == REQUEST_FORMAT_AUTO)
+            return trace_fail(ld, shown, 1, "format", "%s", why);
+    }
+    guint from = out->len;
+    bool timed = true;
+    if (f == REQUEST_FORMAT_RANKSIM ? !load_trace_text(ld, shown, text, out)
+                                    : !load_public_trace(ld, f, shown, text, out, &timed))
+        return false;
+    if (out->len == from)
+        return trace_fail(ld, shown, 1, "prompt", "the %s trace holds no request to serve",
+                          request_format_name(f));
+    if (o)
+        shape_trace(out, from, o, timed);
+    return true;
+}
+
+/* workload.trace: a path, or {file: PATH, format: F, rate_per_s: R, limit: N}. */
+static bool load_trace_options(Loader *ld, const YamlDocNode *n, const char **file,
+                               ScenarioTraceOptions *o)
+{
+    if (n->type != YAMLDOC_MAP)
+        return yamldoc_get_string(&ld->doc, n, "trace", "the path of a trace file", file);
+    static const char *const keys[] = {"file", "format", "rate_per_s", "limit", NULL};
+    const YamlDocNode *v;
+    if (!yamldoc_check_keys(&ld->doc, n, keys, NULL, "trace"))
+        return false;
+    if (!(v = yamldoc_map_get(n, "file")))
+        return yamldoc_fail(&ld->doc, n, "file", "missing; give the path of a trace file");
+    if (!yamldoc_get_string(&ld->doc, v, "file", "the path of a trace file", file))
+        return false;
+    if ((v = yamldoc_map_get(n, "format"))) {
+        const char *f = NULL;
+        if (!yamldoc_get_string(&ld->doc, v, "format", REQUEST_FORMAT_NAMES, &f))
+            return false;
+        if (!request_format_parse(f, &o->format))
+            return yamldoc_fail(&ld->doc, v, "format", "'%s' is not a trace format; valid: %s",
+                                f, REQUEST_FORMAT_NAMES);
+    }
+    if ((v = yamldoc_map_get(n, "rate_per_s")) &&
+        !yamldoc_get_number(&ld->doc, v, "rate_per_s", 0, true, 1e9, "requests/s",
+                            &o->rate_per_s))
+        return false;
+    int64_t limit = 0;
+    if ((v = yamldoc_map_get(n, "limit")) &&
+        !yamldoc_get_int(&ld->doc, v, "limit", 1, MAX_REQUESTS, &limit))
+        return false;
+    o->limit = (uint32_t)limit;
+    return true;
 }
 
 /* ---- entry points ---- */
@@ -308,11 +448,12 @@ bool scenario_load_requests(Loader *ld, const YamlDocNode *w, GArray *out)
     if ((n = yamldoc_map_get(w, "requests")) && !load_request_list(ld, n, out))
         return false;
     if ((n = yamldoc_map_get(w, "trace"))) {
+        ScenarioTraceOptions o = {0};
         const char *file = NULL;
-        if (!yamldoc_get_string(&ld->doc, n, "trace", "the path of a trace file", &file))
+        if (!load_trace_options(ld, n, &file, &o))
             return false;
         g_autofree char *path = scenario_resolve_path(ld, file);
-        if (!load_trace_file(ld, path, path, out))
+        if (!load_trace_file(ld, path, path, &o, out))
             return false;
     }
     if ((n = yamldoc_map_get(w, "poisson")) && !load_poisson(ld, n, out))
@@ -322,9 +463,10 @@ bool scenario_load_requests(Loader *ld, const YamlDocNode *w, GArray *out)
     return true;
 }
 
-bool scenario_load_requests_file(Loader *ld, const char *path, GArray *out)
+bool scenario_load_requests_file(Loader *ld, const char *path, const ScenarioTraceOptions *o,
+                                 GArray *out)
 {
-    return load_trace_file(ld, path, path, out);
+    return load_trace_file(ld, path, path, o, out);
 }
 
 bool scenario_keep_requests(Loader *ld, const YamlDocNode *root, const YamlDocNode *at,
@@ -346,5 +488,9 @@ bool scenario_keep_requests(Loader *ld, const YamlDocNode *root, const YamlDocNo
     if (s->requests)
         g_array_free(s->requests, TRUE);
     s->requests = g_array_ref(reqs);
+    for (guint i = 0; ld->notes && i < ld->notes->len; i++)
+        g_ptr_array_add(s->ignored_flags, g_strdup(g_ptr_array_index(ld->notes, i)));
+    if (ld->notes)
+        g_ptr_array_set_size(ld->notes, 0);
     return true;
 }

@@ -100,8 +100,12 @@ typedef struct {
                                      B copies of CTX), repeatable: one decode step; with
                                      --prefill, one mixed step. Both are used only when the
                                      file has no workload. */
-    const char *requests;         /* --requests FILE: a trace (JSON lines or CSV) served as the
+    const char *requests;         /* --requests FILE: a trace (ranksim's JSON lines or CSV, or a
+                                     public trace: src/input/request-formats.h) served as the
                                      workload (replaces the file's) */
+    const char *requests_format;  /* --requests-format NAME, or NULL: detected */
+    double requests_rate;         /* --requests-rate R (> 0), or 0: as recorded */
+    uint32_t requests_limit;      /* --requests-limit N (> 0), or 0: every request */
     const char *const *perf_db;   /* --perf-db PATH, repeatable, NULL-terminated (or NULL):
                                      measured tables (model/kernel-table.h) loaded after the
                                      scenario's hardware.calibration; paths relative to the

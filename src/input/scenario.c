@@ -134,6 +134,8 @@ static Scenario *load_text(char *text, size_t len, const char *display,
             return NULL;
     bool ok = interpret(&ld, root, s);
     g_free(ld.stamp);
+    if (ld.notes)
+        g_ptr_array_unref(ld.notes);
     if (!ok)
         return NULL;
     if (s->pending) /* requests to serve: the rest of the load needs the tree */

@@ -892,8 +892,10 @@ char *vllm_args_command_to_eval(int argc, char **argv, GError **error)
     }
     g_string_append(text, "\nmodel_name: ");
     yaml_single_quoted(text, model);
-    g_string_append(text, "\nserver_args: ");
-    yaml_single_quoted(text, flags->str);
+    if (flags->len) { /* `vllm serve MODEL` alone: vLLM's defaults, no server_args */
+        g_string_append(text, "\nserver_args: ");
+        yaml_single_quoted(text, flags->str);
+    }
     g_string_append_c(text, '\n');
     return g_string_free(g_steal_pointer(&text), FALSE);
 }

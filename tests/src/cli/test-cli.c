@@ -139,6 +139,37 @@ Test(cli, refused_input_is_not_stored)
     result_clear(&r);
 }
 
+/* A public trace served through --requests: detected, cut to its first N, its arrivals scaled
+ * to a rate; `vllm serve MODEL` with no flags runs on vLLM's defaults. */
+Test(cli, public_traces_with_rate_and_limit)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    const char *trace = RANKSIM_SOURCE_DIR "/tests/data/requests/azure.csv";
+    Result r = ranksim((const char *[]){"run", "--hardware", "h100", "--requests", trace,
+                                        "--requests-limit", "2", "--requests-rate", "100",
+                                        "--timeline", "none", "--db", db, "--json", "--", "vllm",
+                                        "serve", "meta-llama/Llama-3.1-8B-Instruct", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    g_autoptr(JsonNode) root = json_from_string(r.out, NULL);
+    cr_assert_not_null(root, "%s", r.out);
+    JsonObject *serve = json_object_get_object_member(json_node_get_object(root), "serving");
+    cr_assert_not_null(serve, "%s", r.out);
+    cr_assert_eq(json_object_get_int_member(serve, "requests"), 2, "%s", r.out);
+    result_clear(&r);
+    g_autofree char *sql = g_strdup_printf(
+        "sqlite3 %s \"SELECT group_concat(arrival_us, ',') FROM requests\"", db);
+    g_autofree char *out = NULL;
+    cr_assert(g_spawn_command_line_sync(sql, &out, NULL, NULL, NULL));
+    /* two requests 4.31 s apart in the trace, replayed at 100/s: 10 ms apart */
+    cr_assert(g_str_has_prefix(out, "0.0,10000.0") || g_str_has_prefix(out, "0,10000"), "%s", out);
+    r = ranksim((const char *[]){"run", "--hardware", "h100", "--requests-limit", "2", "--db", db,
+                                 "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", NULL});
+    cr_assert_eq(r.code, 2);
+    cr_assert(strstr(r.err, "--requests-limit: only with --requests"), "%s", r.err);
+    result_clear(&r);
+}
+
 Test(cli, unwritable_database_is_exit_1)
 {
     Result r = ranksim(
