@@ -3,6 +3,7 @@
  * scenario with the command line's extras (run_load: a rejected one is still stored as an
  * `invalid` run), simulating into the store (run_simulate), the report (run_print).
  */
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -271,6 +272,24 @@ static int run_parse(int argc, char **argv, RunOptions *o)
     return run_parse_trace_flags(o);
 }
 
+/* A run whose full time line grows the database by more than this is told so: the default
+ * (`--timeline full`) is right for a run one opens in a viewer, not for a 65,536-rank run that
+ * adds a gigabyte no one reads. */
+#define RUN_BIG_TIMELINE_BYTES (UINT64_C(256) << 20)
+
+/* The database's size with its write-ahead log (0 for a file that does not exist yet). */
+static uint64_t db_bytes(const char *path)
+{
+    uint64_t n = 0;
+    GStatBuf st;
+    if (g_stat(path, &st) == 0)
+        n += (uint64_t)st.st_size;
+    g_autofree char *wal = g_strconcat(path, "-wal", NULL);
+    if (g_stat(wal, &st) == 0)
+        n += (uint64_t)st.st_size;
+    return n;
+}
+
 /* --model-config FILE is --set model=FILE with the path from the working directory. */
 static void run_add_model_config(RunOptions *o)
 {
@@ -378,7 +397,7 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
         return CLI_EXIT_INTERNAL;
     }
     Progress prog = {o->t0, false};
-    bool tty = isatty(STDERR_FILENO);
+    bool tty = isatty(STDERR_FILENO) && !o->quiet && !o->json;
     d->res = runner_simulate(sc, o->timeline_level, store_run_record, sr, tty ? progress_cb : NULL,
                              tty ? &prog : NULL);
     if (prog.shown)
@@ -447,9 +466,17 @@ int cli_run(int argc, char **argv)
         return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
     }
     g_auto(RunDone) d = {0};
+    uint64_t before = db_bytes(o.db_path);
     code = run_simulate(&o, sc, store, &d);
     if (code != CLI_EXIT_OK)
         return code;
     run_print(&o, sc, &d);
+    uint64_t after = db_bytes(o.db_path);
+    if (!o.json && !o.quiet && o.timeline_level == SCHED_TIMELINE_FULL &&
+        after > before + RUN_BIG_TIMELINE_BYTES)
+        fprintf(stderr,
+                "ranksim: note: this run's full time line added %.0f MB to %s "
+                "(--timeline collectives or none store less; ranksim prune removes runs)\n",
+                (double)(after - before) / 1e6, o.db_path);
     return d.res->exit_code;
 }
