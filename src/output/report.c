@@ -464,7 +464,10 @@ void report_memory_text(FILE *out, const ModelMemPlan *m, bool detail)
     static const char *const short_names[MODEL_MEM_COUNT] = {"weights",   "scales",   "derived",
                                                              "kv_cache",  "attn_ws",  "activ",
                                                              "cudagraph", "reserved", "outside"};
-    if (text_width() < 116) {
+    /* the wide layout's line: "  " + rank (10) + each component " %9" + non-KV " %9" + KV
+     * budget " %10" (memory_rows) */
+    const int wide = 2 + 10 + 10 * MODEL_MEM_COUNT + 10 + 11;
+    if (text_width() < wide) {
         memory_columns(out, m, short_names);
     } else {
         memory_rows(out, m, short_names, detail);
