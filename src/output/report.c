@@ -44,10 +44,23 @@ static char *headline(const StoreRunInfo *run, const SchedOutcome *o, const Sche
      * below give both), then cut */
     int w = text_width();
     char *h = NULL;
-    for (int level = 0; level < 3; level++) {
-        g_free(h);
+    g_autofree char *name = g_strdup(run->name);
+    g_autofree char *h0 = NULL; /* the shortest form with the whole name */
+    for (int level = 0; level < 4; level++) {
+        g_clear_pointer(&h, g_free);
+        if (level == 3) { /* a long name (a sweep variant's) gives way in its middle, never the
+                             outcome after it */
+            long room = w - (g_utf8_strlen(h0, -1) - g_utf8_strlen(run->name, -1));
+            long n = g_utf8_strlen(run->name, -1);
+            if (room < 12 || room >= n)
+                break;
+            long head = (room - 1) / 2, tail = room - 1 - head;
+            g_autofree char *start = g_utf8_substring(run->name, 0, head);
+            g_free(name);
+            name = g_strconcat(start, "…", g_utf8_offset_to_pointer(run->name, n - tail), NULL);
+        }
         GString *s = g_string_new(NULL);
-        g_string_append_printf(s, "%s: %s", run->name, o->failed ? "FAILED" : "HEALTHY");
+        g_string_append_printf(s, "%s: %s", name, o->failed ? "FAILED" : "HEALTHY");
         if (first && o->failed) {
             g_string_append_printf(s, " — %s", first->kind);
             if (level < 2 && where)
@@ -60,7 +73,11 @@ static char *headline(const StoreRunInfo *run, const SchedOutcome *o, const Sche
         h = g_string_free(s, FALSE);
         if (g_utf8_strlen(h, -1) <= w)
             return h;
+        if (level == 2)
+            h0 = g_strdup(h);
     }
+    if (!h) /* the name could not give way: cut the shortest form */
+        h = g_steal_pointer(&h0);
     char *cut = g_utf8_offset_to_pointer(h, w - 1);
     *cut = '\0';
     char *out = g_strconcat(h, "…", NULL);

@@ -472,6 +472,26 @@ Test(cli, reports_fit_80_columns)
     g_unsetenv("COLUMNS");
 }
 
+/* A long run name (its overrides) gives way in the middle of the headline: the outcome and the
+ * culprit stay on it. */
+Test(cli, long_names_keep_the_outcome)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "n.db", NULL);
+    g_setenv("COLUMNS", "80", TRUE);
+    Result r = ranksim((const char *[]){
+        "run", RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml", "--db",
+        db, "--set", "engine.max_num_seqs=64", "--set", "engine.max_num_batched_tokens=16384",
+        NULL});
+    g_unsetenv("COLUMNS");
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    g_autofree char *head = g_strndup(r.out, strcspn(r.out, "\n"));
+    cr_assert(strstr(head, "…") && strstr(head, ": FAILED — mismatch; culprit rank 0"), "%s",
+              head);
+    cr_assert_leq(g_utf8_strlen(head, -1), 80, "%s", head);
+    result_clear(&r);
+}
+
 /* Every command that prints something for scripts prints one valid JSON document with --json
  * (issue 14: runs, report, explain, diff, sweep; and trace, prune). */
 Test(cli, json_everywhere)
