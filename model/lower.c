@@ -420,9 +420,16 @@ static void emit_mla_projections(Ctx *c, uint64_t rows, uint32_t heads, const St
         emit_norm(c, "kv_a_layernorm", rows, a->kv_lora_rank);
     }
     uint64_t absorbed = mla_absorbed_rows(c, sr, rows);
-    if (absorbed < rows && sr->prefill_ctx)
-        emit_linear(c, "kv_b_proj", sr->prefill_ctx, a->kv_lora_rank,
-                    heads * (double)(a->qk_nope_head_dim + a->v_head_dim));
+    if (absorbed < rows && sr->prefill_ctx) {
+        /* the GEMM runs over every key the prefills attend (vLLM's MLA prefill decompresses the
+         * new rows and, chunk by chunk, the cached context: _compute_prefill_context), but the
+         * op carries the step's rows like every other layer op (the layout checker bounds an
+         * op's rows by the step's) */
+        ModelGemmShape s = gemm_shape(c, sr->prefill_ctx, a->kv_lora_rank,
+                                      heads * (double)(a->qk_nope_head_dim + a->v_head_dim));
+        ModelKernelTime k = model_gemm_time(c->dev, &s);
+        emit_kernel(c, "kv_b_proj", rows, &k, model_gemm_host_ns(&s));
+    }
     if (absorbed)
         emit_linear(c, "mla_q_absorb", absorbed, a->qk_nope_head_dim,
                     heads * (double)a->kv_lora_rank);
