@@ -513,8 +513,9 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         /* the split's keys: whole blocks, but loads past the sequence's end are predicated off */
         double keys = MIN(per * nb, decode_span(d, &seqs[i]));
         double bytes = keys * d->kv_width * d->kvb;
-        double rows = ceil((double)seqs[i].q_len * d->qpk / m) * m;
-        double comp = per * MAX(p->decode_block_ns, block_flops(d, rows) / rate * 1e9);
+        /* each of the sequence's ceil(rows / m) tiles (counted below) computes m padded rows:
+         * a tile's block is m rows, never the whole sequence's (MLA at 128 heads: two tiles) */
+        double comp = per * MAX(p->decode_block_ns, block_flops(d, m) / rate * 1e9);
         double t = tile_ns + MAX(block_bw > 0 ? bytes / block_bw * 1e9 : 0, comp);
         double count = ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult * used;
         w->mma_ns += comp * count;
