@@ -321,7 +321,7 @@ static char *mla_module_scenario(const char *device, const char *args, char **wh
 {
     g_auto(GStrv) kv = g_strsplit(args, " ", -1);
     const char *phase = NULL, *model = NULL, *kvd = "bf16";
-    long tp = 0, batch = 0, len = 0;
+    long tp = 0, batch = 0, len = 0, graph = 1;
     for (int i = 0; kv[i]; i++) {
         char *eq = strchr(kv[i], '=');
         if (!eq) {
@@ -342,7 +342,9 @@ static char *mla_module_scenario(const char *device, const char *args, char **wh
             batch = atol(v);
         else if (strcmp(k, "context") == 0 || strcmp(k, "seqlen") == 0)
             len = atol(v);
-        else if (strcmp(k, "graph") != 0) {
+        else if (strcmp(k, "graph") == 0)
+            graph = atol(v);
+        else {
             *why = g_strdup_printf("unknown key '%s'; valid: phase model tp batch context seqlen "
                                    "kv_dtype graph", k);
             return NULL;
@@ -357,8 +359,12 @@ static char *mla_module_scenario(const char *device, const char *args, char **wh
     GString *t = g_string_new(NULL);
     g_string_append_printf(t, "name: mla-module\nmodel: %s\nhardware: %s\nparallel: "
                               "{tensor_parallel_size: %ld}\n", model, device, tp);
-    if (strcmp(kvd, "fp8") == 0)
-        g_string_append(t, "engine: {kv_cache_dtype: fp8}\n");
+    /* the collector's batch is one step: the token budget never splits it; graph=0 (a module
+     * the collector ran eagerly) runs without CUDA graphs */
+    g_string_append_printf(t, "engine: {max_num_batched_tokens: %ld, kv_cache_dtype: %s%s}\n",
+                           MAX(8192L, batch * (decode ? 1 : len)),
+                           strcmp(kvd, "fp8") == 0 ? "fp8" : "auto",
+                           graph ? "" : ", cudagraph_mode: NONE");
     g_string_append_printf(t, "workload:\n  steps:\n    - {%s: [", decode ? "decode" : "prefill");
     for (long i = 0; i < batch; i++)
         g_string_append_printf(t, "%s%ld", i ? ", " : "", len);
