@@ -579,6 +579,10 @@ static double sparse_ns(const NetHardware *hw, const Dims *base, const ModelAttn
         d.kvh = 1;
         d.qpk = dec && heads <= 64 ? 64 : 128;
         d.params.mma_eff = sparse_eff(hw, dec);
+        /* the K/V comes gathered by index into shared memory, not through FA3's paged loads:
+         * the contiguous stream's HBM efficiency and overlap (the README's compute-bound
+         * figures are reached with the gather hidden); the cache write stays the caller's */
+        d.paged = false;
         double tiles = 0, nblk = ceil((double)d.topk / d.t.n), gathered = 0;
         for (uint32_t i = 0; i < n; i++)
             if (seqs[i].q_len && (seqs[i].q_len == 1 || mixed) == dec) {
