@@ -35,6 +35,7 @@
 #include <glib.h>
 
 #include "../sched/program.h"
+#include "kernel-gemm.h"
 
 /* The constants of one kernel family. */
 typedef struct {
@@ -667,4 +668,17 @@ ModelKernelTime model_attn_time_uniform(const NetHardware *hw, const ModelAttnSh
 {
     ModelAttnSeq q = {.q_len = q_len, .kv_len = kv_len};
     return attn_time(hw, s, &q, batch ? 1 : 0, (double)batch);
+}
+
+/* ---- MLA's absorbed projections ---- */
+
+ModelKernelTime model_mla_bmm_time(const NetHardware *hw, double heads, double rows, double in,
+                                   double out)
+{
+    ModelGemmShape g = {.m = (uint64_t)MAX(0.0, rows), .n = (uint64_t)MAX(0.0, heads * out),
+                        .k = (uint64_t)MAX(0.0, in), .dtype = MODEL_GEMM_BF16};
+    ModelKernelTime t = model_gemm_time(hw, &g);
+    double bytes = heads * (rows * in + in * out + rows * out) * 2.0;
+    ModelKernelTime stream = model_elementwise_time(hw, bytes, 2.0 * heads * rows * in * out);
+    return stream.ns > t.ns ? stream : t;
 }

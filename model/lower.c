@@ -402,13 +402,11 @@ static uint64_t mla_absorbed_rows(const Ctx *c, const StepRows *sr, uint64_t row
 /* W_UK / W_UV of the absorbed rows: vLLM multiplies them per head with torch.bmm on the bf16
  * weights it derives from kv_b_proj at load time (mla_attention.py process_weights_after_loading:
  * W_UK_T and W_UV in the activation dtype; no fp8 BMM on CUDA — AIConfigurator's
- * collector/vllm/collect_mla_bmm.py says the same), priced as one bf16 GEMM of the same FLOPs and
- * weights. */
-static ModelKernelTime mla_bmm_time(const Ctx *c, uint64_t rows, double in, double out)
+ * collector/vllm/collect_mla_bmm.py says the same): model/kernel-attn.h. */
+static ModelKernelTime mla_bmm_time(const Ctx *c, uint64_t rows, uint32_t heads, double in,
+                                    double out)
 {
-    ModelGemmShape s = gemm_shape(c, rows, in, out);
-    s.dtype = MODEL_GEMM_BF16;
-    return model_gemm_time(c->dev, &s);
+    return model_mla_bmm_time(c->dev, heads, (double)rows, in, out);
 }
 
 /* MLA projections on `rows`; `heads` query/key heads this rank projects (vLLM's
@@ -448,7 +446,7 @@ static void emit_mla_projections(Ctx *c, uint64_t rows, uint32_t heads, const St
     }
     if (absorbed) {
         ModelKernelTime k =
-            mla_bmm_time(c, absorbed, a->qk_nope_head_dim, heads * (double)a->kv_lora_rank);
+            mla_bmm_time(c, absorbed, heads, a->qk_nope_head_dim, a->kv_lora_rank);
         emit_kernel(c, "mla_q_absorb", absorbed, &k, model_cost_eager_ns(c->in->cost));
     }
 }
@@ -464,7 +462,7 @@ static void emit_mla_v_absorb(Ctx *c, uint64_t rows, uint32_t heads, const StepR
     double longest = 0;
     ModelKernelTime sum = {0};
     ModelKernelTime k =
-        mla_bmm_time(c, absorbed, c->a->kv_lora_rank, heads * (double)c->a->v_head_dim);
+        mla_bmm_time(c, absorbed, heads, c->a->kv_lora_rank, c->a->v_head_dim);
     kernel_add(&sum, &k, &longest);
     double out = (double)absorbed * heads * c->a->v_head_dim * c->act_bytes;
     k = model_elementwise_time(c->dev, 2.0 * out, 0);

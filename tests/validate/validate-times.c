@@ -31,6 +31,7 @@
 #include "../../src/run/cost.h"
 #include "../../src/run/runner.h"
 #include "../../src/util/inputfile.h"
+#include "../../model/kernel-attn.h"
 
 /* The bar with a measured table loaded (issue 23): covered ops reproduce it within 5 %. */
 #define TABLE_TOLERANCE 0.05
@@ -401,9 +402,49 @@ static double mla_module_us(const Scenario *sc)
     return -1;
 }
 
-/* Replays an mla_module file (kind,device,args,measured_us,source); false on a malformed line.
- * Grouped by model, phase and device. */
-static bool replay_mla_module(const char *path, GPtrArray *groups, unsigned *unpriced)
+/* One mla_bmm row (op=pre|post tokens heads; DeepSeek-V3's qk_nope 128, kv_lora 512, v 128) as
+ * the lowering prices mla_q_absorb / mla_v_absorb (model_mla_bmm_time). < 0 (and *why) on bad
+ * args. */
+static double mla_bmm_us(GHashTable *devices, const char *dev, const char *args, char **why)
+{
+    g_auto(GStrv) kv = g_strsplit(args, " ", -1);
+    const char *op = NULL;
+    long tokens = 0, heads = 0;
+    for (int i = 0; kv[i]; i++) {
+        char *eq = strchr(kv[i], '=');
+        if (eq)
+            *eq = '\0';
+        if (eq && strcmp(kv[i], "op") == 0)
+            op = eq + 1;
+        else if (eq && strcmp(kv[i], "tokens") == 0)
+            tokens = atol(eq + 1);
+        else if (eq && strcmp(kv[i], "heads") == 0)
+            heads = atol(eq + 1);
+        else {
+            *why = g_strdup_printf("unknown key '%s'; valid: op tokens heads", kv[i]);
+            return -1;
+        }
+    }
+    bool pre = op && strcmp(op, "pre") == 0;
+    if (!op || (!pre && strcmp(op, "post") != 0) || tokens < 1 || heads < 1) {
+        *why = g_strdup("expected op=pre|post tokens>=1 heads>=1");
+        return -1;
+    }
+    g_autoptr(GError) err = NULL;
+    const NetHardware *hw = device(devices, dev, &err);
+    if (!hw) {
+        *why = g_strdup(err->message);
+        return -1;
+    }
+    ModelKernelTime t =
+        model_mla_bmm_time(hw, (double)heads, (double)tokens, pre ? 128 : 512, pre ? 512 : 128);
+    return t.ns / 1e3;
+}
+
+/* Replays an mla_module / mla_bmm file (kind,device,args,measured_us,source); false on a malformed
+ * line. Grouped by kind, attention (mla / dsa), phase and device. */
+static bool replay_mla_module(const char *path, GHashTable *devices, GPtrArray *groups,
+                              unsigned *unpriced)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) err = NULL;
@@ -428,11 +469,23 @@ static bool replay_mla_module(const char *path, GPtrArray *groups, unsigned *unp
         g_auto(GStrv) f = g_strsplit(lines[ln], ",", 5);
         double measured = g_strv_length(f) >= 4 ? g_ascii_strtod(f[3], NULL) : 0;
         char *why = NULL;
+        if (g_strv_length(f) >= 4 && strcmp(f[0], "mla_bmm") == 0 && measured > 0) {
+            double us = mla_bmm_us(devices, f[1], f[2], &why);
+            if (us < 0) {
+                fprintf(stderr, "%s:%d: %s\n", path, ln + 1, why);
+                g_free(why);
+                return false;
+            }
+            g_autofree char *name = g_strdup_printf("mla_bmm %s", f[1]);
+            double e = us / measured - 1.0;
+            g_array_append_val(group_get(groups, name)->err, e);
+            continue;
+        }
         g_autofree char *yaml = NULL;
         if (g_strv_length(f) < 4 || strcmp(f[0], "mla_module") != 0 || !(measured > 0) ||
             !(yaml = mla_module_scenario(f[1], f[2], &why))) {
             fprintf(stderr, "%s:%d: %s\n", path, ln + 1,
-                    why ? why : "expected mla_module,device,args,measured_us>0[,source]");
+                    why ? why : "expected mla_module|mla_bmm,device,args,measured_us>0[,source]");
             g_free(why);
             return false;
         }
@@ -495,7 +548,7 @@ int main(int argc, char **argv)
     if (steps && !replay_steps(steps, groups, &unpriced))
         return 2;
     for (int i = 0; mla_modules && mla_modules[i]; i++)
-        if (!replay_mla_module(mla_modules[i], groups, &unpriced))
+        if (!replay_mla_module(mla_modules[i], devices, groups, &unpriced))
             return 2;
     printf("%-44s %5s %8s %8s %8s %8s\n", "kind", "n", "median", "p90", "worst", "bias");
     int failed = 0;
