@@ -138,5 +138,8 @@ clean:
 
 # Replays the measured kernel and collective times of tests/data/times/ through the cost models
 # and prints, per kind and device, n, median, p90 and worst |error| (doc/validation.md).
+# MLA / DSA: the attention modules and absorbed BMMs (kinds of their own, --mla-module) and the
+# whole steps of an MLA MoE model (steps-mla.csv), in a run of their own.
 validate-times: build
-	./build/tests/validate-times --steps tests/data/times/steps.csv $$(ls tests/data/times/*.csv | grep -v -e grouped-gemm -e steps.csv )
+	./build/tests/validate-times --steps tests/data/times/steps.csv $$(ls tests/data/times/*.csv | grep -v -e grouped-gemm -e 'steps.*\.csv' -e '/mla-' )
+	./build/tests/validate-times --steps tests/data/times/steps-mla.csv $$(for f in tests/data/times/mla-*.csv; do printf -- '--mla-module %s ' "$$f"; done)

@@ -35,6 +35,7 @@
 #include <glib.h>
 
 #include "../sched/program.h"
+#include "kernel-gemm.h"
 
 /* The constants of one kernel family. */
 typedef struct {
@@ -258,6 +259,7 @@ typedef struct {
     bool fp8, causal;
     bool paged; /* K/V from the paged cache (written first), else contiguous */
     uint32_t window, topk;
+    bool topk_fixed; /* FlashMLA sparse: every row walks its whole index_topk list (below) */
     Tile t;
     double units;    /* SMs; 0 = unknown */
     double sm_flops; /* dense bf16 FLOP/s of one SM (of the device when units is 0) */
@@ -283,6 +285,11 @@ static Dims dims_of(const NetHardware *hw, const ModelAttnShape *s, ModelAttnKer
     d.paged = !s->contiguous_kv && k != MODEL_ATTN_MLA_PREFILL;
     d.window = s->window;
     d.topk = s->sparse_topk;
+    /* vLLM's FlashMLA sparse path hands the kernels index_topk slots per row whatever the context
+     * (flashmla_sparse.py: topk_tokens_tensor = topk for every sequence, "constant for full-CG";
+     * slots past the context are -1, masked, not skipped): AIConfigurator's vLLM 0.24.0 DSA decode
+     * modules are flat in the context below index_topk */
+    d.topk_fixed = k == MODEL_ATTN_FLASHMLA_SPARSE;
     if (k == MODEL_ATTN_FLASHMLA || k == MODEL_ATTN_FLASHMLA_SPARSE || k == MODEL_ATTN_ASCEND_SFA ||
         k == MODEL_ATTN_FA3_MLA)
         d.t = (Tile){64, 64}; /* FlashMLA: 64 query heads x 64 keys per block; FA3's MLA
@@ -313,7 +320,7 @@ static void key_range(const Dims *d, const ModelAttnSeq *q, double first, double
     *lo = d->window ? MAX(0.0, cached + first + 1.0 - d->window) : 0;
     if (d->topk) { /* sparse: each row attends its own top-k, gathered */
         *lo = 0;
-        *hi = MIN(*hi, (double)d->topk);
+        *hi = d->topk_fixed ? (double)d->topk : MIN(*hi, (double)d->topk);
     }
 }
 
@@ -416,8 +423,9 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, doubl
     w->tiles += mb * count;
     /* useful score pairs: each new row against its causal / windowed keys */
     double cached = q->kv_len > q->q_len ? (double)q->kv_len - q->q_len : 0, pairs;
+    double sparse_keys = d->topk_fixed ? (double)d->topk : MIN((double)d->topk, (double)q->kv_len);
     if (d->topk)
-        pairs = (double)q->q_len * MIN((double)d->topk, (double)q->kv_len);
+        pairs = (double)q->q_len * sparse_keys;
     else if (!d->causal)
         pairs = (double)q->q_len * q->kv_len;
     else
@@ -425,7 +433,7 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, doubl
     if (d->window && !d->topk)
         pairs = MIN(pairs, (double)q->q_len * d->window);
     w->flops += mult * d->qpk * d->kvh * pairs * 2.0 * (d->hd + d->hdv);
-    double keys = d->topk     ? (double)q->q_len * MIN((double)d->topk, (double)q->kv_len)
+    double keys = d->topk     ? (double)q->q_len * sparse_keys
                   : d->window ? MIN((double)q->kv_len, (double)d->window + q->q_len)
                               : (double)q->kv_len;
     w->kv_bytes += mult * d->kvh * keys * d->kv_width * d->kvb;
@@ -441,7 +449,7 @@ static double prefill_splits(const Dims *d, const ModelAttnSeq *seqs, uint32_t n
         double span = d->window ? MIN((double)seqs[i].kv_len, (double)d->window + d->t.m)
                                 : (double)seqs[i].kv_len;
         if (d->topk)
-            span = MIN(span, (double)d->topk);
+            span = d->topk_fixed ? (double)d->topk : MIN(span, (double)d->topk);
         tiles += ceil((double)seqs[i].q_len * d->qpk / d->t.m) * d->kvh * mult;
         nblk = MAX(nblk, ceil(span / d->t.n));
     }
@@ -513,8 +521,9 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
         /* the split's keys: whole blocks, but loads past the sequence's end are predicated off */
         double keys = MIN(per * nb, decode_span(d, &seqs[i]));
         double bytes = keys * d->kv_width * d->kvb;
-        double rows = ceil((double)seqs[i].q_len * d->qpk / m) * m;
-        double comp = per * MAX(p->decode_block_ns, block_flops(d, rows) / rate * 1e9);
+        /* each of the sequence's ceil(rows / m) tiles (counted below) computes m padded rows:
+         * a tile's block is m rows, never the whole sequence's (MLA at 128 heads: two tiles) */
+        double comp = per * MAX(p->decode_block_ns, block_flops(d, m) / rate * 1e9);
         double t = tile_ns + MAX(block_bw > 0 ? bytes / block_bw * 1e9 : 0, comp);
         double count = ceil((double)seqs[i].q_len * d->qpk / m) * d->kvh * mult * used;
         w->mma_ns += comp * count;
@@ -530,6 +539,79 @@ static double decode_ns(const Dims *d, bool warm_l2, double l2_bytes, const Mode
     double mma = d->units > 0 ? w->mma_ns / d->units : w->mma_ns;
     *comp_out = mma;
     *mem_out = MAX(mem, sched - mma);
+    return t;
+}
+
+/* ---- FlashMLA sparse (DSA) ---- */
+
+/* vLLM's FlashMLASparseImpl (vllm/v1/attention/backends/mla/flashmla_sparse.py) runs two FlashMLA
+ * kernels over the fp8_ds_mla cache: the FP8 sparse decode kernel (dequantizes to bf16, MMA in
+ * bf16) for decode rows, and — with at least MIN_HEADS_FOR_BF16_PREFILL = 32 heads on the rank —
+ * the bf16 sparse prefill kernel for prefill rows, over K/V first gathered and upconverted to bf16
+ * (cp_gather_and_upconvert_fp8_kv_cache); with fewer heads every row goes through the decode
+ * kernel ("mixed batch"). The decode kernel takes h_q = 64 or 128 only, so vLLM pads the heads
+ * (fp8_decode_padded_heads); the prefill kernel pads them to 128. Their MMA rates are FlashMLA's
+ * README figures: sparse decoding 410 TFLOPS on H800 SXM5 and "up to 350" on B200; sparse prefill
+ * 640 TFLOPS on H800 and 1450 on B200 (deepseek-ai/FlashMLA README, Performance); H800 has the
+ * H100 SXM's 989.4 dense bf16 TFLOPS. Not fitted. */
+#define SPARSE_MIN_HEADS_BF16_PREFILL 32.0
+#define H800_BF16_TFLOPS 989.4
+
+static double sparse_eff(const NetHardware *hw, bool decode_kernel)
+{
+    bool blackwell = hw->arch == NET_ARCH_SM100 || hw->arch == NET_ARCH_SM103;
+    double peak = model_kernel_peak(hw, NET_PEAK_BF16) / 1e12;
+    if (blackwell && peak > 0)
+        return MIN(1.0, (decode_kernel ? 350.0 : 1450.0) / peak);
+    return (decode_kernel ? 410.0 : 640.0) / H800_BF16_TFLOPS;
+}
+
+/* The kernel time of FlashMLA sparse over `seqs` (both kernels, the upconvert gather included);
+ * accumulates `w` (FLOPs and bytes of the padded heads: what the kernels compute). */
+static double sparse_ns(const NetHardware *hw, const Dims *base, const ModelAttnSeq *seqs,
+                        uint32_t n, double mult, Work *w, double *mem_out, double *comp_out)
+{
+    double heads = base->qpk * base->kvh, t = 0;
+    bool mixed = heads < SPARSE_MIN_HEADS_BF16_PREFILL;
+    *mem_out = *comp_out = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        bool dec = pass == 0; /* pass 0: the FP8 decode kernel; 1: the bf16 prefill kernel */
+        Dims d = *base;
+        d.kvh = 1;
+        d.qpk = dec && heads <= 64 ? 64 : 128;
+        d.params.mma_eff = sparse_eff(hw, dec);
+        /* the K/V comes gathered by index into shared memory, not through FA3's paged loads:
+         * the contiguous stream's HBM efficiency and overlap (the README's compute-bound
+         * figures are reached with the gather hidden); the cache write stays the caller's */
+        d.paged = false;
+        double tiles = 0, nblk = ceil((double)d.topk / d.t.n), gathered = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (seqs[i].q_len && (seqs[i].q_len == 1 || mixed) == dec) {
+                tiles += ceil((double)seqs[i].q_len * d.qpk / d.t.m) * mult;
+                gathered += (double)seqs[i].kv_len * mult;
+            }
+        if (tiles == 0)
+            continue;
+        double splits = fa_splits(tiles, d.units, nblk, ATTN_MAX_SPLITS);
+        Work one;
+        memset(&one, 0, sizeof one);
+        for (uint32_t i = 0; i < n; i++)
+            if (seqs[i].q_len && (seqs[i].q_len == 1 || mixed) == dec)
+                prefill_seq(&d, &seqs[i], mult, splits, &one);
+        double mem, comp;
+        t += prefill_ns(&d, &one, &mem, &comp) + combine_ns(&d, one.rows, splits);
+        if (!dec) { /* the gather: each prefill's cached + new keys, fp8_ds_mla in, bf16 out */
+            double bytes = gathered * (656.0 + 2.0 * d.hd);
+            double up = d.bw > 0 ? bytes / (d.bw * d.params.decode_bw_eff) * 1e9 : 0;
+            t += up + 2.0 * d.params.contig_fixed_ns; /* two more kernels in the call */
+            mem += up;
+        }
+        *mem_out += mem;
+        *comp_out += comp;
+        w->flops += one.flops;
+        w->kv_bytes += one.kv_bytes;
+        w->rows += one.rows;
+    }
     return t;
 }
 
@@ -557,6 +639,8 @@ static ModelKernelTime attn_time(const NetHardware *hw, const ModelAttnShape *s,
     double mem = 0, comp = 0, kern;
     if (decode) {
         kern = decode_ns(&d, s->warm_l2, (double)hw->l2_bytes, seqs, n, mult, &w, &mem, &comp);
+    } else if (d.topk_fixed) {
+        kern = sparse_ns(hw, &d, seqs, n, mult, &w, &mem, &comp);
     } else {
         double splits = prefill_splits(&d, seqs, n, mult);
         for (uint32_t i = 0; i < n; i++)
@@ -584,4 +668,17 @@ ModelKernelTime model_attn_time_uniform(const NetHardware *hw, const ModelAttnSh
 {
     ModelAttnSeq q = {.q_len = q_len, .kv_len = kv_len};
     return attn_time(hw, s, &q, batch ? 1 : 0, (double)batch);
+}
+
+/* ---- MLA's absorbed projections ---- */
+
+ModelKernelTime model_mla_bmm_time(const NetHardware *hw, double heads, double rows, double in,
+                                   double out)
+{
+    ModelGemmShape g = {.m = (uint64_t)MAX(0.0, rows), .n = (uint64_t)MAX(0.0, heads * out),
+                        .k = (uint64_t)MAX(0.0, in), .dtype = MODEL_GEMM_BF16};
+    ModelKernelTime t = model_gemm_time(hw, &g);
+    double bytes = heads * (rows * in + in * out + rows * out) * 2.0;
+    ModelKernelTime stream = model_elementwise_time(hw, bytes, 2.0 * heads * rows * in * out);
+    return stream.ns > t.ns ? stream : t;
 }

@@ -87,6 +87,15 @@ ModelKernelTime model_attn_time_uniform(const NetHardware *hw, const ModelAttnSh
 ModelAttnKernel model_attn_kernel_resolve(const NetHardware *hw, const ModelAttnShape *s,
                                           bool decode);
 
+/* One of MLA's absorbed projections as vLLM runs it on the rows it multiplies in the latent form:
+ * torch.bmm over `heads` heads of (rows x in) by the head's bf16 (in x out) weight — W_UK_T
+ * (in qk_nope_head_dim, out kv_lora_rank) before the attention, W_UV (kv_lora_rank ->
+ * v_head_dim) after. The longer of one bf16 GEMM of the same FLOPs and weights (its fixed time,
+ * tile quantization and MMA rate) and the stream of every head's input, weight and output through
+ * HBM (a GEMM of rows x (heads x out) would read one input, the bmm reads one per head). */
+ModelKernelTime model_mla_bmm_time(const NetHardware *hw, double heads, double rows, double in,
+                                   double out);
+
 /* "fa3", "fa2", "flashinfer", "triton", "flashmla", "fa3_mla", "flashmla_sparse", "mla_prefill",
  * "ascend_fia", "ascend_sfa", "auto"; static strings. */
 const char *model_attn_kernel_name(ModelAttnKernel k);

@@ -399,11 +399,21 @@ static uint64_t mla_absorbed_rows(const Ctx *c, const StepRows *sr, uint64_t row
     return MIN(dec, rows);
 }
 
+/* W_UK / W_UV of the absorbed rows: vLLM multiplies them per head with torch.bmm on the bf16
+ * weights it derives from kv_b_proj at load time (mla_attention.py process_weights_after_loading:
+ * W_UK_T and W_UV in the activation dtype; no fp8 BMM on CUDA — AIConfigurator's
+ * collector/vllm/collect_mla_bmm.py says the same): model/kernel-attn.h. */
+static ModelKernelTime mla_bmm_time(const Ctx *c, uint64_t rows, uint32_t heads, double in,
+                                    double out)
+{
+    return model_mla_bmm_time(c->dev, heads, (double)rows, in, out);
+}
+
 /* MLA projections on `rows`; `heads` query/key heads this rank projects (vLLM's
  * DeepseekV2MLAAttention / MLAAttention): q_a and kv_a in one GEMM (fused_qkv_a_proj) when the
- * model has a q LoRA, their norms, q_b_proj; then kv_b_proj decompressing the prefills' keys
- * (cached + new: the MHA path) and the W_UK product of the absorbed rows (mla_q_absorb, a batched
- * GEMM over the heads, priced as one GEMM of the same FLOPs and weights). */
+ * model has a q LoRA, their norms, q_b_proj, the rotary embedding of q_pe and k_pe (one kernel);
+ * then kv_b_proj decompressing the prefills' keys (cached + new: the MHA path) and the W_UK
+ * product of the absorbed rows (mla_q_absorb). */
 static void emit_mla_projections(Ctx *c, uint64_t rows, uint32_t heads, const StepRows *sr)
 {
     const ModelArch *a = c->a;
@@ -419,35 +429,97 @@ static void emit_mla_projections(Ctx *c, uint64_t rows, uint32_t heads, const St
         emit_linear(c, "kv_a_proj", rows, a->hidden_size, kv_a);
         emit_norm(c, "kv_a_layernorm", rows, a->kv_lora_rank);
     }
+    /* rotary_emb over q_pe (heads x rope) and k_pe (rope), read and written in place */
+    double pe = (double)rows * (heads + 1.0) * a->qk_rope_head_dim * c->act_bytes;
+    ModelKernelTime rope = model_elementwise_time(c->dev, 2.0 * pe, 3.0 * pe / c->act_bytes);
+    emit_kernel(c, "rotary_emb", rows, &rope, model_cost_eager_ns(c->in->cost));
     uint64_t absorbed = mla_absorbed_rows(c, sr, rows);
-    if (absorbed < rows && sr->prefill_ctx)
-        emit_linear(c, "kv_b_proj", sr->prefill_ctx, a->kv_lora_rank,
-                    heads * (double)(a->qk_nope_head_dim + a->v_head_dim));
-    if (absorbed)
-        emit_linear(c, "mla_q_absorb", absorbed, a->qk_nope_head_dim,
-                    heads * (double)a->kv_lora_rank);
+    if (absorbed < rows && sr->prefill_ctx) {
+        /* the GEMM runs over every key the prefills attend (vLLM's MLA prefill decompresses the
+         * new rows and, chunk by chunk, the cached context: _compute_prefill_context), but the
+         * op carries the step's rows like every other layer op (the layout checker bounds an
+         * op's rows by the step's) */
+        ModelGemmShape s = gemm_shape(c, sr->prefill_ctx, a->kv_lora_rank,
+                                      heads * (double)(a->qk_nope_head_dim + a->v_head_dim));
+        ModelKernelTime k = model_gemm_time(c->dev, &s);
+        emit_kernel(c, "kv_b_proj", rows, &k, model_gemm_host_ns(&s));
+    }
+    if (absorbed) {
+        ModelKernelTime k =
+            mla_bmm_time(c, absorbed, heads, a->qk_nope_head_dim, a->kv_lora_rank);
+        emit_kernel(c, "mla_q_absorb", absorbed, &k, model_cost_eager_ns(c->in->cost));
+    }
 }
 
-/* After MLA attention: the absorbed rows' output back from the latent space (W_UV). */
+/* After MLA attention: the absorbed rows' output back from the latent space (W_UV, torch.bmm),
+ * then vLLM's copy of the (heads, rows, v) product into the (rows, heads x v) output
+ * (_v_up_proj: out.copy_ of the transposed view) — two kernels, one op. */
 static void emit_mla_v_absorb(Ctx *c, uint64_t rows, uint32_t heads, const StepRows *sr)
 {
     uint64_t absorbed = mla_absorbed_rows(c, sr, rows);
-    if (absorbed)
-        emit_linear(c, "mla_v_absorb", absorbed, c->a->kv_lora_rank,
-                    heads * (double)c->a->v_head_dim);
+    if (!absorbed)
+        return;
+    double longest = 0;
+    ModelKernelTime sum = {0};
+    ModelKernelTime k =
+        mla_bmm_time(c, absorbed, heads, c->a->kv_lora_rank, c->a->v_head_dim);
+    kernel_add(&sum, &k, &longest);
+    double out = (double)absorbed * heads * c->a->v_head_dim * c->act_bytes;
+    k = model_elementwise_time(c->dev, 2.0 * out, 0);
+    kernel_add(&sum, &k, &longest);
+    emit_kernel(c, "mla_v_absorb", absorbed, &sum, 2.0 * model_cost_eager_ns(c->in->cost));
 }
 
+/* DeepSeek-V3.2's indexer (vLLM deepseek_v2.py Indexer.forward and its SparseAttnIndexer op), the
+ * kernels it runs on `rows` query rows, summed into one op: wq_b (q_lora -> index heads x
+ * head_dim, the checkpoint's GEMM format), wk (hidden -> head_dim, same format), k_norm
+ * (LayerNorm), weights_proj (hidden -> index heads, unquantized in the checkpoint), the rotary
+ * embedding of the index q and k, the fp8 quantization of q (per 128-group) and of k with its
+ * cache write (indexer_k_quant_and_cache), the logits (DeepGEMM fp8_mqa_logits /
+ * fp8_paged_mqa_logits: every row against every key of its context, index heads x head_dim fp8
+ * MACs per pair, the fp8 keys and their fp32 scales read once per sequence), and the top-k
+ * selection over the fp32 logits (top_k_per_row). */
 static void emit_indexer(Ctx *c, uint64_t rows, const StepRows *sr)
 {
     const ModelArch *a = c->a;
-    double ih = a->index_n_heads, id = a->index_head_dim;
-    double proj = 2.0 * (double)rows *
-                  ((a->q_lora_rank ? a->q_lora_rank : a->hidden_size) * ih * id +
-                   a->hidden_size * id + a->hidden_size * ih);
-    double score = 2.0 * (double)rows * sr->ctx_avg * ih * id;
-    double bytes = (double)rows * sr->ctx_avg * id * 1.0 /* fp8 index keys */ +
-                   (double)rows * a->hidden_size * c->act_bytes;
-    emit_compute(c, "indexer", rows, proj + score, bytes, NET_PEAK_FP8);
+    double ih = a->index_n_heads, id = a->index_head_dim, r = (double)rows, longest = 0;
+    double h = a->hidden_size, ab = c->act_bytes;
+    ModelKernelTime sum = {0}, k;
+    ModelGemmShape g = gemm_shape(c, rows, a->q_lora_rank ? a->q_lora_rank : h, ih * id);
+    k = model_gemm_time(c->dev, &g);
+    kernel_add(&sum, &k, &longest);
+    double host = model_gemm_host_ns(&g);
+    g = gemm_shape(c, rows, h, id);
+    k = model_gemm_time(c->dev, &g);
+    kernel_add(&sum, &k, &longest);
+    host += model_gemm_host_ns(&g);
+    g = gemm_shape(c, rows, h, ih);
+    g.dtype = MODEL_GEMM_BF16;
+    k = model_gemm_time(c->dev, &g);
+    kernel_add(&sum, &k, &longest);
+    host += model_gemm_host_ns(&g);
+    /* k_norm; rotary of q and k; q quantization; k quantization and cache write */
+    const double elem[4] = {2.0 * r * id * ab, 2.0 * r * (ih + 1.0) * a->qk_rope_head_dim * ab,
+                            r * ih * id * (ab + 1.0), r * id * (ab + 1.0)};
+    for (int i = 0; i < 4; i++) {
+        k = model_elementwise_time(c->dev, elem[i], 4.0 * elem[i] / ab);
+        kernel_add(&sum, &k, &longest);
+        host += model_cost_eager_ns(c->in->cost);
+    }
+    /* logits: the keys each sequence attends are read once per sequence (decode: one row per
+     * sequence; a prefill's rows share its keys) */
+    double seqs = MAX(1.0, (double)(sr->n_prefill + sr->n_decode));
+    double keys = sr->ctx_avg * MIN(r, seqs) + (r > seqs ? sr->ctx_avg : 0);
+    k = model_generic_time(c->dev, 2.0 * r * sr->ctx_avg * ih * id,
+                           keys * (id + 4.0) + r * ih * id + r * sr->ctx_avg * 4.0, NET_PEAK_FP8);
+    kernel_add(&sum, &k, &longest);
+    /* top-k: the fp32 logits read once, the index_topk int32 indices written */
+    double topk = MIN((double)a->index_topk, MAX(1.0, sr->ctx_avg));
+    k = model_elementwise_time(c->dev, r * sr->ctx_avg * 4.0 + r * topk * 4.0,
+                               r * sr->ctx_avg);
+    kernel_add(&sum, &k, &longest);
+    host += 2.0 * model_cost_eager_ns(c->in->cost);
+    emit_kernel(c, "indexer", rows, &sum, host);
 }
 
 /* Attention compute for `rows` query rows over `heads` heads against `kv_share` of each
@@ -463,11 +535,14 @@ static ModelAttnKernel attn_kernel(const Ctx *c)
         return MODEL_ATTN_FLASHMLA_SPARSE;
     case MODEL_BACKEND_FLASHMLA:
     case MODEL_BACKEND_CUTLASS_MLA:
+    case MODEL_BACKEND_FLASHINFER_MLA:
+        /* Blackwell's MLA decode kernels (CUTLASS MLA; FlashInfer's trtllm-gen MLA) read the
+         * latent cache as FlashMLA does: one KV head of kv_lora_rank + rope per token, 64-row
+         * query tiles. Not fitted: FlashMLA's figures stand for them. */
         return MODEL_ATTN_FLASHMLA;
     case MODEL_BACKEND_FLASH_ATTN_MLA:
         return MODEL_ATTN_FA3_MLA;
     case MODEL_BACKEND_FLASHINFER:
-    case MODEL_BACKEND_FLASHINFER_MLA:
         return MODEL_ATTN_FLASHINFER;
     case MODEL_BACKEND_TRITON_ATTN:
     case MODEL_BACKEND_TRITON_MLA:
@@ -559,6 +634,18 @@ static void emit_attention(Ctx *c, uint64_t rows, uint32_t heads, const StepRows
         ModelKernelTime k = model_attn_time(c->dev, &lat, (const ModelAttnSeq *)(void *)dec->data,
                                             dec->len);
         kernel_add(&sum, &k, &longest);
+        /* the latent query: vLLM hands FlashMLA-style kernels one tensor, torch.cat of ql_nope
+         * and q_pe (quantized to fp8 with an fp8 cache); FA3's MLA kernel takes the two parts
+         * (q and qv) as they are */
+        ModelAttnKernel kk = model_attn_kernel_resolve(c->dev, &lat, true);
+        if (kk != MODEL_ATTN_FA3_MLA) {
+            double q = 0;
+            for (guint i = 0; i < dec->len; i++)
+                q += g_array_index(dec, ModelAttnSeq, i).q_len;
+            q *= (double)heads * lat.head_dim * c->act_bytes;
+            k = model_elementwise_time(c->dev, 2.0 * q, 0);
+            kernel_add(&sum, &k, &longest);
+        }
     }
     if (!a->dsa) { /* MHA over the decompressed keys for the prefills */
         g_autoptr(GArray) pre = attn_seqs(c, sr, rows, kv_div, true, false);

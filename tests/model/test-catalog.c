@@ -319,7 +319,7 @@ Test(catalog, different_models_do_not_match)
         {"deepseek-ai/DeepSeek-V4.1-Flash", "deepseek-v4-flash"},
         {"deepseek-ai/DeepSeek-V2", "deepseek-v2-lite"},
         {"Qwen/Qwen3-14B", "qwen3-4b"},
-        {"moonshotai/Kimi-K2.5", "kimi-k2"},
+        {"moonshotai/Kimi-K2.6", "kimi-k2"},
         {"meta-llama/Llama-3.1-7B", "llama-3.1-8b"},
         {"zai-org/GLM-4.5V", "glm-4.5"},
         {"Qwen/Qwen3-235B-A22B-Instruct-2507-GGUF", "qwen3-235b-a22b"},

@@ -283,3 +283,44 @@ Test(kernel_attn, long_prefill_sampled_tiles)
     cr_assert(isfinite(b));
     cr_assert_float_eq(b / a, 4.0, 0.2, "ratio %g", b / a);
 }
+
+/* FlashMLA sparse as vLLM runs it: every row walks its index_topk slots whatever the context
+ * (a 128-token context costs a 2,048-token one), the decode kernel's heads are padded to 64 (16
+ * heads cost 64), and at a compute-bound shape it reaches, but does not pass, the 410 TFLOPS its
+ * README gives for H800 (= H100 SXM's SMs and clocks) on the padded heads. */
+Test(kernel_attn, flashmla_sparse_topk_slots_and_padding)
+{
+    NetHardware hw = h100();
+    ModelAttnShape sp = {.heads = 16, .kv_heads = 1, .head_dim = 576, .v_head_dim = 512,
+                         .mla = true, .sparse_topk = 2048, .kv_bytes = 1};
+    double short_ctx = decode_ns(&hw, &sp, 64, 128), topk_ctx = decode_ns(&hw, &sp, 64, 2048);
+    cr_assert_float_eq(short_ctx, topk_ctx, 1e-9 * topk_ctx);
+    ModelAttnShape wide = sp;
+    wide.heads = 64;
+    cr_assert_float_eq(decode_ns(&hw, &wide, 64, 4096), decode_ns(&hw, &sp, 64, 4096),
+                       1e-9 * topk_ctx);
+    /* 512 sequences x 2,048 slots x 64 heads x 2 x (576 + 512) FLOPs */
+    double flops = 512.0 * 2048 * 64 * 2 * (576 + 512);
+    double tflops = flops / (decode_ns(&hw, &wide, 512, 4096) * 1e-9) / 1e12;
+    cr_assert(tflops > 0.7 * 410 && tflops <= 410, "%.0f TFLOPS", tflops);
+    /* with 32 heads or more the prefill rows take the bf16 prefill kernel (640 TFLOPS, heads
+     * padded to 128), below that every row the decode kernel: a 128-head prefill of 4k rows runs
+     * at more TFLOPS per padded head than the 16-head one */
+    ModelAttnShape h128 = sp;
+    h128.heads = 128;
+    double t16 = prefill_ns(&hw, &sp, 1, 4096), t128 = prefill_ns(&hw, &h128, 1, 4096);
+    cr_assert_lt(t128 / 128.0 * 64.0, t16 * 2.0 * 0.9, "%g vs %g", t128, t16);
+}
+
+/* MLA decode's query tiles are 64 heads: 128 heads are two tiles, so at a compute-bound shape
+ * they cost about twice 64 heads (not four times: each tile computes its own 64 rows). */
+Test(kernel_attn, mla_decode_tiles_of_64_heads)
+{
+    NetHardware hw = h100();
+    ModelAttnShape m64 = {.heads = 64, .kv_heads = 1, .head_dim = 576, .v_head_dim = 512,
+                          .mla = true, .kernel = MODEL_ATTN_FLASHMLA};
+    ModelAttnShape m128 = m64;
+    m128.heads = 128;
+    double a = decode_ns(&hw, &m64, 256, 16384), b = decode_ns(&hw, &m128, 256, 16384);
+    cr_assert(b / a > 1.6 && b / a < 2.4, "ratio %g", b / a);
+}

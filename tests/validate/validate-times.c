@@ -31,6 +31,7 @@
 #include "../../src/run/cost.h"
 #include "../../src/run/runner.h"
 #include "../../src/util/inputfile.h"
+#include "../../model/kernel-attn.h"
 
 /* The bar with a measured table loaded (issue 23): covered ops reproduce it within 5 %. */
 #define TABLE_TOLERANCE 0.05
@@ -298,16 +299,233 @@ static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced
     return true;
 }
 
+/* ---- mla_module rows (tests/data/times/mla-module-*.csv) ---- */
+
+/* The ops of one MLA / DSA attention module as the lowering names them (model/lower.c): what
+ * vLLM's DeepseekV2MLAAttention runs between the input norm and o_proj, o_proj included. */
+static bool mla_module_op(const char *n)
+{
+    static const char *const names[] = {
+        "fused_qkv_a_proj", "q_a_proj",     "q_a_layernorm",    "q_b_proj",
+        "kv_a_proj",        "kv_a_layernorm", "kv_b_proj",      "rotary_emb",
+        "mla_q_absorb",     "indexer",      "mla_attention",    "sparse_attention",
+        "mla_v_absorb",     "o_proj",       NULL};
+    for (int i = 0; names[i]; i++)
+        if (strcmp(n, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* One mla_module row's args as a model scenario: the preset at that TP, one step of `batch`
+ * decodes at `context` or `batch` prompts of `seqlen`. NULL (and *why) on a bad key. */
+static char *mla_module_scenario(const char *device, const char *args, char **why)
+{
+    g_auto(GStrv) kv = g_strsplit(args, " ", -1);
+    const char *phase = NULL, *model = NULL, *kvd = "bf16";
+    long tp = 0, batch = 0, len = 0, graph = 1;
+    for (int i = 0; kv[i]; i++) {
+        char *eq = strchr(kv[i], '=');
+        if (!eq) {
+            *why = g_strdup_printf("'%s' is not key=value", kv[i]);
+            return NULL;
+        }
+        *eq = '\0';
+        const char *k = kv[i], *v = eq + 1;
+        if (strcmp(k, "phase") == 0)
+            phase = v;
+        else if (strcmp(k, "model") == 0)
+            model = v;
+        else if (strcmp(k, "kv_dtype") == 0)
+            kvd = v;
+        else if (strcmp(k, "tp") == 0)
+            tp = atol(v);
+        else if (strcmp(k, "batch") == 0)
+            batch = atol(v);
+        else if (strcmp(k, "context") == 0 || strcmp(k, "seqlen") == 0)
+            len = atol(v);
+        else if (strcmp(k, "graph") == 0)
+            graph = atol(v);
+        else {
+            *why = g_strdup_printf("unknown key '%s'; valid: phase model tp batch context seqlen "
+                                   "kv_dtype graph", k);
+            return NULL;
+        }
+    }
+    bool decode = phase && strcmp(phase, "decode") == 0;
+    if (!phase || (!decode && strcmp(phase, "prefill") != 0) || !model || tp < 1 || batch < 1 ||
+        len < 1) {
+        *why = g_strdup("expected phase=decode|prefill model tp>=1 batch>=1 context|seqlen>=1");
+        return NULL;
+    }
+    GString *t = g_string_new(NULL);
+    g_string_append_printf(t, "name: mla-module\nmodel: %s\nhardware: %s\nparallel: "
+                              "{tensor_parallel_size: %ld}\n", model, device, tp);
+    /* the collector's batch is one step: the token budget never splits it; graph=0 (a module
+     * the collector ran eagerly) runs without CUDA graphs */
+    g_string_append_printf(t, "engine: {max_num_batched_tokens: %ld, kv_cache_dtype: %s%s}\n",
+                           MAX(8192L, batch * (decode ? 1 : len)),
+                           strcmp(kvd, "fp8") == 0 ? "fp8" : "auto",
+                           graph ? "" : ", cudagraph_mode: NONE");
+    g_string_append_printf(t, "workload:\n  steps:\n    - {%s: [", decode ? "decode" : "prefill");
+    for (long i = 0; i < batch; i++)
+        g_string_append_printf(t, "%s%ld", i ? ", " : "", len);
+    g_string_append(t, "]}\n");
+    return g_string_free(t, FALSE);
+}
+
+/* The module's time in us on rank 0: the attention-side ops of the first layer that has an MLA
+ * attention op, from the op before it back to its input norm and on to its o_proj. */
+static double mla_module_us(const Scenario *sc)
+{
+    const SchedProgram *p = sc->program;
+    if (!p || !p->n_ranks)
+        return -1;
+    const SchedOpList *l = sched_program_ops(p, 0);
+    for (uint32_t i = 0; i < l->len; i++) {
+        const char *n = sched_program_name_str(p, l->ops[i].name);
+        if (strcmp(n, "mla_attention") != 0 && strcmp(n, "sparse_attention") != 0)
+            continue;
+        uint32_t lo = i;
+        while (lo > 0 && strcmp(sched_program_name_str(p, l->ops[lo - 1].name), "input_layernorm"))
+            lo--;
+        double ns = 0;
+        for (uint32_t j = lo; j < l->len; j++) {
+            const SchedOp *op = &l->ops[j];
+            const char *m = sched_program_name_str(p, op->name);
+            if (op->kind == SCHED_OP_COMPUTE && mla_module_op(m))
+                ns += (double)op->dur_ns;
+            if (strcmp(m, "o_proj") == 0)
+                return ns / 1e3;
+        }
+        return -1;
+    }
+    return -1;
+}
+
+/* One mla_bmm row (op=pre|post tokens heads; DeepSeek-V3's qk_nope 128, kv_lora 512, v 128) as
+ * the lowering prices mla_q_absorb / mla_v_absorb (model_mla_bmm_time). < 0 (and *why) on bad
+ * args. */
+static double mla_bmm_us(GHashTable *devices, const char *dev, const char *args, char **why)
+{
+    g_auto(GStrv) kv = g_strsplit(args, " ", -1);
+    const char *op = NULL;
+    long tokens = 0, heads = 0;
+    for (int i = 0; kv[i]; i++) {
+        char *eq = strchr(kv[i], '=');
+        if (eq)
+            *eq = '\0';
+        if (eq && strcmp(kv[i], "op") == 0)
+            op = eq + 1;
+        else if (eq && strcmp(kv[i], "tokens") == 0)
+            tokens = atol(eq + 1);
+        else if (eq && strcmp(kv[i], "heads") == 0)
+            heads = atol(eq + 1);
+        else {
+            *why = g_strdup_printf("unknown key '%s'; valid: op tokens heads", kv[i]);
+            return -1;
+        }
+    }
+    bool pre = op && strcmp(op, "pre") == 0;
+    if (!op || (!pre && strcmp(op, "post") != 0) || tokens < 1 || heads < 1) {
+        *why = g_strdup("expected op=pre|post tokens>=1 heads>=1");
+        return -1;
+    }
+    g_autoptr(GError) err = NULL;
+    const NetHardware *hw = device(devices, dev, &err);
+    if (!hw) {
+        *why = g_strdup(err->message);
+        return -1;
+    }
+    ModelKernelTime t =
+        model_mla_bmm_time(hw, (double)heads, (double)tokens, pre ? 128 : 512, pre ? 512 : 128);
+    return t.ns / 1e3;
+}
+
+/* Replays an mla_module / mla_bmm file (kind,device,args,measured_us,source); false on a malformed
+ * line. Grouped by kind, attention (mla / dsa), phase and device. */
+static bool replay_mla_module(const char *path, GHashTable *devices, GPtrArray *groups,
+                              unsigned *unpriced)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) err = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &err)) {
+        fprintf(stderr, "validate-times: %s\n", err->message);
+        return false;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    bool header = false;
+    for (int ln = 0; lines[ln]; ln++) {
+        if (!lines[ln][0] || lines[ln][0] == '#')
+            continue;
+        if (!header) {
+            header = g_str_has_prefix(lines[ln], "kind,device,args,measured_us");
+            if (!header) {
+                fprintf(stderr, "%s:%d: header must start kind,device,args,measured_us\n", path,
+                        ln + 1);
+                return false;
+            }
+            continue;
+        }
+        g_auto(GStrv) f = g_strsplit(lines[ln], ",", 5);
+        double measured = g_strv_length(f) >= 4 ? g_ascii_strtod(f[3], NULL) : 0;
+        char *why = NULL;
+        if (g_strv_length(f) >= 4 && strcmp(f[0], "mla_bmm") == 0 && measured > 0) {
+            double us = mla_bmm_us(devices, f[1], f[2], &why);
+            if (us < 0) {
+                fprintf(stderr, "%s:%d: %s\n", path, ln + 1, why);
+                g_free(why);
+                return false;
+            }
+            g_autofree char *name = g_strdup_printf("mla_bmm %s", f[1]);
+            double e = us / measured - 1.0;
+            g_array_append_val(group_get(groups, name)->err, e);
+            continue;
+        }
+        g_autofree char *yaml = NULL;
+        if (g_strv_length(f) < 4 || strcmp(f[0], "mla_module") != 0 || !(measured > 0) ||
+            !(yaml = mla_module_scenario(f[1], f[2], &why))) {
+            fprintf(stderr, "%s:%d: %s\n", path, ln + 1,
+                    why ? why : "expected mla_module|mla_bmm,device,args,measured_us>0[,source]");
+            g_free(why);
+            return false;
+        }
+        g_autofree char *where = g_strdup_printf("%s:%d", path, ln + 1);
+        Scenario *sc = runner_load_string(yaml, where, NULL, &err);
+        double us = sc ? mla_module_us(sc) : -1;
+        if (sc)
+            scenario_free(sc);
+        if (us < 0) {
+            if (g_getenv("VALIDATE_VERBOSE"))
+                fprintf(stderr, "%s: not priced: %s\n", where, err ? err->message : "no MLA op");
+            g_clear_error(&err);
+            (*unpriced)++;
+            continue;
+        }
+        if (g_getenv("VALIDATE_VERBOSE"))
+            fprintf(stderr, "%s: %s %s predicted %.1f us measured %.1f us (%+.1f %%)\n", where,
+                    f[1], f[2], us, measured, (us / measured - 1) * 100);
+        g_autofree char *name =
+            g_strdup_printf("mla_module %s %s %s", strstr(f[2], "v3.2") ? "dsa" : "mla",
+                            strstr(f[2], "phase=decode") ? "decode" : "prefill", f[1]);
+        double e = us / measured - 1.0;
+        g_array_append_val(group_get(groups, name)->err, e);
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     gboolean check = FALSE;
     gint min_rows = 20;
     g_autofree char *steps = NULL;
+    g_auto(GStrv) mla_modules = NULL;
     Tables tables = {0};
     GOptionEntry entries[] = {
         {"check", 0, 0, G_OPTION_ARG_NONE, &check, "exit 1 when a group misses the bars", NULL},
         {"min-rows", 0, 0, G_OPTION_ARG_INT, &min_rows, "groups checked need this many rows", "N"},
         {"steps", 0, 0, G_OPTION_ARG_FILENAME, &steps, "whole vLLM steps to replay", "FILE"},
+        {"mla-module", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &mla_modules,
+         "MLA / DSA attention modules to replay (kind mla_module)", "FILE"},
         {"table", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &tables.paths,
          "price through this measured table; covered rows must be within 5 %", "TABLE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -315,7 +533,7 @@ int main(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.csv...");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err) || (argc < 2 && !steps)) {
+    if (!g_option_context_parse(ctx, &argc, &argv, &err) || (argc < 2 && !steps && !mla_modules)) {
         fprintf(stderr, "validate-times: %s\n", err ? err->message : "give fixture files");
         return 2;
     }
@@ -329,6 +547,9 @@ int main(int argc, char **argv)
             return 2;
     if (steps && !replay_steps(steps, groups, &unpriced))
         return 2;
+    for (int i = 0; mla_modules && mla_modules[i]; i++)
+        if (!replay_mla_module(mla_modules[i], devices, groups, &unpriced))
+            return 2;
     printf("%-44s %5s %8s %8s %8s %8s\n", "kind", "n", "median", "p90", "worst", "bias");
     int failed = 0;
     for (guint i = 0; i < groups->len; i++) {
