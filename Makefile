@@ -10,7 +10,7 @@ endif
 DEB_PACKAGES := meson ninja-build pkg-config gcc libglib2.0-dev libglib2.0-dev-bin libuv1-dev \
                 libsqlite3-dev libyaml-dev libjson-glib-dev libcriterion-dev libcairo2-dev \
                 libfontconfig-dev sqlite3 \
-                valgrind jq
+                valgrind jq time
 PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion cairo fontconfig
 
 # Fuzzing (doc/fuzzing.md): clang + libFuzzer, ASan + UBSan, in build-fuzz/.
@@ -26,7 +26,7 @@ all: build
 
 deps:
 	@missing=""; \
-	for t in meson ninja pkg-config cc valgrind sqlite3 jq; do command -v $$t >/dev/null 2>&1 || missing=yes; done; \
+	for t in meson ninja pkg-config cc valgrind sqlite3 jq /usr/bin/time; do command -v $$t >/dev/null 2>&1 || missing=yes; done; \
 	if [ -z "$$missing" ]; then \
 	  pkg-config --exists $(PKGCONFIG_MODULES) 2>/dev/null || missing=yes; \
 	fi; \
@@ -89,6 +89,8 @@ bench: deps
 	tests/bench/bench-import.sh build-bench 1024 200
 	@echo
 	tests/bench/bench-serve.sh build-bench scenarios/llama70b-tp4-poisson-200.yaml
+	@echo
+	tests/bench/bench-plot.sh build-bench scenarios/glm5-1024-ranks-prefill.yaml 4096
 
 # clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
 fuzz-deps: deps

@@ -49,6 +49,17 @@ typedef struct {
     GPtrArray *names;         /* name id -> char* */
     int64_t t_end;            /* the time axis' end */
     bool blocked_any;
+    /* A run stored with shared time lines: ranks share their time line's segments (segs[r] is
+     * a reference), whose `group` is a slot among the rank's groups (slots[r]); the last
+     * arrivals are found per instance when a lane needs one (shared_last_arrival). NULL
+     * otherwise. */
+    int32_t *timeline;        /* [n_ranks] -1: none */
+    GArray **slots;           /* [n_ranks] int32 group ids by slot, borrowed from `shared` */
+    GPtrArray *tl_index;      /* per time line: GHashTable (slot, seq) -> segment index + 1 */
+    GHashTable *group_lines;  /* group id -> GArray of (time line, slot) pairs of its members */
+    GPtrArray *lines;         /* GArray<Seg>* per time line */
+    guint64 *line_sig;        /* per time line: its segments' fine signature, 0 until made */
+    StoreSharedRows shared;
 } Data;
 
 static guint64 inst_key(int32_t group, int64_t seq)
@@ -71,6 +82,103 @@ static void data_clear(Data *d)
         g_hash_table_unref(d->last_arrival);
     if (d->names)
         g_ptr_array_unref(d->names);
+    if (d->tl_index)
+        g_ptr_array_unref(d->tl_index);
+    if (d->group_lines)
+        g_hash_table_unref(d->group_lines);
+    if (d->lines)
+        g_ptr_array_unref(d->lines);
+    g_free(d->line_sig);
+    store_shared_rows_clear(&d->shared); /* d->timeline and d->slots are its arrays */
+}
+
+/* The group id of segment `s` of rank `r` (a slot in a shared time line). */
+static int32_t seg_group(const Data *d, uint32_t r, const Seg *s)
+{
+    if (!d->slots || s->group < 0)
+        return s->group;
+    const GArray *a = d->slots[r];
+    return a && (guint)s->group < a->len ? g_array_index(a, int32_t, s->group) : -1;
+}
+
+static Seg seg_of(const StoreOpRow *row)
+{
+    return (Seg){.kind = (uint8_t)row->kind,
+                 .start = row->start_ns,
+                 .end = row->end_ns,
+                 .group = row->group,
+                 .seq = row->seq,
+                 .count = row->count,
+                 .name = row->name_id};
+}
+
+/* Shared time lines: each line's segments once (every rank of it holds a reference), the
+ * (slot, seq) index of its collectives, and each group's members as distinct (line, slot)
+ * pairs — O(distinct rows + ranks x groups), whatever the number of ranks. */
+static void load_shared(Data *d)
+{
+    StoreSharedRows *t = &d->shared;
+    d->timeline = t->timeline;
+    d->slots = t->slots;
+    d->lines = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    d->line_sig = g_new0(guint64, MAX(t->rows->len, 1u));
+    d->tl_index = g_ptr_array_new_with_free_func((GDestroyNotify)g_hash_table_unref);
+    for (guint k = 0; k < t->rows->len; k++) {
+        const GArray *rows = g_ptr_array_index(t->rows, k);
+        GArray *segs = g_array_sized_new(FALSE, FALSE, sizeof(Seg), rows->len);
+        GHashTable *ix = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+        for (guint i = 0; i < rows->len; i++) {
+            Seg sg = seg_of(&g_array_index(rows, StoreOpRow, i));
+            g_array_append_val(segs, sg);
+            d->t_end = MAX(d->t_end, MAX(sg.start, sg.end));
+            d->blocked_any |= sg.end < 0;
+            if (sg.group >= 0) {
+                gint64 key = (gint64)inst_key(sg.group, sg.seq);
+                g_hash_table_insert(ix, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(i + 1));
+            }
+        }
+        g_ptr_array_add(d->lines, segs);
+        g_ptr_array_add(d->tl_index, ix);
+    }
+    d->group_lines = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                           (GDestroyNotify)g_array_unref);
+    /* group id -> the (line, slot) pairs already listed, as (line << 32 | slot) */
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                                       (GDestroyNotify)g_hash_table_unref);
+    for (uint32_t r = 0; r < d->n_ranks; r++) {
+        g_array_unref(d->segs[r]);
+        d->segs[r] = d->timeline[r] >= 0 ? g_array_ref(g_ptr_array_index(d->lines, d->timeline[r]))
+                                         : g_array_new(FALSE, FALSE, sizeof(Seg));
+        for (guint k = 0; d->timeline[r] >= 0 && d->slots[r] && k < d->slots[r]->len; k++) {
+            int32_t g = g_array_index(d->slots[r], int32_t, k);
+            if (g < 0)
+                continue;
+            GHashTable *listed = g_hash_table_lookup(seen, GINT_TO_POINTER(g));
+            if (!listed) {
+                listed = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+                g_hash_table_insert(seen, GINT_TO_POINTER(g), listed);
+            }
+            gint64 key = ((gint64)d->timeline[r] << 32) | (gint64)k;
+            if (g_hash_table_contains(listed, &key))
+                continue;
+            g_hash_table_add(listed, g_memdup2(&key, sizeof key));
+            GArray *pairs = g_hash_table_lookup(d->group_lines, GINT_TO_POINTER(g));
+            if (!pairs) {
+                pairs = g_array_new(FALSE, FALSE, sizeof(int32_t) * 2);
+                g_hash_table_insert(d->group_lines, GINT_TO_POINTER(g), pairs);
+            }
+            int32_t pair[2] = {d->timeline[r], (int32_t)k};
+            g_array_append_vals(pairs, pair, 1);
+        }
+    }
+}
+
+/* Shared time lines: the segment of line `tl` at (slot, seq), or NULL. */
+static const Seg *shared_seg(const Data *d, int32_t tl, int32_t slot, int64_t seq)
+{
+    gint64 key = (gint64)inst_key(slot, seq);
+    guint i = GPOINTER_TO_UINT(g_hash_table_lookup(g_ptr_array_index(d->tl_index, tl), &key));
+    return i ? &g_array_index((GArray *)g_ptr_array_index(d->lines, tl), Seg, i - 1) : NULL;
 }
 
 /* One op row into its rank's segments. */
@@ -116,10 +224,13 @@ static bool load(Store *st, const StoreRunInfo *r, const SchedOutcome *o, Data *
     d->last_arrival = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     d->names = store_rows_names(st, r->id, error);
     d->t_end = 0;
-    if (!d->names || !store_rows_ops(st, r->id, add_row, d, error)) {
+    if (!d->names || !store_rows_shared(st, r->id, d->n_ranks, &d->shared, error) ||
+        (!d->shared.rows && !store_rows_ops(st, r->id, add_row, d, error))) {
         g_prefix_error(error, "plot: ");
         return false;
     }
+    if (d->shared.rows)
+        load_shared(d);
     d->t_end = MAX(d->t_end, o->end_ns);
     if (d->t_end <= 0)
         d->t_end = 1;
@@ -138,6 +249,22 @@ static guint64 signature(const Data *d, uint32_t rank, bool coarse)
     for (const char *c = d->state[rank]; *c; c++)
         MIX(*c);
     const GArray *a = d->segs[rank];
+    if (d->line_sig && !coarse && d->timeline[rank] >= 0) {
+        /* the fine signature ignores groups: the same for every rank of a time line */
+        guint64 *ls = &d->line_sig[d->timeline[rank]];
+        if (!*ls) {
+            *ls = 1469598103934665603ull;
+            for (guint i = 0; i < a->len; i++) {
+                const Seg *s = &g_array_index(a, Seg, i);
+                guint64 v[] = {s->kind, s->name, s->end < 0, (guint64)s->start,
+                               (guint64)s->end, s->count};
+                for (size_t k = 0; k < G_N_ELEMENTS(v); k++)
+                    *ls = (*ls ^ v[k]) * 1099511628211ull;
+            }
+        }
+        MIX(*ls);
+        return h;
+    }
     for (guint i = coarse && a->len ? a->len - 1 : 0; i < a->len; i++) {
         const Seg *s = &g_array_index(a, Seg, i);
         MIX(s->kind);
@@ -148,7 +275,7 @@ static guint64 signature(const Data *d, uint32_t rank, bool coarse)
             MIX(s->end);
             MIX(s->count);
         } else {
-            MIX(s->group);
+            MIX(seg_group(d, rank, s));
             MIX(s->seq);
         }
     }
@@ -226,6 +353,29 @@ static void text(cairo_t *cr, double x, double y, double size, bool bold, unsign
     cairo_show_text(cr, s);
 }
 
+/* When the last member arrived in the instance of rank r's collective segment `s`. */
+static bool last_arrival(const Data *d, uint32_t r, const Seg *s, int64_t *out)
+{
+    if (!d->lines) {
+        gint64 key = (gint64)inst_key(s->group, s->seq);
+        const int64_t *last = g_hash_table_lookup(d->last_arrival, &key);
+        if (last)
+            *out = *last;
+        return last != NULL;
+    }
+    const GArray *pairs =
+        g_hash_table_lookup(d->group_lines, GINT_TO_POINTER(seg_group(d, r, s)));
+    bool any = false;
+    for (guint i = 0; pairs && i < pairs->len; i++) {
+        const int32_t *p = &g_array_index(pairs, int32_t, 2 * i);
+        const Seg *m = shared_seg(d, p[0], p[1], s->seq);
+        if (m && (!any || m->start > *out))
+            *out = m->start;
+        any |= m != NULL;
+    }
+    return any;
+}
+
 static void draw_lane(const Canvas *c, const Data *d, const Lane *l, double y)
 {
     cairo_t *cr = c->cr;
@@ -245,9 +395,9 @@ static void draw_lane(const Canvas *c, const Data *d, const Lane *l, double y)
             box(cr, xt(c, s->start), c->x1, top, h, C_BLOCKED);
             continue;
         }
-        gint64 key = (gint64)inst_key(s->group, s->seq);
-        const int64_t *last = g_hash_table_lookup(d->last_arrival, &key);
-        int64_t arrive_all = last ? CLAMP(*last, s->start, s->end) : s->start;
+        int64_t last = s->start;
+        bool known = last_arrival(d, (uint32_t)l->first, s, &last);
+        int64_t arrive_all = known ? CLAMP(last, s->start, s->end) : s->start;
         if (arrive_all > s->start)
             box(cr, xt(c, s->start), xt(c, arrive_all), top, h, C_WAIT);
         box(cr, xt(c, arrive_all), xt(c, s->end), top, h, C_COMM);
@@ -329,7 +479,12 @@ static void draw_instance(const Canvas *c, const Data *d, const SchedOutcome *o,
     int32_t run_lo = -1, run_hi = -1;
     for (uint32_t rk = 0; rk <= d->n_ranks; rk++) {
         const Seg *hit = NULL;
-        for (guint i = 0; rk < d->n_ranks && i < d->segs[rk]->len && !hit; i++) {
+        for (guint k = 0; d->lines && rk < d->n_ranks && d->timeline[rk] >= 0 && d->slots[rk] &&
+                          k < d->slots[rk]->len && !hit;
+             k++)
+            if (g_array_index(d->slots[rk], int32_t, k) == gid)
+                hit = shared_seg(d, d->timeline[rk], (int32_t)k, seq);
+        for (guint i = 0; !d->lines && rk < d->n_ranks && i < d->segs[rk]->len && !hit; i++) {
             const Seg *s = &g_array_index(d->segs[rk], Seg, i);
             if (s->group == gid && s->seq == seq)
                 hit = s;

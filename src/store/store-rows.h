@@ -36,6 +36,24 @@ GPtrArray *store_rows_names(Store *st, int64_t run_id, GError **error);
 /* Every op row of run `run_id` in (rank, idx) order. False with `error` ("op rows: ..."). */
 bool store_rows_ops(Store *st, int64_t run_id, StoreOpRowFn fn, void *data, GError **error);
 
+/* A run stored with shared time lines (schema 7, doc/database.md): each distinct time line's
+ * rows once, and per rank which time line it runs and its groups by slot — what a reader
+ * needs to draw 65,536 ranks without reading 65,536 copies of the same rows. */
+typedef struct {
+    uint32_t n_ranks;
+    int32_t *timeline; /* [n_ranks]: the rank's index into `rows`, -1: no rows */
+    GPtrArray *rows;   /* GArray<StoreOpRow>* per time line, in idx order; a row's `group` is
+                          its slot among the rank's groups (-1: none) and `rank` is -1 */
+    GArray **slots;    /* [n_ranks]: int32_t group ids by slot; NULL for a rank without */
+} StoreSharedRows;
+
+/* Reads run `run_id`'s shared time lines for its `n_ranks` ranks into `out`. True with
+ * out->rows NULL when the run is stored one row per rank (imports, runs before schema 7: read
+ * them with store_rows_ops); false with `error` ("time lines: ...") on a read error. */
+bool store_rows_shared(Store *st, int64_t run_id, uint32_t n_ranks, StoreSharedRows *out,
+                          GError **error);
+void store_shared_rows_clear(StoreSharedRows *t);
+
 /* One row of the collectives view. */
 typedef struct {
     const char *group; /* group name */

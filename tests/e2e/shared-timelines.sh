@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/e2e/shared-timelines.sh — the shared time lines of schema 7 give the `ops`, `collectives`
 # and `rank_ops` views exactly the rows one row per rank gives (RANKSIM_OPS_PER_RANK=1, the
-# layout before), on every scenario of the library with the full time line (TAP output).
+# layout before), and `plot` the same picture, on every scenario of the library with the full
+# time line (TAP output).
 #   shared-timelines.sh RANKSIM SCENARIO_DIR
 set -u
 bin=$1
@@ -37,6 +38,10 @@ for f in "${files[@]}"; do
     dump "$tmp/rank.db" "$view" "$order" >"$tmp/b"
     cmp -s "$tmp/a" "$tmp/b" || bad="$bad $view"
   done
+  # `plot` reads the shared layout without expanding it: the same picture either way
+  "$bin" plot latest --db "$tmp/shared.db" -o "$tmp/a.svg" >/dev/null 2>&1
+  "$bin" plot latest --db "$tmp/rank.db" -o "$tmp/b.svg" >/dev/null 2>&1
+  cmp -s "$tmp/a.svg" "$tmp/b.svg" || bad="$bad plot"
   rows=$(sqlite3 "$tmp/rank.db" "SELECT count(*) FROM op_rows")
   lines=$(sqlite3 "$tmp/shared.db" "SELECT count(*) FROM timeline_ops")
   left=$(sqlite3 "$tmp/shared.db" "SELECT count(*) FROM op_rows")
