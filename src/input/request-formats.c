@@ -127,7 +127,10 @@ RequestFormat request_format_detect(const char *text, char **why)
         return REQUEST_FORMAT_BURSTGPT;
     if (csv_has(l, "num_prefill_tokens", "num_decode_tokens"))
         return REQUEST_FORMAT_VIDUR;
-    if (csv_has(l, "prompt", "output"))
+    /* a header naming any of ranksim's own columns is ranksim's: its reader names the one
+     * missing */
+    if (csv_has(l, "prompt", "prompt") || csv_has(l, "output", "output") ||
+        csv_has(l, "arrival_s", "arrival_s"))
         return REQUEST_FORMAT_RANKSIM;
     g_autofree char *shown = g_utf8_make_valid(l, MIN(strlen(l), 120));
     *why = g_strdup_printf("the first line '%s' is none of the trace formats; %s", shown,
