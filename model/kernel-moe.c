@@ -60,12 +60,14 @@ static const MoeFamily oai_mxfp4 = {
     .fixed_ns = 32000, .ep_fixed_ns = 34400, .mem_eff = 0.662, .mem_ramp_bytes = 0.51e6,
     .compute_eff = 0.569, .block_rows = 64, .pair_bytes = 0, .token_bytes = 27.3};
 /* Marlin MoE, weight-only 4-bit dequantized in registers to bf16 MMA; its block of rows per
- * expert chosen from the tokens (marlin_moe's rule); fitted on 0.24.0 H100 and H200 together
- * (Kimi-K2 int4, Kimi-K3 mxfp4): the dequantization cap (2.79 TB/s on 132 SMs at 1.98 GHz)
- * shows only where HBM is faster, on H200. */
+ * expert chosen from all the layer's pairs over the local experts (fused_marlin_moe: E is
+ * w1.size(0), so with EP it assumes ep x the rows an expert really gets and pads to larger
+ * blocks); fitted on 0.24.0 H100 and H200 together, balanced and power-law rows (Kimi-K2 int4,
+ * Kimi-K3 mxfp4): the dequantization cap (2.79 TB/s on 132 SMs at 1.98 GHz) shows only where
+ * HBM is faster, on H200. */
 static const MoeFamily marlin_w4 = {
-    .fixed_ns = 63400, .ep_fixed_ns = 4650, .mem_eff = 0.81, .mem_ramp_bytes = 1.0e6,
-    .compute_eff = 0.248, .block_rows = 0, .pair_bytes = 4.4, .token_bytes = 4.4,
+    .fixed_ns = 41800, .ep_fixed_ns = 3840, .mem_eff = 0.729, .mem_ramp_bytes = 1.0e6,
+    .compute_eff = 0.273, .block_rows = 0, .pair_bytes = 4.84, .token_bytes = 4.4,
     .dequant_bytes_per_clk_sm = 10.67};
 
 static const MoeFamily *family_of(const NetHardware *hw, ModelGemmDtype d, ModelMoeKernel b)
@@ -171,8 +173,27 @@ static void load_balanced(MoeLoad *l, double local, double pairs)
     l->per = l->n > 0 ? l->pairs / l->n : 0;
 }
 
+/* Uniform: each of `tokens` tokens picks a given local expert with probability
+ * p = pairs / (tokens x local) (= topk / experts), independently, so the expected number of
+ * experts reached is local x (1 - (1 - p)^tokens) (occupancy of `local` bins), never more than
+ * the pairs; their rows are taken as equal (the mean), so padding is that of the mean load. */
+static void load_uniform(MoeLoad *l, double local, double pairs, double tokens)
+{
+    if (!(tokens >= 1) || !(local > 0) || !(pairs > 0)) {
+        load_balanced(l, local, pairs);
+        return;
+    }
+    double p = fmin(1, pairs / (tokens * local));
+    l->rows = NULL;
+    l->pairs = pairs;
+    l->n = fmax(fmin(1, pairs), fmin(pairs, local * -expm1(tokens * log1p(-p))));
+    if (p >= 1)
+        l->n = local;
+    l->per = pairs / l->n;
+}
+
 /* Marlin MoE's block of rows per expert: the first of 8, 16, 32, 48, 64 whose expected fill
- * (tokens x topk / experts rows an expert) is under 0.9 (vLLM fused_marlin_moe). */
+ * (tokens x topk / local experts rows an expert) is under 0.9 (vLLM fused_marlin_moe). */
 static double marlin_block(double rows_per_expert)
 {
     static const double sizes[] = {8, 16, 32, 48, 64};
@@ -199,7 +220,7 @@ typedef struct {
     ModelMoeKernel kernel;
     double hidden, inter;    /* inter: after the TP split */
     double all_pairs, tokens; /* every routed pair of the layer, and the tokens they come from */
-    double rows_per_expert;  /* tokens x topk / experts, for Marlin's block */
+    double rows_per_expert;  /* tokens x topk / local experts, for Marlin's block */
     bool ep;
 } MoeCall;
 
@@ -279,13 +300,15 @@ ModelKernelTime model_moe_time(const NetHardware *hw, const ModelMoeShape *s)
         .inter = (double)s->inter / tp,
         .all_pairs = all,
         .tokens = (double)s->tokens,
-        .rows_per_expert = s->experts ? all / s->experts : 0,
+        .rows_per_expert = s->experts ? all * ep / s->experts : 0,
         .ep = ep > 1,
     };
     MoeLoad l;
     if (s->routing.dist == MODEL_MOE_POWER_LAW && s->experts > 0 && s->tokens > 0 &&
         s->routing.alpha > 1)
         load_power_law(&l, (double)s->tokens, s->topk, s->experts, ep, s->routing.alpha);
+    else if (s->routing.dist == MODEL_MOE_UNIFORM)
+        load_uniform(&l, (double)s->experts / ep, all / ep, (double)s->tokens);
     else
         load_balanced(&l, (double)s->experts / ep, all / ep);
     ModelKernelTime t = moe_kernel(hw, &c, &l);
@@ -314,7 +337,8 @@ static void local_key(ModelKernelKey *key, ModelGemmDtype dtype, double hidden, 
     double ep = pairs > 0 && all_pairs >= pairs ? all_pairs / pairs : 1;
     key->kind = MODEL_KERNEL_MOE;
     key->word[MODEL_KEY_MOE_DTYPE] = model_gemm_dtype_name(dtype);
-    key->word[MODEL_KEY_MOE_DIST] = "balanced"; /* the routing this call assumes */
+    /* a measured table's nearest routing (tables have balanced and power-law rows only) */
+    key->word[MODEL_KEY_MOE_DIST] = "balanced";
     key->dim[MODEL_KEY_MOE_HIDDEN] = hidden;
     key->dim[MODEL_KEY_MOE_INTER] = inter;
     key->dim[MODEL_KEY_MOE_EXPERTS] = local * ep;
@@ -334,11 +358,11 @@ ModelKernelTime model_moe_local_time(const NetHardware *hw, ModelGemmDtype dtype
         .inter = inter,
         .all_pairs = all_pairs,
         .tokens = tokens,
-        .rows_per_expert = local > 0 ? pairs / local : 0,
+        .rows_per_expert = local > 0 ? all_pairs / local : 0,
         .ep = ep > 1.000001,
     };
     MoeLoad l;
-    load_balanced(&l, local, pairs);
+    load_uniform(&l, local, pairs, tokens);
     ModelKernelTime t = moe_kernel(hw, &c, &l);
     local_key(&t.key, dtype, hidden, inter, local, pairs, all_pairs);
     return t;

@@ -12,7 +12,8 @@
  *    intermediate caches [tokens, topk, ...] and runs the activation and the weighted sum over
  *    all of them, an expert map masking the others), or over the tokens (OAI's Triton path).
  * Routing: `balanced` spreads the rows as evenly as the tokens allow (AIConfigurator's
- * balanced logits); a power law (AIConfigurator's power_law_<alpha>, the expert popularity of
+ * balanced logits); `uniform` has every token pick its experts independently, reaching
+ * experts x (1 - (1 - topk/experts)^tokens) of them (the lowering's choice); a power law (AIConfigurator's power_law_<alpha>, the expert popularity of
  * its collector) gives the rank that holds the busiest expert, whose load sets the layer's time.
  * Failure modes: none; a zero shape costs the fixed time. Parameters per kernel family, fitted
  * on AIConfigurator's vLLM MoE tables (model/kernel-moe.c says which).
@@ -30,6 +31,9 @@
 typedef enum {
     MODEL_MOE_BALANCED = 0, /* as evenly as the tokens allow */
     MODEL_MOE_POWER_LAW,    /* expert popularity ~ x^-alpha; the busiest rank is timed */
+    MODEL_MOE_UNIFORM,      /* each token picks its experts independently and uniformly: as
+                               real routers do to a first approximation, fewer experts reached
+                               than balanced while tokens x topk is not much above experts */
 } ModelMoeDist;
 
 typedef struct {
@@ -61,9 +65,10 @@ typedef struct {
 
 ModelKernelTime model_moe_time(const NetHardware *hw, const ModelMoeShape *s);
 
-/* The same from what lands on the rank, routing balanced: `pairs` routed (token, expert) rows
- * over `local` experts of `inter_local` intermediate size each, out of `all_pairs` = tokens x
- * topk routed from `tokens` tokens. */
+/* The same from what lands on the rank, routing uniform (what the lowering prices real routing
+ * with): `pairs` routed (token, expert) rows over `local` experts of `inter_local` intermediate
+ * size each, out of `all_pairs` = tokens x topk routed from `tokens` tokens (0: not known, then
+ * balanced). */
 ModelKernelTime model_moe_local_time(const NetHardware *hw, ModelGemmDtype dtype, double hidden,
                                      double inter_local, double local, double pairs,
                                      double all_pairs, double tokens);

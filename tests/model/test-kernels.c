@@ -166,6 +166,31 @@ Test(moe, skewed_routing_prices_the_busiest_rank)
               share / 1e3);
 }
 
+Test(moe, uniform_routing_reaches_fewer_experts_than_balanced)
+{
+    NetHardware hw = hopper();
+    /* 16 tokens x 8 of 128 experts: balanced reaches all 128, independent picks ~82 */
+    ModelMoeShape s = {.tokens = 16, .hidden = 2048, .inter = 768, .topk = 8, .experts = 128,
+                       .tp = 1, .ep = 1, .dtype = MODEL_GEMM_BF16};
+    double even = model_moe_time(&hw, &s).ns;
+    s.routing.dist = MODEL_MOE_UNIFORM;
+    double uni = model_moe_time(&hw, &s).ns;
+    cr_assert(uni < 0.8 * even && uni > 0.5 * even, "uniform %.0f vs balanced %.0f us",
+              uni / 1e3, even / 1e3);
+    /* one token reaches topk experts either way; 4k tokens reach them all either way */
+    s.tokens = 1;
+    double one_uni = model_moe_time(&hw, &s).ns;
+    s.routing.dist = MODEL_MOE_BALANCED;
+    cr_assert_float_eq(one_uni, model_moe_time(&hw, &s).ns, 1e-6 * one_uni);
+    s.tokens = 4096;
+    double big = model_moe_time(&hw, &s).ns;
+    s.routing.dist = MODEL_MOE_UNIFORM;
+    cr_assert_float_eq(model_moe_time(&hw, &s).ns, big, 1e-3 * big);
+    /* the lowering's entry: the same, from what lands on the rank */
+    ModelKernelTime l = model_moe_local_time(&hw, MODEL_GEMM_BF16, 2048, 768, 128, 128, 128, 16);
+    cr_assert_float_eq(l.ns, uni, 1e-6 * uni);
+}
+
 Test(moe, routing_and_kernel_words)
 {
     ModelMoeRouting r;
