@@ -34,6 +34,8 @@ typedef struct {
                               (3 x inter + hidden elements a pair) */
     double token_bytes;    /* effective bytes per element of passes over the tokens (hidden) */
     double dequant_bytes_per_clk_sm; /* weight bytes one SM dequantizes per clock; 0: no cap */
+    bool local_passes; /* the pair passes cover the rank's pairs only (a permute that drops the
+                          other ranks' pairs), not vLLM's caches over every pair */
 } MoeFamily;
 
 /* Errors (median |error|, p90), balanced rows unless said, from make validate-times and the
@@ -47,6 +49,15 @@ static const MoeFamily triton_bf16 = {
 static const MoeFamily triton_fp8_block = {
     .fixed_ns = 37170, .ep_fixed_ns = 4125, .mem_eff = 0.828, .mem_ramp_bytes = 2.04e6,
     .compute_eff = 0.342, .block_rows = 48, .pair_bytes = 6.0, .token_bytes = 4.06};
+/* FlashInfer CUTLASS, fp8 128 x 128 blocks: what vLLM 0.24 selects for block fp8 with expert
+ * parallelism on Hopper. Its permute keeps only the rank's pairs, so the pair passes are local;
+ * the tokens are quantized and finalized whole; 128-row tiles. Fitted on 0.24.0 H100 ep > 1
+ * (balanced and power_law_1.2; the collector does not autotune, but these rows are no slower
+ * than Triton's: few tactics for this kernel), H200 held out. */
+static const MoeFamily cutlass_fp8_block = {
+    .fixed_ns = 23500, .ep_fixed_ns = 0, .mem_eff = 0.828, .mem_ramp_bytes = 4.49e6,
+    .compute_eff = 0.563, .block_rows = 128, .pair_bytes = 14.52, .token_bytes = 12.28,
+    .local_passes = true};
 /* fp8 per-tensor (a static activation scale): the autotuned grouped GEMM; fitted on 0.19.0 H100
  * (Triton fused_moe, every shape), 0.22.0 H200 held out. */
 static const MoeFamily fp8_tensor = {
@@ -78,7 +89,8 @@ static const MoeFamily marlin_w4 = {
  * (bias -9 % -> -3 %); an H200 has the H100's SMs and clock. */
 #define PASS_BYTES_PER_CLK_SM 12.82
 
-static const MoeFamily *family_of(const NetHardware *hw, ModelGemmDtype d, ModelMoeKernel b)
+static const MoeFamily *family_of(const NetHardware *hw, ModelGemmDtype d, ModelMoeKernel b,
+                                  bool ep)
 {
     if (b == MODEL_MOE_KERNEL_MARLIN)
         return &marlin_w4;
@@ -86,8 +98,10 @@ static const MoeFamily *family_of(const NetHardware *hw, ModelGemmDtype d, Model
     case MODEL_GEMM_FP8:
     case MODEL_GEMM_INT8:
         return &fp8_tensor;
-    case MODEL_GEMM_FP8_BLOCK:
-        return &triton_fp8_block;
+    case MODEL_GEMM_FP8_BLOCK: /* vLLM 0.24 on Hopper: Triton alone, FlashInfer CUTLASS with EP */
+        return b == MODEL_MOE_KERNEL_CUTLASS || (b == MODEL_MOE_KERNEL_AUTO && ep)
+                   ? &cutlass_fp8_block
+                   : &triton_fp8_block;
     case MODEL_GEMM_MXFP4:
         return b == MODEL_MOE_KERNEL_AUTO || b == MODEL_MOE_KERNEL_OAI_MXFP4 || model_gemm_native(hw, d)
                    ? &oai_mxfp4
@@ -252,7 +266,7 @@ static NetPeakDtype peak_of(const NetHardware *hw, ModelGemmDtype d)
 
 static ModelKernelTime moe_kernel(const NetHardware *hw, const MoeCall *c, const MoeLoad *l)
 {
-    const MoeFamily *f = family_of(hw, c->dtype, c->kernel);
+    const MoeFamily *f = family_of(hw, c->dtype, c->kernel, c->ep);
     double block = f->block_rows > 0 ? f->block_rows : marlin_block(c->rows_per_expert);
     double padded = padded_rows(l, block);
     double wbytes = model_gemm_weight_bytes(c->dtype);
@@ -277,7 +291,8 @@ static ModelKernelTime moe_kernel(const NetHardware *hw, const MoeCall *c, const
         mem_sum += mem;
         body += fmax(comp, mem);
     }
-    double pass_bytes = c->all_pairs * (3.0 * c->inter + c->hidden) * f->pair_bytes +
+    double pass_bytes = (f->local_passes ? l->pairs : c->all_pairs) *
+                            (3.0 * c->inter + c->hidden) * f->pair_bytes +
                         c->tokens * c->hidden * f->token_bytes;
     double pass_bw = hw->hbm_bw_bytes_per_s;
     if (hw->compute_units && hw->clock_hz > 0)
