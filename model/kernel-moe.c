@@ -10,11 +10,12 @@
  *    weight traffic that the 0.19.0 table (plain top-k) and real routing show.
  *  - Nemotron-H shapes (topk 22; 2688/1856/6/128): non-gated relu^2 experts (the gate-up GEMM
  *    is inter wide, not 2 x inter), which the shape does not say.
- *  - FlashInfer CUTLASS rows of 0.24.0 (fp8 per-tensor; fp8 block with EP): the collector never
- *    runs FlashInfer's autotuner, which vLLM runs at start-up (kernel_warmup.py:
- *    flashinfer_autotune, "without autotuning FlashInfer relies on heuristics, which may be
- *    significantly slower"); those rows are 2-5x slower than the same layer through Triton in
- *    the 0.19.0 / 0.22.0 tables and no faster on H200 than on H100. We price the tuned kernel.
+ *  - fp8 per-tensor rows of 0.24.0 (FlashInfer CUTLASS): the collector never runs FlashInfer's
+ *    autotuner, which vLLM runs at start-up (kernel_warmup.py: flashinfer_autotune, "without
+ *    autotuning FlashInfer relies on heuristics, which may be significantly slower"); those
+ *    rows are 3-5x slower than the same layer through Triton in the 0.19.0 / 0.22.0 tables and
+ *    no faster on H200 than on H100. We price a tuned kernel, fitted on the 0.19.0 rows.
+ */
  */
 #include "kernel-moe.h"
 
