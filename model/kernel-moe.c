@@ -16,7 +16,6 @@
  *    rows are 3-5x slower than the same layer through Triton in the 0.19.0 / 0.22.0 tables and
  *    no faster on H200 than on H100. We price a tuned kernel, fitted on the 0.19.0 rows.
  */
- */
 #include "kernel-moe.h"
 
 #include <glib.h>
