@@ -1151,6 +1151,7 @@ bool model_kernel_key_analytic(const ModelKernelKey *key, const void *user, doub
         };
         if (!model_gemm_dtype_parse(key->word[MODEL_KEY_MOE_DTYPE], &s.dtype))
             s.dtype = MODEL_GEMM_BF16;
+        (void)model_moe_routing_parse(key->word[MODEL_KEY_MOE_DIST], &s.routing); /* else even */
         *ns = model_moe_time(hw, &s).ns;
         return true;
     }

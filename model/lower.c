@@ -753,7 +753,7 @@ static void emit_experts(Ctx *c, const char *name, uint64_t rows, double tokens_
     ModelKernelTime k =
         model_moe_local_time(c->dev, c->gdt, c->a->hidden_size, inter, experts_here,
                              (double)rows * tokens_per_row,
-                             (double)rows * MAX(c->a->num_experts_per_tok, 1u));
+                             (double)rows * MAX(c->a->num_experts_per_tok, 1u), (double)rows);
     /* eager: routing, sort, two GEMMs, activation and sum, each a launch */
     emit_kernel(c, name, rows, &k, 6.0 * model_cost_eager_ns(c->in->cost));
 }

@@ -70,6 +70,9 @@ static void moe(const NetHardware *hw, const CostQuery *q, CostResult *out)
         .ep = (uint32_t)MAX(q->val[CQ_MOE_EP], 1),
         .dtype = gemm_dtype(cost_query_word(q, CQ_MOE_DTYPE)),
     };
+    /* the query's words are checked against the same lists: a failure leaves the defaults */
+    (void)model_moe_routing_parse(cost_query_word(q, CQ_MOE_DIST), &s.routing);
+    (void)model_moe_kernel_parse(cost_query_word(q, CQ_MOE_BACKEND), &s.kernel);
     ModelKernelTime k = model_moe_time(hw, &s);
     from_kernel(&k, out);
     out->detail = model_gemm_dtype_name(s.dtype);

@@ -87,7 +87,7 @@ static char *group_name(const CostQuery *q, const char *device)
     case COST_ATTENTION:
         sub = cost_query_word(q, CQ_ATTN_PHASE);
         break;
-    case COST_MOE: /* skewed routing is not modelled yet: its rows are a group of their own */
+    case COST_MOE: /* each routing is a group of its own (skewed rows time the busiest rank) */
         return g_strdup_printf("moe %s %s %s", cost_query_word(q, CQ_MOE_DTYPE),
                                cost_query_word(q, CQ_MOE_DIST), device);
     case COST_COLLECTIVE:
