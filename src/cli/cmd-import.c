@@ -24,7 +24,11 @@ static bool parse_format(const char *s, ImportFormat *f)
     } t[] = {{"auto", IMPORT_FORMAT_AUTO},
              {"fr", IMPORT_FORMAT_FR},
              {"nccl", IMPORT_FORMAT_NCCL},
-             {"hccl", IMPORT_FORMAT_HCCL}};
+             {"hccl", IMPORT_FORMAT_HCCL},
+             {"watchdog", IMPORT_FORMAT_WATCHDOG},
+             {"cann", IMPORT_FORMAT_CANN},
+             {"vllm", IMPORT_FORMAT_VLLM},
+             {"logs", IMPORT_FORMAT_LOGS}};
     for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
         if (strcmp(s, t[i].name) == 0) {
             *f = t[i].f;
@@ -161,7 +165,8 @@ int cli_import(int argc, char **argv)
     }
     ImportFormat fmt = IMPORT_FORMAT_AUTO;
     if (format && !parse_format(format, &fmt)) {
-        cli_error("--format '%s': unknown; valid: fr, nccl, hccl, auto", format);
+        cli_error("--format '%s': unknown; valid: auto, fr, nccl, hccl, watchdog, cann, vllm, logs",
+                  format);
         return CLI_EXIT_INVALID;
     }
     gint64 t0 = g_get_monotonic_time();

@@ -230,6 +230,8 @@ typedef struct NcclReader {
     uint64_t bare_lines;    /* COLL lines without the HOST:PID:TID [DEV] prefix */
     guint joined;           /* communicators joined without Init lines */
     guint unjoined;         /* ... that could not be */
+    uint64_t bare_unplaced; /* bare COLL lines whose process is unknown */
+    char *bare_first;
     char *unjoined_first;
     GPtrArray *join_notes;  /* char*: how each was joined */
 } Reader;
@@ -1019,7 +1021,7 @@ static Proc *line_proc(FileState *fs, const Prefix *px, uint32_t line)
 
 /* A COLL line without the "HOST:PID:TID [DEV] NCCL INFO" prefix (maintainers quote them bare):
  * its process is the one whose prefixed COLL lines use the same comm pointer, else a process of
- * its own, "?:0xPTR", without a device. Excerpts only; a malformed bare line is not one. */
+ * its own, "?:0xPTR", without a device. A malformed bare line is not one (ignored). */
 static int bare_coll(FileState *fs, const char *lp, const char *le, uint32_t line,
                      GError **error)
 {
@@ -1075,7 +1077,7 @@ int import_nccl_line(FileState *fs, const char *lp, const char *le, uint32_t lin
         const char *v = memmem(lp, (gsize)(le - lp), "NCCL version ", 13);
         if (v && !fs->bare_version)
             fs->bare_version = version_token(v + 13, le);
-        return r->excerpts ? bare_coll(fs, lp, le, line, error) : 0;
+        return bare_coll(fs, lp, le, line, error);
     }
     Proc *p = line_proc(fs, &px, line);
     uint64_t h = fnv1a(px.host, (gsize)(le - px.host));
@@ -1096,7 +1098,7 @@ int import_nccl_line(FileState *fs, const char *lp, const char *le, uint32_t lin
         if (why) {
             ok = malformed(fs, "COLL", why, &px, le, line, last_unterminated, error);
         } else {
-            if (r->ptr_owner) {
+            {
                 gint64 *k = g_new(gint64, 1);
                 *k = (gint64)cl.comm;
                 Proc *o = g_hash_table_lookup(r->ptr_owner, k);
@@ -1525,7 +1527,14 @@ static void join_class(Reader *r, GArray *refs, int32_t nranks, guint k, bool se
         const Proc *p = g_ptr_array_index(r->procs, o.proc);
         g_array_append_val(p->dev < 0 ? bare : placed, o);
     }
-    unjoined(r, bare);
+    for (guint i = 0; i < bare->len; i++) {
+        const OrphanRef *o = &g_array_index(bare, OrphanRef, i);
+        Proc *p = g_ptr_array_index(r->procs, o->proc);
+        const LocalComm *lc = &g_array_index(p->comms, LocalComm, o->local);
+        r->bare_unplaced += lc->calls;
+        note_first(&r->bare_first, r->paths[lc->first_file], lc->line);
+        p->dropped = true; /* no rank: not a process of the set */
+    }
     if (!placed->len || placed->len > (guint)nranks) {
         unjoined(r, placed);
         return;
@@ -2100,10 +2109,9 @@ Reader *import_nccl_reader_new(ImportSet *s, const char *const *paths, bool exce
     r->comm_by_name = g_hash_table_new(g_str_hash, g_str_equal);
     r->other_ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     r->join_notes = g_ptr_array_new_with_free_func(g_free);
-    if (excerpts) {
+    if (excerpts)
         r->all_procs = g_hash_table_new(g_str_hash, g_str_equal);
-        r->ptr_owner = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    }
+    r->ptr_owner = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     return r;
 }
 
@@ -2119,14 +2127,14 @@ void import_nccl_reader_free(Reader *r)
     g_ptr_array_unref(r->join_notes);
     if (r->all_procs)
         g_hash_table_unref(r->all_procs);
-    if (r->ptr_owner)
-        g_hash_table_unref(r->ptr_owner);
+    g_hash_table_unref(r->ptr_owner);
     g_free(r->no_init_first);
     g_free(r->unresolved_first);
     g_free(r->reduce_first);
     g_free(r->unknown_peer_first);
     g_free(r->truncated_first);
     g_free(r->unjoined_first);
+    g_free(r->bare_first);
     g_free(r);
 }
 
@@ -2151,10 +2159,15 @@ static void join_warnings(Reader *r)
         import_set_warn(r->s,
                         "%u communicators seen only in COLL lines could not be joined across "
                         "processes (several of one size in a process with the same first call, "
-                        "more processes than [nranks=N], or a line without its HOST:PID:TID "
-                        "[DEV] prefix; first: %s): their COLL lines skipped; the Init lines "
-                        "(NCCL_DEBUG_SUBSYS=INIT,COLL) would join them",
+                        "or more processes than [nranks=N]; first: %s): their COLL lines "
+                        "skipped; the Init lines (NCCL_DEBUG_SUBSYS=INIT,COLL) would join them",
                         r->unjoined, r->unjoined_first);
+    if (r->bare_unplaced)
+        import_set_warn(r->s,
+                        "%" G_GUINT64_FORMAT " COLL lines lost their HOST:PID:TID [DEV] prefix "
+                        "and use a comm pointer no prefixed line uses: their process, so their "
+                        "rank, is unknown; skipped (first: %s)",
+                        r->bare_unplaced, r->bare_first);
 }
 
 bool import_nccl_reader_finish(Reader *r, bool build, GError **error)
