@@ -123,6 +123,7 @@ typedef struct {
     guint held_lines; /* lines joined into it */
     uint32_t held_line;
     int32_t held_label;
+    bool held_cut; /* its shape was cut (else: it only may have been wrapped) */
     uint64_t warn_lines, cann_lines, vllm_lines, wd_lines;
 } Logs;
 
@@ -442,8 +443,8 @@ static Shape read_work(const char *p, const char *e, Verdict *v)
         gsize kn = (gsize)(eq - q);
         uint64_t u;
         if (kn == 6 && memcmp(q, "SeqNum", 6) == 0) {
-            if (!read_u64(eq + 1, ve, INT64_MAX, &v->seq, NULL))
-                return SHAPE_NONE;
+            if (!read_u64(eq + 1, ve, INT64_MAX, &v->seq, NULL) || v->seq == 0)
+                return SHAPE_NONE; /* torch counts from 1 */
             have_seq = true;
         } else if (kn == 6 && memcmp(q, "OpType", 6) == 0) {
             g_free(v->op);
@@ -744,17 +745,85 @@ static bool starts_record(const char *p, const char *e)
            find(p, e, "Watchdog caught");
 }
 
-/* Ends the held line: read as it is (CANN) or counted as cut. */
+/* Whether the line ends with the start (4 bytes or more) of a marker: hard-wrapped mid-word. */
+static bool ends_in_marker(const char *p, const char *e)
+{
+    static const char *const marks[] = {
+        "Watchdog caught collective operation timeout: Work", "detected by watchdog at work",
+        "Timeout at NCCL work", "Received a dump signal",
+        "has not received the Notify record from remote rank",
+        "No available shared memory broadcast block found",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(marks); i++) {
+        gsize n = strlen(marks[i]);
+        for (gsize k = MIN(n - 1, (gsize)(e - p)); k >= 4; k--)
+            if (e[-(gssize)k] == marks[i][0] && memcmp(e - k, marks[i], k) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* A line that produced nothing but may have been wrapped: torch's prefix without its message,
+ * or a marker cut at its end. */
+static bool maybe_wrapped(const char *p, const char *e)
+{
+    return torch_rank(p, e) >= 0 || find(p, e, "[PG ") || find(p, e, "[Rank ") ||
+           ends_in_marker(p, e);
+}
+
+static void hold(Logs *L, const GString *buf, uint32_t line, int32_t label, bool cut)
+{
+    g_string_assign(L->held, buf->str);
+    L->held_line = line;
+    L->held_label = label;
+    L->held_lines = 1;
+    L->held_cut = cut;
+}
+
+/* Ends the held line: read as it is (CANN) or, when its shape was cut, counted. */
 static void flush_held(Logs *L)
 {
     if (!L->held->len)
         return;
     Shape sh = read_shapes(L, L->held->str, L->held->str + L->held->len, L->held_label,
                            L->held_line, true);
-    if (sh != SHAPE_READ)
+    if (sh != SHAPE_READ && L->held_cut)
         L->cut_lines++;
     g_string_truncate(L->held, 0);
     L->held_lines = 0;
+}
+
+/* The held line continued by this one (a fixed-width wrap joins without a separator): true
+ * when the joined text was read or is still cut (held on). */
+static bool continue_held(Logs *L, const char *p, const char *e, gsize n)
+{
+    if (starts_record(p, e) || L->held_lines >= LOGS_WRAP_LINES ||
+        L->held->len + n > LOGS_WRAP_BYTES) {
+        flush_held(L);
+        return false;
+    }
+    gsize before = L->held->len;
+    g_string_append_len(L->held, p, (gssize)n);
+    L->held_lines++;
+    Shape sh = read_shapes(L, L->held->str, L->held->str + L->held->len, L->held_label,
+                           L->held_line, false);
+    if (sh == SHAPE_CUT) {
+        L->held_cut = true;
+        return true;
+    }
+    if (sh == SHAPE_NONE && !L->held_cut &&
+        ends_in_marker(L->held->str, L->held->str + L->held->len)) {
+        return true; /* a marker cut again: wait for the next line */
+    }
+    if (sh == SHAPE_NONE && L->held_cut) {
+        /* what it holds stays cut: count it once, read this line alone */
+        g_string_truncate(L->held, before);
+        flush_held(L);
+        return false;
+    }
+    g_string_truncate(L->held, 0);
+    L->held_lines = 0;
+    return sh == SHAPE_READ;
 }
 
 /* One raw line of a file. */
@@ -763,23 +832,8 @@ static bool read_line(Logs *L, GString *buf, const char *lp, const char *le, uin
 {
     int32_t label = clean_line(buf, lp, le);
     const char *p = buf->str, *e = buf->str + buf->len;
-    if (L->held->len) {
-        if (!starts_record(p, e) && L->held_lines < LOGS_WRAP_LINES &&
-            L->held->len + buf->len <= LOGS_WRAP_BYTES) {
-            g_string_append_len(L->held, p, (gssize)buf->len);
-            L->held_lines++;
-            Shape sh = read_shapes(L, L->held->str, L->held->str + L->held->len, L->held_label,
-                                   L->held_line, false);
-            if (sh == SHAPE_CUT)
-                return true;
-            g_string_truncate(L->held, 0);
-            L->held_lines = 0;
-            if (sh == SHAPE_READ)
-                return true;
-        } else {
-            flush_held(L);
-        }
-    }
+    if (L->held->len && continue_held(L, p, e, buf->len))
+        return true;
     int k = import_nccl_line(L->nf, p, e, line, last_unterminated, error);
     if (k < 0)
         return false;
@@ -788,12 +842,10 @@ static bool read_line(Logs *L, GString *buf, const char *lp, const char *le, uin
         return true;
     }
     Shape sh = read_shapes(L, p, e, label, line, false);
-    if (sh == SHAPE_CUT) {
-        g_string_assign(L->held, buf->str);
-        L->held_line = line;
-        L->held_label = label;
-        L->held_lines = 1;
-    }
+    if (sh == SHAPE_CUT)
+        hold(L, buf, line, label, true);
+    else if (sh == SHAPE_NONE && k == 0 && maybe_wrapped(p, e))
+        hold(L, buf, line, label, false);
     return true;
 }
 
@@ -1071,7 +1123,7 @@ static void add_verdicts(Logs *L, GHashTable *accs)
         ImportRank *r = present_rank(L, v->global, v->file);
         ImportEntry e = {.group = (uint32_t)a->index,
                          .seq = v->seq,
-                         .order = (uint64_t)v->file << 32 | v->line,
+                         .order = v->line,
                          .kind = op_kind(v->op),
                          .dtype = SCHED_DTYPE_FP32,
                          .dtype_known = false,
@@ -1097,6 +1149,23 @@ static void add_verdicts(Logs *L, GHashTable *accs)
                            .text = v->text,
                            .source = where(L, v->file, v->line)};
         g_array_append_val(L->s->findings, f);
+    }
+}
+
+static int cmp_entry_order(gconstpointer a, gconstpointer b)
+{
+    const ImportEntry *x = a, *y = b;
+    if (x->order != y->order)
+        return x->order < y->order ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Each rank's entries by line (NCCL's and the watchdog's of one log interleave). */
+static void sort_entries(ImportSet *s)
+{
+    for (guint i = 0; i < s->ranks->len; i++) {
+        ImportRank *r = g_ptr_array_index(s->ranks, i);
+        g_array_sort(r->entries, cmp_entry_order);
     }
 }
 
@@ -1269,6 +1338,7 @@ static bool build(Logs *L, ImportFormat want, GError **error)
     add_findings(L, accs, order);
     make_groups(L, order, import_nccl_reader_largest(L->nccl));
     add_verdicts(L, accs);
+    sort_entries(L->s);
     add_statuses(L, accs);
     commit_findings(L, accs);
     logs_warnings(L);

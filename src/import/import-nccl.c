@@ -231,6 +231,8 @@ typedef struct NcclReader {
     guint joined;           /* communicators joined without Init lines */
     guint unjoined;         /* ... that could not be */
     uint64_t bare_unplaced; /* bare COLL lines whose process is unknown */
+    uint64_t damaged;       /* malformed NCCL lines skipped (excerpts) */
+    char *damaged_first;
     char *bare_first;
     char *unjoined_first;
     GPtrArray *join_notes;  /* char*: how each was joined */
@@ -1059,9 +1061,14 @@ static int bare_coll(FileState *fs, const char *lp, const char *le, uint32_t lin
 static bool malformed(FileState *fs, const char *what, const char *why, const Prefix *px,
                       const char *le, uint32_t line, bool last_unterminated, GError **error)
 {
-    if (last_unterminated || fs->r->excerpts) { /* excerpts: a cut or hard-wrapped line */
+    if (last_unterminated) {
         fs->r->truncated++;
         note_first(&fs->r->truncated_first, fs->path, line);
+        return true;
+    }
+    if (fs->r->excerpts) { /* a pasted excerpt: a cut or hard-wrapped line */
+        fs->r->damaged++;
+        note_first(&fs->r->damaged_first, fs->path, line);
         return true;
     }
     g_autofree char *q = quote(px->host, (gsize)(le - px->host));
@@ -2135,6 +2142,7 @@ void import_nccl_reader_free(Reader *r)
     g_free(r->truncated_first);
     g_free(r->unjoined_first);
     g_free(r->bare_first);
+    g_free(r->damaged_first);
     g_free(r);
 }
 
@@ -2162,6 +2170,11 @@ static void join_warnings(Reader *r)
                         "or more processes than [nranks=N]; first: %s): their COLL lines "
                         "skipped; the Init lines (NCCL_DEBUG_SUBSYS=INIT,COLL) would join them",
                         r->unjoined, r->unjoined_first);
+    if (r->damaged)
+        import_set_warn(r->s,
+                        "%" G_GUINT64_FORMAT " malformed NCCL lines (cut or hard-wrapped in the "
+                        "paste) skipped (first: %s)",
+                        r->damaged, r->damaged_first);
     if (r->bare_unplaced)
         import_set_warn(r->s,
                         "%" G_GUINT64_FORMAT " COLL lines lost their HOST:PID:TID [DEV] prefix "

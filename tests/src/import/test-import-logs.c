@@ -464,7 +464,7 @@ Test(damage, prefixes_colours_labels_and_wrapping)
         "Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, "
         "OpType=ALLREDUCE, NumelIn=2, NumelOut=2, Timeout(ms)=10) ran for 11 ms\n"
         /* hard-wrapped at 60 columns, mid-number */
-        "2024-12-06 18:44:12,715 [rank7]:[E1 1.1 P.cpp:1] [PG ID 1 PG GUID 5 Rank 3] Watchdog caug"
+        "2024-12-06 18:44:12,715 [rank7]:[E1 1.1 P.cpp:1] [PG ID 1 PG GUID 5 Rank 3] Watchdog caug\n"
         "ht collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLR\n"
         "EDUCE, NumelIn=2, NumelOut=2, Timeo\n"
         "ut(ms)=10) ran for 10 ms\n");
@@ -479,6 +479,25 @@ Test(damage, prefixes_colours_labels_and_wrapping)
     for (guint i = 0; i < s->findings->len; i++)
         cr_assert_null(strchr(finding(s, i)->text, '\x1b'));
     cr_assert_not(has_warning(s, "taken as the global rank"));
+    import_set_free(s);
+}
+
+Test(damage, a_prefixed_line_that_was_not_wrapped)
+{
+    /* held as possibly wrapped, then not joined: the next line starts a record of its own */
+    ImportSet *s = one("[rank0]:[W1 1.1 P.cpp:1] [PG ID 1 PG GUID 5 Rank 0] a warning\n"
+                       "[rank0]:[E1 1.1 P.cpp:1] [PG ID 1 PG GUID 5 Rank 0] Watchdog caught "
+                       "collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, "
+                       "NumelIn=2, NumelOut=2, Timeout(ms)=10) ran\n"
+                       "[rank1]:[E1 1.1 P.cpp:1] [PG ID 1 PG GUID 5 Rank 1] Watchdog caught "
+                       "collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLRED\n"
+                       "[rank2]:[E1 1.1 P.cpp:1] [PG ID 1 PG GUID 5 Rank 2] Watchdog caught "
+                       "collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, "
+                       "NumelIn=2, NumelOut=2, Timeout(ms)=10) ran\n");
+    cr_assert_eq(entry(s, 0, 0)->seq, 3);
+    cr_assert_eq(entry(s, 2, 0)->seq, 3);
+    cr_assert_eq(rank(s, 1)->entries->len, 0, "cut and not continued");
+    cr_assert(has_warning(s, "1 lines cut before their end"));
     import_set_free(s);
 }
 
