@@ -14,7 +14,7 @@
  *     Y." (PG 0's counters): an ImportPgStatus each. A verdict without a PG in its own line
  *     takes the PG of its rank's status line at the same work; else that of other ranks'
  *     verdicts of the same call (seq, OpType, numels) when they name one PG (warned).
- *   - NCCL_DEBUG=INFO lines go to import-nccl.c (import-text.h), which joins communicators
+ *   - NCCL_DEBUG=INFO lines go to import-nccl.c (import-private.h), which joins communicators
  *     quoted without Init lines; NCCL's WARN lines ("Mismatched collective detected ... around
  *     rank N", "collective mismatch error, local size X remote size Y", "message truncated")
  *     are IMPORT_FINDING_WARN.
@@ -55,7 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "import-text.h"
+#include "import-private.h"
 
 #define LOGS_WRAP_LINES 8     /* continuation lines joined to a cut line */
 #define LOGS_WRAP_BYTES 4096  /* at most this long once joined */
@@ -659,9 +659,11 @@ static Shape read_cann(Logs *L, const char *p, const char *e, int32_t label, uin
         group = us && us[1] ? g_strdup(us + 1) : NULL; /* "AllReduce_group_name_1654" */
     }
     L->cann_lines++;
+    const char *code = find(p, m, "EI0002");
     add_finding(L, IMPORT_FINDING_WAIT_EDGE,
                 tr >= 0 ? tr : rank >= 0 && rank < IMPORT_MAX_RANKS ? (int32_t)rank : label,
-                peer >= 0 && peer < IMPORT_MAX_RANKS ? (int32_t)peer : -1, "notify", m, e, line,
+                peer >= 0 && peer < IMPORT_MAX_RANKS ? (int32_t)peer : -1, "notify",
+                code ? code : m, e, line,
                 group, size > 0 && size < IMPORT_MAX_RANKS ? (uint32_t)size : 0);
     return SHAPE_READ;
 }

@@ -69,7 +69,7 @@
 
 #include <string.h>
 
-#include "import-text.h"
+#include "import-private.h"
 
 /* Largest nranks accepted: far above any job, small enough that the absent ranks of a
  * forged "nranks" stay cheap. */

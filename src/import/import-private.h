@@ -1,4 +1,4 @@
-/* src/import/import-text.h — the NCCL log reader a line at a time, for the text-log reader.
+/* src/import/import-private.h — inside the import module: the NCCL log reader a line at a time.
  *
  * Private to src/import/: import-nccl.c reads NCCL_DEBUG=INFO lines; import-logs.c reads every
  * other line shape of a hang report (watchdog, CANN, vLLM, NCCL WARN) in the same pass over each
@@ -7,8 +7,8 @@
  * lost their HOST:PID:TID [DEV] prefix, and treats a malformed NCCL line as damage (skipped,
  * counted in one warning) rather than refusing the file.
  */
-#ifndef SRC_IMPORT_TEXT_H
-#define SRC_IMPORT_TEXT_H
+#ifndef SRC_IMPORT_PRIVATE_H
+#define SRC_IMPORT_PRIVATE_H
 
 #include "import.h"
 
