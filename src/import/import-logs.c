@@ -787,10 +787,11 @@ static void flush_held(Logs *L)
 {
     if (!L->held->len)
         return;
-    Shape sh = read_shapes(L, L->held->str, L->held->str + L->held->len, L->held_label,
-                           L->held_line, true);
-    if (sh != SHAPE_READ && L->held_cut)
-        L->cut_lines++;
+    if (L->held_cut) { /* a line held only as possibly wrapped read as nothing already */
+        Shape sh = read_shapes(L, L->held->str, L->held->str + L->held->len, L->held_label,
+                               L->held_line, true);
+        L->cut_lines += sh != SHAPE_READ;
+    }
     g_string_truncate(L->held, 0);
     L->held_lines = 0;
 }
@@ -1167,7 +1168,12 @@ static void sort_entries(ImportSet *s)
 {
     for (guint i = 0; i < s->ranks->len; i++) {
         ImportRank *r = g_ptr_array_index(s->ranks, i);
-        g_array_sort(r->entries, cmp_entry_order);
+        bool sorted = true;
+        for (guint k = 1; k < r->entries->len && sorted; k++)
+            sorted = cmp_entry_order(&g_array_index(r->entries, ImportEntry, k - 1),
+                                     &g_array_index(r->entries, ImportEntry, k)) <= 0;
+        if (!sorted)
+            g_array_sort(r->entries, cmp_entry_order);
     }
 }
 
@@ -1466,12 +1472,20 @@ bool import_looks_logs(const guint8 *data, gsize len)
     return false;
 }
 
+/* Only the first and last LOGS_PEEK bytes are looked at (a hang's own lines are at the end
+ * of a long log): a bound on the cost of a decision that only chooses excerpt reading. */
+#define LOGS_PEEK ((gsize)4 << 20)
+
 bool import_looks_logs_not_nccl(const guint8 *data, gsize len)
 {
     if (!data)
         return false;
-    for (guint i = 3; i < G_N_ELEMENTS(markers); i++)
-        if (memmem(data, len, markers[i], strlen(markers[i])))
+    gsize head = MIN(len, LOGS_PEEK), tail = len > 2 * LOGS_PEEK ? LOGS_PEEK : len - head;
+    for (guint i = 3; i < G_N_ELEMENTS(markers); i++) {
+        gsize n = strlen(markers[i]);
+        if (memmem(data, head, markers[i], n) ||
+            (tail && memmem(data + len - tail, tail, markers[i], n)))
             return true;
+    }
     return false;
 }

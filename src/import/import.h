@@ -239,7 +239,7 @@ bool import_logs_files(ImportSet *s, const char *const *paths, const GBytes *con
 /* Whether bytes look like a Flight Recorder dump (a pickle, or JSON with "pg_config"), an
  * NCCL log ("NCCL INFO" lines), a text log any reader of import-logs.c reads (a marker of one
  * of its shapes anywhere: the hang's lines are at the end of a long log), or one holding a
- * shape other than NCCL's. Linear in `len`. */
+ * shape other than NCCL's in its first or last 4 MiB. Linear in `len`. */
 bool import_looks_fr(const guint8 *data, gsize len);
 bool import_looks_nccl(const guint8 *data, gsize len);
 bool import_looks_logs(const guint8 *data, gsize len);
