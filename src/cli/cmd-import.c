@@ -130,7 +130,10 @@ int cli_import(int argc, char **argv)
          "FILE"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &format,
          "What the files are: fr (PyTorch Flight Recorder, pickle or JSON), nccl (NCCL_DEBUG=INFO "
-         "logs), hccl (torch_npu's flight recorder), auto (by content; the default)",
+         "logs), hccl (torch_npu's flight recorder or watchdog lines), watchdog (PyTorch watchdog "
+         "and PG-status lines), cann (Ascend CANN errors), vllm (vLLM's hang messages), logs "
+         "(text logs holding several of these, read as excerpts of one log), auto (by content; "
+         "the default)",
          "FORMAT"},
         {"name", 0, 0, G_OPTION_ARG_STRING, &name, "Name of the stored run", "NAME"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as one JSON object", NULL},
