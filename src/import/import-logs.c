@@ -700,7 +700,11 @@ static Shape read_vllm(Logs *L, const char *p, const char *e, int32_t label, uin
     }
     g_hash_table_insert(L->repeats, g_steal_pointer(&key), GSIZE_TO_POINTER(1));
     int32_t rank = torch_rank(p, e);
-    add_finding(L, IMPORT_FINDING_SYMPTOM, rank >= 0 ? rank : label, -1, what, p, e, line, NULL,
+    int64_t dead = -1; /* the worker that died, as vLLM names it: "rank=3", "VllmWorker-2" */
+    if (strcmp(what, "worker_died") == 0 && !number_after(p, m, "rank=", &dead))
+        number_after(p, m, "Worker-", &dead);
+    add_finding(L, IMPORT_FINDING_SYMPTOM, rank >= 0 ? rank : label,
+                dead >= 0 && dead < IMPORT_MAX_RANKS ? (int32_t)dead : -1, what, p, e, line, NULL,
                 0);
     return SHAPE_READ;
 }

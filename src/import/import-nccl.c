@@ -2007,6 +2007,9 @@ static void build_set(Reader *r, int32_t n_ranks, const Comm *world)
         ir->present = true;
         ir->path = g_strdup(r->paths[p->file]);
         ir->version = g_strdup(p->version);
+        for (guint li = 0; li < p->comms->len && !ir->evidence; li++)
+            if (g_array_index(p->comms, LocalComm, li).join_id)
+                ir->evidence = g_strdup("NCCL COLL lines, no Init lines");
         if (p->version)
             g_hash_table_add(versions, short_version(p->version));
         add_entries(r, p, ir, world);

@@ -297,6 +297,7 @@ Test(nccl, coll_without_init_joined_by_nranks_and_devices)
     cr_assert_eq(entry(s, 2, 0)->count, 59);
     cr_assert_eq(entry(s, 2, 0)->count_out, 59 * 4);
     cr_assert(has_warning(s, "joined without Init lines"));
+    cr_assert_str_eq(rank(s, 2)->evidence, "NCCL COLL lines, no Init lines");
     cr_assert(has_warning(s, "numbered by opCount"));
     cr_assert_eq(s->format, IMPORT_FORMAT_NCCL);
     import_set_free(s);
@@ -442,6 +443,7 @@ Test(findings, vllm_symptoms_folded_per_process)
     cr_assert_eq(count_findings(s, IMPORT_FINDING_SYMPTOM, "shm_broadcast"), 2);
     cr_assert_eq(count_findings(s, IMPORT_FINDING_SYMPTOM, "rpc_timeout"), 1);
     cr_assert_eq(count_findings(s, IMPORT_FINDING_SYMPTOM, "worker_died"), 1);
+    cr_assert_eq(finding(s, 3)->peer, 2, "the worker that died: VllmWorker-2");
     cr_assert(has_warning(s, "1 repeats of vLLM messages folded"));
     cr_assert_eq(s->format, IMPORT_FORMAT_VLLM);
     import_set_free(s);
