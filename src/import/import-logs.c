@@ -1094,6 +1094,8 @@ static void make_groups(Logs *L, GPtrArray *order, int32_t world)
         a->index = (int32_t)import_set_group(L->s, a->name, a->desc, (const int32_t *)ranks->data,
                                              ranks->len, false);
         ImportGroup *g = g_ptr_array_index(L->s->groups, (guint)a->index);
+        if (ranks->len) /* every member is a rank of the set, absent until a line of it is read */
+            import_set_rank(L->s, g_array_index(ranks, int32_t, ranks->len - 1));
         g->inferred = true;
         g->size = a->size_conflict ? 0 : a->size;
         if (a->size_conflict)

@@ -366,7 +366,8 @@ Test(nccl, init_lines_only_give_no_calls)
                        "commId 0xab - Init START\n" WD("[rank0]:[E1 1.1 P.cpp:1] [PG 0 Rank 0] ",
                                                        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, "
                                                        "NumelIn=1, NumelOut=1, Timeout(ms)=1)"));
-    cr_assert_eq(s->ranks->len, 1);
+    cr_assert_eq(s->ranks->len, 2, "the world's ranks");
+    cr_assert_not(rank(s, 1)->present, "an Init line is no call record");
     const ImportGroup *g = group(s, entry(s, 0, 0)->group);
     cr_assert_str_eq(g->name, "0");
     cr_assert_eq(g->ranks->len, 2, "PG 0 is the world the Init lines size");
