@@ -28,7 +28,19 @@
  *   - Within a process a comm pointer names the communicator of its latest Init line (START
  *     opens an instance, COMPLETE closes it or opens one when its START is missing; pointers
  *     are reused after ncclCommDestroy). A COLL line whose pointer has no Init line before it
- *     in its process is skipped; all such lines are counted in one warning.
+ *     in its process is skipped when the process printed Init lines (all such lines are counted
+ *     in one warning); a process that printed none (COLL lines quoted around a hang) has its
+ *     communicators joined across such processes by join_orphans: by [nranks=N], one per
+ *     process, else by the (op, count, datatype) of their first call; comm ranks from the
+ *     devices on one host, else (host, device, pid) order (said to be a guess); seq from
+ *     opCount where every member's lines step it by one (NCCL < 2.12), else positions. What
+ *     stays ambiguous is skipped and warned. The group is `inferred`, its size nranks.
+ *   - A COLL line without its prefix belongs to the process whose prefixed lines use its comm
+ *     pointer, else to a process "?:0xPTR" that has no device and so no rank (skipped, warned).
+ *     When a prefix's text is another whole prefix (two processes wrote into one line), the
+ *     line is the second one's.
+ *   - Excerpts (import-logs.c, src/import/import-private.h): a process may continue in the next
+ *     file, and a malformed line is damage (skipped, counted) rather than a refusal.
  *   - Across processes a communicator is its commId. A split printing no commId is (the
  *     parent's identity, childCount, color); it is named "comm 0xPARENT/color C". One that
  *     cannot be resolved (no Init line for its parent; or no commId at all, older NCCL) is
