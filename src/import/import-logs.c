@@ -124,6 +124,7 @@ typedef struct {
     uint32_t held_line;
     int32_t held_label;
     bool held_cut; /* its shape was cut (else: it only may have been wrapped) */
+    bool held_nccl; /* a malformed NCCL line (import_nccl_line said 3) */
     uint64_t warn_lines, cann_lines, vllm_lines, wd_lines;
 } Logs;
 
@@ -784,6 +785,7 @@ static void hold(Logs *L, const GString *buf, uint32_t line, int32_t label, bool
     L->held_label = label;
     L->held_lines = 1;
     L->held_cut = cut;
+    L->held_nccl = false;
 }
 
 /* Ends the held line: read as it is (CANN) or, when its shape was cut, counted. */
@@ -791,7 +793,9 @@ static void flush_held(Logs *L)
 {
     if (!L->held->len)
         return;
-    if (L->held_cut) { /* a line held only as possibly wrapped read as nothing already */
+    if (L->held_nccl) {
+        import_nccl_damaged(L->nf, L->held_line);
+    } else if (L->held_cut) { /* one held only as possibly wrapped read as nothing already */
         Shape sh = read_shapes(L, L->held->str, L->held->str + L->held->len, L->held_label,
                                L->held_line, true);
         L->cut_lines += sh != SHAPE_READ;
@@ -812,6 +816,20 @@ static bool continue_held(Logs *L, const char *p, const char *e, gsize n)
     gsize before = L->held->len;
     g_string_append_len(L->held, p, (gssize)n);
     L->held_lines++;
+    if (L->held_nccl) { /* an NCCL line wrapped: read the joined text again */
+        int k = import_nccl_line(L->nf, L->held->str, L->held->str + L->held->len, L->held_line,
+                                 false, NULL);
+        if (k == 3)
+            return true;
+        g_string_truncate(L->held, before);
+        if (k == 1) {
+            g_string_truncate(L->held, 0);
+            L->held_lines = 0;
+            return true;
+        }
+        flush_held(L);
+        return false;
+    }
     Shape sh = read_shapes(L, L->held->str, L->held->str + L->held->len, L->held_label,
                            L->held_line, false);
     if (sh == SHAPE_CUT) {
@@ -844,6 +862,11 @@ static bool read_line(Logs *L, GString *buf, const char *lp, const char *le, uin
     int k = import_nccl_line(L->nf, p, e, line, last_unterminated, error);
     if (k < 0)
         return false;
+    if (k == 3) {
+        hold(L, buf, line, label, true);
+        L->held_nccl = true;
+        return true;
+    }
     if (k == 1) {
         L->seen |= SEEN_NCCL;
         return true;

@@ -873,6 +873,7 @@ typedef struct NcclFile {
     char *bare_version; /* a bare "NCCL version ..." line of this file */
     bool any_info;
     Proc *last; /* the process of the previous NCCL line: most lines repeat it */
+    bool damaged; /* the line being read was malformed (excerpts) */
 } FileState;
 
 static void note_first(char **slot, const char *path, uint32_t line)
@@ -1078,9 +1079,8 @@ static bool malformed(FileState *fs, const char *what, const char *why, const Pr
         note_first(&fs->r->truncated_first, fs->path, line);
         return true;
     }
-    if (fs->r->excerpts) { /* a pasted excerpt: a cut or hard-wrapped line */
-        fs->r->damaged++;
-        note_first(&fs->r->damaged_first, fs->path, line);
+    if (fs->r->excerpts) { /* a pasted excerpt: a cut or hard-wrapped line, the caller's */
+        fs->damaged = true;
         return true;
     }
     g_autofree char *q = quote(px->host, (gsize)(le - px->host));
@@ -1110,6 +1110,7 @@ int import_nccl_line(FileState *fs, const char *lp, const char *le, uint32_t lin
     CollLine cl;
     const char *why = NULL;
     bool ok = true;
+    fs->damaged = false;
     if ((gsize)(le - pl) > 13 && memcmp(pl, "NCCL version ", 13) == 0) {
         if (!p->version)
             p->version = version_token(pl + 13, le);
@@ -1137,7 +1138,13 @@ int import_nccl_line(FileState *fs, const char *lp, const char *le, uint32_t lin
         else
             read_init(p, &il, line);
     }
-    return ok ? 1 : -1;
+    return !ok ? -1 : fs->damaged ? 3 : 1;
+}
+
+void import_nccl_damaged(FileState *fs, uint32_t line)
+{
+    fs->r->damaged++;
+    note_first(&fs->r->damaged_first, fs->path, line);
 }
 
 FileState *import_nccl_file_begin(Reader *r, guint file, guint file_rank, const char *path)

@@ -22,9 +22,12 @@ void import_nccl_reader_free(NcclReader *r);
 NcclFile *import_nccl_file_begin(NcclReader *r, guint file, guint file_rank, const char *path);
 void import_nccl_file_end(NcclFile *f);
 /* Reads one line [lp, le) (no newline): 0 not an NCCL line, 1 an NCCL INFO line (read), 2 an
- * NCCL WARN line (for the caller to read), -1 refused (`error` set). */
+ * NCCL WARN line (for the caller to read), 3 a malformed NCCL line of an excerpt (not read: the
+ * caller may join it with the next line and try again, or give it up with import_nccl_damaged,
+ * which counts it for a warning), -1 refused (`error` set). */
 int import_nccl_line(NcclFile *f, const char *lp, const char *le, uint32_t line,
                      bool last_unterminated, GError **error);
+void import_nccl_damaged(NcclFile *f, uint32_t line);
 /* Joins communicators and, when `build`, places ranks and adds groups, ranks and entries to the
  * set with its warnings. False with `error` on logs of different jobs or a rank present twice. */
 bool import_nccl_reader_finish(NcclReader *r, bool build, GError **error);

@@ -485,6 +485,25 @@ Test(damage, prefixes_colours_labels_and_wrapping)
     import_set_free(s);
 }
 
+Test(damage, a_wrapped_coll_line_is_joined)
+{
+    /* a COLL line wrapped at 80 columns, mid-token; a cut one with nothing after it */
+    ImportSet *s = one(COLL("h", "1", "0", "AllReduce", "0", "8", "7", "0xa", "2")
+                       "h:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 9 dat\n"
+                       "atype 7 op 0 root 0 comm 0xa [nra\n"
+                       "nks=2] stream 0x3\n" COLL("h", "2", "1", "AllReduce", "0", "8", "7",
+                                                   "0xb", "2")
+                       "h:2:2 [1] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count\n");
+    cr_assert_eq(rank(s, 0)->entries->len, 2);
+    cr_assert_eq(entry(s, 0, 1)->count, 9);
+    cr_assert_eq(entry(s, 0, 1)->seq, 2);
+    cr_assert_str_eq(entry(s, 0, 1)->source, "job.log:2");
+    cr_assert_eq(rank(s, 1)->entries->len, 1);
+    cr_assert(has_warning(s, "1 malformed NCCL lines (cut or hard-wrapped in the paste) skipped "
+                             "(first: job.log:6)"));
+    import_set_free(s);
+}
+
 Test(damage, a_prefixed_line_that_was_not_wrapped)
 {
     /* held as possibly wrapped, then not joined: the next line starts a record of its own */
