@@ -25,7 +25,11 @@ static bool parse_format(const char *s, ImportFormat *f)
     } t[] = {{"auto", IMPORT_FORMAT_AUTO},
              {"fr", IMPORT_FORMAT_FR},
              {"nccl", IMPORT_FORMAT_NCCL},
-             {"hccl", IMPORT_FORMAT_HCCL}};
+             {"hccl", IMPORT_FORMAT_HCCL},
+             {"watchdog", IMPORT_FORMAT_WATCHDOG},
+             {"cann", IMPORT_FORMAT_CANN},
+             {"vllm", IMPORT_FORMAT_VLLM},
+             {"logs", IMPORT_FORMAT_LOGS}};
     for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
         if (strcmp(s, t[i].name) == 0) {
             *f = t[i].f;
@@ -127,7 +131,10 @@ int cli_import(int argc, char **argv)
          "FILE"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &format,
          "What the files are: fr (PyTorch Flight Recorder, pickle or JSON), nccl (NCCL_DEBUG=INFO "
-         "logs), hccl (torch_npu's flight recorder), auto (by content; the default)",
+         "logs), hccl (torch_npu's flight recorder or watchdog lines), watchdog (PyTorch watchdog "
+         "and PG-status lines), cann (Ascend CANN errors), vllm (vLLM's hang messages), logs "
+         "(text logs holding several of these, read as excerpts of one log), auto (by content; "
+         "the default)",
          "FORMAT"},
         {"name", 0, 0, G_OPTION_ARG_STRING, &name, "Name of the stored run", "NAME"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as one JSON object", NULL},
@@ -162,7 +169,8 @@ int cli_import(int argc, char **argv)
     }
     ImportFormat fmt = IMPORT_FORMAT_AUTO;
     if (format && !parse_format(format, &fmt)) {
-        cli_error("--format '%s': unknown; valid: fr, nccl, hccl, auto", format);
+        cli_error("--format '%s': unknown; valid: auto, fr, nccl, hccl, watchdog, cann, vllm, logs",
+                  format);
         return CLI_EXIT_INVALID;
     }
     gint64 t0 = g_get_monotonic_time();

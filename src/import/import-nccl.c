@@ -28,7 +28,19 @@
  *   - Within a process a comm pointer names the communicator of its latest Init line (START
  *     opens an instance, COMPLETE closes it or opens one when its START is missing; pointers
  *     are reused after ncclCommDestroy). A COLL line whose pointer has no Init line before it
- *     in its process is skipped; all such lines are counted in one warning.
+ *     in its process is skipped when the process printed Init lines (all such lines are counted
+ *     in one warning); a process that printed none (COLL lines quoted around a hang) has its
+ *     communicators joined across such processes by join_orphans: by [nranks=N], one per
+ *     process, else by the (op, count, datatype) of their first call; comm ranks from the
+ *     devices on one host, else (host, device, pid) order (said to be a guess); seq from
+ *     opCount where every member's lines step it by one (NCCL < 2.12), else positions. What
+ *     stays ambiguous is skipped and warned. The group is `inferred`, its size nranks.
+ *   - A COLL line without its prefix belongs to the process whose prefixed lines use its comm
+ *     pointer, else to a process "?:0xPTR" that has no device and so no rank (skipped, warned).
+ *     When a prefix's text is another whole prefix (two processes wrote into one line), the
+ *     line is the second one's.
+ *   - Excerpts (import-logs.c, src/import/import-private.h): a process may continue in the next
+ *     file, and a malformed line is damage (skipped, counted) rather than a refusal.
  *   - Across processes a communicator is its commId. A split printing no commId is (the
  *     parent's identity, childCount, color); it is named "comm 0xPARENT/color C". One that
  *     cannot be resolved (no Init line for its parent; or no commId at all, older NCCL) is
@@ -68,6 +80,8 @@
 #include "import.h"
 
 #include <string.h>
+
+#include "import-private.h"
 
 /* Largest nranks accepted: far above any job, small enough that the absent ranks of a
  * forged "nranks" stay cheap. */
@@ -129,6 +143,8 @@ typedef struct {
     uint32_t local;   /* index into Proc.comms */
     int64_t ts_ns;    /* -1 when the line has no timestamp */
     char *other_name; /* OP_OTHER: the op's name; owned */
+    guint file;       /* index into the caller's arrays (a process may span excerpts) */
+    uint64_t opcount; /* as printed (hex) */
 } Call;
 
 /* One communicator instance of one process (one Init START/COMPLETE pair). */
@@ -150,6 +166,11 @@ typedef struct {
     int32_t comm;   /* index into Reader.comms, -1 unresolved */
     uint64_t seq;   /* calls so far (while the set is built) */
     uint64_t calls; /* its COLL lines */
+    bool orphan;    /* opened by a COLL line: no Init line for its pointer in its process */
+    char *join_id;  /* orphan joined across processes (join_orphans): identity, name; owned */
+    char *join_name;
+    uint64_t first_sig; /* orphan: (op, count, datatype) of its first call, hashed */
+    guint first_file;   /* orphan: the file of its first call */
 } LocalComm;
 
 typedef struct {
@@ -168,6 +189,8 @@ typedef struct {
     int32_t global;     /* -1 until placed */
     bool dropped;       /* a copy of the same process read from another file */
     guint root;         /* union-find over shared communicators */
+    int32_t dev;        /* [DEV] of its prefix, -1 unknown (a line without the prefix) */
+    bool any_init;      /* printed an Init line */
 } Proc;
 
 typedef struct {
@@ -182,11 +205,15 @@ typedef struct {
     char *desc;     /* the Init function, may be NULL */
     int32_t nranks;
     bool split;      /* identified through its parent */
+    bool joined;     /* joined without Init lines (join_orphans): members inferred */
+    bool by_opcount; /* joined, and every member's lines step opCount by one per call: seq
+                        is opCount - op_min + 1 (NCCL before 2.12 counted every call) */
+    uint64_t op_min;
     GArray *members; /* Member */
     int32_t group;   /* index into ImportSet.groups, -1 not created */
 } Comm;
 
-typedef struct {
+typedef struct NcclReader {
     ImportSet *s;
     const char *const *paths;
     GPtrArray *procs;         /* Proc* */
@@ -206,6 +233,21 @@ typedef struct {
     char *unknown_peer_first;
     guint truncated;
     char *truncated_first;
+    /* text logs (src/import/import-logs.c): excerpts of one log may span files, so processes
+     * are one table for the whole read; lines without the NCCL prefix are read */
+    bool excerpts;
+    GHashTable *all_procs;  /* "HOST:PID" -> Proc* (borrowed), excerpts only */
+    GHashTable *ptr_owner;  /* comm pointer -> Proc* of a prefixed COLL line, excerpts only */
+    uint64_t coll_lines;    /* COLL lines read */
+    uint64_t bare_lines;    /* COLL lines without the HOST:PID:TID [DEV] prefix */
+    guint joined;           /* communicators joined without Init lines */
+    guint unjoined;         /* ... that could not be */
+    uint64_t bare_unplaced; /* bare COLL lines whose process is unknown */
+    uint64_t damaged;       /* malformed NCCL lines skipped (excerpts) */
+    char *damaged_first;
+    char *bare_first;
+    char *unjoined_first;
+    GPtrArray *join_notes;  /* char*: how each was joined */
 } Reader;
 
 /* ---- small helpers ---- */
@@ -390,17 +432,21 @@ typedef struct {
     const char *payload; /* after "NCCL INFO " */
     bool warn;
     int64_t ts_ns;
+    int32_t dev; /* [DEV] */
 } Prefix;
 
 /* Finds "HOST:PID:TID [DEV] NCCL INFO " (or "... [DEV] FILE:LINE NCCL WARN ") anywhere in the
- * line. Each candidate "NCCL " costs a bounded backward walk. */
+ * line. When a prefix's text is another whole prefix (two processes wrote into one line, the
+ * first one's text lost: nccl#147), the text is the second one's and so is the line. Each
+ * candidate "NCCL " costs a bounded backward walk. */
 static bool find_prefix(const char *line, const char *end, Prefix *px)
 {
     const char *from = line;
+    bool found = false;
     while (from < end) {
         const char *m = memmem(from, (gsize)(end - from), "NCCL ", 5);
         if (!m)
-            return false;
+            return found;
         from = m + 1;
         gsize rest = (gsize)(end - m);
         bool info = rest >= 9 && memcmp(m + 5, "INFO", 4) == 0 && (rest == 9 || m[9] == ' ');
@@ -432,6 +478,9 @@ static bool find_prefix(const char *line, const char *end, Prefix *px)
         }
         if (n == 0 || d == line || d[-1] != '[')
             continue;
+        int32_t dev = -1;
+        if (!parse_i32(d, (gsize)n, &dev))
+            dev = -1;
         d--; /* '[' */
         if (d == line || d[-1] != ' ')
             continue;
@@ -461,6 +510,8 @@ static bool find_prefix(const char *line, const char *end, Prefix *px)
         }
         if (n == 0 || n > HOST_MAX)
             continue;
+        if (found && h != px->payload)
+            return true; /* text after the first prefix: the line is the first one's */
         px->host = h;
         px->host_len = (gsize)(he - h);
         px->pid = p;
@@ -468,9 +519,10 @@ static bool find_prefix(const char *line, const char *end, Prefix *px)
         px->warn = warn;
         px->payload = info ? (rest == 9 ? end : m + 10) : NULL;
         px->ts_ns = h - line >= 22 ? parse_stamp(h - 22) : -1;
-        return true;
+        px->dev = dev;
+        found = true;
     }
-    return false;
+    return found;
 }
 
 /* ---- per-line parsing ---- */
@@ -478,8 +530,12 @@ static bool find_prefix(const char *line, const char *end, Prefix *px)
 static void proc_free(gpointer data)
 {
     Proc *p = data;
-    for (guint i = 0; i < p->comms->len; i++)
-        g_free(g_array_index(p->comms, LocalComm, i).func);
+    for (guint i = 0; i < p->comms->len; i++) {
+        LocalComm *lc = &g_array_index(p->comms, LocalComm, i);
+        g_free(lc->func);
+        g_free(lc->join_id);
+        g_free(lc->join_name);
+    }
     for (guint i = 0; i < p->calls->len; i++)
         g_free(g_array_index(p->calls, Call, i).other_name);
     g_array_unref(p->comms);
@@ -520,6 +576,7 @@ static Proc *proc_new(const Prefix *px, guint file, guint file_rank, uint32_t li
     p->hashes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     p->hash_lines = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     p->global = -1;
+    p->dev = px->dev;
     return p;
 }
 
@@ -691,6 +748,7 @@ typedef struct {
     uint64_t count;
     int32_t datatype, redop, root, nranks;
     uint64_t comm;
+    uint64_t opcount;
 } CollLine;
 
 /* Whether `payload` is an enqueue line ("Op: opCount ..."); *why set when malformed. */
@@ -740,6 +798,8 @@ static bool coll_parse(const char *p, const char *end, CollLine *cl, const char 
         *why = "opCount does not fit in 64 bits";
         return true;
     }
+    for (gsize i = 0; i < t.n; i++)
+        cl->opcount = cl->opcount << 4 | (uint64_t)g_ascii_xdigit_value(t.p[i]);
     EXPECT("sendbuff");
     VALUE("sendbuff");
     if (!parse_ptr(t, &u)) {
@@ -804,13 +864,16 @@ static bool coll_parse(const char *p, const char *end, CollLine *cl, const char 
 
 /* ---- reading one file ---- */
 
-typedef struct {
+typedef struct NcclFile {
     Reader *r;
     guint file;
+    guint file_rank;
     const char *path;
     GHashTable *procs;  /* "HOST:PID" -> Proc* (borrowed from r->procs) */
     char *bare_version; /* a bare "NCCL version ..." line of this file */
     bool any_info;
+    Proc *last; /* the process of the previous NCCL line: most lines repeat it */
+    bool damaged; /* the line being read was malformed (excerpts) */
 } FileState;
 
 static void note_first(char **slot, const char *path, uint32_t line)
@@ -821,6 +884,7 @@ static void note_first(char **slot, const char *path, uint32_t line)
 
 static void read_init(Proc *p, const InitLine *il, uint32_t line)
 {
+    p->any_init = true;
     int32_t cur = proc_current(p, il->ptr);
     if (il->complete && cur >= 0) {
         LocalComm *lc = &g_array_index(p->comms, LocalComm, cur);
@@ -876,13 +940,35 @@ static bool read_coll(FileState *fs, Proc *p, const CollLine *cl, uint32_t line,
                       const char *lp, gsize ln, GError **error)
 {
     int32_t cur = proc_current(p, cl->comm);
+    if (cur >= 0 && g_array_index(p->comms, LocalComm, cur).orphan &&
+        g_array_index(p->comms, LocalComm, cur).nranks != cl->nranks)
+        cur = -1; /* an excerpt: the pointer reused by a communicator of another size */
     if (cur < 0) {
-        fs->r->no_init++;
-        note_first(&fs->r->no_init_first, fs->path, line);
-        return true;
+        /* no Init line for it (yet): an orphan, joined across processes by what its lines
+         * carry when the process has no Init line at all (join_orphans), else skipped */
+        LocalComm o = {.ptr = cl->comm,
+                       .rank = -1,
+                       .nranks = cl->nranks,
+                       .line = line,
+                       .comm = -1,
+                       .parent_local = -1,
+                       .orphan = true,
+                       .first_file = fs->file,
+                       .first_sig = (uint64_t)cl->op << 56 ^
+                                    cl->count * UINT64_C(0x9e3779b97f4a7c15) ^
+                                    (uint64_t)(uint32_t)cl->datatype};
+        if (cl->nranks < 1 || cl->nranks > NCCL_MAX_RANKS) {
+            g_autofree char *q = quote(lp, ln);
+            return fail(error, "%s:%u: [nranks=%d] is out of range (1 to 131072): \"%s\"",
+                        fs->path, line, cl->nranks, q);
+        }
+        g_array_append_val(p->comms, o);
+        proc_set_current(p, cl->comm, p->comms->len - 1);
+        cur = (int32_t)p->comms->len - 1;
     }
     LocalComm *lc = &g_array_index(p->comms, LocalComm, cur);
     lc->calls++;
+    fs->r->coll_lines++;
     if (cl->nranks != lc->nranks) {
         g_autofree char *q = quote(lp, ln);
         return fail(error,
@@ -917,19 +1003,181 @@ static bool read_coll(FileState *fs, Proc *p, const CollLine *cl, uint32_t line,
     c.root = cl->root;
     c.local = (uint32_t)cur;
     c.ts_ns = ts;
+    c.file = fs->file;
+    c.opcount = cl->opcount;
     if (cl->op == OP_OTHER)
         c.other_name = g_strndup(cl->name.p, cl->name.n);
     g_array_append_val(p->calls, c);
     return true;
 }
 
+/* The process of a prefixed line, found or created in the file's (or, for excerpts, the read's)
+ * table. */
+static Proc *line_proc(FileState *fs, const Prefix *px, uint32_t line)
+{
+    gsize kn = px->host_len + 1 + px->pid_len;
+    Proc *p = fs->last;
+    if (p && kn == strlen(p->key) && memcmp(p->key, px->host, kn) == 0)
+        return p;
+    char key[HOST_MAX + 32];
+    g_snprintf(key, sizeof key, "%.*s:%.*s", (int)px->host_len, px->host, (int)px->pid_len,
+               px->pid);
+    p = g_hash_table_lookup(fs->procs, key);
+    if (!p) {
+        p = proc_new(px, fs->file, fs->file_rank, line);
+        g_ptr_array_add(fs->r->procs, p);
+        g_hash_table_insert(fs->procs, p->key, p);
+    }
+    fs->last = p;
+    return p;
+}
+
+#define PTR_AMBIGUOUS ((gpointer)1)
+
+/* A COLL line without the "HOST:PID:TID [DEV] NCCL INFO" prefix (maintainers quote them bare):
+ * its process is the one whose prefixed COLL lines use the same comm pointer, else a process of
+ * its own, "?:0xPTR", without a device. A malformed bare line is not one (ignored). */
+static int bare_coll(FileState *fs, const char *lp, const char *le, uint32_t line,
+                     GError **error)
+{
+    const char *m = memmem(lp, (gsize)(le - lp), ": opCount ", 10);
+    if (!m)
+        return 0;
+    const char *b = m;
+    while (b > lp && g_ascii_isalpha(b[-1]) && m - b <= OP_NAME_MAX)
+        b--;
+    CollLine cl;
+    const char *why = NULL;
+    if (b == m || !coll_parse(b, le, &cl, &why) || why)
+        return 0;
+    Reader *r = fs->r;
+    gint64 k = (gint64)cl.comm;
+    Proc *p = g_hash_table_lookup(r->ptr_owner, &k);
+    if (!p || p == PTR_AMBIGUOUS) {
+        char key[64];
+        g_snprintf(key, sizeof key, "?:0x%" G_GINT64_MODIFIER "x", cl.comm);
+        p = g_hash_table_lookup(fs->procs, key);
+        if (!p) {
+            Prefix px = {.host = "?", .host_len = 1, .pid = key + 2, .pid_len = strlen(key + 2),
+                         .dev = -1};
+            p = proc_new(&px, fs->file, fs->file_rank, line);
+            g_ptr_array_add(r->procs, p);
+            g_hash_table_insert(fs->procs, p->key, p);
+        }
+    }
+    r->bare_lines++;
+    return read_coll(fs, p, &cl, line, -1, b, (gsize)(le - b), error) ? 1 : -1;
+}
+
+/* A malformed line: refused, or skipped with a warning when it is the file's last and has no
+ * newline (a truncated copy). */
+static bool malformed(FileState *fs, const char *what, const char *why, const Prefix *px,
+                      const char *le, uint32_t line, bool last_unterminated, GError **error)
+{
+    if (last_unterminated) {
+        fs->r->truncated++;
+        note_first(&fs->r->truncated_first, fs->path, line);
+        return true;
+    }
+    if (fs->r->excerpts) { /* a pasted excerpt: a cut or hard-wrapped line, the caller's */
+        fs->damaged = true;
+        return true;
+    }
+    g_autofree char *q = quote(px->host, (gsize)(le - px->host));
+    return fail(error, "%s:%u: a malformed %s line (%s): \"%s\"", fs->path, line, what, why, q);
+}
+
+int import_nccl_line(FileState *fs, const char *lp, const char *le, uint32_t line,
+                     bool last_unterminated, GError **error)
+{
+    Reader *r = fs->r;
+    Prefix px = {0};
+    if (!find_prefix(lp, le, &px)) {
+        const char *v = memmem(lp, (gsize)(le - lp), "NCCL version ", 13);
+        if (v && !fs->bare_version)
+            fs->bare_version = version_token(v + 13, le);
+        return bare_coll(fs, lp, le, line, error);
+    }
+    Proc *p = line_proc(fs, &px, line);
+    uint64_t h = fnv1a(px.host, (gsize)(le - px.host));
+    g_array_append_val(p->hashes, h);
+    g_array_append_val(p->hash_lines, line);
+    if (px.warn)
+        return 2;
+    fs->any_info = true;
+    const char *pl = px.payload;
+    InitLine il;
+    CollLine cl;
+    const char *why = NULL;
+    bool ok = true;
+    fs->damaged = false;
+    if ((gsize)(le - pl) > 13 && memcmp(pl, "NCCL version ", 13) == 0) {
+        if (!p->version)
+            p->version = version_token(pl + 13, le);
+    } else if (coll_parse(pl, le, &cl, &why)) {
+        if (why) {
+            ok = malformed(fs, "COLL", why, &px, le, line, last_unterminated, error);
+        } else {
+            {
+                gint64 *k = g_new(gint64, 1);
+                *k = (gint64)cl.comm;
+                Proc *o = g_hash_table_lookup(r->ptr_owner, k);
+                if (!o)
+                    g_hash_table_insert(r->ptr_owner, k, p);
+                else {
+                    if (o != p)
+                        g_hash_table_insert(r->ptr_owner, g_memdup2(k, sizeof *k), PTR_AMBIGUOUS);
+                    g_free(k);
+                }
+            }
+            ok = read_coll(fs, p, &cl, line, px.ts_ns, px.host, (gsize)(le - px.host), error);
+        }
+    } else if (init_parse(pl, le, &il, &why)) {
+        if (why)
+            ok = malformed(fs, "Init", why, &px, le, line, last_unterminated, error);
+        else
+            read_init(p, &il, line);
+    }
+    return !ok ? -1 : fs->damaged ? 3 : 1;
+}
+
+void import_nccl_damaged(FileState *fs, uint32_t line)
+{
+    fs->r->damaged++;
+    note_first(&fs->r->damaged_first, fs->path, line);
+}
+
+FileState *import_nccl_file_begin(Reader *r, guint file, guint file_rank, const char *path)
+{
+    FileState *fs = g_new0(FileState, 1);
+    *fs = (FileState){.r = r, .file = file, .file_rank = file_rank, .path = path};
+    fs->procs = r->excerpts ? g_hash_table_ref(r->all_procs)
+                            : g_hash_table_new(g_str_hash, g_str_equal);
+    return fs;
+}
+
+/* Ends a file: a bare "NCCL version" line gives its processes their version. */
+void import_nccl_file_end(FileState *fs)
+{
+    if (fs->bare_version) {
+        GHashTableIter it;
+        gpointer k, v;
+        g_hash_table_iter_init(&it, fs->procs);
+        while (g_hash_table_iter_next(&it, &k, &v)) {
+            Proc *p = v;
+            if (!p->version)
+                p->version = g_strdup(fs->bare_version);
+        }
+    }
+    g_free(fs->bare_version);
+    g_hash_table_unref(fs->procs);
+    g_free(fs);
+}
+
 static bool read_file(Reader *r, guint file, guint file_rank, const char *path, const char *data,
                       gsize len, GError **error)
 {
-    FileState fs = {.r = r, .file = file, .path = path};
-    fs.procs = g_hash_table_new(g_str_hash, g_str_equal);
-    char key[HOST_MAX + 32];
-    Proc *last = NULL; /* the process of the previous NCCL line: most lines repeat it */
+    FileState *fs = import_nccl_file_begin(r, file, file_rank, path);
     bool ok = true;
     const char *end = data + len;
     uint32_t line = 0;
@@ -941,89 +1189,16 @@ static bool read_file(Reader *r, guint file, guint file_rank, const char *path, 
             line++;
         while (le > lp && (le[-1] == '\r'))
             le--;
-        Prefix px;
-        if (!find_prefix(lp, le, &px)) {
-            const char *v = memmem(lp, (gsize)(le - lp), "NCCL version ", 13);
-            if (v && !fs.bare_version)
-                fs.bare_version = version_token(v + 13, le);
-            lp = next;
-            continue;
-        }
-        gsize kn = px.host_len + 1 + px.pid_len;
-        Proc *p = last;
-        if (!p || kn != strlen(p->key) || memcmp(p->key, px.host, kn) != 0) {
-            g_snprintf(key, sizeof key, "%.*s:%.*s", (int)px.host_len, px.host, (int)px.pid_len,
-                       px.pid);
-            p = g_hash_table_lookup(fs.procs, key);
-            if (!p) {
-                p = proc_new(&px, file, file_rank, line);
-                g_ptr_array_add(r->procs, p);
-                g_hash_table_insert(fs.procs, p->key, p);
-            }
-            last = p;
-        }
-        uint64_t h = fnv1a(px.host, (gsize)(le - px.host));
-        g_array_append_val(p->hashes, h);
-        g_array_append_val(p->hash_lines, line);
-        if (px.warn) {
-            lp = next;
-            continue;
-        }
-        fs.any_info = true;
-        const char *pl = px.payload;
-        InitLine il;
-        CollLine cl;
-        const char *why = NULL;
-        if ((gsize)(le - pl) > 13 && memcmp(pl, "NCCL version ", 13) == 0) {
-            if (!p->version)
-                p->version = version_token(pl + 13, le);
-        } else if (coll_parse(pl, le, &cl, &why)) {
-            if (why) {
-                g_autofree char *q = quote(px.host, (gsize)(le - px.host));
-                if (!nl && next == end) { /* a truncated last line */
-                    r->truncated++;
-                    note_first(&r->truncated_first, path, line);
-                } else {
-                    ok = fail(error, "%s:%u: a malformed COLL line (%s): \"%s\"", path, line, why,
-                              q);
-                }
-            } else {
-                ok = read_coll(&fs, p, &cl, line, px.ts_ns, px.host, (gsize)(le - px.host), error);
-            }
-        } else if (init_parse(pl, le, &il, &why)) {
-            if (why) {
-                g_autofree char *q = quote(px.host, (gsize)(le - px.host));
-                if (!nl && next == end) {
-                    r->truncated++;
-                    note_first(&r->truncated_first, path, line);
-                } else {
-                    ok = fail(error, "%s:%u: a malformed Init line (%s): \"%s\"", path, line, why,
-                              q);
-                }
-            } else {
-                read_init(p, &il, line);
-            }
-        }
+        ok = import_nccl_line(fs, lp, le, line, !nl && next == end, error) >= 0;
         lp = next;
     }
-    if (ok && !fs.any_info)
+    if (ok && !fs->any_info)
         ok = fail(error,
                   "%s: no NCCL INFO line: not an NCCL_DEBUG=INFO log (run with NCCL_DEBUG=INFO "
                   "NCCL_DEBUG_SUBSYS=INIT,COLL; lines look like \"HOST:PID:TID [DEV] NCCL INFO "
                   "...\")",
                   path);
-    if (ok && fs.bare_version) {
-        GHashTableIter it;
-        gpointer k, v;
-        g_hash_table_iter_init(&it, fs.procs);
-        while (g_hash_table_iter_next(&it, &k, &v)) {
-            Proc *p = v;
-            if (!p->version)
-                p->version = g_strdup(fs.bare_version);
-        }
-    }
-    g_free(fs.bare_version);
-    g_hash_table_unref(fs.procs);
+    import_nccl_file_end(fs);
     return ok;
 }
 
@@ -1106,6 +1281,13 @@ static void uf_union(GPtrArray *procs, guint a, guint b)
 static int32_t local_identity(Reader *r, Proc *p, guint li, char **identity, char **name)
 {
     LocalComm *lc = &g_array_index(p->comms, LocalComm, li);
+    if (lc->orphan) {
+        if (!lc->join_id)
+            return -2; /* accounted for by join_orphans */
+        *identity = g_strdup(lc->join_id);
+        *name = g_strdup(lc->join_name);
+        return 2;
+    }
     if (lc->has_id && lc->id != 0) {
         *identity = g_strdup_printf("0x%" G_GINT64_MODIFIER "x", lc->id);
         *name = g_strdup_printf("comm 0x%" G_GINT64_MODIFIER "x", lc->id);
@@ -1148,6 +1330,8 @@ static bool resolve_comms(Reader *r, GError **error)
             LocalComm *lc = &g_array_index(p->comms, LocalComm, li);
             char *identity = NULL, *name = NULL;
             int kind = local_identity(r, p, li, &identity, &name);
+            if (kind == -2)
+                continue;
             if (kind < 0) {
                 r->unresolved_comms++;
                 r->unresolved_lines += lc->calls;
@@ -1169,6 +1353,7 @@ static bool resolve_comms(Reader *r, GError **error)
                 c->desc = g_strdup(lc->func);
                 c->nranks = lc->nranks;
                 c->split = kind == 1;
+                c->joined = kind == 2;
                 c->members = g_array_new(FALSE, FALSE, sizeof(Member));
                 c->group = -1;
                 g_ptr_array_add(r->comms, c);
@@ -1321,6 +1506,204 @@ static bool check_mixed(Reader *r, GError **error)
                     ma->comm_rank, a->name, wb, mb->comm_rank, c->name, w);
     }
     return true;
+}
+
+/* ---- communicators without Init lines ---- */
+
+typedef struct {
+    guint proc;
+    guint local;
+} OrphanRef;
+
+static int cmp_orphan_place(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const Reader *r = data;
+    const Proc *x = g_ptr_array_index(r->procs, ((const OrphanRef *)a)->proc);
+    const Proc *y = g_ptr_array_index(r->procs, ((const OrphanRef *)b)->proc);
+    int c = strcmp(x->host, y->host);
+    if (c)
+        return c;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static void unjoined(Reader *r, const GArray *refs)
+{
+    for (guint i = 0; i < refs->len; i++) {
+        const OrphanRef *o = &g_array_index(refs, OrphanRef, i);
+        const Proc *p = g_ptr_array_index(r->procs, o->proc);
+        const LocalComm *lc = &g_array_index(p->comms, LocalComm, o->local);
+        r->unjoined++;
+        r->unresolved_lines += lc->calls;
+        note_first(&r->unjoined_first, r->paths[lc->first_file], lc->line);
+    }
+}
+
+/* One class of orphans, at most one per process, joined into one communicator. Comm ranks:
+ * the devices when the members are on one host with distinct devices below nranks (one node:
+ * the device is the local rank); else (host, device, pid) order, said to be a guess. A
+ * process without a prefix (a bare line) has no device and stays out. */
+static void join_class(Reader *r, GArray *refs, int32_t nranks, guint k, bool several)
+{
+    g_autoptr(GArray) placed = g_array_new(FALSE, FALSE, sizeof(OrphanRef));
+    g_autoptr(GArray) bare = g_array_new(FALSE, FALSE, sizeof(OrphanRef));
+    for (guint i = 0; i < refs->len; i++) {
+        OrphanRef o = g_array_index(refs, OrphanRef, i);
+        const Proc *p = g_ptr_array_index(r->procs, o.proc);
+        g_array_append_val(p->dev < 0 ? bare : placed, o);
+    }
+    for (guint i = 0; i < bare->len; i++) {
+        const OrphanRef *o = &g_array_index(bare, OrphanRef, i);
+        Proc *p = g_ptr_array_index(r->procs, o->proc);
+        const LocalComm *lc = &g_array_index(p->comms, LocalComm, o->local);
+        r->bare_unplaced += lc->calls;
+        note_first(&r->bare_first, r->paths[lc->first_file], lc->line);
+        p->dropped = true; /* no rank: not a process of the set */
+    }
+    if (!placed->len || placed->len > (guint)nranks) {
+        unjoined(r, placed);
+        return;
+    }
+    g_array_sort_with_data(placed, cmp_orphan_place, r);
+    bool by_dev = true;
+    for (guint i = 0; i < placed->len && by_dev; i++) {
+        const Proc *p = g_ptr_array_index(r->procs, g_array_index(placed, OrphanRef, i).proc);
+        const Proc *p0 = g_ptr_array_index(r->procs, g_array_index(placed, OrphanRef, 0).proc);
+        by_dev = strcmp(p->host, p0->host) == 0 && p->dev < nranks &&
+                 (i == 0 || p->dev != ((const Proc *)g_ptr_array_index(
+                                           r->procs, g_array_index(placed, OrphanRef, i - 1).proc))
+                                          ->dev);
+    }
+    g_autofree char *id = g_strdup_printf("joined/%d/%u", nranks, k);
+    g_autofree char *name = several ? g_strdup_printf("comm [nranks=%d] #%u", nranks, k + 1)
+                                    : g_strdup_printf("comm [nranks=%d]", nranks);
+    for (guint i = 0; i < placed->len; i++) {
+        const OrphanRef *o = &g_array_index(placed, OrphanRef, i);
+        Proc *p = g_ptr_array_index(r->procs, o->proc);
+        LocalComm *lc = &g_array_index(p->comms, LocalComm, o->local);
+        lc->rank = by_dev ? p->dev : (int32_t)i;
+        lc->join_id = g_strdup(id);
+        lc->join_name = g_strdup(name);
+    }
+    r->joined++;
+    g_ptr_array_add(r->join_notes,
+                    g_strdup_printf("%s: joined without Init lines from the COLL lines of %u "
+                                    "processes by [nranks=%d]%s; its members are inferred",
+                                    name, placed->len, nranks,
+                                    by_dev ? ", comm ranks from their devices (one host)"
+                                           : ", comm ranks in (host, device) order: a guess"));
+}
+
+/* Processes that printed no Init line at all (COLL lines quoted around a hang): their
+ * communicators are joined across processes by [nranks=N], one per process; where a process
+ * has several of one size, by the signature of their first call; what stays ambiguous is not
+ * joined (warned). Orphans of processes with Init lines are skipped, as before. */
+static void join_orphans(Reader *r)
+{
+    g_autoptr(GHashTable) buckets =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
+    g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (guint pi = 0; pi < r->procs->len; pi++) {
+        Proc *p = g_ptr_array_index(r->procs, pi);
+        for (guint li = 0; li < p->comms->len && !p->dropped; li++) {
+            const LocalComm *lc = &g_array_index(p->comms, LocalComm, li);
+            if (!lc->orphan || !lc->calls)
+                continue;
+            if (p->any_init) {
+                r->no_init += lc->calls;
+                note_first(&r->no_init_first, r->paths[lc->first_file], lc->line);
+                continue;
+            }
+            GArray *b = g_hash_table_lookup(buckets, GINT_TO_POINTER(lc->nranks));
+            if (!b) {
+                b = g_array_new(FALSE, FALSE, sizeof(OrphanRef));
+                g_hash_table_insert(buckets, GINT_TO_POINTER(lc->nranks), b);
+                g_array_append_val(sizes, lc->nranks);
+            }
+            OrphanRef o = {pi, li};
+            g_array_append_val(b, o);
+        }
+    }
+    for (guint si = 0; si < sizes->len; si++) {
+        int32_t n = g_array_index(sizes, int32_t, si);
+        GArray *b = g_hash_table_lookup(buckets, GINT_TO_POINTER(n));
+        bool dup = false;
+        for (guint i = 1; i < b->len && !dup; i++)
+            dup = g_array_index(b, OrphanRef, i).proc == g_array_index(b, OrphanRef, i - 1).proc;
+        if (!dup) {
+            join_class(r, b, n, 0, false);
+            continue;
+        }
+        /* several per process: classes by the first call's signature, in first-seen order */
+        g_autoptr(GArray) sigs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        g_autoptr(GHashTable) classes = g_hash_table_new_full(
+            g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+        for (guint i = 0; i < b->len; i++) {
+            const OrphanRef *o = &g_array_index(b, OrphanRef, i);
+            const Proc *op = g_ptr_array_index(r->procs, o->proc);
+            gint64 sg = (gint64)g_array_index(op->comms, LocalComm, o->local).first_sig;
+            GArray *c = g_hash_table_lookup(classes, &sg);
+            if (!c) {
+                c = g_array_new(FALSE, FALSE, sizeof(OrphanRef));
+                g_hash_table_insert(classes, g_memdup2(&sg, sizeof sg), c);
+                g_array_append_val(sigs, sg);
+            }
+            g_array_append_val(c, *o);
+        }
+        for (guint ci = 0; ci < sigs->len; ci++) {
+            gint64 sg = g_array_index(sigs, gint64, ci);
+            GArray *c = g_hash_table_lookup(classes, &sg);
+            bool cdup = false;
+            for (guint i = 1; i < c->len && !cdup; i++)
+                cdup = g_array_index(c, OrphanRef, i).proc ==
+                       g_array_index(c, OrphanRef, i - 1).proc;
+            if (cdup)
+                unjoined(r, c);
+            else
+                join_class(r, c, n, ci, true);
+        }
+    }
+}
+
+/* Joined communicators: seq from opCount when every member's lines step it by one per call
+ * (NCCL before 2.12 counted every call, so an excerpt's calls line up across ranks by it). */
+static void check_opcounts(Reader *r)
+{
+    for (guint ci = 0; ci < r->comms->len; ci++) {
+        Comm *c = g_ptr_array_index(r->comms, ci);
+        c->by_opcount = c->joined;
+        c->op_min = UINT64_MAX;
+    }
+    for (guint pi = 0; pi < r->procs->len; pi++) {
+        const Proc *p = g_ptr_array_index(r->procs, pi);
+        if (p->dropped)
+            continue;
+        g_autofree uint64_t *prev = g_new0(uint64_t, p->comms->len + 1);
+        g_autofree bool *seen = g_new0(bool, p->comms->len + 1);
+        for (guint i = 0; i < p->calls->len; i++) {
+            const Call *call = &g_array_index(p->calls, Call, i);
+            const LocalComm *lc = &g_array_index(p->comms, LocalComm, call->local);
+            if (lc->comm < 0)
+                continue;
+            Comm *c = g_ptr_array_index(r->comms, lc->comm);
+            if (!c->by_opcount)
+                continue;
+            if (seen[call->local] && call->opcount != prev[call->local] + 1)
+                c->by_opcount = false;
+            seen[call->local] = true;
+            prev[call->local] = call->opcount;
+            c->op_min = MIN(c->op_min, call->opcount);
+        }
+    }
+    for (guint ci = 0; ci < r->comms->len; ci++) {
+        const Comm *c = g_ptr_array_index(r->comms, ci);
+        if (c->by_opcount)
+            g_ptr_array_add(r->join_notes,
+                            g_strdup_printf("%s: its calls are numbered by opCount (every "
+                                            "member's lines step it by one per call)",
+                                            c->name));
+    }
 }
 
 /* ---- global ranks ---- */
@@ -1488,17 +1871,25 @@ static void make_group(Reader *r, Comm *c, const Comm *world, guint *incomplete,
     }
     c->group = (int32_t)import_set_group(r->s, c->name, c->desc, (const int32_t *)ranks->data,
                                          ranks->len, false);
+    if (c->joined) {
+        ImportGroup *g = g_ptr_array_index(r->s->groups, (guint)c->group);
+        g->inferred = true;
+        g->size = (uint32_t)c->nranks;
+    }
 }
 
 static void add_entries(Reader *r, Proc *p, ImportRank *ir, const Comm *world)
 {
-    const char *path = r->paths[p->file];
     for (guint i = 0; i < p->calls->len; i++) {
         const Call *c = &g_array_index(p->calls, Call, i);
+        const char *path = r->paths[c->file];
         LocalComm *lc = &g_array_index(p->comms, LocalComm, c->local);
         if (lc->comm < 0)
             continue; /* counted in resolve_comms */
         uint64_t seq = ++lc->seq;
+        const Comm *jc = g_ptr_array_index(r->comms, lc->comm);
+        if (jc->by_opcount)
+            seq = c->opcount - jc->op_min + 1;
         if (c->op == OP_OTHER) {
             uint64_t *n = g_hash_table_lookup(r->other_ops, c->other_name);
             if (!n) {
@@ -1635,6 +2026,9 @@ static void build_set(Reader *r, int32_t n_ranks, const Comm *world)
         ir->present = true;
         ir->path = g_strdup(r->paths[p->file]);
         ir->version = g_strdup(p->version);
+        for (guint li = 0; li < p->comms->len && !ir->evidence; li++)
+            if (g_array_index(p->comms, LocalComm, li).join_id)
+                ir->evidence = g_strdup("NCCL COLL lines, no Init lines");
         if (p->version)
             g_hash_table_add(versions, short_version(p->version));
         add_entries(r, p, ir, world);
@@ -1734,6 +2128,104 @@ static int cmp_file(gconstpointer a, gconstpointer b, gpointer data)
     return c ? c : (nx > ny) - (nx < ny);
 }
 
+Reader *import_nccl_reader_new(ImportSet *s, const char *const *paths, bool excerpts)
+{
+    Reader *r = g_new0(Reader, 1);
+    *r = (Reader){.s = s, .paths = paths, .excerpts = excerpts};
+    r->procs = g_ptr_array_new_with_free_func(proc_free);
+    r->comms = g_ptr_array_new_with_free_func(comm_free);
+    r->comm_by_id = g_hash_table_new(g_str_hash, g_str_equal);
+    r->comm_by_name = g_hash_table_new(g_str_hash, g_str_equal);
+    r->other_ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    r->join_notes = g_ptr_array_new_with_free_func(g_free);
+    if (excerpts)
+        r->all_procs = g_hash_table_new(g_str_hash, g_str_equal);
+    r->ptr_owner = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    return r;
+}
+
+void import_nccl_reader_free(Reader *r)
+{
+    if (!r)
+        return;
+    g_ptr_array_unref(r->procs);
+    g_ptr_array_unref(r->comms);
+    g_hash_table_unref(r->comm_by_id);
+    g_hash_table_unref(r->comm_by_name);
+    g_hash_table_unref(r->other_ops);
+    g_ptr_array_unref(r->join_notes);
+    if (r->all_procs)
+        g_hash_table_unref(r->all_procs);
+    g_hash_table_unref(r->ptr_owner);
+    g_free(r->no_init_first);
+    g_free(r->unresolved_first);
+    g_free(r->reduce_first);
+    g_free(r->unknown_peer_first);
+    g_free(r->truncated_first);
+    g_free(r->unjoined_first);
+    g_free(r->bare_first);
+    g_free(r->damaged_first);
+    g_free(r);
+}
+
+uint64_t import_nccl_reader_coll_lines(const Reader *r)
+{
+    return r->coll_lines;
+}
+
+int32_t import_nccl_reader_largest(const Reader *r)
+{
+    int32_t w = 0;
+    for (guint i = 0; i < r->comms->len; i++)
+        w = MAX(w, ((const Comm *)g_ptr_array_index(r->comms, i))->nranks);
+    return w;
+}
+
+static void join_warnings(Reader *r)
+{
+    for (guint i = 0; i < r->join_notes->len; i++)
+        import_set_warn(r->s, "%s", (const char *)g_ptr_array_index(r->join_notes, i));
+    if (r->unjoined)
+        import_set_warn(r->s,
+                        "%u communicators seen only in COLL lines could not be joined across "
+                        "processes (several of one size in a process with the same first call, "
+                        "or more processes than [nranks=N]; first: %s): their COLL lines "
+                        "skipped; the Init lines (NCCL_DEBUG_SUBSYS=INIT,COLL) would join them",
+                        r->unjoined, r->unjoined_first);
+    if (r->damaged)
+        import_set_warn(r->s,
+                        "%" G_GUINT64_FORMAT " malformed NCCL lines (cut or hard-wrapped in the "
+                        "paste) skipped (first: %s)",
+                        r->damaged, r->damaged_first);
+    if (r->bare_unplaced)
+        import_set_warn(r->s,
+                        "%" G_GUINT64_FORMAT " COLL lines lost their HOST:PID:TID [DEV] prefix "
+                        "and use a comm pointer no prefixed line uses: their process, so their "
+                        "rank, is unknown; skipped (first: %s)",
+                        r->bare_unplaced, r->bare_first);
+}
+
+bool import_nccl_reader_finish(Reader *r, bool build, GError **error)
+{
+    for (guint i = 0; i < r->procs->len; i++)
+        ((Proc *)g_ptr_array_index(r->procs, i))->root = i;
+    if (!dedup_procs(r, error))
+        return false;
+    join_orphans(r);
+    if (!resolve_comms(r, error) || !check_mixed(r, error))
+        return false;
+    check_opcounts(r);
+    if (!build)
+        return true;
+    check_split_order(r);
+    const Comm *world = NULL;
+    int32_t n_ranks = place_ranks(r, &world);
+    build_set(r, n_ranks, world);
+    give_warnings(r);
+    join_warnings(r);
+    return true;
+}
+
 bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *const *data, guint n,
                        GError **error)
 {
@@ -1742,12 +2234,7 @@ bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *con
     g_return_val_if_fail(error == NULL || *error == NULL, false);
     if (n == 0)
         return fail(error, "nothing to import: no NCCL log given");
-    Reader r = {.s = s, .paths = paths};
-    r.procs = g_ptr_array_new_with_free_func(proc_free);
-    r.comms = g_ptr_array_new_with_free_func(comm_free);
-    r.comm_by_id = g_hash_table_new(g_str_hash, g_str_equal);
-    r.comm_by_name = g_hash_table_new(g_str_hash, g_str_equal);
-    r.other_ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    Reader *r = import_nccl_reader_new(s, paths, false);
     /* files in path order: the set does not depend on the order they were given in */
     g_autoptr(GArray) order = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
     for (guint i = 0; i < n; i++)
@@ -1759,27 +2246,9 @@ bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *con
         guint i = g_array_index(order, guint, k);
         gsize len = 0;
         const char *bytes = data[i] ? g_bytes_get_data((GBytes *)data[i], &len) : NULL;
-        ok = read_file(&r, i, k, paths[i], bytes ? bytes : "", bytes ? len : 0, error);
+        ok = read_file(r, i, k, paths[i], bytes ? bytes : "", bytes ? len : 0, error);
     }
-    for (guint i = 0; i < r.procs->len; i++)
-        ((Proc *)g_ptr_array_index(r.procs, i))->root = i;
-    ok = ok && dedup_procs(&r, error) && resolve_comms(&r, error) && check_mixed(&r, error);
-    if (ok) {
-        check_split_order(&r);
-        const Comm *world = NULL;
-        int32_t n_ranks = place_ranks(&r, &world);
-        build_set(&r, n_ranks, world);
-        give_warnings(&r);
-    }
-    g_ptr_array_unref(r.procs);
-    g_ptr_array_unref(r.comms);
-    g_hash_table_unref(r.comm_by_id);
-    g_hash_table_unref(r.comm_by_name);
-    g_hash_table_unref(r.other_ops);
-    g_free(r.no_init_first);
-    g_free(r.unresolved_first);
-    g_free(r.reduce_first);
-    g_free(r.unknown_peer_first);
-    g_free(r.truncated_first);
+    ok = ok && import_nccl_reader_finish(r, true, error);
+    import_nccl_reader_free(r);
     return ok;
 }

@@ -79,7 +79,7 @@ static bool expand(const char *path, GPtrArray *files, GError **error)
     g_ptr_array_sort(names, cmp_str);
     if (!names->len) {
         g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
-                    "%s: an empty directory: no Flight Recorder dump or NCCL log to import", path);
+                    "%s: an empty directory: no Flight Recorder dump or log to import", path);
         return false;
     }
     for (guint i = 0; i < names->len; i++)
@@ -96,6 +96,14 @@ static const char *format_word(ImportFormat f)
         return "nccl";
     case IMPORT_FORMAT_HCCL:
         return "hccl";
+    case IMPORT_FORMAT_WATCHDOG:
+        return "watchdog";
+    case IMPORT_FORMAT_CANN:
+        return "cann";
+    case IMPORT_FORMAT_VLLM:
+        return "vllm";
+    case IMPORT_FORMAT_LOGS:
+        return "logs";
     default:
         return "auto";
     }
@@ -106,7 +114,8 @@ typedef struct {
     const char *path;
     ImportFormat want; /* --format */
     ImportFormat fmt;  /* what it is */
-    GBytes *bytes;     /* NCCL logs: kept for the joint reader */
+    GBytes *bytes;     /* text logs: kept for the joint reader */
+    bool not_nccl;     /* a text log holding a shape other than NCCL's */
     FrDump *dump;      /* Flight Recorder: parsed */
     GError *error;
     gint *done;        /* jobs finished, shared (atomic) */
@@ -141,26 +150,27 @@ static void file_job_run(FileJob *j)
         return;
     }
     ImportFormat fmt = j->want;
-    if (fmt == IMPORT_FORMAT_AUTO) {
-        if (import_looks_fr((const guint8 *)buf, len))
+    bool fr = import_looks_fr((const guint8 *)buf, len);
+    if (fmt == IMPORT_FORMAT_AUTO || (fmt == IMPORT_FORMAT_HCCL && !fr)) {
+        /* hccl: torch_npu's dump, or its watchdog lines (WorkHCCL) */
+        if (fr)
             fmt = IMPORT_FORMAT_FR;
-        else if (import_looks_nccl((const guint8 *)buf, len))
-            fmt = IMPORT_FORMAT_NCCL;
+        else if (import_looks_logs((const guint8 *)buf, len))
+            fmt = IMPORT_FORMAT_LOGS;
         else {
-            g_set_error(&j->error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
-                        "%s: neither a Flight Recorder dump (a pickle, or JSON with "
-                        "\"pg_config\" and \"entries\") nor an NCCL_DEBUG=INFO log (lines with "
-                        "\"NCCL INFO\"); give --format fr|nccl|hccl to say which",
-                        j->path);
+            g_set_error(&j->error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "%s: %s", j->path,
+                        IMPORT_LOGS_NEEDS);
             g_free(buf);
             return;
         }
     }
-    j->fmt = fmt;
-    if (fmt == IMPORT_FORMAT_NCCL) {
+    if (fmt != IMPORT_FORMAT_FR && fmt != IMPORT_FORMAT_HCCL) {
+        j->fmt = IMPORT_FORMAT_LOGS; /* every text log takes one path: import-logs.c */
+        j->not_nccl = import_looks_logs_not_nccl((const guint8 *)buf, len);
         j->bytes = g_bytes_new_take(buf, len);
         return;
     }
+    j->fmt = fmt;
     /* A scratch document from the pool's set: its arenas, grown by the largest dump so far,
      * are reused instead of faulted in again for every dump. */
     LiteDoc *doc = g_async_queue_pop(j->docs);
@@ -230,7 +240,7 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
         if (seen == IMPORT_FORMAT_AUTO) {
             seen = j->fmt;
             seen_path = j->path;
-        } else if ((seen == IMPORT_FORMAT_NCCL) != (j->fmt == IMPORT_FORMAT_NCCL)) {
+        } else if ((seen == IMPORT_FORMAT_LOGS) != (j->fmt == IMPORT_FORMAT_LOGS)) {
             g_set_error(&first, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: a %s file among %s files (%s is one): import one kind at a time",
                         j->path, format_word(j->fmt), format_word(seen), seen_path);
@@ -241,11 +251,16 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
             seen == IMPORT_FORMAT_FR && format == IMPORT_FORMAT_HCCL ? IMPORT_FORMAT_HCCL : seen);
         for (guint i = 0; i < n; i++)
             g_ptr_array_add(s->paths, g_strdup(jobs[i].path));
-        if (seen == IMPORT_FORMAT_NCCL) {
+        if (seen == IMPORT_FORMAT_LOGS) {
             g_autofree const GBytes **bytes = g_new0(const GBytes *, n);
-            for (guint i = 0; i < n; i++)
+            bool excerpts = format != IMPORT_FORMAT_NCCL;
+            bool other = format == IMPORT_FORMAT_LOGS;
+            for (guint i = 0; i < n; i++) {
                 bytes[i] = jobs[i].bytes;
-            if (!import_nccl_files(s, (const char *const *)files->pdata, bytes, n, &first))
+                other = other || jobs[i].not_nccl;
+            }
+            if (!import_logs_files(s, (const char *const *)files->pdata, bytes, n, format,
+                                   excerpts && other, &first))
                 g_clear_pointer(&s, import_set_free);
         } else {
             for (guint i = 0; i < n && s; i++)
@@ -367,7 +382,7 @@ ImportSet *import_read_stream(const char *const *paths, guint n_paths, ImportFor
             fns->progress(user, i + 1, n);
         if (j->error) {
             first = g_steal_pointer(&j->error);
-        } else if (j->fmt == IMPORT_FORMAT_NCCL) {
+        } else if (j->fmt == IMPORT_FORMAT_LOGS) {
             g_set_error(&first, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: a %s file among %s files (%s is one): import one kind at a time",
                         j->path, format_word(j->fmt), format_word(IMPORT_FORMAT_FR),

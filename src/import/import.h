@@ -1,7 +1,8 @@
 /* src/import/import.h — what a real hang left behind, read into one neutral form.
  *
  * The readers (src/import/import-fr.c for PyTorch / torch_npu Flight Recorder dumps, pickle or JSON;
- * src/import/import-nccl.c for NCCL_DEBUG=INFO logs) each fill an ImportSet: the job's groups with
+ * src/import/import-nccl.c for NCCL_DEBUG=INFO logs; src/import/import-logs.c for the text hang
+ * reports hold: watchdog, NCCL, CANN and vLLM lines) each fill an ImportSet: the job's groups with
  * their global ranks, and per rank the collective calls it recorded, in the order it made them.
  * src/cli/cmd-import.c turns a set into a run (sched_diagnose_record judges its record; store.c stores it).
  *
@@ -215,10 +216,34 @@ bool import_fr_file(ImportSet *s, const char *path, guint8 *data, gsize len, boo
 bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *const *data, guint n,
                        GError **error);
 
-/* Whether bytes look like a Flight Recorder dump (a pickle, or JSON with "pg_config") or an
- * NCCL log ("NCCL INFO" lines). */
+/* Text logs as hang reports hold them (src/import/import-logs.c: PyTorch / torch_npu watchdog
+ * and PG-status lines, NCCL INFO and WARN lines with or without Init lines, Ascend CANN errors,
+ * vLLM's hang messages, behind any launcher prefix), read in one pass over each file, in path
+ * order; the same bytes twice are read once. `want` is --format (AUTO, NCCL, WATCHDOG, CANN,
+ * VLLM, LOGS; it names the set's format only for LOGS: else the lines seen decide).
+ * `excerpts`: the files are pieces of one log (a process continues in the next file), as for
+ * any import holding a non-NCCL line. Fails (IMPORT_ERROR_INVALID) on NCCL logs of different
+ * jobs, a rank present twice, a malformed NCCL line outside excerpts, or when nothing at all was
+ * read (the message names what each reader needs: IMPORT_LOGS_NEEDS). */
+bool import_logs_files(ImportSet *s, const char *const *paths, const GBytes *const *data, guint n,
+                       ImportFormat want, bool excerpts, GError **error);
+#define IMPORT_LOGS_NEEDS                                                                          \
+    "no Flight Recorder dump (a pickle, or JSON with \"pg_config\" and \"entries\"), no "         \
+    "NCCL_DEBUG=INFO line (\"HOST:PID:TID [DEV] NCCL INFO ...\", \"OP: opCount ... comm 0x... "   \
+    "[nranks=N]\"), no PyTorch or torch_npu watchdog line (\"Watchdog caught collective "          \
+    "operation timeout: WorkNCCL(...)\", a PG-status line), no Ascend CANN error (EI0002 "         \
+    "\"Notify record from remote rank\"), no vLLM hang message (\"No available shared memory "    \
+    "broadcast block found\", \"died unexpectedly\"); give --format "                            \
+    "fr|nccl|hccl|watchdog|cann|vllm|logs to say which"
+
+/* Whether bytes look like a Flight Recorder dump (a pickle, or JSON with "pg_config"), an
+ * NCCL log ("NCCL INFO" lines), a text log any reader of import-logs.c reads (a marker of one
+ * of its shapes anywhere: the hang's lines are at the end of a long log), or one holding a
+ * shape other than NCCL's in its first or last 4 MiB. Linear in `len`. */
 bool import_looks_fr(const guint8 *data, gsize len);
 bool import_looks_nccl(const guint8 *data, gsize len);
+bool import_looks_logs(const guint8 *data, gsize len);
+bool import_looks_logs_not_nccl(const guint8 *data, gsize len);
 
 /* ---- from a set to a run (src/import/import-run.c) ---- */
 

@@ -28,6 +28,8 @@ case $name in
   hardware) max_len=4096;  seeds=("$src/net/presets" "$src/scenarios/hardware") ;;
   set)      max_len=2048 ;;
   nccl)     max_len=32768; seeds=("$src/tests/data/import/nccl") ;;
+  logs)     max_len=32768; seeds=("$src/tests/data/import/logs" "$src/tests/data/import/nccl")
+            real_seeds=(hangs) ;;
   pickle)   max_len=4096;  seeds=("$src/tests/data/pickle") ;;
   fr)       max_len=32768; seeds=("$src/tests/data/import/fr") ;;
   *) echo "$0: unknown target '$name'" >&2; exit 2 ;;
