@@ -430,7 +430,7 @@ Test(query, help_for_every_command)
     Result r = ranksim((const char *[]){"help", NULL});
     cr_assert_eq(r.code, 0);
     for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++)
-        cr_assert(strstr(r.err, cmds[i]), "usage lists %s: %s", cmds[i], r.err);
+        cr_assert(strstr(r.out, cmds[i]), "usage lists %s: %s", cmds[i], r.out);
     result_clear(&r);
 }
 
