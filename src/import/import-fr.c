@@ -241,6 +241,8 @@ static bool kind_of(const char *name, SchedOpKind *kind, int32_t *peer, bool *p2
         {"all_to_all", SCHED_OP_ALL_TO_ALL},
         {"alltoall", SCHED_OP_ALL_TO_ALL},
         {"broadcast", SCHED_OP_BROADCAST},
+        {"_broadcast_oop", SCHED_OP_BROADCAST}, /* out-of-place ops (fr_trace tests) */
+        {"_reduce_oop", SCHED_OP_BROADCAST},
         {"barrier", SCHED_OP_BARRIER},
         /* Rooted ops ranksim has no kind for: compared by input count like broadcast, the
          * recorded name kept so messages say what they were. */
@@ -282,6 +284,10 @@ static bool dtype_of(const char *s, SchedDtype *d)
         {"Float8_e5m2", SCHED_DTYPE_FP8},     {"Float8_e4m3fnuz", SCHED_DTYPE_FP8},
         {"Float8_e5m2fnuz", SCHED_DTYPE_FP8}, {"Char", SCHED_DTYPE_INT8},
         {"Int", SCHED_DTYPE_INT32},
+        /* torch's Python names, as PyTorch's fr_trace tests write them */
+        {"float32", SCHED_DTYPE_FP32},        {"bfloat16", SCHED_DTYPE_BF16},
+        {"float16", SCHED_DTYPE_FP16},        {"int8", SCHED_DTYPE_INT8},
+        {"int32", SCHED_DTYPE_INT32},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
         if (strcmp(s, table[i].name) == 0) {
@@ -322,6 +328,9 @@ static bool numel(const LiteDoc *d, LiteRef n, uint64_t *out)
 
 static const char *first_string(const LiteDoc *d, LiteRef n)
 {
+    /* PyTorch's fr_trace tests write input_dtypes as a bare string ("float32") */
+    if (lite_type(d, n) == LITE_STRING)
+        return lite_str(d, n);
     return lite_type(d, n) == LITE_ARRAY ? lite_str(d, lite_at(d, n, 0)) : NULL;
 }
 
@@ -342,6 +351,40 @@ static void pgdef_free(gpointer p)
 
 /* The group of PG `pg` in the set, checking that another dump did not give the same PG name
  * other members (dumps of different jobs). */
+static bool disjoint(const GArray *a, const GArray *b)
+{
+    for (guint i = 0; i < a->len; i++)
+        for (guint j = 0; j < b->len; j++)
+            if (g_array_index(a, int32_t, i) == g_array_index(b, int32_t, j))
+                return false;
+    return true;
+}
+
+static bool same_ranks(const GArray *a, const GArray *b)
+{
+    return a->len == b->len && memcmp(a->data, b->data, a->len * sizeof(int32_t)) == 0;
+}
+
+/* A PG name that other dumps give disjoint members is a split group (each rank in its own part,
+ * as new_subgroups makes them, and PyTorch's fr_trace tests write "1" for [0] on rank 0 and [1]
+ * on rank 1): each part is a group of its own, named "NAME (ranks R)". */
+static bool set_split_group(ImportSet *s, const PgDef *d, bool p2p, uint32_t *out)
+{
+    g_autofree char *rs =
+        sched_format_ranks((const int32_t *)(void *)d->ranks->data, d->ranks->len);
+    g_autofree char *name = g_strdup_printf("%s (ranks %s)", d->name, rs);
+    for (guint i = 0; i < s->groups->len; i++) {
+        ImportGroup *g = g_ptr_array_index(s->groups, i);
+        if (g->p2p == p2p && strcmp(g->name, name) == 0 && same_ranks(g->ranks, d->ranks)) {
+            *out = i;
+            return true;
+        }
+    }
+    *out = import_set_group(s, name, d->desc, (const int32_t *)(void *)d->ranks->data,
+                            d->ranks->len, p2p);
+    return true;
+}
+
 static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, uint32_t *out,
                       GError **error)
 {
@@ -349,8 +392,9 @@ static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, 
         ImportGroup *g = g_ptr_array_index(s->groups, i);
         if (g->p2p != p2p || strcmp(g->name, d->name) != 0)
             continue;
-        if (g->ranks->len != d->ranks->len ||
-            memcmp(g->ranks->data, d->ranks->data, d->ranks->len * sizeof(int32_t)) != 0) {
+        if (!same_ranks(g->ranks, d->ranks) && disjoint(g->ranks, d->ranks))
+            return set_split_group(s, d, p2p, out);
+        if (!same_ranks(g->ranks, d->ranks)) {
             g_autofree char *a =
                 sched_format_ranks((const int32_t *)(void *)g->ranks->data, g->ranks->len);
             g_autofree char *b =
@@ -664,11 +708,13 @@ static bool entry_check(FrDump *fd, const LiteRef *f, uint32_t i, const EntryInt
 {
     if (v->record_id < 0)
         return fail(error, fd->path, "entries[%u].record_id: negative", i);
-    if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? v->pseq : v->cseq) < 1)
+    /* 0 is what PyTorch's fr_trace tests write on every entry ("0") and torchcomms' first
+     * call: accepted, and numbered again by dump_renumber. */
+    if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? v->pseq : v->cseq) < 0)
         return fail(error, fd->path,
-                    "entries[%u].%s: %s (valid: the group's sequence number, an int >= 1)", i,
+                    "entries[%u].%s: %s (valid: the group's sequence number, an int >= 0)", i,
                     p2p ? "p2p_seq_id" : "collective_seq_id",
-                    f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "below 1");
+                    f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "negative");
     /* Times are epoch ns: refuse what no clock gives (so sums cannot overflow). */
     if (v->created > (gint64)1 << 62 || v->done_ns > (gint64)1 << 62 || v->done_ns < 0)
         return fail(error, fd->path,
@@ -843,6 +889,48 @@ static bool dump_sort(FrDump *fd, GError **error)
     return true;
 }
 
+/* Sequence numbers that do not count the group's calls: torch's FR numbers each PG's calls
+ * 1, 2, 3 ... (a kept suffix of them after the ring buffer wrapped), while PyTorch's own
+ * fr_trace tests write "0" on every entry and torchcomms' FlightRecorderHook one counter for
+ * all its communicators from 0. A channel (PG, collective or p2p) whose numbers on this rank
+ * repeat, skip or start at 0 is numbered again by position, 1, 2, 3 ... in record order, with
+ * a warning: matching across ranks then assumes each rank's record starts at the group's
+ * first call (true for unwrapped buffers). */
+static void dump_renumber(FrDump *fd)
+{
+    guint n = fd->pgs->len * 2 + 2;
+    g_autofree uint64_t *last = g_new0(uint64_t, n);
+    g_autofree bool *seen = g_new0(bool, n);
+    g_autofree bool *bad = g_new0(bool, n);
+    for (guint i = 0; i < fd->entries->len; i++) {
+        const ImportEntry *e = &g_array_index(fd->entries, ImportEntry, i);
+        guint c = e->group * 2 + g_array_index(fd->entry_p2p, bool, i);
+        bad[c] |= e->seq == 0 || (seen[c] && e->seq != last[c] + 1);
+        seen[c] = true;
+        last[c] = e->seq;
+    }
+    g_autofree uint64_t *pos = g_new0(uint64_t, n);
+    bool any = false;
+    for (guint i = 0; i < fd->entries->len; i++) {
+        ImportEntry *e = &g_array_index(fd->entries, ImportEntry, i);
+        guint c = e->group * 2 + g_array_index(fd->entry_p2p, bool, i);
+        if (bad[c]) {
+            e->seq = ++pos[c];
+            any = true;
+        }
+    }
+    if (!any)
+        return;
+    fd->head_check = 0; /* pg_status counts the original numbers */
+    g_ptr_array_add(fd->warnings,
+                    g_strdup_printf("%s: the sequence numbers do not count each group's calls "
+                                    "(0, repeated or skipping: as PyTorch's fr_trace tests and "
+                                    "torchcomms' FlightRecorderHook write them): calls numbered "
+                                    "by their order in each process group, assuming every "
+                                    "rank's record starts at the group's first call",
+                                    fd->path));
+}
+
 FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scratch, GError **error)
 {
     FrDump *fd = dump_new(path);
@@ -861,6 +949,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
         import_fr_dump_free(fd);
         return NULL;
     }
+    dump_renumber(fd);
     return fd;
 }
 

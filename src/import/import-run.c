@@ -59,6 +59,41 @@ static int32_t n_ranks_of(const ImportSet *s)
     return n;
 }
 
+/* Calls of one rank on one known stream run in order (CUDA executes a stream's kernels in
+ * launch order): an instance is complete only when, on every member, the calls before it on the
+ * same stream completed. Undoing one can undo later ones of its peers, so this repeats until
+ * nothing changes (each pass O(calls); passes bounded by the longest such chain). This is what
+ * finds NVIDIA/nccl#899: two ranks launching on two communicators in opposite orders on one
+ * stream have every call matched, yet neither call completes. */
+static void stream_order(const ImportSet *s, GHashTable *done)
+{
+    bool changed = true;
+    while (changed) {
+        changed = false;
+        for (guint r = 0; r < s->ranks->len; r++) {
+            const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+            if (!ir->present)
+                continue;
+            g_autoptr(GHashTable) held = g_hash_table_new(g_int64_hash, g_int64_equal);
+            for (guint i = 0; i < ir->entries->len; i++) {
+                const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+                if (!e->stream || e->state != IMPORT_STATE_UNKNOWN)
+                    continue;
+                gint64 k = (gint64)inst_key(e->group, e->seq);
+                bool complete = g_hash_table_contains(done, &k);
+                if (g_hash_table_contains(held, &e->stream)) {
+                    if (complete) {
+                        g_hash_table_remove(done, &k);
+                        changed = true;
+                    }
+                } else if (!complete) {
+                    g_hash_table_add(held, (gpointer)&e->stream);
+                }
+            }
+        }
+    }
+}
+
 /* NCCL: which instances every member called with one signature. */
 static GHashTable *complete_instances(const ImportSet *s)
 {
@@ -100,6 +135,7 @@ static GHashTable *complete_instances(const ImportSet *s)
             g_hash_table_add(done, kk);
         }
     }
+    stream_order(s, done);
     return done;
 }
 
@@ -137,8 +173,28 @@ struct ImportRunBuilder {
     GPtrArray *members;    /* int32_t* (sorted ranks, first the count) by group id, lazily */
     int64_t end, timeout_ms, min_created;
     GArray *silent, *wrapped, *queued_ranks;
+    GArray *queued_calls; /* QueuedCall: calls queued behind a blocking point, for the record */
     uint64_t queued_total, foreign;
 };
+
+/* A call a rank made behind its blocking point: the record notes it on the instance (a cycle
+ * whose calls were all made is an ordering deadlock). */
+typedef struct {
+    uint32_t rank;
+    int32_t group;
+    uint64_t seq;
+} QueuedCall;
+
+/* Watchdog and PG-status evidence beyond a rank's calls (see apply_status). */
+static bool has_other_evidence(const ImportSet *s, const ImportRank *ir)
+{
+    if (ir->pg_status && ir->pg_status->len)
+        return true;
+    for (guint i = 0; i < s->findings->len; i++)
+        if (g_array_index(s->findings, ImportFinding, i).rank == ir->rank)
+            return true;
+    return false;
+}
 
 ImportRunBuilder *import_run_builder_new(const ImportSet *s, int64_t t0, bool nccl)
 {
@@ -157,6 +213,7 @@ ImportRunBuilder *import_run_builder_new(const ImportSet *s, int64_t t0, bool nc
     b->silent = g_array_new(FALSE, FALSE, sizeof(int32_t));
     b->wrapped = g_array_new(FALSE, FALSE, sizeof(int32_t));
     b->queued_ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    b->queued_calls = g_array_new(FALSE, FALSE, sizeof(QueuedCall));
     return b;
 }
 
@@ -173,6 +230,7 @@ static void builder_free(ImportRunBuilder *b)
     g_array_unref(b->silent);
     g_array_unref(b->wrapped);
     g_array_unref(b->queued_ranks);
+    g_array_unref(b->queued_calls);
     g_free(b);
 }
 
@@ -261,7 +319,9 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
     if (empty || overwritten) {
         *end = (RankEnd){.state = SCHED_SEEN_UNKNOWN};
         int32_t rr = (int32_t)r;
-        g_array_append_val(empty ? b->silent : b->wrapped, rr);
+        /* a log with watchdog or status lines but no call is not an empty ring buffer */
+        if (!empty || !has_other_evidence(s, ir))
+            g_array_append_val(empty ? b->silent : b->wrapped, rr);
         return;
     }
     const ImportEntry *head = NULL;
@@ -278,6 +338,8 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
         bool done = entry_complete(e, b->nccl_done);
         if (head && !done) {
             queued++;
+            QueuedCall q = {r, (int32_t)e->group, e->seq};
+            g_array_append_val(b->queued_calls, q);
             continue;
         }
         if (!head && !done)
@@ -333,6 +395,66 @@ void import_run_builder_rank(ImportRunBuilder *b, uint32_t r, GArray *out)
     }
 }
 
+/* PyTorch's OpType (postmortem.md (c), the watchdog's WorkNCCL(...)) as a kind; -1 unknown. */
+static int optype_kind(const char *text)
+{
+    static const struct {
+        const char *op;
+        SchedOpKind kind;
+    } t[] = {{"_REDUCE_SCATTER_BASE", SCHED_OP_REDUCE_SCATTER},
+             {"REDUCE_SCATTER", SCHED_OP_REDUCE_SCATTER},
+             {"_ALLGATHER_BASE", SCHED_OP_ALL_GATHER},
+             {"ALLGATHER", SCHED_OP_ALL_GATHER},
+             {"ALLREDUCE", SCHED_OP_ALL_REDUCE},
+             {"ALLTOALL", SCHED_OP_ALL_TO_ALL},
+             {"BROADCAST", SCHED_OP_BROADCAST},
+             {"BARRIER", SCHED_OP_BARRIER},
+             {"SEND", SCHED_OP_SEND},
+             {"RECV", SCHED_OP_RECV}};
+    const char *o = text ? strstr(text, "OpType=") : NULL;
+    if (!o)
+        return -1;
+    o += 7;
+    for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
+        if (g_str_has_prefix(o, t[i].op))
+            return (int)t[i].kind;
+    return -1;
+}
+
+/* A watchdog verdict (IMPORT_FINDING_TIMEOUT) on a rank whose record holds no call: the rank is
+ * blocked in the call the line names, with the kind and NumelIn the line carries (named by its
+ * OpType). A rank whose calls place it elsewhere keeps its record's state. */
+static void timeouts_as_ends(ImportRunBuilder *b)
+{
+    const ImportSet *s = b->s;
+    for (guint i = 0; i < s->findings->len; i++) {
+        const ImportFinding *f = &g_array_index(s->findings, ImportFinding, i);
+        if (f->kind != IMPORT_FINDING_TIMEOUT || f->rank < 0 || f->group < 0 || !f->seq ||
+            (guint)f->rank >= b->ends->len || !g_array_index(b->added, bool, f->rank) ||
+            !member_of(b, (uint32_t)f->group, f->rank))
+            continue;
+        RankEnd *end = &g_array_index(b->ends, RankEnd, f->rank);
+        if (end->state != SCHED_SEEN_UNKNOWN)
+            continue;
+        int kind = optype_kind(f->text);
+        const char *numel = f->text ? strstr(f->text, "NumelIn=") : NULL;
+        uint64_t count = numel ? g_ascii_strtoull(numel + 8, NULL, 10) : 0;
+        const char *name = kind >= 0 ? sched_op_kind_name((SchedOpKind)kind) : "watchdog timeout";
+        *end = (RankEnd){.state = SCHED_SEEN_BLOCKED,
+                         .group = f->group,
+                         .seq = f->seq,
+                         .arrival = {.arrive_ns = b->end,
+                                     .pg_seq = f->seq,
+                                     .count = count,
+                                     .layer = -1,
+                                     .name = name_id(b, name),
+                                     .root = -1,
+                                     .kind = (uint8_t)(kind >= 0 ? kind : SCHED_OP_ALL_REDUCE),
+                                     .dtype = SCHED_DTYPE_FP32,
+                                     .present = true}};
+    }
+}
+
 int64_t import_run_builder_min_created(const ImportRunBuilder *b)
 {
     return b->min_created == INT64_MAX ? -1 : b->min_created;
@@ -347,6 +469,88 @@ static RankEnd rank_end(const ImportRunBuilder *b, uint32_t r)
     if (!added || !ir || !ir->present || r >= b->ends->len)
         return (RankEnd){.state = SCHED_SEEN_UNKNOWN};
     return g_array_index(b->ends, RankEnd, r);
+}
+
+/* The instance (group, seq) some rank blocks in, or NULL. */
+static SchedInstance *instance_at(const SchedRunRecord *rec, uint32_t group, uint64_t seq)
+{
+    for (guint i = 0; i < rec->owned->len; i++) {
+        SchedInstance *inst = g_ptr_array_index(rec->owned, i);
+        if ((uint32_t)inst->group == group && inst->seq == seq)
+            return inst;
+    }
+    return NULL;
+}
+
+static const SchedArrival *first_arrival(const SchedInstance *inst)
+{
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (inst->arr[i].present)
+            return &inst->arr[i];
+    return NULL;
+}
+
+/* A rank without a blocking call whose watchdog status says where it is (postmortem.md (c)):
+ * work in flight on a group (last enqueued past last completed) puts it in call
+ * last_completed + 1 there, when others block in it (its signature is not in the line: the
+ * others' is taken); nothing in flight on a group where others wait for a later call makes it
+ * idle there — it never enqueued that call. */
+static void status_state(SchedRunRecord *rec, uint32_t r, const ImportRank *ir)
+{
+    bool in_flight = false, idle_where_waited = false;
+    for (guint k = 0; k < ir->pg_status->len; k++) {
+        const ImportPgStatus *ps = &g_array_index(ir->pg_status, ImportPgStatus, k);
+        if (ps->last_enqueued > ps->last_completed) {
+            in_flight = true;
+            SchedInstance *inst = instance_at(rec, ps->group, ps->last_completed + 1);
+            const SchedArrival *ref = inst ? first_arrival(inst) : NULL;
+            int32_t mi = inst ? sched_group_index_of(rec->groups[inst->group], (int32_t)r) : -1;
+            if (ref && mi >= 0 && !inst->arr[mi].present) {
+                SchedArrival a = *ref;
+                sched_run_record_arrive(rec, r, inst->group, inst->seq, &a);
+                return;
+            }
+            continue;
+        }
+        for (guint i = 0; i < rec->owned->len && ps->last_enqueued > 0; i++) {
+            const SchedInstance *inst = g_ptr_array_index(rec->owned, i);
+            int32_t mi = sched_group_index_of(rec->groups[inst->group], (int32_t)r);
+            if ((uint32_t)inst->group == ps->group && inst->seq > ps->last_completed && mi >= 0 &&
+                !inst->arr[mi].present)
+                idle_where_waited = true;
+        }
+    }
+    if (idle_where_waited && !in_flight) {
+        rec->ranks[r].state = SCHED_SEEN_IDLE;
+        rec->ranks[r].end_ns = 0;
+    }
+}
+
+/* What the record shows beyond the ranks' blocking points: members that completed the call
+ * others block in (their PG status's last completed reaches it: one call apart), the state of
+ * ranks known only from status lines, and calls made but queued behind a blocking point. */
+static void apply_status(const ImportRunBuilder *b, SchedRunRecord *rec)
+{
+    const ImportSet *s = b->s;
+    for (uint32_t r = 0; r < rec->n_ranks && r < s->ranks->len; r++) {
+        const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+        if (!ir->present || !ir->pg_status)
+            continue;
+        for (guint k = 0; k < ir->pg_status->len; k++) {
+            const ImportPgStatus *ps = &g_array_index(ir->pg_status, ImportPgStatus, k);
+            for (guint i = 0; i < rec->owned->len; i++) {
+                const SchedInstance *inst = g_ptr_array_index(rec->owned, i);
+                if ((uint32_t)inst->group == ps->group && inst->seq <= ps->last_completed)
+                    sched_run_record_note(rec, r, inst->group, inst->seq, true, NULL);
+            }
+        }
+        if (rec->ranks[r].state == SCHED_SEEN_UNKNOWN)
+            status_state(rec, r, ir);
+    }
+    for (guint i = 0; i < b->queued_calls->len; i++) {
+        const QueuedCall *q = &g_array_index(b->queued_calls, QueuedCall, i);
+        sched_run_record_note(rec, q->rank, q->group, q->seq, false, NULL);
+    }
 }
 
 /* The neutral record of the set: each rank's state with the file it came from, the instances
@@ -376,6 +580,7 @@ static SchedRunRecord *record_of(const ImportRunBuilder *b, const SchedProgram *
         else if (end.state == SCHED_SEEN_UNKNOWN)
             seen->end_ns = 0;
     }
+    apply_status(b, rec);
     sched_run_record_seal(rec);
     return rec;
 }
@@ -405,6 +610,72 @@ ImportRun *import_run_build(const ImportSet *s)
     return run;
 }
 
+/* What was read of rank r, in a phrase: its reader's (ImportRank.evidence) or the format's;
+ * "nothing read" when absent. Static or owned by the set. */
+static const char *evidence_of(const ImportSet *s, uint32_t r)
+{
+    const ImportRank *ir = r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
+    if (!ir || !ir->present)
+        return "nothing read";
+    static const char *const names[] = {
+        [IMPORT_FORMAT_FR] = "Flight Recorder dump",
+        [IMPORT_FORMAT_NCCL] = "NCCL INFO lines",
+        [IMPORT_FORMAT_HCCL] = "torch_npu HCCL dump",
+        [IMPORT_FORMAT_WATCHDOG] = "watchdog lines",
+        [IMPORT_FORMAT_CANN] = "CANN error lines",
+        [IMPORT_FORMAT_VLLM] = "vLLM messages",
+        [IMPORT_FORMAT_LOGS] = "log lines",
+        [IMPORT_FORMAT_INSPECTOR] = "NCCL Inspector records",
+    };
+    if (ir->evidence)
+        return ir->evidence;
+    return (guint)s->format < G_N_ELEMENTS(names) && names[s->format] ? names[s->format]
+                                                                        : "a record";
+}
+
+/* "each rank's evidence — rank 0: watchdog lines, PG 2 (a.log); ranks 1-3: nothing read": ranks
+ * with the same phrase folded, the file named when they all come from one. O(ranks). */
+static char *evidence_note(const ImportSet *s, uint32_t n)
+{
+    g_autoptr(GHashTable) by_phrase =
+        g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_array_unref);
+    g_autoptr(GPtrArray) order = g_ptr_array_new();
+    for (uint32_t r = 0; r < n; r++) {
+        const char *ph = evidence_of(s, r);
+        GArray *ranks = g_hash_table_lookup(by_phrase, ph);
+        if (!ranks) {
+            ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+            g_hash_table_insert(by_phrase, (gpointer)ph, ranks);
+            g_ptr_array_add(order, (gpointer)ph);
+        }
+        int32_t rr = (int32_t)r;
+        g_array_append_val(ranks, rr);
+    }
+    GString *note = g_string_new("each rank's evidence —");
+    for (guint k = 0; k < order->len && k < 16; k++) {
+        const char *ph = g_ptr_array_index(order, k);
+        GArray *ranks = g_hash_table_lookup(by_phrase, ph);
+        const char *file = NULL;
+        bool one_file = true;
+        for (guint i = 0; i < ranks->len && one_file; i++) {
+            int32_t r = g_array_index(ranks, int32_t, i);
+            const ImportRank *ir =
+                (guint)r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
+            const char *p = ir && ir->present ? ir->path : NULL;
+            one_file = p && (!file || strcmp(file, p) == 0);
+            file = p;
+        }
+        g_autofree char *base = one_file && file ? g_path_get_basename(file) : NULL;
+        g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
+        g_string_append_printf(note, "%s rank%s %s: %s%s%s%s", k ? ";" : "",
+                               ranks->len > 1 ? "s" : "", rs, ph, base ? " (" : "",
+                               base ? base : "", base ? ")" : "");
+    }
+    if (order->len > 16)
+        g_string_append(note, "; ...");
+    return g_string_free(note, FALSE);
+}
+
 ImportRun *import_run_builder_finish(ImportRunBuilder *b)
 {
     const ImportSet *s = b->s;
@@ -414,6 +685,7 @@ ImportRun *import_run_builder_finish(ImportRunBuilder *b)
     run->timed = b->timed;
     run->t0_ns = b->timed ? b->t0 : -1;
     const int32_t n = n_ranks_of(s);
+    timeouts_as_ends(b); /* before the name table is copied: it may add names */
     run->program = sched_program_new((uint32_t)MAX(n, 1));
     SchedProgram *p = run->program;
     for (guint i = 0; i < s->groups->len; i++) {
@@ -485,16 +757,21 @@ ImportRun *import_run_builder_finish(ImportRunBuilder *b)
                                         foreign, foreign > 1 ? "s" : ""));
     if (!run->timed)
         g_ptr_array_add(run->notes,
-                        g_strdup("the record has no times (NCCL INFO lines carry none): the time "
-                                 "axis is each rank's call position, 1 us per call"));
+                        g_strdup_printf("the record has no times%s: the time axis is each "
+                                        "rank's call position, 1 us per call",
+                                        s->format == IMPORT_FORMAT_NCCL
+                                            ? " (NCCL INFO lines carry none)"
+                                            : ""));
     else if (s->format == IMPORT_FORMAT_FR || s->format == IMPORT_FORMAT_HCCL)
         g_ptr_array_add(run->notes,
                         g_strdup("times are the recorded enqueue times (time_created_ns) from "
                                  "the earliest; completions as the watchdog discovered them; "
                                  "different hosts' clocks are not aligned"));
 
+    g_ptr_array_add(run->notes, evidence_note(s, p->n_ranks));
     g_autoptr(SchedRunRecord) rec = record_of(b, p, end, timeout_ms * 1000000);
     run->outcome = sched_diagnose_record(rec);
+    import_verdict_apply(run, s);
     builder_free(b);
     return run;
 }

@@ -47,7 +47,14 @@ static char *headline(const StoreRunInfo *run, const SchedOutcome *o, const Sche
     for (int level = 0; level < 3; level++) {
         g_free(h);
         GString *s = g_string_new(NULL);
-        g_string_append_printf(s, "%s: %s", run->name, o->failed ? "FAILED" : "HEALTHY");
+        bool inconclusive = g_strcmp0(run->status, "inconclusive") == 0;
+        g_string_append_printf(s, "%s: %s", run->name,
+                               inconclusive ? "INCONCLUSIVE"
+                               : o->failed  ? "FAILED"
+                                            : "HEALTHY");
+        if (inconclusive && level < 2)
+            g_string_append(s, " — neither a hang nor its absence is shown: see what is "
+                               "missing below");
         if (first && o->failed) {
             g_string_append_printf(s, " — %s", first->kind);
             if (level < 2 && where)
