@@ -59,83 +59,119 @@ static int32_t n_ranks_of(const ImportSet *s)
     return n;
 }
 
-/* Calls of one rank on one known stream run in order (CUDA executes a stream's kernels in
- * launch order): an instance is complete only when, on every member, the calls before it on the
- * same stream completed. Undoing one can undo later ones of its peers, so this repeats until
- * nothing changes (each pass O(calls); passes bounded by the longest such chain). This is what
- * finds NVIDIA/nccl#899: two ranks launching on two communicators in opposite orders on one
- * stream have every call matched, yet neither call completes. */
-static void stream_order(const ImportSet *s, GHashTable *done)
+/* NCCL logs print enqueues only: which instances completed, by two rules.
+ * - Signatures: an instance completes only when every member called it with the same
+ *   signature (NCCL does not compare counts: a disagreeing instance is where a hang starts).
+ * - Streams: calls of one rank on one known stream run in launch order (CUDA executes a
+ *   stream's kernels in order), so a call completes only after the one before it on its
+ *   stream. An instance is complete when it is matched and each member's call of it is at the
+ *   head of its stream: found from the bottom up (a worklist: each completion readies the next
+ *   call on the same streams), O(calls). Instances whose calls wait on each other across
+ *   streams never complete — NVIDIA/nccl#899: two ranks launching on two communicators in
+ *   opposite orders on one stream have every call matched, yet neither call completes.
+ *   Calls without a known stream (ImportEntry.stream 0) are ordered by nothing but their
+ *   communicator. */
+typedef struct {
+    uint32_t rank;
+    guint idx;
+} EntryRef;
+
+typedef struct {
+    GArray *refs; /* EntryRef: the members' calls of it */
+    const ImportEntry *first;
+    guint ready;  /* members whose call of it is at the head of its stream */
+    bool disagree;
+} InstCalls;
+
+static void inst_calls_free(gpointer p)
 {
-    bool changed = true;
-    while (changed) {
-        changed = false;
-        for (guint r = 0; r < s->ranks->len; r++) {
-            const ImportRank *ir = g_ptr_array_index(s->ranks, r);
-            if (!ir->present)
-                continue;
-            g_autoptr(GHashTable) held = g_hash_table_new(g_int64_hash, g_int64_equal);
-            for (guint i = 0; i < ir->entries->len; i++) {
-                const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
-                if (!e->stream || e->state != IMPORT_STATE_UNKNOWN)
-                    continue;
-                gint64 k = (gint64)inst_key(e->group, e->seq);
-                bool complete = g_hash_table_contains(done, &k);
-                if (g_hash_table_contains(held, &e->stream)) {
-                    if (complete) {
-                        g_hash_table_remove(done, &k);
-                        changed = true;
-                    }
-                } else if (!complete) {
-                    g_hash_table_add(held, (gpointer)&e->stream);
-                }
-            }
+    InstCalls *c = p;
+    g_array_unref(c->refs);
+    g_free(c);
+}
+
+/* For each entry of a rank the index of the next one on the same known stream (-1 none), and
+ * whether it starts its stream (or has none). */
+static void stream_links(const ImportRank *ir, guint n, gint *next, bool *head)
+{
+    g_autoptr(GHashTable) last = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < n; i++) {
+        const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+        next[i] = -1;
+        head[i] = true;
+        if (!e->stream)
+            continue;
+        gpointer prev = g_hash_table_lookup(last, &e->stream);
+        if (prev) {
+            next[GPOINTER_TO_UINT(prev) - 1] = (gint)i;
+            head[i] = false;
         }
+        g_hash_table_insert(last, (gpointer)&e->stream, GUINT_TO_POINTER(i + 1));
     }
 }
 
-/* NCCL: which instances every member called with one signature. */
+/* Whether instance `c` can complete: matched by every member, each call at its stream's head. */
+static bool inst_ready(const ImportSet *s, const InstCalls *c)
+{
+    const ImportGroup *g = g_ptr_array_index(s->groups, c->first->group);
+    return !c->disagree && c->refs->len == g->ranks->len && c->ready == c->refs->len;
+}
+
+/* NCCL: the instances that completed (keys of inst_key), by the rules above. */
 static GHashTable *complete_instances(const ImportSet *s)
 {
-    /* key -> (members seen << 1 | disagree) */
-    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    g_autoptr(GHashTable) first = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    g_autoptr(GHashTable) insts =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, inst_calls_free);
+    g_autoptr(GPtrArray) nexts = g_ptr_array_new_with_free_func(g_free);
     for (guint r = 0; r < s->ranks->len; r++) {
         const ImportRank *ir = g_ptr_array_index(s->ranks, r);
-        if (!ir->present)
-            continue;
-        for (guint i = 0; i < ir->entries->len; i++) {
+        guint n = ir->present ? ir->entries->len : 0;
+        gint *next = g_new(gint, n + 1);
+        g_autofree bool *head = g_new(bool, n + 1);
+        stream_links(ir, n, next, head);
+        g_ptr_array_add(nexts, next);
+        for (guint i = 0; i < n; i++) {
             const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
-            gint64 *k = g_new(gint64, 1);
-            *k = (gint64)inst_key(e->group, e->seq);
-            gpointer v = g_hash_table_lookup(seen, k);
-            guint64 cnt = GPOINTER_TO_SIZE(v);
-            const ImportEntry *f = g_hash_table_lookup(first, k);
-            bool dis = (cnt & 1) || (f && !same_sig(f, e));
-            cnt = (((cnt >> 1) + 1) << 1) | dis;
-            if (!f) {
-                gint64 *k2 = g_new(gint64, 1);
-                *k2 = *k;
-                g_hash_table_insert(first, k2, (gpointer)e);
+            gint64 k = (gint64)inst_key(e->group, e->seq);
+            InstCalls *c = g_hash_table_lookup(insts, &k);
+            if (!c) {
+                c = g_new0(InstCalls, 1);
+                c->refs = g_array_new(FALSE, FALSE, sizeof(EntryRef));
+                c->first = e;
+                g_hash_table_insert(insts, g_memdup2(&k, sizeof k), c);
             }
-            g_hash_table_replace(seen, k, GSIZE_TO_POINTER(cnt));
+            c->disagree |= !same_sig(c->first, e);
+            EntryRef ref = {r, i};
+            g_array_append_val(c->refs, ref);
+            c->ready += head[i];
         }
     }
     GHashTable *done = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    g_autoptr(GArray) work = g_array_new(FALSE, FALSE, sizeof(gint64));
     GHashTableIter it;
     gpointer k, v;
-    g_hash_table_iter_init(&it, seen);
-    while (g_hash_table_iter_next(&it, &k, &v)) {
-        guint64 cnt = GPOINTER_TO_SIZE(v);
-        guint64 key = (guint64) * (gint64 *)k;
-        const ImportGroup *g = g_ptr_array_index(s->groups, (guint)(key >> 40));
-        if (!(cnt & 1) && (cnt >> 1) == g->ranks->len) {
-            gint64 *kk = g_new(gint64, 1);
-            *kk = *(gint64 *)k;
-            g_hash_table_add(done, kk);
+    g_hash_table_iter_init(&it, insts);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        if (inst_ready(s, v))
+            g_array_append_val(work, *(gint64 *)k);
+    for (guint w = 0; w < work->len; w++) {
+        gint64 key = g_array_index(work, gint64, w);
+        g_hash_table_add(done, g_memdup2(&key, sizeof key));
+        const InstCalls *c = g_hash_table_lookup(insts, &key);
+        for (guint j = 0; j < c->refs->len; j++) {
+            const EntryRef *ref = &g_array_index(c->refs, EntryRef, j);
+            gint nx = ((gint *)g_ptr_array_index(nexts, ref->rank))[ref->idx];
+            if (nx < 0)
+                continue;
+            const ImportRank *ir = g_ptr_array_index(s->ranks, ref->rank);
+            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, nx);
+            gint64 nk = (gint64)inst_key(e->group, e->seq);
+            InstCalls *nc = g_hash_table_lookup(insts, &nk);
+            nc->ready++;
+            if (inst_ready(s, nc) && !g_hash_table_contains(done, &nk))
+                g_array_append_val(work, nk);
         }
     }
-    stream_order(s, done);
     return done;
 }
 
