@@ -909,18 +909,18 @@ static void dump_renumber(FrDump *fd)
         seen[c] = true;
         last[c] = e->seq;
     }
-    g_autofree uint64_t *pos = g_new0(uint64_t, n);
+    /* torchcomms counts every communicator's calls with one counter: when one channel shows
+     * it, none of the dump's numbers count their group's calls */
     bool any = false;
-    for (guint i = 0; i < fd->entries->len; i++) {
-        ImportEntry *e = &g_array_index(fd->entries, ImportEntry, i);
-        guint c = e->group * 2 + g_array_index(fd->entry_p2p, bool, i);
-        if (bad[c]) {
-            e->seq = ++pos[c];
-            any = true;
-        }
-    }
+    for (guint c = 0; c < n; c++)
+        any |= bad[c];
     if (!any)
         return;
+    g_autofree uint64_t *pos = g_new0(uint64_t, n);
+    for (guint i = 0; i < fd->entries->len; i++) {
+        ImportEntry *e = &g_array_index(fd->entries, ImportEntry, i);
+        e->seq = ++pos[e->group * 2 + g_array_index(fd->entry_p2p, bool, i)];
+    }
     fd->head_check = 0; /* pg_status counts the original numbers */
     g_ptr_array_add(fd->warnings,
                     g_strdup_printf("%s: the sequence numbers do not count each group's calls "

@@ -473,11 +473,22 @@ static uint32_t gaps(const ImportSet *s, const SchedOutcome *o, uint32_t symptom
     }
     if (missing->len) {
         n++;
+        bool absent = false;
+        for (guint i = 0; i < missing->len; i++) {
+            int32_t r = g_array_index(missing, int32_t, i);
+            const ImportRank *ir =
+                (guint)r < s->ranks->len ? g_ptr_array_index(s->ranks, r) : NULL;
+            absent |= !ir || !ir->present;
+        }
         g_autofree char *ms =
             sched_format_ranks((const int32_t *)(void *)missing->data, missing->len);
-        g_string_append_printf(msg, "\n  rank%s %s left no lines (no dump, no call)",
-                               missing->len > 1 ? "s" : "", ms);
-        g_ptr_array_add(collect, g_strdup("every rank's log or dump, not only the first rank's"));
+        g_string_append_printf(msg, "\n  rank%s %s: no call read (%s)",
+                               missing->len > 1 ? "s" : "", ms,
+                               absent ? "no dump or log of them, or one without calls"
+                                      : "their dumps or logs hold none");
+        if (absent)
+            g_ptr_array_add(collect,
+                            g_strdup("every rank's log or dump, not only the first rank's"));
     }
     bool unjoined = false;
     for (guint i = 0; i < s->groups->len; i++) {
