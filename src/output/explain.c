@@ -582,7 +582,7 @@ static const char *culprit_why(const char *reason)
         {"crashed", "crashed while others wait on it"},
         {"mismatch", "brought a minority signature to a collective"},
         {"late", "late: still busy when the others' wait reached the timeout"},
-        {"idle", "idle: made no further call while others wait on it"},
+        {"idle", "made no further call while others wait on it"},
         {"behind", "one call behind: never finished a call its peers completed"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(whys); i++)
@@ -717,6 +717,39 @@ static void text_import_findings(FILE *out, const SchedOutcome *o)
         }
 }
 
+/* Where to look next: for each call the hang holds ranks in (the deadlock's instances, a
+ * mismatch's), the lines that name it in the other ranks' logs and dumps. */
+static void text_import_search(FILE *out, const SchedOutcome *o)
+{
+    guint shown = 0;
+    for (guint i = 0; i < o->diags->len && shown < 4; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (strcmp(d->kind, "deadlock") != 0 && strcmp(d->kind, "mismatch") != 0)
+            continue;
+        g_autoptr(SchedDetail) det = sched_detail_parse(d->detail);
+        for (guint k = 0; det && k < det->instances->len && shown < 4; k++, shown++) {
+            const SchedDetailInstance *in = &g_array_index(det->instances, SchedDetailInstance, k);
+            if (!shown)
+                fprintf(out, "\nwhere to look next (the other ranks' logs and dumps):\n");
+            fprintf(out,
+                    "  group %s call %" G_GUINT64_FORMAT ": `SeqNum=%" G_GUINT64_FORMAT
+                    "` in watchdog lines, collective_seq_id %" G_GUINT64_FORMAT
+                    " in Flight Recorder dumps, and each rank's `last completed` status for the "
+                    "group (did it finish the call before?)\n",
+                    in->group ? in->group : "?", in->seq, in->seq, in->seq);
+        }
+        if (det && !det->instances->len && d->group >= 0 && (guint)d->group < o->groups->len &&
+            shown++ < 4) {
+            if (shown == 1)
+                fprintf(out, "\nwhere to look next (the other ranks' logs and dumps):\n");
+            fprintf(out,
+                    "  group %s call %" G_GUINT64_FORMAT ": each rank's entry of it (sizes, "
+                    "dtype) and the code path that made it on the odd rank\n",
+                    (const char *)g_ptr_array_index(o->groups, d->group), d->seq);
+        }
+    }
+}
+
 void explain_text_import(FILE *out, const char *title, const SchedOutcome *o,
                          const char *status, const GPtrArray *notes)
 {
@@ -745,6 +778,7 @@ void explain_text_import(FILE *out, const char *title, const SchedOutcome *o,
             fprintf(out, "  %s\n", g_strstrip(*p));
     }
     text_import_findings(out, o);
+    text_import_search(out, o);
 }
 
 void explain_text(FILE *out, const char *title, const SchedOutcome *o)

@@ -10,6 +10,7 @@
 
 #include "../../../sched/diagnose.h"
 #include "../../../src/import/import.h"
+#include "../run-binary.h"
 
 static const SchedDiag *find(const SchedOutcome *o, const char *kind)
 {
@@ -349,4 +350,45 @@ Test(import_run, each_ranks_evidence_is_noted)
         }
     }
     cr_assert(found);
+}
+
+/* The story of an imported run through the binary: an inconclusive import exits 4, is listed
+ * and reported INCONCLUSIVE; explain of any import names each rank's evidence, never says
+ * "simulated", and for a hang says where to look next. */
+Test(import_run, imported_runs_are_told_as_recorded)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-run-XXXXXX", NULL);
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    const char *imp1[] = {"import", "--db", db, "-q",
+                          RANKSIM_SOURCE_DIR "/tests/data/import/fr-other/empty-buffers", NULL};
+    Result r = ranksim(imp1);
+    cr_assert_eq(r.code, 4, "%s", r.err);
+    result_clear(&r);
+    const char *rep[] = {"report", "--db", db, "1", NULL};
+    r = ranksim(rep);
+    cr_assert_not_null(strstr(r.out, "INCONCLUSIVE"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "HEALTHY"), "%s", r.out);
+    result_clear(&r);
+    const char *runs[] = {"runs", "--db", db, NULL};
+    r = ranksim(runs);
+    cr_assert_not_null(strstr(r.out, "INCONCLUSIVE"), "%s", r.out);
+    result_clear(&r);
+    const char *imp2[] = {"import", "--db", db, "-q",
+                          RANKSIM_SOURCE_DIR "/tests/data/import/fr-other/torchcomms", NULL};
+    r = ranksim(imp2);
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    for (int id = 1; id <= 2; id++) {
+        g_autofree char *ids = g_strdup_printf("%d", id);
+        const char *ex[] = {"explain", "--db", db, ids, NULL};
+        r = ranksim(ex);
+        cr_assert_eq(r.code, 0, "%s", r.err);
+        cr_assert_null(strstr(r.out, "simulated"), "%s", r.out);
+        cr_assert_not_null(strstr(r.out, "evidence (what was read of each rank)"), "%s", r.out);
+        if (id == 2) {
+            cr_assert_not_null(strstr(r.out, "rank 1: made no further call"), "%s", r.out);
+            cr_assert_not_null(strstr(r.out, "`SeqNum=2`"), "%s", r.out);
+        }
+        result_clear(&r);
+    }
 }
