@@ -210,6 +210,7 @@ struct ImportRunBuilder {
     int64_t end, timeout_ms, min_created;
     GArray *silent, *wrapped, *queued_ranks;
     GArray *queued_calls; /* QueuedCall: calls queued behind a blocking point, for the record */
+    GArray *placed;       /* SchedRecord: the calls watchdog verdicts place ranks in (rows) */
     uint64_t queued_total, foreign;
 };
 
@@ -250,6 +251,7 @@ ImportRunBuilder *import_run_builder_new(const ImportSet *s, int64_t t0, bool nc
     b->wrapped = g_array_new(FALSE, FALSE, sizeof(int32_t));
     b->queued_ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
     b->queued_calls = g_array_new(FALSE, FALSE, sizeof(QueuedCall));
+    b->placed = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
     return b;
 }
 
@@ -267,6 +269,7 @@ static void builder_free(ImportRunBuilder *b)
     g_array_unref(b->wrapped);
     g_array_unref(b->queued_ranks);
     g_array_unref(b->queued_calls);
+    g_array_unref(b->placed);
     g_free(b);
 }
 
@@ -488,6 +491,21 @@ static void timeouts_as_ends(ImportRunBuilder *b)
                                      .kind = (uint8_t)(kind >= 0 ? kind : SCHED_OP_ALL_REDUCE),
                                      .dtype = SCHED_DTYPE_FP32,
                                      .present = true}};
+        /* its row, so that `collectives` (and `match`) show the call the line names */
+        SchedRecord rec = {
+            .rank = (uint32_t)f->rank,
+            .kind = end->arrival.kind,
+            .dtype = end->arrival.dtype,
+            .layer = -1,
+            .name = end->arrival.name,
+            .group = f->group,
+            .idx = end->calls,
+            .seq = f->seq,
+            .count = count,
+            .start_ns = b->end,
+            .end_ns = -1,
+        };
+        g_array_append_val(b->placed, rec);
     }
 }
 
@@ -641,6 +659,7 @@ ImportRun *import_run_build(const ImportSet *s)
     for (uint32_t r = 0; r < (uint32_t)MAX(n, 1); r++)
         import_run_builder_rank(b, r, records);
     ImportRun *run = import_run_builder_finish(b);
+    g_array_append_vals(records, run->records->data, run->records->len);
     g_array_unref(run->records);
     run->records = records;
     return run;
@@ -808,6 +827,9 @@ ImportRun *import_run_builder_finish(ImportRunBuilder *b)
     g_autoptr(SchedRunRecord) rec = record_of(b, p, end, timeout_ms * 1000000);
     run->outcome = sched_diagnose_record(rec);
     import_verdict_apply(run, s);
+    /* the rows of calls only watchdog verdicts show (a streamed set, Flight Recorder dumps,
+     * has none) */
+    g_array_append_vals(run->records, b->placed->data, b->placed->len);
     builder_free(b);
     return run;
 }

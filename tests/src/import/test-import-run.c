@@ -172,6 +172,15 @@ Test(import_run, watchdog_lines_alone_place_the_victims_and_name_the_silent_rank
     cr_assert_eq(run->verdict, IMPORT_VERDICT_HANG);
     cr_assert_eq(run->outcome->ranks[0].state, SCHED_RANK_BLOCKED);
     cr_assert_eq(run->outcome->ranks[3].state, SCHED_RANK_UNKNOWN);
+    /* the calls the lines name are rows (collectives, match) */
+    cr_assert_eq(run->records->len, 3);
+    for (guint i = 0; i < 3; i++) {
+        const SchedRecord *rec = &g_array_index(run->records, SchedRecord, i);
+        cr_assert_eq(rec->seq, 1);
+        cr_assert_eq(rec->count, 128);
+        cr_assert_eq(rec->kind, SCHED_OP_ALL_REDUCE);
+        cr_assert_eq(rec->end_ns, -1);
+    }
     const SchedDiag *c = find(run->outcome, "candidates");
     cr_assert_not_null(c);
     cr_assert_not_null(strstr(c->message, "rank 3:"), "%s", c->message);
