@@ -96,6 +96,8 @@ static const char *format_word(ImportFormat f)
         return "nccl";
     case IMPORT_FORMAT_HCCL:
         return "hccl";
+    case IMPORT_FORMAT_INSPECTOR:
+        return "inspector";
     default:
         return "auto";
     }
@@ -146,6 +148,8 @@ static void file_job_run(FileJob *j)
             fmt = IMPORT_FORMAT_FR;
         else if (import_looks_nccl((const guint8 *)buf, len))
             fmt = IMPORT_FORMAT_NCCL;
+        else if (import_looks_inspector((const guint8 *)buf, len))
+            fmt = IMPORT_FORMAT_INSPECTOR;
         else {
             g_set_error(&j->error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: neither a Flight Recorder dump (a pickle, or JSON with "
@@ -157,7 +161,7 @@ static void file_job_run(FileJob *j)
         }
     }
     j->fmt = fmt;
-    if (fmt == IMPORT_FORMAT_NCCL) {
+    if (fmt == IMPORT_FORMAT_NCCL || fmt == IMPORT_FORMAT_INSPECTOR) {
         j->bytes = g_bytes_new_take(buf, len);
         return;
     }
@@ -230,7 +234,8 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
         if (seen == IMPORT_FORMAT_AUTO) {
             seen = j->fmt;
             seen_path = j->path;
-        } else if ((seen == IMPORT_FORMAT_NCCL) != (j->fmt == IMPORT_FORMAT_NCCL)) {
+        } else if ((seen == IMPORT_FORMAT_NCCL) != (j->fmt == IMPORT_FORMAT_NCCL) ||
+                   (seen == IMPORT_FORMAT_INSPECTOR) != (j->fmt == IMPORT_FORMAT_INSPECTOR)) {
             g_set_error(&first, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: a %s file among %s files (%s is one): import one kind at a time",
                         j->path, format_word(j->fmt), format_word(seen), seen_path);
@@ -241,11 +246,14 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
             seen == IMPORT_FORMAT_FR && format == IMPORT_FORMAT_HCCL ? IMPORT_FORMAT_HCCL : seen);
         for (guint i = 0; i < n; i++)
             g_ptr_array_add(s->paths, g_strdup(jobs[i].path));
-        if (seen == IMPORT_FORMAT_NCCL) {
+        if (seen == IMPORT_FORMAT_NCCL || seen == IMPORT_FORMAT_INSPECTOR) {
             g_autofree const GBytes **bytes = g_new0(const GBytes *, n);
             for (guint i = 0; i < n; i++)
                 bytes[i] = jobs[i].bytes;
-            if (!import_nccl_files(s, (const char *const *)files->pdata, bytes, n, &first))
+            if (!(seen == IMPORT_FORMAT_NCCL
+                      ? import_nccl_files(s, (const char *const *)files->pdata, bytes, n, &first)
+                      : import_inspector_files(s, (const char *const *)files->pdata, bytes, n,
+                                               &first)))
                 g_clear_pointer(&s, import_set_free);
         } else {
             for (guint i = 0; i < n && s; i++)
@@ -367,7 +375,7 @@ ImportSet *import_read_stream(const char *const *paths, guint n_paths, ImportFor
             fns->progress(user, i + 1, n);
         if (j->error) {
             first = g_steal_pointer(&j->error);
-        } else if (j->fmt == IMPORT_FORMAT_NCCL) {
+        } else if (j->fmt == IMPORT_FORMAT_NCCL || j->fmt == IMPORT_FORMAT_INSPECTOR) {
             g_set_error(&first, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: a %s file among %s files (%s is one): import one kind at a time",
                         j->path, format_word(j->fmt), format_word(IMPORT_FORMAT_FR),

@@ -517,6 +517,11 @@ static uint32_t gaps(const ImportSet *s, const SchedOutcome *o, uint32_t symptom
         g_ptr_array_add(collect, g_strdup("the NCCL Init lines (NCCL_DEBUG=INFO "
                                           "NCCL_DEBUG_SUBSYS=INIT,COLL from the job's start): "
                                           "their commId joins each communicator's members"));
+    if (s->format == IMPORT_FORMAT_INSPECTOR) {
+        n++;
+        g_string_append(msg, "\n  NCCL Inspector writes completed calls only: a call every rank "
+                             "started and none finished never shows in its files");
+    }
     if (enqueue_only) {
         n++;
         g_string_append(msg, "\n  NCCL COLL lines are printed at enqueue, never at completion: "
@@ -683,9 +688,9 @@ static void done_finding(const ImportSet *s, SchedOutcome *o, uint32_t g, uint64
             continue;
         char *msg = g_strdup_printf(
             "unmatched: call %" G_GUINT64_FORMAT " of group %s (%s) completed on rank %d, but "
-            "rank %d never made it (its record of the group ends at call %" G_GUINT64_FORMAT
-            "): a collective cannot complete without every member, so one record is not whole "
-            "(a lost dump entry) or rank %d is the one that skipped it",
+            "rank %d's record of the group ends at call %" G_GUINT64_FORMAT ": a collective "
+            "completes only when every member takes part, so rank %d is behind — it skipped "
+            "the call or hangs in it — unless its record lost the entry",
             seq, grp->name, d->first->name ? d->first->name : "?", d->first_rank, m, hi, m);
         add_diag(o, "unmatched", SCHED_SEV_ERROR, m, (int32_t)g, seq, msg, NULL);
     }

@@ -218,6 +218,14 @@ bool import_fr_file(ImportSet *s, const char *path, guint8 *data, gsize len, boo
 bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *const *data, guint n,
                        GError **error);
 
+/* NCCL Inspector plugin JSON (src/import/import-inspector.c): every file's records at once
+ * (processes are joined across files by host:pid and communicator id). */
+bool import_inspector_files(ImportSet *s, const char *const *paths, const GBytes *const *data,
+                            guint n, GError **error);
+/* Whether bytes look like NCCL Inspector records ("header" with "n_ranks", and "coll_perf" or
+ * "p2p_perf", in the first 64 KiB). */
+bool import_looks_inspector(const guint8 *data, gsize len);
+
 /* Whether bytes look like a Flight Recorder dump (a pickle, or JSON with "pg_config") or an
  * NCCL log ("NCCL INFO" lines). */
 bool import_looks_fr(const guint8 *data, gsize len);

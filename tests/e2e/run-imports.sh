@@ -26,6 +26,8 @@ cases=(
   "fr_trace tests' shape|3|import --db $tmp/b.db -q $src/tests/data/import/fr-other/fr-tests-shape"
   "torchcomms hook dumps|3|import --db $tmp/b.db -q $src/tests/data/import/fr-other/torchcomms"
   "empty ring buffers: inconclusive|4|import --db $tmp/b.db -q $src/tests/data/import/fr-other/empty-buffers"
+  "inspector: one rank behind|3|import --db $tmp/b.db -q $src/tests/data/import/inspector/one-behind"
+  "inspector: level ranks are inconclusive|4|import --db $tmp/b.db -q $src/tests/data/import/inspector/all-level"
   "bad truncated|2|import --db $tmp/c.db -q $fr/bad/truncated"
   "bad forbidden|2|import --db $tmp/c.db -q $fr/bad/forbidden"
   "bad other-schema|2|import --db $tmp/c.db -q $fr/bad/other-schema"

@@ -401,3 +401,52 @@ Test(import_run, imported_runs_are_told_as_recorded)
         result_clear(&r);
     }
 }
+
+/* NCCL Inspector records (one JSON object per completed call, per communicator): processes
+ * joined by host:pid and communicator id, a group per (communicator, collective type) with the
+ * communicator's size, calls numbered coll_sn + 1; a rank with one completed all-reduce fewer is
+ * behind (`unmatched`). */
+Test(import_run, inspector_records_show_the_rank_behind)
+{
+    static const char *rec =
+        "{\"header\": {\"id\": \"0xabc\", \"comm_name\": \"unknown\", \"rank\": %d, "
+        "\"n_ranks\": 2, \"nnodes\": 1}, \"metadata\": {\"hostname\": \"h\", \"pid\": %d}, "
+        "\"coll_perf\": {\"coll\": \"AllReduce\", \"coll_sn\": %d, "
+        "\"coll_msg_size_bytes\": 4096, \"coll_exec_time_us\": 5}}\n";
+    GString *a = g_string_new(NULL), *b = g_string_new(NULL);
+    for (int sn = 0; sn < 3; sn++)
+        g_string_append_printf(a, rec, 0, 11, sn);
+    for (int sn = 0; sn < 2; sn++)
+        g_string_append_printf(b, rec, 1, 12, sn);
+    cr_assert(import_looks_inspector((const guint8 *)a->str, a->len));
+    cr_assert_not(import_looks_inspector((const guint8 *)"{\"pg_config\": {}}", 16));
+    g_autoptr(GBytes) ba = g_bytes_new_take(a->str, a->len);
+    g_autoptr(GBytes) bb = g_bytes_new_take(b->str, b->len);
+    g_string_free(a, FALSE);
+    g_string_free(b, FALSE);
+    const char *paths[] = {"p11.log", "p12.log"};
+    const GBytes *data[] = {ba, bb};
+    g_autoptr(ImportSet) s = import_set_new(IMPORT_FORMAT_INSPECTOR);
+    g_autoptr(GError) err = NULL;
+    cr_assert(import_inspector_files(s, paths, data, 2, &err), "%s", err ? err->message : "");
+    cr_assert_eq(s->groups->len, 1);
+    const ImportGroup *g = g_ptr_array_index(s->groups, 0);
+    cr_assert_eq(g->ranks->len, 2);
+    cr_assert_eq(g->size, 2);
+    const ImportRank *r0 = g_ptr_array_index(s->ranks, 0);
+    cr_assert_eq(r0->entries->len, 3);
+    cr_assert_eq(g_array_index(r0->entries, ImportEntry, 2).seq, 3);
+    g_autoptr(ImportRun) run = import_run_build(s);
+    cr_assert_eq(run->verdict, IMPORT_VERDICT_HANG);
+    const SchedDiag *u = find(run->outcome, "unmatched");
+    cr_assert_not_null(u);
+    cr_assert_eq(u->rank, 1);
+    cr_assert_eq(u->seq, 3);
+    /* a malformed record is refused with its file */
+    g_autoptr(GBytes) bad = g_bytes_new_static("{\"header\": {\"id\": 3}, \"coll_perf\": {}}", 38);
+    const GBytes *bd[] = {bad};
+    g_autoptr(ImportSet) s2 = import_set_new(IMPORT_FORMAT_INSPECTOR);
+    g_autoptr(GError) e2 = NULL;
+    cr_assert_not(import_inspector_files(s2, paths, bd, 1, &e2));
+    cr_assert_not_null(strstr(e2->message, "p11.log"), "%s", e2->message);
+}
