@@ -1,5 +1,6 @@
-/* src/import/import-inspector.c — the NCCL Inspector plugin's per-collective JSON (output format
- * v4.x) into an ImportSet.
+/* src/import/import-inspector.c — NCCL's own telemetry into an ImportSet: the NCCL Inspector
+ * plugin's per-collective JSON (output format v4.x), and NCCL RAS's JSON status (`ncclras -f
+ * json`, NCCL 2.28.7 on).
  *
  * What the plugin writes (NVIDIA/nccl plugins/profiler/inspector, inspector_json.cc and README):
  * one JSON object per *completed* collective (or p2p operation) per communicator, one after
@@ -274,15 +275,191 @@ static uint32_t group_of(ImportSet *s, const GArray *ops, const InspOp *o, const
     return id;
 }
 
+/* ---- NCCL RAS (docs/userguide/source/troubleshooting/ras.rst, "JSON Output") ----
+ * {"nccl_version", "communicators": [{"hash", "size", "ranks": [{"rank", "host", "pid",
+ *  "status": {...}, "collective_counts": {"AllReduce": N, ...}}], "missing_ranks": [{"rank",
+ *  "host", "pid", "status": {"unresponsive", "considered_dead"}}]}]}. The counts are NCCL's
+ * comm->seqNumber[func] (the calls launched of each type, src/plugin/profiler.cc), so each
+ * (communicator, type) is a group and a rank's count its PG status's last enqueued call: ranks
+ * with fewer are behind (import-verdict.c, `behind`). Missing ranks are quoted as symptoms. */
+
+bool import_looks_ras(const guint8 *data, gsize len)
+{
+    gsize n = MIN(len, (gsize)65536);
+    g_autofree char *head = g_strndup((const char *)data, n);
+    return strstr(head, "\"communicators\"") &&
+           (strstr(head, "\"collective_counts\"") || strstr(head, "\"missing_ranks\""));
+}
+
+static char *proc_key(JsonObject *r)
+{
+    gint64 pid = 0;
+    member_int(r, "pid", &pid);
+    const char *host = member_str(r, "host");
+    return g_strdup_printf("%s:%" G_GINT64_FORMAT, host ? host : "?", pid);
+}
+
+/* Each process's global rank: its rank in the largest communicator. */
+static void ras_ranks(JsonArray *comms, GHashTable *global)
+{
+    gint64 best = -1;
+    JsonObject *world = NULL;
+    for (guint c = 0; c < json_array_get_length(comms); c++) {
+        JsonObject *co = json_array_get_object_element(comms, c);
+        gint64 size = 0;
+        if (co && member_int(co, "size", &size) && size > best) {
+            best = size;
+            world = co;
+        }
+    }
+    static const char *const lists[] = {"ranks", "missing_ranks"};
+    for (int l = 0; world && l < 2; l++) {
+        JsonNode *ln = json_object_get_member(world, lists[l]);
+        JsonArray *a = ln && JSON_NODE_HOLDS_ARRAY(ln) ? json_node_get_array(ln) : NULL;
+        for (guint i = 0; a && i < json_array_get_length(a); i++) {
+            JsonObject *r = json_array_get_object_element(a, i);
+            gint64 rank = -1;
+            if (r && member_int(r, "rank", &rank) && rank >= 0 && rank < IMPORT_MAX_RANKS)
+                g_hash_table_insert(global, proc_key(r), GINT_TO_POINTER((int)rank + 1));
+        }
+    }
+}
+
+/* The global rank of a rank entry, -1 when its process is not in the largest communicator. */
+static int32_t ras_global(GHashTable *global, JsonObject *r)
+{
+    g_autofree char *k = proc_key(r);
+    return GPOINTER_TO_INT(g_hash_table_lookup(global, k)) - 1;
+}
+
+/* One communicator: a group per collective type with each responsive rank's count, and a
+ * symptom per missing rank. */
+static void ras_comm(ImportSet *s, const char *path, JsonObject *co, GHashTable *global)
+{
+    const char *hash = member_str(co, "hash");
+    gint64 size = 0;
+    member_int(co, "size", &size);
+    JsonNode *rn = json_object_get_member(co, "ranks");
+    JsonArray *ranks = rn && JSON_NODE_HOLDS_ARRAY(rn) ? json_node_get_array(rn) : NULL;
+    JsonNode *mn = json_object_get_member(co, "missing_ranks");
+    JsonArray *missing = mn && JSON_NODE_HOLDS_ARRAY(mn) ? json_node_get_array(mn) : NULL;
+    g_autoptr(GArray) members = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    JsonArray *both[] = {ranks, missing};
+    for (int l = 0; l < 2; l++)
+        for (guint i = 0; both[l] && i < json_array_get_length(both[l]); i++) {
+            int32_t g = ras_global(global, json_array_get_object_element(both[l], i));
+            if (g >= 0)
+                g_array_append_val(members, g);
+        }
+    for (guint i = 0; ranks && i < json_array_get_length(ranks); i++) {
+        JsonObject *r = json_array_get_object_element(ranks, i);
+        int32_t g = ras_global(global, r);
+        JsonObject *counts = member_obj(r, "collective_counts");
+        if (g < 0 || !counts)
+            continue;
+        ImportRank *ir = import_set_rank(s, g);
+        if (!ir->present) {
+            ir->present = true;
+            ir->path = g_strdup(path);
+            ir->evidence = g_strdup("NCCL RAS status (calls launched per type)");
+        }
+        g_autoptr(GList) funcs = json_object_get_members(counts);
+        for (GList *f = funcs; f; f = f->next) {
+            gint64 cnt = 0;
+            if (!member_int(counts, f->data, &cnt) || cnt < 0)
+                continue;
+            g_autofree char *name = g_strdup_printf("%s %s", hash ? hash : "?",
+                                                    (const char *)f->data);
+            uint32_t gid = import_set_group(s, name, NULL,
+                                            (const int32_t *)(void *)members->data,
+                                            members->len, false);
+            ((ImportGroup *)g_ptr_array_index(s->groups, gid))->size = (uint32_t)MAX(size, 0);
+            ImportPgStatus ps = {.group = gid, .last_enqueued = (uint64_t)cnt};
+            g_array_append_val(ir->pg_status, ps);
+        }
+    }
+    for (guint i = 0; missing && i < json_array_get_length(missing); i++) {
+        JsonObject *r = json_array_get_object_element(missing, i);
+        JsonObject *st = member_obj(r, "status");
+        gint64 rank = -1;
+        member_int(r, "rank", &rank);
+        JsonNode *dn = st ? json_object_get_member(st, "considered_dead") : NULL;
+        bool dead = dn && JSON_NODE_HOLDS_VALUE(dn) && json_node_get_boolean(dn);
+        g_autofree char *k = proc_key(r);
+        g_autofree char *text = g_strdup_printf(
+            "NCCL RAS: rank %" G_GINT64_FORMAT " of communicator %s (%s) %s", rank,
+            hash ? hash : "?", k, dead ? "is considered dead" : "is unresponsive");
+        ImportFinding f = {
+            .kind = IMPORT_FINDING_SYMPTOM,
+            .rank = ras_global(global, r),
+            .peer = -1,
+            .group = -1,
+            .what = dead ? "ras_dead" : "ras_unresponsive",
+            .text = import_set_string(s, text),
+            .source = g_strdup(path),
+        };
+        g_array_append_val(s->findings, f);
+    }
+}
+
+static bool ras_file(ImportSet *s, const char *path, const GBytes *bytes, GError **error)
+{
+    gsize len = 0;
+    const char *data = g_bytes_get_data((GBytes *)bytes, &len);
+    g_autoptr(JsonParser) jp = json_parser_new();
+    g_autoptr(GError) perr = NULL;
+    JsonObject *root = NULL;
+    if (json_parser_load_from_data(jp, data, (gssize)len, &perr) &&
+        JSON_NODE_HOLDS_OBJECT(json_parser_get_root(jp)))
+        root = json_node_get_object(json_parser_get_root(jp));
+    JsonNode *cn = root ? json_object_get_member(root, "communicators") : NULL;
+    if (!cn || !JSON_NODE_HOLDS_ARRAY(cn)) {
+        g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
+                    "%s: not NCCL RAS JSON status (an object with a \"communicators\" list)%s%s",
+                    path, perr ? ": " : "", perr ? perr->message : "");
+        return false;
+    }
+    JsonArray *comms = json_node_get_array(cn);
+    g_autoptr(GHashTable) global = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    ras_ranks(comms, global);
+    for (guint c = 0; c < json_array_get_length(comms); c++) {
+        JsonObject *co = json_array_get_object_element(comms, c);
+        if (co)
+            ras_comm(s, path, co, global);
+    }
+    if (!s->format_detail)
+        s->format_detail = g_strdup_printf("NCCL RAS JSON status%s%s",
+                                           member_str(root, "nccl_version") ? ", NCCL " : "",
+                                           member_str(root, "nccl_version")
+                                               ? member_str(root, "nccl_version")
+                                               : "");
+    return true;
+}
+
 bool import_inspector_files(ImportSet *s, const char *const *paths, const GBytes *const *data,
                             guint n, GError **error)
 {
+    guint ras = 0;
+    for (guint f = 0; f < n; f++) {
+        gsize len = 0;
+        const guint8 *d = g_bytes_get_data((GBytes *)data[f], &len);
+        if (import_looks_ras(d, len)) {
+            if (!ras_file(s, paths[f], data[f], error))
+                return false;
+            ras++;
+        }
+    }
+    if (ras == n)
+        return true;
     g_autoptr(GHashTable) procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(InspOp));
     g_array_set_clear_func(ops, insp_op_clear);
-    for (guint f = 0; f < n; f++)
-        if (!read_file(s, paths[f], data[f], procs, ops, error))
+    for (guint f = 0; f < n; f++) {
+        gsize len = 0;
+        const guint8 *d = g_bytes_get_data((GBytes *)data[f], &len);
+        if (!import_looks_ras(d, len) && !read_file(s, paths[f], data[f], procs, ops, error))
             return false;
+    }
     guint n_procs = g_hash_table_size(procs);
     g_autoptr(GArray) gr = global_ranks(s, ops, n_procs);
     for (guint i = 0; i < ops->len; i++) {

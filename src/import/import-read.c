@@ -148,7 +148,8 @@ static void file_job_run(FileJob *j)
             fmt = IMPORT_FORMAT_FR;
         else if (import_looks_nccl((const guint8 *)buf, len))
             fmt = IMPORT_FORMAT_NCCL;
-        else if (import_looks_inspector((const guint8 *)buf, len))
+        else if (import_looks_inspector((const guint8 *)buf, len) ||
+                 import_looks_ras((const guint8 *)buf, len))
             fmt = IMPORT_FORMAT_INSPECTOR;
         else {
             g_set_error(&j->error, IMPORT_ERROR, IMPORT_ERROR_INVALID,

@@ -261,6 +261,11 @@ static const char *symptom_meaning(const char *what)
     if (g_strcmp0(what, "rpc_timeout") == 0)
         return "vLLM's executor RPC timed out (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS, 300 s, before "
                "PyTorch's 600 s watchdog): a worker did not finish its step";
+    if (g_strcmp0(what, "ras_unresponsive") == 0)
+        return "NCCL RAS could not reach the rank: its process hangs outside NCCL, died, or "
+               "cannot be reached — a candidate";
+    if (g_strcmp0(what, "ras_dead") == 0)
+        return "NCCL RAS considers the rank dead: its peers wait on a process that is gone";
     if (g_strcmp0(what, "worker_died") == 0)
         return "a vLLM worker process died: the others then wait in their next collective";
     return "a sign of a hang that names no collective";
@@ -733,6 +738,67 @@ static void completed_checks(const ImportSet *s, SchedOutcome *o)
     }
 }
 
+/* ---- counts apart (PG status or NCCL RAS counts without calls) ---- */
+
+/* A group whose members' status counts differ, with no call to place them: the ranks below the
+ * others are behind — the usual signature of a hang (postmortem.md (f): one rank one collective
+ * ahead or behind). Counts are the last completed call when any member's status gives one,
+ * else the calls launched (RAS's collective counts). One `behind` error per group (8 at most). */
+static void status_apart(const ImportSet *s, SchedOutcome *o)
+{
+    uint32_t shown = 0;
+    for (guint g = 0; g < s->groups->len && shown < 8; g++) {
+        g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        g_autoptr(GArray) vals = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        bool completed = false;
+        for (guint r = 0; r < s->ranks->len; r++) {
+            const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+            for (guint k = 0; ir->present && ir->pg_status && k < ir->pg_status->len; k++)
+                completed |= g_array_index(ir->pg_status, ImportPgStatus, k).group == g &&
+                             g_array_index(ir->pg_status, ImportPgStatus, k).last_completed > 0;
+        }
+        for (guint r = 0; r < s->ranks->len; r++) {
+            const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+            for (guint k = 0; ir->present && ir->pg_status && k < ir->pg_status->len; k++) {
+                const ImportPgStatus *ps = &g_array_index(ir->pg_status, ImportPgStatus, k);
+                if (ps->group != g)
+                    continue;
+                uint64_t v = completed ? ps->last_completed : ps->last_enqueued;
+                int32_t rr = (int32_t)r;
+                g_array_append_val(ranks, rr);
+                g_array_append_val(vals, v);
+            }
+        }
+        uint64_t hi = 0, lo = UINT64_MAX;
+        for (guint i = 0; i < vals->len; i++) {
+            hi = MAX(hi, g_array_index(vals, uint64_t, i));
+            lo = MIN(lo, g_array_index(vals, uint64_t, i));
+        }
+        if (vals->len < 2 || hi == lo)
+            continue;
+        g_autoptr(GArray) behind = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        g_autoptr(GArray) ahead = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        for (guint i = 0; i < vals->len; i++)
+            g_array_append_val(g_array_index(vals, uint64_t, i) < hi ? behind : ahead,
+                               g_array_index(ranks, int32_t, i));
+        const ImportGroup *grp = g_ptr_array_index(s->groups, g);
+        g_autofree char *bs = sched_format_ranks((const int32_t *)(void *)behind->data,
+                                                 behind->len);
+        g_autofree char *as = sched_format_ranks((const int32_t *)(void *)ahead->data,
+                                                 ahead->len);
+        char *msg = g_strdup_printf(
+            "behind: in group %s, rank%s %s %s %" G_GUINT64_FORMAT " call%s, rank%s %s fewer "
+            "(down to %" G_GUINT64_FORMAT "): rank%s %s %s behind — %s never reached (or never "
+            "finished) call %" G_GUINT64_FORMAT " that the others did",
+            grp->name, ahead->len > 1 ? "s" : "", as, completed ? "completed" : "launched", hi,
+            hi == 1 ? "" : "s", behind->len > 1 ? "s" : "", bs, lo, behind->len > 1 ? "s" : "",
+            bs, behind->len > 1 ? "are" : "is", behind->len > 1 ? "they" : "it", lo + 1);
+        shown++;
+        add_diag(o, "behind", SCHED_SEV_ERROR, g_array_index(behind, int32_t, 0), (int32_t)g,
+                 lo + 1, msg, NULL);
+    }
+}
+
 void import_verdict_apply(ImportRun *run, const ImportSet *s)
 {
     SchedOutcome *o = run->outcome;
@@ -748,8 +814,29 @@ void import_verdict_apply(ImportRun *run, const ImportSet *s)
         unplaced_timeouts(s, o);
     if (!o->failed)
         completed_checks(s, o);
+    if (!o->failed)
+        status_apart(s, o);
     if (o->failed) {
         drop_no_hang(o);
+        for (guint i = 0; i < o->diags->len; i++) {
+            const SchedDiag *d = g_ptr_array_index(o->diags, i);
+            if ((strcmp(d->kind, "behind") == 0 || strcmp(d->kind, "unmatched") == 0) &&
+                d->rank >= 0)
+                add_candidate(cands, d->rank,
+                              g_strdup_printf("behind its peers in group %s: it never reached "
+                                              "(or never finished) call %" G_GUINT64_FORMAT,
+                                              d->group >= 0 && (guint)d->group < o->groups->len
+                                                  ? (const char *)g_ptr_array_index(o->groups,
+                                                                                    d->group)
+                                                  : "?",
+                                              d->seq));
+        }
+        for (guint i = 0; i < s->findings->len; i++) {
+            const ImportFinding *f = &g_array_index(s->findings, ImportFinding, i);
+            if (f->kind == IMPORT_FINDING_SYMPTOM && f->rank >= 0)
+                add_candidate(cands, f->rank, g_strdup_printf("%s (%s)", f->text ? f->text : "",
+                                                              f->source ? f->source : ""));
+        }
         g_autoptr(GString) search = g_string_new(NULL);
         deadlock_candidates(s, find_diag(o, "deadlock"), cands, search);
         if (!determined(o) || cands->len)

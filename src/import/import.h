@@ -225,6 +225,9 @@ bool import_inspector_files(ImportSet *s, const char *const *paths, const GBytes
 /* Whether bytes look like NCCL Inspector records ("header" with "n_ranks", and "coll_perf" or
  * "p2p_perf", in the first 64 KiB). */
 bool import_looks_inspector(const guint8 *data, gsize len);
+/* Whether bytes look like NCCL RAS JSON status ("communicators" with "collective_counts" or
+ * "missing_ranks"); import_inspector_files reads those too. */
+bool import_looks_ras(const guint8 *data, gsize len);
 
 /* Whether bytes look like a Flight Recorder dump (a pickle, or JSON with "pg_config") or an
  * NCCL log ("NCCL INFO" lines). */

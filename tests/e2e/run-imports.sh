@@ -28,6 +28,7 @@ cases=(
   "empty ring buffers: inconclusive|4|import --db $tmp/b.db -q $src/tests/data/import/fr-other/empty-buffers"
   "inspector: one rank behind|3|import --db $tmp/b.db -q $src/tests/data/import/inspector/one-behind"
   "inspector: level ranks are inconclusive|4|import --db $tmp/b.db -q $src/tests/data/import/inspector/all-level"
+  "ras: one rank behind|3|import --db $tmp/b.db -q $src/tests/data/import/ras/one-behind"
   "bad truncated|2|import --db $tmp/c.db -q $fr/bad/truncated"
   "bad forbidden|2|import --db $tmp/c.db -q $fr/bad/forbidden"
   "bad other-schema|2|import --db $tmp/c.db -q $fr/bad/other-schema"

@@ -450,3 +450,39 @@ Test(import_run, inspector_records_show_the_rank_behind)
     cr_assert_not(import_inspector_files(s2, paths, bd, 1, &e2));
     cr_assert_not_null(strstr(e2->message, "p11.log"), "%s", e2->message);
 }
+
+/* NCCL RAS JSON status: per communicator the calls each rank launched of each type; rank 2
+ * launched one all-reduce fewer than ranks 0-1 (behind), rank 3 is unresponsive (a symptom
+ * quoted, and a candidate). */
+Test(import_run, ras_counts_show_the_rank_behind)
+{
+    static const char *doc =
+        "{\"nccl_version\": \"2.29.1\", \"communicators\": [{\"hash\": \"0xfe\", \"size\": 4,"
+        " \"ranks\": ["
+        "{\"rank\": 0, \"host\": \"h\", \"pid\": 10, \"collective_counts\": {\"AllReduce\": 9}},"
+        "{\"rank\": 1, \"host\": \"h\", \"pid\": 11, \"collective_counts\": {\"AllReduce\": 9}},"
+        "{\"rank\": 2, \"host\": \"h\", \"pid\": 12, \"collective_counts\": {\"AllReduce\": 8}}],"
+        " \"missing_ranks\": [{\"rank\": 3, \"host\": \"h\", \"pid\": 13,"
+        " \"status\": {\"unresponsive\": true, \"considered_dead\": false}}]}]}";
+    cr_assert(import_looks_ras((const guint8 *)doc, strlen(doc)));
+    cr_assert_not(import_looks_inspector((const guint8 *)doc, strlen(doc)));
+    g_autoptr(GBytes) b = g_bytes_new_static(doc, strlen(doc));
+    const char *paths[] = {"ras.json"};
+    const GBytes *data[] = {b};
+    g_autoptr(ImportSet) s = import_set_new(IMPORT_FORMAT_INSPECTOR);
+    g_autoptr(GError) err = NULL;
+    cr_assert(import_inspector_files(s, paths, data, 1, &err), "%s", err ? err->message : "");
+    cr_assert_eq(s->groups->len, 1);
+    cr_assert_eq(((ImportGroup *)g_ptr_array_index(s->groups, 0))->ranks->len, 4);
+    g_autoptr(ImportRun) run = import_run_build(s);
+    cr_assert_eq(run->verdict, IMPORT_VERDICT_HANG);
+    const SchedDiag *d = find(run->outcome, "behind");
+    cr_assert_not_null(d);
+    cr_assert_eq(d->rank, 2);
+    cr_assert_eq(d->seq, 9);
+    const SchedDiag *c = find(run->outcome, "candidates");
+    cr_assert_not_null(c);
+    cr_assert_not_null(strstr(c->message, "rank 2:"), "%s", c->message);
+    cr_assert_not_null(strstr(c->message, "rank 3:"), "%s", c->message);
+    cr_assert_not_null(find(run->outcome, "symptom"));
+}
