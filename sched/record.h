@@ -40,7 +40,8 @@ typedef struct {
     bool eager;      /* the member went on without waiting (SCHED_OP_FLAG_EAGER) */
     bool done;       /* a record: the member completed its side of the call (its process
                         group's status says so) while others still wait in it; present too,
-                        so it is never waited on */
+                        so it is never waited on, and its signature (not on record) does not
+                        vote in a mismatch */
     bool queued;     /* a record: the member called it (not present) but the call is queued
                         on its stream behind the one it is blocked in */
 } SchedArrival;

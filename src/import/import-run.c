@@ -561,6 +561,7 @@ static void status_state(SchedRunRecord *rec, uint32_t r, const ImportRank *ir)
             int32_t mi = inst ? sched_group_index_of(rec->groups[inst->group], (int32_t)r) : -1;
             if (ref && mi >= 0 && !inst->arr[mi].present) {
                 SchedArrival a = *ref;
+                a.done = a.queued = false;
                 sched_run_record_arrive(rec, r, inst->group, inst->seq, &a);
                 return;
             }

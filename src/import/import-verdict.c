@@ -653,6 +653,96 @@ static bool seq_range(const ImportRank *ir, uint32_t g, uint64_t *lo, uint64_t *
     return any;
 }
 
+/* The detail of a completed instance's mismatch, in the shape sched_diagnose_mismatch writes
+ * (group, seq, policy "recorded", signatures with their ranks, majority, culprits): the
+ * signature with strictly the most ranks is the majority, the others its culprits; a tie
+ * names none. */
+static char *done_detail(const ImportSet *s, uint32_t g, uint64_t seq)
+{
+    const ImportGroup *grp = g_ptr_array_index(s->groups, g);
+    g_autoptr(GPtrArray) sig = g_ptr_array_new();                          /* ImportEntry* */
+    g_autoptr(GPtrArray) who = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    for (guint r = 0; r < s->ranks->len; r++) {
+        const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+        for (guint i = 0; ir->present && i < ir->entries->len; i++) {
+            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+            if (e->group != g || e->seq != seq || e->state != IMPORT_STATE_COMPLETED)
+                continue;
+            guint k = 0;
+            while (k < sig->len && !same_call(g_ptr_array_index(sig, k), e))
+                k++;
+            if (k == sig->len) {
+                g_ptr_array_add(sig, (gpointer)e);
+                g_ptr_array_add(who, g_array_new(FALSE, FALSE, sizeof(int32_t)));
+            }
+            int32_t rr = (int32_t)r;
+            g_array_append_val((GArray *)g_ptr_array_index(who, k), rr);
+        }
+    }
+    int major = -1;
+    guint best = 0;
+    bool tie = false;
+    for (guint k = 0; k < who->len; k++) {
+        guint n = ((GArray *)g_ptr_array_index(who, k))->len;
+        tie = n == best ? true : (n > best ? false : tie);
+        if (n > best) {
+            best = n;
+            major = (int)k;
+        }
+    }
+    if (tie)
+        major = -1;
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "group");
+    json_builder_add_string_value(b, grp->name);
+    json_builder_set_member_name(b, "seq");
+    json_builder_add_int_value(b, (gint64)seq);
+    json_builder_set_member_name(b, "policy");
+    json_builder_add_string_value(b, "recorded");
+    json_builder_set_member_name(b, "signatures");
+    json_builder_begin_array(b);
+    for (guint k = 0; k < sig->len; k++) {
+        const ImportEntry *e = g_ptr_array_index(sig, k);
+        GArray *rs = g_ptr_array_index(who, k);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "kind");
+        json_builder_add_string_value(b, sched_op_kind_name(e->kind));
+        json_builder_set_member_name(b, "count");
+        json_builder_add_int_value(b, (gint64)e->count);
+        json_builder_set_member_name(b, "dtype");
+        json_builder_add_string_value(b, sched_dtype_name(e->dtype));
+        json_builder_set_member_name(b, "root");
+        json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "op");
+        json_builder_add_string_value(b, e->name ? e->name : "?");
+        json_builder_set_member_name(b, "layer");
+        json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "ranks");
+        json_builder_begin_array(b);
+        for (guint i = 0; i < rs->len; i++)
+            json_builder_add_int_value(b, g_array_index(rs, int32_t, i));
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "majority");
+    if (major >= 0)
+        json_builder_add_int_value(b, major);
+    else
+        json_builder_add_null_value(b);
+    json_builder_set_member_name(b, "culprits");
+    json_builder_begin_array(b);
+    for (guint k = 0; major >= 0 && k < who->len; k++) {
+        GArray *rs = g_ptr_array_index(who, k);
+        for (guint i = 0; (int)k != major && i < rs->len; i++)
+            json_builder_add_int_value(b, g_array_index(rs, int32_t, i));
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    return json_text(b);
+}
+
 /* One finding for a completed instance: members that disagree (`mismatch`: NCCL does not
  * compare counts, so the call completed with wrong data), or a member whose record spans the
  * group's calls before it but stops short of it (`unmatched`: a record that cannot be whole —
@@ -679,7 +769,8 @@ static void done_finding(const ImportSet *s, SchedOutcome *o, uint32_t g, uint64
             "wrong or partial data (undefined behaviour), and a later call may hang on it",
             grp->name, seq, sig->str);
         g_string_free(sig, TRUE);
-        add_diag(o, "mismatch", SCHED_SEV_ERROR, d->first_rank, (int32_t)g, seq, msg, NULL);
+        add_diag(o, "mismatch", SCHED_SEV_ERROR, d->first_rank, (int32_t)g, seq, msg,
+                 done_detail(s, g, seq));
     }
     for (guint j = 0; j < grp->ranks->len; j++) {
         int32_t m = g_array_index(grp->ranks, int32_t, j);

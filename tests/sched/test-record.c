@@ -419,3 +419,27 @@ Test(postmortem, without_the_completed_side_one_call_apart_reads_as_a_cycle)
     cr_assert_eq(det->cycles->len, 1);
     cr_assert_eq(det->culprits->len, 0);
 }
+
+/* A member that completed its side (its signature not on record) does not vote: rank 0 brings
+ * 1024, rank 1 brings 2048, rank 2 completed the call — a tie, nobody blamed by vote (its copied
+ * signature would otherwise make rank 1 the minority). */
+Test(postmortem, a_completed_side_does_not_vote)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(3);
+    int32_t all[] = {0, 1, 2};
+    int32_t g = sched_program_add_group(p, "0", all, 3);
+    uint32_t ar = sched_program_name(p, "AllReduce");
+    g_autoptr(SchedRunRecord) rec = record_for(p);
+    SchedArrival a0 = arrival(SCHED_OP_ALL_REDUCE, 5, 1024, ar);
+    SchedArrival a1 = arrival(SCHED_OP_ALL_REDUCE, 5, 2048, ar);
+    sched_run_record_arrive(rec, 0, g, 5, &a0);
+    sched_run_record_arrive(rec, 1, g, 5, &a1);
+    rec->ranks[2].state = SCHED_SEEN_IDLE;
+    cr_assert_not_null(sched_run_record_note(rec, 2, g, 5, true, NULL));
+    sched_run_record_seal(rec);
+    g_autoptr(SchedOutcome) o = sched_diagnose_record(rec);
+    const SchedDiag *m = find(o, "mismatch");
+    cr_assert_not_null(m);
+    g_autofree char *cul = detail_ints(m, "culprits");
+    cr_assert_str_eq(cul, "", "%s", m->message);
+}

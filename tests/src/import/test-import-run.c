@@ -330,6 +330,11 @@ Test(import_run, completed_calls_are_compared_when_nothing_hangs)
     const SchedDiag *m = find(run->outcome, "mismatch");
     cr_assert_not_null(m);
     cr_assert_eq(m->seq, 2);
+    g_autoptr(SchedDetail) det = sched_detail_parse(m->detail);
+    cr_assert_not_null(det);
+    cr_assert_eq(det->signatures->len, 2);
+    cr_assert_eq(det->majority, -1, "1 rank against 1: a tie");
+    cr_assert_str_eq(det->group, "0");
     const SchedDiag *u = find(run->outcome, "unmatched");
     cr_assert_not_null(u);
     cr_assert_eq(u->rank, 0);
