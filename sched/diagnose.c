@@ -299,7 +299,7 @@ static GArray *group_signatures(const SchedRunRecord *rec, const SchedInstance *
     g_array_set_clear_func(sigs, signature_clear);
     for (uint32_t i = 0; i < inst->n; i++) {
         const SchedArrival *a = &inst->arr[i];
-        if (!a->present || a->done) /* a completed side's signature is not on record: no vote */
+        if (!a->present || a->done || a->nosig) /* a signature not on record: no vote */
             continue;
         guint k;
         for (k = 0; k < sigs->len; k++)
@@ -746,7 +746,7 @@ static void minority_ranks(const SchedRunRecord *rec, const SchedInstance *inst,
     g_autofree guint *counts = g_new0(guint, inst->n);
     guint k = 0;
     for (uint32_t i = 0; i < inst->n; i++) {
-        if (!inst->arr[i].present || inst->arr[i].done)
+        if (!inst->arr[i].present || inst->arr[i].done || inst->arr[i].nosig)
             continue;
         guint j = 0;
         while (j < k && !sched_arrival_same_signature(&inst->arr[rep[j]], &inst->arr[i], p2p))
@@ -759,7 +759,7 @@ static void minority_ranks(const SchedRunRecord *rec, const SchedInstance *inst,
     if (best < 0 || k < 2)
         return;
     for (uint32_t i = 0; i < inst->n; i++)
-        if (inst->arr[i].present && !inst->arr[i].done &&
+        if (inst->arr[i].present && !inst->arr[i].done && !inst->arr[i].nosig &&
             !sched_arrival_same_signature(&inst->arr[i], &inst->arr[rep[best]], p2p))
             g_array_append_val(out, g->ranks[i]);
 }
@@ -1309,7 +1309,7 @@ static bool members_agree(const SchedInstance *inst)
 {
     const SchedArrival *ref = NULL;
     for (uint32_t i = 0; i < inst->n; i++) {
-        if (!inst->arr[i].present || inst->arr[i].done)
+        if (!inst->arr[i].present || inst->arr[i].done || inst->arr[i].nosig)
             continue;
         if (!ref)
             ref = &inst->arr[i];

@@ -44,6 +44,8 @@ typedef struct {
                         vote in a mismatch */
     bool queued;     /* a record: the member called it (not present) but the call is queued
                         on its stream behind the one it is blocked in */
+    bool nosig;      /* a record places the member here without its signature (a watchdog
+                        status line): it does not vote in a mismatch */
 } SchedArrival;
 
 /* One collective instance (group, seq) that did not complete. */

@@ -562,6 +562,7 @@ static void status_state(SchedRunRecord *rec, uint32_t r, const ImportRank *ir)
             if (ref && mi >= 0 && !inst->arr[mi].present) {
                 SchedArrival a = *ref;
                 a.done = a.queued = false;
+                a.nosig = true; /* the status line gives no signature */
                 sched_run_record_arrive(rec, r, inst->group, inst->seq, &a);
                 return;
             }
