@@ -434,6 +434,8 @@ struct FrDump {
     GPtrArray *warnings;
     GStringChunk *strings; /* the dump's names, deduplicated; moves into the set on merge */
     GHashTable *kinds;     /* op name (a `strings` pointer) -> its parsed kind (kind_of), packed */
+    GHashTable *pgid_pg;   /* an entry's pg_id (rank-local) -> its PG's index in pgs + 1 */
+    GArray *status;        /* ImportPgStatus from pg_status, group = the PG's index in pgs */
 };
 
 /* One copy of each distinct name per dump (dumps parse on several threads, each its own). */
@@ -457,6 +459,8 @@ void import_fr_dump_free(FrDump *d)
     g_ptr_array_unref(d->pgs);
     g_array_unref(d->entries);
     g_array_unref(d->entry_p2p);
+    g_hash_table_unref(d->pgid_pg);
+    g_array_unref(d->status); /* its sources are NULL */
     g_ptr_array_unref(d->warnings);
     if (d->strings)
         g_string_chunk_free(d->strings);
@@ -486,6 +490,8 @@ static FrDump *dump_new(const char *path)
     fd->warnings = g_ptr_array_new_with_free_func(g_free);
     fd->strings = g_string_chunk_new(256);
     fd->kinds = g_hash_table_new(g_direct_hash, g_direct_equal);
+    fd->pgid_pg = g_hash_table_new(g_direct_hash, g_direct_equal);
+    fd->status = g_array_new(FALSE, TRUE, sizeof(ImportPgStatus));
     return fd;
 }
 
@@ -810,6 +816,11 @@ static bool dump_entry(FrDump *fd, const LiteDoc *d, LiteRef o, uint32_t i, Entr
     e.root = -1;
     if (!entry_sizes(fd, d, f, i, scan, &e, error) || !entry_state(fd, d, f, i, &v, &e, error))
         return false;
+    gint64 entry_pgid = -1;
+    if (!p2p && ref_int(d, f[K_PGID], -1, &entry_pgid) && entry_pgid >= 0 &&
+        entry_pgid < G_MAXINT)
+        g_hash_table_insert(fd->pgid_pg, GINT_TO_POINTER((int)entry_pgid),
+                            GUINT_TO_POINTER(pg + 1));
     if (e.state != IMPORT_STATE_COMPLETED && v.record_id < scan->head_order) {
         gint64 pgid = -1;
         scan->head_order = v.record_id;
@@ -839,6 +850,37 @@ static void dump_head_check(FrDump *fd, const LiteDoc *d, const EntryScan *scan)
         fd->head_check = (gint64)scan->head_seq == (last < 0 ? 1 : last + 1) ? 1 : -1;
 }
 
+/* pg_status, keyed by the rank-local pg_id, as each PG's status on this rank (the PG found
+ * through an entry carrying that pg_id; -1, "none yet", read as 0, "not said"). import-run.c
+ * reads it: a member whose last completed call reaches the one others block in completed its
+ * side (one call apart). */
+static void dump_status(FrDump *fd, const LiteDoc *d)
+{
+    LiteRef pst = lite_get(d, lite_root(d), "pg_status");
+    if (lite_type(d, pst) != LITE_OBJECT)
+        return;
+    for (uint32_t m = 0; m < lite_len(d, pst); m++) {
+        const char *key = lite_key_at(d, pst, m);
+        char *end = NULL;
+        long id = key ? strtol(key, &end, 10) : -1;
+        gpointer pg = end && !*end && id >= 0 && id < G_MAXINT
+                          ? g_hash_table_lookup(fd->pgid_pg, GINT_TO_POINTER((int)id))
+                          : NULL;
+        LiteRef ps = lite_at(d, pst, m);
+        gint64 enq = -1, sta = -1, done = -1;
+        if (!pg || lite_type(d, ps) != LITE_OBJECT ||
+            !ref_int(d, lite_get(d, ps, "last_enqueued_collective"), -1, &enq) ||
+            !ref_int(d, lite_get(d, ps, "last_started_collective"), -1, &sta) ||
+            !ref_int(d, lite_get(d, ps, "last_completed_collective"), -1, &done))
+            continue;
+        ImportPgStatus st = {.group = GPOINTER_TO_UINT(pg) - 1,
+                             .last_enqueued = enq > 0 ? (uint64_t)enq : 0,
+                             .last_started = sta > 0 ? (uint64_t)sta : 0,
+                             .last_completed = done > 0 ? (uint64_t)done : 0};
+        g_array_append_val(fd->status, st);
+    }
+}
+
 /* The entries, then the head check. */
 static bool dump_entries(FrDump *fd, const LiteDoc *d, GError **error)
 {
@@ -851,6 +893,7 @@ static bool dump_entries(FrDump *fd, const LiteDoc *d, GError **error)
         if (!dump_entry(fd, d, lite_at(d, en, i), i, &scan, error))
             return false;
     dump_head_check(fd, d, &scan);
+    dump_status(fd, d);
     return true;
 }
 
@@ -922,6 +965,7 @@ static void dump_renumber(FrDump *fd)
         e->seq = ++pos[e->group * 2 + g_array_index(fd->entry_p2p, bool, i)];
     }
     fd->head_check = 0; /* pg_status counts the original numbers */
+    g_array_set_size(fd->status, 0);
     g_ptr_array_add(fd->warnings,
                     g_strdup_printf("%s: the sequence numbers do not count each group's calls "
                                     "(0, repeated or skipping: as PyTorch's fr_trace tests and "
@@ -1000,6 +1044,11 @@ bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
     fd->entries = empty;
     ir->truncated = ir->entries->len && g_array_index(ir->entries, ImportEntry, 0).order > 0;
     ir->head_check = fd->head_check;
+    for (guint i = 0; i < fd->status->len; i++) {
+        ImportPgStatus st = g_array_index(fd->status, ImportPgStatus, i);
+        st.group = gid[st.group];
+        g_array_append_val(ir->pg_status, st);
+    }
     return true;
 }
 

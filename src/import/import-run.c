@@ -793,8 +793,9 @@ ImportRun *import_run_builder_finish(ImportRunBuilder *b)
         g_ptr_array_add(run->notes,
                         g_strdup_printf("rank%s %s: the ring buffer wrapped past the blocking "
                                         "point (the oldest kept entry never completed; the one "
-                                        "waited in was overwritten): treated as without a record; "
-                                        "a larger TORCH_FR_BUFFER_SIZE keeps it",
+                                        "waited in was overwritten): its calls are treated as "
+                                        "without a record (its PG status, where it gives one, "
+                                        "places it); a larger TORCH_FR_BUFFER_SIZE keeps it",
                                         wrapped->len > 1 ? "s" : "", ws));
     }
     if (queued_total) {
