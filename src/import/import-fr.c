@@ -603,6 +603,7 @@ typedef struct {
     gint64 head_pgid;   /* its pg_id, -1 unknown */
     uint64_t head_seq;  /* its sequence number */
     bool head_p2p;
+    gint64 last_pgid;   /* the pg_id last written into pgid_pg, -1 none */
 } EntryScan;
 
 /* One entry's integer members (record_id, the sequence numbers, times, timeout, is_p2p). */
@@ -817,10 +818,13 @@ static bool dump_entry(FrDump *fd, const LiteDoc *d, LiteRef o, uint32_t i, Entr
     if (!entry_sizes(fd, d, f, i, scan, &e, error) || !entry_state(fd, d, f, i, &v, &e, error))
         return false;
     gint64 entry_pgid = -1;
+    /* entries run in streaks of one PG: the map is written when the pg_id changes */
     if (!p2p && ref_int(d, f[K_PGID], -1, &entry_pgid) && entry_pgid >= 0 &&
-        entry_pgid < G_MAXINT)
+        entry_pgid < G_MAXINT && entry_pgid != scan->last_pgid) {
         g_hash_table_insert(fd->pgid_pg, GINT_TO_POINTER((int)entry_pgid),
                             GUINT_TO_POINTER(pg + 1));
+        scan->last_pgid = entry_pgid;
+    }
     if (e.state != IMPORT_STATE_COMPLETED && v.record_id < scan->head_order) {
         gint64 pgid = -1;
         scan->head_order = v.record_id;
@@ -887,7 +891,7 @@ static bool dump_entries(FrDump *fd, const LiteDoc *d, GError **error)
     LiteRef en = lite_get(d, lite_root(d), "entries");
     if (lite_type(d, en) != LITE_NULL && lite_type(d, en) != LITE_ARRAY)
         return fail(error, fd->path, "\"entries\": not a list");
-    EntryScan scan = {.head_order = G_MAXINT64, .head_pgid = -1};
+    EntryScan scan = {.head_order = G_MAXINT64, .head_pgid = -1, .last_pgid = -1};
     uint32_t ne = lite_len(d, en);
     for (uint32_t i = 0; i < ne; i++)
         if (!dump_entry(fd, d, lite_at(d, en, i), i, &scan, error))
