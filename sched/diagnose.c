@@ -299,7 +299,7 @@ static GArray *group_signatures(const SchedRunRecord *rec, const SchedInstance *
     g_array_set_clear_func(sigs, signature_clear);
     for (uint32_t i = 0; i < inst->n; i++) {
         const SchedArrival *a = &inst->arr[i];
-        if (!a->present)
+        if (!a->present || a->done || a->nosig) /* a signature not on record: no vote */
             continue;
         guint k;
         for (k = 0; k < sigs->len; k++)
@@ -542,8 +542,21 @@ static void append_missing(const SchedRunRecord *rec, const SchedInstance *inst,
         bool crashed = false;
         for (uint32_t i = 0; i < inst->n; i++)
             crashed |= inst->arr[i].present && rec->ranks[g->ranks[i]].state == SCHED_SEEN_CRASHED;
-        if (inst->mismatched)
+        g_autoptr(GArray) done = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        for (uint32_t i = 0; i < inst->n; i++)
+            if (inst->arr[i].done)
+                g_array_append_val(done, g->ranks[i]);
+        if (inst->mismatched) {
             g_string_append(s, "none — every member arrived but their signatures disagree");
+        } else if (done->len) {
+            g_autofree char *ds = fmt_rank_array(done);
+            g_string_append_printf(s,
+                                   "none — rank%s %s completed %s side and went on; the "
+                                   "blocked member%s never finished it (one call behind)",
+                                   done->len > 1 ? "s" : "", ds,
+                                   done->len > 1 ? "their" : "its",
+                                   inst->n - done->len > 1 ? "s" : "");
+        }
         else if (crashed)
             g_string_append(s,
                             "none — every member arrived but one crashed, so it never completes");
@@ -733,7 +746,7 @@ static void minority_ranks(const SchedRunRecord *rec, const SchedInstance *inst,
     g_autofree guint *counts = g_new0(guint, inst->n);
     guint k = 0;
     for (uint32_t i = 0; i < inst->n; i++) {
-        if (!inst->arr[i].present)
+        if (!inst->arr[i].present || inst->arr[i].done || inst->arr[i].nosig)
             continue;
         guint j = 0;
         while (j < k && !sched_arrival_same_signature(&inst->arr[rep[j]], &inst->arr[i], p2p))
@@ -746,7 +759,7 @@ static void minority_ranks(const SchedRunRecord *rec, const SchedInstance *inst,
     if (best < 0 || k < 2)
         return;
     for (uint32_t i = 0; i < inst->n; i++)
-        if (inst->arr[i].present &&
+        if (inst->arr[i].present && !inst->arr[i].done && !inst->arr[i].nosig &&
             !sched_arrival_same_signature(&inst->arr[i], &inst->arr[rep[best]], p2p))
             g_array_append_val(out, g->ranks[i]);
 }
@@ -766,7 +779,14 @@ typedef struct {
     GPtrArray *cycles;     /* sorted GArray<int32_t> */
 } Deadlock;
 
-enum { CULPRIT_NONE = 0, CULPRIT_FINISHED, CULPRIT_CRASHED, CULPRIT_MISMATCH, CULPRIT_IDLE };
+enum {
+    CULPRIT_NONE = 0,
+    CULPRIT_FINISHED,
+    CULPRIT_CRASHED,
+    CULPRIT_MISMATCH,
+    CULPRIT_IDLE,
+    CULPRIT_BEHIND, /* blocked in a call every other member arrived in and some completed */
+};
 
 static const SchedArrival *first_present(const SchedInstance *inst)
 {
@@ -852,6 +872,17 @@ static void deadlock_judge_instance(Deadlock *d, const SchedInstance *inst)
     for (uint32_t i = 0; i < inst->n; i++)
         if (inst->arr[i].present && rec->ranks[g->ranks[i]].state == SCHED_SEEN_CRASHED)
             d->culprit[g->ranks[i]] = CULPRIT_CRASHED;
+    /* One call behind: every member is accounted for, some completed their side, the blocked
+     * ones never finished theirs (vllm#23448: SeqNum 5729 vs 5730). */
+    uint32_t present = 0, done = 0;
+    for (uint32_t i = 0; i < inst->n; i++) {
+        present += inst->arr[i].present;
+        done += inst->arr[i].done;
+    }
+    if (!inst->mismatched && present == inst->n && done > 0)
+        for (uint32_t i = 0; i < inst->n; i++)
+            if (!inst->arr[i].done && d->blocked[g->ranks[i]])
+                d->culprit[g->ranks[i]] = CULPRIT_BEHIND;
     if (inst->mismatched) {
         g_autoptr(GArray) minority = g_array_new(FALSE, FALSE, sizeof(int32_t));
         minority_ranks(rec, inst, minority);
@@ -945,6 +976,64 @@ static void deadlock_blocked(Deadlock *d)
     json_builder_end_array(b);
 }
 
+/* The member of `inst` that `r` waits for within the cycle `in` (a missing, blocked one), or
+ * -1. */
+static int32_t chain_next(const Deadlock *d, const SchedInstance *inst, const bool *in)
+{
+    const SchedGroup *g = group_of(d->rec, inst);
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (!inst->arr[i].present && in[g->ranks[i]] && d->blocked[g->ranks[i]])
+            return g->ranks[i];
+    return -1;
+}
+
+/* Names the calls of one cycle: "rank 0 waits in X (group a, seq 1) for rank 1, which waits in
+ * Y (group b, seq 1) for rank 0". A cycle across groups whose every waited-for member called
+ * the call too, queued behind its own blocked one, is an ordering deadlock: each call is
+ * matched, the launch orders differ (NVIDIA/nccl#899). */
+static void cycle_chain(Deadlock *d, const GArray *c)
+{
+    const SchedRunRecord *rec = d->rec;
+    g_autofree bool *in = g_new0(bool, d->n);
+    for (guint i = 0; i < c->len; i++)
+        in[g_array_index(c, int32_t, i)] = true;
+    int32_t start = g_array_index(c, int32_t, 0), cur = start, first_group = -1;
+    bool cross = false, matched = true;
+    GString *chain = g_string_new(NULL);
+    for (guint step = 0; step < c->len; step++) {
+        const SchedInstance *inst = rec->ranks[cur].waiting;
+        int32_t next = inst ? chain_next(d, inst, in) : -1;
+        if (next < 0)
+            break;
+        int32_t mi = sched_group_index_of(group_of(rec, inst), next);
+        bool queued = inst->arr[mi].queued;
+        matched &= queued;
+        if (first_group < 0)
+            first_group = inst->group;
+        cross |= inst->group != first_group;
+        const SchedArrival *ref = first_present(inst);
+        if (!step)
+            g_string_append_printf(chain, "rank %d", cur);
+        g_string_append_printf(chain, "%s waits in %s (group %s, seq %" G_GUINT64_FORMAT
+                                      ") for rank %d%s",
+                               step ? ", which" : "", name_of(rec, ref->name),
+                               group_name(rec, inst->group), inst->seq, next,
+                               queued ? " (called too, queued behind its own blocked call)" : "");
+        cur = next;
+        if (cur == start)
+            break;
+    }
+    if (chain->len)
+        g_string_append_printf(d->msg, ":\n    %s", chain->str);
+    if (cross && matched && chain->len)
+        g_string_append(d->msg,
+                        "\n    a cross-communicator ordering deadlock: every call is matched, yet "
+                        "the ranks launched them on different communicators in opposite orders "
+                        "and each stream runs its calls in order (NVIDIA/nccl#899); fix: one "
+                        "launch order on every rank, or the communicators on separate streams");
+    g_string_free(chain, TRUE);
+}
+
 /* Step 4: the wait-for edges and their cycles. */
 static void deadlock_graph(Deadlock *d)
 {
@@ -987,6 +1076,7 @@ static void deadlock_graph(Deadlock *d)
         if (k < 8) {
             g_autofree char *rs = sched_format_ranks((const int32_t *)(void *)c->data, c->len);
             g_string_append_printf(d->msg, "\n  cycle: ranks %s wait on each other", rs);
+            cycle_chain(d, c);
         }
     }
     json_builder_end_array(b);
@@ -995,7 +1085,7 @@ static void deadlock_graph(Deadlock *d)
 /* Step 5: the culprits and the undecided ranks. Returns the first culprit, or -1. */
 static int32_t deadlock_culprits(Deadlock *d)
 {
-    static const char *const reasons[] = {"", "finished", "crashed", "mismatch", "idle"};
+    static const char *const reasons[] = {"", "finished", "crashed", "mismatch", "idle", "behind"};
     JsonBuilder *b = d->b;
     g_autoptr(GArray) unknown = g_array_new(FALSE, FALSE, sizeof(int32_t));
     for (uint32_t r = 0; r < d->n; r++)
@@ -1020,6 +1110,11 @@ static int32_t deadlock_culprits(Deadlock *d)
         g_autofree char *what = describe_rank(d->rec, r);
         if (d->culprit[r] == CULPRIT_MISMATCH)
             g_string_append_printf(cul, "%srank %u (brought a minority signature; %s)",
+                                   cul->len ? ", " : "", r, what);
+        else if (d->culprit[r] == CULPRIT_BEHIND)
+            g_string_append_printf(cul,
+                                   "%srank %u (%s: it never finished a call its peers "
+                                   "completed)",
                                    cul->len ? ", " : "", r, what);
         else
             g_string_append_printf(cul, "%srank %u (%s while others wait on it)",
@@ -1214,7 +1309,7 @@ static bool members_agree(const SchedInstance *inst)
 {
     const SchedArrival *ref = NULL;
     for (uint32_t i = 0; i < inst->n; i++) {
-        if (!inst->arr[i].present)
+        if (!inst->arr[i].present || inst->arr[i].done || inst->arr[i].nosig)
             continue;
         if (!ref)
             ref = &inst->arr[i];

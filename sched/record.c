@@ -87,6 +87,31 @@ SchedInstance *sched_run_record_arrive(SchedRunRecord *rec, uint32_t rank, int32
     return inst;
 }
 
+SchedInstance *sched_run_record_note(SchedRunRecord *rec, uint32_t rank, int32_t group,
+                                     uint64_t seq, bool done, const SchedArrival *a)
+{
+    if (group < 0 || (uint32_t)group >= rec->n_groups)
+        return NULL;
+    InstKey key = {group, seq};
+    SchedInstance *inst = g_hash_table_lookup(rec->by_key, &key);
+    int32_t mi = inst ? sched_group_index_of(rec->groups[group], (int32_t)rank) : -1;
+    if (mi < 0 || inst->arr[mi].present)
+        return NULL;
+    if (!done) {
+        inst->arr[mi].queued = true;
+        return inst;
+    }
+    const SchedArrival *ref = a;
+    for (uint32_t i = 0; i < inst->n && !ref; i++)
+        if (inst->arr[i].present)
+            ref = &inst->arr[i];
+    inst->arr[mi] = *ref;
+    inst->arr[mi].present = inst->arr[mi].done = true;
+    inst->arr[mi].queued = false;
+    inst->arrived++;
+    return inst;
+}
+
 static int cmp_first_arrival(const void *x, const void *y)
 {
     const SchedInstance *a = *(SchedInstance *const *)x, *b = *(SchedInstance *const *)y;

@@ -38,6 +38,14 @@ typedef struct {
     uint8_t dtype;   /* SchedDtype */
     bool present;    /* the member arrived */
     bool eager;      /* the member went on without waiting (SCHED_OP_FLAG_EAGER) */
+    bool done;       /* a record: the member completed its side of the call (its process
+                        group's status says so) while others still wait in it; present too,
+                        so it is never waited on, and its signature (not on record) does not
+                        vote in a mismatch */
+    bool queued;     /* a record: the member called it (not present) but the call is queued
+                        on its stream behind the one it is blocked in */
+    bool nosig;      /* a record places the member here without its signature (a watchdog
+                        status line): it does not vote in a mismatch */
 } SchedArrival;
 
 /* One collective instance (group, seq) that did not complete. */
@@ -113,6 +121,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SchedRunRecord, sched_run_record_free)
  * Returns the instance (owned by the record). Asserts that the rank is a member. */
 SchedInstance *sched_run_record_arrive(SchedRunRecord *rec, uint32_t rank, int32_t group,
                                        uint64_t seq, const SchedArrival *a);
+/* What a record shows of member `rank` of an instance others block in, without changing the
+ * rank's state: `done`, it completed its side (an arrival `a` with present and done set; `a`
+ * may be NULL: the signature of the first member present is taken, for the record does not
+ * show it); else it called it queued behind its own blocking point (queued set, not present).
+ * Returns the instance, NULL (nothing noted) when no rank arrived in (group, seq) or the rank
+ * is not a member or already present. */
+SchedInstance *sched_run_record_note(SchedRunRecord *rec, uint32_t rank, int32_t group,
+                                     uint64_t seq, bool done, const SchedArrival *a);
 /* Orders the instances made by sched_run_record_arrive by first arrival (then group, seq) into
  * rec->instances; call once after the last arrival. */
 void sched_run_record_seal(SchedRunRecord *rec);

@@ -26,6 +26,15 @@ static bool write_file(const char *path, const char *text, int *code)
     return true;
 }
 
+/* An import's story (evidence, findings, verdict) or a simulated run's. */
+static void explain_run(FILE *out, const char *title, const QueryRun *r)
+{
+    if (g_strcmp0(r->info.kind, "import") == 0)
+        explain_text_import(out, title, r->outcome, r->info.status, r->info.not_simulated);
+    else
+        explain_text(out, title, r->outcome);
+}
+
 int cli_explain(int argc, char **argv)
 {
     g_autofree char *db = NULL, *dot = NULL;
@@ -76,7 +85,7 @@ int cli_explain(int argc, char **argv)
             if (cli_run_is_invalid(r))
                 fprintf(m, "%s: INVALID — %s\n", title, cli_run_invalid_message(r));
             else
-                explain_text_recorded(m, title, r->outcome, g_strcmp0(r->info.kind, "import") == 0);
+                explain_run(m, title, r);
             fclose(m);
         }
         StoreRunInfo rr = r->info;
@@ -98,7 +107,7 @@ int cli_explain(int argc, char **argv)
         printf("%s: INVALID — the scenario was rejected, nothing was simulated:\n  %s\n", title,
                cli_run_invalid_message(r));
     else
-        explain_text_recorded(stdout, title, r->outcome, g_strcmp0(r->info.kind, "import") == 0);
+        explain_run(stdout, title, r);
     if (dot)
         printf("\nwait-for graph: %s (render with 'dot -Tsvg %s -o graph.svg')\n", dot, dot);
     return CLI_EXIT_OK;

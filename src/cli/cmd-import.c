@@ -154,6 +154,7 @@ int cli_import(int argc, char **argv)
         "PATH is a directory (its files) or files.");
     g_option_context_set_description(
         ctx, "Exit status: 0 no hang in the record, 3 a hang or mismatch was diagnosed,\n"
+             "4 inconclusive (what is missing and what to collect are said),\n"
              "2 unreadable or invalid input (nothing stored), 1 internal error.\n"
              "Formats and rules: doc/import.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -253,8 +254,10 @@ int cli_import(int argc, char **argv)
                          .timeline = "collectives",
                          .hardware = set->format_detail,
                          .not_simulated = notes};
-    const char *status = o->failed ? "failed" : "ok";
-    int code = o->failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+    const char *status = import_verdict_status(run->verdict);
+    int code = run->verdict == IMPORT_VERDICT_HANG           ? CLI_EXIT_FAILED
+               : run->verdict == IMPORT_VERDICT_INCONCLUSIVE ? CLI_EXIT_INCONCLUSIVE
+                                                             : CLI_EXIT_OK;
     double wall = (double)(g_get_monotonic_time() - t0) / 1000.0;
     bool storing = tty && run->records->len > 500000;
     if (storing) {

@@ -109,6 +109,7 @@ static char **runs_cells(const QueryListedRun *r)
     row[C_OUT] = g_strdup(!status                         ? "?"
                           : strcmp(status, "ok") == 0     ? "ok"
                           : strcmp(status, "failed") == 0 ? "FAILED"
+                          : strcmp(status, "inconclusive") == 0 ? "INCONCLUSIVE"
                                                           : status);
     if (!h->model)
         row[C_MODEL] = g_strdup(g_strcmp0(h->kind, "import") == 0 ? "(import)" : "-");

@@ -241,6 +241,8 @@ static bool kind_of(const char *name, SchedOpKind *kind, int32_t *peer, bool *p2
         {"all_to_all", SCHED_OP_ALL_TO_ALL},
         {"alltoall", SCHED_OP_ALL_TO_ALL},
         {"broadcast", SCHED_OP_BROADCAST},
+        {"_broadcast_oop", SCHED_OP_BROADCAST}, /* out-of-place ops (fr_trace tests) */
+        {"_reduce_oop", SCHED_OP_BROADCAST},
         {"barrier", SCHED_OP_BARRIER},
         /* Rooted ops ranksim has no kind for: compared by input count like broadcast, the
          * recorded name kept so messages say what they were. */
@@ -282,6 +284,10 @@ static bool dtype_of(const char *s, SchedDtype *d)
         {"Float8_e5m2", SCHED_DTYPE_FP8},     {"Float8_e4m3fnuz", SCHED_DTYPE_FP8},
         {"Float8_e5m2fnuz", SCHED_DTYPE_FP8}, {"Char", SCHED_DTYPE_INT8},
         {"Int", SCHED_DTYPE_INT32},
+        /* torch's Python names, as PyTorch's fr_trace tests write them */
+        {"float32", SCHED_DTYPE_FP32},        {"bfloat16", SCHED_DTYPE_BF16},
+        {"float16", SCHED_DTYPE_FP16},        {"int8", SCHED_DTYPE_INT8},
+        {"int32", SCHED_DTYPE_INT32},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
         if (strcmp(s, table[i].name) == 0) {
@@ -322,6 +328,9 @@ static bool numel(const LiteDoc *d, LiteRef n, uint64_t *out)
 
 static const char *first_string(const LiteDoc *d, LiteRef n)
 {
+    /* PyTorch's fr_trace tests write input_dtypes as a bare string ("float32") */
+    if (lite_type(d, n) == LITE_STRING)
+        return lite_str(d, n);
     return lite_type(d, n) == LITE_ARRAY ? lite_str(d, lite_at(d, n, 0)) : NULL;
 }
 
@@ -342,6 +351,40 @@ static void pgdef_free(gpointer p)
 
 /* The group of PG `pg` in the set, checking that another dump did not give the same PG name
  * other members (dumps of different jobs). */
+static bool disjoint(const GArray *a, const GArray *b)
+{
+    for (guint i = 0; i < a->len; i++)
+        for (guint j = 0; j < b->len; j++)
+            if (g_array_index(a, int32_t, i) == g_array_index(b, int32_t, j))
+                return false;
+    return true;
+}
+
+static bool same_ranks(const GArray *a, const GArray *b)
+{
+    return a->len == b->len && memcmp(a->data, b->data, a->len * sizeof(int32_t)) == 0;
+}
+
+/* A PG name that other dumps give disjoint members is a split group (each rank in its own part,
+ * as new_subgroups makes them, and PyTorch's fr_trace tests write "1" for [0] on rank 0 and [1]
+ * on rank 1): each part is a group of its own, named "NAME (ranks R)". */
+static bool set_split_group(ImportSet *s, const PgDef *d, bool p2p, uint32_t *out)
+{
+    g_autofree char *rs =
+        sched_format_ranks((const int32_t *)(void *)d->ranks->data, d->ranks->len);
+    g_autofree char *name = g_strdup_printf("%s (ranks %s)", d->name, rs);
+    for (guint i = 0; i < s->groups->len; i++) {
+        ImportGroup *g = g_ptr_array_index(s->groups, i);
+        if (g->p2p == p2p && strcmp(g->name, name) == 0 && same_ranks(g->ranks, d->ranks)) {
+            *out = i;
+            return true;
+        }
+    }
+    *out = import_set_group(s, name, d->desc, (const int32_t *)(void *)d->ranks->data,
+                            d->ranks->len, p2p);
+    return true;
+}
+
 static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, uint32_t *out,
                       GError **error)
 {
@@ -349,8 +392,9 @@ static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, 
         ImportGroup *g = g_ptr_array_index(s->groups, i);
         if (g->p2p != p2p || strcmp(g->name, d->name) != 0)
             continue;
-        if (g->ranks->len != d->ranks->len ||
-            memcmp(g->ranks->data, d->ranks->data, d->ranks->len * sizeof(int32_t)) != 0) {
+        if (!same_ranks(g->ranks, d->ranks) && disjoint(g->ranks, d->ranks))
+            return set_split_group(s, d, p2p, out);
+        if (!same_ranks(g->ranks, d->ranks)) {
             g_autofree char *a =
                 sched_format_ranks((const int32_t *)(void *)g->ranks->data, g->ranks->len);
             g_autofree char *b =
@@ -390,6 +434,8 @@ struct FrDump {
     GPtrArray *warnings;
     GStringChunk *strings; /* the dump's names, deduplicated; moves into the set on merge */
     GHashTable *kinds;     /* op name (a `strings` pointer) -> its parsed kind (kind_of), packed */
+    GHashTable *pgid_pg;   /* an entry's pg_id (rank-local) -> its PG's index in pgs + 1 */
+    GArray *status;        /* ImportPgStatus from pg_status, group = the PG's index in pgs */
 };
 
 /* One copy of each distinct name per dump (dumps parse on several threads, each its own). */
@@ -413,6 +459,8 @@ void import_fr_dump_free(FrDump *d)
     g_ptr_array_unref(d->pgs);
     g_array_unref(d->entries);
     g_array_unref(d->entry_p2p);
+    g_hash_table_unref(d->pgid_pg);
+    g_array_unref(d->status); /* its sources are NULL */
     g_ptr_array_unref(d->warnings);
     if (d->strings)
         g_string_chunk_free(d->strings);
@@ -442,6 +490,8 @@ static FrDump *dump_new(const char *path)
     fd->warnings = g_ptr_array_new_with_free_func(g_free);
     fd->strings = g_string_chunk_new(256);
     fd->kinds = g_hash_table_new(g_direct_hash, g_direct_equal);
+    fd->pgid_pg = g_hash_table_new(g_direct_hash, g_direct_equal);
+    fd->status = g_array_new(FALSE, TRUE, sizeof(ImportPgStatus));
     return fd;
 }
 
@@ -553,6 +603,7 @@ typedef struct {
     gint64 head_pgid;   /* its pg_id, -1 unknown */
     uint64_t head_seq;  /* its sequence number */
     bool head_p2p;
+    gint64 last_pgid;   /* the pg_id last written into pgid_pg, -1 none */
 } EntryScan;
 
 /* One entry's integer members (record_id, the sequence numbers, times, timeout, is_p2p). */
@@ -664,11 +715,13 @@ static bool entry_check(FrDump *fd, const LiteRef *f, uint32_t i, const EntryInt
 {
     if (v->record_id < 0)
         return fail(error, fd->path, "entries[%u].record_id: negative", i);
-    if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? v->pseq : v->cseq) < 1)
+    /* 0 is what PyTorch's fr_trace tests write on every entry ("0") and torchcomms' first
+     * call: accepted, and numbered again by dump_renumber. */
+    if (f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE || (p2p ? v->pseq : v->cseq) < 0)
         return fail(error, fd->path,
-                    "entries[%u].%s: %s (valid: the group's sequence number, an int >= 1)", i,
+                    "entries[%u].%s: %s (valid: the group's sequence number, an int >= 0)", i,
                     p2p ? "p2p_seq_id" : "collective_seq_id",
-                    f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "below 1");
+                    f[p2p ? K_PSEQ : K_CSEQ] == LITE_NONE ? "absent" : "negative");
     /* Times are epoch ns: refuse what no clock gives (so sums cannot overflow). */
     if (v->created > (gint64)1 << 62 || v->done_ns > (gint64)1 << 62 || v->done_ns < 0)
         return fail(error, fd->path,
@@ -764,6 +817,14 @@ static bool dump_entry(FrDump *fd, const LiteDoc *d, LiteRef o, uint32_t i, Entr
     e.root = -1;
     if (!entry_sizes(fd, d, f, i, scan, &e, error) || !entry_state(fd, d, f, i, &v, &e, error))
         return false;
+    gint64 entry_pgid = -1;
+    /* entries run in streaks of one PG: the map is written when the pg_id changes */
+    if (!p2p && ref_int(d, f[K_PGID], -1, &entry_pgid) && entry_pgid >= 0 &&
+        entry_pgid < G_MAXINT && entry_pgid != scan->last_pgid) {
+        g_hash_table_insert(fd->pgid_pg, GINT_TO_POINTER((int)entry_pgid),
+                            GUINT_TO_POINTER(pg + 1));
+        scan->last_pgid = entry_pgid;
+    }
     if (e.state != IMPORT_STATE_COMPLETED && v.record_id < scan->head_order) {
         gint64 pgid = -1;
         scan->head_order = v.record_id;
@@ -793,18 +854,50 @@ static void dump_head_check(FrDump *fd, const LiteDoc *d, const EntryScan *scan)
         fd->head_check = (gint64)scan->head_seq == (last < 0 ? 1 : last + 1) ? 1 : -1;
 }
 
+/* pg_status, keyed by the rank-local pg_id, as each PG's status on this rank (the PG found
+ * through an entry carrying that pg_id; -1, "none yet", read as 0, "not said"). import-run.c
+ * reads it: a member whose last completed call reaches the one others block in completed its
+ * side (one call apart). */
+static void dump_status(FrDump *fd, const LiteDoc *d)
+{
+    LiteRef pst = lite_get(d, lite_root(d), "pg_status");
+    if (lite_type(d, pst) != LITE_OBJECT)
+        return;
+    for (uint32_t m = 0; m < lite_len(d, pst); m++) {
+        const char *key = lite_key_at(d, pst, m);
+        char *end = NULL;
+        long id = key ? strtol(key, &end, 10) : -1;
+        gpointer pg = end && !*end && id >= 0 && id < G_MAXINT
+                          ? g_hash_table_lookup(fd->pgid_pg, GINT_TO_POINTER((int)id))
+                          : NULL;
+        LiteRef ps = lite_at(d, pst, m);
+        gint64 enq = -1, sta = -1, done = -1;
+        if (!pg || lite_type(d, ps) != LITE_OBJECT ||
+            !ref_int(d, lite_get(d, ps, "last_enqueued_collective"), -1, &enq) ||
+            !ref_int(d, lite_get(d, ps, "last_started_collective"), -1, &sta) ||
+            !ref_int(d, lite_get(d, ps, "last_completed_collective"), -1, &done))
+            continue;
+        ImportPgStatus st = {.group = GPOINTER_TO_UINT(pg) - 1,
+                             .last_enqueued = enq > 0 ? (uint64_t)enq : 0,
+                             .last_started = sta > 0 ? (uint64_t)sta : 0,
+                             .last_completed = done > 0 ? (uint64_t)done : 0};
+        g_array_append_val(fd->status, st);
+    }
+}
+
 /* The entries, then the head check. */
 static bool dump_entries(FrDump *fd, const LiteDoc *d, GError **error)
 {
     LiteRef en = lite_get(d, lite_root(d), "entries");
     if (lite_type(d, en) != LITE_NULL && lite_type(d, en) != LITE_ARRAY)
         return fail(error, fd->path, "\"entries\": not a list");
-    EntryScan scan = {.head_order = G_MAXINT64, .head_pgid = -1};
+    EntryScan scan = {.head_order = G_MAXINT64, .head_pgid = -1, .last_pgid = -1};
     uint32_t ne = lite_len(d, en);
     for (uint32_t i = 0; i < ne; i++)
         if (!dump_entry(fd, d, lite_at(d, en, i), i, &scan, error))
             return false;
     dump_head_check(fd, d, &scan);
+    dump_status(fd, d);
     return true;
 }
 
@@ -843,6 +936,49 @@ static bool dump_sort(FrDump *fd, GError **error)
     return true;
 }
 
+/* Sequence numbers that do not count the group's calls: torch's FR numbers each PG's calls
+ * 1, 2, 3 ... (a kept suffix of them after the ring buffer wrapped), while PyTorch's own
+ * fr_trace tests write "0" on every entry and torchcomms' FlightRecorderHook one counter for
+ * all its communicators from 0. A channel (PG, collective or p2p) whose numbers on this rank
+ * repeat, skip or start at 0 is numbered again by position, 1, 2, 3 ... in record order, with
+ * a warning: matching across ranks then assumes each rank's record starts at the group's
+ * first call (true for unwrapped buffers). */
+static void dump_renumber(FrDump *fd)
+{
+    guint n = fd->pgs->len * 2 + 2;
+    g_autofree uint64_t *last = g_new0(uint64_t, n);
+    g_autofree bool *seen = g_new0(bool, n);
+    g_autofree bool *bad = g_new0(bool, n);
+    for (guint i = 0; i < fd->entries->len; i++) {
+        const ImportEntry *e = &g_array_index(fd->entries, ImportEntry, i);
+        guint c = e->group * 2 + g_array_index(fd->entry_p2p, bool, i);
+        bad[c] |= e->seq == 0 || (seen[c] && e->seq != last[c] + 1);
+        seen[c] = true;
+        last[c] = e->seq;
+    }
+    /* torchcomms counts every communicator's calls with one counter: when one channel shows
+     * it, none of the dump's numbers count their group's calls */
+    bool any = false;
+    for (guint c = 0; c < n; c++)
+        any |= bad[c];
+    if (!any)
+        return;
+    g_autofree uint64_t *pos = g_new0(uint64_t, n);
+    for (guint i = 0; i < fd->entries->len; i++) {
+        ImportEntry *e = &g_array_index(fd->entries, ImportEntry, i);
+        e->seq = ++pos[e->group * 2 + g_array_index(fd->entry_p2p, bool, i)];
+    }
+    fd->head_check = 0; /* pg_status counts the original numbers */
+    g_array_set_size(fd->status, 0);
+    g_ptr_array_add(fd->warnings,
+                    g_strdup_printf("%s: the sequence numbers do not count each group's calls "
+                                    "(0, repeated or skipping: as PyTorch's fr_trace tests and "
+                                    "torchcomms' FlightRecorderHook write them): calls numbered "
+                                    "by their order in each process group, assuming every "
+                                    "rank's record starts at the group's first call",
+                                    fd->path));
+}
+
 FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scratch, GError **error)
 {
     FrDump *fd = dump_new(path);
@@ -861,6 +997,7 @@ FrDump *import_fr_parse(const char *path, guint8 *data, gsize len, LiteDoc *scra
         import_fr_dump_free(fd);
         return NULL;
     }
+    dump_renumber(fd);
     return fd;
 }
 
@@ -911,6 +1048,11 @@ bool import_fr_merge(ImportSet *s, FrDump *fd, bool hccl, GError **error)
     fd->entries = empty;
     ir->truncated = ir->entries->len && g_array_index(ir->entries, ImportEntry, 0).order > 0;
     ir->head_check = fd->head_check;
+    for (guint i = 0; i < fd->status->len; i++) {
+        ImportPgStatus st = g_array_index(fd->status, ImportPgStatus, i);
+        st.group = gid[st.group];
+        g_array_append_val(ir->pg_status, st);
+    }
     return true;
 }
 

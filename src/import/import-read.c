@@ -104,6 +104,8 @@ static const char *format_word(ImportFormat f)
         return "vllm";
     case IMPORT_FORMAT_LOGS:
         return "logs";
+    case IMPORT_FORMAT_INSPECTOR:
+        return "inspector";
     default:
         return "auto";
     }
@@ -155,6 +157,9 @@ static void file_job_run(FileJob *j)
         /* hccl: torch_npu's dump, or its watchdog lines (WorkHCCL) */
         if (fr)
             fmt = IMPORT_FORMAT_FR;
+        else if (import_looks_inspector((const guint8 *)buf, len) ||
+                 import_looks_ras((const guint8 *)buf, len))
+            fmt = IMPORT_FORMAT_INSPECTOR;
         else if (import_looks_logs((const guint8 *)buf, len))
             fmt = IMPORT_FORMAT_LOGS;
         else {
@@ -163,6 +168,11 @@ static void file_job_run(FileJob *j)
             g_free(buf);
             return;
         }
+    }
+    if (fmt == IMPORT_FORMAT_INSPECTOR) { /* read as a whole set: import-inspector.c */
+        j->fmt = fmt;
+        j->bytes = g_bytes_new_take(buf, len);
+        return;
     }
     if (fmt != IMPORT_FORMAT_FR && fmt != IMPORT_FORMAT_HCCL) {
         j->fmt = IMPORT_FORMAT_LOGS; /* every text log takes one path: import-logs.c */
@@ -240,7 +250,8 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
         if (seen == IMPORT_FORMAT_AUTO) {
             seen = j->fmt;
             seen_path = j->path;
-        } else if ((seen == IMPORT_FORMAT_LOGS) != (j->fmt == IMPORT_FORMAT_LOGS)) {
+        } else if ((seen == IMPORT_FORMAT_LOGS) != (j->fmt == IMPORT_FORMAT_LOGS) ||
+                   (seen == IMPORT_FORMAT_INSPECTOR) != (j->fmt == IMPORT_FORMAT_INSPECTOR)) {
             g_set_error(&first, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: a %s file among %s files (%s is one): import one kind at a time",
                         j->path, format_word(j->fmt), format_word(seen), seen_path);
@@ -251,7 +262,7 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
             seen == IMPORT_FORMAT_FR && format == IMPORT_FORMAT_HCCL ? IMPORT_FORMAT_HCCL : seen);
         for (guint i = 0; i < n; i++)
             g_ptr_array_add(s->paths, g_strdup(jobs[i].path));
-        if (seen == IMPORT_FORMAT_LOGS) {
+        if (seen == IMPORT_FORMAT_LOGS || seen == IMPORT_FORMAT_INSPECTOR) {
             g_autofree const GBytes **bytes = g_new0(const GBytes *, n);
             bool excerpts = format != IMPORT_FORMAT_NCCL;
             bool other = format == IMPORT_FORMAT_LOGS;
@@ -259,8 +270,11 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
                 bytes[i] = jobs[i].bytes;
                 other = other || jobs[i].not_nccl;
             }
-            if (!import_logs_files(s, (const char *const *)files->pdata, bytes, n, format,
-                                   excerpts && other, &first))
+            if (!(seen == IMPORT_FORMAT_LOGS
+                      ? import_logs_files(s, (const char *const *)files->pdata, bytes, n, format,
+                                          excerpts && other, &first)
+                      : import_inspector_files(s, (const char *const *)files->pdata, bytes, n,
+                                               &first)))
                 g_clear_pointer(&s, import_set_free);
         } else {
             for (guint i = 0; i < n && s; i++)
@@ -382,7 +396,7 @@ ImportSet *import_read_stream(const char *const *paths, guint n_paths, ImportFor
             fns->progress(user, i + 1, n);
         if (j->error) {
             first = g_steal_pointer(&j->error);
-        } else if (j->fmt == IMPORT_FORMAT_LOGS) {
+        } else if (j->fmt == IMPORT_FORMAT_LOGS || j->fmt == IMPORT_FORMAT_INSPECTOR) {
             g_set_error(&first, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: a %s file among %s files (%s is one): import one kind at a time",
                         j->path, format_word(j->fmt), format_word(IMPORT_FORMAT_FR),

@@ -70,6 +70,9 @@ typedef struct {
     int64_t completed_ns; /* completion time, -1 unknown or not completed */
     int64_t timeout_ms;   /* the collective timeout recorded with it, 0 unknown */
     char *source;         /* "FILE:LINE" for messages, owned; may be NULL */
+    uint64_t stream;      /* the stream it was launched on (NCCL COLL: `stream 0x...`), 0 not
+                             recorded. Calls of one rank on one known stream run in order
+                             (import-run.c: a call completes only after those before it) */
 } ImportEntry;
 
 /* A line that says something about the hang without being a call of a rank's record: NCCL's
@@ -236,6 +239,17 @@ bool import_logs_files(ImportSet *s, const char *const *paths, const GBytes *con
     "broadcast block found\", \"died unexpectedly\"); give --format "                            \
     "fr|nccl|hccl|watchdog|cann|vllm|logs to say which"
 
+/* NCCL Inspector plugin JSON (src/import/import-inspector.c): every file's records at once
+ * (processes are joined across files by host:pid and communicator id). */
+bool import_inspector_files(ImportSet *s, const char *const *paths, const GBytes *const *data,
+                            guint n, GError **error);
+/* Whether bytes look like NCCL Inspector records ("header" with "n_ranks", and "coll_perf" or
+ * "p2p_perf", in the first 64 KiB). */
+bool import_looks_inspector(const guint8 *data, gsize len);
+/* Whether bytes look like NCCL RAS JSON status ("communicators" with "collective_counts" or
+ * "missing_ranks"); import_inspector_files reads those too. */
+bool import_looks_ras(const guint8 *data, gsize len);
+
 /* Whether bytes look like a Flight Recorder dump (a pickle, or JSON with "pg_config"), an
  * NCCL log ("NCCL INFO" lines), a text log any reader of import-logs.c reads (a marker of one
  * of its shapes anywhere: the hang's lines are at the end of a long log), or one holding a
@@ -247,6 +261,20 @@ bool import_looks_logs_not_nccl(const guint8 *data, gsize len);
 
 /* ---- from a set to a run (src/import/import-run.c) ---- */
 
+/* What the evidence supports (import-verdict.c; doc/import.md "Outcomes"): */
+typedef enum {
+    IMPORT_VERDICT_HEALTHY = 0,  /* every rank of every group left calls and every call was
+                                    seen to complete; nothing else says hang: exit 0, "ok" */
+    IMPORT_VERDICT_HANG,         /* a hang or mismatch with its culprit or candidates: exit 3,
+                                    "failed" */
+    IMPORT_VERDICT_INCONCLUSIVE, /* neither shown nor ruled out (ranks or members without lines,
+                                    enqueue-only logs, symptoms naming no collective): exit 4,
+                                    "inconclusive", with what is missing and what to collect */
+} ImportVerdict;
+
+/* The run status word of a verdict: "ok", "failed", "inconclusive". */
+const char *import_verdict_status(ImportVerdict v);
+
 typedef struct {
     SchedProgram *program; /* the set's groups (p2p channels named "NAME p2p") and op names;
                               every rank's op list is empty */
@@ -257,7 +285,14 @@ typedef struct {
     int64_t t0_ns;         /* the recorded epoch time of time 0 (-1: untimed) */
     bool timed;            /* false: the format has no times; a call's time is its position
                               (1 us per call) */
+    ImportVerdict verdict; /* what the outcome's findings amount to */
 } ImportRun;
+
+/* Adds the set's findings (WARN lines, wait-for edges, symptoms) to run->outcome as
+ * diagnostics of their own, the culprit candidates when the record does not determine one, and
+ * sets run->verdict (an `inconclusive` diagnostic replaces `no_hang` when something is
+ * missing). Called by import_run_builder_finish; never fails. */
+void import_verdict_apply(ImportRun *run, const ImportSet *s);
 
 /* Decides each rank's state from its record (FR: its oldest entry that did not complete is its
  * blocking point, entries queued after it are not arrivals; NCCL logs: an instance is complete

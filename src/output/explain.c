@@ -582,6 +582,8 @@ static const char *culprit_why(const char *reason)
         {"crashed", "crashed while others wait on it"},
         {"mismatch", "brought a minority signature to a collective"},
         {"late", "late: still busy when the others' wait reached the timeout"},
+        {"idle", "made no further call while others wait on it"},
+        {"behind", "one call behind: never finished a call its peers completed"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(whys); i++)
         if (strcmp(reason, whys[i][0]) == 0)
@@ -629,9 +631,9 @@ static int64_t work_timeout_ms(const char *work)
     return p ? g_ascii_strtoll(p + strlen("Timeout(ms)="), NULL, 10) : -1;
 }
 
-static void text_hardware(FILE *out, const Story *s, const SchedOutcome *o)
+static void text_hardware(FILE *out, const Story *s, const SchedOutcome *o, bool recorded)
 {
-    fprintf(out, "\non hardware:\n");
+    fprintf(out, recorded ? "\nwhat the ranks printed (or would print):\n" : "\non hardware:\n");
     bool any = false;
     if (s->hw_deadlock && *s->hw_deadlock) {
         g_auto(GStrv) lines = g_strsplit(s->hw_deadlock, "\n", -1);
@@ -689,6 +691,96 @@ static void text_hardware(FILE *out, const Story *s, const SchedOutcome *o)
                      "timeout\n");
 }
 
+/* The import's own findings (not the engine's): each with its whole message. */
+static void text_import_findings(FILE *out, const SchedOutcome *o)
+{
+    static const char *const kinds[] = {"nccl_warn", "wait_for", "symptom", "hang",
+                                        "candidates", "inconclusive"};
+    for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++)
+        for (guint i = 0; i < o->diags->len; i++) {
+            const SchedDiag *d = g_ptr_array_index(o->diags, i);
+            if (strcmp(d->kind, kinds[k]) != 0)
+                continue;
+            const char *colon = strstr(d->message, ": ");
+            const char *body = colon && (size_t)(colon - d->message) == strlen(d->kind)
+                                   ? colon + 2
+                                   : d->message;
+            fprintf(out, "\n%s:\n", d->kind);
+            g_auto(GStrv) lines = g_strsplit(body, "\n", -1);
+            for (char **l = lines; *l; l++) {
+                const char *t = *l;
+                while (*t == ' ')
+                    t++;
+                if (*t)
+                    fprintf(out, "  %s\n", t);
+            }
+        }
+}
+
+/* Where to look next: for each call the hang holds ranks in (the deadlock's instances, a
+ * mismatch's), the lines that name it in the other ranks' logs and dumps. */
+static void text_import_search(FILE *out, const SchedOutcome *o)
+{
+    guint shown = 0;
+    for (guint i = 0; i < o->diags->len && shown < 4; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (strcmp(d->kind, "deadlock") != 0 && strcmp(d->kind, "mismatch") != 0)
+            continue;
+        g_autoptr(SchedDetail) det = sched_detail_parse(d->detail);
+        for (guint k = 0; det && k < det->instances->len && shown < 4; k++, shown++) {
+            const SchedDetailInstance *in = &g_array_index(det->instances, SchedDetailInstance, k);
+            if (!shown)
+                fprintf(out, "\nwhere to look next (the other ranks' logs and dumps):\n");
+            fprintf(out,
+                    "  group %s call %" G_GUINT64_FORMAT ": `SeqNum=%" G_GUINT64_FORMAT
+                    "` in watchdog lines, collective_seq_id %" G_GUINT64_FORMAT
+                    " in Flight Recorder dumps, and each rank's `last completed` status for the "
+                    "group (did it finish the call before?)\n",
+                    in->group ? in->group : "?", in->seq, in->seq, in->seq);
+        }
+        if (det && !det->instances->len && d->group >= 0 && (guint)d->group < o->groups->len &&
+            shown++ < 4) {
+            if (shown == 1)
+                fprintf(out, "\nwhere to look next (the other ranks' logs and dumps):\n");
+            fprintf(out,
+                    "  group %s call %" G_GUINT64_FORMAT ": each rank's entry of it (sizes, "
+                    "dtype) and the code path that made it on the odd rank\n",
+                    (const char *)g_ptr_array_index(o->groups, d->group), d->seq);
+        }
+    }
+}
+
+void explain_text_import(FILE *out, const char *title, const SchedOutcome *o,
+                         const char *status, const GPtrArray *notes)
+{
+    g_return_if_fail(out != NULL && o != NULL);
+    g_autofree char *end = sched_format_ns(o->end_ns);
+    if (o->failed)
+        explain_text_recorded(out, title, o, true);
+    else if (g_strcmp0(status, "inconclusive") == 0)
+        fprintf(out,
+                "%s: INCONCLUSIVE — the evidence neither shows a hang nor rules one out (%u "
+                "ranks, recorded span %s)\n",
+                title, o->n_ranks, end);
+    else
+        fprintf(out,
+                "%s: HEALTHY — the record shows no hang: every recorded collective completed "
+                "(%u ranks, recorded span %s)\n",
+                title, o->n_ranks, end);
+    for (guint i = 0; notes && i < notes->len; i++) {
+        const char *n = g_ptr_array_index(notes, i);
+        const char *dash = strstr(n, " — ");
+        if (!g_str_has_prefix(n, "each rank's evidence") || !dash)
+            continue;
+        fprintf(out, "\nevidence (what was read of each rank):\n");
+        g_auto(GStrv) parts = g_strsplit(dash + strlen(" — "), "; ", -1);
+        for (char **p = parts; *p; p++)
+            fprintf(out, "  %s\n", g_strstrip(*p));
+    }
+    text_import_findings(out, o);
+    text_import_search(out, o);
+}
+
 void explain_text(FILE *out, const char *title, const SchedOutcome *o)
 {
     explain_text_recorded(out, title, o, false);
@@ -742,7 +834,7 @@ void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, 
         text_cycles(out, s, waits);
     }
     text_culprits(out, s, waits);
-    text_hardware(out, s, o);
+    text_hardware(out, s, o, recorded);
 }
 
 GArray *explain_culprits(const SchedOutcome *o)

@@ -22,6 +22,13 @@
 void explain_text(FILE *out, const char *title, const SchedOutcome *o);
 /* explain_text for a recorded (imported) run: times are recorded, not simulated. */
 void explain_text_recorded(FILE *out, const char *title, const SchedOutcome *o, bool recorded);
+/* The story of an imported run: the recorded story when it failed, else what the verdict
+ * (`status`: "ok", "inconclusive") means; then each rank's evidence (the import's "each rank's
+ * evidence" note), and the import's own findings — NCCL WARN lines, wait-for edges, symptoms,
+ * the culprit candidates with the lines to search for, what is missing and what to collect.
+ * Never says "simulated". */
+void explain_text_import(FILE *out, const char *title, const SchedOutcome *o,
+                         const char *status, const GPtrArray *notes);
 
 /* The wait-for graph as a Graphviz digraph (nodes "RANK: op (group, seq)", edges to missing
  * ranks, cycle edges red, culprits filled); a graph with only a label when nothing waits.

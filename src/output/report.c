@@ -60,7 +60,14 @@ static char *headline(const StoreRunInfo *run, const SchedOutcome *o, const Sche
             name = g_strconcat(start, "…", g_utf8_offset_to_pointer(run->name, n - tail), NULL);
         }
         GString *s = g_string_new(NULL);
-        g_string_append_printf(s, "%s: %s", name, o->failed ? "FAILED" : "HEALTHY");
+        bool inconclusive = g_strcmp0(run->status, "inconclusive") == 0;
+        g_string_append_printf(s, "%s: %s", name,
+                               inconclusive ? "INCONCLUSIVE"
+                               : o->failed  ? "FAILED"
+                                            : "HEALTHY");
+        if (inconclusive && level < 2)
+            g_string_append(s, " — neither a hang nor its absence is shown: see what is "
+                               "missing below");
         if (first && o->failed) {
             g_string_append_printf(s, " — %s", first->kind);
             if (level < 2 && where)

@@ -23,7 +23,7 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS runs("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " name TEXT NOT NULL, kind TEXT NOT NULL,"
-    " status TEXT NOT NULL CHECK (status IN ('ok','failed','invalid')),"
+    " status TEXT NOT NULL CHECK (status IN ('ok','failed','invalid','inconclusive')),"
     " exit_code INTEGER NOT NULL, ranks INTEGER, sim_end_us REAL, events INTEGER,"
     " wall_ms REAL, created_at TEXT NOT NULL, scenario TEXT,"
     " path TEXT, rank_ops INTEGER, timeline TEXT, version TEXT, hardware TEXT,"
@@ -307,6 +307,37 @@ static bool fill_lookup_tables(Store *s, GError **error)
     return true;
 }
 
+/* The runs table of a file before version 9, made again with the CHECK that admits
+ * 'inconclusive'; a no-op when it already does. */
+static bool rebuild_runs(Store *s, GError **error)
+{
+    int64_t old_check = 0;
+    query_int(s,
+              "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'"
+              " AND sql NOT LIKE '%''inconclusive''%'",
+              &old_check, NULL);
+    if (!old_check)
+        return true;
+    static const char cols[] =
+        "id, name, kind, status, exit_code, ranks, sim_end_us, events, wall_ms, created_at,"
+        " scenario, path, rank_ops, timeline, version, hardware, model, layout, vllm, overrides,"
+        " sweep_id";
+    g_autofree char *sql = g_strdup_printf(
+        "ALTER TABLE runs RENAME TO runs_v8;"
+        "CREATE TABLE runs("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " name TEXT NOT NULL, kind TEXT NOT NULL,"
+        " status TEXT NOT NULL CHECK (status IN ('ok','failed','invalid','inconclusive')),"
+        " exit_code INTEGER NOT NULL, ranks INTEGER, sim_end_us REAL, events INTEGER,"
+        " wall_ms REAL, created_at TEXT NOT NULL, scenario TEXT,"
+        " path TEXT, rank_ops INTEGER, timeline TEXT, version TEXT, hardware TEXT,"
+        " model TEXT, layout TEXT, vllm TEXT, overrides TEXT, sweep_id INTEGER);"
+        "INSERT INTO runs(%s) SELECT %s FROM runs_v8;"
+        "DROP TABLE runs_v8;",
+        cols, cols);
+    return store_exec(s, sql, error);
+}
+
 /* Creates or upgrades the schema under the write lock, re-checking first: another process may
  * have done it since classify(). */
 static bool ensure_schema(Store *s, GError **error)
@@ -373,6 +404,13 @@ static bool ensure_schema(Store *s, GError **error)
                 store_exec(s, "ROLLBACK", NULL);
                 return false;
             }
+        }
+        /* Version 8's runs.status CHECK lacked 'inconclusive' (an import whose evidence
+         * neither shows a hang nor rules one out): the table is rebuilt with its rows, ids
+         * and AUTOINCREMENT counter kept (no view, index or key refers to it). */
+        if (kind == DB_OLD && !rebuild_runs(s, error)) {
+            store_exec(s, "ROLLBACK", NULL);
+            return false;
         }
         ok = store_exec(s, schema_sql, error) && fill_lookup_tables(s, error);
         if (ok) {

@@ -31,7 +31,7 @@
 #include "store-error.h"
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;
@@ -58,7 +58,8 @@ typedef struct {
     const char *overrides;   /* in: what the command line changed: "attention_backend=X, ..." */
     int64_t sweep_id;        /* in: 0 not part of a sweep; -1 the first run of a sweep (its own
                                 id becomes the sweep's); > 0 the sweep's id */
-    const char *status;      /* "ok" | "failed" | "invalid" (written from the arguments) */
+    const char *status;      /* "ok" | "failed" | "invalid" | "inconclusive" (an import: neither
+                                shown nor ruled out), written from the arguments */
     int exit_code;           /* the run's exit code */
     double wall_ms;          /* wall-clock time the run took, milliseconds */
     const char *created_at;  /* ISO-8601 UTC, when it was stored */

@@ -290,3 +290,156 @@ Test(detail, the_typed_reader_reads_what_diagnosis_wrote)
     cr_assert_null(sched_detail_parse("[1, 2]"));
     cr_assert_null(sched_detail_parse("not json"));
 }
+
+/* ---- issue 24: what a record shows beyond each rank's blocking point ---- */
+
+static SchedArrival arrival(uint8_t kind, uint64_t seq, uint64_t count, uint32_t name)
+{
+    return (SchedArrival){.arrive_ns = 10,
+                          .pg_seq = seq,
+                          .count = count,
+                          .layer = -1,
+                          .name = name,
+                          .root = -1,
+                          .kind = kind,
+                          .dtype = SCHED_DTYPE_FP32};
+}
+
+static SchedRunRecord *record_for(const SchedProgram *p)
+{
+    SchedRunRecord *rec = sched_run_record_new(
+        p->n_ranks, (const SchedGroup *const *)p->groups->pdata, p->groups->len, p);
+    rec->now_ns = 1000;
+    rec->mismatch_policy = "recorded";
+    for (uint32_t r = 0; r < p->n_ranks; r++)
+        rec->ranks[r].evidence = SCHED_EVIDENCE_RECORD;
+    return rec;
+}
+
+/* NVIDIA/nccl#899: rank 0 launches on X then Y, rank 1 on Y then X, one stream each. Every call
+ * is matched, yet each waits for the other: a cycle across the two communicators, both calls
+ * named, nobody blamed. */
+Test(postmortem, opposite_launch_orders_on_two_communicators_are_an_ordering_cycle)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    int32_t both[] = {0, 1};
+    int32_t x = sched_program_add_group(p, "comm X", both, 2);
+    int32_t y = sched_program_add_group(p, "comm Y", both, 2);
+    uint32_t ar = sched_program_name(p, "AllReduce");
+    g_autoptr(SchedRunRecord) rec = record_for(p);
+    SchedArrival a = arrival(SCHED_OP_ALL_REDUCE, 1, 1024, ar);
+    sched_run_record_arrive(rec, 0, x, 1, &a);
+    sched_run_record_arrive(rec, 1, y, 1, &a);
+    cr_assert_not_null(sched_run_record_note(rec, 1, x, 1, false, NULL));
+    cr_assert_not_null(sched_run_record_note(rec, 0, y, 1, false, NULL));
+    sched_run_record_seal(rec);
+    g_autoptr(SchedOutcome) o = sched_diagnose_record(rec);
+    const SchedDiag *d = find(o, "deadlock");
+    cr_assert_not_null(d);
+    cr_assert_null(find(o, "mismatch"));
+    g_autofree char *cul = detail_ints(d, "culprits");
+    cr_assert_str_eq(cul, "");
+    cr_assert_not_null(strstr(d->message, "cycle: ranks 0-1"), "%s", d->message);
+    cr_assert_not_null(strstr(d->message, "rank 0 waits in AllReduce (group comm X, seq 1) for "
+                                          "rank 1"),
+                       "%s", d->message);
+    cr_assert_not_null(strstr(d->message, "which waits in AllReduce (group comm Y, seq 1) for "
+                                          "rank 0"),
+                       "%s", d->message);
+    cr_assert_not_null(strstr(d->message, "cross-communicator ordering deadlock"), "%s",
+                       d->message);
+}
+
+/* The same two ranks blocked on two pairwise groups without evidence that the waited-for rank
+ * called the call too: a cycle, but not said to be a matched ordering deadlock. */
+Test(postmortem, a_cycle_without_queued_calls_is_not_called_matched)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    int32_t both[] = {0, 1};
+    int32_t x = sched_program_add_group(p, "comm X", both, 2);
+    int32_t y = sched_program_add_group(p, "comm Y", both, 2);
+    uint32_t ar = sched_program_name(p, "AllReduce");
+    g_autoptr(SchedRunRecord) rec = record_for(p);
+    SchedArrival a = arrival(SCHED_OP_ALL_REDUCE, 1, 1024, ar);
+    sched_run_record_arrive(rec, 0, x, 1, &a);
+    sched_run_record_arrive(rec, 1, y, 1, &a);
+    sched_run_record_seal(rec);
+    g_autoptr(SchedOutcome) o = sched_diagnose_record(rec);
+    const SchedDiag *d = find(o, "deadlock");
+    cr_assert_not_null(d);
+    cr_assert_not_null(strstr(d->message, "cycle: ranks 0-1"), "%s", d->message);
+    cr_assert_null(strstr(d->message, "ordering deadlock"), "%s", d->message);
+}
+
+/* vllm#23448: rank 0 completed SeqNum 5729 and waits in 5730; rank 3 never finished 5729. Rank
+ * 3 is one call behind: the culprit, and no cycle between them. */
+Test(postmortem, one_call_behind_is_the_culprit_not_a_cycle)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(4);
+    int32_t pair[] = {0, 3};
+    int32_t g = sched_program_add_group(p, "4", pair, 2);
+    uint32_t bc = sched_program_name(p, "BROADCAST");
+    g_autoptr(SchedRunRecord) rec = record_for(p);
+    rec->ranks[1].state = rec->ranks[2].state = SCHED_SEEN_UNKNOWN;
+    rec->ranks[1].evidence = rec->ranks[2].evidence = SCHED_EVIDENCE_NONE;
+    SchedArrival a0 = arrival(SCHED_OP_BROADCAST, 5730, 3612672, bc);
+    SchedArrival a3 = arrival(SCHED_OP_BROADCAST, 5729, 3612672, bc);
+    sched_run_record_arrive(rec, 0, g, 5730, &a0);
+    sched_run_record_arrive(rec, 3, g, 5729, &a3);
+    cr_assert_not_null(sched_run_record_note(rec, 0, g, 5729, true, NULL));
+    cr_assert_null(sched_run_record_note(rec, 0, g, 7, true, NULL), "no instance 7");
+    sched_run_record_seal(rec);
+    g_autoptr(SchedOutcome) o = sched_diagnose_record(rec);
+    const SchedDiag *d = find(o, "deadlock");
+    cr_assert_not_null(d);
+    g_autofree char *cul = detail_ints(d, "culprits");
+    cr_assert_str_eq(cul, "3", "%s", d->message);
+    g_autoptr(SchedDetail) det = sched_detail_parse(d->detail);
+    cr_assert_eq(det->cycles->len, 0, "%s", d->message);
+    cr_assert_str_eq(g_array_index(det->culprits, SchedDetailCulprit, 0).reason, "behind");
+    cr_assert_not_null(strstr(d->message, "never finished a call its peers completed"), "%s",
+                       d->message);
+}
+
+/* Without the note that rank 0 completed 5729, the same ends look like a cycle. */
+Test(postmortem, without_the_completed_side_one_call_apart_reads_as_a_cycle)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(4);
+    int32_t pair[] = {0, 3};
+    int32_t g = sched_program_add_group(p, "4", pair, 2);
+    uint32_t bc = sched_program_name(p, "BROADCAST");
+    g_autoptr(SchedRunRecord) rec = record_for(p);
+    SchedArrival a0 = arrival(SCHED_OP_BROADCAST, 5730, 3612672, bc);
+    SchedArrival a3 = arrival(SCHED_OP_BROADCAST, 5729, 3612672, bc);
+    sched_run_record_arrive(rec, 0, g, 5730, &a0);
+    sched_run_record_arrive(rec, 3, g, 5729, &a3);
+    sched_run_record_seal(rec);
+    g_autoptr(SchedOutcome) o = sched_diagnose_record(rec);
+    g_autoptr(SchedDetail) det = sched_detail_parse(find(o, "deadlock")->detail);
+    cr_assert_eq(det->cycles->len, 1);
+    cr_assert_eq(det->culprits->len, 0);
+}
+
+/* A member that completed its side (its signature not on record) does not vote: rank 0 brings
+ * 1024, rank 1 brings 2048, rank 2 completed the call — a tie, nobody blamed by vote (its copied
+ * signature would otherwise make rank 1 the minority). */
+Test(postmortem, a_completed_side_does_not_vote)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(3);
+    int32_t all[] = {0, 1, 2};
+    int32_t g = sched_program_add_group(p, "0", all, 3);
+    uint32_t ar = sched_program_name(p, "AllReduce");
+    g_autoptr(SchedRunRecord) rec = record_for(p);
+    SchedArrival a0 = arrival(SCHED_OP_ALL_REDUCE, 5, 1024, ar);
+    SchedArrival a1 = arrival(SCHED_OP_ALL_REDUCE, 5, 2048, ar);
+    sched_run_record_arrive(rec, 0, g, 5, &a0);
+    sched_run_record_arrive(rec, 1, g, 5, &a1);
+    rec->ranks[2].state = SCHED_SEEN_IDLE;
+    cr_assert_not_null(sched_run_record_note(rec, 2, g, 5, true, NULL));
+    sched_run_record_seal(rec);
+    g_autoptr(SchedOutcome) o = sched_diagnose_record(rec);
+    const SchedDiag *m = find(o, "mismatch");
+    cr_assert_not_null(m);
+    g_autofree char *cul = detail_ints(m, "culprits");
+    cr_assert_str_eq(cul, "", "%s", m->message);
+}

@@ -426,13 +426,16 @@ Test(import, wrapped_or_empty_ring_buffer_is_unknown)
     Result r = import(db, paths);
     cr_assert_eq(r.code, 3, "%s", r.err);
     result_clear(&r);
+    /* Its pg_status (last completed 39, last enqueued 45) places it in call 40, the entry the
+     * buffer lost: blocked there beside rank 1 (issue 24: a status line places a rank), still
+     * no cycle and nobody blamed. */
     g_autofree char *st = db_text(db, "SELECT group_concat(state) FROM ranks WHERE run_id = 1");
-    cr_assert_str_eq(st, "unknown,blocked");
+    cr_assert_str_eq(st, "blocked,blocked");
     g_autofree char *d = db_text(db, "SELECT json_extract(detail, '$.cycles'), "
                                      "json_extract(detail, '$.culprits'), "
                                      "json_extract(detail, '$.unknown') FROM diagnostics WHERE "
                                      "kind = 'deadlock' AND run_id = 1");
-    cr_assert_str_eq(d, "[]|[]|[0]");
+    cr_assert_str_eq(d, "[]|[]|[]");
     g_autofree char *note = db_text(db, "SELECT note FROM not_simulated WHERE run_id = 1 AND "
                                         "note LIKE '%wrapped%'");
     cr_assert_not_null(strstr(note, "rank 0"), "%s", note);

@@ -418,3 +418,51 @@ Test(store, version_3_is_upgraded_with_its_rows)
                            " WHERE run_id = 2)"),
                  0);
 }
+
+/* A version-8 file (runs.status without 'inconclusive') is upgraded in place: its runs kept
+ * with their ids, AUTOINCREMENT going on after them, the new status accepted. */
+Test(store, version_8_runs_accept_inconclusive_after_the_upgrade)
+{
+    g_autofree char *path = tmp_db();
+    {
+        g_autoptr(Store) s = store_open(path, NULL);
+        cr_assert_not_null(s);
+        g_autoptr(SchedProgram) p = program(2);
+        cr_assert_eq(store_one(s, p, "old"), 1);
+        cr_assert_eq(store_one(s, p, "old2"), 2);
+        sqlite3 *db = store_db(s);
+        /* Put back version 8's runs table. */
+        cr_assert_eq(
+            sqlite3_exec(
+                db,
+                "ALTER TABLE runs RENAME TO r8;"
+                "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                " name TEXT NOT NULL, kind TEXT NOT NULL,"
+                " status TEXT NOT NULL CHECK (status IN ('ok','failed','invalid')),"
+                " exit_code INTEGER NOT NULL, ranks INTEGER, sim_end_us REAL, events INTEGER,"
+                " wall_ms REAL, created_at TEXT NOT NULL, scenario TEXT,"
+                " path TEXT, rank_ops INTEGER, timeline TEXT, version TEXT, hardware TEXT,"
+                " model TEXT, layout TEXT, vllm TEXT, overrides TEXT, sweep_id INTEGER);"
+                "INSERT INTO runs SELECT * FROM r8; DROP TABLE r8;"
+                "PRAGMA user_version = 8;",
+                NULL, NULL, NULL),
+            SQLITE_OK, "%s", sqlite3_errmsg(db));
+        cr_assert_neq(sqlite3_exec(db,
+                                   "UPDATE runs SET status = 'inconclusive' WHERE id = 1",
+                                   NULL, NULL, NULL),
+                      SQLITE_OK, "version 8 refuses the status");
+    }
+    g_autoptr(GError) err = NULL;
+    g_autoptr(Store) s = store_open(path, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    g_autoptr(SchedProgram) p = program(2);
+    cr_assert_eq(store_one(s, p, "new"), 3, "ids go on after the kept runs");
+    cr_assert_eq(scalar(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM runs WHERE name LIKE 'old%'"), 2);
+    cr_assert_eq(sqlite3_exec(store_db(s), "UPDATE runs SET status = 'inconclusive' WHERE id = 1",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(store_db(s)));
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM sqlite_master WHERE name = 'r8' OR name = "
+                           "'runs_v8'"),
+                 0);
+}
