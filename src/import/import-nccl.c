@@ -145,6 +145,7 @@ typedef struct {
     char *other_name; /* OP_OTHER: the op's name; owned */
     guint file;       /* index into the caller's arrays (a process may span excerpts) */
     uint64_t opcount; /* as printed (hex) */
+    uint64_t stream;  /* the CUDA stream it was launched on, as printed */
 } Call;
 
 /* One communicator instance of one process (one Init START/COMPLETE pair). */
@@ -749,6 +750,7 @@ typedef struct {
     int32_t datatype, redop, root, nranks;
     uint64_t comm;
     uint64_t opcount;
+    uint64_t stream;
 } CollLine;
 
 /* Whether `payload` is an enqueue line ("Op: opCount ..."); *why set when malformed. */
@@ -853,7 +855,7 @@ static bool coll_parse(const char *p, const char *end, CollLine *cl, const char 
     }
     EXPECT("stream");
     VALUE("stream");
-    if (!parse_ptr(t, &u)) {
+    if (!parse_ptr(t, &cl->stream)) {
         *why = "stream is not a pointer";
         return true;
     }
@@ -1005,6 +1007,7 @@ static bool read_coll(FileState *fs, Proc *p, const CollLine *cl, uint32_t line,
     c.ts_ns = ts;
     c.file = fs->file;
     c.opcount = cl->opcount;
+    c.stream = cl->stream;
     if (cl->op == OP_OTHER)
         c.other_name = g_strndup(cl->name.p, cl->name.n);
     g_array_append_val(p->calls, c);
@@ -1909,6 +1912,7 @@ static void add_entries(Reader *r, Proc *p, ImportRank *ir, const Comm *world)
         e.peer = -1;
         e.count = c->count;
         e.count_out = c->count;
+        e.stream = c->stream;
         switch ((NcclOp)c->op) {
         case OP_ALL_GATHER:
             e.kind = SCHED_OP_ALL_GATHER;

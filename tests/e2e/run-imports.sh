@@ -29,6 +29,7 @@ cases=(
   "inspector: one rank behind|3|import --db $tmp/b.db -q $src/tests/data/import/inspector/one-behind"
   "inspector: level ranks are inconclusive|4|import --db $tmp/b.db -q $src/tests/data/import/inspector/all-level"
   "ras: one rank behind|3|import --db $tmp/b.db -q $src/tests/data/import/ras/one-behind"
+  "nccl ordering deadlock|3|import --db $tmp/o.db -q $nccl/ordering/two-comms.log"
   "bad truncated|2|import --db $tmp/c.db -q $fr/bad/truncated"
   "bad forbidden|2|import --db $tmp/c.db -q $fr/bad/forbidden"
   "bad other-schema|2|import --db $tmp/c.db -q $fr/bad/other-schema"
@@ -39,7 +40,7 @@ cases=(
   "explain import|0|explain 1 --db $tmp/a.db --dot $tmp/w.dot"
   "trace import|0|trace 1 --db $tmp/a.db -o $tmp/t.json"
 )
-echo "1..${#cases[@]}"
+echo "1..$(( ${#cases[@]} + 1 ))"
 n=0
 fail=0
 for c in "${cases[@]}"; do
@@ -56,5 +57,14 @@ for c in "${cases[@]}"; do
   fi
   echo "ok $n - $name (exit $got)"
 done
+# The cross-communicator ordering deadlock (NVIDIA/nccl#899) is found from COLL lines alone,
+# as a cycle, and named.
+n=$((n + 1))
+if "$bin" report latest --db "$tmp/o.db" 2>&1 | tr -s ' \n' ' ' |
+    grep -q "cross-communicator ordering deadlock"; then
+  echo "ok $n - the ordering deadlock is told as such"
+else
+  echo "not ok $n - the ordering deadlock is not told as such"; fail=1
+fi
 [ -f "$tmp/c.db" ] && { echo "# a bad input left a database behind"; fail=1; }
 exit $fail
