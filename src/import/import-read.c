@@ -48,14 +48,17 @@ static int cmp_str(gconstpointer a, gconstpointer b)
 
 /* Expands a directory into its regular files (sorted; hidden files and a `.pipe` FR trigger are
  * skipped); a file stays itself. */
-static bool expand(const char *path, GPtrArray *files, GError **error)
+static bool expand(const char *path, GPtrArray *files, GArray *in_dir, GError **error)
 {
+    gboolean no = FALSE, yes = TRUE;
     if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
         g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_IO, "%s: no such file or directory", path);
         return false;
     }
     if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
         g_ptr_array_add(files, g_strdup(path));
+        if (in_dir)
+            g_array_append_val(in_dir, no);
         return true;
     }
     g_autoptr(GError) e = NULL;
@@ -82,8 +85,11 @@ static bool expand(const char *path, GPtrArray *files, GError **error)
                     "%s: an empty directory: no Flight Recorder dump or log to import", path);
         return false;
     }
-    for (guint i = 0; i < names->len; i++)
+    for (guint i = 0; i < names->len; i++) {
         g_ptr_array_add(files, g_strdup(g_ptr_array_index(names, i)));
+        if (in_dir)
+            g_array_append_val(in_dir, yes);
+    }
     return true;
 }
 
@@ -117,6 +123,7 @@ typedef struct {
     ImportFormat want; /* --format */
     ImportFormat fmt;  /* what it is */
     GBytes *bytes;     /* text logs: kept for the joint reader */
+    bool unknown;      /* none of the formats (the error says what each reader needs) */
     bool not_nccl;     /* a text log holding a shape other than NCCL's */
     FrDump *dump;      /* Flight Recorder: parsed */
     GError *error;
@@ -165,6 +172,7 @@ static void file_job_run(FileJob *j)
         else {
             g_set_error(&j->error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "%s: %s", j->path,
                         IMPORT_LOGS_NEEDS);
+            j->unknown = true;
             g_free(buf);
             return;
         }
@@ -189,6 +197,42 @@ static void file_job_run(FileJob *j)
     g_free(buf);
 }
 
+/* A folder people import holds more than dumps and logs (a README, the issue's text, a
+ * SOURCE.md): a file found in a folder that is none of the formats is left out, by name, as long
+ * as some file is read; a file named on the command line is never left out. Compacts `jobs`
+ * (*n of them) and `files` to the ones kept; returns the names left out. */
+static GPtrArray *skip_strangers(FileJob *jobs, guint *n, GPtrArray *files, const GArray *in_dir)
+{
+    GPtrArray *skipped = g_ptr_array_new_with_free_func(g_free);
+    guint known = 0;
+    for (guint i = 0; i < *n; i++)
+        known += !(jobs[i].unknown && g_array_index(in_dir, gboolean, i));
+    if (!known)
+        return skipped; /* nothing would be read: every file's error stands */
+    GPtrArray *kept = g_ptr_array_new_with_free_func(g_free);
+    guint k = 0;
+    for (guint i = 0; i < *n; i++) {
+        char *path = g_ptr_array_index(files, i);
+        if (jobs[i].unknown && g_array_index(in_dir, gboolean, i)) {
+            g_clear_error(&jobs[i].error);
+            g_ptr_array_add(skipped, g_path_get_basename(path));
+            continue;
+        }
+        g_ptr_array_add(kept, g_strdup(path));
+        jobs[k] = jobs[i];
+        jobs[k].path = g_ptr_array_index(kept, kept->len - 1);
+        k++;
+    }
+    g_ptr_array_set_size(files, 0);
+    for (guint i = 0; i < kept->len; i++)
+        g_ptr_array_add(files, g_strdup(g_ptr_array_index(kept, i)));
+    for (guint i = 0; i < k; i++)
+        jobs[i].path = g_ptr_array_index(files, i);
+    g_ptr_array_unref(kept);
+    *n = k;
+    return skipped;
+}
+
 ImportSet *import_read(const char *const *paths, guint n_paths, ImportFormat format, GError **error)
 {
     return import_read_progress(paths, n_paths, format, NULL, NULL, error);
@@ -198,8 +242,9 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
                                 ImportProgressFn progress, void *data, GError **error)
 {
     g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) in_dir = g_array_new(FALSE, FALSE, sizeof(gboolean));
     for (guint i = 0; i < n_paths; i++)
-        if (!expand(paths[i], files, error))
+        if (!expand(paths[i], files, in_dir, error))
             return NULL;
     if (!files->len) {
         g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID, "nothing to import: no PATH given");
@@ -236,6 +281,7 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
     if (progress)
         progress(data, n, n);
     g_async_queue_unref(docs); /* frees the documents */
+    g_autoptr(GPtrArray) skipped = skip_strangers(jobs, &n, files, in_dir);
 
     g_autoptr(ImportSet) s = NULL;
     GError *first = NULL;
@@ -262,6 +308,9 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
             seen == IMPORT_FORMAT_FR && format == IMPORT_FORMAT_HCCL ? IMPORT_FORMAT_HCCL : seen);
         for (guint i = 0; i < n; i++)
             g_ptr_array_add(s->paths, g_strdup(jobs[i].path));
+        for (guint i = 0; i < skipped->len; i++)
+            import_set_warn(s, "%s: not a dump or log, left out (it was in the folder)",
+                            (const char *)g_ptr_array_index(skipped, i));
         if (seen == IMPORT_FORMAT_LOGS || seen == IMPORT_FORMAT_INSPECTOR) {
             g_autofree const GBytes **bytes = g_new0(const GBytes *, n);
             bool excerpts = format != IMPORT_FORMAT_NCCL;
@@ -341,7 +390,7 @@ ImportSet *import_read_stream(const char *const *paths, guint n_paths, ImportFor
     *streamed = false;
     g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < n_paths; i++)
-        if (!expand(paths[i], files, error))
+        if (!expand(paths[i], files, NULL, error))
             return NULL;
     guint n = files->len;
     /* Streaming needs the set's earliest enqueue before the first rank is laid out: every

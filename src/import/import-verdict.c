@@ -393,6 +393,33 @@ static void deadlock_candidates(const ImportSet *s, const SchedDiag *dl, GArray 
     }
 }
 
+/* Candidates from a mismatch the vote could not decide (a tie, or members that left no
+ * record): each side's ranks, since one of the signatures is the odd one out. */
+static void mismatch_candidates(const SchedOutcome *o, GArray *cands)
+{
+    for (guint i = 0; i < o->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(o->diags, i);
+        if (strcmp(d->kind, "mismatch") != 0)
+            continue;
+        g_autoptr(SchedDetail) det = sched_detail_parse(d->detail);
+        if (!det || det->culprits->len || det->signatures->len < 2)
+            continue;
+        for (guint k = 0; k < det->signatures->len; k++) {
+            const SchedDetailSig *sg = &g_array_index(det->signatures, SchedDetailSig, k);
+            for (guint j = 0; j < sg->ranks->len; j++)
+                add_candidate(cands, g_array_index(sg->ranks, int32_t, j),
+                              g_strdup_printf("brought %s %" G_GINT64_FORMAT " %s (%s) to %s "
+                                              "call %" G_GUINT64_FORMAT ", where other ranks "
+                                              "brought another signature; the ranks without a "
+                                              "record would decide which is the odd one out",
+                                              sg->kind ? sg->kind : "?", sg->count,
+                                              sg->dtype ? sg->dtype : "?",
+                                              sg->op ? sg->op : "?",
+                                              det->group ? det->group : "?", det->seq));
+        }
+    }
+}
+
 /* The determined culprits: the record's (deadlock or mismatch) and the wait-for graph's. */
 static uint32_t determined(const SchedOutcome *o)
 {
@@ -929,6 +956,7 @@ void import_verdict_apply(ImportRun *run, const ImportSet *s)
                                                               f->source ? f->source : ""));
         }
         g_autoptr(GString) search = g_string_new(NULL);
+        mismatch_candidates(o, cands);
         deadlock_candidates(s, find_diag(o, "deadlock"), cands, search);
         if (!determined(o) || cands->len)
             candidates_diag(s, o, cands, search);
