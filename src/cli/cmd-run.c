@@ -32,12 +32,14 @@ typedef struct {
     char *max_rank_ops;
     char *model_config;
     char *requests;
+    char *max_concurrency; /* --max-concurrency N, as given */
     gboolean exact;
 
     /* what run_parse made of them */
     char *vtext;      /* `-- vllm serve ...` as an eval config's text, or NULL */
     const char *path; /* the scenario's path, or "vllm-serve" */
     const char *db_path;
+    guint64 max_conc; /* --max-concurrency parsed; 0: not given */
     SchedTimeline timeline_level;
     uint64_t max_ops;
     gint64 t0; /* when loading began (monotonic, us) */
@@ -56,6 +58,7 @@ static void run_options_clear(RunOptions *o)
     g_free(o->max_rank_ops);
     g_free(o->model_config);
     g_free(o->requests);
+    g_free(o->max_concurrency);
     g_free(o->vtext);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
@@ -78,6 +81,9 @@ static char *run_overrides(const RunOptions *o)
         g_string_append_printf(s, "%s--decode %s", s->len ? ", " : "", o->decode[i]);
     if (o->requests)
         g_string_append_printf(s, "%s--requests %s", s->len ? ", " : "", o->requests);
+    if (o->max_concurrency)
+        g_string_append_printf(s, "%s--max-concurrency %s", s->len ? ", " : "",
+                               o->max_concurrency);
     return g_string_free(s, s->len == 0);
 }
 
@@ -157,6 +163,10 @@ static int run_parse(int argc, char **argv, RunOptions *o)
          "Serve the requests of a trace (JSON lines or CSV: arrival_s, prompt, output) with "
          "vLLM's scheduler, as the workload",
          "FILE"},
+        {"max-concurrency", 0, 0, G_OPTION_ARG_STRING, &o->max_concurrency,
+         "Serving: at most N requests in flight, a request that finds none free sent when one "
+         "frees (vllm bench serve --max-concurrency; replaces workload.max_concurrency)",
+         "N"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact,
          "Serving: simulate every scheduled step, even one identical to a step simulated before",
          NULL},
@@ -211,6 +221,12 @@ static int run_parse(int argc, char **argv, RunOptions *o)
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }
+    if (o->max_concurrency &&
+        !g_ascii_string_to_unsigned(o->max_concurrency, 10, 1, 10000000, &o->max_conc, NULL)) {
+        cli_error("--max-concurrency '%s': not an integer in 1..10000000 (requests in flight)",
+                  o->max_concurrency);
+        return CLI_EXIT_INVALID;
+    }
     return CLI_EXIT_OK;
 }
 
@@ -238,6 +254,7 @@ static Scenario *run_load(RunOptions *o)
         .perf_db = (const char *const *)o->perf_db,
         .max_rank_ops = o->max_ops,
         .requests = o->requests,
+        .max_concurrency = (uint32_t)o->max_conc,
         .exact = o->exact,
         .progress = isatty(STDERR_FILENO) && !o->quiet && !o->json ? &serve_progress : NULL,
     };
