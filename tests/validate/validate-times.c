@@ -414,7 +414,11 @@ static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced
         g_autofree char *where = g_strdup_printf("%s:%d", path, ln + 1);
         char *why = NULL;
         double tpot = 0, ttft = 0;
-        if (!steps_serve(&r, where, prompts_per_slot, &tpot, &ttft, &why)) {
+        gint64 t0 = g_get_monotonic_time();
+        bool ok = steps_serve(&r, where, prompts_per_slot, &tpot, &ttft, &why);
+        if (g_getenv("VALIDATE_VERBOSE"))
+            fprintf(stderr, "%s: %.2f s\n", where, (g_get_monotonic_time() - t0) / 1e6);
+        if (!ok) {
             if (g_getenv("VALIDATE_VERBOSE"))
                 fprintf(stderr, "%s: not priced: %s\n", where, why);
             g_free(why);
