@@ -5,12 +5,17 @@
  *
  *   validate-times [--check] [--min-rows N] [--steps STEPS.csv] [--table TABLE]... FILE.csv...
  *
- * --steps: whole vLLM steps (tests/data/times/steps.csv: model, device, tp, batch, context,
- * prefill_tokens, vllm_version, measured_ms, source): each row becomes the `vllm serve` line of
- * its model at its TP (an fp8 row of a bf16 checkpoint adds --quantization fp8; moe_ep > 1 in
- * the source adds --enable-expert-parallel) and one mixed step of `batch` decodes at `context`
- * plus a `prefill_tokens` chunk; the step's time is its `steps` row (src/run/runner.h).
- * Grouped by model and device. A row whose model ranksim does not know is counted as not priced.
+ * --steps: measured serving runs (tests/data/times/steps.csv: model, device, tp, dp, isl, osl,
+ * concurrency, vllm_version, measured_tpot_ms, measured_ttft_ms, source; columns read by name,
+ * and isl / osl / concurrency taken from "isl=N osl=N concurrency=N" in the source when a file
+ * has no such columns): each row becomes the `vllm serve` line of its model at its TP and DP (an
+ * fp8 row of a bf16 checkpoint adds --quantization fp8; moe_ep > 1 in the source or dp > 1 adds
+ * --enable-expert-parallel) serving --prompts-per-slot (default 2) x concurrency requests of isl
+ * + osl tokens, all released at 0, through a closed-loop client of max_concurrency =
+ * concurrency (vllm bench serve --request-rate inf --max-concurrency); ranksim's mean TPOT and
+ * mean TTFT are computed as vllm bench computes them. Grouped by metric, model and device. A
+ * row ranksim cannot serve is counted as not priced (VALIDATE_VERBOSE=1 says why, and prints
+ * each run's figures and time).
  *
  * --check: exit 1 when a group of at least N rows (default 20) misses the issue's bars (median
  * |error| <= 15 %, p90 <= 40 %). A malformed file: exit 2, one line naming file, line, column.
