@@ -82,8 +82,7 @@ static char *run_overrides(const RunOptions *o)
     if (o->requests)
         g_string_append_printf(s, "%s--requests %s", s->len ? ", " : "", o->requests);
     if (o->max_concurrency)
-        g_string_append_printf(s, "%s--max-concurrency %s", s->len ? ", " : "",
-                               o->max_concurrency);
+        g_string_append_printf(s, "%s--max-concurrency %s", s->len ? ", " : "", o->max_concurrency);
     return g_string_free(s, s->len == 0);
 }
 

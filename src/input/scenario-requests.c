@@ -101,7 +101,8 @@ static bool load_poisson(Loader *ld, const YamlDocNode *m, GArray *out)
     double rate = 0;
     /* `inf`, vllm bench serve's default --request-rate: every request arrives at 0 */
     const YamlDocNode *rn = yamldoc_map_get(m, "rate_per_s");
-    bool inf = rn->type == YAMLDOC_SCALAR && !rn->quoted && g_ascii_strcasecmp(rn->text, "inf") == 0;
+    bool inf =
+        rn->type == YAMLDOC_SCALAR && !rn->quoted && g_ascii_strcasecmp(rn->text, "inf") == 0;
     if (!yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "count"), "count", 1, MAX_REQUESTS, &count) ||
         (!inf && !yamldoc_get_number(&ld->doc, rn, "rate_per_s", 0, true, 1e9,
                                      "requests per second, or inf", &rate)) ||
