@@ -339,7 +339,9 @@ static uint32_t coarse_context(uint32_t ctx, uint32_t max_len)
     return MAX(1u, MIN(mid, max_len));
 }
 
-/* The step with every decode context and prefill cached context replaced by its stand-in. */
+/* The step with its decodes' contexts replaced by the stand-in of their mean (decode attention
+ * reads every sequence's KV: about linear in the sum of the contexts) and every prefill cached
+ * context by its own stand-in; prefill lengths stay exact. */
 static ModelStep *coarse_step(const Srv *v, const ModelStep *st)
 {
     uint32_t max_len = v->in->lower->engine->max_model_len;
@@ -358,10 +360,14 @@ static ModelStep *coarse_step(const Srv *v, const ModelStep *st)
             uint32_t room = max_len > len ? max_len - len : 0;
             model_batch_add_prefill(x, len, ctx ? coarse_context(ctx, room) : 0);
         }
-        for (guint i = 0; i < b->decode->len; i++) {
-            uint32_t ctx = coarse_context(g_array_index(b->decode, uint32_t, i), max_len);
+        uint64_t sum = 0;
+        for (guint i = 0; i < b->decode->len; i++)
+            sum += g_array_index(b->decode, uint32_t, i);
+        uint32_t mean =
+            b->decode->len ? (uint32_t)((sum + b->decode->len / 2) / b->decode->len) : 0;
+        uint32_t ctx = coarse_context(MAX(mean, 1u), max_len);
+        for (guint i = 0; i < b->decode->len; i++)
             g_array_append_val(x->decode, ctx);
-        }
         g_ptr_array_add(c->per_dp, x);
     }
     return c;

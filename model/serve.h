@@ -90,9 +90,10 @@ typedef struct {
                                      (the end of the step that finished a request) and its
                                      ModelServeRequest.arrival_ns is that moment. 0: open loop */
     bool coarse_contexts;         /* time a step by a representative of its neighbours: every
-                                     decode context and prefill cached context rounded to the
-                                     middle of its bucket (1/16 of its power of two wide) for
-                                     the simulation and the step cache; the schedule and the
+                                     decode at the mean decode context of its DP rank, and that
+                                     and every prefill cached context rounded to the middle of
+                                     its bucket (1/16 of its power of two wide), for the
+                                     simulation and the step cache; the schedule and the
                                      workload keep the exact contexts. APPROXIMATION for
                                      validation replays of long runs; off by default */
     /* called after every step with the steps made and the requests finished; may be NULL */
