@@ -330,12 +330,6 @@ static bool steps_serve(const StepsRow *r, const char *where, uint32_t prompts_p
     model_serve_summarize((const ModelServeRequest *)(const void *)sv->requests->data, n, &sum);
     *tpot_ms = sum.tpot_mean * 1e3;
     *ttft_ms = sum.ttft_mean * 1e3;
-    if (g_getenv("VALIDATE_VERBOSE"))
-        fprintf(stderr,
-                "%s: %u prompts, %u steps (%" G_GUINT64_FORMAT " simulated): TPOT %.3f "
-                "ms (measured %.3f), TTFT %.1f ms (measured %.1f)\n",
-                where, n, sv->steps->len, sv->simulated, *tpot_ms, r->tpot_ms, *ttft_ms,
-                r->ttft_ms);
     return true;
 }
 
@@ -378,9 +372,61 @@ static bool steps_row(char **f, const int *col, StepsRow *r)
     return r->tp >= 1 && r->isl >= 1 && r->osl >= 2 && r->conc >= 1 && r->tpot_ms > 0;
 }
 
-/* Replays a steps file; false on a malformed line. */
+/* One row's serving run, replayed on a worker thread. */
+typedef struct {
+    StepsRow r;
+    char *where;
+    uint32_t prompts_per_slot;
+    bool ok;
+    double tpot, ttft, seconds;
+    char *why;
+} StepsJob;
+
+static void steps_job_run(gpointer data, gpointer user)
+{
+    StepsJob *j = data;
+    (void)user;
+    gint64 t0 = g_get_monotonic_time();
+    j->ok = steps_serve(&j->r, j->where, j->prompts_per_slot, &j->tpot, &j->ttft, &j->why);
+    j->seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
+}
+
+static void steps_jobs_free(GArray *todo)
+{
+    for (guint i = 0; i < todo->len; i++) {
+        g_free(g_array_index(todo, StepsJob, i).where);
+        g_free(g_array_index(todo, StepsJob, i).why);
+    }
+    g_array_unref(todo);
+}
+
+/* The groups of one replayed run. */
+static void steps_job_record(const StepsJob *j, GPtrArray *groups, unsigned *unpriced)
+{
+    bool verbose = g_getenv("VALIDATE_VERBOSE") != NULL;
+    if (!j->ok) {
+        if (verbose)
+            fprintf(stderr, "%s: not priced: %s\n", j->where, j->why);
+        (*unpriced)++;
+        return;
+    }
+    if (verbose)
+        fprintf(stderr, "%s: TPOT %.3f ms (measured %.3f), TTFT %.1f ms (measured %.1f); %.2f s\n",
+                j->where, j->tpot, j->r.tpot_ms, j->ttft, j->r.ttft_ms, j->seconds);
+    g_autofree char *tn = g_strdup_printf("tpot %s %s", j->r.model, j->r.device);
+    double e = j->tpot / j->r.tpot_ms - 1.0;
+    g_array_append_val(group_get(groups, tn)->err, e);
+    if (j->r.ttft_ms > 0) {
+        g_autofree char *fn = g_strdup_printf("ttft %s %s", j->r.model, j->r.device);
+        e = j->ttft / j->r.ttft_ms - 1.0;
+        g_array_append_val(group_get(groups, fn)->err, e);
+    }
+}
+
+/* Replays a steps file, its runs on `jobs` threads (each run is independent; the groups are
+ * filled in file order, so the output does not depend on `jobs`); false on a malformed line. */
 static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced,
-                         uint32_t prompts_per_slot)
+                         uint32_t prompts_per_slot, uint32_t jobs)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) err = NULL;
@@ -389,6 +435,8 @@ static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced
         return false;
     }
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    GArray *todo = g_array_new(FALSE, TRUE, sizeof(StepsJob));
     int col[SC_N];
     bool header = false;
     for (int ln = 0; lines[ln]; ln++) {
@@ -401,44 +449,35 @@ static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced
                         "measured_tpot_ms (or measured_ms); isl, osl, concurrency, dp, "
                         "measured_ttft_ms and source are read when present\n",
                         path, ln + 1);
+                steps_jobs_free(todo);
                 return false;
             }
             header = true;
             continue;
         }
         int last_col = col[SC_SOURCE] >= 0 ? col[SC_SOURCE] + 1 : -1;
-        g_auto(GStrv) f = g_strsplit(lines[ln], ",", last_col);
-        StepsRow r;
-        if (!steps_row(f, col, &r)) {
+        char **f = g_strsplit(lines[ln], ",", last_col);
+        g_ptr_array_add(fields, f);
+        StepsJob j = {.where = g_strdup_printf("%s:%d", path, ln + 1),
+                      .prompts_per_slot = prompts_per_slot};
+        bool ok = steps_row(f, col, &j.r);
+        g_array_append_val(todo, j);
+        if (!ok) {
             fprintf(stderr,
-                    "%s:%d: expected tp >= 1, isl >= 1, osl >= 2, concurrency >= 1 (columns "
+                    "%s: expected tp >= 1, isl >= 1, osl >= 2, concurrency >= 1 (columns "
                     "or isl=, osl=, concurrency= in the source) and a TPOT > 0\n",
-                    path, ln + 1);
+                    j.where);
+            steps_jobs_free(todo);
             return false;
         }
-        g_autofree char *where = g_strdup_printf("%s:%d", path, ln + 1);
-        char *why = NULL;
-        double tpot = 0, ttft = 0;
-        gint64 t0 = g_get_monotonic_time();
-        bool ok = steps_serve(&r, where, prompts_per_slot, &tpot, &ttft, &why);
-        if (g_getenv("VALIDATE_VERBOSE"))
-            fprintf(stderr, "%s: %.2f s\n", where, (g_get_monotonic_time() - t0) / 1e6);
-        if (!ok) {
-            if (g_getenv("VALIDATE_VERBOSE"))
-                fprintf(stderr, "%s: not priced: %s\n", where, why);
-            g_free(why);
-            (*unpriced)++;
-            continue;
-        }
-        g_autofree char *tn = g_strdup_printf("tpot %s %s", r.model, r.device);
-        double e = tpot / r.tpot_ms - 1.0;
-        g_array_append_val(group_get(groups, tn)->err, e);
-        if (r.ttft_ms > 0) {
-            g_autofree char *fn = g_strdup_printf("ttft %s %s", r.model, r.device);
-            e = ttft / r.ttft_ms - 1.0;
-            g_array_append_val(group_get(groups, fn)->err, e);
-        }
     }
+    GThreadPool *pool = g_thread_pool_new(steps_job_run, NULL, (gint)MAX(jobs, 1u), TRUE, NULL);
+    for (guint i = 0; i < todo->len; i++)
+        g_thread_pool_push(pool, &g_array_index(todo, StepsJob, i), NULL);
+    g_thread_pool_free(pool, FALSE, TRUE);
+    for (guint i = 0; i < todo->len; i++)
+        steps_job_record(&g_array_index(todo, StepsJob, i), groups, unpriced);
+    steps_jobs_free(todo);
     return true;
 }
 
@@ -447,7 +486,7 @@ int main(int argc, char **argv)
     gboolean check = FALSE;
     gint min_rows = 20;
     g_autofree char *steps = NULL;
-    gint prompts_per_slot = STEPS_PROMPTS_PER_SLOT;
+    gint prompts_per_slot = STEPS_PROMPTS_PER_SLOT, jobs = 2;
     Tables tables = {0};
     GOptionEntry entries[] = {
         {"check", 0, 0, G_OPTION_ARG_NONE, &check, "exit 1 when a group misses the bars", NULL},
@@ -455,6 +494,7 @@ int main(int argc, char **argv)
         {"steps", 0, 0, G_OPTION_ARG_FILENAME, &steps, "serving runs to replay", "FILE"},
         {"prompts-per-slot", 0, 0, G_OPTION_ARG_INT, &prompts_per_slot,
          "--steps: num_prompts = K x concurrency (default 2)", "K"},
+        {"jobs", 0, 0, G_OPTION_ARG_INT, &jobs, "--steps: serving runs at once (default 2)", "N"},
         {"table", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &tables.paths,
          "price through this measured table; covered rows must be within 5 %", "TABLE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -474,8 +514,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!replay(argv[i], devices, groups, &unpriced, &tables))
             return 2;
-    if (steps && (prompts_per_slot < 1 ||
-                  !replay_steps(steps, groups, &unpriced, (uint32_t)prompts_per_slot)))
+    if (steps &&
+        (prompts_per_slot < 1 || jobs < 1 ||
+         !replay_steps(steps, groups, &unpriced, (uint32_t)prompts_per_slot, (uint32_t)jobs)))
         return 2;
     printf("%-44s %5s %8s %8s %8s %8s\n", "kind", "n", "median", "p90", "worst", "bias");
     int failed = 0;
@@ -492,8 +533,8 @@ int main(int argc, char **argv)
             bias += g_array_index(e, double, j);
         bias /= n;
         bool miss = (int)n >= min_rows && (med > 0.15 || p90 > 0.40);
-        printf("%-44s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100,
-               p90 * 100, worst * 100, bias * 100, miss ? "  MISSES THE BARS" : "");
+        printf("%-44s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100, p90 * 100,
+               worst * 100, bias * 100, miss ? "  MISSES THE BARS" : "");
         failed += miss;
     }
     if (unpriced)
