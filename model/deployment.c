@@ -47,6 +47,8 @@ static ModelServeInput serve_input(const ModelDeploymentServe *in)
         .sim = sched_config_default(),
         .kv_tokens = kv_tokens(li),
         .exact = in->exact,
+        .max_concurrency = in->max_concurrency,
+        .coarse_contexts = in->coarse_contexts,
         .progress = in->progress,
         .progress_data = in->progress_data,
     };

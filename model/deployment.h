@@ -51,6 +51,8 @@ typedef struct {
     const NetAlgo *algo;          /* NET_COLL_KIND_COUNT algorithms */
     bool contention;
     bool exact; /* simulate every scheduled step, even one whose twin was simulated before */
+    uint32_t max_concurrency; /* ModelServeInput.max_concurrency: 0 open loop */
+    bool coarse_contexts;     /* ModelServeInput.coarse_contexts */
     /* called after every scheduled step with the steps made and the requests finished; may be
      * NULL */
     void (*progress)(void *data, uint64_t steps, uint32_t finished, uint32_t total);

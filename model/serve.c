@@ -79,6 +79,9 @@ typedef struct {
     GString *key;
     bool validated;
     uint64_t step_no;
+    GArray *slots; /* max_concurrency: int64 times the client's free slots freed, oldest
+                      first from `slot_head` (NULL: open loop) */
+    guint slot_head;
 } Srv;
 
 static Prefix *prefix_find(Dp *d, uint32_t id)
@@ -321,7 +324,67 @@ static uint32_t n_stages(const Srv *v)
  * each pipeline stage's share (the time from the previous stage's end to its own) and returns
  * the whole step's duration, or -1 with *why set when it does not complete (a hang or a crash
  * the lowering predicts). */
+static int64_t step_ns_exact(Srv *v, const ModelStep *st, char **why, int64_t *stage_ns);
+
+/* ModelServeInput.coarse_contexts: a context's stand-in, the middle of its bucket — buckets
+ * 1/16 of the context's power of two wide (exact below 32 tokens), never past max_model_len. A
+ * decode's attention time is about linear in its context, so over a run that sweeps a bucket
+ * the stand-in's errors cancel to first order. */
+static uint32_t coarse_context(uint32_t ctx, uint32_t max_len)
+{
+    if (ctx < 32)
+        return ctx;
+    uint32_t w = 1u << (g_bit_storage(ctx) - 1 - 4);
+    uint32_t mid = ctx / w * w + w / 2;
+    return MAX(1u, MIN(mid, max_len));
+}
+
+/* The step with its decodes' contexts replaced by the stand-in of their mean (decode attention
+ * reads every sequence's KV: about linear in the sum of the contexts) and every prefill cached
+ * context by its own stand-in; prefill lengths stay exact. */
+static ModelStep *coarse_step(const Srv *v, const ModelStep *st)
+{
+    uint32_t max_len = v->in->lower->engine->max_model_len;
+    ModelStep *c = g_new(ModelStep, 1);
+    *c = *st;
+    c->per_dp = g_ptr_array_new_with_free_func((GDestroyNotify)model_batch_free);
+    for (guint d = 0; d < st->per_dp->len; d++) {
+        const ModelBatch *b = g_ptr_array_index(st->per_dp, d);
+        ModelBatch *x = model_batch_new();
+        x->skip_dummy = b->skip_dummy;
+        x->skip_drafter = b->skip_drafter;
+        x->pad_tokens = b->pad_tokens;
+        for (guint i = 0; i < b->prefill->len; i++) {
+            uint32_t ctx = model_batch_prefill_ctx(b, i),
+                     len = g_array_index(b->prefill, uint32_t, i);
+            uint32_t room = max_len > len ? max_len - len : 0;
+            model_batch_add_prefill(x, len, ctx ? coarse_context(ctx, room) : 0);
+        }
+        uint64_t sum = 0;
+        for (guint i = 0; i < b->decode->len; i++)
+            sum += g_array_index(b->decode, uint32_t, i);
+        uint32_t mean =
+            b->decode->len ? (uint32_t)((sum + b->decode->len / 2) / b->decode->len) : 0;
+        uint32_t ctx = coarse_context(MAX(mean, 1u), max_len);
+        for (guint i = 0; i < b->decode->len; i++)
+            g_array_append_val(x->decode, ctx);
+        g_ptr_array_add(c->per_dp, x);
+    }
+    return c;
+}
+
 static int64_t step_ns(Srv *v, const ModelStep *st, char **why, int64_t *stage_ns)
+{
+    if (!v->in->coarse_contexts)
+        return step_ns_exact(v, st, why, stage_ns);
+    ModelStep *c = coarse_step(v, st);
+    int64_t ns = step_ns_exact(v, c, why, stage_ns);
+    g_ptr_array_unref(c->per_dp);
+    g_free(c);
+    return ns;
+}
+
+static int64_t step_ns_exact(Srv *v, const ModelStep *st, char **why, int64_t *stage_ns)
 {
     uint32_t S = n_stages(v);
     if (!v->in->exact) {
@@ -440,9 +503,11 @@ static void cache_prefix(Srv *v, Dp *d, uint32_t id)
 }
 
 /* A batch's end: every request whose last known token it computed samples one (its first:
- * the TTFT; its last: done, its blocks freed). Entries of requests preempted since are void. */
-static void finish_flight(Srv *v, GPtrArray *scheds, int64_t end_ns)
+ * the TTFT; its last: done, its blocks freed and its client slot free from `end_ns`). Entries
+ * of requests preempted since are void. Returns the requests it finished. */
+static uint32_t finish_flight(Srv *v, GPtrArray *scheds, int64_t end_ns)
 {
+    uint32_t done = 0;
     for (uint32_t d = 0; d < v->n_dp; d++) {
         GArray *sc = g_ptr_array_index(scheds, d);
         Dp *dp = &v->dp[d];
@@ -459,6 +524,9 @@ static void finish_flight(Srv *v, GPtrArray *scheds, int64_t end_ns)
                 continue;
             q->finish_ns = end_ns;
             r->state = REQ_DONE;
+            done++;
+            if (v->slots)
+                g_array_append_val(v->slots, end_ns);
             release(v, dp, s->id);
             for (guint k = 0; k < dp->running->len; k++)
                 if (g_array_index(dp->running, uint32_t, k) == s->id) {
@@ -466,6 +534,29 @@ static void finish_flight(Srv *v, GPtrArray *scheds, int64_t end_ns)
                     break;
                 }
         }
+    }
+    return done;
+}
+
+/* Sends the requests that have arrived by `now` to the server (its load balancer), in order of
+ * arrival — with a max_concurrency, only while the client has a free slot. vllm bench serve
+ * (vllm/benchmarks/serve.py, benchmark()) creates one task per request at its arrival time
+ * (get_request); each task waits on asyncio.Semaphore(max_concurrency), whose waiters are woken
+ * in order, and only then starts the request's clock (request_func's st = perf_counter()): the
+ * request reaches the server, and its TTFT and latency count, from when its slot freed. A slot
+ * frees when the client has the request's last token: the end of the step that sampled it. */
+static void send_arrived(Srv *v, uint32_t n, const uint32_t *order, uint32_t *next, int64_t now)
+{
+    while (*next < n && v->reqs[order[*next]].arrival_ns <= now) {
+        uint32_t id = order[*next];
+        if (v->slots) {
+            if (v->slot_head >= v->slots->len)
+                return; /* every slot taken: it waits for one */
+            int64_t freed = g_array_index(v->slots, int64_t, v->slot_head++);
+            rec(v, id)->arrival_ns = MAX(v->reqs[id].arrival_ns, freed);
+        }
+        place(v, id);
+        (*next)++;
     }
 }
 
@@ -504,8 +595,7 @@ static void serve_loop(Srv *v, uint32_t n, const uint32_t *order)
     g_array_set_clear_func(flights, flight_clear);
     g_autoptr(GArray) tokens = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     while (finished < n) {
-        while (next < n && v->reqs[order[next]].arrival_ns <= now)
-            place(v, order[next++]);
+        send_arrived(v, n, order, &next, now);
         uint64_t scheduled = 0;
         GPtrArray *scheds = NULL;
         if (flights->len < Q) {
@@ -530,11 +620,8 @@ static void serve_loop(Srv *v, uint32_t n, const uint32_t *order)
                 now = MAX(now, f->done_ns);
                 last_done = MAX(last_done, f->done_ns);
                 waited_for = (int32_t)f->step;
-                finish_flight(v, f->scheds, f->done_ns);
+                finished += finish_flight(v, f->scheds, f->done_ns);
                 g_array_remove_index(flights, 0);
-                finished = 0;
-                for (uint32_t i = 0; i < n; i++)
-                    finished += v->st[i].state == REQ_DONE;
                 if (v->in->progress)
                     v->in->progress(v->in->progress_data, step_no, finished, n);
                 continue;
@@ -651,16 +738,20 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
             i, 0, reqs[i].arrival_ns, -1, -1, reqs[i].prompt, reqs[i].output, 0, 0, 0, 0};
         g_array_append_val(out->requests, q);
     }
-    Srv v = {in,
-             reqs,
-             out,
-             g_new0(Req, MAX(n, 1u)),
-             NULL,
-             MAX(1u, par->data_parallel_size),
-             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
-             g_string_new(NULL),
-             false,
-             0};
+    Srv v = {
+        .in = in,
+        .reqs = reqs,
+        .out = out,
+        .st = g_new0(Req, MAX(n, 1u)),
+        .n_dp = MAX(1u, par->data_parallel_size),
+        .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+        .key = g_string_new(NULL),
+    };
+    if (in->max_concurrency) { /* the client's slots, all free at the start */
+        uint32_t k = MIN(in->max_concurrency, n);
+        v.slots = g_array_sized_new(FALSE, TRUE, sizeof(int64_t), k + n);
+        g_array_set_size(v.slots, k);
+    }
     v.dp = g_new0(Dp, v.n_dp);
     for (uint32_t d = 0; d < v.n_dp; d++) {
         g_queue_init(&v.dp[d].waiting);
@@ -694,6 +785,8 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
     g_free(v.st);
     g_hash_table_unref(v.cache);
     g_string_free(v.key, TRUE);
+    if (v.slots)
+        g_array_unref(v.slots);
     return out;
 }
 
@@ -720,8 +813,8 @@ static void step_rows_of(ModelServe *out, const ModelLowerInput *li, const Model
             .prefill_tokens = pfl,
             .decode_tokens = dec,
             .seqs = (b ? b->prefill->len : 0) + dec,
-            .padded_tokens = (uint32_t)MIN(MAX(own, (uint64_t)pad) + (own == 0),
-                                           (uint64_t)UINT32_MAX),
+            .padded_tokens =
+                (uint32_t)MIN(MAX(own, (uint64_t)pad) + (own == 0), (uint64_t)UINT32_MAX),
             .kv_blocks_used = 0,
             .dummy = own == 0,
         };
@@ -795,8 +888,7 @@ ModelServe *model_serve_one_step(const ModelLowerInput *li, const ModelStep *st,
         return out;
     }
     int64_t start = st->idle_ns > 0 ? st->idle_ns : 0;
-    step_rows_of(out, li, st, MAX(1u, li->plan->par.data_parallel_size), 1, start,
-                 start + dur_ns);
+    step_rows_of(out, li, st, MAX(1u, li->plan->par.data_parallel_size), 1, start, start + dur_ns);
     return out;
 }
 
@@ -848,6 +940,10 @@ void model_serve_summarize(const ModelServeRequest *reqs, uint32_t n, ModelServe
         gen += q->generated;
         all += (double)q->prompt + q->generated;
     }
+    for (uint32_t i = 0; i < nt; i++)
+        out->ttft_mean += ttft[i] / nt;
+    for (uint32_t i = 0; i < np; i++)
+        out->tpot_mean += tpot[i] / np;
     out->ttft_p50 = model_percentile(ttft, nt, 50);
     out->ttft_p90 = model_percentile(ttft, nt, 90);
     out->ttft_p99 = model_percentile(ttft, nt, 99);

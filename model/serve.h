@@ -34,9 +34,10 @@ typedef struct {
 
 /* A request's record of its life. */
 typedef struct {
-    uint32_t id; /* 0-based, in the order given (the trace's order) */
-    uint32_t dp; /* the DP rank vLLM's load balancer placed it on */
-    int64_t arrival_ns;
+    uint32_t id;            /* 0-based, in the order given (the trace's order) */
+    uint32_t dp;            /* the DP rank vLLM's load balancer placed it on */
+    int64_t arrival_ns;     /* when it reached the server: its arrival, or with a
+                               max_concurrency the moment a slot freed for it, if later */
     int64_t first_token_ns; /* end of the step that sampled its first token; -1: never */
     int64_t finish_ns;      /* end of the step that sampled its last token; -1: never */
     uint32_t prompt, output;
@@ -83,6 +84,18 @@ typedef struct {
     uint64_t kv_tokens;           /* KV-cache capacity of one DP rank in tokens (vLLM's "GPU KV
                                      cache size: N tokens"); 0: no KV cache */
     bool exact;                   /* simulate every step, even one seen before */
+    uint32_t max_concurrency;     /* a closed-loop client (vllm bench serve --max-concurrency):
+                                     at most this many requests sent and not finished; a request
+                                     whose arrival finds every slot taken is sent when one frees
+                                     (the end of the step that finished a request) and its
+                                     ModelServeRequest.arrival_ns is that moment. 0: open loop */
+    bool coarse_contexts;         /* time a step by a representative of its neighbours: every
+                                     decode at the mean decode context of its DP rank, and that
+                                     and every prefill cached context rounded to the middle of
+                                     its bucket (1/16 of its power of two wide), for the
+                                     simulation and the step cache; the schedule and the
+                                     workload keep the exact contexts. APPROXIMATION for
+                                     validation replays of long runs; off by default */
     /* called after every step with the steps made and the requests finished; may be NULL */
     void (*progress)(void *data, uint64_t steps, uint32_t finished, uint32_t total);
     void *progress_data;
@@ -119,6 +132,8 @@ uint32_t model_serve_pick_dp(const uint32_t *waiting, const uint32_t *running, u
  * inter-token latencies are step gaps. */
 typedef struct {
     uint32_t finished;
+    double ttft_mean, tpot_mean; /* means over requests, as vllm bench serve's mean_ttft_ms and
+                                    mean_tpot_ms */
     double ttft_p50, ttft_p90, ttft_p99;
     double tpot_p50, tpot_p90, tpot_p99;
     double duration_s;       /* first arrival to last finish */

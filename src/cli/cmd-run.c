@@ -38,12 +38,14 @@ typedef struct {
     char *requests_format;
     char *requests_rate;
     char *requests_limit;
+    char *max_concurrency; /* --max-concurrency N, as given */
     gboolean exact;
 
     /* what run_parse made of them */
     char *vtext;      /* `-- vllm serve ...` as an eval config's text, or NULL */
     const char *path; /* the scenario's path, or "vllm-serve" */
     const char *db_path;
+    guint64 max_conc; /* --max-concurrency parsed; 0: not given */
     SchedTimeline timeline_level;
     uint64_t max_ops;
     double rate;    /* --requests-rate, 0: none */
@@ -67,6 +69,7 @@ static void run_options_clear(RunOptions *o)
     g_free(o->requests_format);
     g_free(o->requests_rate);
     g_free(o->requests_limit);
+    g_free(o->max_concurrency);
     g_free(o->vtext);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOptions, run_options_clear)
@@ -95,6 +98,8 @@ static char *run_overrides(const RunOptions *o)
         g_string_append_printf(s, ", --requests-rate %s", o->requests_rate);
     if (o->requests_limit)
         g_string_append_printf(s, ", --requests-limit %s", o->requests_limit);
+    if (o->max_concurrency)
+        g_string_append_printf(s, "%s--max-concurrency %s", s->len ? ", " : "", o->max_concurrency);
     return g_string_free(s, s->len == 0);
 }
 
@@ -215,6 +220,10 @@ static int run_parse(int argc, char **argv, RunOptions *o)
          "R"},
         {"requests-limit", 0, 0, G_OPTION_ARG_STRING, &o->requests_limit,
          "Serve only the trace's first N requests", "N"},
+        {"max-concurrency", 0, 0, G_OPTION_ARG_STRING, &o->max_concurrency,
+         "Serving: at most N requests in flight, a request that finds none free sent when one "
+         "frees (vllm bench serve --max-concurrency; replaces workload.max_concurrency)",
+         "N"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &o->exact,
          "Serving: simulate every scheduled step, even one identical to a step simulated before",
          NULL},
@@ -269,6 +278,12 @@ static int run_parse(int argc, char **argv, RunOptions *o)
         cli_error("%s", err->message);
         return CLI_EXIT_INVALID;
     }
+    if (o->max_concurrency &&
+        !g_ascii_string_to_unsigned(o->max_concurrency, 10, 1, 10000000, &o->max_conc, NULL)) {
+        cli_error("--max-concurrency '%s': not an integer in 1..10000000 (requests in flight)",
+                  o->max_concurrency);
+        return CLI_EXIT_INVALID;
+    }
     return run_parse_trace_flags(o);
 }
 
@@ -317,6 +332,7 @@ static Scenario *run_load(RunOptions *o)
         .requests_format = o->requests_format,
         .requests_rate = o->rate,
         .requests_limit = o->limit,
+        .max_concurrency = (uint32_t)o->max_conc,
         .exact = o->exact,
         .progress = isatty(STDERR_FILENO) && !o->quiet && !o->json ? &serve_progress : NULL,
     };

@@ -726,20 +726,25 @@ static bool load_step(Loader *ld, const YamlDocNode *m, guint idx, Scenario *s)
 static bool load_workload_node(Loader *ld, const YamlDocNode *root, const YamlDocNode *w,
                                Scenario *s)
 {
-    static const char *const keys[] = {"steps", "requests", "trace", "poisson", NULL};
+    static const char *const keys[] = {"steps",   "requests",        "trace",
+                                       "poisson", "max_concurrency", NULL};
     if (!yamldoc_expect_map(&ld->doc, w, "workload",
                             "a mapping {steps: [STEPS]} or {requests: [...]}, e.g. {steps: "
                             "[{prefill: [633]}, {decode: [633, 633]}]}") ||
         !yamldoc_check_keys(&ld->doc, w, keys, NULL, "workload"))
         return false;
     const YamlDocNode *steps = yamldoc_map_get(w, "steps");
+    if (!scenario_workload_has_requests(w) &&
+        !scenario_load_max_concurrency(ld, w, &s->max_concurrency))
+        return false;
     if (scenario_workload_has_requests(w)) {
         if (steps)
             return yamldoc_fail(&ld->doc, yamldoc_map_get_key(w, "steps"), "steps",
                                 "a workload gives either steps (batches made by hand) or "
                                 "requests (trace, poisson) for vLLM's scheduler, not both");
         g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
-        if (!scenario_load_requests(ld, w, reqs))
+        if (!scenario_load_requests(ld, w, reqs) ||
+            !scenario_load_max_concurrency(ld, w, &s->max_concurrency))
             return false;
         return scenario_keep_requests(ld, root, yamldoc_map_get_key(root, "workload"), "workload",
                                       s, reqs);
@@ -885,9 +890,31 @@ static bool workload_merge_extras(Loader *ld, const YamlDocNode *w, Scenario *s)
     return ok;
 }
 
+static bool load_workload_sources(Loader *ld, const YamlDocNode *root, Scenario *s);
+
+/* The workload (load_workload_sources), then --max-concurrency over the file's
+ * workload.max_concurrency: a workload of requests only. */
+static bool load_workload(Loader *ld, const YamlDocNode *root, Scenario *s)
+{
+    if (!load_workload_sources(ld, root, s))
+        return false;
+    uint32_t flag = ld->extras->max_concurrency;
+    if (flag && !s->requests) {
+        g_set_error(ld->doc.error, SCENARIO_ERROR, SCENARIO_ERROR_INVALID,
+                    "%s: --max-concurrency %u: limits the requests in flight of a workload of "
+                    "requests (workload.requests, .trace, .poisson or --requests FILE), as vllm "
+                    "bench serve --max-concurrency does; this workload is steps",
+                    ld->doc.file, flag);
+        return false;
+    }
+    if (flag)
+        s->max_concurrency = flag;
+    return true;
+}
+
 /* The workload: the command line's (--prefill / --decode override the file's, with a note),
  * else the file's, else an error. */
-static bool load_workload(Loader *ld, const YamlDocNode *root, Scenario *s)
+static bool load_workload_sources(Loader *ld, const YamlDocNode *root, Scenario *s)
 {
     s->workload = model_workload_new();
     const YamlDocNode *w = yamldoc_map_get(root, "workload");

@@ -27,8 +27,8 @@
 
 static const char request_forms[] =
     "requests: [{prompt: N, output: M, arrival_s: T}, ...], trace: FILE (JSON lines or CSV "
-    "with arrival_s, prompt, output) or poisson: {count: N, rate_per_s: R, prompt: N, output: "
-    "M, seed: S}";
+    "with arrival_s, prompt, output) or poisson: {count: N, rate_per_s: R (or inf), prompt: N, "
+    "output: M, seed: S}, with an optional max_concurrency: N";
 
 static bool add_request(GArray *out, int64_t prompt, int64_t output, double arrival_s,
                         int64_t prefix_id, int64_t prefix)
@@ -100,9 +100,13 @@ static bool load_poisson(Loader *ld, const YamlDocNode *m, GArray *out)
                                 "(seed defaults to 0)");
     int64_t count = 0, prompt = 0, output = 0, seed = 0, prefix = 0;
     double rate = 0;
+    /* `inf`, vllm bench serve's default --request-rate: every request arrives at 0 */
+    const YamlDocNode *rn = yamldoc_map_get(m, "rate_per_s");
+    bool inf =
+        rn->type == YAMLDOC_SCALAR && !rn->quoted && g_ascii_strcasecmp(rn->text, "inf") == 0;
     if (!yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "count"), "count", 1, MAX_REQUESTS, &count) ||
-        !yamldoc_get_number(&ld->doc, yamldoc_map_get(m, "rate_per_s"), "rate_per_s", 0, true, 1e9,
-                            "requests per second", &rate) ||
+        (!inf && !yamldoc_get_number(&ld->doc, rn, "rate_per_s", 0, true, 1e9,
+                                     "requests per second, or inf", &rate)) ||
         !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "prompt"), "prompt", 1, MAX_SEQ_LEN,
                          &prompt) ||
         !yamldoc_get_int(&ld->doc, yamldoc_map_get(m, "output"), "output", 1, MAX_SEQ_LEN,
@@ -117,7 +121,7 @@ static bool load_poisson(Loader *ld, const YamlDocNode *m, GArray *out)
     g_autoptr(GRand) rng = g_rand_new_with_seed((guint32)seed);
     double t = 0;
     for (int64_t i = 0; i < count; i++) {
-        if (i > 0)
+        if (i > 0 && !inf)
             t += -log1p(-g_rand_double(rng)) / rate;
         if (t > MAX_SECONDS)
             return yamldoc_fail(&ld->doc, yamldoc_map_get(m, "rate_per_s"), "rate_per_s",
@@ -440,6 +444,23 @@ bool scenario_workload_has_requests(const YamlDocNode *w)
     return w && w->type == YAMLDOC_MAP &&
            (yamldoc_map_get(w, "requests") || yamldoc_map_get(w, "trace") ||
             yamldoc_map_get(w, "poisson"));
+}
+
+bool scenario_load_max_concurrency(Loader *ld, const YamlDocNode *w, uint32_t *out)
+{
+    const YamlDocNode *n = w ? yamldoc_map_get(w, "max_concurrency") : NULL;
+    int64_t v = 0;
+    if (!n)
+        return true;
+    if (!scenario_workload_has_requests(w))
+        return yamldoc_fail(&ld->doc, n, "max_concurrency",
+                            "limits the requests in flight of a workload of requests (requests, "
+                            "trace or poisson), as vllm bench serve --max-concurrency does; a "
+                            "workload of steps has none");
+    if (!yamldoc_get_int(&ld->doc, n, "max_concurrency", 1, MAX_REQUESTS, &v))
+        return false;
+    *out = (uint32_t)v;
+    return true;
 }
 
 bool scenario_load_requests(Loader *ld, const YamlDocNode *w, GArray *out)

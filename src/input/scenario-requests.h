@@ -13,6 +13,9 @@
 bool scenario_workload_has_requests(const YamlDocNode *w);
 /* workload.requests, .trace and .poisson appended to `out` (ModelRequest). */
 bool scenario_load_requests(Loader *ld, const YamlDocNode *w, GArray *out);
+/* workload.max_concurrency (vllm bench serve --max-concurrency: at most N requests in flight)
+ * into *out when given; left alone when absent. Only with requests. */
+bool scenario_load_max_concurrency(Loader *ld, const YamlDocNode *w, uint32_t *out);
 /* How a trace is read and cut (--requests-format, --requests-rate, --requests-limit, or
  * workload.trace's mapping); all zero: detected, as recorded, whole. */
 typedef struct {

@@ -61,6 +61,8 @@ typedef struct {
                                 / poisson, --requests) as read; NULL for a workload of steps */
     char *requests_from;     /* where `requests` came from, as errors about them begin:
                                 "x.yaml:12: key 'workload'" or "x.yaml: --requests FILE" */
+    uint32_t max_concurrency; /* workload.max_concurrency / --max-concurrency: a closed-loop
+                                 client's requests in flight (model/serve.h); 0: open loop */
     ModelServe *serve;       /* the requests served (by runner_prepare, src/run/runner.h): the
                                 schedule's step and request rows; else NULL */
     ModelCost *cost;         /* roofline on `hardware`, plus `engine.op_profile` */
@@ -106,6 +108,8 @@ typedef struct {
     const char *requests_format;  /* --requests-format NAME, or NULL: detected */
     double requests_rate;         /* --requests-rate R (> 0), or 0: as recorded */
     uint32_t requests_limit;      /* --requests-limit N (> 0), or 0: every request */
+    uint32_t max_concurrency;     /* --max-concurrency N: at most N requests in flight (replaces
+                                     workload.max_concurrency); 0: the file's. Requests only */
     const char *const *perf_db;   /* --perf-db PATH, repeatable, NULL-terminated (or NULL):
                                      measured tables (model/kernel-table.h) loaded after the
                                      scenario's hardware.calibration; paths relative to the

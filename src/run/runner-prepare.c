@@ -27,6 +27,7 @@ static ModelDeploymentServe serve_input(const Scenario *sc, ModelLowerInput *li,
         .algo = sc->algo,
         .contention = sc->contention,
         .exact = exact,
+        .max_concurrency = sc->max_concurrency,
         .progress = progress ? progress->fn : NULL,
         .progress_data = progress ? progress->data : NULL,
     };

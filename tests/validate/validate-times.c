@@ -5,12 +5,17 @@
  *
  *   validate-times [--check] [--min-rows N] [--steps STEPS.csv] [--table TABLE]... FILE.csv...
  *
- * --steps: whole vLLM steps (tests/data/times/steps.csv: model, device, tp, batch, context,
- * prefill_tokens, vllm_version, measured_ms, source): each row becomes the `vllm serve` line of
- * its model at its TP (an fp8 row of a bf16 checkpoint adds --quantization fp8; moe_ep > 1 in
- * the source adds --enable-expert-parallel) and one mixed step of `batch` decodes at `context`
- * plus a `prefill_tokens` chunk; the step's time is its `steps` row (src/run/runner.h).
- * Grouped by model and device. A row whose model ranksim does not know is counted as not priced.
+ * --steps: measured serving runs (tests/data/times/steps.csv: model, device, tp, dp, isl, osl,
+ * concurrency, vllm_version, measured_tpot_ms, measured_ttft_ms, source; columns read by name,
+ * and isl / osl / concurrency taken from "isl=N osl=N concurrency=N" in the source when a file
+ * has no such columns): each row becomes the `vllm serve` line of its model at its TP and DP (an
+ * fp8 row of a bf16 checkpoint adds --quantization fp8; moe_ep > 1 in the source or dp > 1 adds
+ * --enable-expert-parallel) serving --prompts-per-slot (default 2) x concurrency requests of isl
+ * + osl tokens, all released at 0, through a closed-loop client of max_concurrency =
+ * concurrency (vllm bench serve --request-rate inf --max-concurrency); ranksim's mean TPOT and
+ * mean TTFT are computed as vllm bench computes them. Grouped by metric, model and device. A
+ * row ranksim cannot serve is counted as not priced (VALIDATE_VERBOSE=1 says why, and prints
+ * each run's figures and time).
  *
  * --check: exit 1 when a group of at least N rows (default 20) misses the issue's bars (median
  * |error| <= 15 %, p90 <= 40 %). A malformed file: exit 2, one line naming file, line, column.
@@ -32,6 +37,16 @@
 #include "../../src/run/runner.h"
 #include "../../src/util/inputfile.h"
 #include "../../model/kernel-attn.h"
+#include "../../model/deployment.h"
+
+/* --steps: requests per client slot (num_prompts = K x concurrency). AIConfigurator does not
+ * state its silicon runs' num_prompts (its deployment guide benchmarks concurrency x 10, its
+ * generator's default is x 50). K = 2 keeps the replay of 573 runs near a minute on two cores
+ * (K = 10 takes five times as long). With identical requests sent together the waves of
+ * `concurrency` requests stay in step (doc/serving.md), so K moves mean TTFT much more than
+ * mean TPOT: on every tenth row, Qwen3-32B's median |error| is 24 / 21 / 16 % (TPOT) and
+ * 199 / 112 / 31 % (TTFT) at K = 1 / 2 / 5. */
+#define STEPS_PROMPTS_PER_SLOT 2
 
 /* The bar with a measured table loaded (issue 23): covered ops reproduce it within 5 %. */
 #define TABLE_TOLERANCE 0.05
@@ -209,51 +224,212 @@ static bool replay(const char *path, GHashTable *devices, GPtrArray *groups, uns
     return true;
 }
 
-/* One steps.csv row: its step's time in us, or < 0 when ranksim cannot run it (*why set). */
-static double step_us(char **f, const char *where, char **why)
+/* ---- --steps: serving runs replayed as the benchmark ran them ---- */
+
+/* The columns of a steps file, by name (-1: absent). Today's files name isl, osl and
+ * concurrency; older ones (model,device,tp,batch,context,prefill_tokens,vllm_version,
+ * measured_ms,source) carry them in the source's "(isl=N osl=N concurrency=N ...)". */
+enum {
+    SC_MODEL,
+    SC_DEVICE,
+    SC_TP,
+    SC_DP,
+    SC_ISL,
+    SC_OSL,
+    SC_CONC,
+    SC_TPOT,
+    SC_TPOT_OLD,
+    SC_TTFT,
+    SC_SOURCE,
+    SC_N
+};
+static const char *const steps_cols[SC_N] = {"model",       "device",
+                                             "tp",          "dp",
+                                             "isl",         "osl",
+                                             "concurrency", "measured_tpot_ms",
+                                             "measured_ms", "measured_ttft_ms",
+                                             "source"};
+
+typedef struct {
+    const char *model, *device, *source;
+    uint32_t tp, dp, isl, osl, conc;
+    double tpot_ms, ttft_ms; /* ttft_ms 0: not measured */
+} StepsRow;
+
+/* A number from the row's column `c`, or else from "name=N" in its source; 0 when neither. */
+static double steps_value(char **f, guint nf, const int *col, int c, const char *name)
 {
-    g_auto(GStrv) mp = g_strsplit(f[0], ":", 2);
+    if (col[c] >= 0 && (guint)col[c] < nf && f[col[c]][0])
+        return g_ascii_strtod(f[col[c]], NULL);
+    const char *src = col[SC_SOURCE] >= 0 && (guint)col[SC_SOURCE] < nf ? f[col[SC_SOURCE]] : "";
+    g_autofree char *key = g_strdup_printf(" %s=", name);
+    const char *at = strstr(src, key);
+    if (!at) {
+        g_free(key);
+        key = g_strdup_printf("(%s=", name);
+        at = strstr(src, key);
+    }
+    return at ? g_ascii_strtod(at + strlen(key), NULL) : 0;
+}
+
+/* The serving run of a row: the `vllm serve` line of its model at its TP (and attention DP; an
+ * fp8 row of a bf16 checkpoint adds --quantization fp8; moe_ep > 1 in the source adds
+ * --enable-expert-parallel), `prompts` requests of isl prompt and osl output tokens all sent at
+ * 0 (vllm bench serve's random dataset with --ignore-eos at --request-rate inf) through a
+ * client of max_concurrency = concurrency. Fills the mean TPOT and TTFT (ms) as vllm bench
+ * serve computes them; false with *why when ranksim cannot run it. */
+static bool steps_serve(const StepsRow *r, const char *where, uint32_t prompts_per_slot,
+                        double *tpot_ms, double *ttft_ms, char **why)
+{
+    g_auto(GStrv) mp = g_strsplit(r->model, ":", 2);
     const char *precision = mp[1] ? mp[1] : "bf16";
     GString *args = g_string_new(NULL);
-    g_string_append_printf(args, "-tp %s", f[2]);
+    g_string_append_printf(args, "-tp %u", r->tp);
+    if (r->dp > 1)
+        g_string_append_printf(args, " -dp %u", r->dp);
     if (strcmp(precision, "fp8") == 0 && !g_strrstr(mp[0], "FP8") && !g_strrstr(mp[0], "fp8"))
         g_string_append(args, " --quantization fp8");
-    const char *ep = f[8] ? strstr(f[8], "moe_ep=") : NULL;
-    if (ep && atoi(ep + 7) > 1)
+    const char *ep = r->source ? strstr(r->source, "moe_ep=") : NULL;
+    if ((ep && atoi(ep + 7) > 1) || r->dp > 1)
         g_string_append(args, " --enable-expert-parallel");
     g_autofree char *text = g_strdup_printf("model_name: %s\nserver_args: %s\n", mp[0], args->str);
     g_string_free(args, TRUE);
-    uint32_t batch = (uint32_t)atoi(f[3]), ctx = (uint32_t)atoi(f[4]), pf = (uint32_t)atoi(f[5]);
+    /* a one-sequence decode step only to load the deployment; serving is called below */
     g_autoptr(GArray) decode = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    g_autoptr(GArray) prefill = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    for (uint32_t i = 0; i < batch; i++)
-        g_array_append_val(decode, ctx);
-    if (pf)
-        g_array_append_val(prefill, pf);
-    ScenarioExtras ex = {.hardware = f[1], .prefill = pf ? prefill : NULL, .decode = decode};
+    uint32_t one = 1;
+    g_array_append_val(decode, one);
+    ScenarioExtras ex = {.hardware = r->device, .decode = decode};
     g_autoptr(GError) err = NULL;
-    Scenario *sc = runner_load_string(text, where, &ex, &err);
+    g_autoptr(Scenario) sc = scenario_load_string_extras(text, where, &ex, &err);
     if (!sc) {
         *why = g_strdup(err->message);
-        return -1;
+        return false;
     }
-    double us = -1;
-    /* one fault-free step: the run times it (runner_simulate's `steps`) */
-    g_autoptr(RunnerResult) r =
-        sc->serve ? NULL : runner_simulate(sc, SCHED_TIMELINE_NONE, NULL, NULL, NULL, NULL);
-    const ModelServe *sv = sc->serve ? sc->serve : r->steps;
-    if (sv && sv->steps->len) {
-        const ModelServeStep *x = &g_array_index(sv->steps, ModelServeStep, 0);
-        us = (double)(x->end_ns - x->start_ns) / 1e3;
-    } else {
-        *why = g_strdup(sv && sv->stopped ? sv->stopped : "no step timed");
+    uint32_t n = r->conc * prompts_per_slot;
+    g_autoptr(GArray) reqs = g_array_sized_new(FALSE, TRUE, sizeof(ModelRequest), n);
+    for (uint32_t i = 0; i < n; i++) {
+        ModelRequest q = {.prompt = r->isl, .output = r->osl};
+        g_array_append_val(reqs, q);
     }
-    scenario_free(sc);
-    return us;
+    ModelLowerInput li = {.arch = sc->arch,
+                          .plan = sc->plan,
+                          .engine = &sc->engine,
+                          .cost = sc->cost,
+                          .hw = &sc->hardware,
+                          .broken = MODEL_BREAK_NONE};
+    ModelDeploymentServe in = {.lower = &li,
+                               .nodes = sc->nodes,
+                               .algo = sc->algo,
+                               .contention = sc->contention,
+                               .max_concurrency = r->conc,
+                               .coarse_contexts = true};
+    g_autoptr(ModelServe) sv =
+        model_deployment_serve(&in, (const ModelRequest *)(const void *)reqs->data, n, &err);
+    if (!sv || sv->stopped) {
+        *why = g_strdup(sv ? sv->stopped : err->message);
+        return false;
+    }
+    ModelServeSummary sum;
+    model_serve_summarize((const ModelServeRequest *)(const void *)sv->requests->data, n, &sum);
+    *tpot_ms = sum.tpot_mean * 1e3;
+    *ttft_ms = sum.ttft_mean * 1e3;
+    return true;
 }
 
-/* Replays steps.csv; false on a malformed line. */
-static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced)
+/* The header's columns into col[]; false when a required one is missing. */
+static bool steps_header(const char *line, int *col)
+{
+    g_auto(GStrv) names = g_strsplit(line, ",", -1);
+    for (int c = 0; c < SC_N; c++)
+        col[c] = -1;
+    for (int i = 0; names[i]; i++)
+        for (int c = 0; c < SC_N; c++)
+            if (strcmp(g_strstrip(names[i]), steps_cols[c]) == 0)
+                col[c] = i;
+    if (col[SC_TPOT] < 0)
+        col[SC_TPOT] = col[SC_TPOT_OLD];
+    return col[SC_MODEL] >= 0 && col[SC_DEVICE] >= 0 && col[SC_TP] >= 0 && col[SC_TPOT] >= 0;
+}
+
+/* One data line into *r (borrowing f); false when a value is missing or out of range. */
+static bool steps_row(char **f, const int *col, StepsRow *r)
+{
+    guint nf = g_strv_length(f);
+    int last = 0;
+    for (int c = 0; c < SC_N; c++)
+        last = MAX(last, col[c]);
+    if (nf < (guint)MIN(last + 1, col[SC_SOURCE] >= 0 ? col[SC_SOURCE] : last + 1))
+        return false;
+    *r = (StepsRow){
+        .model = f[col[SC_MODEL]],
+        .device = f[col[SC_DEVICE]],
+        .source = col[SC_SOURCE] >= 0 && (guint)col[SC_SOURCE] < nf ? f[col[SC_SOURCE]] : NULL,
+        .tp = (uint32_t)atoi(f[col[SC_TP]]),
+        .dp = (uint32_t)MAX(1.0, steps_value(f, nf, col, SC_DP, "dp")),
+        .isl = (uint32_t)steps_value(f, nf, col, SC_ISL, "isl"),
+        .osl = (uint32_t)steps_value(f, nf, col, SC_OSL, "osl"),
+        .conc = (uint32_t)steps_value(f, nf, col, SC_CONC, "concurrency"),
+        .tpot_ms = g_ascii_strtod(f[col[SC_TPOT]], NULL),
+        .ttft_ms = col[SC_TTFT] >= 0 ? g_ascii_strtod(f[col[SC_TTFT]], NULL) : 0,
+    };
+    return r->tp >= 1 && r->isl >= 1 && r->osl >= 2 && r->conc >= 1 && r->tpot_ms > 0;
+}
+
+/* One row's serving run, replayed on a worker thread. */
+typedef struct {
+    StepsRow r;
+    char *where;
+    uint32_t prompts_per_slot;
+    bool ok;
+    double tpot, ttft, seconds;
+    char *why;
+} StepsJob;
+
+static void steps_job_run(gpointer data, gpointer user)
+{
+    StepsJob *j = data;
+    (void)user;
+    gint64 t0 = g_get_monotonic_time();
+    j->ok = steps_serve(&j->r, j->where, j->prompts_per_slot, &j->tpot, &j->ttft, &j->why);
+    j->seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
+}
+
+static void steps_jobs_free(GArray *todo)
+{
+    for (guint i = 0; i < todo->len; i++) {
+        g_free(g_array_index(todo, StepsJob, i).where);
+        g_free(g_array_index(todo, StepsJob, i).why);
+    }
+    g_array_unref(todo);
+}
+
+/* The groups of one replayed run. */
+static void steps_job_record(const StepsJob *j, GPtrArray *groups, unsigned *unpriced)
+{
+    bool verbose = g_getenv("VALIDATE_VERBOSE") != NULL;
+    if (!j->ok) {
+        if (verbose)
+            fprintf(stderr, "%s: not priced: %s\n", j->where, j->why);
+        (*unpriced)++;
+        return;
+    }
+    if (verbose)
+        fprintf(stderr, "%s: TPOT %.3f ms (measured %.3f), TTFT %.1f ms (measured %.1f); %.2f s\n",
+                j->where, j->tpot, j->r.tpot_ms, j->ttft, j->r.ttft_ms, j->seconds);
+    g_autofree char *tn = g_strdup_printf("tpot %s %s", j->r.model, j->r.device);
+    double e = j->tpot / j->r.tpot_ms - 1.0;
+    g_array_append_val(group_get(groups, tn)->err, e);
+    if (j->r.ttft_ms > 0) {
+        g_autofree char *fn = g_strdup_printf("ttft %s %s", j->r.model, j->r.device);
+        e = j->ttft / j->r.ttft_ms - 1.0;
+        g_array_append_val(group_get(groups, fn)->err, e);
+    }
+}
+
+/* Replays a steps file, its runs on `jobs` threads (each run is independent; the groups are
+ * filled in file order, so the output does not depend on `jobs`); false on a malformed line. */
+static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced,
+                         uint32_t prompts_per_slot, uint32_t jobs)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) err = NULL;
@@ -262,40 +438,49 @@ static bool replay_steps(const char *path, GPtrArray *groups, unsigned *unpriced
         return false;
     }
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    GArray *todo = g_array_new(FALSE, TRUE, sizeof(StepsJob));
+    int col[SC_N];
     bool header = false;
     for (int ln = 0; lines[ln]; ln++) {
         if (!lines[ln][0] || lines[ln][0] == '#')
             continue;
         if (!header) {
-            if (!g_str_has_prefix(lines[ln], "model,device,tp,batch,context,prefill_tokens")) {
-                fprintf(stderr, "%s:%d: header must start model,device,tp,batch,context,"
-                                "prefill_tokens\n", path, ln + 1);
+            if (!steps_header(lines[ln], col)) {
+                fprintf(stderr,
+                        "%s:%d: the header must name model, device, tp and "
+                        "measured_tpot_ms (or measured_ms); isl, osl, concurrency, dp, "
+                        "measured_ttft_ms and source are read when present\n",
+                        path, ln + 1);
+                steps_jobs_free(todo);
                 return false;
             }
             header = true;
             continue;
         }
-        g_auto(GStrv) f = g_strsplit(lines[ln], ",", 9);
-        double measured = g_strv_length(f) >= 8 ? g_ascii_strtod(f[7], NULL) * 1e3 : 0;
-        if (!(measured > 0) || atoi(f[2]) < 1 || atoi(f[3]) < 1) {
-            fprintf(stderr, "%s:%d: expected model,device,tp>=1,batch>=1,context,prefill_tokens,"
-                            "vllm_version,measured_ms>0[,source]\n", path, ln + 1);
+        int last_col = col[SC_SOURCE] >= 0 ? col[SC_SOURCE] + 1 : -1;
+        char **f = g_strsplit(lines[ln], ",", last_col);
+        g_ptr_array_add(fields, f);
+        StepsJob j = {.where = g_strdup_printf("%s:%d", path, ln + 1),
+                      .prompts_per_slot = prompts_per_slot};
+        bool ok = steps_row(f, col, &j.r);
+        g_array_append_val(todo, j);
+        if (!ok) {
+            fprintf(stderr,
+                    "%s: expected tp >= 1, isl >= 1, osl >= 2, concurrency >= 1 (columns "
+                    "or isl=, osl=, concurrency= in the source) and a TPOT > 0\n",
+                    j.where);
+            steps_jobs_free(todo);
             return false;
         }
-        g_autofree char *where = g_strdup_printf("%s:%d", path, ln + 1);
-        char *why = NULL;
-        double us = step_us(f, where, &why);
-        if (us < 0) {
-            if (g_getenv("VALIDATE_VERBOSE"))
-                fprintf(stderr, "%s: not priced: %s\n", where, why);
-            g_free(why);
-            (*unpriced)++;
-            continue;
-        }
-        g_autofree char *name = g_strdup_printf("step %s %s", f[0], f[1]);
-        double e = us / measured - 1.0;
-        g_array_append_val(group_get(groups, name)->err, e);
     }
+    GThreadPool *pool = g_thread_pool_new(steps_job_run, NULL, (gint)MAX(jobs, 1u), TRUE, NULL);
+    for (guint i = 0; i < todo->len; i++)
+        g_thread_pool_push(pool, &g_array_index(todo, StepsJob, i), NULL);
+    g_thread_pool_free(pool, FALSE, TRUE);
+    for (guint i = 0; i < todo->len; i++)
+        steps_job_record(&g_array_index(todo, StepsJob, i), groups, unpriced);
+    steps_jobs_free(todo);
     return true;
 }
 
@@ -519,13 +704,17 @@ int main(int argc, char **argv)
     gint min_rows = 20;
     g_autofree char *steps = NULL;
     g_auto(GStrv) mla_modules = NULL;
+    gint prompts_per_slot = STEPS_PROMPTS_PER_SLOT, jobs = 2;
     Tables tables = {0};
     GOptionEntry entries[] = {
         {"check", 0, 0, G_OPTION_ARG_NONE, &check, "exit 1 when a group misses the bars", NULL},
         {"min-rows", 0, 0, G_OPTION_ARG_INT, &min_rows, "groups checked need this many rows", "N"},
-        {"steps", 0, 0, G_OPTION_ARG_FILENAME, &steps, "whole vLLM steps to replay", "FILE"},
+        {"steps", 0, 0, G_OPTION_ARG_FILENAME, &steps, "serving runs to replay", "FILE"},
         {"mla-module", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &mla_modules,
          "MLA / DSA attention modules to replay (kind mla_module)", "FILE"},
+        {"prompts-per-slot", 0, 0, G_OPTION_ARG_INT, &prompts_per_slot,
+         "--steps: num_prompts = K x concurrency (default 2)", "K"},
+        {"jobs", 0, 0, G_OPTION_ARG_INT, &jobs, "--steps: serving runs at once (default 2)", "N"},
         {"table", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &tables.paths,
          "price through this measured table; covered rows must be within 5 %", "TABLE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -545,7 +734,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!replay(argv[i], devices, groups, &unpriced, &tables))
             return 2;
-    if (steps && !replay_steps(steps, groups, &unpriced))
+    if (steps &&
+        (prompts_per_slot < 1 || jobs < 1 ||
+         !replay_steps(steps, groups, &unpriced, (uint32_t)prompts_per_slot, (uint32_t)jobs)))
         return 2;
     for (int i = 0; mla_modules && mla_modules[i]; i++)
         if (!replay_mla_module(mla_modules[i], devices, groups, &unpriced))
@@ -565,8 +756,8 @@ int main(int argc, char **argv)
             bias += g_array_index(e, double, j);
         bias /= n;
         bool miss = (int)n >= min_rows && (med > 0.15 || p90 > 0.40);
-        printf("%-44s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100,
-               p90 * 100, worst * 100, bias * 100, miss ? "  MISSES THE BARS" : "");
+        printf("%-44s %5u %7.1f%% %7.1f%% %7.1f%% %+7.1f%%%s\n", g->name, n, med * 100, p90 * 100,
+               worst * 100, bias * 100, miss ? "  MISSES THE BARS" : "");
         failed += miss;
     }
     if (unpriced)

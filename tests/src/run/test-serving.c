@@ -654,3 +654,47 @@ Test(serving, pipeline_stages_work_on_batches_in_flight)
     /* never the same decode twice in flight: a request's steps sample one token each */
     cr_assert_eq(run_and_get(dir, sc, "SELECT sum(generated) FROM requests"), 24);
 }
+
+/* workload.max_concurrency (vllm bench serve --max-concurrency) through `ranksim run`: with 2,
+ * no step carries more than 2 sequences and no two requests overlap beyond 2; the flag replaces
+ * the key; on a workload of steps both are refused (exit 2) naming what they apply to. */
+Test(serving, max_concurrency_limits_the_requests_in_flight)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-serve-XXXXXX", NULL);
+    g_autofree char *path =
+        write_file(dir, "s.yaml",
+                   "name: closed\nmodel: llama-3.1-8b\nhardware: h100\n"
+                   "engine: {max_model_len: 4096}\n"
+                   "workload:\n  poisson: {count: 6, rate_per_s: inf, prompt: 300, output: 5}\n"
+                   "  max_concurrency: 2\n");
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    Result a = ranksim((const char *[]){"run", path, "--db", db, "-q", NULL});
+    cr_assert_eq(a.code, 0, "%s", a.err);
+    result_clear(&a);
+    cr_assert_eq(db_double(db, "SELECT max(seqs) FROM steps WHERE run_id = 1"), 2);
+    cr_assert_eq(db_double(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND generated = 5"),
+                 6);
+    /* at every request's arrival, at most 2 are in flight */
+    cr_assert_leq(db_double(db, "SELECT max((SELECT count(*) FROM requests q WHERE q.run_id = 1 "
+                                "AND q.arrival_us <= r.arrival_us AND q.finish_us > "
+                                "r.arrival_us)) FROM requests r WHERE r.run_id = 1"),
+                  2);
+    Result b =
+        ranksim((const char *[]){"run", path, "--db", db, "-q", "--max-concurrency", "6", NULL});
+    cr_assert_eq(b.code, 0, "%s", b.err);
+    result_clear(&b);
+    cr_assert_eq(db_double(db, "SELECT max(seqs) FROM steps WHERE run_id = 2"), 6);
+    g_autofree char *steps = write_file(dir, "t.yaml",
+                                        "name: steps\nmodel: llama-3.1-8b\nhardware: h100\n"
+                                        "workload:\n  steps: [{decode: [100]}]\n"
+                                        "  max_concurrency: 2\n");
+    Result c = ranksim((const char *[]){"run", steps, "--db", db, "-q", NULL});
+    cr_assert_eq(c.code, 2);
+    cr_assert(strstr(c.err, "max_concurrency") && strstr(c.err, "workload of requests"), "%s",
+              c.err);
+    result_clear(&c);
+    Result d =
+        ranksim((const char *[]){"run", path, "--db", db, "-q", "--max-concurrency", "0", NULL});
+    cr_assert_eq(d.code, 2, "%s", d.err);
+    result_clear(&d);
+}
