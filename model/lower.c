@@ -1757,6 +1757,28 @@ static void finding(Check *k, int cls, int32_t layer, const char *op, uint64_t r
                                    -1, 0, layer, op, msg, detail));
 }
 
+/* What later vLLM does about a combination this vLLM lets through (engine.vllm_without): a
+ * `fixed_in` warning naming the PR and what to run instead, so a hang it causes comes with
+ * its fix. */
+static void known_fixes(const ModelLowerInput *in, GPtrArray *out)
+{
+    const ModelParallel *par = &in->plan->par;
+    ModelBackend backend = model_engine_backend(in->arch, in->engine, par, in->hw);
+    /* FlashInferMLASparseTRTLLMBackend.supports_combination (vLLM PR #55879) */
+    if (backend == MODEL_BACKEND_FLASHINFER_MLA_SPARSE && par->prefill_context_parallel_size > 1 &&
+        par->decode_context_parallel_size > 1 &&
+        !model_vllm_has(in->engine->vllm_absent, MODEL_VLLM_SPARSE_MLA_BACKEND_CHECK))
+        g_ptr_array_add(
+            out, sched_diag_new("fixed_in", SCHED_SEV_WARNING, -1, -1, 0, -1, "attention",
+                                "fixed in vLLM PR #55879: FLASHINFER_MLA_SPARSE sizes its "
+                                "PCP+DCP exchanges by each rank's real rows, which differ when "
+                                "the prompt does not split evenly; vLLM with the PR refuses "
+                                "this backend under PCP+DCP and AUTO picks FLASHMLA_SPARSE, "
+                                "which gathers each DCP KV shard first and exchanges padded "
+                                "rows (engine.attention_backend=FLASHMLA_SPARSE here)",
+                                "{\"prs\":[55879],\"instead\":\"FLASHMLA_SPARSE\"}"));
+}
+
 GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
 {
     GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);
@@ -1836,5 +1858,6 @@ GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
         }
         g_array_unref(k.ranks);
     }
+    known_fixes(in, out);
     return out;
 }

@@ -86,6 +86,7 @@ static GArray *sigs_of(JsonArray *a)
             .root = (int32_t)get_int(o, "root", -1),
             .op = get_str(o, "op"),
             .layer = (int32_t)get_int(o, "layer", -1),
+            .tokens = get_int(o, "tokens", 0),
             .ranks = ranks_of(get_arr(o, "ranks")),
         };
         g_array_append_val(out, s);

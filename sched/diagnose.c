@@ -330,6 +330,10 @@ static void json_add_signature(JsonBuilder *b, const SchedRunRecord *rec, const 
         json_builder_add_null_value(b);
     json_builder_set_member_name(b, "op");
     json_builder_add_string_value(b, name_of(rec, s->sig->name));
+    if (s->sig->tokens > 0) { /* the rows the call carries, when its op says */
+        json_builder_set_member_name(b, "tokens");
+        json_builder_add_int_value(b, (gint64)s->sig->tokens);
+    }
     json_add_layer(b, s->sig->layer);
     json_add_ranks(b, "ranks", s->ranks);
     json_builder_end_object(b);

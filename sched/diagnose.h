@@ -61,6 +61,7 @@ typedef struct {
     int32_t root; /* -1: none */
     char *op;     /* or NULL */
     int32_t layer;
+    int64_t tokens; /* the rows the call carries, 0: not recorded */
     GArray *ranks; /* int32_t */
 } SchedDetailSig;
 

@@ -29,7 +29,8 @@ static bool parse_format(const char *s, ImportFormat *f)
              {"watchdog", IMPORT_FORMAT_WATCHDOG},
              {"cann", IMPORT_FORMAT_CANN},
              {"vllm", IMPORT_FORMAT_VLLM},
-             {"logs", IMPORT_FORMAT_LOGS}};
+             {"logs", IMPORT_FORMAT_LOGS},
+             {"inspector", IMPORT_FORMAT_INSPECTOR}};
     for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
         if (strcmp(s, t[i].name) == 0) {
             *f = t[i].f;
@@ -133,7 +134,8 @@ int cli_import(int argc, char **argv)
          "What the files are: fr (PyTorch Flight Recorder, pickle or JSON), nccl (NCCL_DEBUG=INFO "
          "logs), hccl (torch_npu's flight recorder or watchdog lines), watchdog (PyTorch watchdog "
          "and PG-status lines), cann (Ascend CANN errors), vllm (vLLM's hang messages), logs "
-         "(text logs holding several of these, read as excerpts of one log), auto (by content; "
+         "(text logs holding several of these, read as excerpts of one log), inspector (NCCL "
+         "Inspector records or NCCL RAS JSON), auto (by content; "
          "the default)",
          "FORMAT"},
         {"name", 0, 0, G_OPTION_ARG_STRING, &name, "Name of the stored run", "NAME"},
@@ -170,7 +172,8 @@ int cli_import(int argc, char **argv)
     }
     ImportFormat fmt = IMPORT_FORMAT_AUTO;
     if (format && !parse_format(format, &fmt)) {
-        cli_error("--format '%s': unknown; valid: auto, fr, nccl, hccl, watchdog, cann, vllm, logs",
+        cli_error("--format '%s': unknown; valid: auto, fr, nccl, hccl, watchdog, cann, vllm, "
+                  "logs, inspector",
                   format);
         return CLI_EXIT_INVALID;
     }

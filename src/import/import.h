@@ -237,7 +237,7 @@ bool import_logs_files(ImportSet *s, const char *const *paths, const GBytes *con
     "operation timeout: WorkNCCL(...)\", a PG-status line), no Ascend CANN error (EI0002 "         \
     "\"Notify record from remote rank\"), no vLLM hang message (\"No available shared memory "    \
     "broadcast block found\", \"died unexpectedly\"); give --format "                            \
-    "fr|nccl|hccl|watchdog|cann|vllm|logs to say which"
+    "fr|nccl|hccl|watchdog|cann|vllm|logs|inspector to say which"
 
 /* NCCL Inspector plugin JSON (src/import/import-inspector.c): every file's records at once
  * (processes are joined across files by host:pid and communicator id). */

@@ -399,9 +399,16 @@ static void text_divergence(FILE *out, const Story *s, const SchedOutcome *o)
             const char *tag = majority < 0             ? "  (no majority: a tie)"
                               : (int64_t)i == majority ? "  (majority)"
                                                        : "  <- culprit (minority)";
-            fprintf(out, "    %s %" G_GINT64_FORMAT " %s%s from %s%s on %s %s%s\n",
-                    sg->kind ? sg->kind : "?", sg->count, sg->dtype ? sg->dtype : "?", root,
-                    sg->op ? sg->op : "?", ls, plural_rank(sg->ranks->len), rs, tag);
+            /* the numbers that differ, as the model counts them: rows of the step */
+            g_autofree char *rows =
+                sg->tokens > 0 && sg->count % sg->tokens == 0
+                    ? g_strdup_printf(" (%" G_GINT64_FORMAT " rows x %" G_GINT64_FORMAT ")",
+                                      sg->tokens, sg->count / sg->tokens)
+                : sg->tokens > 0 ? g_strdup_printf(" (%" G_GINT64_FORMAT " rows)", sg->tokens)
+                                 : g_strdup("");
+            fprintf(out, "    %s %" G_GINT64_FORMAT "%s %s%s from %s%s on %s %s%s\n",
+                    sg->kind ? sg->kind : "?", sg->count, rows, sg->dtype ? sg->dtype : "?",
+                    root, sg->op ? sg->op : "?", ls, plural_rank(sg->ranks->len), rs, tag);
         }
     } else if (strcmp(d->kind, "divergence") == 0) {
         const char *group = d->group >= 0 && (guint)d->group < o->groups->len
@@ -686,6 +693,17 @@ static void text_hardware(FILE *out, const Story *s, const SchedOutcome *o, bool
                 s->continued);
         any = true;
     }
+    /* what vLLM itself prints while it hangs (the shared-memory broadcast message, the RPC
+     * timeout: model/surface.c), and the fix later vLLM brought, where ranksim knows one */
+    static const char *const told[] = {"hang_surface", "fixed_in"};
+    for (size_t k = 0; !recorded && k < G_N_ELEMENTS(told); k++)
+        for (guint i = 0; i < o->diags->len; i++) {
+            const SchedDiag *d = g_ptr_array_index(o->diags, i);
+            if (strcmp(d->kind, told[k]) == 0) {
+                fprintf(out, "  %s%s\n", k == 1 ? "fix: " : "", d->message);
+                any = true;
+            }
+        }
     if (!any)
         fprintf(out, "  no hang: the failure surfaces as the error above, not as a watchdog "
                      "timeout\n");

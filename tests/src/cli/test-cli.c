@@ -472,6 +472,28 @@ Test(cli, reports_fit_80_columns)
     g_unsetenv("COLUMNS");
 }
 
+/* explain of a simulated hang tells what differs as the model counts it (153 vs 160 query
+ * rows), what vLLM prints on hardware, and the fix later vLLM brought (issue 24, item 5). */
+Test(cli, explain_tells_rows_surface_and_fix)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "x.db", NULL);
+    Result r = ranksim((const char *[]){
+        "run", RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashinfer.yaml", "--db",
+        db, "-q", NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    g_setenv("COLUMNS", "400", TRUE);
+    r = ranksim((const char *[]){"explain", "latest", "--db", db, NULL});
+    g_unsetenv("COLUMNS");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "9792 (153 rows x 64)") && strstr(r.out, "10240 (160 rows x 64)"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "No available shared memory broadcast block found"), "%s", r.out);
+    cr_assert(strstr(r.out, "fix: fixed in vLLM PR #55879"), "%s", r.out);
+    result_clear(&r);
+}
+
 /* A long run name (its overrides) gives way in the middle of the headline: the outcome and the
  * culprit stay on it. */
 Test(cli, long_names_keep_the_outcome)
