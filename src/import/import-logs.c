@@ -133,7 +133,7 @@ typedef struct {
 static const char *find(const char *p, const char *e, const char *lit)
 {
     gsize n = strlen(lit);
-    return e > p ? memmem(p, (gsize)(e - p), lit, n) : NULL;
+    return p && e && e > p ? memmem(p, (gsize)(e - p), lit, n) : NULL;
 }
 
 /* Digits at p as a number below `max`; the end in *end. */
