@@ -494,6 +494,20 @@ Test(cli, explain_tells_rows_surface_and_fix)
     result_clear(&r);
 }
 
+/* "Will it start, and how many KV tokens do I get?" needs no workload (issue 28, item 6). */
+Test(cli, start_up_only_without_a_workload)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "s.db", NULL);
+    Result r = ranksim((const char *[]){"run", "--hardware", "h100", "--db", db, "--", "vllm",
+                                        "serve", "meta-llama/Llama-3.1-8B-Instruct", NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "GPU KV cache size: ") && strstr(r.out, "Maximum concurrency"), "%s",
+              r.out);
+    cr_assert(strstr(r.err, "no workload: start-up only"), "%s", r.err);
+    result_clear(&r);
+}
+
 /* A long run name (its overrides) gives way in the middle of the headline: the outcome and the
  * culprit stay on it. */
 Test(cli, long_names_keep_the_outcome)
