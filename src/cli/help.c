@@ -160,7 +160,13 @@ bool cli_option_parse(GOptionContext *ctx, int *argc, char ***argv, GError **err
         g_autofree char *glib = g_option_context_get_help(ctx, TRUE, NULL);
         g_autofree char *text = cli_help_format(glib, text_width(), g_get_charset(NULL));
         fputs(text, stdout);
-        exit(CLI_EXIT_OK); /* flushes stdout through its filter, as GLib's own help does */
+        g_clear_pointer(&text, g_free);
+        g_clear_pointer(&glib, g_free);
+        /* the process ends here, as with GLib's own help: the stdout filter is flushed and
+         * closed first (src/util/textwrap.h), so nothing is left allocated */
+        text_wrap_finish();
+        fflush(stdout);
+        exit(CLI_EXIT_OK);
     }
     return g_option_context_parse(ctx, argc, argv, error);
 }

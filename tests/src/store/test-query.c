@@ -192,10 +192,11 @@ Test(query, explain_lse_mismatch_names_the_culprit)
     result_clear(&r);
     r = ranksim((const char *[]){"explain", "2", "--db", fx.db, NULL});
     cr_assert_eq(r.code, 0);
-    cr_assert(strstr(r.out, "all_gather 9792 fp32 from dcp_lse_all_gather on rank 0  <- culprit"),
+    cr_assert(strstr(r.out, "all_gather 9792 (153 rows x 64) fp32 from dcp_lse_all_gather on "
+                            "rank 0  <- culprit"),
               "%s", r.out);
-    cr_assert(strstr(r.out, "all_gather 10240 fp32 from dcp_lse_all_gather on ranks 1-3  "
-                            "(majority)"),
+    cr_assert(strstr(r.out, "all_gather 10240 (160 rows x 64) fp32 from dcp_lse_all_gather on "
+                            "ranks 1-3  (majority)"),
               "%s", r.out);
     cr_assert(strstr(r.out, "rank 0: brought a minority signature"), "%s", r.out);
     cr_assert(strstr(r.out, "NumelIn=9792"), "%s", r.out);
