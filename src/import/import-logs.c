@@ -1414,25 +1414,6 @@ static void logs_clear(Logs *L)
     import_nccl_reader_free(L->nccl);
 }
 
-typedef struct {
-    const char *const *paths;
-    const GBytes *const *data;
-} FileOrder;
-
-static int cmp_file(gconstpointer a, gconstpointer b, gpointer data)
-{
-    const FileOrder *fo = data;
-    guint x = *(const guint *)a, y = *(const guint *)b;
-    int c = strcmp(fo->paths[x], fo->paths[y]);
-    if (c)
-        return c;
-    gsize nx = 0, ny = 0;
-    const void *dx = fo->data[x] ? g_bytes_get_data((GBytes *)fo->data[x], &nx) : NULL;
-    const void *dy = fo->data[y] ? g_bytes_get_data((GBytes *)fo->data[y], &ny) : NULL;
-    c = nx && ny ? memcmp(dx, dy, MIN(nx, ny)) : 0;
-    return c ? c : (nx > ny) - (nx < ny);
-}
-
 bool import_logs_files(ImportSet *s, const char *const *paths, const GBytes *const *data, guint n,
                        ImportFormat want, bool excerpts, GError **error)
 {
@@ -1451,11 +1432,7 @@ bool import_logs_files(ImportSet *s, const char *const *paths, const GBytes *con
     L.repeats = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     L.held = g_string_new(NULL);
     /* path order, as import-nccl.c reads: the set does not depend on the order given */
-    g_autoptr(GArray) ord = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
-    for (guint i = 0; i < n; i++)
-        g_array_append_val(ord, i);
-    FileOrder fo = {paths, data};
-    g_array_sort_with_data(ord, cmp_file, &fo);
+    g_autoptr(GArray) ord = import_file_order(paths, data, n);
     g_autoptr(GHashTable) digests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     bool ok = true;
     for (guint k = 0; k < n && ok; k++) {

@@ -2132,6 +2132,16 @@ static int cmp_file(gconstpointer a, gconstpointer b, gpointer data)
     return c ? c : (nx > ny) - (nx < ny);
 }
 
+GArray *import_file_order(const char *const *paths, const GBytes *const *data, guint n)
+{
+    GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
+    for (guint i = 0; i < n; i++)
+        g_array_append_val(order, i);
+    FileOrder fo = {paths, data};
+    g_array_sort_with_data(order, cmp_file, &fo);
+    return order;
+}
+
 Reader *import_nccl_reader_new(ImportSet *s, const char *const *paths, bool excerpts)
 {
     Reader *r = g_new0(Reader, 1);
@@ -2240,11 +2250,7 @@ bool import_nccl_files(ImportSet *s, const char *const *paths, const GBytes *con
         return fail(error, "nothing to import: no NCCL log given");
     Reader *r = import_nccl_reader_new(s, paths, false);
     /* files in path order: the set does not depend on the order they were given in */
-    g_autoptr(GArray) order = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
-    for (guint i = 0; i < n; i++)
-        g_array_append_val(order, i);
-    FileOrder fo = {paths, data};
-    g_array_sort_with_data(order, cmp_file, &fo);
+    g_autoptr(GArray) order = import_file_order(paths, data, n);
     bool ok = true;
     for (guint k = 0; k < n && ok; k++) {
         guint i = g_array_index(order, guint, k);

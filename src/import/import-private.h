@@ -35,4 +35,8 @@ bool import_nccl_reader_finish(NcclReader *r, bool build, GError **error);
 uint64_t import_nccl_reader_coll_lines(const NcclReader *r);
 int32_t import_nccl_reader_largest(const NcclReader *r);
 
+/* The order text logs are read in: file indices 0..n-1 by path, then (the same path twice) by
+ * their bytes, so any order of the same files reads the same. Caller unrefs (guint). */
+GArray *import_file_order(const char *const *paths, const GBytes *const *data, guint n);
+
 #endif

@@ -12,6 +12,22 @@ static bool rows_error(GError **error, Store *st, const char *what)
     return false;
 }
 
+/* Columns 1-7 of a row statement (kind, start_ns, end_ns, group or slot, seq, count, name_id)
+ * as an op row; column 0 (rank or time line) is the caller's. */
+static StoreOpRow op_row(sqlite3_stmt *s, int64_t rank)
+{
+    return (StoreOpRow){
+        .rank = rank,
+        .kind = sqlite3_column_int(s, 1),
+        .start_ns = sqlite3_column_int64(s, 2),
+        .end_ns = sqlite3_column_type(s, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 3),
+        .group = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 4),
+        .seq = sqlite3_column_int64(s, 5),
+        .count = (uint64_t)sqlite3_column_int64(s, 6),
+        .name_id = (uint32_t)sqlite3_column_int64(s, 7),
+    };
+}
+
 GPtrArray *store_rows_names(Store *st, int64_t run_id, GError **error)
 {
     sqlite3_stmt *s = NULL;
@@ -44,16 +60,7 @@ bool store_rows_ops(Store *st, int64_t run_id, StoreOpRowFn fn, void *data, GErr
     sqlite3_bind_int64(s, 1, run_id);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        StoreOpRow row = {
-            .rank = sqlite3_column_int64(s, 0),
-            .kind = sqlite3_column_int(s, 1),
-            .start_ns = sqlite3_column_int64(s, 2),
-            .end_ns = sqlite3_column_type(s, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 3),
-            .group = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 4),
-            .seq = sqlite3_column_int64(s, 5),
-            .count = (uint64_t)sqlite3_column_int64(s, 6),
-            .name_id = (uint32_t)sqlite3_column_int64(s, 7),
-        };
+        StoreOpRow row = op_row(s, sqlite3_column_int64(s, 0));
         fn(data, &row);
     }
     sqlite3_finalize(s);
@@ -107,16 +114,7 @@ static bool read_timeline_rows(Store *st, int64_t run_id, StoreSharedRows *t, GH
             g_hash_table_insert(ids, g_memdup2(&tl, sizeof tl), GUINT_TO_POINTER(t->rows->len));
             g_ptr_array_add(t->rows, rows);
         }
-        StoreOpRow row = {
-            .rank = -1,
-            .kind = sqlite3_column_int(s, 1),
-            .start_ns = sqlite3_column_int64(s, 2),
-            .end_ns = sqlite3_column_type(s, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 3),
-            .group = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 4),
-            .seq = sqlite3_column_int64(s, 5),
-            .count = (uint64_t)sqlite3_column_int64(s, 6),
-            .name_id = (uint32_t)sqlite3_column_int64(s, 7),
-        };
+        StoreOpRow row = op_row(s, -1);
         g_array_append_val(rows, row);
     }
     sqlite3_finalize(s);
