@@ -434,6 +434,22 @@ static char *clean_id(const char *hub_id)
     return s;
 }
 
+/* The entry whose id is `id` without a trailing "-NNNN" (four digits: a release date), or NULL. */
+static const CatalogEntry *dated_release_entry(const Catalog *c, const char *id)
+{
+    size_t n = strlen(id);
+    if (n < 6 || id[n - 5] != '-')
+        return NULL;
+    for (size_t i = n - 4; i < n; i++)
+        if (!g_ascii_isdigit(id[i]))
+            return NULL;
+    for (size_t i = 0; i < c->n_entries; i++)
+        if (strlen(c->entries[i].id) == n - 5 &&
+            g_ascii_strncasecmp(c->entries[i].id, id, n - 5) == 0)
+            return &c->entries[i];
+    return NULL;
+}
+
 static void fill_from_entry(const CatalogEntry *e, const char *format, bool kv_fp8,
                             const char *how_extra, ModelCatalogMatch *out)
 {
@@ -497,6 +513,19 @@ bool model_catalog_resolve(const char *hub_id, ModelCatalogMatch *out, GError **
         fill_from_entry(by_name, format, kv_fp8, " (by name; no org given)", out);
         return true;
     }
+    /* 2b. a dated re-release of a cataloged checkpoint ("moonshotai/Kimi-K2-Instruct-0905",
+     * "deepseek-ai/DeepSeek-V3-0324"): publishers re-release a model's weights under a -MMDD or
+     * -YYMM suffix in the format of the first release, so the entry's quantization_config is
+     * taken, marked inferred (a re-release in another format carries a format word in its name,
+     * which step 3 reads, or an entry of its own). */
+    const CatalogEntry *dated = dated_release_entry(c, id);
+    if (dated) {
+        g_autofree char *extra =
+            g_strdup_printf(" for the dated re-release %s (its format assumed)", id);
+        fill_from_entry(dated, format, kv_fp8, extra, out);
+        out->inferred = out->inferred || dated->qc != NULL;
+        return true;
+    }
 
     /* 3. name rules */
     const char *alias = NULL;
@@ -522,8 +551,8 @@ bool model_catalog_resolve(const char *hub_id, ModelCatalogMatch *out, GError **
     g_autofree char *via =
         alias ? g_strdup_printf(" (alias %s -> %s)", alias, preset) : g_strdup("");
     g_autofree char *fmt = NULL;
-    if (!format)
-        fmt = g_strdup("native dtype");
+    if (!format) /* the preset's own checkpoint format: bf16, or its quantization_config */
+        fmt = g_strdup("the preset's checkpoint format");
     else if (of)
         fmt = g_strdup_printf("format %s%s (%s)", format, kv_fp8 ? " with fp8 KV cache" : "",
                               of->note ? of->note : "the publisher's format");

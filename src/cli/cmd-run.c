@@ -472,9 +472,12 @@ int cli_run(int argc, char **argv)
     g_autoptr(Scenario) sc = run_load(&o);
     if (!sc)
         return CLI_EXIT_INVALID;
-    if (!o.json && !o.quiet)
-        for (guint i = 0; sc->ignored_flags && i < sc->ignored_flags->len; i++)
+    if (!o.json && !o.quiet) {
+        for (guint i = 0; i < sc->override_notes->len; i++)
+            fprintf(stderr, "ranksim: note: %s\n", (char *)g_ptr_array_index(sc->override_notes, i));
+        for (guint i = 0; i < sc->ignored_flags->len; i++)
             fprintf(stderr, "ranksim: note: %s\n", (char *)g_ptr_array_index(sc->ignored_flags, i));
+    }
     g_autoptr(GError) err = NULL;
     g_autoptr(Store) store = store_open(o.db_path, &err);
     if (!store) {

@@ -135,13 +135,19 @@ static void tick_cb(uv_timer_t *t)
 
 static void queue_next(CliSweep *sw);
 
-static void note_flags(CliSweep *sw, const Scenario *sc)
+static void note_once(CliSweep *sw, const GPtrArray *notes)
 {
-    for (guint i = 0; sc->ignored_flags && i < sc->ignored_flags->len; i++) {
-        const char *n = g_ptr_array_index(sc->ignored_flags, i);
+    for (guint i = 0; notes && i < notes->len; i++) {
+        const char *n = g_ptr_array_index(notes, i);
         if (!g_ptr_array_find_with_equal_func(sw->notes, n, g_str_equal, NULL))
             g_ptr_array_add(sw->notes, g_strdup(n));
     }
+}
+
+static void note_flags(CliSweep *sw, const Scenario *sc)
+{
+    note_once(sw, sc->override_notes);
+    note_once(sw, sc->ignored_flags);
 }
 
 static void store_variant(CliSweep *sw, CliSweepVariant *v)

@@ -67,6 +67,14 @@ void scenario_note_ignored(Scenario *s, const char *fmt, ...)
     va_end(ap);
 }
 
+void scenario_note_override(Scenario *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_ptr_array_add(s->override_notes, g_strdup_vprintf(fmt, ap));
+    va_end(ap);
+}
+
 bool scenario_extras_have_workload(const ScenarioExtras *x)
 {
     return (x->prefill && x->prefill->len) || (x->decode && x->decode->len);

@@ -64,6 +64,8 @@ bool scenario_extras_fail(Loader *ld, int code, const char *what, const char *fm
 
 /* Records a setting that was given but is not simulated (Scenario.ignored_flags). */
 void scenario_note_ignored(Scenario *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Records a command-line extra that replaces part of the file (Scenario.override_notes). */
+void scenario_note_override(Scenario *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 /* Whether the command line gives --prefill or --decode. */
 bool scenario_extras_have_workload(const ScenarioExtras *x);

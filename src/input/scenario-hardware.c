@@ -115,13 +115,16 @@ static bool hardware_from_extras(Loader *ld, const char *given, Scenario *s)
 
 /* `hardware:` absent (`hw` NULL): --hardware, else the default preset; a string: a preset or a
  * path; a mapping: `preset:` or `file:` (default preset when neither) plus overrides of
- * hardware keys. A --hardware the file overrides is noted in ignored_flags. */
+ * hardware keys. A --hardware that replaces the file's is noted in override_notes. */
 static bool load_hardware(Loader *ld, const YamlDocNode *hw, Scenario *s)
 {
     const char *cli = ld->extras->hardware;
     if (cli) { /* the command line overrides the file */
-        if (hw)
-            scenario_note_ignored(s, "--hardware %s replaces the scenario's hardware:", cli);
+        if (hw) {
+            g_autofree char *was = yamldoc_describe(hw);
+            scenario_note_override(s, "--hardware %s replaces the scenario's hardware (%s, line %u)",
+                                   cli, was, hw->line);
+        }
         return hardware_from_extras(ld, cli, s);
     }
     if (!hw)

@@ -920,7 +920,8 @@ static bool load_workload_sources(Loader *ld, const YamlDocNode *root, Scenario 
     const YamlDocNode *w = yamldoc_map_get(root, "workload");
     if (ld->extras->requests) {
         if (w)
-            scenario_note_ignored(s, "--requests replaces the scenario's workload:");
+            scenario_note_override(s, "--requests replaces the scenario's workload (line %u)",
+                                   w->line);
         g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
         g_autofree char *flag = g_strdup_printf("--requests %s", ld->extras->requests);
         ScenarioTraceOptions o = {.rate_per_s = ld->extras->requests_rate,
@@ -937,7 +938,8 @@ static bool load_workload_sources(Loader *ld, const YamlDocNode *root, Scenario 
         if (w && ld->extras->merge_workload)
             return load_workload_node(ld, root, w, s) && workload_merge_extras(ld, w, s);
         if (w)
-            scenario_note_ignored(s, "--prefill/--decode replace the scenario's workload:");
+            scenario_note_override(s, "--prefill/--decode replace the scenario's workload (line %u)",
+                                   w->line);
         return workload_from_extras(ld, s);
     }
     if (w)

@@ -39,6 +39,8 @@ void scenario_free(Scenario *s)
     }
     if (s->ignored_flags)
         g_ptr_array_unref(s->ignored_flags);
+    if (s->override_notes)
+        g_ptr_array_unref(s->override_notes);
     g_free(s);
 }
 

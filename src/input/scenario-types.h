@@ -74,9 +74,14 @@ typedef struct {
     /* Settings given but not simulated, one char* each (owned; never NULL, often empty): vLLM
      * flags of an eval config's server_args that ranksim does not model ("--moe-backend
      * flashinfer_cutlass"), unknown eval-config keys, approximations ("cudagraph_mode
-     * FULL_DECODE_ONLY (simulated as FULL)"), and command-line extras the file overrides
-     * ("--hardware b200 (the scenario names hardware:)"). The CLI prints them. */
+     * FULL_DECODE_ONLY (simulated as FULL)"). The CLI prints them and the store keeps them
+     * (table not_simulated). */
     GPtrArray *ignored_flags;
+    /* Command-line extras that replace part of the file ("--hardware h200 replaces the
+     * scenario's hardware (h100)"), one char* each (owned; never NULL, often empty). They are
+     * simulated, so they are not ignored_flags: the CLI prints them as notes and the run's
+     * `overrides` column already records the flags. */
+    GPtrArray *override_notes;
 
     /* Non-NULL after loading a scenario with `requests`: serving them runs vLLM's scheduler
      * and the engine, which loading never does, so the load stops before the lowering and the

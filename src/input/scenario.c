@@ -119,6 +119,7 @@ static Scenario *load_text(char *text, size_t len, const char *display,
     s->faults = g_array_new(FALSE, FALSE, sizeof(SchedFault));
     s->link_faults = g_array_new(FALSE, FALSE, sizeof(NetLinkFault));
     s->ignored_flags = g_ptr_array_new_with_free_func(g_free);
+    s->override_notes = g_ptr_array_new_with_free_func(g_free);
 
     Loader ld = {
         .doc = {.file = display, .what = "scenario file", .top_keys = top_keys, .error = error},

@@ -273,7 +273,9 @@ Test(catalog, name_rules)
         {"deepseek-ai/DeepSeek-V3.1-Base", "deepseek-v3", "", false, false},
         {"deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-v3.2", "", false, false},
         {"nvidia/DeepSeek-V3-0324-NVFP4-v2", "deepseek-v3", "nvfp4", true, false},
-        {"moonshotai/Kimi-K2-Instruct-0905", "kimi-k2", "", false, false},
+        /* a dated re-release takes its first release's format (fp8 block 128), not bf16 */
+        {"moonshotai/Kimi-K2-Instruct-0905", "kimi-k2", "", true, false},
+        {"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3", "", true, false},
         {"zai-org/GLM-4.6-FP8", "glm-4.6", "fp8", false, false},
         {"zai-org/GLM-4.5-Air", "glm-4.5-air", "", false, false},
         {"MiniMaxAI/MiniMax-M2.5", "minimax-m2", "", false, false},
@@ -302,6 +304,14 @@ Test(catalog, name_rules)
     cr_assert_str_eq(m.how, "name rule: 'Qwen/Qwen3-8B-FP8' -> preset qwen3-8b, format fp8 "
                             "(block 128 as Qwen publishes FP8)");
     cr_assert_str_eq(m.catalog_id, "");
+    model_catalog_match_clear(&m);
+    m = resolve_ok("moonshotai/Kimi-K2-Instruct-0905");
+    assert_has(m.how, "catalog entry moonshotai/Kimi-K2-Instruct for the dated re-release "
+                      "moonshotai/Kimi-K2-Instruct-0905 (its format assumed)");
+    cr_assert(m.inferred);
+    model_catalog_match_clear(&m);
+    m = resolve_ok("zai-org/GLM-4.5-Air"); /* no format in the name: the preset's, not "native" */
+    assert_has(m.how, "the preset's checkpoint format");
     model_catalog_match_clear(&m);
     m = resolve_ok("someone/DeepSeek-R1-FP8");
     cr_assert_str_eq(m.preset, "deepseek-v3");

@@ -1681,8 +1681,14 @@ Test(scenario_model, command_line_extras)
     cr_assert_str_eq(s->hardware.name, "gb200");
     cr_assert_eq(s->workload->steps->len, 1);
     cr_assert_eq(len_at(batch_of(s, 0, 0)->prefill, 0), 633);
-    cr_assert(has_ignored(s, "--hardware gb200 replaces the scenario's hardware:"));
-    cr_assert(has_ignored(s, "--prefill/--decode replace the scenario's workload:"));
+    /* overrides are simulated: notes of their own, not "not simulated" (issue 28, item 10) */
+    cr_assert_eq(s->override_notes->len, 2);
+    cr_assert(strstr(g_ptr_array_index(s->override_notes, 0),
+                     "--hardware gb200 replaces the scenario's hardware ('"));
+    cr_assert(strstr(g_ptr_array_index(s->override_notes, 1),
+                     "--prefill/--decode replace the scenario's workload (line "));
+    cr_assert(!has_ignored(s, "--hardware gb200 replaces"));
+    cr_assert(!has_ignored(s, "--prefill/--decode replace"));
     scenario_free(s);
 
     /* extras with a program scenario: hardware used, workload noted */

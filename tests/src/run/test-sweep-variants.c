@@ -171,8 +171,9 @@ Test(variants, varied_prefill_with_flags_replaces_the_workload)
     cr_assert_str_eq(sc->text + strlen(scenario),
                      "# ranksim sweep variant: workload.prefill=512\n"
                      "# applied as: --prefill 512 --decode 2:633 --decode 1:100\n");
-    cr_assert_eq(sc->ignored_flags->len, 1);
-    cr_assert(strstr(g_ptr_array_index(sc->ignored_flags, 0), "replace the scenario's workload"));
+    cr_assert_eq(sc->ignored_flags->len, 0);
+    cr_assert_eq(sc->override_notes->len, 1);
+    cr_assert(strstr(g_ptr_array_index(sc->override_notes, 0), "replace the scenario's workload"));
 }
 
 Test(variants, a_refused_value_is_the_loaders_error)
