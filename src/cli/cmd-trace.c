@@ -12,7 +12,7 @@
 int cli_trace(int argc, char **argv)
 {
     g_autofree char *db = NULL, *out = NULL, *ranks = NULL, *layers = NULL, *window = NULL;
-    gboolean json = FALSE;
+    gboolean json = FALSE, full_wait = FALSE;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
          "Where to write the trace ('-': stdout; a name ending in .gz is gzip-compressed)",
@@ -23,6 +23,10 @@ int cli_trace(int argc, char **argv)
         {"window", 0, 0, G_OPTION_ARG_STRING, &window,
          "Only the ops overlapping this span of simulated time, e.g. 10ms:25ms or :500us",
          "START:END"},
+        {"full-wait", 0, 0, G_OPTION_ARG_NONE, &full_wait,
+         "Draw a hang's wait to its true end (by default it is cut at twice the work's end, so "
+         "the first view shows the work)",
+         NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json,
          "Say what was written as one JSON object (not with -o -)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -66,7 +70,7 @@ int cli_trace(int argc, char **argv)
         return CLI_EXIT_INVALID;
     }
     fflush(stdout);
-    bool written = trace_write_filtered(o.st, r->info.id, out, &filter, &err);
+    bool written = trace_write_filtered(o.st, r->info.id, out, &filter, full_wait, &err);
     trace_filter_clear(&filter);
     if (!written) {
         cli_error("%s", err->message);

@@ -26,6 +26,7 @@
 #include "trace.h"
 
 #include "../store/store-trace.h"
+#include "../../sched/diag.h"
 #include "../util/outfile.h"
 
 #include <errno.h>
@@ -66,7 +67,11 @@ typedef struct {
     uint64_t n_events;
     int64_t n_ranks;
     int64_t sim_end_ns;        /* runs.sim_end_us in ns; -1 if unknown */
-    int64_t blocked_end_ns;    /* where never-completed ops end (see trace.h); -1 if unknown */
+    int64_t blocked_end_ns;    /* where never-completed ops are drawn to (see trace.h): the
+                                  hang's end, or the cut; -1 if unknown */
+    int64_t hang_end_ns;       /* where never-completed ops end on hardware (see trace.h) */
+    bool wait_cut;             /* blocked_end_ns is the cut, before hang_end_ns */
+    bool full_wait;            /* draw the wait to the hang's end (trace --full-wait) */
     const TraceFilter *filter; /* never NULL */
 } TraceWriter;
 
@@ -281,6 +286,25 @@ static bool rank_kept(const TraceWriter *w, int64_t r)
     return false;
 }
 
+/* A hang's wait can be seven orders of magnitude longer than the work before it (39 us of
+ * work, then 300 s blocked): a viewer opens on the whole time line, a red bar, and the work is
+ * a pixel. Unless --full-wait, the wait is drawn to twice the end of the completed work (the
+ * work fills the first half of the first view) and everything later — the blocked slices'
+ * ends, the diagnostics at the hang's detection — is drawn at that cut and says its true time
+ * (trace.h). */
+static bool cut_wait(TraceWriter *w, GError **error)
+{
+    int64_t work_end;
+    if (!store_trace_work_end(w->rd, &work_end, error))
+        return false;
+    int64_t cut = work_end > 0 ? 2 * work_end : -1;
+    if (cut > 0 && w->blocked_end_ns > cut) {
+        w->blocked_end_ns = cut;
+        w->wait_cut = true;
+    }
+    return true;
+}
+
 /* When the ops that never completed end (trace.h): the hang_surface diagnostic's
  * rpc_timeout_s (an absolute simulated time), unless a simulated watchdog stopped the run. */
 static bool read_blocked_end(TraceWriter *w, GError **error)
@@ -297,7 +321,8 @@ static bool read_blocked_end(TraceWriter *w, GError **error)
         if (end != k + strlen("\"rpc_timeout_s\":") && sec > 0 && sec < 1e9)
             w->blocked_end_ns = MAX(w->blocked_end_ns, (int64_t)llround(sec * 1e9));
     }
-    return true;
+    w->hang_end_ns = w->blocked_end_ns;
+    return w->full_wait || cut_wait(w, error);
 }
 
 static bool parse_int_range(const char *s, int64_t *lo, int64_t *hi)
@@ -712,7 +737,14 @@ static bool write_op(void *data, const StoreTraceOp *op, GError **error)
     json_us(b, start);
     gsize rest_at = b->len; /* name, cat, args: repeated on the "E" */
     g_string_append(b, ",\"name\":");
-    json_text(b, op->name);
+    if (incomplete && w->wait_cut) { /* "ag (blocked 300.000 s; cut)" */
+        g_autofree char *len = sched_format_ns(w->hang_end_ns - start);
+        g_autofree char *name = g_strdup_printf("%.*s (blocked %s; cut)", (int)op->name.len,
+                                                op->name.str, len);
+        json_cstring(b, name);
+    } else {
+        json_text(b, op->name);
+    }
     g_string_append(b, ",\"cat\":");
     json_text(b, op->kind);
     g_string_append(b, ",\"args\":{\"idx\":");
@@ -737,6 +769,10 @@ static bool write_op(void *data, const StoreTraceOp *op, GError **error)
     }
     if (incomplete) {
         g_string_append(b, ",\"incomplete\":true");
+        if (w->wait_cut) { /* the true end, where the drawing stops short of it */
+            json_key(b, "blocked_until_us", false);
+            json_us(b, w->hang_end_ns);
+        }
         /* who it waits for: the members of its group that never arrived */
         if (op->has_group)
             blocked_args(w, b, op->group_id, op->seq);
@@ -842,9 +878,16 @@ static bool write_flows(TraceWriter *w, GError **error)
 /* Appends "<kind>: <first line of message, at most TRACE_DIAG_NAME_CHARS characters>". */
 static void diag_name(GString *b, StoreText kind, StoreText message)
 {
-    json_escape(b, kind.str ? kind.str : "", kind.str ? kind.len : 0);
-    g_string_append(b, ": ");
     const char *msg = message.str;
+    /* "KIND: " unless the message already begins with the word, as most do ("timeout: ranks
+     * ...", "deadlock at 5.000 us: ...") */
+    bool has_kind = msg && kind.str && message.len > kind.len &&
+                    memcmp(msg, kind.str, kind.len) == 0 &&
+                    (msg[kind.len] == ':' || msg[kind.len] == ' ');
+    if (!has_kind) {
+        json_escape(b, kind.str ? kind.str : "", kind.str ? kind.len : 0);
+        g_string_append(b, ": ");
+    }
     if (!msg)
         return;
     const char *end = msg + message.len;
@@ -881,15 +924,24 @@ static void diag_detail(GString *b, StoreText detail)
 }
 
 /* The part of a diagnostic's instant after "tid" (the same on every rank it goes to). */
-static void diag_tail(GString *tail, const StoreTraceDiag *d, int64_t ts)
+static void diag_tail(GString *tail, const StoreTraceDiag *d, int64_t ts, int64_t cut_ns)
 {
+    bool moved = cut_ns >= 0 && ts > cut_ns; /* drawn at the cut, at its true time in args */
     g_string_truncate(tail, 0);
     g_string_append(tail, ",\"ts\":");
-    json_us(tail, ts);
+    json_us(tail, moved ? cut_ns : ts);
     g_string_append(tail, ",\"name\":\"");
+    if (moved) {
+        g_autofree char *at = sched_format_ns(ts);
+        g_string_append_printf(tail, "at %s: ", at);
+    }
     diag_name(tail, d->kind, d->message);
     g_string_append(tail, "\",\"cat\":\"diagnostic\",\"args\":{\"kind\":");
     json_text(tail, d->kind);
+    if (moved) {
+        json_key(tail, "at_us", false);
+        json_us(tail, ts);
+    }
     json_key(tail, "severity", false);
     json_text(tail, d->severity);
     if (d->has_rank) {
@@ -932,7 +984,7 @@ static bool write_diag(void *data, const StoreTraceDiag *d, GError **error)
     TraceWriter *w = ds->w;
     GString *b = w->buf, *tail = ds->tail;
     int64_t ts = d->has_time ? us_to_ns(d->time_us) : 0;
-    diag_tail(tail, d, ts);
+    diag_tail(tail, d, ts, w->wait_cut ? w->blocked_end_ns : -1);
     const GArray *members = NULL;
     if (d->group.str && w->members)
         members = g_hash_table_lookup(w->members, d->group.str);
@@ -1012,11 +1064,11 @@ static bool close_output(TraceWriter *w, bool ok, GError **error)
 
 bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error)
 {
-    return trace_write_filtered(s, run_id, out_path, NULL, error);
+    return trace_write_filtered(s, run_id, out_path, NULL, false, error);
 }
 
 bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path, const TraceFilter *filter,
-                          GError **error)
+                          bool full_wait, GError **error)
 {
     static const TraceFilter all = TRACE_FILTER_ALL;
     g_return_val_if_fail(s != NULL, false);
@@ -1039,6 +1091,8 @@ bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path, const 
         .meta = meta,
         .sim_end_ns = -1,
         .blocked_end_ns = -1,
+        .hang_end_ns = -1,
+        .full_wait = full_wait,
         .filter = filter ? filter : &all,
     };
     /* One read snapshot for every section. */
@@ -1049,6 +1103,14 @@ bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path, const 
     g_autofree char *run_name = NULL;
     bool ok = read_run(&w, &run_name, error) && read_blocked_end(&w, error) &&
               load_layout(&w, error) && open_output(&w, error);
+    if (ok && w.wait_cut) { /* the metadata says where the drawing stops short of the hang */
+        g_string_truncate(meta, meta->len - 1);
+        json_key(meta, "wait_cut_at_us", false);
+        json_us(meta, w.blocked_end_ns);
+        json_key(meta, "hang_end_us", false);
+        json_us(meta, w.hang_end_ns);
+        g_string_append_c(meta, '}');
+    }
     if (ok)
         ok = write_document(&w, run_name, error);
     ok = close_output(&w, ok, error);

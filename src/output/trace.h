@@ -15,6 +15,14 @@
  * the run stopped first (a simulated watchdog) or there is no such timeout (one rank); they are
  * red ("cname":"terrible") and carry "incomplete": true and "waiting_for": the ranks of their
  * group that never arrived.
+ *
+ * The first view: a viewer opens on the whole time line, and a hang's wait (300 s) can dwarf
+ * the work before it (39 us) by seven orders of magnitude. So, unless `full_wait`, when the
+ * hang's end lies past twice the end of the completed work, everything is drawn only up to
+ * that cut: a blocked slice ends there, named "NAME (blocked 300.000 s; cut)" with
+ * "blocked_until_us" (its true end) in its args, and a diagnostic later than the cut sits at
+ * the cut, named "at 600.000 s: ..." with "at_us" in its args; the metadata gives
+ * "wait_cut_at_us" and "hang_end_us". Times before the cut are never moved.
  */
 #ifndef SRC_TRACE_H
 #define SRC_TRACE_H
@@ -41,8 +49,9 @@ void trace_filter_clear(TraceFilter *f);
  * large runs. Returns false and sets `error` (G_IO_ERROR or STORE_ERROR) on failure, e.g. an
  * unknown run id or an unwritable file. */
 bool trace_write(Store *s, int64_t run_id, const char *out_path, GError **error);
-/* The same for part of the run (`filter` may be NULL). */
+/* The same for part of the run (`filter` may be NULL); `full_wait` draws a hang's wait to its
+ * true end instead of the cut. */
 bool trace_write_filtered(Store *s, int64_t run_id, const char *out_path,
-                          const TraceFilter *filter, GError **error);
+                          const TraceFilter *filter, bool full_wait, GError **error);
 
 #endif

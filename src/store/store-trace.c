@@ -177,6 +177,20 @@ bool store_trace_hang(StoreTraceReader *r, int64_t *timeouts, char **hang_detail
     return true;
 }
 
+bool store_trace_work_end(StoreTraceReader *r, int64_t *end_ns, GError **error)
+{
+    *end_ns = -1;
+    g_autoptr(sqlite3_stmt) st = prepare(
+        r, "SELECT MAX(end_ns) FROM rank_ops WHERE run_id = ?1 AND end_ns IS NOT NULL", "read ops",
+        error);
+    bool row;
+    if (!st || !step(r, st, &row, "read ops", error))
+        return false;
+    if (row && !col_null(st, 0))
+        *end_ns = sqlite3_column_int64(st, 0);
+    return true;
+}
+
 bool store_trace_hardware(StoreTraceReader *r, char **line, GError **error)
 {
     *line = NULL;

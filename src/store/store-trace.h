@@ -69,6 +69,8 @@ bool store_trace_run(StoreTraceReader *r, StoreCellFn fn, void *data, GError **e
 bool store_trace_hang(StoreTraceReader *r, int64_t *timeouts, char **hang_detail,
                       GError **error);
 /* The run's hardware line (*line, caller frees; NULL: none). */
+/* The latest end of a completed op of the whole run (ignoring the filter), -1 when none. */
+bool store_trace_work_end(StoreTraceReader *r, int64_t *end_ns, GError **error);
 bool store_trace_hardware(StoreTraceReader *r, char **line, GError **error);
 
 /* ---- groups and blocked instances ---- */

@@ -569,11 +569,12 @@ Test(trace, hang_incomplete_and_deadlock)
             dl = e;
     }
     cr_assert_not_null(dl, "no deadlock instant event");
-    cr_assert(g_str_has_prefix(str_member(dl, "name"), "deadlock: "));
+    cr_assert(g_str_has_prefix(str_member(dl, "name"), "deadlock "), "%s", str_member(dl, "name"));
     cr_assert_null(strchr(str_member(dl, "name"), '\n'), "name holds the first line only");
     JsonObject *da = args_of(dl);
     cr_assert_str_eq(str_member(da, "severity"), "error");
-    cr_assert(g_str_has_prefix(str_member(dl, "name") + strlen("deadlock: "), "deadlock"));
+    cr_assert_not(g_str_has_prefix(str_member(dl, "name"), "deadlock: deadlock"),
+                  "the kind once, not twice: %s", str_member(dl, "name"));
     cr_assert_not_null(str_member(da, "message"));
     cr_assert(JSON_NODE_HOLDS_OBJECT(json_object_get_member(da, "detail")),
               "detail embedded as an object");
@@ -588,6 +589,74 @@ Test(trace, hang_incomplete_and_deadlock)
     }
     cr_assert_eq(us_member_ns(dl, "ts"), sim_end);
     trace_clear(&t);
+}
+
+/* 2 ranks: rank 0 computes 1 us and enters an all_gather; rank 1 computes for 700 s. The
+ * 600 s watchdog stops the run: 1 us of work, then 600 s of wait. */
+static int64_t run_watchdog(void)
+{
+    g_autoptr(SchedProgram) p = sched_program_new(2);
+    uint32_t fwd = sched_program_name(p, "fwd");
+    uint32_t ag = sched_program_name(p, "ag");
+    int32_t members[] = {0, 1};
+    int32_t tp = sched_program_add_group(p, "tp", members, 2);
+    for (uint32_t r = 0; r < 2; r++) {
+        SchedOp ops[] = {
+            sched_op_compute(fwd, r == 0 ? 1000 : INT64_C(700000000000), 0),
+            sched_op_collective(SCHED_OP_ALL_GATHER, ag, tp, 1024, SCHED_DTYPE_BF16),
+        };
+        sched_program_set_ops(p, r, ops, G_N_ELEMENTS(ops));
+    }
+    return record_run(p, "watchdog");
+}
+
+/* A 600 s wait after 1 us of work opens on the work: everything is drawn up to twice the work's
+ * end (2 us), the blocked slice and the watchdog's diagnostics say their true times; nothing
+ * before the cut moves. --full-wait draws the wait whole. (issue 28, item 11) */
+Test(trace, a_long_wait_is_cut_for_the_first_view)
+{
+    int64_t id = run_watchdog();
+    Trace t = trace_load(id);
+    JsonObject *meta = json_object_get_object_member(t.root, "metadata");
+    cr_assert_eq(us_member_ns(meta, "wait_cut_at_us"), 2000);
+    cr_assert_gt(us_member_ns(meta, "hang_end_us"), INT64_C(600000000000));
+    cr_assert_eq(us_member_ns(slice_of(&t, 0, "fwd", 0), "dur"), 1000, "work is not moved");
+    g_autoptr(GPtrArray) xs = events_where(&t, "X", NULL);
+    JsonObject *stuck = NULL;
+    for (guint i = 0; i < xs->len; i++) {
+        JsonObject *e = g_ptr_array_index(xs, i);
+        cr_assert_leq(us_member_ns(e, "ts") + us_member_ns(e, "dur"), 2000, "%s ends past the cut",
+                      str_member(e, "name"));
+        if (int_member(e, "tid") == 0 && g_str_has_prefix(str_member(e, "name"), "ag "))
+            stuck = e;
+    }
+    cr_assert_not_null(stuck);
+    cr_assert_str_eq(str_member(stuck, "name"), "ag (blocked 600.000 s; cut)");
+    cr_assert_eq(us_member_ns(args_of(stuck), "blocked_until_us"),
+                 us_member_ns(meta, "hang_end_us"));
+    g_autoptr(GPtrArray) inst = events_where(&t, "i", NULL);
+    guint timeouts = 0;
+    for (guint i = 0; i < inst->len; i++) {
+        JsonObject *e = g_ptr_array_index(inst, i);
+        if (g_strcmp0(str_member(args_of(e), "kind"), "timeout") != 0)
+            continue;
+        timeouts++;
+        cr_assert_eq(us_member_ns(e, "ts"), 2000);
+        cr_assert(g_str_has_prefix(str_member(e, "name"), "at 600.000 s: timeout: "), "%s",
+                  str_member(e, "name"));
+        cr_assert_gt(us_member_ns(args_of(e), "at_us"), INT64_C(600000000000));
+    }
+    cr_assert_gt(timeouts, 0);
+    trace_clear(&t);
+
+    /* --full-wait: the true times */
+    g_autoptr(GError) err = NULL;
+    cr_assert(trace_write_filtered(fx.store, id, fx.trace_path, NULL, true, &err), "%s",
+              err ? err->message : "");
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(fx.trace_path, &text, NULL, NULL));
+    cr_assert_null(strstr(text, "wait_cut_at_us"));
+    cr_assert_null(strstr(text, "; cut)"));
 }
 
 /* Diagnostics written by hand: no rank -> global; no time -> 0; long multi-line message ->
