@@ -88,6 +88,13 @@ ModelMemPlan *model_deployment_plan_memory(const ModelDeployment *d)
     return m;
 }
 
+bool model_deployment_serves(const ModelDeployment *d)
+{
+    g_return_val_if_fail(d != NULL, true);
+    g_autoptr(ModelMemPlan) m = model_deployment_plan_memory(d);
+    return !m || model_lifecycle_serves(m);
+}
+
 static void add_copy(SchedOutcome *o, const SchedDiag *x)
 {
     sched_outcome_add_diag(o, sched_diag_new(x->kind, x->severity, x->rank, x->group, x->seq,

@@ -83,9 +83,13 @@ typedef struct {
 } ModelDeployment;
 
 /* Before the simulation: the per-rank memory plan and the start-up phases of a model
- * deployment (a budget failure is a finding in the plan; the simulation still runs). NULL when
- * `d` has no model. Caller frees (model_memory_plan_free). */
+ * deployment (a budget failure is a finding in the plan). NULL when `d` has no model. Caller
+ * frees (model_memory_plan_free). */
 ModelMemPlan *model_deployment_plan_memory(const ModelDeployment *d);
+/* Whether the deployment reaches serving (model_lifecycle_serves on its plan, d->program may be
+ * NULL): false when vLLM would stop at start-up, and then nothing is served or stepped. True
+ * without a model. */
+bool model_deployment_serves(const ModelDeployment *d);
 
 /* After the simulation: adds copies of d->findings, then the memory plan's findings, to
  * `outcome`; for a model deployment, what the operator reads on hardware when it hangs; and

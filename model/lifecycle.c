@@ -319,3 +319,18 @@ void model_lifecycle_finish(ModelMemPlan *m, const SchedOutcome *o)
                 ph[k].status = MODEL_PHASE_NOT_REACHED;
     }
 }
+
+bool model_lifecycle_serves(const ModelMemPlan *m)
+{
+    for (guint i = 0; m && m->diags && i < m->diags->len; i++) {
+        const SchedDiag *d = g_ptr_array_index(m->diags, i);
+        const char *ph = d->detail ? strstr(d->detail, "\"phase\":\"") : NULL;
+        if (d->severity != SCHED_SEV_ERROR || !ph)
+            continue;
+        ph += strlen("\"phase\":\"");
+        size_t n = strlen(phase_names[MODEL_PHASE_SERVE]);
+        if (strncmp(ph, phase_names[MODEL_PHASE_SERVE], n) != 0 || ph[n] != '"')
+            return false; /* a start-up phase failed */
+    }
+    return true;
+}

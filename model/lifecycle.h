@@ -37,4 +37,9 @@ void model_lifecycle_finish(ModelMemPlan *m, const SchedOutcome *o);
 uint32_t model_lifecycle_indexer_warmup_keys(const ModelArch *a, const ModelPlan *plan,
                                              const ModelEngine *e);
 
+/* Whether vLLM reaches serving: no error of the plan (m->diags) fails a start-up phase (loading
+ * the weights, the profile run, the KV cache, MoE autotuning, warm-up, graph capture). False
+ * when the model cannot start: then nothing is served and no step runs. */
+bool model_lifecycle_serves(const ModelMemPlan *m);
+
 #endif

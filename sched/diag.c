@@ -22,7 +22,8 @@ void sched_outcome_add_group(SchedOutcome *o, const char *name, const int32_t *r
 
 const char *sched_rank_state_name(SchedRankState s)
 {
-    static const char *const names[] = {"done", "blocked", "crashed", "stopped", "unknown"};
+    static const char *const names[] = {"done",    "blocked", "crashed",
+                                        "stopped", "unknown", "not run"};
     g_return_val_if_fail((unsigned)s < G_N_ELEMENTS(names), "?");
     return names[s];
 }
@@ -92,6 +93,38 @@ char *sched_format_ns(int64_t ns)
     if (ns >= 1000000LL)
         return g_strdup_printf("%.3f ms", (double)ns / 1e6);
     return g_strdup_printf("%.3f us", (double)ns / 1e3);
+}
+
+char *sched_format_ranks_brief(const int32_t *ranks, uint32_t n, size_t max_chars)
+{
+    GString *s = g_string_new(NULL);
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i;
+        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
+            j++;
+        int64_t step = i + 1 < n ? (int64_t)ranks[i + 1] - ranks[i] : 0;
+        uint32_t k = i;
+        while (j == i && step >= 2 && k + 1 < n && (int64_t)ranks[k + 1] - ranks[k] == step)
+            k++;
+        gsize before = s->len;
+        if (s->len)
+            g_string_append_c(s, ',');
+        if (j > i) {
+            g_string_append_printf(s, "%d-%d", ranks[i], ranks[j]);
+        } else if (k >= i + 3) {
+            g_string_append_printf(s, "%d,%d,...,%d", ranks[i], ranks[i + 1], ranks[k]);
+            j = k;
+        } else {
+            g_string_append_printf(s, "%d", ranks[i]);
+        }
+        if (max_chars && s->len > max_chars && before > 0) {
+            g_string_truncate(s, before);
+            g_string_append_printf(s, ",... (%u ranks)", n);
+            break;
+        }
+        i = j + 1;
+    }
+    return g_string_free(s, FALSE);
 }
 
 char *sched_format_ranks(const int32_t *ranks, uint32_t n)

@@ -20,6 +20,8 @@ typedef enum {
     SCHED_RANK_CRASHED,  /* a crash fault stopped it */
     SCHED_RANK_STOPPED,  /* busy computing when the run was stopped (timeout, abort) */
     SCHED_RANK_UNKNOWN,  /* a recorded run without this rank's record (sched/record.h) */
+    SCHED_RANK_NOT_RUN,  /* never began its program: the job stopped before it (set by the
+                            caller, e.g. a deployment that fails at start-up) */
 } SchedRankState;
 
 typedef enum {
@@ -85,6 +87,11 @@ const char *sched_severity_name(SchedSeverity s);
 
 /* Formats a sorted rank list compactly: {0,1,2,3,5,7,8} -> "0-3,5,7-8". Caller frees. */
 char *sched_format_ranks(const int32_t *ranks, uint32_t n);
+/* The same set for people: runs of consecutive ranks "0-7"; strided runs of four or more
+ * "0,8,...,600" (first, second, last: the step reads from the first two); and, past
+ * `max_chars` (0: no limit), cut after a whole item with ",... (N ranks)". Not for parsing back.
+ * Caller frees. */
+char *sched_format_ranks_brief(const int32_t *ranks, uint32_t n, size_t max_chars);
 /* Formats a simulated time for people: "12.345 us", "1.234 ms", "2.000 s"; "-" when negative
  * (unknown). Caller frees. */
 char *sched_format_ns(int64_t ns);

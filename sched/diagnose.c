@@ -42,11 +42,14 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Formats a rank array (sorted in place) as "0-3,5". */
+/* Formats a rank array (sorted in place) for a message: "0-3,5", a strided set "0,8,...,600",
+ * at most MSG_RANKS_CHARS characters (the detail's arrays have every rank). */
+#define MSG_RANKS_CHARS 120
 static char *fmt_rank_array(GArray *ranks)
 {
     g_array_sort(ranks, cmp_i32);
-    return sched_format_ranks((const int32_t *)(void *)ranks->data, ranks->len);
+    return sched_format_ranks_brief((const int32_t *)(void *)ranks->data, ranks->len,
+                                    MSG_RANKS_CHARS);
 }
 
 static void json_add_ranks(JsonBuilder *b, const char *member, GArray *ranks)

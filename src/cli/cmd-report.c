@@ -13,9 +13,11 @@
 int cli_report(int argc, char **argv)
 {
     g_autofree char *db = NULL;
-    gboolean json = FALSE, memory_detail = FALSE;
+    gboolean json = FALSE, memory_detail = FALSE, all_ranks = FALSE;
     GOptionEntry entries[] = {
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as one JSON object", NULL},
+        {"all-ranks", 0, 0, G_OPTION_ARG_NONE, &all_ranks,
+         "One row per rank (or range of identical ranks) even when the table is long", NULL},
         {"memory-detail", 0, 0, G_OPTION_ARG_NONE, &memory_detail,
          "List every tensor of the memory plan (model scenarios)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -56,7 +58,7 @@ int cli_report(int argc, char **argv)
                r->info.name ? r->info.name : "?", cli_run_invalid_message(r));
         printf("\nstored as run %" G_GINT64_FORMAT " in %s\n", r->info.id, o.db_path);
     } else {
-        report_text(stdout, &rr, r->outcome);
+        report_text_ranks(stdout, &rr, r->outcome, all_ranks);
         report_serve_text(stdout, serve);
         report_memory_text(stdout, mem, memory_detail);
         report_footer(stdout, &rr);

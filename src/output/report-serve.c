@@ -62,6 +62,8 @@ static void dur(FILE *out, int64_t ns)
 static void steps_text(FILE *out, const ModelServe *sv)
 {
     uint32_t n = n_steps(sv);
+    if (n == 0) /* a start-up-only run: nothing to time */
+        return;
     fprintf(out, "\nsteps (%u, each timed alone without faults; the `steps` table):\n", n);
     if (sv->stopped)
         fprintf(out, "  stopped: %s\n", sv->stopped);

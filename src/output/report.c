@@ -107,7 +107,96 @@ static const char *thousands(uint64_t v, char *buf, size_t n)
     return buf;
 }
 
-void report_text(FILE *out, const StoreRunInfo *run, const SchedOutcome *o)
+static void rank_row(FILE *out, const char *label, const char *state, int64_t end, int64_t compute,
+                     int64_t comm, int64_t wait, uint64_t ops)
+{
+    g_autofree char *e = sched_format_ns(end);
+    g_autofree char *c = sched_format_ns(compute);
+    g_autofree char *m = sched_format_ns(comm);
+    g_autofree char *w = sched_format_ns(wait);
+    char nops[32];
+    fprintf(out, "  %-10s %-8s %11s %11s %11s %11s %8s\n", label, state, e, c, m, w,
+            thousands(ops, nops, sizeof nops));
+}
+
+/* Rows of ranks identical apart from their number, folded: how many rows the table has. */
+static uint32_t rank_rows(const SchedOutcome *o)
+{
+    uint32_t rows = 0;
+    for (uint32_t r = 0; r < o->n_ranks; r++)
+        rows += r == 0 || !same_row(&o->ranks[r - 1], &o->ranks[r]);
+    return rows;
+}
+
+/* One row per state: its ranks (cut to the label's width), the latest end, the largest
+ * compute, comm and wait, the ops summed. */
+static void rank_rows_by_state(FILE *out, const SchedOutcome *o)
+{
+    for (int st = 0; st <= (int)SCHED_RANK_UNKNOWN; st++) {
+        g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        int64_t end = 0, compute = 0, comm = 0, wait = 0;
+        uint64_t ops = 0;
+        for (uint32_t r = 0; r < o->n_ranks; r++) {
+            const SchedRankStats *s = &o->ranks[r];
+            if ((int)s->state != st)
+                continue;
+            int32_t rr = (int32_t)r;
+            g_array_append_val(ranks, rr);
+            end = MAX(end, s->end_ns);
+            compute = MAX(compute, s->compute_ns);
+            comm = MAX(comm, s->comm_ns);
+            wait = MAX(wait, s->wait_ns);
+            ops += s->ops;
+        }
+        if (!ranks->len)
+            continue;
+        g_autofree char *label =
+            sched_format_ranks_brief((const int32_t *)(void *)ranks->data, ranks->len, 10);
+        if (strlen(label) > 10) {
+            g_free(label);
+            label = g_strdup_printf("%u ranks", ranks->len);
+        }
+        rank_row(out, label, sched_rank_state_name((SchedRankState)st), end, compute, comm, wait,
+                 ops);
+    }
+}
+
+/* The per-rank table: identical ranks folded into a range; past REPORT_RANK_ROWS rows (a large
+ * import, where every rank's times differ), one row per state unless `all_ranks`. */
+static void rank_table(FILE *out, const StoreRunInfo *run, const SchedOutcome *o, bool all_ranks)
+{
+    uint32_t rows = rank_rows(o);
+    if (!all_ranks && rows > REPORT_RANK_ROWS) {
+        char nr[32], nrows[32];
+        g_autofree char *each =
+            run->id > 0 ? g_strdup_printf("; each rank: ranksim report %" G_GINT64_FORMAT
+                                          " --all-ranks",
+                                          run->id)
+                        : g_strdup("");
+        fprintf(out,
+                "\nranks (%s in %s rows, folded by state: the latest end, the largest compute, "
+                "comm and wait, the ops summed%s):\n",
+                thousands(o->n_ranks, nr, sizeof nr), thousands(rows, nrows, sizeof nrows), each);
+        fprintf(out, "  %-10s %-8s %11s %11s %11s %11s %8s\n", "ranks", "state", "end", "compute",
+                "comm", "wait", "ops");
+        rank_rows_by_state(out, o);
+        return;
+    }
+    fprintf(out, "\nranks:\n  %-10s %-8s %11s %11s %11s %11s %8s\n", "rank", "state", "end",
+            "compute", "comm", "wait", "ops");
+    for (uint32_t r = 0; r < o->n_ranks;) {
+        uint32_t j = r;
+        while (j + 1 < o->n_ranks && same_row(&o->ranks[r], &o->ranks[j + 1]))
+            j++;
+        const SchedRankStats *s = &o->ranks[r];
+        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
+        rank_row(out, label, sched_rank_state_name(s->state), s->end_ns, s->compute_ns, s->comm_ns,
+                 s->wait_ns, s->ops);
+        r = j + 1;
+    }
+}
+
+void report_text_ranks(FILE *out, const StoreRunInfo *run, const SchedOutcome *o, bool all_ranks)
 {
     guint errors = 0, warnings = 0;
     for (guint i = 0; i < o->diags->len; i++) {
@@ -176,29 +265,31 @@ void report_text(FILE *out, const StoreRunInfo *run, const SchedOutcome *o)
         }
     }
 
-    fprintf(out, "\nranks:\n  %-10s %-8s %11s %11s %11s %11s %8s\n", "rank", "state", "end",
-            "compute", "comm", "wait", "ops");
-    for (uint32_t r = 0; r < o->n_ranks;) {
-        uint32_t j = r;
-        while (j + 1 < o->n_ranks && same_row(&o->ranks[r], &o->ranks[j + 1]))
-            j++;
-        const SchedRankStats *s = &o->ranks[r];
-        g_autofree char *label = j == r ? g_strdup_printf("%u", r) : g_strdup_printf("%u-%u", r, j);
-        g_autofree char *e = sched_format_ns(s->end_ns);
-        g_autofree char *c = sched_format_ns(s->compute_ns);
-        g_autofree char *m = sched_format_ns(s->comm_ns);
-        g_autofree char *w = sched_format_ns(s->wait_ns);
-        char nops[32];
-        fprintf(out, "  %-10s %-8s %11s %11s %11s %11s %8s\n", label,
-                sched_rank_state_name(s->state), e, c, m, w, thousands(s->ops, nops, sizeof nops));
-        r = j + 1;
-    }
+    rank_table(out, run, o, all_ranks);
+}
+
+void report_text(FILE *out, const StoreRunInfo *run, const SchedOutcome *o)
+{
+    report_text_ranks(out, run, o, false);
 }
 
 void report_footer(FILE *out, const StoreRunInfo *run)
 {
-    if (run->db_path && run->id > 0)
+    if (run->db_path && run->id > 0) {
         fprintf(out, "\nstored as run %" G_GINT64_FORMAT " in %s\n", run->id, run->db_path);
+        /* where to go from here: the story of a failure, the time line otherwise */
+        bool failed = run->exit_code != 0;
+        if (failed)
+            fprintf(out, "next: ranksim explain %" G_GINT64_FORMAT " (why, and what to collect)\n",
+                    run->id);
+        else
+            fprintf(out, "next: ranksim report %" G_GINT64_FORMAT " --json (every figure)\n",
+                    run->id);
+        if (!run->trace_path)
+            fprintf(out, "      ranksim trace %" G_GINT64_FORMAT " -o run%" G_GINT64_FORMAT
+                         ".json (the time line, for https://ui.perfetto.dev)\n",
+                    run->id, run->id);
+    }
     if (run->trace_path)
         fprintf(out, "trace: %s (open in https://ui.perfetto.dev)\n", run->trace_path);
 }
@@ -359,13 +450,39 @@ static bool same_mem(const ModelMemRank *a, const ModelMemRank *b)
 
 /* Thousands separators, as vLLM prints token counts ("1,234,567"). Writes into buf. */
 
+/* The first start-up phase that failed on rank `r` (the plan's phases), or MODEL_PHASE_COUNT. */
+static int failed_phase(const ModelMemPlan *m, int r)
+{
+    for (int k = 0; m->phases && k < MODEL_PHASE_COUNT; k++)
+        if (m->phases[r][k].status == MODEL_PHASE_FAILED)
+            return k;
+    return MODEL_PHASE_COUNT;
+}
+
+/* What vLLM's log says where the start-up stops: the line after which nothing follows. */
+static void vllm_stops(FILE *out, int phase)
+{
+    fprintf(out, "  (vLLM stops here: the %s phase fails, see the diagnostics; nothing after it "
+                 "is printed or served)\n",
+            model_phase_name((ModelPhase)phase));
+}
+
 static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
 {
     const ModelVllmLines *v = &m->vllm;
     if (v->rank < 0)
         return;
+    int failed = failed_phase(m, v->rank);
     fprintf(out, "\nvLLM start-up as its log would read (rank %d, the tightest):\n", v->rank);
+    if (failed == MODEL_PHASE_LOAD_WEIGHTS) {
+        vllm_stops(out, failed);
+        return;
+    }
     fprintf(out, "  Model loading took %.2f GiB memory\n", gib((double)v->loading_bytes));
+    if (failed == MODEL_PHASE_PROFILE_RUN) {
+        vllm_stops(out, failed);
+        return;
+    }
     /* the band: ranksim's non-KV has been up to MODEL_MEM_NON_KV_UNDERESTIMATE low and its
      * median KV error is a few percent high (doc/validation.md) */
     const ModelMemRank *x = &m->ranks[v->rank];
@@ -375,6 +492,10 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
             "non-KV has been up to %.1f %% low, doc/validation.md)\n",
             gib((double)v->kv_budget_bytes), gib((double)v->kv_budget_bytes - band),
             100.0 * MODEL_MEM_NON_KV_UNDERESTIMATE);
+    if (failed == MODEL_PHASE_CUDAGRAPH_PROFILE) {
+        vllm_stops(out, failed);
+        return;
+    }
     /* gpu_worker.py: the CUDA-graph estimate as a share of the device, added to (and taken from)
      * the utilization, rounded to 4 places */
     uint64_t cg = x->bytes[MODEL_MEM_CUDAGRAPH];
@@ -387,6 +508,11 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
                 "size as before, increase --gpu-memory-utilization to %.4f.\n",
                 m->utilization, round((m->utilization - delta) * 1e4) / 1e4,
                 MIN(round((m->utilization + delta) * 1e4) / 1e4, 1.0));
+    }
+    if (failed == MODEL_PHASE_KV_CACHE) { /* determine_available_memory logged the lines above;
+                                             the KV cache's allocation fails after them */
+        vllm_stops(out, failed);
+        return;
     }
     if (v->kv_budget_bytes > 0) {
         char a[40], b[40];

@@ -23,6 +23,10 @@
 /* Writes the text report to `out`: the one-line outcome (cut to the terminal's width), the
  * story, the diagnostics, the per-rank table. Can't fail (write errors are the stream's). */
 void report_text(FILE *out, const StoreRunInfo *run, const SchedOutcome *o);
+/* The same; the per-rank table, past REPORT_RANK_ROWS rows once identical ranks are folded,
+ * becomes one row per state unless `all_ranks` (report --all-ranks). */
+void report_text_ranks(FILE *out, const StoreRunInfo *run, const SchedOutcome *o, bool all_ranks);
+#define REPORT_RANK_ROWS 32
 /* "stored as run N in DB" and the trace's path: the report's last lines, after the memory
  * plan and the serving summary. */
 void report_footer(FILE *out, const StoreRunInfo *run);

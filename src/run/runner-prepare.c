@@ -71,11 +71,37 @@ static void time_steps(Scenario *sc, bool exact)
     sc->serve = model_deployment_time_steps(&in, sc->workload);
 }
 
+/* Whether vLLM would reach serving (model/deployment.h): when it stops at start-up, no request
+ * is served and no step timed — the run is its start-up (runner_simulate says why). */
+static bool serves(const Scenario *sc)
+{
+    ModelDeployment d = {.arch = sc->arch,
+                         .plan = sc->plan,
+                         .engine = &sc->engine,
+                         .hw = &sc->hardware,
+                         .program = NULL,
+                         .findings = NULL};
+    return !sc->arch || !sc->plan || model_deployment_serves(&d);
+}
+
 bool runner_prepare(Scenario *sc, const ScenarioServeProgress *progress, bool exact,
                     GError **error)
 {
     g_return_val_if_fail(sc != NULL, false);
     g_return_val_if_fail(error == NULL || *error == NULL, false);
+    if (!serves(sc)) { /* start-up fails: the workload is never reached */
+        g_ptr_array_add(sc->ignored_flags,
+                        g_strdup("the workload: vLLM stops at start-up (see the diagnostics), "
+                                 "so no request is served and no step runs"));
+        if (!sc->pending)
+            return true;
+        model_workload_free(sc->workload);
+        sc->workload = model_workload_new();
+        ModelLowerInput li;
+        ModelDeploymentServe in = serve_input(sc, &li, NULL, exact);
+        sc->serve = model_deployment_time_steps(&in, sc->workload); /* no step, no request */
+        return scenario_finish_served(sc, error);
+    }
     if (!sc->pending) {
         /* one fault-free step: the run's own simulation times it (runner_simulate) */
         bool faults = (sc->faults && sc->faults->len) || (sc->link_faults && sc->link_faults->len);

@@ -7,6 +7,7 @@
 
 #include "../util/inputfile.h"
 #include "../../model/deployment.h"
+#include "../../model/lifecycle.h"
 
 char *runner_hardware_line(const Scenario *sc)
 {
@@ -137,17 +138,27 @@ RunnerResult *runner_simulate(const Scenario *sc, SchedTimeline timeline, SchedR
 {
     RunnerResult *r = g_new0(RunnerResult, 1);
     ModelDeployment d = deployment(sc);
-    /* Memory first (a budget failure is a finding; the simulation still runs: both are
-     * useful). */
+    /* Memory first: a deployment that fails at start-up (weights, profile run, KV cache,
+     * autotuning) never serves on hardware, so no step runs here either — every rank "not
+     * run", no step time (doc/decisions.md); a budget within the uncertainty is only a
+     * warning and the steps run. */
     r->memory = model_deployment_plan_memory(&d);
+    bool serves = !r->memory || model_lifecycle_serves(r->memory);
+    g_autoptr(SchedProgram) none = serves ? NULL : sched_program_new(sc->program->n_ranks);
+    for (uint32_t k = 0; none && k < none->n_ranks; k++)
+        sched_program_set_ops(none, k, NULL, 0);
+    if (none && !sched_program_validate(none, NULL)) /* empty lists are always valid */
+        g_assert_not_reached();
     SchedConfig cfg = scenario_engine_config(sc);
     cfg.timeline = timeline;
     cfg.record = record;
     cfg.record_data = record_data;
     cfg.progress = progress;
     cfg.progress_data = progress_data;
-    r->outcome = sched_engine_run(sc->program, &cfg);
-    r->steps = one_step(sc, r->outcome);
+    r->outcome = sched_engine_run(serves ? sc->program : none, &cfg);
+    for (uint32_t k = 0; !serves && k < r->outcome->n_ranks; k++)
+        r->outcome->ranks[k].state = SCHED_RANK_NOT_RUN;
+    r->steps = serves ? one_step(sc, r->outcome) : NULL;
     model_deployment_judge(&d, r->memory, r->outcome);
     r->exit_code = r->outcome->failed ? 3 : 0;
     r->status = r->outcome->failed ? "failed" : "ok";

@@ -181,7 +181,8 @@ static bool load_groups(Store *st, int64_t id, SchedOutcome *o, GError **error)
 
 static bool load_ranks(Store *st, int64_t id, SchedOutcome *o, GError **error)
 {
-    static const char *const states[] = {"done", "blocked", "crashed", "stopped", "unknown"};
+    static const char *const states[] = {"done",    "blocked", "crashed",
+                                         "stopped", "unknown", "not run"};
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(store_db(st),
                            "SELECT rank, state, end_us, compute_us, comm_us, wait_us, ops"

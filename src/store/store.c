@@ -36,7 +36,8 @@ static const char schema_sql[] =
     " size INTEGER NOT NULL, PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS ranks("
     " run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
-    " state TEXT NOT NULL CHECK (state IN ('done','blocked','crashed','stopped','unknown')),"
+    " state TEXT NOT NULL CHECK (state IN"
+    "  ('done','blocked','crashed','stopped','unknown','not run')),"
     " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
     " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS op_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
@@ -382,12 +383,13 @@ static bool ensure_schema(Store *s, GError **error)
             }
         }
         /* Version 3's ranks.state CHECK lacked 'unknown' (imported runs, a rank without a
-         * dump): SQLite cannot alter a CHECK, so the table is rebuilt with its rows. */
+         * dump), version 9's 'not run' (a deployment that fails at start-up): SQLite cannot
+         * alter a CHECK, so the table is rebuilt with its rows. */
         if (kind == DB_OLD) {
             int64_t old_check = 0;
             query_int(s,
                       "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ranks'"
-                      " AND sql NOT LIKE '%''unknown''%'",
+                      " AND sql NOT LIKE '%''not run''%'",
                       &old_check, NULL);
             if (old_check &&
                 !store_exec(s,
@@ -395,7 +397,7 @@ static bool ensure_schema(Store *s, GError **error)
                       "CREATE TABLE ranks("
                       " run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
                       " state TEXT NOT NULL CHECK (state IN "
-                      "('done','blocked','crashed','stopped','unknown')),"
+                      "('done','blocked','crashed','stopped','unknown','not run')),"
                       " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
                       " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
                       "INSERT INTO ranks SELECT * FROM ranks_v3;"

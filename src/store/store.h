@@ -31,7 +31,7 @@
 #include "store-error.h"
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;

@@ -56,12 +56,16 @@ static void emit_line(Wrap *w, const char *s, gsize len)
             fputc('\n', w->real);
             return;
         }
-        /* break at the last space inside the room, past the indentation */
-        const char *brk = NULL;
-        for (const char *q = p + (p == s ? indent : 0); q < lim; q = g_utf8_next_char(q))
+        /* break at the last space inside the room, past the indentation; with none, after
+         * the last comma (a long rank list "0,8,16,..." breaks between numbers) */
+        const char *brk = NULL, *comma = NULL;
+        for (const char *q = p + (p == s ? indent : 0); q < lim; q = g_utf8_next_char(q)) {
             if (*q == ' ')
                 brk = q;
-        const char *cut = brk && brk > p ? brk : lim;
+            else if (*q == ',' || *q == ';')
+                comma = q + 1;
+        }
+        const char *cut = brk && brk > p ? brk : comma && comma > p ? comma : lim;
         fwrite(p, 1, (size_t)(cut - p), w->real);
         fputc('\n', w->real);
         p = cut;

@@ -2,7 +2,7 @@
  *
  * The width is COLUMNS when it holds a number (20 or more), else the terminal's when stdout is
  * one, else 80. text_wrap_stdout() puts a filter in front of stdout that folds every line
- * longer than the width at a space (or, with none, at the width), continuing it indented four
+ * longer than the width at a space (or, with none, after a comma, else at the width), continuing it indented four
  * columns past the line's own indentation — so prose, diagnostics and vLLM's log lines stay
  * readable in an 80-column pane. Tables are laid out to fit by their printers
  * (text_width()); the filter is the safety net. JSON, DOT and traces written to stdout must not

@@ -5,7 +5,7 @@
  * is a tree or a G_IO_ERROR_INVALID_DATA error, never both, never neither; the message is one
  * line, "fuzz.pkl: pickle byte N: REASON" with N within the input; an accepted tree holds at
  * most FUZZ_PICKLE_MAX_NODES values, nests at most PICKLE_MAX_DEPTH containers, and has only
- * valid UTF-8 strings and member names. The node cap is lower than pickle_parse's 16 Mi so
+ * valid UTF-8 strings and member names. The node cap is lower than pickle_parse's 4 Mi so
  * that a memo bomb just under it stays within -rss_limit_mb under ASan.
  */
 #include "fuzz-common.h"

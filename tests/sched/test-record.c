@@ -443,3 +443,23 @@ Test(postmortem, a_completed_side_does_not_vote)
     g_autofree char *cul = detail_ints(m, "culprits");
     cr_assert_str_eq(cul, "", "%s", m->message);
 }
+
+/* Rank sets for people: runs, strided runs (a DP group across TP groups of 8), the cap. */
+Test(format, ranks_brief)
+{
+    int32_t dp[128];
+    uint32_t n = 0;
+    for (int32_t r = 0; r < 1024; r += 8)
+        if (r != 608)
+            dp[n++] = r;
+    g_autofree char *a = sched_format_ranks_brief(dp, n, 0);
+    cr_assert_str_eq(a, "0,8,...,600,616,624,...,1016");
+    int32_t mixed[] = {0, 1, 2, 3, 5, 9, 20, 30, 40, 50, 51};
+    g_autofree char *b = sched_format_ranks_brief(mixed, G_N_ELEMENTS(mixed), 0);
+    cr_assert_str_eq(b, "0-3,5,9,20,30,...,50,51");
+    g_autofree char *c = sched_format_ranks(mixed, G_N_ELEMENTS(mixed));
+    cr_assert_str_eq(c, "0-3,5,9,20,30,40,50-51", "the parseable form is unchanged");
+    int32_t odd[] = {1, 4, 6, 11, 13, 17, 23, 25};
+    g_autofree char *d = sched_format_ranks_brief(odd, G_N_ELEMENTS(odd), 10);
+    cr_assert_str_eq(d, "1,4,6,11,... (8 ranks)");
+}

@@ -329,3 +329,33 @@ Test(lifecycle, tp_all_reduce_hang_has_no_watchdog_line_on_cuda)
                        "%s", r.out);
     result_clear(&r);
 }
+
+/* A model that cannot load gets no step time (issue 28, item 5): Llama-3.1-70B in bf16 on one
+ * H100 fails loading its weights; vLLM serves nothing, so every rank is "not run", there is no
+ * step row, and vLLM's start-up lines stop where its log stops. With requests the same: no
+ * request is served (not a refused input: exit 3). */
+static const char no_load[] = "model: llama-3.1-70b\nhardware: h100\n"
+                              "parallel: {tensor_parallel_size: 1}\n"
+                              "workload:\n  steps:\n    - {prefill: [1024]}\n    - {decode: [512]}\n";
+
+Test(lifecycle, a_model_that_cannot_load_runs_no_step)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    g_autofree char *p = write_file(dir, "no-load.yaml", no_load);
+    Result r = run(p, db, NULL, NULL, NULL);
+    cr_assert_eq(r.code, 3, "%s%s", r.out, r.err);
+    cr_assert_not_null(strstr(r.out, "for its weights alone"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "not run"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "Model loading took"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "increase --gpu-memory-utilization"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "steps ("), "%s", r.out);
+    result_clear(&r);
+    g_autofree char *states = latest(db, "SELECT group_concat(DISTINCT state) FROM ranks "
+                                         "WHERE run_id = %d");
+    cr_assert_str_eq(states, "not run");
+    g_autofree char *steps = latest(db, "SELECT count(*) FROM steps WHERE run_id = %d");
+    cr_assert_str_eq(steps, "0");
+    g_autofree char *ops = latest(db, "SELECT rank_ops FROM runs WHERE id = %d");
+    cr_assert_str_eq(ops, "0");
+}

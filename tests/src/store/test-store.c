@@ -402,6 +402,11 @@ Test(store, version_3_is_upgraded_with_its_rows)
                               "INSERT INTO ranks(run_id, rank, state) VALUES (9, 0, 'unknown')",
                               NULL, NULL, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(store_db(s)));
+    /* and version 10's 'not run' (a deployment that fails at start-up) */
+    cr_assert_eq(sqlite3_exec(store_db(s),
+                              "INSERT INTO ranks(run_id, rank, state) VALUES (9, 1, 'not run')",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(store_db(s)));
     cr_assert_gt(scalar(s, "SELECT count(*) FROM collectives WHERE run_id = 1"), 0);
     /* A new run is stored as shared time lines; the views show both runs alike. */
     g_autoptr(SchedProgram) p = program(2);
