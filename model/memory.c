@@ -321,12 +321,41 @@ static const ModelWeightFormat *fmt_of(const Ctx *c, const Layers *L, ModelTenso
     return model_quant_format(c->q, L->layer, role);
 }
 
+/* vLLM runs FP8 checkpoints through Marlin's weight-only FP8 kernels on GPUs without FP8 (A100
+ * class), which replace the checkpoint's scales by bf16 ones per output column and 128-input
+ * group (model/memory-vllm.c): the layer's scale items take that size. */
+static void marlin_fp8_scales(const Ctx *c, Layers *L, guint first, uint64_t batch,
+                              const uint64_t *parts, int nparts, uint64_t in,
+                              const ModelWeightFormat *f)
+{
+    bool block = f->kind == MODEL_WFMT_FP8_BLOCK;
+    if (!(block || f->kind == MODEL_WFMT_FP8_CHANNEL || f->kind == MODEL_WFMT_FP8_TENSOR) ||
+        !model_mem_fp8_via_marlin(c->hw))
+        return;
+    uint64_t n = 0;
+    for (int i = 0; i < nparts; i++)
+        n += parts[i];
+    /* accumulators made by this call (one met again in a later layer was adjusted the first
+     * time: the figure depends on the shape alone) */
+    for (guint i = first; i < L->accs->len; i++) {
+        LayerAcc *x = g_ptr_array_index(L->accs, i);
+        if (x->comp != MODEL_MEM_QUANT_SCALES || x->bytes == 0 ||
+            g_str_has_suffix(x->suffix, "input_scale"))
+            continue;
+        x->bytes = batch * model_mem_marlin_fp8_scale_bytes(n, in, block);
+        g_free(x->dtype);
+        x->dtype = g_strdup("bf16 (Marlin repacked)");
+    }
+}
+
 static void add_linear(const Ctx *c, Layers *L, const char *name, uint64_t batch,
                        const uint64_t *parts, int nparts, uint64_t in, ModelTensorRole role,
                        bool disposed)
 {
-    add_linear_fmt(L, name, batch, parts, nparts, in, fmt_of(c, L, role), role == MODEL_ROLE_EXPERT,
-                   disposed);
+    const ModelWeightFormat *f = fmt_of(c, L, role);
+    guint first = L->accs->len;
+    add_linear_fmt(L, name, batch, parts, nparts, in, f, role == MODEL_ROLE_EXPERT, disposed);
+    marlin_fp8_scales(c, L, first, batch, parts, nparts, in, f);
 }
 
 /* A bias vector of `n` values in the checkpoint's native dtype (fp32 for gpt-oss is bf16 too). */
