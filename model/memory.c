@@ -37,6 +37,10 @@
 /* vLLM's CUDA-graph profiler floor, "at least 1 MiB per graph for driver overhead"
  * (gpu_model_runner.py profile_cudagraph_memory); a graph there is one capture size of a mode. */
 #define GRAPH_OVERHEAD_BYTES (1ull * MIB)
+/* One piecewise sub-graph's capture beyond the shared pool: 0.3 MiB, fitted on the graph
+ * memory vLLM 0.10.1.1 printed for PIECEWISE captures of 51 sizes (doc/validation.md L01:
+ * Qwen2-7B, 29 pieces, 0.50 GiB; L12: Llama-3.1-8B, 33 pieces, 0.52 GiB). */
+#define GRAPH_PIECE_BYTES (3ull * MIB / 10)
 /* DEFAULT_VOCAB_PADDING_SIZE (vocab_parallel_embedding.py). */
 #define VOCAB_PADDING 64u
 /* Block sizes of the quantization formats. */
@@ -1223,15 +1227,18 @@ static void plan_cudagraph(const Ctx *c, Build *b)
     build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.pool"),
               g_strdup_printf("activations at %u tokens", largest), "bf16", pool);
     /* vLLM's profile_cudagraph_memory counts one capture descriptor (one batch size of one
-     * mode) as a graph, however many piecewise sub-graphs it records: the marginal cost of a
-     * further size is its second capture's, at least 1 MiB ("at least 1 MiB per graph for
-     * driver overhead"). The second capture reuses the pool the first grew, so the floor is
-     * what ranksim charges. */
+     * mode) as a graph, however many piecewise sub-graphs it records: a further size costs
+     * what its capture measured on top of the shared pool, at least 1 MiB ("at least 1 MiB
+     * per graph for driver overhead"). A piecewise capture records one graph per piece (split
+     * at every attention op), each GRAPH_PIECE_BYTES; a FULL capture one graph. */
+    uint64_t pieces = (uint64_t)n_layers(c) + 1;
     if (m == MODEL_CUDAGRAPH_PIECEWISE || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
-        uint64_t g = (uint64_t)(n_all - 1);
+        uint64_t per = MAX(pieces * GRAPH_PIECE_BYTES, GRAPH_OVERHEAD_BYTES);
         build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.piecewise_graphs"),
-                  g_strdup_printf("(%u - 1) sizes x 1 MiB", n_all), "graph",
-                  g * GRAPH_OVERHEAD_BYTES);
+                  g_strdup_printf("(%u - 1) sizes x max(%" G_GUINT64_FORMAT
+                                  " pieces x 0.3 MiB, 1 MiB)",
+                                  n_all, pieces),
+                  "graph", (uint64_t)(n_all - 1) * per);
     }
     if (m == MODEL_CUDAGRAPH_FULL || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
         /* FULL: every size; FULL_AND_PIECEWISE: uniform-decode sizes up to max_num_seqs */
