@@ -41,6 +41,11 @@
  * memory vLLM 0.10.1.1 printed for PIECEWISE captures of 51 sizes (doc/validation.md L01:
  * Qwen2-7B, 29 pieces, 0.50 GiB; L12: Llama-3.1-8B, 33 pieces, 0.52 GiB). */
 #define GRAPH_PIECE_BYTES (3ull * MIB / 10)
+/* A piece holding an MoE layer (routing, dispatch, grouped GEMMs: several times the kernels):
+ * 1 MiB, fitted on vLLM's own estimate for GLM-5.2 (78 layers, seed 004: 6.15 GiB,
+ * tests/src/run/test-lifecycle.c) and on gpt-oss-120b's capture (doc/validation.md L06: 1.88
+ * GiB over 36 MoE layers). */
+#define GRAPH_PIECE_MOE_BYTES (1ull * MIB)
 /* DEFAULT_VOCAB_PADDING_SIZE (vocab_parallel_embedding.py). */
 #define VOCAB_PADDING 64u
 /* Block sizes of the quantization formats. */
@@ -1230,14 +1235,22 @@ static void plan_cudagraph(const Ctx *c, Build *b)
      * mode) as a graph, however many piecewise sub-graphs it records: a further size costs
      * what its capture measured on top of the shared pool, at least 1 MiB ("at least 1 MiB
      * per graph for driver overhead"). A piecewise capture records one graph per piece (split
-     * at every attention op), each GRAPH_PIECE_BYTES; a FULL capture one graph. */
+     * at every attention op); a piece's cost grows with its kernels: GRAPH_PIECE_MOE_BYTES for
+     * a piece ending in an MoE layer, GRAPH_PIECE_BYTES otherwise. A FULL capture is one
+     * graph. */
+    uint64_t moe_pieces = 0;
+    for (uint32_t l = c->l0; l < c->l1; l++)
+        moe_pieces += model_arch_layer_is_moe(c->a, l);
     uint64_t pieces = (uint64_t)n_layers(c) + 1;
     if (m == MODEL_CUDAGRAPH_PIECEWISE || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
-        uint64_t per = MAX(pieces * GRAPH_PIECE_BYTES, GRAPH_OVERHEAD_BYTES);
+        uint64_t per = MAX(moe_pieces * GRAPH_PIECE_MOE_BYTES +
+                               (pieces - moe_pieces) * GRAPH_PIECE_BYTES,
+                           GRAPH_OVERHEAD_BYTES);
         build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.piecewise_graphs"),
-                  g_strdup_printf("(%u - 1) sizes x max(%" G_GUINT64_FORMAT
-                                  " pieces x 0.3 MiB, 1 MiB)",
-                                  n_all, pieces),
+                  g_strdup_printf("(%u - 1) sizes x (%" G_GUINT64_FORMAT
+                                  " MoE pieces x 1 MiB + %" G_GUINT64_FORMAT
+                                  " pieces x 0.3 MiB)",
+                                  n_all, moe_pieces, pieces - moe_pieces),
                   "graph", (uint64_t)(n_all - 1) * per);
     }
     if (m == MODEL_CUDAGRAPH_FULL || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {

@@ -811,13 +811,14 @@ Test(invariants, cudagraph_estimate)
     plan(&f);
     cr_assert_eq(f.mem->ranks[0].bytes[MODEL_MEM_CUDAGRAPH], 0);
     /* PIECEWISE, max_num_seqs 256: 51 capture sizes (1, 2, 4, 8..248 by 8, 256..512 by 16);
-     * vLLM's estimate counts one graph per size, as its second capture measured: 62 pieces x
-     * 0.3 MiB per size beyond the first (issue 25; it was 62 pieces x 1 MiB) */
+     * vLLM's estimate counts one graph per size, as its second capture measured: per size
+     * beyond the first, 58 MoE pieces x 1 MiB + 4 pieces (3 dense layers and the tail) x 0.3
+     * MiB (issue 25; it was 62 pieces x 1 MiB) */
     f.engine.cudagraph_mode = MODEL_CUDAGRAPH_PIECEWISE;
     plan(&f);
     const ModelMemItem *g = find_item(&f.mem->ranks[0], "cudagraph.piecewise_graphs");
     cr_assert_not_null(g);
-    cr_assert_eq(g->bytes, 50ull * 62 * (3 * MIB / 10));
+    cr_assert_eq(g->bytes, 50ull * (58 * MIB + 4 * (3 * MIB / 10)));
     cr_assert_null(find_item(&f.mem->ranks[0], "cudagraph.full_graphs"));
     /* FULL_AND_PIECEWISE adds FULL graphs for decode sizes up to max_num_seqs (35 sizes) */
     f.engine.cudagraph_mode = MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;
