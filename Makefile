@@ -20,7 +20,7 @@ FUZZ_TARGETS ?= scenario config hardware set nccl logs pickle fr
 FUZZ_MESON_ARGS := -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
                    -Dc_args=-fsanitize=fuzzer-no-link
 
-.PHONY: all deps configure build test demo bench validate-times clean fuzz-deps fuzz-build fuzz fuzz-ci
+.PHONY: all deps configure build test demo bench validate-times validate-memory clean fuzz-deps fuzz-build fuzz fuzz-ci
 
 all: build
 
@@ -142,6 +142,9 @@ clean:
 # and prints, per kind and device, n, median, p90 and worst |error| (doc/validation.md).
 # MLA / DSA: the attention modules and absorbed BMMs (kinds of their own, --mla-module) and the
 # whole steps of an MLA MoE model (steps-mla.csv), in a run of their own.
+validate-memory: build
+	./build/tests/validate-memory --root . tests/data/memory/startup.tsv
+
 validate-times: build
 	./build/tests/validate-times --steps tests/data/times/steps.csv $$(ls tests/data/times/*.csv | grep -v -e grouped-gemm -e 'steps.*\.csv' -e '/mla-' )
 	./build/tests/validate-times --steps tests/data/times/steps-mla.csv $$(for f in tests/data/times/mla-*.csv; do printf -- '--mla-module %s ' "$$f"; done)

@@ -76,6 +76,10 @@ void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const 
                               (e->speculative_method == MODEL_SPEC_NONE ||
                                e->speculative_method == MODEL_SPEC_MTP ||
                                e->speculative_method == MODEL_SPEC_EAGLE);
+    /* VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: on by default since v0.21.0 (vllm/envs.py) */
+    if (!(e->given & MODEL_ENGINE_GIVEN_CUDAGRAPH_MEMORY_PROFILING))
+        e->cudagraph_memory_profiling =
+            model_vllm_has(e->vllm_absent, MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT);
     if (!hw)
         return;
     /* "For GPUs like H100 and MI300x, use larger default values"; A100 excluded (vLLM PR

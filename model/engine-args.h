@@ -70,7 +70,10 @@ typedef struct {
                                            command line set; the rest takes vLLM's defaults
                                            (model_engine_apply_vllm_defaults) */
     ModelVllmAbsent vllm_absent;        /* behaviours of model/vllm.h this vLLM lacks
-                                           (engine.vllm_without); 0: vLLM main */
+                                           (engine.vllm_without, engine.vllm_version); 0:
+                                           vLLM main */
+    ModelVllmRelease vllm_release;      /* engine.vllm_version: the release simulated (its
+                                           behaviours are in vllm_absent); 0 = main */
     ModelMoeBackend moe_backend;        /* engine.moe_backend / --moe-backend; default auto */
     bool gpu_sync_check;                /* engine.gpu_sync_check / VLLM_GPU_SYNC_CHECK=error: the
                                            runtime's GPU<->CPU sync guard on the hot path (off by
@@ -98,6 +101,7 @@ typedef struct {
 #define MODEL_ENGINE_GIVEN_MAX_NUM_SEQS (1u << 2)
 #define MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER (1u << 3)
 #define MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING (1u << 4)
+#define MODEL_ENGINE_GIVEN_CUDAGRAPH_MEMORY_PROFILING (1u << 5)
 
 /* DeepSeek-V4's compressed layers keep 256-token logical blocks (vLLM blog "DeepSeek V4 in
  * vLLM"): its KV block size, and the unit of its compressed caches (model/memory.c). */

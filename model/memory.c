@@ -14,6 +14,8 @@
  */
 #include "memory.h"
 
+#include "memory-vllm.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -33,8 +35,17 @@
 /* VLLM_SPARSE_INDEXER_MAX_LOGITS_MB default: the indexer's prefill logits chunk bound. */
 #define INDEXER_MAX_LOGITS_BYTES (512ull * MIB)
 /* vLLM's CUDA-graph profiler floor, "at least 1 MiB per graph for driver overhead"
- * (gpu_model_runner.py profile_cudagraph_memory); applied here per captured graph object. */
+ * (gpu_model_runner.py profile_cudagraph_memory); a graph there is one capture size of a mode. */
 #define GRAPH_OVERHEAD_BYTES (1ull * MIB)
+/* One piecewise sub-graph's capture beyond the shared pool: 0.3 MiB, fitted on the graph
+ * memory vLLM 0.10.1.1 printed for PIECEWISE captures of 51 sizes (doc/validation.md L01:
+ * Qwen2-7B, 29 pieces, 0.50 GiB; L12: Llama-3.1-8B, 33 pieces, 0.52 GiB). */
+#define GRAPH_PIECE_BYTES (3ull * MIB / 10)
+/* A piece holding an MoE layer (routing, dispatch, grouped GEMMs: several times the kernels):
+ * 1 MiB, fitted on vLLM's own estimate for GLM-5.2 (78 layers, seed 004: 6.15 GiB,
+ * tests/src/run/test-lifecycle.c) and on gpt-oss-120b's capture (doc/validation.md L06: 1.88
+ * GiB over 36 MoE layers). */
+#define GRAPH_PIECE_MOE_BYTES (1ull * MIB)
 /* DEFAULT_VOCAB_PADDING_SIZE (vocab_parallel_embedding.py). */
 #define VOCAB_PADDING 64u
 /* Block sizes of the quantization formats. */
@@ -319,12 +330,41 @@ static const ModelWeightFormat *fmt_of(const Ctx *c, const Layers *L, ModelTenso
     return model_quant_format(c->q, L->layer, role);
 }
 
+/* vLLM runs FP8 checkpoints through Marlin's weight-only FP8 kernels on GPUs without FP8 (A100
+ * class), which replace the checkpoint's scales by bf16 ones per output column and 128-input
+ * group (model/memory-vllm.c): the layer's scale items take that size. */
+static void marlin_fp8_scales(const Ctx *c, Layers *L, guint first, uint64_t batch,
+                              const uint64_t *parts, int nparts, uint64_t in,
+                              const ModelWeightFormat *f)
+{
+    bool block = f->kind == MODEL_WFMT_FP8_BLOCK;
+    if (!(block || f->kind == MODEL_WFMT_FP8_CHANNEL || f->kind == MODEL_WFMT_FP8_TENSOR) ||
+        !model_mem_fp8_via_marlin(c->hw))
+        return;
+    uint64_t n = 0;
+    for (int i = 0; i < nparts; i++)
+        n += parts[i];
+    /* accumulators made by this call (one met again in a later layer was adjusted the first
+     * time: the figure depends on the shape alone) */
+    for (guint i = first; i < L->accs->len; i++) {
+        LayerAcc *x = g_ptr_array_index(L->accs, i);
+        if (x->comp != MODEL_MEM_QUANT_SCALES || x->bytes == 0 ||
+            g_str_has_suffix(x->suffix, "input_scale"))
+            continue;
+        x->bytes = batch * model_mem_marlin_fp8_scale_bytes(n, in, block);
+        g_free(x->dtype);
+        x->dtype = g_strdup("bf16 (Marlin repacked)");
+    }
+}
+
 static void add_linear(const Ctx *c, Layers *L, const char *name, uint64_t batch,
                        const uint64_t *parts, int nparts, uint64_t in, ModelTensorRole role,
                        bool disposed)
 {
-    add_linear_fmt(L, name, batch, parts, nparts, in, fmt_of(c, L, role), role == MODEL_ROLE_EXPERT,
-                   disposed);
+    const ModelWeightFormat *f = fmt_of(c, L, role);
+    guint first = L->accs->len;
+    add_linear_fmt(L, name, batch, parts, nparts, in, f, role == MODEL_ROLE_EXPERT, disposed);
+    marlin_fp8_scales(c, L, first, batch, parts, nparts, in, f);
 }
 
 /* A bias vector of `n` values in the checkpoint's native dtype (fp32 for gpt-oss is bf16 too). */
@@ -519,23 +559,15 @@ static void add_dense_mlp(const Ctx *c, Layers *L, const char *prefix, uint64_t 
     add_linear(c, L, n2, 1, d, 1, i, role, false);
 }
 
-static uint64_t round_up(uint64_t x, uint64_t m)
-{
-    return ceil_div(x, m) * m;
-}
-
 /* vLLM's MXFP4 MoE (quantization/mxfp4.py, Mxfp4MoEMethod.create_weights) pads the expert
- * weights for its kernels: FlashInfer's on Blackwell round the per-rank intermediate size and
- * the hidden size up to 256; Marlin / Triton elsewhere the intermediate size to 128 and the
- * hidden size to 256. gpt-oss (hidden 2880) loads 3072-wide experts. */
+ * weights for the MoE backend it picks, not for the device as such (model/memory-vllm.c):
+ * Marlin I to 128 and H to 256, FlashInfer both to 256, OAI Triton I to 64 (and H to 256 after
+ * its swizzle). gpt-oss (hidden 2880) loads 3072-wide experts. */
 static void mxfp4_pad(const Ctx *c, const ModelWeightFormat *f, uint64_t *inter, uint64_t *hidden)
 {
-    if (f->kind != MODEL_WFMT_MXFP4 || f->scheme != MODEL_QSCHEME_MXFP4 || !c->hw ||
-        c->hw->arch == NET_ARCH_UNKNOWN)
-        return; /* no kernel known: the checkpoint's own shapes */
-    bool blackwell = c->hw && (c->hw->arch == NET_ARCH_SM100 || c->hw->arch == NET_ARCH_SM103);
-    *inter = round_up(*inter, blackwell ? 256 : 128);
-    *hidden = round_up(*hidden, 256);
+    if (f->kind != MODEL_WFMT_MXFP4 || f->scheme != MODEL_QSCHEME_MXFP4)
+        return;
+    model_mem_mxfp4_pad(model_mem_mxfp4_backend(c->hw, c->e->moe_backend), inter, hidden);
 }
 
 static void layer_ffn(const Ctx *c, Layers *L, bool moe, uint32_t n_local)
@@ -934,6 +966,50 @@ static bool experts_fp4(const Ctx *c)
     return false;
 }
 
+static int32_t first_moe_layer(const ModelArch *a)
+{
+    for (uint32_t l = 0; l < a->num_layers; l++)
+        if (model_arch_layer_is_moe(a, l))
+            return (int32_t)l;
+    return 0;
+}
+
+/* The fused-MoE workspace the WorkspaceManager keeps after the profile forward (vLLM with PR
+ * 27532): the modular kernel's workspace13 + workspace2 + output for the rows reaching the
+ * experts, M = min(rows, VLLM_FUSED_MOE_CHUNK_SIZE), by backend (model/memory-vllm.c). The
+ * FlashInfer CUTLASS backend's own workspace is its moe_cutlass phase. 0 without MoE. */
+static uint64_t moe_persistent_workspace(const Ctx *c, uint64_t tokens)
+{
+    const ModelArch *a = c->a;
+    if (!a->moe || !model_vllm_has(c->e->vllm_absent, MODEL_VLLM_MOE_WORKSPACE_PERSISTENT))
+        return 0;
+    ARows r = act_rows(c, tokens);
+    uint64_t mrows = r.moe;
+    if (c->ep <= 1 && (c->dp > 1 || c->pcp > 1))
+        mrows *= c->dp > 1 ? c->dp : c->pcp;
+    const ModelWeightFormat *f = model_quant_format(c->q, first_moe_layer(a),
+                                                    MODEL_ROLE_EXPERT);
+    uint64_t il =
+        c->ep > 1 ? a->moe_intermediate_size : ceil_div(a->moe_intermediate_size, c->moe_world);
+    uint64_t H = a->hidden_size;
+    bool oai = false;
+    ModelMoeBackend be = c->e->moe_backend;
+    if (f->kind == MODEL_WFMT_MXFP4 && f->scheme == MODEL_QSCHEME_MXFP4) {
+        ModelMxfp4Backend mb = model_mem_mxfp4_backend(c->hw, be);
+        model_mem_mxfp4_pad(mb, &il, &H);
+        oai = mb == MODEL_MXFP4_TRITON;
+        if (mb == MODEL_MXFP4_FLASHINFER)
+            return 0; /* FlashInfer's MXFP4 kernels: no modular workspace */
+    }
+    ModelMoeWsShape sh = {.rows = MIN(mrows, (uint64_t)MODEL_MEM_FUSED_MOE_CHUNK),
+                          .top_k = a->num_experts_per_tok,
+                          .inter = il,
+                          .hidden = H,
+                          .local_experts = local_experts(c, 0),
+                          .mxfp4_oai = oai};
+    return model_mem_moe_workspace_bytes(be, &sh);
+}
+
 /* Fills `phases` with the candidate peak sets; returns how many. `with_sampler` adds the
  * sampler's logits (profile run, not CUDA-graph capture). */
 static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, bool replicated, APhase *ph)
@@ -1067,15 +1143,26 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, bool rep
         aph_add(p, "down_out", 2, r.moe, H, 0, "bf16", 2);
     }
     if (with_sampler) {
-        /* the dummy sampler run: logits of min(max_num_seqs, tokens) rows over the gathered
-         * vocabulary, fp32, and the probabilities computed from them */
+        /* the dummy sampler run over min(max_num_seqs, tokens) rows of the gathered
+         * vocabulary, top_k = vocab - 1 and top_p = 0.9: its peak per logit depends on the
+         * top-k/top-p kernel of the version (model/memory-vllm.c); the fused-MoE workspaces
+         * the WorkspaceManager keeps are still allocated (PR 27532) */
         uint64_t s = MIN((uint64_t)MAX(1u, c->e->max_num_seqs), tokens);
         uint64_t vp = ceil_div(a->vocab_size, VOCAB_PADDING) * VOCAB_PADDING;
+        double bpl = model_mem_sampler_bytes_per_logit(c->e->vllm_absent);
         APhase *p = &ph[n++];
         memset(p, 0, sizeof *p);
         p->phase = "sampler";
-        aph_add(p, "logits", 2, s, vp, 0, "fp32", 4);
-        aph_add(p, "probs", 2, s, vp, 0, "fp32", 4);
+        aph_add(p,
+                bpl < 20 ? "logits_probs_q (14 B per logit, Triton top-k/top-p)"
+                         : "logits_and_sort (38.7 B per logit, PyTorch sort top-k/top-p)",
+                1, (uint64_t)(bpl * (double)(s * vp)), 0, 0, "mixed", 1);
+        uint64_t scratch = model_mem_sampler_scratch_bytes(c->e->vllm_absent, s);
+        if (scratch)
+            aph_add(p, "topk_topp_triton_scratch", 1, scratch, 0, 0, "fp32", 1);
+        uint64_t ws = moe_persistent_workspace(c, tokens);
+        if (ws)
+            aph_add(p, "fused_moe_workspace (WorkspaceManager)", 1, ws, 0, 0, "bf16", 1);
     }
     return n;
 }
@@ -1098,12 +1185,21 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sample
     uint64_t H = c->a->hidden_size;
     APhase ph[8];
     int n = act_phases(c, tokens, with_sampler, replicated, ph);
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (aph_bytes(&ph[i]) > aph_bytes(&ph[best]))
-            best = i;
     uint64_t resid = r.local * H * 2, hidden = r.attn * H * 2;
-    uint64_t total = resid + hidden + aph_bytes(&ph[best]);
+    /* a forward phase holds the residual and the hidden states too; the dummy sampler runs
+     * after the forward, when they are freed (the last hidden states it keeps are one row per
+     * request, within the sampler's figure) */
+    int best = 0;
+    uint64_t best_total = 0;
+    for (int i = 0; i < n; i++) {
+        bool sampler = strcmp(ph[i].phase, "sampler") == 0;
+        uint64_t t = aph_bytes(&ph[i]) + (sampler ? 0 : resid + hidden);
+        if (i == 0 || t > best_total)
+            best = i, best_total = t;
+    }
+    if (strcmp(ph[best].phase, "sampler") == 0)
+        resid = hidden = 0;
+    uint64_t total = best_total;
     if (b) {
         build_add(b, MODEL_MEM_ACTIVATIONS, g_strdup("activations.residual"), shape2(r.local, H),
                   "bf16", resid);
@@ -1135,13 +1231,27 @@ static void plan_cudagraph(const Ctx *c, Build *b)
     uint64_t pool = plan_activations(c, largest, false, true, NULL);
     build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.pool"),
               g_strdup_printf("activations at %u tokens", largest), "bf16", pool);
-    uint64_t pieces = (uint64_t)n_layers(c) + 1; /* split at every attention op */
+    /* vLLM's profile_cudagraph_memory counts one capture descriptor (one batch size of one
+     * mode) as a graph, however many piecewise sub-graphs it records: a further size costs
+     * what its capture measured on top of the shared pool, at least 1 MiB ("at least 1 MiB
+     * per graph for driver overhead"). A piecewise capture records one graph per piece (split
+     * at every attention op); a piece's cost grows with its kernels: GRAPH_PIECE_MOE_BYTES for
+     * a piece ending in an MoE layer, GRAPH_PIECE_BYTES otherwise. A FULL capture is one
+     * graph. */
+    uint64_t moe_pieces = 0;
+    for (uint32_t l = c->l0; l < c->l1; l++)
+        moe_pieces += model_arch_layer_is_moe(c->a, l);
+    uint64_t pieces = (uint64_t)n_layers(c) + 1;
     if (m == MODEL_CUDAGRAPH_PIECEWISE || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
-        uint64_t g = (uint64_t)(n_all - 1) * pieces;
-        build_add(
-            b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.piecewise_graphs"),
-            g_strdup_printf("(%u - 1) sizes x %" G_GUINT64_FORMAT " pieces x 1 MiB", n_all, pieces),
-            "graph", g * GRAPH_OVERHEAD_BYTES);
+        uint64_t per = MAX(moe_pieces * GRAPH_PIECE_MOE_BYTES +
+                               (pieces - moe_pieces) * GRAPH_PIECE_BYTES,
+                           GRAPH_OVERHEAD_BYTES);
+        build_add(b, MODEL_MEM_CUDAGRAPH, g_strdup("cudagraph.piecewise_graphs"),
+                  g_strdup_printf("(%u - 1) sizes x (%" G_GUINT64_FORMAT
+                                  " MoE pieces x 1 MiB + %" G_GUINT64_FORMAT
+                                  " pieces x 0.3 MiB)",
+                                  n_all, moe_pieces, pieces - moe_pieces),
+                  "graph", (uint64_t)(n_all - 1) * per);
     }
     if (m == MODEL_CUDAGRAPH_FULL || m == MODEL_CUDAGRAPH_FULL_AND_PIECEWISE) {
         /* FULL: every size; FULL_AND_PIECEWISE: uniform-decode sizes up to max_num_seqs */
@@ -1175,6 +1285,41 @@ static void plan_outside(const Ctx *c, Build *b)
                   g_strdup("sampler.penalties.output_bin_counts"), shape2(rows, v), "int32",
                   rows * v * 4);
     }
+}
+
+/* ---- non-torch memory the profile run adds, inside the budget ---- */
+
+/* What vLLM's "non-torch forward increase memory" counts on CUDA (model/memory-vllm.c): the
+ * kernel modules and library workspaces the profile loads; with NCCL's cuMem on (PR 24141) the
+ * ring buffers the profile's first large TP all-reduce connects after the snapshot; the
+ * FlashInfer all-reduce + RMSNorm fusion workspace (PR 34299; DP = PP = 1 in the releases
+ * before PR 41458). Items named non_torch.* in the attn_workspace component (a workspace made
+ * during the profile, counted by the budget). */
+static void plan_non_torch(const Ctx *c, Build *b)
+{
+    if (c->npu || (c->hw && c->hw->platform != NET_PLATFORM_CUDA))
+        return;
+    const ModelEngine *e = c->e;
+    uint64_t mods = model_mem_profile_non_torch_bytes(e->vllm_release);
+    if (mods)
+        build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("non_torch.profile_run_modules"),
+                  g_strdup("fitted: 0.13 GiB"), "-", mods);
+    if (c->tp <= 1)
+        return;
+    if (model_vllm_has(e->vllm_absent, MODEL_VLLM_NCCL_CUMEM_LAZY_CONNECT) &&
+        !c->reserved_in_budget) {
+        uint32_t ch = model_mem_nccl_channels(c->hw);
+        build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("non_torch.nccl_tp_ring_buffers"),
+                  g_strdup_printf("%u channels x (6 MiB recv + 6 MiB send)", ch), "uint8",
+                  model_mem_nccl_ring_bytes(ch));
+    }
+    uint64_t fi = model_mem_fi_allreduce_workspace_bytes(c->hw, c->tp);
+    if (fi && e->cudagraph_mode != MODEL_CUDAGRAPH_NONE && c->dp <= 1 &&
+        c->pl->par.pipeline_parallel_size <= 1 &&
+        model_vllm_has(e->vllm_absent, MODEL_VLLM_FI_ALLREDUCE_FUSION_DEFAULT))
+        build_add(b, MODEL_MEM_ATTN_WORKSPACE,
+                  g_strdup("non_torch.flashinfer_allreduce_fusion_workspace"),
+                  g_strdup_printf("4 x TP %u x max_size", c->tp), "uint8", fi);
 }
 
 /* ---- reserved: runtime context and communicator buffers ---- */
@@ -1229,6 +1374,7 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
     plan_activations(c, MAX(1u, c->e->max_num_batched_tokens), true, false, &b);
     plan_cudagraph(c, &b);
     plan_reserved(c, &b);
+    plan_non_torch(c, &b);
     plan_outside(c, &b);
 
     /* vLLM's non-KV memory: everything but the KV cache and what no budget counts; the
@@ -1596,6 +1742,7 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
     m->context_bytes = context_bytes(&c);
     m->cudagraph_in_budget = engine->cudagraph_memory_profiling;
     m->reserved_in_budget = c.reserved_in_budget;
+    m->vllm_release = engine->vllm_release;
     {
         for (uint32_t l = 0; l < arch->num_layers && !m->experts_nvfp4; l++)
             if (model_arch_layer_is_moe(arch, l))
@@ -1656,6 +1803,26 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
     g_array_unref(classes);
     g_free(cls_of);
     return m;
+}
+
+void model_mem_vllm_split(const ModelMemPlan *m, const ModelMemRank *r, ModelVllmSplit *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < MODEL_MEM_COUNT; i++)
+        if (model_mem_in_non_kv((ModelMemComponent)i, m->cudagraph_in_budget,
+                                m->reserved_in_budget))
+            out->total += r->bytes[i];
+    out->weights = r->bytes[MODEL_MEM_WEIGHTS] + r->bytes[MODEL_MEM_QUANT_SCALES] +
+                   r->bytes[MODEL_MEM_DERIVED_WEIGHTS];
+    out->cudagraph = m->cudagraph_in_budget ? r->bytes[MODEL_MEM_CUDAGRAPH] : 0;
+    out->non_torch = m->reserved_in_budget ? r->bytes[MODEL_MEM_RESERVED] : 0;
+    for (guint i = 0; r->items && i < r->items->len; i++) {
+        const ModelMemItem *it = g_ptr_array_index(r->items, i);
+        if (g_str_has_prefix(it->name, "non_torch."))
+            out->non_torch += it->bytes;
+    }
+    uint64_t rest = out->weights + out->cudagraph + out->non_torch;
+    out->torch_peak = out->total > rest ? out->total - rest : 0;
 }
 
 void model_memory_plan_free(ModelMemPlan *m)

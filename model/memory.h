@@ -135,6 +135,9 @@ typedef struct {
     bool experts_nvfp4;       /* the routed experts are NVFP4 (their MoE kernels quantize the
                                  activations to FP4 too) */
     ModelVllmLines vllm;      /* the start-up log lines of the tightest rank */
+    ModelVllmRelease vllm_release; /* the release simulated (engine.vllm_version), for the
+                                      wording of the start-up lines; 0 = main (or a plan read
+                                      back from the database) */
     GPtrArray *diags;         /* SchedDiag*, owned: kv_budget, oom */
     ModelPhaseRow (*phases)[MODEL_PHASE_COUNT]; /* [world] per phase; NULL until
                                                    model_lifecycle_plan */
@@ -148,6 +151,16 @@ typedef struct {
 #define MODEL_MEM_NON_KV_UNDERESTIMATE 0.085
 
 const char *model_mem_component_name(ModelMemComponent c);
+
+/* vLLM's own split of a rank's non-KV memory (gpu_worker's DEBUG line "Total non KV cache
+ * memory: ...; torch peak memory increase: ...; non-torch forward increase memory: ...; weights
+ * memory: ..."): weights = weights + quant scales + derived weights; non-torch = the items
+ * named non_torch.* (model/memory-vllm.h) and the communicators when they are inside the
+ * budget; torch peak = the rest of the non-KV memory but the CUDA-graph estimate. */
+typedef struct {
+    uint64_t total, torch_peak, non_torch, weights, cudagraph;
+} ModelVllmSplit;
+void model_mem_vllm_split(const ModelMemPlan *m, const ModelMemRank *r, ModelVllmSplit *out);
 
 /* Plans memory for every rank. `lowered` is the lowered program (for activation shapes); may be
  * NULL, then activations come from the architecture alone. Never fails: problems are

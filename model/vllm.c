@@ -1,6 +1,9 @@
 /* model/vllm.c — names of the vLLM behaviours of model/vllm.h. */
 #include "vllm.h"
 
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
@@ -18,6 +21,11 @@ static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_DSA_MODELS_ON_V2_RUNNER] = "dsa_models_on_v2_runner",
     [MODEL_VLLM_ROCM_GLM_DSA_ON_V1_RUNNER] = "rocm_glm_dsa_on_v1_runner",
     [MODEL_VLLM_ASYNC_SCHEDULING_DEFAULT] = "async_scheduling_default",
+    [MODEL_VLLM_NCCL_CUMEM_LAZY_CONNECT] = "nccl_cumem_lazy_connect",
+    [MODEL_VLLM_MOE_WORKSPACE_PERSISTENT] = "moe_workspace_persistent",
+    [MODEL_VLLM_TRITON_TOPK_TOPP_SAMPLER] = "triton_topk_topp_sampler",
+    [MODEL_VLLM_FI_ALLREDUCE_FUSION_DEFAULT] = "flashinfer_allreduce_rms_fusion_default",
+    [MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT] = "cudagraph_memory_profiling_default",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)
@@ -33,4 +41,45 @@ bool model_vllm_behaviour_parse(const char *s, ModelVllmBehaviour *out)
             return true;
         }
     return false;
+}
+
+bool model_vllm_release_parse(const char *s, ModelVllmRelease *out)
+{
+    if (!s)
+        return false;
+    if (*s == 'v' || *s == 'V')
+        s++;
+    unsigned v[4] = {0, 0, 0, 0};
+    int n = 0;
+    const char *p = s;
+    while (n < 4) {
+        if (!g_ascii_isdigit(*p))
+            return false;
+        char *end = NULL;
+        unsigned long x = strtoul(p, &end, 10);
+        if (x > 255)
+            return false;
+        v[n++] = (unsigned)x;
+        p = end;
+        if (*p == '\0')
+            break;
+        if (*p != '.')
+            return false;
+        p++;
+    }
+    if (*p || n < 2)
+        return false;
+    *out = MODEL_VLLM_RELEASE(v[0], v[1], v[2], v[3]);
+    return *out != 0;
+}
+
+char *model_vllm_release_format(ModelVllmRelease r, char *buf, size_t n)
+{
+    if (r == 0)
+        snprintf(buf, n, "main");
+    else if (r & 0xff)
+        snprintf(buf, n, "%u.%u.%u.%u", r >> 24, (r >> 16) & 0xff, (r >> 8) & 0xff, r & 0xff);
+    else
+        snprintf(buf, n, "%u.%u.%u", r >> 24, (r >> 16) & 0xff, (r >> 8) & 0xff);
+    return buf;
 }

@@ -2,15 +2,16 @@
  * depend on them consult them.
  *
  * Which behaviours a run has comes from the version table (model/presets/vllm-versions.yaml,
- * read by src/input/vllm-version.c): `engine.vllm_version` (only `main` so far: the table records no
- * release tags yet) and `engine.vllm_without: [PR, ...]` — vLLM as it was before those PRs,
- * i.e. without the behaviours they introduced. doc/lifecycle.md has the table and each
+ * read by src/input/vllm-version.c): `engine.vllm_version` (a release tag 0.10.0 ... or `main`:
+ * every PR the table dates after the tag is absent) and `engine.vllm_without: [PR, ...]` — vLLM
+ * as it was before those PRs, i.e. without the behaviours they introduced. doc/lifecycle.md has the table and each
  * mechanism's formula.
  */
 #ifndef MODEL_VLLM_H
 #define MODEL_VLLM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum {
@@ -72,6 +73,23 @@ typedef enum {
      * issue 27679): the scheduler prepares step n + 1 while step n runs on the GPU. Before it,
      * off unless --async-scheduling was given. */
     MODEL_VLLM_ASYNC_SCHEDULING_DEFAULT,
+    /* NCCL's own default applies (PR 24141 removed vLLM's NCCL_CUMEM_ENABLE=0): cuMem on, so
+     * NCCL connects an algorithm's buffers on the first collective that uses it
+     * (NCCL_RUNTIME_CONNECT, src/enqueue.cc). The profile run's first large all-reduce connects
+     * the ring buffers after vLLM's snapshot: inside the KV budget (model/memory-vllm.c). */
+    MODEL_VLLM_NCCL_CUMEM_LAZY_CONNECT,
+    /* The modular fused-MoE kernels take their workspaces from the WorkspaceManager (PR 27532):
+     * kept allocated after the profile forward, so they add to the dummy sampler's peak. */
+    MODEL_VLLM_MOE_WORKSPACE_PERSISTENT,
+    /* The dummy sampler's top-k/top-p runs the Triton pivot kernel in place (PR 33538) instead
+     * of a PyTorch sort (~37 B per logit at the peak instead of ~14). */
+    MODEL_VLLM_TRITON_TOPK_TOPP_SAMPLER,
+    /* The FlashInfer all-reduce + RMSNorm fusion is on by default at -O2 (PR 34299) on CUDA
+     * SM90 / SM100 with TP > 1: its IPC workspace is made during the profile run. */
+    MODEL_VLLM_FI_ALLREDUCE_FUSION_DEFAULT,
+    /* VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 (v0.21.0): the CUDA-graph estimate
+     * is subtracted from the KV budget (engine.cudagraph_memory_profiling's default). */
+    MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 
@@ -85,6 +103,21 @@ typedef uint32_t ModelVllmAbsent;
 static inline bool model_vllm_has(ModelVllmAbsent absent, ModelVllmBehaviour b)
 {
     return !(absent & (1u << b));
+}
+
+/* A vLLM release as one comparable number: 0.19.1 = 0x00130100, 0.10.1.1 = 0x000a0101;
+ * 0 = main (newer than every release). */
+typedef uint32_t ModelVllmRelease;
+#define MODEL_VLLM_RELEASE(maj, min, patch, sub)                                                  \
+    ((ModelVllmRelease)(((maj) << 24) | ((min) << 16) | ((patch) << 8) | (sub)))
+/* Parses "0.19.0", "v0.10.1.1", "0.19" (= 0.19.0); false for anything else (and for "main"). */
+bool model_vllm_release_parse(const char *s, ModelVllmRelease *out);
+/* "0.19.0" / "0.10.1.1" / "main" into buf (>= 24 bytes); returns buf. */
+char *model_vllm_release_format(ModelVllmRelease r, char *buf, size_t n);
+/* Whether the run's vLLM is `r` or newer (main is newer than every release). */
+static inline bool model_vllm_at_least(ModelVllmRelease run, ModelVllmRelease r)
+{
+    return run == 0 || run >= r;
 }
 
 #endif

@@ -39,7 +39,9 @@ int cli_report(int argc, char **argv)
         return code;
     const QueryRun *r = o.run[0];
     g_autoptr(GError) err = NULL;
-    g_autoptr(ModelMemPlan) mem = query_memory_load(o.st, r->info.id, memory_detail, &err);
+    /* the items always: vLLM's DEBUG split of the start-up lines reads the non_torch.* ones
+     * (model_mem_vllm_split); --memory-detail decides what is printed */
+    g_autoptr(ModelMemPlan) mem = query_memory_load(o.st, r->info.id, true, &err);
     if (err) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;

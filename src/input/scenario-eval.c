@@ -141,6 +141,7 @@ static bool eval_env(Loader *ld, const YamlDocNode *env, ModelSetup *ms, Scenari
         const char *val = v && v->text ? v->text : "";
         if (strcmp(k->text, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") == 0) {
             ms->engine.cudagraph_memory_profiling = env_truthy(val);
+            ms->engine.given |= MODEL_ENGINE_GIVEN_CUDAGRAPH_MEMORY_PROFILING;
             continue;
         }
         if (strcmp(k->text, "VLLM_ROCM_USE_AITER") == 0) {

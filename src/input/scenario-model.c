@@ -312,7 +312,7 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         !yamldoc_get_number(&ld->doc, n, "jit_compile_s", 0, false, 86400,
                             "(seconds one Triton kernel takes to JIT-compile)", &e->jit_compile_s))
         return false;
-    if (!vllm_version_apply(&ld->doc, m, &e->vllm_absent, notes))
+    if (!vllm_version_apply(&ld->doc, m, &e->vllm_absent, &e->vllm_release, notes))
         return false;
     static const struct {
         const char *key;
@@ -321,7 +321,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
                  {"max_num_batched_tokens", MODEL_ENGINE_GIVEN_MAX_NUM_BATCHED_TOKENS},
                  {"max_num_seqs", MODEL_ENGINE_GIVEN_MAX_NUM_SEQS},
                  {"v2_model_runner", MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER},
-                 {"async_scheduling", MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING}};
+                 {"async_scheduling", MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING},
+                 {"cudagraph_memory_profiling", MODEL_ENGINE_GIVEN_CUDAGRAPH_MEMORY_PROFILING}};
     for (size_t i = 0; i < G_N_ELEMENTS(given); i++)
         if (yamldoc_map_get(m, given[i].key))
             e->given |= given[i].bit;

@@ -9,7 +9,9 @@
 #include "scenario-error.h"
 
 typedef struct {
-    int64_t pr;
+    int64_t pr; /* 0: a default flipped at a release, named by `id` */
+    char *id;
+    ModelVllmRelease release; /* the first release that has it */
     char *title;
     GPtrArray *changes; /* char*: behaviour ids */
 } PrRow;
@@ -23,12 +25,21 @@ typedef struct {
     GPtrArray *prs;        /* PrRow*, ascending */
     GPtrArray *behaviours; /* BehaviourRow* */
     char *known;           /* "40996, 48446, ..." */
+    ModelVllmRelease first, newest; /* the release tags engine.vllm_version accepts */
 } Table;
 
 static gint cmp_pr(gconstpointer a, gconstpointer b)
 {
     const PrRow *x = *(PrRow *const *)a, *y = *(PrRow *const *)b;
     return (x->pr > y->pr) - (x->pr < y->pr);
+}
+
+static ModelVllmRelease release_of(const YamlDocNode *n, const char *what)
+{
+    ModelVllmRelease r = 0;
+    if (!n || !n->text || !model_vllm_release_parse(n->text, &r))
+        g_error("vllm-versions.yaml: %s needs a release tag (\"0.19.0\")", what);
+    return r;
 }
 
 /* The table is ranksim's own data: a malformed one is a build error, caught by the tests. */
@@ -52,6 +63,11 @@ static Table *load_table(void)
     const YamlDocNode *bs = yamldoc_map_get(root, "behaviours");
     if (!prs || prs->type != YAMLDOC_SEQ || !bs || bs->type != YAMLDOC_SEQ)
         g_error("vllm-versions.yaml: prs and behaviours must be lists");
+    const YamlDocNode *rels = yamldoc_map_get(root, "releases");
+    if (!rels || rels->type != YAMLDOC_MAP)
+        g_error("vllm-versions.yaml: releases must be a mapping of first and newest");
+    t->first = release_of(yamldoc_map_get(rels, "first"), "releases.first");
+    t->newest = release_of(yamldoc_map_get(rels, "newest"), "releases.newest");
     for (guint i = 0; i < bs->items->len; i++) {
         const YamlDocNode *b = g_ptr_array_index(bs->items, i);
         const YamlDocNode *id = yamldoc_map_get(b, "id"), *what = yamldoc_map_get(b, "what");
@@ -66,10 +82,14 @@ static Table *load_table(void)
         const YamlDocNode *p = g_ptr_array_index(prs->items, i);
         const YamlDocNode *n = yamldoc_map_get(p, "pr"), *title = yamldoc_map_get(p, "title");
         const YamlDocNode *ch = yamldoc_map_get(p, "changes");
-        if (!n || !n->text || !title || !title->text || !ch || ch->type != YAMLDOC_SEQ)
-            g_error("vllm-versions.yaml:%u: a PR needs pr, title and changes", p->line);
+        const YamlDocNode *id = yamldoc_map_get(p, "id");
+        if ((!n || !n->text) == (!id || !id->text) || !title || !title->text || !ch ||
+            ch->type != YAMLDOC_SEQ)
+            g_error("vllm-versions.yaml:%u: a row needs pr (or id), title and changes", p->line);
         PrRow *r = g_new0(PrRow, 1);
-        r->pr = g_ascii_strtoll(n->text, NULL, 10);
+        r->pr = n && n->text ? g_ascii_strtoll(n->text, NULL, 10) : 0;
+        r->id = id && id->text ? g_strdup(id->text) : NULL;
+        r->release = release_of(yamldoc_map_get(p, "release"), "every row");
         r->title = g_strdup(title->text);
         r->changes = g_ptr_array_new();
         for (guint k = 0; k < ch->items->len; k++) {
@@ -89,8 +109,9 @@ static Table *load_table(void)
     g_ptr_array_sort(t->prs, cmp_pr);
     GString *known = g_string_new(NULL);
     for (guint i = 0; i < t->prs->len; i++)
-        g_string_append_printf(known, "%s%" G_GINT64_FORMAT, i ? ", " : "",
-                               ((PrRow *)g_ptr_array_index(t->prs, i))->pr);
+        if (((PrRow *)g_ptr_array_index(t->prs, i))->pr)
+            g_string_append_printf(known, "%s%" G_GINT64_FORMAT, known->len ? ", " : "",
+                                   ((PrRow *)g_ptr_array_index(t->prs, i))->pr);
     t->known = g_string_free(known, FALSE);
     return t;
 }
@@ -121,20 +142,59 @@ static const BehaviourRow *behaviour(const Table *t, const char *id)
     return NULL;
 }
 
-bool vllm_version_apply(YamlDoc *d, const YamlDocNode *m, ModelVllmAbsent *absent, GPtrArray *notes)
+/* The behaviours a release lacks: those of every row the table dates after it. */
+static void release_absent(const Table *t, ModelVllmRelease rel, ModelVllmAbsent *absent)
+{
+    for (guint i = 0; i < t->prs->len; i++) {
+        const PrRow *row = g_ptr_array_index(t->prs, i);
+        if (row->release <= rel)
+            continue;
+        for (guint k = 0; k < row->changes->len; k++) {
+            ModelVllmBehaviour b;
+            if (model_vllm_behaviour_parse(g_ptr_array_index(row->changes, k), &b))
+                *absent |= 1u << b;
+        }
+    }
+}
+
+bool vllm_version_release(const char *s, ModelVllmRelease *rel, ModelVllmAbsent *absent,
+                          GError **error)
+{
+    const Table *t = table();
+    *rel = 0;
+    if (strcmp(s, "main") == 0)
+        return true;
+    char a[24], b[24];
+    if (!model_vllm_release_parse(s, rel) || *rel < t->first ||
+        (*rel & 0xffff0000u) > (t->newest & 0xffff0000u)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "'%s' is not a vLLM release ranksim's version table covers; valid: a "
+                    "release tag from %s to %s.x (e.g. 0.19.0), or main",
+                    s, model_vllm_release_format(t->first, a, sizeof a),
+                    model_vllm_release_format(t->newest & 0xffff0000u, b, sizeof b));
+        *rel = 0;
+        return false;
+    }
+    release_absent(t, *rel, absent);
+    return true;
+}
+
+bool vllm_version_apply(YamlDoc *d, const YamlDocNode *m, ModelVllmAbsent *absent,
+                        ModelVllmRelease *release, GPtrArray *notes)
 {
     const Table *t = table();
     const YamlDocNode *v = yamldoc_map_get(m, "vllm_version");
+    *release = 0;
     if (v) {
         const char *s = NULL;
-        if (!yamldoc_get_string(d, v, "vllm_version", "main", &s))
+        if (!yamldoc_get_string(d, v, "vllm_version", "main or a release tag", &s))
             return false;
-        if (strcmp(s, "main") != 0)
+        g_autoptr(GError) e = NULL;
+        if (!vllm_version_release(s, release, absent, &e))
             return yamldoc_fail(d, v, "vllm_version",
-                                "'%s': the version table records no releases yet; valid: main "
-                                "(for vLLM before given PRs, engine.vllm_without: [PR, ...] "
-                                "with PRs %s)",
-                                s, t->known);
+                                "%s (for vLLM before given PRs, engine.vllm_without: [PR, "
+                                "...] with PRs %s)",
+                                e->message, t->known);
     }
     const YamlDocNode *w = yamldoc_map_get(m, "vllm_without");
     if (!w)

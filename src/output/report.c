@@ -473,19 +473,39 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
     if (v->rank < 0)
         return;
     int failed = failed_phase(m, v->rank);
-    fprintf(out, "\nvLLM start-up as its log would read (rank %d, the tightest):\n", v->rank);
+    char rel[24];
+    fprintf(out, "\nvLLM start-up as its log would read (vLLM %s; rank %d, the tightest):\n",
+            model_vllm_release_format(m->vllm_release, rel, sizeof rel), v->rank);
     if (failed == MODEL_PHASE_LOAD_WEIGHTS) {
         vllm_stops(out, failed);
         return;
     }
-    fprintf(out, "  Model loading took %.2f GiB memory\n", gib((double)v->loading_bytes));
+    /* "Model loading took X GiB and S seconds" with four decimals up to 0.10, "X GiB memory"
+     * with two from 0.11 (gpu_model_runner.py load_model; the logs of tests/data/memory) */
+    bool old = m->vllm_release && m->vllm_release < MODEL_VLLM_RELEASE(0, 11, 0, 0);
+    if (old)
+        fprintf(out, "  Model loading took %.4f GiB\n", gib((double)v->loading_bytes));
+    else
+        fprintf(out, "  Model loading took %.2f GiB memory\n", gib((double)v->loading_bytes));
     if (failed == MODEL_PHASE_PROFILE_RUN) {
         vllm_stops(out, failed);
         return;
     }
+    const ModelMemRank *x = &m->ranks[v->rank];
+    /* gpu_worker.py determine_available_memory's DEBUG line (VLLM_LOGGING_LEVEL=DEBUG), from
+     * utils/mem_utils.py MemoryProfilingResult: vLLM's own split of the non-KV memory */
+    ModelVllmSplit sp;
+    model_mem_vllm_split(m, x, &sp);
+    fprintf(out,
+            "  (DEBUG) Memory profiling takes - seconds. Total non KV cache memory: %.2fGiB; "
+            "torch peak memory increase: %.2fGiB; non-torch forward increase memory: %.2fGiB; "
+            "weights memory: %.2fGiB.\n",
+            gib((double)(sp.total - sp.cudagraph)), gib((double)sp.torch_peak),
+            gib((double)sp.non_torch), gib((double)sp.weights));
+    if (sp.cudagraph)
+        fprintf(out, "  Estimated CUDA graph memory: %.2f GiB total\n", gib((double)sp.cudagraph));
     /* the band: ranksim's non-KV has been up to MODEL_MEM_NON_KV_UNDERESTIMATE low and its
      * median KV error is a few percent high (doc/validation.md) */
-    const ModelMemRank *x = &m->ranks[v->rank];
     double band = MODEL_MEM_NON_KV_UNDERESTIMATE * (double)non_kv(m, x);
     fprintf(out,
             "  Available KV cache memory: %.2f GiB (on hardware down to %.2f GiB: ranksim's "
@@ -698,6 +718,11 @@ static void add_memory_json(JsonBuilder *b, const ModelMemPlan *m, bool detail)
         json_builder_set_member_name(b, "max_concurrency");
         json_builder_add_double_value(b, m->vllm.max_concurrency);
         add_int(b, "kv_block_size", m->vllm.kv_block_size);
+        ModelVllmSplit sp;
+        model_mem_vllm_split(m, &m->ranks[m->vllm.rank], &sp);
+        add_int(b, "torch_peak_increase_bytes", (int64_t)sp.torch_peak);
+        add_int(b, "non_torch_increase_bytes", (int64_t)sp.non_torch);
+        add_int(b, "weights_memory_bytes", (int64_t)sp.weights);
         json_builder_end_object(b);
     }
     json_builder_set_member_name(b, "ranks");

@@ -55,9 +55,11 @@ void runner_labels(const Scenario *sc, RunnerLabels *out)
     if (p->enable_sequence_parallel)
         g_string_append_printf(l, "%sSP", sep);
     out->layout = g_string_free(l, FALSE);
-    GString *v = g_string_new("main");
+    char rel[24];
+    GString *v = g_string_new(model_vllm_release_format(sc->engine.vllm_release, rel, sizeof rel));
     const char *lead = " without ";
-    for (int b = 0; b < MODEL_VLLM_BEHAVIOUR_COUNT; b++)
+    /* a release lists no behaviours: the table's (doc/lifecycle.md) */
+    for (int b = 0; b < MODEL_VLLM_BEHAVIOUR_COUNT && !sc->engine.vllm_release; b++)
         if (!model_vllm_has(sc->engine.vllm_absent, (ModelVllmBehaviour)b)) {
             g_string_append_printf(v, "%s%s", lead,
                                    model_vllm_behaviour_name((ModelVllmBehaviour)b));

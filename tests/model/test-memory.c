@@ -80,6 +80,18 @@ static const ModelMemItem *find_item(const ModelMemRank *r, const char *name)
     return NULL;
 }
 
+/* The bytes of the items whose name starts with `prefix` (0 when none). */
+static uint64_t prefix_bytes(const ModelMemRank *r, const char *prefix)
+{
+    uint64_t t = 0;
+    for (guint i = 0; i < r->items->len; i++) {
+        const ModelMemItem *it = g_ptr_array_index(r->items, i);
+        if (g_str_has_prefix(it->name, prefix))
+            t += it->bytes;
+    }
+    return t;
+}
+
 /* Whether layer `l` is in the list of an item named "layers.<list>.<tensor>". */
 static bool item_has_layer(const char *name, uint32_t l, uint32_t *n_layers)
 {
@@ -180,7 +192,10 @@ Test(workspace, in_the_plan_of_the_seed_config)
             const ModelMemItem *tk = find_item(&f.mem->ranks[r], "indexer.topk_indices_buffer");
             cr_assert_not_null(tk);
             cr_assert_eq(tk->bytes, (uint64_t)mnbt[i] * 2048 * 4);
-            cr_assert_eq(f.mem->ranks[r].bytes[MODEL_MEM_ATTN_WORKSPACE], tk->bytes);
+            /* and the non-torch memory the profile adds (issue 25: non_torch.* items) */
+            cr_assert_eq(f.mem->ranks[r].bytes[MODEL_MEM_ATTN_WORKSPACE] -
+                             prefix_bytes(&f.mem->ranks[r], "non_torch."),
+                         tk->bytes);
         }
     }
     /* other backends: FlashInfer dense MLA keeps the 394 MiB buffer; FlashMLA none */
@@ -538,6 +553,8 @@ Test(budget, communicators_and_the_v2_sampler_follow_the_snapshot)
     cr_assert_eq(pen->bytes, 1024ull * 154880 * 4, "[max_num_seqs, vocab] int32");
     cr_assert_eq(pen->component, MODEL_MEM_ATTN_WORKSPACE);
     int64_t main_budget = k->kv_budget_bytes;
+    uint64_t ring = prefix_bytes(k, "non_torch.nccl_tp_ring_buffers");
+    cr_assert(ring > 0, "TP2 with NCCL's cuMem on: the profile connects the ring buffers");
     uint64_t sum = 0;
     for (int c = 0; c < MODEL_MEM_COUNT; c++)
         if (c != MODEL_MEM_KV_CACHE && c != MODEL_MEM_OUTSIDE_BUDGET && c != MODEL_MEM_RESERVED)
@@ -552,7 +569,10 @@ Test(budget, communicators_and_the_v2_sampler_follow_the_snapshot)
     cr_assert(f.mem->reserved_in_budget);
     pen = find_item(k, "sampler.penalties.output_bin_counts");
     cr_assert_eq(pen->component, MODEL_MEM_OUTSIDE_BUDGET);
-    cr_assert_eq(k->kv_budget_bytes, main_budget - (int64_t)comm + (int64_t)pen->bytes);
+    /* ...and no NCCL ring buffers connected after the snapshot: the communicators made
+     * before the profile hold them (issue 25, model/memory-vllm.c) */
+    cr_assert_eq(k->kv_budget_bytes, main_budget - (int64_t)comm + (int64_t)pen->bytes +
+                                         (int64_t)ring);
 
     /* vLLM-Ascend keeps its communicators (2 x HCCL_BUFFSIZE each) inside the budget */
     f.engine.vllm_absent = 0;
@@ -773,11 +793,12 @@ Test(invariants, activations_are_a_peak_not_a_sum)
             seen[phases++] = ph;
     }
     cr_assert_eq(phases, 1);
-    /* twice the batched tokens: about twice the peak (the sampler does not grow) */
+    /* twice the batched tokens: nearly twice the peak (the persistent fused-MoE workspace
+     * grows with them, the sampler's logits do not) */
     f.engine.max_num_batched_tokens = 16384;
     plan(&f);
     uint64_t a2 = f.mem->ranks[0].bytes[MODEL_MEM_ACTIVATIONS];
-    cr_assert(a2 > a1 * 19 / 10 && a2 <= a1 * 2, "%lu vs %lu", (unsigned long)a2,
+    cr_assert(a2 > a1 * 17 / 10 && a2 <= a1 * 2, "%lu vs %lu", (unsigned long)a2,
               (unsigned long)a1);
     teardown(&f);
 }
@@ -789,13 +810,15 @@ Test(invariants, cudagraph_estimate)
     f.engine.cudagraph_mode = MODEL_CUDAGRAPH_NONE;
     plan(&f);
     cr_assert_eq(f.mem->ranks[0].bytes[MODEL_MEM_CUDAGRAPH], 0);
-    /* PIECEWISE, max_num_seqs 256: 51 capture sizes (1, 2, 4, 8..248 by 8, 256..512 by 16), 62
-     * pieces (61 attention splits) per size beyond the first at 1 MiB each */
+    /* PIECEWISE, max_num_seqs 256: 51 capture sizes (1, 2, 4, 8..248 by 8, 256..512 by 16);
+     * vLLM's estimate counts one graph per size, as its second capture measured: per size
+     * beyond the first, 58 MoE pieces x 1 MiB + 4 pieces (3 dense layers and the tail) x 0.3
+     * MiB (issue 25; it was 62 pieces x 1 MiB) */
     f.engine.cudagraph_mode = MODEL_CUDAGRAPH_PIECEWISE;
     plan(&f);
     const ModelMemItem *g = find_item(&f.mem->ranks[0], "cudagraph.piecewise_graphs");
     cr_assert_not_null(g);
-    cr_assert_eq(g->bytes, 50ull * 62 * MIB);
+    cr_assert_eq(g->bytes, 50ull * (58 * MIB + 4 * (3 * MIB / 10)));
     cr_assert_null(find_item(&f.mem->ranks[0], "cudagraph.full_graphs"));
     /* FULL_AND_PIECEWISE adds FULL graphs for decode sizes up to max_num_seqs (35 sizes) */
     f.engine.cudagraph_mode = MODEL_CUDAGRAPH_FULL_AND_PIECEWISE;

@@ -96,12 +96,37 @@ Test(vllm_version, unknown_pr_and_version_are_refused)
                        r.err);
     cr_assert_not_null(strstr(r.err, "50791"), "%s", r.err);
     result_clear(&r);
-    r = run(path, db, "engine.vllm_version=v0.11.0");
-    cr_assert_eq(r.code, 2);
-    cr_assert_not_null(strstr(r.err, "valid: main"), "%s", r.err);
+    /* release tags from 0.10.0 to the newest the table lists (issue 25), and main */
+    const char *bad[] = {"engine.vllm_version=0.9.2", "engine.vllm_version=1.0.0",
+                         "engine.vllm_version=0.19.x"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        r = run(path, db, bad[i]);
+        cr_assert_eq(r.code, 2, "%s", bad[i]);
+        cr_assert_not_null(strstr(r.err, "valid: a release tag from 0.10.0 to"), "%s", r.err);
+        result_clear(&r);
+    }
+    const char *good[] = {"engine.vllm_version=main", "engine.vllm_version=v0.11.0",
+                          "engine.vllm_version=0.10.1.1", "engine.vllm_version=0.19"};
+    for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+        r = run(path, db, good[i]);
+        cr_assert_eq(r.code, 0, "%s: %s", good[i], r.err);
+        result_clear(&r);
+    }
+}
+
+/* A release lacks every PR the table dates after it: vLLM 0.19.0 predates PR 55879 (the sized
+ * sparse-MLA workspace, dated 0.27.0), so 3,300 tokens crash as with vllm_without [55879]. */
+Test(vllm_version, a_release_lacks_the_later_prs)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "r.db", NULL);
+    g_autofree char *over = scenario(dir, 3300);
+    Result r = run(over, db, "engine.vllm_version=0.19.0");
+    cr_assert_neq(r.code, 0, "%s", r.out);
+    cr_assert_neq(r.code, 2, "%s", r.err);
     result_clear(&r);
-    r = run(path, db, "engine.vllm_version=main");
-    cr_assert_eq(r.code, 0, "%s", r.err);
+    r = run(over, db, "engine.vllm_version=main");
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
     result_clear(&r);
 }
 

@@ -1,0 +1,226 @@
+/* model/memory-vllm.c — start-up memory items by vLLM version and kernel backend; see
+ * memory-vllm.h for the contract and doc/lifecycle.md for the behaviour table. */
+#include "memory-vllm.h"
+
+#define MIB (1024ull * 1024ull)
+
+/* ---- the dummy sampler ---- */
+
+/* Triton top-k/top-p (PR 33538, in place on the fp32 logits): what stays allocated at the peak
+ * of Sampler.forward is the bf16 logits compute_logits returned (2 B), their fp32 copy (4 B),
+ * the probabilities (4 B) and random_sample's exponential draw q (4 B): 14 B per logit
+ * (vllm/v1/sample/sampler.py, ops/topk_topp_sampler.py; research notes issue25 section 2b). */
+#define SAMPLER_TRITON_BYTES 14.0
+/* PyTorch sort path (before PR 33538): logits.sort() values and int64 indices, the masks, the
+ * softmax of the sorted logits, the scatter back and the radix sort's scratch on top of the
+ * bf16 and fp32 logits. Fitted on the fit half of tests/data/memory/startup.csv (vLLM 0.11.0
+ * on H100, 1,024 rows: Llama-3.1-8B 4.76 GiB, Qwen3-0.6B 5.56, gpt-oss-20b 7.38, Llama-3.3-70B
+ * FP8 TP2 4.84 of torch peak): 38.7 B per logit; PR 32558 measured 37 B for the top-k sort
+ * alone (1.25 GB for 256 x 131,072). */
+#define SAMPLER_SORT_BYTES 38.7
+/* "around ~80 MiB of extra VRAM" for the Triton kernel's [num_programs, V] buffers (PR 33538's
+ * description); the kernel runs for batches of 8 rows or more (apply_top_k_top_p). */
+#define SAMPLER_TRITON_SCRATCH (80ull * MIB)
+#define SAMPLER_TRITON_MIN_ROWS 8u
+
+double model_mem_sampler_bytes_per_logit(ModelVllmAbsent absent)
+{
+    return model_vllm_has(absent, MODEL_VLLM_TRITON_TOPK_TOPP_SAMPLER) ? SAMPLER_TRITON_BYTES
+                                                                         : SAMPLER_SORT_BYTES;
+}
+
+uint64_t model_mem_sampler_scratch_bytes(ModelVllmAbsent absent, uint64_t rows)
+{
+    return model_vllm_has(absent, MODEL_VLLM_TRITON_TOPK_TOPP_SAMPLER) &&
+                   rows >= SAMPLER_TRITON_MIN_ROWS
+               ? SAMPLER_TRITON_SCRATCH
+               : 0;
+}
+
+/* ---- the fused-MoE workspace ---- */
+
+/* DeepGEMM's grouped GEMM aligns each expert's rows to its M block (deep_gemm
+ * get_m_alignment_for_contiguous_layout, 128): M_sum = M x top-k + E_local x (128 - 1),
+ * rounded up (vllm/model_executor/layers/fused_moe/deep_gemm_moe.py workspace_shapes). */
+#define DEEP_GEMM_M_BLOCK 128u
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+uint64_t model_mem_moe_workspace_bytes(ModelMoeBackend backend, const ModelMoeWsShape *s)
+{
+    /* TritonExperts.workspace_shapes (fused_moe.py): workspace13 (M, top-k, max(N / 2, K)),
+     * workspace2 (M, top-k, max(N, K)), output (M, K), N = 2 x I the w13 output; MarlinExperts
+     * and CutlassExpertsFp8 take the same three (one row per token-expert pair). OAI Triton
+     * (gpt-oss MXFP4): workspace2 (0, 0), "allocated inside the kernel". Activation dtype bf16. */
+    uint64_t pairs = s->rows * s->top_k;
+    switch (backend) {
+    case MODEL_MOE_FLASHINFER_TRTLLM:
+    case MODEL_MOE_FLASHINFER_CUTLASS:
+    case MODEL_MOE_FLASHINFER_CUTEDSL:
+        return 0;
+    case MODEL_MOE_DEEP_GEMM:
+    case MODEL_MOE_DEEP_GEMM_MEGA_MOE: {
+        uint64_t m = pairs + s->local_experts * (DEEP_GEMM_M_BLOCK - 1);
+        pairs = (m + DEEP_GEMM_M_BLOCK - 1) / DEEP_GEMM_M_BLOCK * DEEP_GEMM_M_BLOCK;
+        break;
+    }
+    default:
+        break;
+    }
+    uint64_t ws13 = pairs * max_u64(s->inter, s->hidden);
+    uint64_t ws2 = s->mxfp4_oai ? 0 : pairs * max_u64(2 * s->inter, s->hidden);
+    uint64_t out = s->rows * s->hidden;
+    return 2 * (ws13 + ws2 + out);
+}
+
+/* ---- NCCL and FlashInfer ---- */
+
+/* NCCL defaults (src/init.cc): LL = NCCL_LL_LINES_PER_THREAD 8 x NCCL_LL_MAX_NTHREADS 512 x
+ * NCCL_STEPS 8 x 16 B; LL128 = 120 x 640 x 8 x 8 B; Simple = NCCL_BUFFSIZE 4 MiB. The receiver
+ * holds LL and LL128; with P2P read (NVLink) the Simple buffer sits with the sender
+ * (src/transport/p2p.cc). Each side also holds its ncclSendMem / ncclRecvMem header (4 KiB
+ * here, rounded). With cuMem every allocation is a multiple of the 2 MiB granularity. */
+#define NCCL_LL_BYTES (8ull * 512ull * 8ull * 16ull)
+#define NCCL_LL128_BYTES (120ull * 640ull * 8ull * 8ull)
+#define NCCL_SIMPLE_BYTES (4ull * MIB)
+#define NCCL_HEADER_BYTES (4096ull)
+#define CUMEM_GRANULARITY (2ull * MIB)
+
+static uint64_t cumem_round(uint64_t x)
+{
+    return (x + CUMEM_GRANULARITY - 1) / CUMEM_GRANULARITY * CUMEM_GRANULARITY;
+}
+
+uint32_t model_mem_nccl_channels(const NetHardware *hw)
+{
+    /* NCCL's ring search gives 2 channels per NVLink on NVSwitch systems up to MAXCHANNELS 32
+     * (H100 / H200 / B200 HGX: 32), A100 HGX 24, PCIe a few. Approximated from the intra-node
+     * tier's bandwidth per direction (net/hardware presets): >= 400 GB/s NVLink 4+, >= 200
+     * GB/s A100 NVLink 3, else PCIe. The 32 reproduces the 0.40-0.42 GiB vLLM 0.11.0 adds at
+     * TP2 on H100 (tests/data/memory/startup.csv, rows L33/L35). */
+    if (!hw || hw->n_tiers == 0)
+        return 32;
+    double bw = hw->tiers[0].bw_bytes_per_s;
+    return bw >= 400e9 ? 32 : bw >= 200e9 ? 24 : 4;
+}
+
+uint64_t model_mem_nccl_ring_bytes(uint32_t channels)
+{
+    uint64_t recv = cumem_round(NCCL_LL_BYTES + NCCL_LL128_BYTES + NCCL_HEADER_BYTES);
+    uint64_t send = cumem_round(NCCL_SIMPLE_BYTES + NCCL_HEADER_BYTES);
+    return (uint64_t)channels * (recv + send);
+}
+
+/* FI_ALLREDUCE_FUSION_MAX_SIZE_MB (vllm/config/compilation.py, stored version): SM90 {2: 64,
+ * 4: 2, 8: 0.5} MB, SM100 {2: 64, 4: 32, 8: 1}, SM103 {2: 64, 4: 64, 8: 2}. The workspace
+ * (FlashInfer trtllm_create_ipc_workspace_for_all_reduce_fusion): buffer tp x T x H x 2 +
+ * lamport 3 x tp x T x H x 2 + flags, with T x H x 2 = max_size: about 4 x tp x max_size. */
+uint64_t model_mem_fi_allreduce_workspace_bytes(const NetHardware *hw, uint32_t tp)
+{
+    if (!hw || hw->platform != NET_PLATFORM_CUDA)
+        return 0;
+    double mb;
+    if (hw->arch == NET_ARCH_SM90)
+        mb = tp == 2 ? 64 : tp == 4 ? 2 : tp == 8 ? 0.5 : 0;
+    else if (hw->arch == NET_ARCH_SM100)
+        mb = tp == 2 ? 64 : tp == 4 ? 32 : tp == 8 ? 1 : 0;
+    else if (hw->arch == NET_ARCH_SM103)
+        mb = tp == 2 ? 64 : tp == 4 ? 64 : tp == 8 ? 2 : 0;
+    else
+        mb = 0;
+    return (uint64_t)(4.0 * tp * mb * (double)MIB);
+}
+
+/* Fitted on the TP1 rows of the fit half (vLLM 0.11.0 on H100: non-torch forward increase 0.13
+ * GiB for Llama-3.1-8B, Qwen3-0.6B, gpt-oss-20b alike): not derived from a mechanism (likely
+ * the kernel modules CUDA's lazy loading maps during the first forward, and cuBLAS's
+ * workspaces). vLLM 0.10 logs show 0.03-0.06 GiB (doc/validation.md, L01-L06); the issue quotes
+ * 0.25-0.27 GiB from 0.19 logs whose sources are not in tests/data/memory. */
+#define PROFILE_NON_TORCH_BYTES ((uint64_t)(0.13 * 1024.0 * MIB))
+
+uint64_t model_mem_profile_non_torch_bytes(ModelVllmRelease release)
+{
+    return model_vllm_at_least(release, MODEL_VLLM_RELEASE(0, 11, 0, 0)) ? PROFILE_NON_TORCH_BYTES
+                                                                          : 0;
+}
+
+/* ---- MXFP4 ---- */
+
+ModelMxfp4Backend model_mem_mxfp4_backend(const NetHardware *hw, ModelMoeBackend requested)
+{
+    /* vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend: Marlin when asked
+     * or on devices below SM90 (triton_kernels needs (9, 0) <= cc < (11, 0)); FlashInfer on
+     * SM100 / SM103; OAI Triton on SM90. */
+    if (requested == MODEL_MOE_MARLIN)
+        return MODEL_MXFP4_MARLIN;
+    if (!hw || hw->arch == NET_ARCH_UNKNOWN)
+        return MODEL_MXFP4_NONE;
+    switch (hw->arch) {
+    case NET_ARCH_SM90:
+        return requested == MODEL_MOE_FLASHINFER_CUTLASS || requested == MODEL_MOE_FLASHINFER_TRTLLM
+                   ? MODEL_MXFP4_FLASHINFER
+                   : MODEL_MXFP4_TRITON;
+    case NET_ARCH_SM100:
+    case NET_ARCH_SM103:
+        return requested == MODEL_MOE_TRITON ? MODEL_MXFP4_TRITON : MODEL_MXFP4_FLASHINFER;
+    default:
+        return MODEL_MXFP4_MARLIN;
+    }
+}
+
+const char *model_mem_mxfp4_backend_name(ModelMxfp4Backend b)
+{
+    static const char *const names[] = {"marlin", "triton", "flashinfer", "none"};
+    return (unsigned)b < 4 ? names[b] : "?";
+}
+
+static uint64_t round_to(uint64_t x, uint64_t m)
+{
+    return (x + m - 1) / m * m;
+}
+
+void model_mem_mxfp4_pad(ModelMxfp4Backend b, uint64_t *inter, uint64_t *hidden)
+{
+    switch (b) {
+    case MODEL_MXFP4_MARLIN: /* round_up(I, 128), round_up(H, 256) */
+        *inter = round_to(*inter, 128);
+        *hidden = round_to(*hidden, 256);
+        break;
+    case MODEL_MXFP4_FLASHINFER: /* SM100 TRTLLM / BF16: 256 and 256 */
+        *inter = round_to(*inter, 256);
+        *hidden = round_to(*hidden, 256);
+        break;
+    case MODEL_MXFP4_TRITON:
+        /* create_weights: round_up(I, 64), H unpadded; then _swizzle_mxfp4 re-lays the weights
+         * out for Hopper's value and scale layouts. ASSUMPTION (inferred, not read): the
+         * swizzled tensors take H padded to 256 — it gives gpt-oss-120b 64.55 GiB against
+         * vLLM 0.11.0's 64.38 and gpt-oss-20b 13.48 against 13.47 (startup.csv). */
+        *inter = round_to(*inter, 64);
+        *hidden = round_to(*hidden, 256);
+        break;
+    case MODEL_MXFP4_NONE:
+        break;
+    }
+}
+
+/* ---- Marlin FP8 ---- */
+
+bool model_mem_fp8_via_marlin(const NetHardware *hw)
+{
+    /* vLLM's Fp8LinearMethod / Fp8MoEMethod use Marlin's weight-only FP8 where the device lacks
+     * FP8 (cutlass_fp8_supported false below sm89): A100 / A10 class. */
+    return hw && hw->platform == NET_PLATFORM_CUDA &&
+           (hw->arch == NET_ARCH_SM80 || hw->arch == NET_ARCH_SM86);
+}
+
+uint64_t model_mem_marlin_fp8_scale_bytes(uint64_t n, uint64_t k, bool block)
+{
+    /* prepare_fp8_layer_for_marlin (marlin_utils_fp8.py): block scales are expanded along the
+     * output dimension to one per column and per 128-row group of the input and permuted to
+     * Marlin's layout, in the activation dtype (bf16); per-channel scales become [1, n]. The
+     * checkpoint's scales are replaced. */
+    return block ? (k + 127) / 128 * n * 2 : n * 2;
+}
