@@ -18,6 +18,7 @@
  * model_plan_add_groups adds O(world) groups, O(world log world) in the program.
  */
 #include "plan.h"
+#include "quant-shape.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -312,6 +313,8 @@ ModelPlan *model_plan_new(const ModelParallel *par, const ModelArch *arch, GErro
         return NULL;
     if (arch != NULL && !validate_arch(par, arch, error))
         return NULL;
+    if (arch != NULL && !model_quant_shape_check(par, arch, error))
+        return NULL; /* the quantized layers' load-time shape rules (model/quant-shape.h) */
 
     ModelPlan *plan = g_new0(ModelPlan, 1);
     plan->par = *par;
