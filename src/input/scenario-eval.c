@@ -104,6 +104,25 @@ static char *eval_local_config(const Loader *ld, const char *model_name)
     return NULL;
 }
 
+/* A model_name written as a local path (vLLM would load the folder) that holds no config.json
+ * here: read by its name, and said so with what to pass to read the checkpoint itself. */
+static void eval_note_missing_folder(const Loader *ld, const char *model_name, Scenario *s)
+{
+    if (!(model_name[0] == '/' || g_str_has_prefix(model_name, "./") ||
+          g_str_has_prefix(model_name, "../")))
+        return;
+    g_autofree char *dir = scenario_resolve_path(ld, model_name);
+    g_autofree char *cfg = g_build_filename(dir, "config.json", NULL);
+    scenario_note_ignored(s,
+                          "model '%s': %s here, so the checkpoint was read by its name (%s); to "
+                          "read it as vLLM does, give the folder holding its config.json (and "
+                          "hf_quant_config.json or quant_model_description.json)",
+                          model_name,
+                          g_file_test(dir, G_FILE_TEST_IS_DIR) ? "a folder without config.json"
+                                                               : "no such folder",
+                          s->model_source ? s->model_source : "the catalog");
+}
+
 /* Environment variables of an eval config: the ones that change what ranksim simulates are
  * applied; every other one is noted with the reason it changes nothing here. */
 static const struct {
@@ -338,6 +357,8 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
             return false;
     } else if (!eval_arch_from_catalog(ld, mn, model_name, s)) {
         return false;
+    } else {
+        eval_note_missing_folder(ld, model_name, s);
     }
 
     /* server_args and env -> parallel and engine settings */
