@@ -11,6 +11,8 @@
  *     output_size of gate's and up's weight = {} is not divisible by weight quantization
  *     block_n = {}." and, when TP > 1, "The input_size of down's weight = {} is not divisible
  *     by weight quantization block_k = {}."
+ *   modelopt.py ModelOptNvFp4LinearMethod.create_weights: "Unsupported model when in features
+ *     size is not multiple of 16" (input_size_per_partition % 16).
  *   awq.py AWQLinearMethod / gptq.py GPTQLinearMethod.create_weights: "The input size is not
  *     aligned with the quantized weight shape. This can be caused by too large tensor parallel
  *     size." (input_size_per_partition % group_size). Marlin (awq_marlin, gptq_marlin) checks
@@ -97,6 +99,15 @@ static bool check_int4_group(const QLinear *q, const ModelWeightFormat *f, QFail
     return true;
 }
 
+/* ModelOpt NVFP4 (modelopt.py ModelOptNvFp4LinearMethod.create_weights): two values packed per
+ * byte and one scale per 16 inputs, so the input a rank holds is a multiple of 16. */
+static bool check_nvfp4(const QLinear *q, const ModelWeightFormat *f, QFail *out)
+{
+    if (f->scheme != MODEL_QSCHEME_MODELOPT || q->in_part % 16 == 0)
+        return true;
+    return fail(out, "Unsupported model when in features size is not multiple of 16");
+}
+
 /* One linear of layer `l` against its format's rules. */
 static bool check_linear(const ModelArch *a, int32_t l, const QLinear *q, QFail *out)
 {
@@ -106,6 +117,8 @@ static bool check_linear(const ModelArch *a, int32_t l, const QLinear *q, QFail 
         ok = check_fp8_block(q, f, out);
     else if (f->kind == MODEL_WFMT_INT4_GROUP)
         ok = check_int4_group(q, f, out);
+    else if (f->kind == MODEL_WFMT_NVFP4)
+        ok = check_nvfp4(q, f, out);
     if (!ok)
         g_snprintf(out->where, sizeof out->where,
                    "layer %d %s, %" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT " per rank", l,

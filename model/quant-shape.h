@@ -10,7 +10,8 @@
  *     output part divisible by block_n;
  *   - block FP8 fused MoE: the per-partition intermediate size divisible by block_n, and by
  *     block_k when TP > 1 (Fp8MoEMethod / CompressedTensorsW8A8Fp8MoEMethod.create_weights);
- *   - AWQ / GPTQ int4 groups: a row-parallel input per rank divisible by group_size.
+ *   - AWQ / GPTQ int4 groups: a row-parallel input per rank divisible by group_size;
+ *   - ModelOpt NVFP4 linears: the input per rank a multiple of 16.
  * The shapes are those of model/memory.c's tensors (GQA qkv/o, MLA q_b/kv_b/o, dense and
  * shared-expert MLPs, routed experts); DeepSeek-V4's grouped output projection is not checked.
  *

@@ -172,6 +172,19 @@ Test(quant_shape, awq_group_size_against_row_split)
     expect_loads(b, 4, 1, false);
 }
 
+Test(quant_shape, modelopt_nvfp4_inputs_of_16)
+{
+    /* 2064 = 16 x 129: whole at TP1, 1032 per rank at TP2 is not a multiple of 16 */
+    static const char q[] = "{\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\", "
+                            "\"group_size\": 16, \"exclude_modules\": [\"lm_head\"]}";
+    g_autofree ModelArch *a = llama(2064, q);
+    cr_assert_eq(model_quant_format(&a->quant, 0, MODEL_ROLE_DENSE_MLP)->kind, MODEL_WFMT_NVFP4);
+    expect_refused(a, 2, 1, false,
+                   "\"Unsupported model when in features size is not multiple of 16\" (layer 0 "
+                   "mlp.down_proj");
+    expect_loads(a, 1, 1, false);
+}
+
 Test(quant_shape, unquantized_always_loads)
 {
     g_autofree ModelArch *a = qwen3_moe(4096, 2, 64, 4, 12288, 1536, 128, NULL);
