@@ -30,6 +30,8 @@
 
 #include <stdarg.h>
 
+G_DEFINE_QUARK(ranksim - model - quant - shape - error - quark, model_quant_shape_error)
+
 /* One linear as a rank holds it. */
 typedef struct {
     const char *name;     /* vLLM's module name inside a layer */
@@ -218,7 +220,8 @@ static bool check_attention(const ModelArch *a, uint32_t l, uint32_t tp, QFail *
 }
 
 /* The routed experts of an MoE layer: Fp8MoEMethod.create_weights's block rules. */
-static bool check_experts(const ModelArch *a, uint32_t l, const ModelParallel *par, QFail *out)
+static bool check_experts(const ModelArch *a, uint32_t l, const ModelQuantShapeSizes *par,
+                          QFail *out)
 {
     const ModelWeightFormat *f = model_quant_format(&a->quant, (int32_t)l, MODEL_ROLE_EXPERT);
     if (f->kind != MODEL_WFMT_FP8_BLOCK || !f->block_n || !f->block_k)
@@ -249,7 +252,7 @@ static bool check_experts(const ModelArch *a, uint32_t l, const ModelParallel *p
 }
 
 /* Every decoder layer (MTP layers are loaded only with speculative decoding: not checked). */
-static bool check_all(const ModelParallel *par, const ModelArch *a, QFail *out)
+static bool check_all(const ModelQuantShapeSizes *par, const ModelArch *a, QFail *out)
 {
     uint32_t tp = par->tensor_parallel_size;
     for (uint32_t l = 0; l < a->num_layers; l++) {
@@ -273,11 +276,11 @@ static bool check_all(const ModelParallel *par, const ModelArch *a, QFail *out)
 
 /* The TP sizes (powers of two up to 2 x TP) that pass, and whether EP would: "TP 1, 2 or 4,
  * or --enable-expert-parallel". Caller frees. */
-static char *what_loads(const ModelParallel *par, const ModelArch *a)
+static char *what_loads(const ModelQuantShapeSizes *par, const ModelArch *a)
 {
     g_autoptr(GString) s = g_string_new(NULL);
     QFail scratch;
-    ModelParallel p = *par;
+    ModelQuantShapeSizes p = *par;
     for (uint32_t t = 1; t <= 2 * par->tensor_parallel_size && t <= 64; t *= 2) {
         p.tensor_parallel_size = t;
         uint32_t heads = a->num_heads ? a->num_heads : 1;
@@ -297,7 +300,7 @@ static char *what_loads(const ModelParallel *par, const ModelArch *a)
                   : g_strdup("no power-of-two TP size; a checkpoint in another format");
 }
 
-bool model_quant_shape_check(const ModelParallel *par, const ModelArch *arch, GError **error)
+bool model_quant_shape_check(const ModelQuantShapeSizes *par, const ModelArch *arch, GError **error)
 {
     g_return_val_if_fail(par != NULL && arch != NULL, false);
     if (!arch->quant.method[0])
@@ -306,7 +309,7 @@ bool model_quant_shape_check(const ModelParallel *par, const ModelArch *arch, GE
     if (check_all(par, arch, &f))
         return true;
     g_autofree char *valid = what_loads(par, arch);
-    g_set_error(error, MODEL_PLAN_ERROR, 0,
+    g_set_error(error, MODEL_QUANT_SHAPE_ERROR, 0,
                 "parallel.tensor_parallel_size: vLLM refuses to load the %s checkpoint: \"%s\" "
                 "(%s); loads with: %s",
                 arch->quant.method, f.msg, f.where, valid);

@@ -15,9 +15,11 @@
  * The shapes are those of model/memory.c's tensors (GQA qkv/o, MLA q_b/kv_b/o, dense and
  * shared-expert MLPs, routed experts); DeepSeek-V4's grouped output projection is not checked.
  *
- * Errors: MODEL_PLAN_ERROR code 0, like the other parallel rules (model/plan.h), one line:
- * "parallel.tensor_parallel_size: <vLLM's message> (<which tensor of which layer>; <what
- * would load>)". Costs: O(layers x linears per layer).
+ * Errors: MODEL_QUANT_SHAPE_ERROR code 0, one line: "parallel.tensor_parallel_size: <vLLM's
+ * message> (<which tensor of which layer>); loads with: <the sizes that would>". model/plan
+ * calls it with the other parallel rules and hands the message on as MODEL_PLAN_ERROR; this
+ * module does not know the plan (the parallel sizes come as plain numbers).
+ * Costs: O(layers x linears per layer), x (log TP + 2) to list what would load.
  */
 #ifndef MODEL_QUANT_SHAPE_H
 #define MODEL_QUANT_SHAPE_H
@@ -26,11 +28,21 @@
 #include <stdbool.h>
 
 #include "arch.h"
-#include "plan.h"
+
+#define MODEL_QUANT_SHAPE_ERROR (model_quant_shape_error_quark())
+GQuark model_quant_shape_error_quark(void);
+
+/* The parallel sizes the shapes depend on (vLLM's ParallelConfig names). Plain data. */
+typedef struct {
+    uint32_t tensor_parallel_size;          /* >= 1 */
+    uint32_t data_parallel_size;            /* >= 1 */
+    uint32_t prefill_context_parallel_size; /* >= 1 */
+    bool enable_expert_parallel;
+} ModelQuantShapeSizes;
 
 /* True when every quantized linear of `arch` (its arch->quant formats) loads at the parallel
- * sizes `par`; false with the first refusal, in vLLM's words. A model without quantization
+ * sizes `sz`; false with the first refusal, in vLLM's words. A model without quantization
  * always passes. */
-bool model_quant_shape_check(const ModelParallel *par, const ModelArch *arch, GError **error);
+bool model_quant_shape_check(const ModelQuantShapeSizes *sz, const ModelArch *arch, GError **error);
 
 #endif

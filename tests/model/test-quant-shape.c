@@ -189,7 +189,8 @@ Test(quant_shape, unquantized_always_loads)
 {
     g_autofree ModelArch *a = qwen3_moe(4096, 2, 64, 4, 12288, 1536, 128, NULL);
     GError *err = NULL;
-    ModelParallel par = par_of(8, 1, false);
-    cr_assert(model_quant_shape_check(&par, a, &err));
+    ModelQuantShapeSizes sz = {
+        .tensor_parallel_size = 8, .data_parallel_size = 1, .prefill_context_parallel_size = 1};
+    cr_assert(model_quant_shape_check(&sz, a, &err));
     cr_assert_null(err);
 }
