@@ -18,6 +18,7 @@
  * model_plan_add_groups adds O(world) groups, O(world log world) in the program.
  */
 #include "plan.h"
+#include "quant-shape.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -284,6 +285,22 @@ static bool validate_arch(const ModelParallel *par, const ModelArch *arch, GErro
     return true;
 }
 
+/* The quantized layers' load-time shape rules (model/quant-shape.h), as a plan error. */
+static bool check_quant_shapes(const ModelParallel *par, const ModelArch *arch, GError **error)
+{
+    ModelQuantShapeSizes sz = {
+        .tensor_parallel_size = par->tensor_parallel_size,
+        .data_parallel_size = par->data_parallel_size,
+        .prefill_context_parallel_size = par->prefill_context_parallel_size,
+        .enable_expert_parallel = par->enable_expert_parallel,
+    };
+    g_autoptr(GError) e = NULL;
+    if (model_quant_shape_check(&sz, arch, &e))
+        return true;
+    plan_error(error, "%s", e->message);
+    return false;
+}
+
 /* rank = ((dp * PP + pp) * PCP + pcp) * TP + tp */
 static uint32_t rank_of(const ModelParallel *par, uint32_t dp, uint32_t pp, uint32_t pcp,
                         uint32_t tp)
@@ -311,6 +328,8 @@ ModelPlan *model_plan_new(const ModelParallel *par, const ModelArch *arch, GErro
     if (!validate_parallel(par, error))
         return NULL;
     if (arch != NULL && !validate_arch(par, arch, error))
+        return NULL;
+    if (arch != NULL && !check_quant_shapes(par, arch, error))
         return NULL;
 
     ModelPlan *plan = g_new0(ModelPlan, 1);

@@ -104,6 +104,25 @@ static char *eval_local_config(const Loader *ld, const char *model_name)
     return NULL;
 }
 
+/* A model_name written as a local path (vLLM would load the folder) that holds no config.json
+ * here: read by its name, and said so with what to pass to read the checkpoint itself. */
+static void eval_note_missing_folder(const Loader *ld, const char *model_name, Scenario *s)
+{
+    if (!(model_name[0] == '/' || g_str_has_prefix(model_name, "./") ||
+          g_str_has_prefix(model_name, "../")))
+        return;
+    g_autofree char *dir = scenario_resolve_path(ld, model_name);
+    g_autofree char *cfg = g_build_filename(dir, "config.json", NULL);
+    scenario_note_ignored(s,
+                          "model '%s': %s here, so the checkpoint was read by its name (%s); to "
+                          "read it as vLLM does, give the folder holding its config.json (and "
+                          "hf_quant_config.json or quant_model_description.json)",
+                          model_name,
+                          g_file_test(dir, G_FILE_TEST_IS_DIR) ? "a folder without config.json"
+                                                               : "no such folder",
+                          s->model_source ? s->model_source : "the catalog");
+}
+
 /* Environment variables of an eval config: the ones that change what ranksim simulates are
  * applied; every other one is noted with the reason it changes nothing here. */
 static const struct {
@@ -124,6 +143,24 @@ static const struct {
     {"VLLM_USE_DEEP_GEMM", "the GEMM kernel: op costs come from the roofline or engine.op_profile"},
     {"PYTORCH_CUDA_ALLOC_CONF", "the allocator's settings: fragmentation is not modelled"},
     {"VLLM_LOGGING_LEVEL", "logging only"},
+    {"VLLM_ALL2ALL_BACKEND", NULL},
+    {"VLLM_PP_LAYER_PARTITION", NULL},
+    {"CUDA_VISIBLE_DEVICES", "device selection: the devices are --hardware's"},
+    {"ASCEND_RT_VISIBLE_DEVICES", "device selection: the devices are --hardware's"},
+    {"VLLM_MLA_DISABLE", "MLA would run as plain multi-head attention (a full-head KV cache): "
+                         "not modelled, MLA is simulated"},
+    {"VLLM_USE_FLASHINFER_SAMPLER", "the sampler's kernel: its time is the host model's"},
+    {"VLLM_ENABLE_V1_MULTIPROCESSING", "how the engine core is launched: no bearing on the ops"},
+    {"VLLM_WORKER_MULTIPROC_METHOD", "how workers are launched: no bearing on the ops"},
+    {"VLLM_HOST_IP", "networking of the launch: no bearing on the ops"},
+    {"VLLM_PORT", "networking of the launch: no bearing on the ops"},
+    {"HF_TOKEN", "download credentials: no bearing"},
+    {"HF_HOME", "download cache: no bearing"},
+    {"VLLM_USE_MODELSCOPE", "where weights are downloaded from: no bearing"},
+    {"OMP_NUM_THREADS", "host threads: no bearing on the simulated ops"},
+    {"NCCL_DEBUG", "logging only"},
+    {"VLLM_DEEP_GEMM_WARMUP", "DeepGEMM's JIT warm-up at start-up: not timed"},
+    {"VLLM_MOE_DP_CHUNK_SIZE", "the MoE chunking of DP all-to-all batches: not modelled"},
     {"VLLM_ALLOW_LONG_MAX_MODEL_LEN", "a check of max_model_len against the model, not modelled"},
     {NULL, NULL},
 };
@@ -133,7 +170,49 @@ static bool env_truthy(const char *v)
     return v && (strcmp(v, "1") == 0 || g_ascii_strcasecmp(v, "true") == 0);
 }
 
-static bool eval_env(Loader *ld, const YamlDocNode *env, ModelSetup *ms, Scenario *s)
+/* VLLM_ALL2ALL_BACKEND (vllm/envs.py; --all2all-backend, when given, wins over it). */
+static bool eval_env_all2all(Loader *ld, const YamlDocNode *v, const char *val, bool flag_given,
+                             ModelSetup *ms)
+{
+    if (flag_given)
+        return true;
+    for (int k = 0; k < MODEL_A2A_COUNT; k++)
+        if (strcmp(val, model_all2all_backend_names[k]) == 0) {
+            ms->par.all2all_backend = (ModelAll2AllBackend)k;
+            return true;
+        }
+    g_autofree char *hint = yamldoc_suggestion(val, model_all2all_backend_names);
+    return yamldoc_fail(&ld->doc, v, "VLLM_ALL2ALL_BACKEND", "unknown all2all backend '%s'; %s",
+                        val, hint);
+}
+
+/* VLLM_PP_LAYER_PARTITION: layers per pipeline stage, comma-separated (get_pp_indices,
+ * vllm/distributed/utils.py, in its words). The sum is checked with the plan. */
+static bool eval_env_pp_partition(Loader *ld, const YamlDocNode *v, const char *val,
+                                  ModelSetup *ms)
+{
+    g_auto(GStrv) parts = g_strsplit(val, ",", -1);
+    guint np = g_strv_length(parts);
+    uint32_t pp = ms->par.pipeline_parallel_size;
+    for (guint i = 0; i < np; i++) {
+        guint64 x = 0;
+        if (i >= MODEL_PLAN_MAX_PP ||
+            !g_ascii_string_to_unsigned(g_strstrip(parts[i]), 10, 0, MAX_LAYER, &x, NULL))
+            return yamldoc_fail(&ld->doc, v, "VLLM_PP_LAYER_PARTITION",
+                                "Invalid partition string: %s (valid: one layer count per "
+                                "pipeline stage, comma-separated, e.g. \"31,30\")",
+                                val);
+        ms->par.pp_partition[i] = (uint32_t)x;
+    }
+    if (np != pp)
+        return yamldoc_fail(&ld->doc, v, "VLLM_PP_LAYER_PARTITION",
+                            "len(partitions)=%u does not match pp_size=%u.", np, pp);
+    ms->par.pp_partition_given = true;
+    return true;
+}
+
+static bool eval_env(Loader *ld, const YamlDocNode *env, const VllmArgs *args, ModelSetup *ms,
+                     Scenario *s)
 {
     for (uint32_t i = 0; i < yamldoc_map_len(env); i++) {
         const YamlDocNode *k = yamldoc_map_key(env, i);
@@ -151,6 +230,21 @@ static bool eval_env(Loader *ld, const YamlDocNode *env, ModelSetup *ms, Scenari
         if (strcmp(k->text, "VLLM_USE_V2_MODEL_RUNNER") == 0) {
             ms->engine.v2_model_runner = env_truthy(val);
             ms->engine.given |= MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER;
+            continue;
+        }
+        if (strcmp(k->text, "VLLM_ALL2ALL_BACKEND") == 0) {
+            if (!eval_env_all2all(ld, v, val, args->all2all_set, ms))
+                return false;
+            continue;
+        }
+        if (strcmp(k->text, "VLLM_PP_LAYER_PARTITION") == 0) {
+            if (!eval_env_pp_partition(ld, v, val, ms))
+                return false;
+            continue;
+        }
+        if (g_str_has_prefix(k->text, "NCCL_") && strcmp(k->text, "NCCL_DEBUG") != 0) {
+            scenario_note_ignored(s, "env %s=%s (NCCL's tuning: the collective algorithms are "
+                                     "ranksim's, --algorithms)", k->text, val);
             continue;
         }
         if (strcmp(k->text, "VLLM_GPU_SYNC_CHECK") == 0) {
@@ -264,6 +358,8 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
             return false;
     } else if (!eval_arch_from_catalog(ld, mn, model_name, s)) {
         return false;
+    } else {
+        eval_note_missing_folder(ld, model_name, s);
     }
 
     /* server_args and env -> parallel and engine settings */
@@ -316,7 +412,7 @@ bool scenario_interpret_eval(Loader *ld, const YamlDocNode *root, Scenario *s)
                                     "unknown attention backend '%s'; %s", v, hint);
             }
         }
-        if (!eval_env(ld, env, &ms, s))
+        if (!eval_env(ld, env, args, &ms, s))
             return false;
     }
     return scenario_finish_model(ld, root, s, &ms);

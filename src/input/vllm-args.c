@@ -525,6 +525,7 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         for (int k = 0; k < MODEL_A2A_COUNT; k++)
             if (strcmp(v, model_all2all_backend_names[k]) == 0) {
                 ef->a->par.all2all_backend = (ModelAll2AllBackend)k;
+                ef->a->all2all_set = true;
                 return true;
             }
         return flag_fail(ef, flag,
@@ -615,6 +616,26 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
     g_assert_not_reached();
 }
 
+/* One dotted `KEY.SUB.SUB VALUE` into `o`: nested objects for the inner keys, the value as JSON
+ * when it reads as JSON (a number, true, a list), else as a string (argparse_utils.py). */
+static void dotted_set(JsonObject *o, const char *path, const char *value)
+{
+    g_auto(GStrv) keys = g_strsplit(path, ".", -1);
+    guint n = g_strv_length(keys);
+    for (guint k = 0; k + 1 < n; k++) {
+        JsonNode *m = json_object_get_member(o, keys[k]);
+        if (!m || !JSON_NODE_HOLDS_OBJECT(m))
+            json_object_set_object_member(o, keys[k], json_object_new());
+        o = json_object_get_object_member(o, keys[k]);
+    }
+    JsonNode *v = json_from_string(value, NULL);
+    if (!v) {
+        v = json_node_new(JSON_NODE_VALUE);
+        json_node_set_string(v, value);
+    }
+    json_object_set_member(o, keys[n - 1], v);
+}
+
 static const VllmFlag *find_flag(const char *name)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(vllm_flags); i++)
@@ -642,6 +663,7 @@ VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel
     a->opt_level = -1;
     a->notes = g_ptr_array_new_with_free_func(g_free);
     Reader rd = {a, error};
+    g_autoptr(JsonObject) spec_dotted = json_object_new();
     for (int i = 0; i < argc; i++) {
         const char *tok = argv[i];
         if (!looks_like_flag(tok)) {
@@ -664,6 +686,19 @@ VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel
                 if (*c == '_')
                     *c = '-';
         const VllmFlag *f = find_flag(name);
+        if (f && sub && f->kind == VF_OPT_LEVEL) /* vLLM <= 0.11: -O.KEY is --compilation-config */
+            f = find_flag("--compilation-config");
+        if (f && sub && f->kind == VF_SPECULATIVE) {
+            /* FlexibleArgumentParser: --speculative-config.KEY VALUE merge into one JSON object,
+             * given after every other flag */
+            const char *v = inline_val ? inline_val : i + 1 < argc ? argv[++i] : NULL;
+            if (!v) {
+                flag_fail(&rd, tok, "needs a value");
+                return NULL;
+            }
+            dotted_set(spec_dotted, sub, v);
+            continue;
+        }
         if (f && sub && f->kind != VF_COMPILATION && f->kind != VF_ATTENTION_CONFIG)
             f = NULL;
         if (!f) {
@@ -690,6 +725,12 @@ VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel
             ok = flag_fail(&rd, given, "takes no value, got '=%s'", v);
         }
         if (!ok || !apply_flag(&rd, f, given, sub, v))
+            return NULL;
+    }
+    if (json_object_get_size(spec_dotted) > 0) {
+        g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), spec_dotted);
+        g_autofree char *json = json_to_string(node, FALSE);
+        if (!flag_speculative(&rd, "--speculative-config", json))
             return NULL;
     }
     return g_steal_pointer(&a);
@@ -826,76 +867,4 @@ void vllm_args_free(VllmArgs *a)
     if (a->notes)
         g_ptr_array_unref(a->notes);
     g_free(a);
-}
-
-static void yaml_single_quoted(GString *out, const char *v)
-{
-    g_string_append_c(out, '\'');
-    for (const char *c = v; *c; c++) {
-        if (*c == '\'')
-            g_string_append_c(out, '\'');
-        g_string_append_c(out, *c);
-    }
-    g_string_append_c(out, '\'');
-}
-
-char *vllm_args_command_to_eval(int argc, char **argv, GError **error)
-{
-    int i = 0;
-    const char *model = NULL;
-    bool api_server = false;
-    g_autofree char *prog = argc >= 1 ? g_path_get_basename(argv[0]) : g_strdup("");
-    if (argc >= 1 && (strcmp(argv[0], "vllm") == 0 || g_str_has_suffix(argv[0], "/vllm")) &&
-        argc >= 2 && strcmp(argv[1], "serve") == 0) {
-        i = 2;
-        if (i < argc && argv[i][0] != '-')
-            model = argv[i++];
-    } else if (argc >= 3 && g_str_has_prefix(prog, "python") && strcmp(argv[1], "-m") == 0 &&
-               strcmp(argv[2], "vllm.entrypoints.openai.api_server") == 0) {
-        i = 3;
-        api_server = true;
-    } else {
-        g_set_error(error, VLLM_ARGS_ERROR, VLLM_ARGS_ERROR_INVALID,
-                    "after --: '%s' is not a vLLM command line; valid: vllm serve MODEL "
-                    "[FLAGS...], or python -m vllm.entrypoints.openai.api_server --model MODEL "
-                    "[FLAGS...]",
-                    argc ? argv[0] : "");
-        return NULL;
-    }
-    g_autoptr(GString) flags = g_string_new(NULL);
-    for (; i < argc; i++) {
-        /* --model MODEL (the API server's form; vllm serve takes it too) becomes model_name */
-        if (!model && (strcmp(argv[i], "--model") == 0 || g_str_has_prefix(argv[i], "--model="))) {
-            if (argv[i][7] == '=') {
-                model = argv[i] + 8;
-            } else if (i + 1 < argc) {
-                model = argv[++i];
-            }
-            continue;
-        }
-        g_autofree char *q = g_shell_quote(argv[i]);
-        g_string_append_printf(flags, "%s%s", flags->len ? " " : "", q);
-    }
-    if (!model || !model[0]) {
-        g_set_error(error, VLLM_ARGS_ERROR, VLLM_ARGS_ERROR_INVALID,
-                    "after --: the vLLM command line names no model; valid: %s",
-                    api_server ? "--model MODEL" : "vllm serve MODEL [FLAGS...]");
-        return NULL;
-    }
-    g_autoptr(GString) text = g_string_new("# from the command line: ");
-    for (int k = 0; k < argc; k++) {
-        g_autofree char *q = g_shell_quote(argv[k]);
-        for (char *c = q; *c; c++)
-            if (*c == '\n')
-                *c = ' ';
-        g_string_append_printf(text, "%s%s", k ? " " : "", q);
-    }
-    g_string_append(text, "\nmodel_name: ");
-    yaml_single_quoted(text, model);
-    if (flags->len) { /* `vllm serve MODEL` alone: vLLM's defaults, no server_args */
-        g_string_append(text, "\nserver_args: ");
-        yaml_single_quoted(text, flags->str);
-    }
-    g_string_append_c(text, '\n');
-    return g_string_free(g_steal_pointer(&text), FALSE);
 }

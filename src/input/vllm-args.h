@@ -42,6 +42,7 @@ typedef struct {
     bool quant_ascend;    /* --quantization ascend (vLLM-Ascend: the scheme is the model's) */
     bool backend_set;     /* an attention backend was given */
     bool cudagraph_set;   /* a cudagraph mode was given */
+    bool all2all_set;     /* --all2all-backend was given (it wins over VLLM_ALL2ALL_BACKEND) */
     bool eager;           /* --enforce-eager (the last of it and --no-enforce-eager) */
     bool eplb;            /* --enable-eplb (noted: redundant experts are not modelled) */
     int opt_level;        /* -O N / --optimization-level N, or -1 */
@@ -113,11 +114,13 @@ bool vllm_args_parse_quant(const char *text, ModelQuant *out);
 bool vllm_args_parse_kv_dtype(const char *text, SchedDtype *out);
 /* A cudagraph mode (NONE, PIECEWISE, FULL, ...), case-insensitively. */
 bool vllm_args_parse_cudagraph(const char *text, ModelCudagraph *out);
-/* A vLLM command line as a user would paste it — `vllm serve MODEL [FLAGS...]` or `python[3] -m
- * vllm.entrypoints.openai.api_server --model MODEL [FLAGS...]` (argv[0..argc), already split) —
- * as the text of the eval config that says the same (model_name + server_args), which the
- * scenario loader reads like any eval config. NULL with `error` (VLLM_ARGS_ERROR_INVALID) when
- * it is neither form or names no model. Caller frees. */
+/* A vLLM command line as a user would paste it — `[env] [VAR=VALUE...] vllm serve MODEL
+ * [FLAGS...]` or `python[3] -m vllm.entrypoints.openai.api_server --model MODEL [FLAGS...]`
+ * (argv[0..argc), already split), a `--config FILE.yaml` of flags expanded as vLLM expands it —
+ * as the text of the eval config that says the same (model_name + server_args + env), which the
+ * scenario loader reads like any eval config (src/input/vllm-command.c). NULL with `error`
+ * (VLLM_ARGS_ERROR_INVALID) when it is neither form, names no model, or its --config file cannot
+ * be read. Caller frees. */
 char *vllm_args_command_to_eval(int argc, char **argv, GError **error);
 
 /* A --speculative-config "method" as ranksim models it: "mtp" or any "*_mtp" (the model's own

@@ -2227,7 +2227,12 @@ Test(scenario_eval, model_name_mapping)
         {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", MODEL_WFMT_BF16},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        Scenario *s = eval_ok(cases[i].model_name, "--tensor-parallel-size 8");
+        /* vLLM refuses Qwen3-235B-A22B's FP8 experts split by 8 (1536 / 8 = 192, not a
+         * multiple of the 128 block, model/quant-shape.h): that one at TP4 */
+        bool fp8_qwen = strstr(cases[i].model_name, "Qwen3-235B") &&
+                        cases[i].fmt == MODEL_WFMT_FP8_BLOCK;
+        Scenario *s = eval_ok(cases[i].model_name,
+                              fp8_qwen ? "--tensor-parallel-size 4" : "--tensor-parallel-size 8");
         g_autofree char *want = g_strdup_printf("preset %s (", cases[i].preset);
         cr_assert(g_str_has_prefix(s->model_source, want), "%s: %s", cases[i].model_name,
                   s->model_source);
