@@ -136,10 +136,22 @@ static uint32_t group_size_of(uint32_t attn, uint32_t state)
     return (double)hi < 1.25 * lo ? hi : lo;
 }
 
+ModelMambaCacheMode model_hybrid_cache_mode(const ModelArch *a, const ModelEngine *e)
+{
+    g_return_val_if_fail(a && e, MODEL_MAMBA_CACHE_NONE);
+    if (!e->enable_prefix_caching)
+        return MODEL_MAMBA_CACHE_NONE;
+    bool supports_all = a->mamba_num_heads > 0; /* SupportsMambaPrefixCaching: Mamba-2 mixers */
+    bool spec = e->speculative_method != MODEL_SPEC_NONE && e->num_speculative_tokens > 0;
+    return supports_all && !spec ? MODEL_MAMBA_CACHE_ALL : MODEL_MAMBA_CACHE_ALIGN;
+}
+
+/* The attention block: the smallest multiple of the alignment whose page holds the state page;
+ * in "all" mode a multiple of lcm(state chunk, alignment) for the SSD kernel's chunks. */
 static uint32_t block_size_of(const ModelArch *a, const ModelHybridLayout *L)
 {
     uint64_t page = L->state_page, one = L->attn_token_bytes;
-    if (!L->prefix_caching)
+    if (L->cache_mode != MODEL_MAMBA_CACHE_ALL)
         return (uint32_t)(L->align * cdiv(page, (uint64_t)L->align * one));
     uint64_t base = state_chunk(a);
     uint64_t chunk = base / gcd64(base, L->align) * L->align; /* lcm */
@@ -168,9 +180,7 @@ void model_hybrid_layout(const ModelArch *a, uint32_t tp, const ModelEngine *e,
         .state_page = model_hybrid_state_page(a, tp, e),
         .attn_layers = attn,
         .state_layers = state,
-        /* Nemotron-H and Qwen3-Next implement SupportsMambaPrefixCaching; with it on, vLLM's
-         * default mamba_cache_mode is "align" */
-        .prefix_caching = e->enable_prefix_caching,
+        .cache_mode = (uint8_t)model_hybrid_cache_mode(a, e),
     };
     out->block_size = block_size_of(a, out);
     out->page = (uint64_t)out->block_size * out->attn_token_bytes;
@@ -179,14 +189,16 @@ void model_hybrid_layout(const ModelArch *a, uint32_t tp, const ModelEngine *e,
     out->state_groups = (uint32_t)cdiv(state, out->group_size);
     /* MambaSpec.max_memory_usage_bytes: one page, plus one per speculative token
      * (num_speculative_blocks), plus one under "align" (the running state beside the cached) */
-    out->state_blocks = 1 + e->num_speculative_tokens + (out->prefix_caching ? 1 : 0);
+    out->state_blocks =
+        1 + e->num_speculative_tokens + (out->cache_mode == MODEL_MAMBA_CACHE_ALIGN ? 1 : 0);
 }
 
 uint64_t model_hybrid_request_blocks(const ModelHybridLayout *L, uint64_t len)
 {
     g_return_val_if_fail(L != NULL, 0);
-    return L->attn_groups * cdiv(len, L->block_size) +
-           (uint64_t)L->state_groups * L->state_blocks;
+    uint64_t state = L->cache_mode == MODEL_MAMBA_CACHE_ALL ? cdiv(len, L->block_size)
+                                                            : L->state_blocks;
+    return L->attn_groups * cdiv(len, L->block_size) + (uint64_t)L->state_groups * state;
 }
 
 uint64_t model_hybrid_request_bytes(const ModelHybridLayout *L, uint64_t len)

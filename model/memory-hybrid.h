@@ -50,6 +50,16 @@ uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t
 /* The model's state page (MambaSpec.page_size_bytes, before padding): the larger mixer's. */
 uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEngine *e);
 
+/* vLLM's mamba_cache_mode as MambaModelConfig.verify_and_update_config sets it: "none" without
+ * prefix caching; with it, "all" (a state per block of the prompt) for models that support
+ * Mamba prefix caching (Nemotron-H's Mamba-2) unless speculative decoding is on, else "align"
+ * (Qwen3-Next refuses "all"). */
+typedef enum {
+    MODEL_MAMBA_CACHE_NONE = 0,
+    MODEL_MAMBA_CACHE_ALIGN,
+    MODEL_MAMBA_CACHE_ALL,
+} ModelMambaCacheMode;
+
 /* The KV-cache layout on a rank holding layers [l0, l1). */
 typedef struct {
     uint32_t block_size;      /* attention tokens per block after the unification */
@@ -61,18 +71,22 @@ typedef struct {
     uint32_t attn_layers, state_layers;
     uint32_t group_size;      /* layers per group */
     uint32_t attn_groups, state_groups;
-    uint32_t state_blocks;    /* blocks a request holds in each state group: 1 + speculative
-                                 tokens, + 1 under prefix caching's "align" mode */
-    bool prefix_caching;      /* the model supports it and it is on: mamba_cache_mode "align" */
+    uint32_t state_blocks;    /* blocks a request holds in each state group outside "all" mode:
+                                 1 + speculative tokens, + 1 under "align" */
+    uint8_t cache_mode;       /* ModelMambaCacheMode */
 } ModelHybridLayout;
+
+/* The mode vLLM picks for `a` under engine `e`. */
+ModelMambaCacheMode model_hybrid_cache_mode(const ModelArch *a, const ModelEngine *e);
 
 /* The layout; `kv_elt_bytes` the KV-cache element (2 bf16, 1 fp8). */
 void model_hybrid_layout(const ModelArch *a, uint32_t tp, const ModelEngine *e,
                          const NetHardware *hw, uint32_t l0, uint32_t l1, uint32_t kv_elt_bytes,
                          ModelHybridLayout *out);
 
-/* Blocks one request of `len` tokens takes (every group: attention cdiv(len, block) each,
- * state `state_blocks` each), and those blocks' bytes (blocks x page x group_size). */
+/* Blocks one request of `len` tokens takes (attention groups cdiv(len, block) each; state groups
+ * `state_blocks` each, or cdiv(len, block) in "all" mode), and those blocks' bytes (blocks x page
+ * x group_size). */
 uint64_t model_hybrid_request_blocks(const ModelHybridLayout *L, uint64_t len);
 uint64_t model_hybrid_request_bytes(const ModelHybridLayout *L, uint64_t len);
 
