@@ -18,6 +18,47 @@ static ModelHybridOp kernel(const char *name, ModelKernelTime k, uint32_t launch
     return (ModelHybridOp){.name = name, .kind = MODEL_HOP_KERNEL, .k = k, .launches = launches};
 }
 
+char *model_lower_hybrid_refusal(const ModelArch *a, uint32_t tp, uint32_t pcp, uint32_t dcp,
+                                 bool sp)
+{
+    g_return_val_if_fail(a != NULL, NULL);
+    if (!model_arch_is_hybrid(a))
+        return NULL;
+    tp = MAX(1u, tp);
+    if (a->mamba_num_heads) {
+        /* MambaMixer2.__init__ (layers/mamba/mamba_mixer2.py) */
+        if (a->mamba_num_heads % tp)
+            return g_strdup_printf("Tensor parallel world size must divide num heads. (mamba_num_heads "
+                                   "%u, tensor_parallel_size %u)",
+                                   a->mamba_num_heads, tp);
+        if (a->mamba_n_groups % tp && a->mamba_n_groups != 1)
+            return g_strdup_printf("If tensor parallel world size does not divide num_groups, then "
+                                   "num_groups must equal 1. (n_groups %u, tensor_parallel_size %u)",
+                                   a->mamba_n_groups, tp);
+    }
+    if (a->linear_num_value_heads) {
+        /* Qwen3NextGatedDeltaNet splits its heads with divide(heads, tp_size), whose
+         * ensure_divisibility asserts "{numerator} is not divisible by {denominator}" */
+        uint32_t heads[2] = {a->linear_num_key_heads, a->linear_num_value_heads};
+        for (int i = 0; i < 2; i++)
+            if (heads[i] % tp)
+                return g_strdup_printf("%u is not divisible by %u (linear_num_%s_heads over "
+                                       "tensor_parallel_size)",
+                                       heads[i], tp, i ? "value" : "key");
+    }
+    if (pcp > 1 || dcp > 1)
+        return g_strdup_printf("context parallelism (prefill %u, decode %u) with the recurrent "
+                               "state of a hybrid model is not simulated: ranksim shards only "
+                               "attention KV caches by context; run with "
+                               "--prefill-context-parallel-size 1 --decode-context-parallel-size 1",
+                               pcp, dcp);
+    if (sp && tp > 1)
+        return g_strdup("sequence parallelism with the state mixers of a hybrid model is not "
+                        "simulated (ranksim lowers them on the TP rows); turn the sequence-parallel "
+                        "pass off (compilation_config pass_config enable_sp)");
+    return NULL;
+}
+
 uint32_t model_lower_hybrid_mixer(const ModelHybridMixerIn *in,
                                   ModelHybridOp out[MODEL_HYBRID_MAX_OPS])
 {

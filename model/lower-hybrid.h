@@ -47,6 +47,13 @@ typedef struct {
     ModelSsmBatch batch;     /* this rank's rows of the step */
 } ModelHybridMixerIn;
 
+/* Whether vLLM (and ranksim) run `a` with TP `tp`, PCP `pcp`, DCP `dcp` and sequence
+ * parallelism `sp`: NULL when they do, else a newly allocated message (caller frees): vLLM's
+ * words where vLLM refuses (MambaMixer2's asserts; vllm.distributed.utils.divide's "N is not
+ * divisible by TP" for GDN heads), ranksim's where ranksim does not lower the combination. */
+char *model_lower_hybrid_refusal(const ModelArch *a, uint32_t tp, uint32_t pcp, uint32_t dcp,
+                                 bool sp);
+
 /* Fills out[] with the mixer's ops in order; returns how many (0 for a mixer that is neither). */
 uint32_t model_lower_hybrid_mixer(const ModelHybridMixerIn *in,
                                   ModelHybridOp out[MODEL_HYBRID_MAX_OPS]);

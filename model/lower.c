@@ -1700,10 +1700,25 @@ static bool check_workload(const ModelLowerInput *in, GError **error)
     return true;
 }
 
+/* Hybrid models: what vLLM refuses with them, and what ranksim does not lower
+ * (model/lower-hybrid.h). */
+static bool check_hybrid(const ModelLowerInput *in, GError **error)
+{
+    const ModelParallel *par = &in->plan->par;
+    g_autofree char *why = model_lower_hybrid_refusal(
+        in->arch, par->tensor_parallel_size, par->prefill_context_parallel_size,
+        par->decode_context_parallel_size, par->enable_sequence_parallel);
+    if (!why)
+        return true;
+    g_set_error(error, MODEL_LOWER_ERROR, MODEL_LOWER_ERROR_INVALID, "%s: %s", in->arch->name, why);
+    return false;
+}
+
 static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError **error)
 {
-    return check_backend(in, backend, error) && check_context_parallel(in, backend, error) &&
-           check_dsa(in, error) && check_workload(in, error);
+    return check_hybrid(in, error) && check_backend(in, backend, error) &&
+           check_context_parallel(in, backend, error) && check_dsa(in, error) &&
+           check_workload(in, error);
 }
 
 /* Bytes per weight value and the dtype linears compute in, from the format of the tensors that
