@@ -1736,6 +1736,12 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
             m->vllm.max_concurrency = x->max_concurrency;
             m->vllm.kv_block_size = x->kv_block_size;
         }
+    if (model_arch_is_hybrid(arch)) {
+        ModelHybridLayout hl;
+        hybrid_layout(&c, &hl);
+        m->vllm.state_page_bytes = hl.state_page;
+        m->vllm.padded_page_bytes = hl.page;
+    }
     add_diags(&c, m, (RankClass *)(void *)classes->data, cls_of);
     for (guint k = 0; k < classes->len; k++)
         g_ptr_array_unref(g_array_index(classes, RankClass, k).r.items);

@@ -365,6 +365,18 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
     if (v->rank < 0)
         return;
     fprintf(out, "\nvLLM start-up as its log would read (rank %d, the tightest):\n", v->rank);
+    if (v->state_page_bytes > 0) { /* HybridAttentionMambaModelConfig (hybrid models) */
+        fprintf(out,
+                "  Setting attention block size to %u tokens to ensure that attention page size "
+                "is >= mamba page size.\n",
+                v->kv_block_size);
+        if (v->padded_page_bytes > v->state_page_bytes)
+            fprintf(out,
+                    "  Padding mamba page size by %.2f%% to ensure that mamba page size and "
+                    "attention page size are exactly equal.\n",
+                    100.0 * (double)(v->padded_page_bytes - v->state_page_bytes) /
+                        (double)v->state_page_bytes);
+    }
     fprintf(out, "  Model loading took %.2f GiB memory\n", gib((double)v->loading_bytes));
     /* the band: ranksim's non-KV has been up to MODEL_MEM_NON_KV_UNDERESTIMATE low and its
      * median KV error is a few percent high (doc/validation.md) */
