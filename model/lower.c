@@ -1144,7 +1144,8 @@ static void emit_layer_hybrid(Ctx *c, uint32_t rank, const StepRows *sr, LayerKi
         double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
         double q = (double)h * (a->attn_output_gate ? 2.0 : 1.0);
         emit_linear(c, "qkv_proj", rows, a->hidden_size, (q + 2.0 * kvh) * a->head_dim);
-        emit_qk_rope(c, rows, h, kvh);
+        if (!a->mamba_num_heads) /* NemotronHAttention has no rotary embedding */
+            emit_qk_rope(c, rows, h, kvh);
         emit_cp_attention(c, rank, sr, rows, h);
         if (a->attn_output_gate) {
             double x = (double)rows * h * a->head_dim;
