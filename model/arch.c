@@ -715,6 +715,10 @@ static bool read_mtp(Cfg *c, ModelArch *a)
         key = "mtp_num_hidden_layers";
         if (!get_uint(c, key, false, NULL, 0, &n))
             return false;
+    } else if (is_type(a, "qwen3_next")) {
+        /* vLLM's Qwen3NextMultiTokenPredictor: getattr(config, "num_nextn_predict_layers", 1)
+         * (the checkpoints ship one mtp.* layer and no count) */
+        n = 1;
     }
     if (n > MAX_MTP_LAYERS)
         return fail(c, "field '%s': %u MTP layers; at most %d are supported", K(c, key), n,

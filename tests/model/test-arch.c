@@ -1259,6 +1259,7 @@ Test(hybrid, qwen3_next_layers)
     cr_assert_eq(a.qk_norm_dim, 256);
     cr_assert_eq(a.linear_num_value_heads, 32);
     cr_assert_eq(a.linear_num_key_heads, 16);
+    cr_assert_eq(a.num_nextn_predict_layers, 1, "vLLM's qwen3_next_mtp default");
     /* without layer_types: every full_attention_interval-th layer is full attention */
     g_autofree char *text = mutated("qwen3-next-80b-a3b", "layer_types", NULL);
     ModelArch b = load_ok(text);
