@@ -115,6 +115,35 @@ bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer)
     return a->moe && a->layer_moe[layer];
 }
 
+ModelMixer model_arch_layer_mixer(const ModelArch *a, uint32_t layer)
+{
+    g_return_val_if_fail(a != NULL, MODEL_MIXER_ATTENTION);
+    if (layer >= a->num_layers || layer >= MODEL_MAX_LAYERS)
+        return MODEL_MIXER_ATTENTION; /* MTP layers */
+    return (ModelMixer)a->layer_mixer[layer];
+}
+
+bool model_arch_is_hybrid(const ModelArch *a)
+{
+    g_return_val_if_fail(a != NULL, false);
+    return a->mamba_num_heads > 0 || a->linear_num_value_heads > 0;
+}
+
+uint32_t model_arch_count_mixer(const ModelArch *a, ModelMixer m, uint32_t l0, uint32_t l1)
+{
+    g_return_val_if_fail(a != NULL, 0);
+    uint32_t n = 0;
+    for (uint32_t l = l0; l < l1 && l < a->num_layers; l++)
+        n += a->layer_mixer[l] == m;
+    return n;
+}
+
+uint32_t model_arch_expert_hidden(const ModelArch *a)
+{
+    g_return_val_if_fail(a != NULL, 0);
+    return a->moe_latent_size ? a->moe_latent_size : a->hidden_size;
+}
+
 uint32_t model_arch_layer_heads(const ModelArch *a, uint32_t layer)
 {
     g_return_val_if_fail(a != NULL, 0);
@@ -452,9 +481,18 @@ static bool check_attn_type_list(Cfg *c, JsonArray *arr)
 }
 
 /* Refuses the object c->obj when it describes a hybrid model. */
+/* Hybrid model_types ranksim lowers (read_hybrid reads their fields). */
+static bool hybrid_modelled(const char *model_type)
+{
+    return model_type &&
+           (strcmp(model_type, "nemotron_h") == 0 || strcmp(model_type, "qwen3_next") == 0);
+}
+
 static bool check_hybrid(Cfg *c)
 {
     const char *mt = node_string(member(c, "model_type"));
+    if (hybrid_modelled(mt))
+        return true;
     const char *pattern = node_string(member(c, "hybrid_override_pattern"));
     JsonNode *types = member(c, "layer_types");
     JsonNode *attn = member(c, "attn_type_list");
@@ -677,6 +715,10 @@ static bool read_mtp(Cfg *c, ModelArch *a)
         key = "mtp_num_hidden_layers";
         if (!get_uint(c, key, false, NULL, 0, &n))
             return false;
+    } else if (is_type(a, "qwen3_next")) {
+        /* vLLM's Qwen3NextMultiTokenPredictor: getattr(config, "num_nextn_predict_layers", 1)
+         * (the checkpoints ship one mtp.* layer and no count) */
+        n = 1;
     }
     if (n > MAX_MTP_LAYERS)
         return fail(c, "field '%s': %u MTP layers; at most %d are supported", K(c, key), n,
@@ -685,8 +727,9 @@ static bool read_mtp(Cfg *c, ModelArch *a)
     return true;
 }
 
-/* `layer_types`: one "full_attention" / "sliding_attention" / "chunked_attention" per layer
- * (hybrid entries were refused before). */
+/* `layer_types`: one "full_attention" / "sliding_attention" / "chunked_attention" per layer;
+ * Qwen3-Next's "linear_attention" marks a Gated DeltaNet layer (other hybrid entries were
+ * refused before). */
 static bool read_layer_types(Cfg *c, ModelArch *a, JsonArray *arr, uint32_t *sliding,
                              uint32_t *chunked)
 {
@@ -697,6 +740,10 @@ static bool read_layer_types(Cfg *c, ModelArch *a, JsonArray *arr, uint32_t *sli
     for (guint i = 0; i < a->num_layers; i++) {
         JsonNode *e = json_array_get_element(arr, i);
         const char *s = node_string(e);
+        if (s && is_type(a, "qwen3_next") && strcmp(s, "linear_attention") == 0) {
+            a->layer_mixer[i] = MODEL_MIXER_GDN;
+            continue;
+        }
         if (!s || !attention_layer_type(s)) {
             g_autofree char *got = describe(e);
             return fail(c,
@@ -1482,6 +1529,110 @@ static JsonNode *parse_json(JsonParser *parser, const char *text, gssize len, co
     return root;
 }
 
+/* ---- hybrid models ---- */
+
+/* Nemotron-H `hybrid_override_pattern` (configuration_nemotron_h.py; vllm nemotron_h.py
+ * ALL_DECODER_LAYER_TYPES): one letter a layer. */
+static bool read_nemotron_pattern(Cfg *c, ModelArch *a)
+{
+    const char *pattern = NULL;
+    if (!get_string(c, "hybrid_override_pattern", &pattern))
+        return false;
+    if (!pattern)
+        return fail(c, "missing field '%s' (required by model_type nemotron_h: one of M, *, E, "
+                       "- per layer)",
+                    K(c, "hybrid_override_pattern"));
+    if (strlen(pattern) != a->num_layers)
+        return fail(c, "field '%s': %zu letters, but num_hidden_layers is %u; give one per layer",
+                    K(c, "hybrid_override_pattern"), strlen(pattern), a->num_layers);
+    for (uint32_t i = 0; i < a->num_layers; i++) {
+        char ch = pattern[i];
+        if (!strchr("M*E-", ch) || ch == '\0')
+            return fail(c, "field '%s': letter %u is '%c'; valid: 'M' (Mamba-2), '*' "
+                           "(attention), 'E' (MoE), '-' (MLP)",
+                        K(c, "hybrid_override_pattern"), i, ch);
+        a->layer_mixer[i] = ch == 'M'   ? MODEL_MIXER_MAMBA2
+                            : ch == '*' ? MODEL_MIXER_ATTENTION
+                                        : MODEL_MIXER_NONE;
+        a->layer_no_ffn[i] = ch == 'M' || ch == '*';
+        a->layer_moe[i] = ch == 'E';
+    }
+    if (model_arch_count_mixer(a, MODEL_MIXER_NONE, 0, a->num_layers) == 0 && a->moe)
+        return fail(c, "field '%s': no 'E' layer, but the file sizes experts",
+                    K(c, "hybrid_override_pattern"));
+    return true;
+}
+
+static bool read_nemotron_h(Cfg *c, ModelArch *a)
+{
+    static const char why[] = "required for the Mamba-2 layers of nemotron_h";
+    const char *ssm_dtype = NULL;
+    if (!read_nemotron_pattern(c, a) ||
+        !get_uint(c, "mamba_num_heads", true, why, 0, &a->mamba_num_heads) ||
+        !get_uint(c, "mamba_head_dim", true, why, 0, &a->mamba_head_dim) ||
+        !get_uint(c, "ssm_state_size", true, why, 0, &a->ssm_state_size) ||
+        !get_uint(c, "n_groups", true, NULL, 1, &a->mamba_n_groups) ||
+        !get_uint(c, "conv_kernel", true, NULL, 4, &a->mamba_conv_kernel) ||
+        !get_uint(c, "chunk_size", true, NULL, 256, &a->mamba_chunk_size) ||
+        !get_uint(c, "moe_latent_size", false, NULL, 0, &a->moe_latent_size) ||
+        !get_string(c, "mamba_ssm_cache_dtype", &ssm_dtype))
+        return false;
+    if (a->mamba_num_heads % a->mamba_n_groups)
+        return fail(c, "field '%s': %u heads do not split into %u groups", K(c, "mamba_num_heads"),
+                    a->mamba_num_heads, a->mamba_n_groups);
+    /* vLLM's NemotronHForCausalLMConfig: mamba_ssm_cache_dtype "auto" takes the config.json's
+     * value, float32 when it has none ("Only float32 is known to have no accuracy issues") */
+    a->ssm_state_fp32 = !ssm_dtype || strcmp(ssm_dtype, "float32") == 0;
+    a->mlp_ungated = true; /* NemotronHMLP: up_proj, ReLU^2, down_proj */
+    /* shared expert: moe_shared_expert_intermediate_size (one module) */
+    uint32_t shared = 0;
+    if (!get_uint(c, "moe_shared_expert_intermediate_size", false, NULL, 0, &shared))
+        return false;
+    if (shared) {
+        a->n_shared_experts = 1;
+        a->shared_expert_intermediate_size = shared;
+    }
+    a->router_score_bias = a->moe; /* NemotronHTopkRouter: e_score_correction_bias */
+    return true;
+}
+
+/* Qwen3-Next (vllm qwen3_next.py): Gated DeltaNet sizes; layers from layer_types (read with the
+ * windows) or every full_attention_interval-th layer full attention. Its full-attention layers
+ * gate their output (attn_output_gate, default true) and norm q and k per head. */
+static bool read_qwen3_next(Cfg *c, ModelArch *a)
+{
+    static const char why[] = "required for the Gated DeltaNet layers of qwen3_next";
+    uint32_t interval = 4;
+    bool gate = true;
+    if (!get_uint(c, "linear_num_key_heads", true, why, 0, &a->linear_num_key_heads) ||
+        !get_uint(c, "linear_num_value_heads", true, why, 0, &a->linear_num_value_heads) ||
+        !get_uint(c, "linear_key_head_dim", true, why, 0, &a->linear_key_head_dim) ||
+        !get_uint(c, "linear_value_head_dim", true, why, 0, &a->linear_value_head_dim) ||
+        !get_uint(c, "linear_conv_kernel_dim", true, NULL, 4, &a->linear_conv_kernel_dim) ||
+        !get_uint(c, "full_attention_interval", true, NULL, 4, &interval) ||
+        !get_bool(c, "attn_output_gate", true, &gate))
+        return false;
+    if (a->linear_num_value_heads % a->linear_num_key_heads)
+        return fail(c, "field '%s': %u value heads are not a multiple of the %u key heads",
+                    K(c, "linear_num_value_heads"), a->linear_num_value_heads,
+                    a->linear_num_key_heads);
+    if (!member(c, "layer_types"))
+        for (uint32_t i = 0; i < a->num_layers; i++)
+            a->layer_mixer[i] = (i + 1) % interval == 0 ? MODEL_MIXER_ATTENTION : MODEL_MIXER_GDN;
+    a->attn_output_gate = gate;
+    a->qk_norm_dim = a->head_dim;
+    return true;
+}
+
+static bool read_hybrid(Cfg *c, ModelArch *a)
+{
+    if (is_type(a, "nemotron_h"))
+        return read_nemotron_h(c, a);
+    if (is_type(a, "qwen3_next"))
+        return read_qwen3_next(c, a);
+    return true;
+}
+
 static bool load_text(const char *text, gssize len, const char *display, JsonObject *ascend,
                       const char *ascend_display, ModelArch *out, GError **error)
 {
@@ -1523,7 +1674,7 @@ static bool load_text(const char *text, gssize len, const char *display, JsonObj
     g_strlcpy(a->layer_prefix, text_config ? "language_model.model.layers." : "model.layers.",
               sizeof a->layer_prefix);
     if (!refuse_hybrid(c) || !read_common(c, a) || !read_attention(c, a) || !read_indexer(c, a) ||
-        !read_mlp(c, a) || !read_dsv4(c, a) || !read_mtp(c, a) || !read_dtype(c, a) ||
+        !read_mlp(c, a) || !read_hybrid(c, a) || !read_dsv4(c, a) || !read_mtp(c, a) || !read_dtype(c, a) ||
         !read_max_model_len(c, a) ||
         !read_vision(c, a) || !read_quant(c, a, ascend, ascend_display) ||
         !read_expert_dtype(c, a))

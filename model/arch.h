@@ -15,7 +15,8 @@
  *
  * A few tensors exist by model class alone, with no field saying so; for those the language
  * model's `model_type` decides (Qwen2's q/k/v bias, Qwen3's q_norm/k_norm, gpt-oss's sinks and
- * biases, Llama-4's shared expert). Hybrid Mamba / linear-attention models are refused.
+ * biases, Llama-4's shared expert). Of the hybrid Mamba / linear-attention models, Nemotron-H
+ * and Qwen3-Next are read (the hybrid fields below); the others are refused by name.
  */
 #ifndef MODEL_ARCH_H
 #define MODEL_ARCH_H
@@ -125,6 +126,25 @@ typedef struct {
     uint32_t num_hash_layers;
     bool experts_fp4;         /* expert_dtype "fp4": routed experts MXFP4 whatever the scheme */
 
+    /* Hybrid state-space / linear-attention models (model/lower-hybrid.h, memory-hybrid.h).
+     * Nemotron-H (model_type nemotron_h): `hybrid_override_pattern`, one letter a layer — M a
+     * Mamba-2 mixer alone, * an attention layer alone, E a MoE alone, - an MLP alone (each with
+     * one pre-norm; vllm nemotron_h.py). Qwen3-Next (qwen3_next): `layer_types`
+     * "linear_attention" (Gated DeltaNet) / "full_attention" (gated attention), else every
+     * full_attention_interval-th layer full; each layer a mixer then its MoE. */
+    uint8_t layer_mixer[MODEL_MAX_LAYERS]; /* ModelMixer of layer i */
+    bool layer_no_ffn[MODEL_MAX_LAYERS];   /* Nemotron-H M and * layers: no MLP / MoE block */
+    uint32_t mamba_num_heads, mamba_head_dim, ssm_state_size, mamba_n_groups, mamba_conv_kernel;
+    uint32_t mamba_chunk_size;             /* the SSD kernel's chunk (chunk_size, default 256) */
+    uint32_t linear_num_key_heads, linear_num_value_heads;
+    uint32_t linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim;
+    bool ssm_state_fp32;      /* mamba_ssm_cache_dtype "float32" (Nemotron-H's config.json):
+                                 the recurrent state in fp32, the conv state in the model dtype */
+    bool attn_output_gate;    /* Qwen3-Next: q_proj also yields a sigmoid gate per element */
+    bool mlp_ungated;         /* Nemotron-H: up, relu^2, down (no gate half) in MLPs and experts */
+    uint32_t moe_latent_size; /* Nemotron-3-Super latent MoE: experts work in this width between
+                                 fc1_latent_proj and fc2_latent_proj; 0 = none */
+
     /* context length in tokens as vLLM derives it (vllm/config/model.py
      * _get_and_verify_max_len): the smallest of max_position_embeddings and friends
      * (model_max_length wins when present), times the rope_scaling / rope_parameters factor for
@@ -144,6 +164,14 @@ typedef struct {
     ModelWeightKind native_dtype; /* torch_dtype: BF16 (default), FP16 or FP32 */
     ModelQuantSpec quant;
 } ModelArch;
+
+/* What mixes the tokens in a layer. */
+typedef enum {
+    MODEL_MIXER_ATTENTION = 0, /* softmax attention (every non-hybrid layer) */
+    MODEL_MIXER_MAMBA2,        /* Nemotron-H M */
+    MODEL_MIXER_GDN,           /* Gated DeltaNet (Qwen3-Next linear_attention) */
+    MODEL_MIXER_NONE,          /* Nemotron-H E / -: an MLP or MoE alone */
+} ModelMixer;
 
 /* The error codes of MODEL_ARCH_ERROR. */
 typedef enum {
@@ -197,6 +225,13 @@ bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer);
 /* Query heads of layer i (layer_heads, else num_heads); the most over all layers. */
 uint32_t model_arch_layer_heads(const ModelArch *a, uint32_t layer);
 uint32_t model_arch_max_heads(const ModelArch *a);
+/* Layer i's mixer (MTP layers: attention); whether the model has recurrent-state layers;
+ * how many of layers [l0, l1) have mixer `m`. */
+ModelMixer model_arch_layer_mixer(const ModelArch *a, uint32_t layer);
+bool model_arch_is_hybrid(const ModelArch *a);
+uint32_t model_arch_count_mixer(const ModelArch *a, ModelMixer m, uint32_t l0, uint32_t l1);
+/* The width the routed experts compute in: moe_latent_size, else hidden_size. */
+uint32_t model_arch_expert_hidden(const ModelArch *a);
 /* How many decoder layers have a dense MLP (all of them for a dense model). */
 uint32_t model_arch_dense_layers(const ModelArch *a);
 

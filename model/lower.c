@@ -1,6 +1,7 @@
 /* model/lower.c — model + plan + engine + workload -> per-rank programs; see lower.h and
  * doc/lowering.md for the rules and where each comes from. */
 #include "lower.h"
+#include "lower-hybrid.h"
 #include "kernel-gemm.h"
 #include "host.h"
 #include "kernel-attn.h"
@@ -220,7 +221,8 @@ static void emit_mlp(Ctx *c, const char *name, uint64_t rows, double inter)
 {
     double hidden = c->a->hidden_size, longest = 0;
     ModelKernelTime sum = {0};
-    ModelGemmShape up = gemm_shape(c, rows, hidden, 2.0 * inter);
+    /* Nemotron-H's MLP is ungated: up_proj alone, ReLU^2 */
+    ModelGemmShape up = gemm_shape(c, rows, hidden, (c->a->mlp_ungated ? 1.0 : 2.0) * inter);
     ModelGemmShape down = gemm_shape(c, rows, inter, hidden);
     ModelKernelTime k = model_gemm_time(c->dev, &up);
     kernel_add(&sum, &k, &longest);
@@ -750,8 +752,12 @@ static void emit_experts(Ctx *c, const char *name, uint64_t rows, double tokens_
         emit_mlp(c, name, rows, inter);
         return;
     }
+    /* ungated experts (Nemotron-H: w1 and w2, 2 I H a expert) priced as gated ones (3 I H) of
+     * two thirds the width: the same FLOPs and weight bytes; latent MoE in its latent width */
+    if (c->a->mlp_ungated)
+        inter *= 2.0 / 3.0;
     ModelKernelTime k =
-        model_moe_local_time(c->dev, c->gdt, c->a->hidden_size, inter, experts_here,
+        model_moe_local_time(c->dev, c->gdt, model_arch_expert_hidden(c->a), inter, experts_here,
                              (double)rows * tokens_per_row,
                              (double)rows * MAX(c->a->num_experts_per_tok, 1u), (double)rows);
     /* eager: routing, sort, two GEMMs, activation and sum, each a launch */
@@ -904,13 +910,16 @@ typedef struct {
     uint32_t heads;  /* query heads of the layer (Step-3.5's sliding layers have their own) */
     uint32_t window; /* sliding window of the layer in tokens; 0 = full attention */
     uint32_t ratio;  /* DeepSeek-V4 compress ratio (1, 4, 128); 0 for other models */
+    uint8_t mixer;   /* ModelMixer: attention, Mamba-2, GDN or none (hybrid models) */
+    bool no_ffn;     /* Nemotron-H M / *: the mixer alone */
 } LayerKind;
 
 static LayerKind layer_kind(const ModelArch *a, uint32_t l)
 {
     LayerKind k = {model_arch_layer_is_moe(a, l), a->dsa && !a->index_shared[l],
                    model_arch_layer_heads(a, l), a->layer_sliding[l] ? a->sliding_window : 0,
-                   a->dsv4 ? a->compress_ratio[l] : 0u};
+                   a->dsv4 ? a->compress_ratio[l] : 0u, (uint8_t)model_arch_layer_mixer(a, l),
+                   l < a->num_layers && a->layer_no_ffn[l]};
     return k;
 }
 
@@ -1087,9 +1096,94 @@ static void emit_layer_dsa_cp(Ctx *c, uint32_t rank, const StepRows *sr, LayerKi
     }
 }
 
+/* A state mixer (model/lower-hybrid.h) on the TP rows, its out_proj all-reduced over TP. */
+static void emit_state_mixer(Ctx *c, uint32_t rank, const StepRows *sr, ModelMixer mx)
+{
+    uint64_t rows = sr->padded;
+    uint32_t tp = c->pl->par.tensor_parallel_size;
+    uint64_t dec = MIN(rows, (uint64_t)sr->n_decode * decode_rows(c));
+    ModelHybridMixerIn in = {
+        .a = c->a,
+        .mixer = mx,
+        .tp = tp,
+        .dev = c->dev,
+        .act_bytes = c->act_bytes,
+        .batch = {.tokens = (double)rows,
+                  .seqs = (double)(sr->n_prefill + sr->n_decode),
+                  .decode_seqs = (double)sr->n_decode,
+                  .decode_rows = (double)dec},
+    };
+    ModelHybridOp ops[MODEL_HYBRID_MAX_OPS];
+    uint32_t n = model_lower_hybrid_mixer(&in, ops);
+    for (uint32_t i = 0; i < n; i++) {
+        if (ops[i].kind == MODEL_HOP_LINEAR)
+            emit_linear(c, ops[i].name, rows, ops[i].in, ops[i].out);
+        else
+            emit_kernel(c, ops[i].name, rows, &ops[i].k,
+                        ops[i].launches * model_cost_eager_ns(c->in->cost));
+    }
+    if (tp > 1)
+        emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", c->pl->tp_group[rank],
+                  rows * c->a->hidden_size, SCHED_DTYPE_BF16, rows);
+}
+
+/* A hybrid model's layer under TP (vllm nemotron_h.py / qwen3_next.py decoder layers): the
+ * pre-norm, the mixer — a state mixer, or GQA attention (Qwen3-Next: q_proj also yields a
+ * sigmoid gate applied before o_proj) — then, unless the layer is its mixer alone, the MoE or
+ * MLP (Nemotron-H E / - layers have no mixer; Nemotron-3-Super's experts run between
+ * fc1_latent_proj and fc2_latent_proj). */
+static void emit_layer_hybrid(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
+{
+    const ModelArch *a = c->a;
+    uint32_t tp = c->pl->par.tensor_parallel_size;
+    int32_t gt = c->pl->tp_group[rank];
+    uint64_t rows = sr->padded;
+    uint32_t h = lk.heads / tp;
+    emit_norm(c, "input_layernorm", rows, a->hidden_size);
+    if (lk.mixer == MODEL_MIXER_ATTENTION) {
+        double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
+        double q = (double)h * (a->attn_output_gate ? 2.0 : 1.0);
+        emit_linear(c, "qkv_proj", rows, a->hidden_size, (q + 2.0 * kvh) * a->head_dim);
+        if (!a->mamba_num_heads) /* NemotronHAttention has no rotary embedding */
+            emit_qk_rope(c, rows, h, kvh);
+        emit_cp_attention(c, rank, sr, rows, h);
+        if (a->attn_output_gate) {
+            double x = (double)rows * h * a->head_dim;
+            ModelKernelTime g = model_elementwise_time(c->dev, 3.0 * x * c->act_bytes, 4.0 * x);
+            emit_kernel(c, "attn_output_gate", rows, &g, model_cost_eager_ns(c->in->cost));
+        }
+        emit_linear(c, "o_proj", rows, (double)h * a->head_dim, a->hidden_size);
+        if (tp > 1)
+            emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, rows * a->hidden_size,
+                      SCHED_DTYPE_BF16, rows);
+    } else if (lk.mixer != MODEL_MIXER_NONE) {
+        emit_state_mixer(c, rank, sr, (ModelMixer)lk.mixer);
+    }
+    if (lk.no_ffn)
+        return;
+    if (lk.mixer != MODEL_MIXER_NONE)
+        emit_norm(c, "post_attention_layernorm", rows, a->hidden_size);
+    if (!lk.moe) {
+        emit_dense_mlp(c, rows, tp);
+        if (tp > 1)
+            emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, rows * a->hidden_size,
+                      SCHED_DTYPE_BF16, rows);
+        return;
+    }
+    if (a->moe_latent_size)
+        emit_linear(c, "fc1_latent_proj", sr->moe_rows, a->hidden_size, a->moe_latent_size);
+    emit_moe(c, rank, sr, sr->moe_rows, MOE_REDUCE_TP);
+    if (a->moe_latent_size)
+        emit_linear(c, "fc2_latent_proj", sr->moe_rows, a->moe_latent_size, a->hidden_size);
+}
+
 static void emit_layer(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind lk)
 {
     c->window = lk.window;
+    if (model_arch_is_hybrid(c->a)) {
+        emit_layer_hybrid(c, rank, sr, lk);
+        return;
+    }
     switch (sr->mode) {
     case MODE_DSA_CP:
         emit_layer_dsa_cp(c, rank, sr, lk);
@@ -1403,7 +1497,8 @@ static void emit_step_body(Ctx *c, uint32_t rank, const ModelStep *s)
         while (end < l_end) {
             LayerKind nk = layer_kind(a, end);
             if (nk.moe != lk.moe || nk.indexer != lk.indexer || nk.heads != lk.heads ||
-                nk.window != lk.window || nk.ratio != lk.ratio)
+                nk.window != lk.window || nk.ratio != lk.ratio || nk.mixer != lk.mixer ||
+                nk.no_ffn != lk.no_ffn)
                 break;
             end++;
         }
@@ -1606,10 +1701,25 @@ static bool check_workload(const ModelLowerInput *in, GError **error)
     return true;
 }
 
+/* Hybrid models: what vLLM refuses with them, and what ranksim does not lower
+ * (model/lower-hybrid.h). */
+static bool check_hybrid(const ModelLowerInput *in, GError **error)
+{
+    const ModelParallel *par = &in->plan->par;
+    g_autofree char *why = model_lower_hybrid_refusal(
+        in->arch, par->tensor_parallel_size, par->prefill_context_parallel_size,
+        par->decode_context_parallel_size, par->enable_sequence_parallel);
+    if (!why)
+        return true;
+    g_set_error(error, MODEL_LOWER_ERROR, MODEL_LOWER_ERROR_INVALID, "%s: %s", in->arch->name, why);
+    return false;
+}
+
 static bool check_input(const ModelLowerInput *in, ModelBackend backend, GError **error)
 {
-    return check_backend(in, backend, error) && check_context_parallel(in, backend, error) &&
-           check_dsa(in, error) && check_workload(in, error);
+    return check_hybrid(in, error) && check_backend(in, backend, error) &&
+           check_context_parallel(in, backend, error) && check_dsa(in, error) &&
+           check_workload(in, error);
 }
 
 /* Bytes per weight value and the dtype linears compute in, from the format of the tensors that

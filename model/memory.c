@@ -13,6 +13,7 @@
  * Units: bytes everywhere (uint64_t); GiB (2^30) only in messages, as vLLM prints them.
  */
 #include "memory.h"
+#include "memory-hybrid.h"
 
 #include "memory-vllm.h"
 
@@ -508,7 +509,8 @@ static void layer_attention_gqa(const Ctx *c, Layers *L)
     const ModelArch *a = c->a;
     uint64_t H = a->hidden_size, hd = a->head_dim, kvh = gqa_kv_heads(c);
     uint64_t h = L->layer >= 0 ? model_arch_layer_heads(a, (uint32_t)L->layer) / c->tp : c->heads;
-    uint64_t p[3] = {h * hd, kvh * hd, kvh * hd};
+    /* Qwen3-Next's gated attention: q_proj yields the query and its gate (2 x heads x hd) */
+    uint64_t p[3] = {h * hd * (a->attn_output_gate ? 2 : 1), kvh * hd, kvh * hd};
     add_linear(c, L, "self_attn.qkv_proj", 1, p, 3, H, MODEL_ROLE_ATTN_QKV, false);
     if (a->attention_bias)
         add_bias(c, L, "self_attn.qkv_proj.bias", 1, (h + 2 * kvh) * hd);
@@ -553,9 +555,11 @@ static void add_dense_mlp(const Ctx *c, Layers *L, const char *prefix, uint64_t 
     uint64_t H = c->a->hidden_size;
     uint64_t i = ceil_div(inter, c->tp);
     uint64_t gu[2] = {i, i}, d[1] = {H};
-    g_autofree char *n1 = g_strdup_printf("%s.gate_up_proj", prefix);
+    bool ungated = c->a->mlp_ungated; /* Nemotron-H: up_proj alone, ReLU^2 */
+    g_autofree char *n1 =
+        g_strdup_printf(ungated ? "%s.up_proj" : "%s.gate_up_proj", prefix);
     g_autofree char *n2 = g_strdup_printf("%s.down_proj", prefix);
-    add_linear(c, L, n1, 1, gu, 2, H, role, false);
+    add_linear(c, L, n1, 1, gu, ungated ? 1 : 2, H, role, false);
     add_linear(c, L, n2, 1, d, 1, i, role, false);
 }
 
@@ -595,10 +599,17 @@ static void layer_ffn(const Ctx *c, Layers *L, bool moe, uint32_t n_local)
      * otherwise every expert's intermediate split over TP x DP x PCP. */
     uint64_t il =
         c->ep > 1 ? a->moe_intermediate_size : ceil_div(a->moe_intermediate_size, c->moe_world);
-    uint64_t eh = H;
+    uint64_t eh = model_arch_expert_hidden(a);
     mxfp4_pad(c, fmt_of(c, L, MODEL_ROLE_EXPERT), &il, &eh);
     uint64_t w13[2] = {il, il}, w2[1] = {eh};
-    add_linear(c, L, "mlp.experts.w13", n_local, w13, 2, eh, MODEL_ROLE_EXPERT, false);
+    if (a->moe_latent_size) { /* Nemotron-3-Super: hidden -> latent -> experts -> hidden */
+        uint64_t lat[1] = {a->moe_latent_size}, hid[1] = {H};
+        add_linear(c, L, "mixer.fc1_latent_proj", 1, lat, 1, H, MODEL_ROLE_SHARED_EXPERT, false);
+        add_linear(c, L, "mixer.fc2_latent_proj", 1, hid, 1, a->moe_latent_size,
+                   MODEL_ROLE_SHARED_EXPERT, false);
+    }
+    add_linear(c, L, "mlp.experts.w13", n_local, w13, a->mlp_ungated ? 1 : 2, eh,
+               MODEL_ROLE_EXPERT, false);
     add_linear(c, L, "mlp.experts.w2", n_local, w2, 1, il, MODEL_ROLE_EXPERT, false);
     if (a->expert_bias) { /* gpt-oss: w13_bias [E, 2I], w2_bias [E, H] */
         add_bias(c, L, "mlp.experts.w13_bias", n_local, 2 * il);
@@ -621,19 +632,51 @@ static uint64_t vocab_per_rank(const Ctx *c)
     return ceil_div(vp, c->tp);
 }
 
+/* A Mamba-2 or Gated DeltaNet mixer's tensors on a rank (model/memory-hybrid.h sizes them):
+ * in_proj (+ GDN's in_proj_ba), the depthwise conv1d [conv_dim, 1, K], A_log / dt_bias (/ D),
+ * the gated norm and out_proj. */
+static void layer_state_mixer(const Ctx *c, Layers *L, ModelMixer mx)
+{
+    ModelHybridDims d;
+    model_hybrid_dims(c->a, mx, c->tp, &d);
+    uint64_t H = c->a->hidden_size, in[1] = {d.in_proj}, o[1] = {H};
+    add_linear(c, L, "mixer.in_proj", 1, in, 1, H, MODEL_ROLE_ATTN_QKV, false);
+    if (d.ba_proj) {
+        uint64_t ba[1] = {d.ba_proj};
+        add_linear(c, L, "mixer.in_proj_ba", 1, ba, 1, H, MODEL_ROLE_ATTN_QKV, false);
+    }
+    add_bias(c, L, "mixer.conv1d.weight", d.conv_dim, d.conv_kernel);
+    if (mx == MODEL_MIXER_MAMBA2)
+        add_bias(c, L, "mixer.conv1d.bias", 1, d.conv_dim);
+    /* A (fp32 in MambaMixer2), D, dt_bias: one per head */
+    layer_add(L, MODEL_MEM_WEIGHTS, "mixer.A_log+D+dt_bias", shape1(3ull * d.heads), "fp32",
+              3ull * d.heads * 4);
+    /* RMSNormGated: over the rank's inner width (Mamba-2, grouped) or one value head (GDN) */
+    add_norm(L, "mixer.norm.weight", mx == MODEL_MIXER_GDN ? d.head_dim : d.inner);
+    add_linear(c, L, "mixer.out_proj", 1, o, 1, d.inner, MODEL_ROLE_ATTN_O, false);
+}
+
 /* One decoder layer's tensors into L (L->layer set by the caller). */
 static void plan_layer(const Ctx *c, Layers *L, uint32_t l, bool moe, uint32_t n_local)
 {
     const ModelArch *a = c->a;
     uint64_t H = a->hidden_size;
+    ModelMixer mx = model_arch_layer_mixer(a, l);
     add_norm(L, "input_layernorm.weight", H);
-    if (a->dsv4)
+    if (mx == MODEL_MIXER_MAMBA2 || mx == MODEL_MIXER_GDN)
+        layer_state_mixer(c, L, mx);
+    else if (mx == MODEL_MIXER_NONE)
+        ; /* Nemotron-H E / -: the FFN alone, after the one norm */
+    else if (a->dsv4)
         layer_attention_v4(c, L, l < a->num_layers ? a->compress_ratio[l] : 1);
     else if (a->mla)
         layer_attention_mla(c, L, a->dsa && (l >= a->num_layers || !a->index_shared[l]));
     else
         layer_attention_gqa(c, L);
-    add_norm(L, "post_attention_layernorm.weight", H);
+    if (l < a->num_layers && a->layer_no_ffn[l])
+        return; /* Nemotron-H M / *: the mixer alone */
+    if (mx != MODEL_MIXER_NONE)
+        add_norm(L, "post_attention_layernorm.weight", H);
     layer_ffn(c, L, moe, n_local);
 }
 
@@ -786,8 +829,18 @@ static uint64_t v4_request_bytes(const Ctx *c, uint64_t len)
     return total;
 }
 
+/* Hybrid models: vLLM's hybrid KV-cache layout on this rank (model/memory-hybrid.h). */
+static void hybrid_layout(const Ctx *c, ModelHybridLayout *L)
+{
+    model_hybrid_layout(c->a, c->tp, c->e, c->hw, c->l0, c->l1,
+                        c->e->kv_cache_dtype == SCHED_DTYPE_FP8 ? 1 : 2, L);
+}
+
 static uint64_t kv_bytes_per_token_rank(const Ctx *c)
 {
+    if (model_arch_is_hybrid(c->a)) /* the attention layers' K and V; the state is per request */
+        return kv_main_width(c) *
+               model_arch_count_mixer(c->a, MODEL_MIXER_ATTENTION, c->l0, c->l1);
     if (c->a->dsv4) /* per token of a max_model_len request, windows included */
         return ceil_div(v4_request_bytes(c, MAX(1u, c->e->max_model_len)),
                         MAX(1u, c->e->max_model_len));
@@ -798,6 +851,11 @@ static uint64_t kv_bytes_per_token_rank(const Ctx *c)
 
 static uint32_t kv_block_size(const Ctx *c)
 {
+    if (model_arch_is_hybrid(c->a)) {
+        ModelHybridLayout L;
+        hybrid_layout(c, &L);
+        return L.block_size;
+    }
     return model_engine_kv_block_size(c->a, c->backend, c->hw);
 }
 
@@ -811,6 +869,11 @@ static uint64_t kv_request_bytes(const Ctx *c, uint64_t len)
     const ModelArch *a = c->a;
     if (a->dsv4)
         return v4_request_bytes(c, len);
+    if (model_arch_is_hybrid(a)) {
+        ModelHybridLayout L;
+        hybrid_layout(c, &L);
+        return model_hybrid_request_bytes(&L, len);
+    }
     uint64_t bs = kv_block_size(c);
     uint64_t main_w = kv_main_width(c);
     uint64_t shard_blocks = ceil_div(ceil_div(len, c->dcp), bs);
@@ -1389,7 +1452,23 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
     uint64_t bpt = kv_bytes_per_token_rank(c);
 
     /* The KV cache the engine would allocate: whole blocks of rank-local slots. */
-    if (budget > 0 && bpt > 0 && c->a->dsv4) {
+    ModelHybridLayout hl = {0};
+    bool hybrid = model_arch_is_hybrid(c->a);
+    if (hybrid)
+        hybrid_layout(c, &hl);
+    if (budget > 0 && hybrid) {
+        uint64_t nb = model_hybrid_num_blocks(&hl, budget);
+        build_add(&b, MODEL_MEM_KV_CACHE,
+                  g_strdup_printf("layers.%u-%u.kv_cache (%u attention + %u state layers in %u "
+                                  "groups of %u)",
+                                  c->l0, c->l1 - 1, hl.attn_layers, hl.state_layers,
+                                  hl.attn_groups + hl.state_groups, hl.group_size),
+                  g_strdup_printf("%u x [%" G_GUINT64_FORMAT " blocks, %" G_GUINT64_FORMAT
+                                  " B page (%u tokens; state %" G_GUINT64_FORMAT " B padded)]",
+                                  hl.group_size, nb, hl.page, hl.block_size, hl.state_page),
+                  c->e->kv_cache_dtype == SCHED_DTYPE_FP8 ? "fp8_e4m3" : "bf16",
+                  nb * hl.page * hl.group_size);
+    } else if (budget > 0 && bpt > 0 && c->a->dsv4) {
         build_add(&b, MODEL_MEM_KV_CACHE,
                   g_strdup_printf("layers.%u-%u.kv_cache (sliding window, compressed, indexer)",
                                   c->l0, c->l1 - 1),
@@ -1444,7 +1523,14 @@ static void plan_class(const Ctx *c, uint64_t requested, RankClass *k)
      * "GPU KV cache size" line derived from it): requests of max_model_len tokens that fit,
      * and that concurrency x max_model_len as the token count. */
     k->r.kv_block_size = kv_block_size(c);
-    if (budget > 0 && k->one_request > 0) {
+    if (budget > 0 && k->one_request > 0 && hybrid) {
+        /* get_max_concurrency_for_kv_cache_config: num_blocks / the blocks of one request;
+         * "GPU KV cache size": num_blocks / groups x the attention block */
+        uint64_t nb = model_hybrid_num_blocks(&hl, budget);
+        k->r.max_concurrency =
+            (double)nb / (double)model_hybrid_request_blocks(&hl, c->e->max_model_len);
+        k->r.kv_tokens = model_hybrid_kv_tokens(&hl, nb);
+    } else if (budget > 0 && k->one_request > 0) {
         k->r.max_concurrency = (double)budget / (double)k->one_request;
         k->r.kv_tokens = (uint64_t)(k->r.max_concurrency * (double)c->e->max_model_len);
     }
@@ -1797,6 +1883,12 @@ ModelMemPlan *model_memory_plan(const ModelArch *arch, const ModelPlan *plan,
             m->vllm.max_concurrency = x->max_concurrency;
             m->vllm.kv_block_size = x->kv_block_size;
         }
+    if (model_arch_is_hybrid(arch)) {
+        ModelHybridLayout hl;
+        hybrid_layout(&c, &hl);
+        m->vllm.state_page_bytes = hl.state_page;
+        m->vllm.padded_page_bytes = hl.page;
+    }
     add_diags(&c, m, (RankClass *)(void *)classes->data, cls_of);
     for (guint k = 0; k < classes->len; k++)
         g_ptr_array_unref(g_array_index(classes, RankClass, k).r.items);

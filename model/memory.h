@@ -80,6 +80,10 @@ typedef struct {
     uint64_t kv_tokens;      /* 0 when the budget is not positive */
     double max_concurrency;
     uint32_t kv_block_size;
+    /* hybrid models (model/memory-hybrid.h): the state page before and after padding to the
+     * attention page, for "Setting attention block size to N tokens" and "Padding mamba page
+     * size by X%"; 0 for other models and for plans read back from a database */
+    uint64_t state_page_bytes, padded_page_bytes;
 } ModelVllmLines;
 
 /* vLLM's start-up, phase by phase, then serving (model/lifecycle.h plans them). The order is

@@ -476,6 +476,18 @@ static void report_vllm_lines(FILE *out, const ModelMemPlan *m)
     char rel[24];
     fprintf(out, "\nvLLM start-up as its log would read (vLLM %s; rank %d, the tightest):\n",
             model_vllm_release_format(m->vllm_release, rel, sizeof rel), v->rank);
+    if (v->state_page_bytes > 0) { /* HybridAttentionMambaModelConfig (hybrid models) */
+        fprintf(out,
+                "  Setting attention block size to %u tokens to ensure that attention page size "
+                "is >= mamba page size.\n",
+                v->kv_block_size);
+        if (v->padded_page_bytes > v->state_page_bytes)
+            fprintf(out,
+                    "  Padding mamba page size by %.2f%% to ensure that mamba page size and "
+                    "attention page size are exactly equal.\n",
+                    100.0 * (double)(v->padded_page_bytes - v->state_page_bytes) /
+                        (double)v->state_page_bytes);
+    }
     if (failed == MODEL_PHASE_LOAD_WEIGHTS) {
         vllm_stops(out, failed);
         return;

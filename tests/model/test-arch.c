@@ -1165,26 +1165,115 @@ Test(fixtures, max_model_len_rules)
 
 #define HYBRID_TAIL "; ranksim models full and sliding-window attention only; hybrid "
 
-Test(refusals, nemotron_h_pattern)
+/* Incomplete hybrid configs (tests/model/fixtures) are read as hybrids now and name the field
+ * they lack. */
+Test(refusals, nemotron_h_incomplete)
 {
     expect_fixture_error("nemotron-h.json", CODE_FIELD,
-                         ": field 'hybrid_override_pattern': 4 of 8 layers are 'M' (Mamba-2)" //
-                         HYBRID_TAIL "Mamba models are not simulated");
+                         ": missing field 'intermediate_size' (required for a dense model's MLP)");
 }
 
-Test(refusals, qwen3_next_layer_types)
+Test(refusals, qwen3_next_incomplete)
 {
     expect_fixture_error("qwen3-next.json", CODE_FIELD,
-                         ": field 'layer_types': 6 of 8 layers are 'linear_attention' (Gated "
-                         "DeltaNet)" HYBRID_TAIL "linear-attention models are not simulated");
+                         ": missing field 'intermediate_size' (required for a dense model's MLP)");
+    expect_fixture_error("qwen3-next-interval.json", CODE_FIELD,
+                         ": missing field 'intermediate_size' (required for a dense model's MLP)");
 }
 
-Test(refusals, qwen3_next_full_attention_interval)
+/* ---- hybrid models: Nemotron-H and Qwen3-Next (issue 26) ---- */
+
+static uint32_t count_no_ffn(const ModelArch *a)
 {
-    expect_fixture_error("qwen3-next-interval.json", CODE_FIELD,
-                         ": field 'full_attention_interval': one layer in 4 is full attention, "
-                         "the others are linear attention (Gated DeltaNet)" HYBRID_TAIL
-                         "linear-attention models are not simulated");
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < a->num_layers; i++)
+        n += a->layer_no_ffn[i];
+    return n;
+}
+
+Test(hybrid, nemotron_3_nano_pattern)
+{
+    ModelArch a = preset("nemotron-3-nano-30b-a3b");
+    cr_assert(model_arch_is_hybrid(&a));
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_MAMBA2, 0, a.num_layers), 23);
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_ATTENTION, 0, a.num_layers), 6);
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_NONE, 0, a.num_layers), 23);
+    cr_assert_eq(count_no_ffn(&a), 29);
+    cr_assert_eq(count_moe(&a), 23);
+    cr_assert_eq(model_arch_layer_mixer(&a, 0), MODEL_MIXER_MAMBA2);
+    cr_assert_eq(model_arch_layer_mixer(&a, 5), MODEL_MIXER_ATTENTION);
+    cr_assert(a.layer_moe[1] && !a.layer_moe[0] && !a.layer_moe[5]);
+    cr_assert_eq(a.mamba_num_heads, 64);
+    cr_assert_eq(a.mamba_head_dim, 64);
+    cr_assert_eq(a.ssm_state_size, 128);
+    cr_assert_eq(a.mamba_n_groups, 8);
+    cr_assert(a.ssm_state_fp32 && a.mlp_ungated);
+    cr_assert_eq(a.shared_expert_intermediate_size, 3712);
+    cr_assert_eq(model_arch_expert_hidden(&a), 2688);
+}
+
+Test(hybrid, nemotron_3_super_latent_moe)
+{
+    ModelArch a = preset("nemotron-3-super-120b-a12b");
+    cr_assert_eq(a.moe_latent_size, 1024);
+    cr_assert_eq(model_arch_expert_hidden(&a), 1024);
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_MAMBA2, 0, a.num_layers), 40);
+    cr_assert_eq(a.num_nextn_predict_layers, 1);
+    /* MTP layers are attention + MoE */
+    cr_assert_eq(model_arch_layer_mixer(&a, a.num_layers), MODEL_MIXER_ATTENTION);
+}
+
+Test(hybrid, nemotron_ssm_cache_dtype)
+{
+    g_autofree char *bf16 =
+        mutated("nemotron-3-nano-30b-a3b", "mamba_ssm_cache_dtype", "\"bfloat16\"");
+    cr_assert_not(load_ok(bf16).ssm_state_fp32);
+    g_autofree char *absent = mutated("nemotron-3-nano-30b-a3b", "mamba_ssm_cache_dtype", NULL);
+    cr_assert(load_ok(absent).ssm_state_fp32, "vLLM's NemotronH default is float32");
+}
+
+Test(hybrid, nemotron_pattern_errors)
+{
+    expect_mutation_error("nemotron-3-nano-30b-a3b", "hybrid_override_pattern", "\"MEM\"",
+                          "field 'hybrid_override_pattern': 3 letters, but num_hidden_layers is 52");
+    expect_mutation_error(
+        "nemotron-3-nano-30b-a3b", "hybrid_override_pattern",
+        "\"MEXEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME\"",
+        "field 'hybrid_override_pattern': letter 2 is 'X'; valid: 'M' (Mamba-2), '*'");
+    expect_mutation_error("nemotron-3-nano-30b-a3b", "mamba_head_dim", NULL,
+                          "missing field 'mamba_head_dim' (required for the Mamba-2 layers");
+    expect_mutation_error("nemotron-3-nano-30b-a3b", "n_groups", "7",
+                          "field 'mamba_num_heads': 64 heads do not split into 7 groups");
+}
+
+Test(hybrid, qwen3_next_layers)
+{
+    ModelArch a = preset("qwen3-next-80b-a3b");
+    cr_assert(model_arch_is_hybrid(&a));
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_GDN, 0, a.num_layers), 36);
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_ATTENTION, 0, a.num_layers), 12);
+    cr_assert_eq(model_arch_layer_mixer(&a, 3), MODEL_MIXER_ATTENTION);
+    cr_assert_eq(model_arch_layer_mixer(&a, 4), MODEL_MIXER_GDN);
+    cr_assert_eq(count_no_ffn(&a), 0);
+    cr_assert(a.attn_output_gate);
+    cr_assert_eq(a.qk_norm_dim, 256);
+    cr_assert_eq(a.linear_num_value_heads, 32);
+    cr_assert_eq(a.linear_num_key_heads, 16);
+    cr_assert_eq(a.num_nextn_predict_layers, 1, "vLLM's qwen3_next_mtp default");
+    /* without layer_types: every full_attention_interval-th layer is full attention */
+    g_autofree char *text = mutated("qwen3-next-80b-a3b", "layer_types", NULL);
+    ModelArch b = load_ok(text);
+    for (uint32_t i = 0; i < b.num_layers; i++)
+        cr_assert_eq(b.layer_mixer[i], a.layer_mixer[i], "layer %u", i);
+    expect_mutation_error("qwen3-next-80b-a3b", "linear_num_value_heads", "24",
+                          "24 value heads are not a multiple of the 16 key heads");
+}
+
+/* Other hybrids stay refused by name. */
+Test(refusals, other_hybrid_types)
+{
+    g_autofree char *text = mutated("qwen3-next-80b-a3b", "model_type", "\"kimi_linear\"");
+    expect_field_error(text, "hybrid linear-attention models are not simulated");
 }
 
 Test(refusals, minimax_lightning_attention)
