@@ -10,7 +10,8 @@
  * and isl / osl / concurrency taken from "isl=N osl=N concurrency=N" in the source when a file
  * has no such columns): each row becomes the `vllm serve` line of its model at its TP and DP (an
  * fp8 row of a bf16 checkpoint adds --quantization fp8; moe_ep > 1 in the source or dp > 1 adds
- * --enable-expert-parallel) serving --prompts-per-slot (default 2) x concurrency requests of isl
+ * --enable-expert-parallel; a vllm_version before 0.14, which had no async scheduling by
+ * default, adds --no-async-scheduling) serving --prompts-per-slot (default 10) x concurrency requests of isl
  * + osl tokens, all released at 0, through a closed-loop client of max_concurrency =
  * concurrency (vllm bench serve --request-rate inf --max-concurrency); ranksim's mean TPOT and
  * mean TTFT are computed as vllm bench computes them. Grouped by metric, model and device. A
@@ -41,13 +42,13 @@
 #include "../../model/deployment.h"
 
 /* --steps: requests per client slot (num_prompts = K x concurrency). AIConfigurator does not
- * state its silicon runs' num_prompts (its deployment guide benchmarks concurrency x 10, its
- * generator's default is x 50). K = 2 keeps the replay of 573 runs near a minute on two cores
- * (K = 10 takes five times as long). With identical requests sent together the waves of
- * `concurrency` requests stay in step (doc/serving.md), so K moves mean TTFT much more than
- * mean TPOT: on every tenth row, Qwen3-32B's median |error| is 24 / 21 / 16 % (TPOT) and
- * 199 / 112 / 31 % (TTFT) at K = 1 / 2 / 5. */
-#define STEPS_PROMPTS_PER_SLOT 2
+ * state its silicon runs' num_prompts; its deployment guide benchmarks concurrency x 10, so
+ * K = 10. Fewer prompts leave the replay in its start-up waves (identical requests sent together
+ * prefill together, then decode together: doc/serving.md), with the prefills in TTFT and none
+ * mixed into other requests' decode steps, where a benchmark of 10 x concurrency prompts spends
+ * most of its time: on Qwen3-32B bf16 H100 (90 rows, vLLM 0.12 without async scheduling) the
+ * TPOT median |error| is 13.1 / 9.8 / 8.1 % and TTFT's 111 / 34 / 30 % at K = 2 / 5 / 10. */
+#define STEPS_PROMPTS_PER_SLOT 10
 
 /* The bar with a measured table loaded (issue 23): covered ops reproduce it within 5 %. */
 #define TABLE_TOLERANCE 0.05
@@ -252,6 +253,7 @@ enum {
     SC_TPOT_OLD,
     SC_TTFT,
     SC_SOURCE,
+    SC_VERSION,
     SC_N
 };
 static const char *const steps_cols[SC_N] = {"model",       "device",
@@ -259,10 +261,10 @@ static const char *const steps_cols[SC_N] = {"model",       "device",
                                              "isl",         "osl",
                                              "concurrency", "measured_tpot_ms",
                                              "measured_ms", "measured_ttft_ms",
-                                             "source"};
+                                             "source",      "vllm_version"};
 
 typedef struct {
-    const char *model, *device, *source;
+    const char *model, *device, *source, *version;
     uint32_t tp, dp, isl, osl, conc;
     double tpot_ms, ttft_ms; /* ttft_ms 0: not measured */
 } StepsRow;
@@ -283,6 +285,18 @@ static double steps_value(char **f, guint nf, const int *col, int c, const char 
     return at ? g_ascii_strtod(at + strlen(key), NULL) : 0;
 }
 
+/* Whether the row's vLLM release predates async scheduling by default: it came with v0.14.0
+ * (PR 27614; vLLM's async scheduling plan, issue 27679; "Disables async scheduling which is now
+ * enabled by default" on adopting v0.14.0, torch-spyre/sendnn-inference PR 636). Such a server
+ * ran the host's work between every two steps. An unknown version keeps ranksim's default. */
+static bool steps_before_async_default(const char *version)
+{
+    unsigned major = 0, minor = 0;
+    if (!version || sscanf(version, "%u.%u", &major, &minor) != 2)
+        return false;
+    return major == 0 && minor < 14;
+}
+
 /* The serving run of a row: the `vllm serve` line of its model at its TP (and attention DP; an
  * fp8 row of a bf16 checkpoint adds --quantization fp8; moe_ep > 1 in the source adds
  * --enable-expert-parallel), `prompts` requests of isl prompt and osl output tokens all sent at
@@ -300,6 +314,8 @@ static bool steps_serve(const StepsRow *r, const char *where, uint32_t prompts_p
         g_string_append_printf(args, " -dp %u", r->dp);
     if (strcmp(precision, "fp8") == 0 && !g_strrstr(mp[0], "FP8") && !g_strrstr(mp[0], "fp8"))
         g_string_append(args, " --quantization fp8");
+    if (steps_before_async_default(r->version))
+        g_string_append(args, " --no-async-scheduling");
     const char *ep = r->source ? strstr(r->source, "moe_ep=") : NULL;
     if ((ep && atoi(ep + 7) > 1) || r->dp > 1)
         g_string_append(args, " --enable-expert-parallel");
@@ -376,6 +392,7 @@ static bool steps_row(char **f, const int *col, StepsRow *r)
         .model = f[col[SC_MODEL]],
         .device = f[col[SC_DEVICE]],
         .source = col[SC_SOURCE] >= 0 && (guint)col[SC_SOURCE] < nf ? f[col[SC_SOURCE]] : NULL,
+        .version = col[SC_VERSION] >= 0 && (guint)col[SC_VERSION] < nf ? f[col[SC_VERSION]] : NULL,
         .tp = (uint32_t)atoi(f[col[SC_TP]]),
         .dp = (uint32_t)MAX(1.0, steps_value(f, nf, col, SC_DP, "dp")),
         .isl = (uint32_t)steps_value(f, nf, col, SC_ISL, "isl"),
@@ -730,7 +747,7 @@ int main(int argc, char **argv)
         {"mla-module", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &mla_modules,
          "MLA / DSA attention modules to replay (kind mla_module)", "FILE"},
         {"prompts-per-slot", 0, 0, G_OPTION_ARG_INT, &prompts_per_slot,
-         "--steps: num_prompts = K x concurrency (default 2)", "K"},
+         "--steps: num_prompts = K x concurrency (default 10)", "K"},
         {"jobs", 0, 0, G_OPTION_ARG_INT, &jobs, "--steps: serving runs at once (default 2)", "N"},
         {"table", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &tables.paths,
          "price through this measured table; covered rows must be within 5 %", "TABLE"},
