@@ -176,6 +176,7 @@ typedef struct {
     JsonObject *top;     /* the top-level object */
     const char *prefix;  /* "" or "text_config.": how messages name obj's keys */
     GError **error;
+    uint32_t n_layers; /* num_hidden_layers, once read (layer-id lists check against it) */
     char keys[4][96]; /* K()'s rotating buffers */
     int next_key;
 } Cfg;
@@ -553,7 +554,8 @@ static const struct {
 static bool check_unmodelled(Cfg *c)
 {
     const char *mt = node_string(member(c, "model_type"));
-    bool v4 = mt && strcmp(mt, "deepseek_v4") == 0; /* its keys are read by read_dsv4 */
+    /* their keys are read by read_dsv4 */
+    bool v4 = mt && (strcmp(mt, "deepseek_v4") == 0 || strcmp(mt, "deepseek_v41_text") == 0);
     for (size_t i = 0; unmodelled_keys[i].key; i++) {
         if (v4)
             continue;
@@ -572,9 +574,12 @@ static bool check_unmodelled(Cfg *c)
  * window alone), the grouped output projection, hyper-connections, hash-routed first layers.
  * The indexer of its C4 layers is not a DSA model's (no indexer on the other layers): a->dsa
  * stays false, the index_* sizes are kept. */
+static bool read_dsv41(Cfg *c, ModelArch *a, JsonArray *ratios);
+
 static bool read_dsv4(Cfg *c, ModelArch *a)
 {
-    if (!is_type(a, "deepseek_v4"))
+    bool v41 = is_type(a, "deepseek_v41_text");
+    if (!is_type(a, "deepseek_v4") && !v41)
         return true;
     static const char why[] = "required for DeepSeek-V4 (model_type deepseek_v4)";
     JsonArray *ratios = NULL;
@@ -601,7 +606,9 @@ static bool read_dsv4(Cfg *c, ModelArch *a)
         return fail(c, "fields 'num_key_value_heads' %u, 'o_groups' %u: DeepSeek-V4 has one "
                        "latent KV head and o_groups dividing the %u heads",
                     a->num_kv_heads, a->o_groups, a->num_heads);
-    for (uint32_t i = 0; i < a->num_layers; i++) {
+    if (v41 && !read_dsv41(c, a, ratios))
+        return false;
+    for (uint32_t i = 0; i < a->num_layers && !v41; i++) {
         uint32_t r = 0;
         if (!node_uint(c, json_array_get_element(ratios, i), K(c, "compress_ratios"), false, &r))
             return false;
@@ -615,6 +622,99 @@ static bool read_dsv4(Cfg *c, ModelArch *a)
                     a->num_hash_layers, a->num_layers);
     a->attention_sinks = true; /* attn_sink, fp32, one per local head */
     a->router_score_bias = true; /* noaux_tc on the layers after the hash layers */
+    return true;
+}
+
+/* A list of layer ids (`key`) into flags; absent: `defaults` (-1 terminated), the released
+ * checkpoint's as transformers' DeepseekV41TextConfig documents them. */
+static bool read_layer_ids(Cfg *c, const char *key, const int *defaults, bool *flags,
+                           uint32_t *order, uint32_t *n_order)
+{
+    JsonArray *ids = NULL;
+    if (!get_array(c, key, "a list of layer indices", &ids))
+        return false;
+    uint32_t n = ids ? json_array_get_length(ids) : 0;
+    if (!ids)
+        while (defaults[n] >= 0)
+            n++;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t l = 0;
+        if (ids && !node_uint(c, json_array_get_element(ids, i), K(c, key), false, &l))
+            return false;
+        if (!ids)
+            l = (uint32_t)defaults[i];
+        if (l >= c->n_layers)
+            return fail(c, "field '%s': layer %u, but num_hidden_layers is %u", K(c, key), l,
+                        c->n_layers);
+        flags[l] = true;
+        if (order && i < MODEL_MAX_LAYERS)
+            order[(*n_order)++] = l;
+    }
+    return true;
+}
+
+/* DeepSeek-V4.1's CSA2 schedule and Engram (transformers configuration_deepseek_v41.py, the
+ * released config.json's text_config): compress_ratios 0 / 1 / r > 1 as written; the
+ * kv-source, index-source and candidate-source layers; the Engram layers and their tables. */
+static bool read_dsv41(Cfg *c, ModelArch *a, JsonArray *ratios)
+{
+    static const int kv_def[] = {2, 8, 14, 20, -1}, idx_def[] = {2, 8, 14, 20, 24, 28, 32, 36, -1},
+                     engram_def[] = {1, 14, -1};
+    a->dsv41 = true;
+    c->n_layers = a->num_layers;
+    for (uint32_t i = 0; i < a->num_layers; i++) {
+        uint32_t r = 0;
+        if (!node_uint(c, json_array_get_element(ratios, i), K(c, "compress_ratios"), false, &r))
+            return false;
+        if (r > 255)
+            return fail(c, "field '%s': entry %u is %u; valid: 0 to 255", K(c, "compress_ratios"),
+                        i, r);
+        a->csa_ratio[i] = (uint8_t)r;
+        a->compress_ratio[i] = 1; /* V4's C4 / C128 paths stay off; CSA2 reads csa_ratio */
+    }
+    uint32_t engram_order[MODEL_MAX_LAYERS], n_engram = 0, cand = 0;
+    JsonNode *cn = member(c, "candidate_source_layer_id");
+    if (!read_layer_ids(c, "kv_source_layer_ids", kv_def, a->kv_source, NULL, NULL) ||
+        !read_layer_ids(c, "index_source_layer_ids", idx_def, a->index_source, NULL, NULL) ||
+        !read_layer_ids(c, "engram_layer_ids", engram_def, a->engram, engram_order, &n_engram) ||
+        !get_uint(c, "candidate_topk_blocks", true, NULL, 2048, &a->candidate_topk_blocks) ||
+        !get_uint(c, "candidate_block_size", true, NULL, 8, &a->candidate_block_size) ||
+        !get_uint(c, "engram_n_heads", true, NULL, 8, &a->engram_n_heads) ||
+        !get_uint(c, "engram_max_ngram_size", true, NULL, 4, &a->engram_max_ngram) ||
+        !get_uint(c, "engram_head_dim", true, NULL, 256, &a->engram_head_dim))
+        return false;
+    /* the candidate source defaults to the last kv source; negative disables the pre-filter */
+    a->candidate_source = -1;
+    for (uint32_t l = 0; l < a->num_layers; l++)
+        if (a->kv_source[l])
+            a->candidate_source = (int32_t)l;
+    double cv = 0;
+    if (cn && node_number(cn, &cv))
+        a->candidate_source = cv < 0 ? -1 : (int32_t)cv;
+    else if (cn && !get_uint(c, "candidate_source_layer_id", false, NULL, 0, &cand))
+        return false;
+    if (a->candidate_source >= (int32_t)a->num_layers)
+        return fail(c, "field '%s': layer %d, but num_hidden_layers is %u",
+                    K(c, "candidate_source_layer_id"), a->candidate_source, a->num_layers);
+    for (uint32_t l = 0; l < a->num_layers; l++)
+        if (a->csa_ratio[l] > 0 && !a->kv_source[l] && (l == 0 || a->csa_ratio[l - 1] == 0))
+            return fail(c, "field '%s': layer %u starts a compressed group but is not in "
+                           "kv_source_layer_ids",
+                        K(c, "compress_ratios"), l);
+    JsonArray *rows = NULL;
+    if (!get_array(c, "engram_num_embeddings", "a list of table sizes, one per Engram layer",
+                   &rows))
+        return false;
+    if (n_engram && (!rows || json_array_get_length(rows) != n_engram))
+        return fail(c, "field '%s': needs one table size per entry of engram_layer_ids (%u)",
+                    K(c, "engram_num_embeddings"), n_engram);
+    for (uint32_t i = 0; i < n_engram; i++) {
+        double v = 0;
+        if (!node_number(json_array_get_element(rows, i), &v) || v < 1 || v != floor(v))
+            return fail(c, "field '%s': entry %u is not a positive integer",
+                        K(c, "engram_num_embeddings"), i);
+        a->engram_rows[engram_order[i]] = (uint64_t)v;
+    }
     return true;
 }
 
@@ -640,7 +740,12 @@ static void set_experts_mxfp4(ModelArch *a)
 static bool read_expert_dtype(Cfg *c, ModelArch *a)
 {
     const char *dt = NULL;
-    if (!a->dsv4 || !get_string(c, "expert_dtype", &dt) || !dt)
+    if (!a->dsv4 || !get_string(c, "expert_dtype", &dt))
+        return true;
+    JsonNode *qc = obj_member(c->top, "quantization_config");
+    if (!dt && qc && JSON_NODE_HOLDS_OBJECT(qc)) /* V4.1 writes it in quantization_config */
+        dt = node_string(obj_member(json_node_get_object(qc), "expert_dtype"));
+    if (!dt)
         return true;
     if (strcmp(dt, "fp4") != 0 && strcmp(dt, "fp8") != 0 && strcmp(dt, "bf16") != 0)
         return fail(c, "field '%s': \"%s\"; valid: \"fp4\", \"fp8\", \"bf16\"",

@@ -144,6 +144,22 @@ typedef struct {
     bool mlp_ungated;         /* Nemotron-H: up, relu^2, down (no gate half) in MLPs and experts */
     uint32_t moe_latent_size; /* Nemotron-3-Super latent MoE: experts work in this width between
                                  fc1_latent_proj and fc2_latent_proj; 0 = none */
+    /* DeepSeek-V4.1 (model_type deepseek_v41_text under text_config; transformers
+     * configuration_deepseek_v41.py): a DeepSeek-V4 (dsv4 also set, compress_ratio all 1) whose
+     * compressed attention is CSA2 — per-layer ratios 0 (window only), 1 (full-resolution
+     * compressed KV) or r > 1 (r tokens pooled), one compressed KV per kv-source layer shared
+     * by the layers up to the next source, the indexer run on index-source layers only (the
+     * others reuse its top-k), a candidate pre-filter on one layer bounding the later indexers —
+     * and Engram n-gram tables gathered into the residual streams at a few layers. */
+    bool dsv41;
+    uint8_t csa_ratio[MODEL_MAX_LAYERS];     /* compress_ratios as written: 0, 1 or r > 1 */
+    bool kv_source[MODEL_MAX_LAYERS];        /* owns the compressor of its group */
+    bool index_source[MODEL_MAX_LAYERS];     /* runs the indexer (publishes top-k) */
+    int32_t candidate_source;                /* layer of the candidate pre-filter; -1 none */
+    uint32_t candidate_topk_blocks, candidate_block_size;
+    bool engram[MODEL_MAX_LAYERS];           /* an Engram module before this layer */
+    uint64_t engram_rows[MODEL_MAX_LAYERS];  /* rows of its table (engram_num_embeddings) */
+    uint32_t engram_n_heads, engram_max_ngram, engram_head_dim;
 
     /* context length in tokens as vLLM derives it (vllm/config/model.py
      * _get_and_verify_max_len): the smallest of max_position_embeddings and friends

@@ -909,18 +909,93 @@ typedef struct {
     bool indexer;    /* DSA layer with its own indexer (IndexShare: shared layers reuse top-k) */
     uint32_t heads;  /* query heads of the layer (Step-3.5's sliding layers have their own) */
     uint32_t window; /* sliding window of the layer in tokens; 0 = full attention */
-    uint32_t ratio;  /* DeepSeek-V4 compress ratio (1, 4, 128); 0 for other models */
+    uint32_t ratio;  /* DeepSeek-V4 compress ratio (1, 4, 128); V4.1: its CSA2 ratio (0, 1, r) */
     uint8_t mixer;   /* ModelMixer: attention, Mamba-2, GDN or none (hybrid models) */
     bool no_ffn;     /* Nemotron-H M / *: the mixer alone */
+    uint32_t v41;    /* DeepSeek-V4.1 roles: V41_* bits */
 } LayerKind;
+
+enum {
+    V41_KV_SOURCE = 1u,       /* runs its group's compressor */
+    V41_INDEX_SOURCE = 2u,    /* runs the indexer */
+    V41_ENGRAM = 4u,          /* an Engram lookup before the layer */
+    V41_CANDIDATE = 8u,       /* the indexer also scores the candidate blocks */
+    V41_AFTER_CANDIDATE = 16u /* the indexer only scores inside the candidate blocks */
+};
 
 static LayerKind layer_kind(const ModelArch *a, uint32_t l)
 {
     LayerKind k = {model_arch_layer_is_moe(a, l), a->dsa && !a->index_shared[l],
                    model_arch_layer_heads(a, l), a->layer_sliding[l] ? a->sliding_window : 0,
                    a->dsv4 ? a->compress_ratio[l] : 0u, (uint8_t)model_arch_layer_mixer(a, l),
-                   l < a->num_layers && a->layer_no_ffn[l]};
+                   l < a->num_layers && a->layer_no_ffn[l], 0};
+    if (a->dsv41) {
+        k.ratio = a->csa_ratio[l];
+        k.v41 = (a->kv_source[l] ? V41_KV_SOURCE : 0) | (a->index_source[l] ? V41_INDEX_SOURCE : 0) |
+                (a->engram[l] ? V41_ENGRAM : 0) |
+                (a->candidate_source == (int32_t)l ? V41_CANDIDATE : 0) |
+                (a->candidate_source >= 0 && (int32_t)l > a->candidate_source ? V41_AFTER_CANDIDATE
+                                                                               : 0);
+    }
     return k;
+}
+
+/* DeepSeek-V4.1's Engram before a layer (transformers DeepseekV41Engram.forward; vLLM runs V4.1
+ * on V4's model class): each token hashes its (max_ngram - 1) n-grams into engram_n_heads rows
+ * apiece, gathered from the table (head_dim fp8 + ue8m0 scales a row, random rows); ASSUMPTION
+ * the table is row-sharded over TP as a vocabulary embedding is, so the gathered rows are summed
+ * by an all-reduce (bf16); then wkv (rows x cols -> H x (hc + 1), the checkpoint's fp8) and the
+ * gate, which reads the hc streams and writes them back (fp32 math, bf16 streams). */
+static void emit_engram_v41(Ctx *c, uint32_t rank, uint64_t rows)
+{
+    const ModelArch *a = c->a;
+    double r = (double)rows, hc = MAX(1u, a->hc_mult), H = a->hidden_size;
+    double n_rows = (double)(a->engram_max_ngram - 1) * a->engram_n_heads;
+    double cols = n_rows * a->engram_head_dim, row_bytes = a->engram_head_dim * (1.0 + 1.0 / 32);
+    ModelKernelTime k = model_elementwise_time(c->dev, r * n_rows * row_bytes + r * cols * 2.0,
+                                               r * cols);
+    emit_kernel(c, "engram_gather", rows, &k, model_cost_eager_ns(c->in->cost));
+    uint32_t tp = c->pl->par.tensor_parallel_size;
+    if (tp > 1)
+        emit_coll(c, SCHED_OP_ALL_REDUCE, "engram_all_reduce", c->pl->tp_group[rank],
+                  rows * (uint64_t)cols, SCHED_DTYPE_BF16, rows);
+    emit_linear(c, "engram_wkv", rows, cols, H * (hc + 1));
+    k = model_elementwise_time(c->dev, r * (2.0 * hc * H * 2.0 + H * (hc + 1) * 2.0),
+                               6.0 * r * hc * H);
+    emit_kernel(c, "engram_gate", rows, &k, model_cost_eager_ns(c->in->cost));
+}
+
+/* DeepSeek-V4.1's CSA2 ops of one layer before its attention, and the compressed entries its
+ * attention reads per query (transformers deepseek_v41 docs, CSA2): a kv-source layer pools
+ * every `ratio` tokens into one latent with a learned gate (fused wkv + wgate, H -> 2 x head_dim,
+ * and ASSUMPTION the indexer keys' own, H -> 2 x index_head_dim, as V4's C4 has), bf16 as
+ * shipped; an index-source layer runs the indexer over the group's ctx / ratio keys — the
+ * candidate source also scores one key per candidate block, and the later index sources score
+ * inside the candidate_topk_blocks x candidate_block_size positions it keeps; every compressed
+ * layer attends the top index_topk of its group's entries (the others reuse the top-k). */
+static double emit_csa2_v41(Ctx *c, const StepRows *sr, LayerKind lk)
+{
+    const ModelArch *a = c->a;
+    uint64_t rows = sr->padded;
+    double H = a->hidden_size, D = a->head_dim, id = a->index_head_dim;
+    if (lk.ratio == 0)
+        return 0;
+    if (lk.v41 & V41_KV_SOURCE)
+        emit_compute(c, "kv_compressor", rows, 2.0 * (double)rows * H * 2.0 * (D + id),
+                     H * 2.0 * (D + id) * c->act_bytes + (double)rows * (D + id) * c->act_bytes,
+                     NET_PEAK_BF16);
+    double compressed = sr->ctx_avg / lk.ratio;
+    if (lk.v41 & V41_INDEX_SOURCE) {
+        StepRows keys = *sr;
+        keys.ctx_avg = compressed;
+        if (lk.v41 & V41_CANDIDATE)
+            keys.ctx_avg += compressed / MAX(1u, a->candidate_block_size);
+        if (lk.v41 & V41_AFTER_CANDIDATE)
+            keys.ctx_avg = MIN(compressed, (double)a->candidate_topk_blocks *
+                                               MAX(1u, a->candidate_block_size));
+        emit_indexer(c, sr->real, &keys);
+    }
+    return MIN(compressed, (double)a->index_topk);
 }
 
 /* DeepSeek-V4 under TP (deepseek_v4.py): hyper-connection mixing, the replicated fused
@@ -935,25 +1010,33 @@ static void emit_layer_v4(Ctx *c, uint32_t rank, const StepRows *sr, LayerKind l
     uint64_t rows = sr->padded;
     double H = a->hidden_size, D = a->head_dim, qr = a->q_lora_rank, h = (double)lk.heads / tp;
     double hc = MAX(1u, a->hc_mult), groups = MAX(1u, a->o_groups / tp);
+    if (lk.v41 & V41_ENGRAM)
+        emit_engram_v41(c, rank, rows);
     ModelKernelTime mhc = model_mhc_time(c->dev, (double)rows, (uint32_t)hc, (uint32_t)H, true);
     emit_kernel(c, "hc_pre", rows, &mhc, model_cost_eager_ns(c->in->cost));
     emit_norm(c, "input_layernorm", rows, H);
     emit_linear(c, "q_a_kv_proj", rows, H, qr + D);
     emit_norm(c, "q_a_layernorm", rows, qr);
     emit_linear(c, "q_b_proj", rows, qr, h * D);
-    double ctx = sr->ctx_avg, entries = MIN(ctx, (double)V4_WINDOW);
-    if (lk.ratio > 1) {
+    double ctx = sr->ctx_avg, entries = MIN(ctx, (double)V4_WINDOW), cbytes = 0;
+    if (a->dsv41) { /* the window's fp8 entries plus the FP4 compressed latents (288 B) */
+        double picked = emit_csa2_v41(c, sr, lk);
+        cbytes = picked * (D / 2.0 + D / 16.0);
+        entries += picked;
+    } else if (lk.ratio > 1) {
         double coff = lk.ratio == 4 ? 2 : 1;
         emit_compute(c, "kv_compressor", rows, 2.0 * rows * H * 2 * coff * D,
                      H * 2 * coff * D * c->act_bytes, NET_PEAK_BF16);
         double compressed = ctx / lk.ratio;
         entries += lk.ratio == 4 ? MIN(compressed, (double)a->index_topk) : compressed;
     }
-    if (lk.ratio == 4)
+    if (lk.ratio == 4 && !a->dsv41)
         emit_indexer(c, sr->real, sr);
     double flops = 2.0 * (double)sr->real * h * entries * (D + D);
-    emit_compute(c, "sparse_attention", sr->real, flops,
-                 (double)sr->real * entries * V4_ENTRY_BYTES, NET_PEAK_BF16);
+    double window = MIN(ctx, (double)V4_WINDOW);
+    double abytes = a->dsv41 ? window * V4_ENTRY_BYTES + cbytes : entries * V4_ENTRY_BYTES;
+    emit_compute(c, "sparse_attention", sr->real, flops, (double)sr->real * abytes,
+                 NET_PEAK_BF16);
     emit_linear(c, "o_proj_a", rows, (double)a->num_heads / a->o_groups * D,
                 groups * a->o_lora_rank);
     emit_linear(c, "o_proj", rows, groups * a->o_lora_rank, H);
@@ -1498,7 +1581,7 @@ static void emit_step_body(Ctx *c, uint32_t rank, const ModelStep *s)
             LayerKind nk = layer_kind(a, end);
             if (nk.moe != lk.moe || nk.indexer != lk.indexer || nk.heads != lk.heads ||
                 nk.window != lk.window || nk.ratio != lk.ratio || nk.mixer != lk.mixer ||
-                nk.no_ffn != lk.no_ffn)
+                nk.no_ffn != lk.no_ffn || nk.v41 != lk.v41)
                 break;
             end++;
         }

@@ -496,6 +496,52 @@ static void layer_attention_v4(const Ctx *c, Layers *L, uint32_t ratio)
     }
 }
 
+/* DeepSeek-V4.1's CSA2 and Engram tensors of layer `l` (transformers modeling_deepseek_v41.py
+ * and its docs; vLLM loads V4.1 with DeepSeek-V4's model class). A kv-source layer owns the
+ * compressor of its group (fused_wkv_wgate [2 x head_dim, H], ape [ratio, head_dim] fp32, norm)
+ * and, ASSUMPTION as V4's C4 indexer has one, the indexer keys' compressor ([2 x index_head_dim,
+ * H]); an index-source layer the indexer (wq_b [index heads x index_head_dim, q_lora],
+ * weights_proj [index heads, H], k_norm); all of these bf16 as the checkpoint ships them
+ * ("the compressor / indexer projections ... in bf16"). An Engram layer holds its n-gram table
+ * ([rows, engram_head_dim] fp8 with a ue8m0 scale per 32 values), ASSUMPTION row-sharded over
+ * the TP ranks as vLLM shards a vocabulary embedding (197 GB of tables fit no single device),
+ * wkv [H x (hc + 1), (max_ngram - 1) x heads x engram_head_dim] in the checkpoint's fp8 and
+ * its q / k gate weights [hc, H] fp32. */
+static void layer_csa2_v41(const Ctx *c, Layers *L, uint32_t l)
+{
+    const ModelArch *a = c->a;
+    const ModelWeightFormat *native = &c->q->formats[0];
+    uint64_t H = a->hidden_size, D = a->head_dim, qr = a->q_lora_rank, r = a->csa_ratio[l];
+    uint64_t ih = a->index_n_heads, id = a->index_head_dim, hc = MAX(1u, a->hc_mult);
+    if (a->kv_source[l]) {
+        uint64_t cw[1] = {2 * D}, ic[1] = {2 * id};
+        add_linear_fmt(L, "attn.compressor.fused_wkv_wgate", 1, cw, 1, H, native, false, false);
+        layer_add(L, MODEL_MEM_WEIGHTS, "attn.compressor.ape", shape2(MAX(1u, r), D), "fp32",
+                  MAX(1u, r) * D * 4);
+        add_norm(L, "attn.compressor.norm.weight", D);
+        add_linear_fmt(L, "attn.indexer.compressor.fused_wkv_wgate", 1, ic, 1, H, native, false,
+                       false);
+    }
+    if (a->index_source[l]) {
+        uint64_t wq[1] = {ih * id}, wp[1] = {ih};
+        add_linear_fmt(L, "attn.indexer.wq_b", 1, wq, 1, qr, native, false, false);
+        add_linear_fmt(L, "attn.indexer.weights_proj", 1, wp, 1, H, native, false, false);
+        add_norm(L, "attn.indexer.k_norm.weight", id);
+    }
+    if (a->engram[l]) {
+        uint64_t dim = a->engram_head_dim, rows = ceil_div(a->engram_rows[l], c->tp);
+        layer_add(L, MODEL_MEM_WEIGHTS, "engram.embed.weight", shape2(rows, dim), "fp8_e4m3",
+                  rows * dim);
+        layer_add(L, MODEL_MEM_QUANT_SCALES, "engram.embed.scale", shape2(rows, dim / 32),
+                  "ue8m0", rows * (dim / 32));
+        uint64_t cols = (uint64_t)(a->engram_max_ngram - 1) * a->engram_n_heads * dim;
+        uint64_t kv[1] = {H * (hc + 1)};
+        add_linear(c, L, "engram.wkv", 1, kv, 1, cols, MODEL_ROLE_ATTN_QKV, false);
+        layer_add(L, MODEL_MEM_WEIGHTS, "engram.q_weight", shape2(hc, H), "fp32", hc * H * 4);
+        layer_add(L, MODEL_MEM_WEIGHTS, "engram.k_weight", shape2(hc, H), "fp32", hc * H * 4);
+    }
+}
+
 /* GQA (Llama, Qwen): QKVParallelLinear + RowParallelLinear; KV heads replicated when fewer
  * than TP ranks. */
 static uint64_t gqa_kv_heads(const Ctx *c)
@@ -669,6 +715,8 @@ static void plan_layer(const Ctx *c, Layers *L, uint32_t l, bool moe, uint32_t n
         ; /* Nemotron-H E / -: the FFN alone, after the one norm */
     else if (a->dsv4)
         layer_attention_v4(c, L, l < a->num_layers ? a->compress_ratio[l] : 1);
+    if (a->dsv41 && l < a->num_layers)
+        layer_csa2_v41(c, L, l);
     else if (a->mla)
         layer_attention_mla(c, L, a->dsa && (l >= a->num_layers || !a->index_shared[l]));
     else
@@ -812,12 +860,37 @@ static uint64_t window_blocks(const Ctx *c, uint64_t window, uint64_t block, uin
     return ceil_div(need, block) + 1;
 }
 
+/* DeepSeek-V4.1: every layer's 128-token fp8 window as V4's (vLLM runs V4.1 on V4's attention
+ * and its fp8_ds_mla window pages), plus per kv-source group one compressed cache of
+ * ceil(len / ratio) entries, each the FP4 latent (head_dim e2m1 + an e4m3 scale per 16:
+ * 288 B) and its FP4 indexer key (index_head_dim e2m1 + a ue8m0 scale per 32: 68 B) — the
+ * QAT formats of transformers' deepseek_v41 docs, which give the paper's 890 B of global KV per
+ * token for the released schedule (HF papers 2609.19969). ASSUMPTION: whole 256-token logical
+ * blocks as V4's compressed layers (vLLM's V4.1 page layout is not published); the
+ * compressor's partial-group state (at most ratio - 1 tokens) is left out. */
+#define V41_ENTRY_BYTES(a) ((a)->head_dim / 2 + (a)->head_dim / 16 + (a)->index_head_dim / 2 + \
+                            (a)->index_head_dim / 32)
+static uint64_t v41_request_bytes(const Ctx *c, uint64_t len)
+{
+    const ModelArch *a = c->a;
+    uint64_t total = 0, blocks = ceil_div(len, MODEL_ENGINE_V4_COMPRESSED_BLOCK);
+    for (uint32_t l = c->l0; l < c->l1; l++) {
+        total += window_blocks(c, V4_SWA_WINDOW, V4_SWA_BLOCK, len) * V4_PAGE_LARGE;
+        uint64_t r = a->csa_ratio[l];
+        if (a->kv_source[l] && r > 0)
+            total += blocks * ceil_div(MODEL_ENGINE_V4_COMPRESSED_BLOCK, r) * V41_ENTRY_BYTES(a);
+    }
+    return total;
+}
+
 /* DeepSeek-V4: what one request of `len` tokens takes on a rank (the caches are not split by
  * TP: one latent KV head). */
 static uint64_t v4_request_bytes(const Ctx *c, uint64_t len)
 {
     const ModelArch *a = c->a;
     uint64_t total = 0, compressed = ceil_div(len, MODEL_ENGINE_V4_COMPRESSED_BLOCK);
+    if (a->dsv41)
+        return v41_request_bytes(c, len);
     for (uint32_t l = c->l0; l < c->l1; l++) {
         total += window_blocks(c, V4_SWA_WINDOW, V4_SWA_BLOCK, len) * V4_PAGE_LARGE;
         if (a->compress_ratio[l] == 4)

@@ -1505,3 +1505,67 @@ Test(quant_files, hf_quant_config_beside_config)
     cr_assert_eq(model_quant_format(&a.quant, 1, MODEL_ROLE_ATTN_QKV)->kind, MODEL_WFMT_BF16);
     cr_assert_eq(model_quant_format(&a.quant, -1, MODEL_ROLE_LM_HEAD)->kind, MODEL_WFMT_BF16);
 }
+
+/* DeepSeek-V4.1-Flash (transformers' DeepseekV41TextConfig, the released schedule): a V4 with
+ * CSA2 ratios as written, four kv sources, eight index sources, the candidate pre-filter on
+ * layer 20, Engram on layers 1 and 14; the routed experts MXFP4 by quantization_config's
+ * expert_dtype, the rest fp8 blocks of 32. */
+Test(presets, deepseek_v4_1_flash_csa2_schedule)
+{
+    ModelArch a = preset("deepseek-v4.1-flash");
+    cr_assert_str_eq(a.architecture, "DeepseekV41ForCausalLM");
+    cr_assert(a.dsv4 && a.dsv41);
+    cr_assert_not(a.dsa);
+    cr_assert_eq(a.num_layers, 40);
+    cr_assert_eq(a.hidden_size, 5120);
+    cr_assert_eq(a.q_lora_rank, 1280);
+    cr_assert_eq(a.n_routed_experts, 384);
+    cr_assert_eq(a.index_n_heads, 32);
+    uint32_t r0 = 0, r1 = 0, r2 = 0, kv = 0, idx = 0, eng = 0;
+    for (uint32_t l = 0; l < a.num_layers; l++) {
+        r0 += a.csa_ratio[l] == 0;
+        r1 += a.csa_ratio[l] == 1;
+        r2 += a.csa_ratio[l] == 2;
+        kv += a.kv_source[l];
+        idx += a.index_source[l];
+        eng += a.engram[l];
+        cr_assert_eq(a.compress_ratio[l], 1); /* V4's C4 / C128 paths stay off */
+        cr_assert(model_arch_layer_is_moe(&a, l));
+    }
+    cr_assert_eq(r0, 2);
+    cr_assert_eq(r2, 18);
+    cr_assert_eq(r1, 20);
+    cr_assert_eq(kv, 4);
+    cr_assert(a.kv_source[2] && a.kv_source[20] && !a.kv_source[3]);
+    cr_assert_eq(idx, 8);
+    cr_assert(a.index_source[36] && !a.index_source[37]);
+    cr_assert_eq(a.candidate_source, 20);
+    cr_assert_eq(eng, 2);
+    cr_assert(a.engram[1] && a.engram[14]);
+    cr_assert_eq(a.engram_rows[14], 384016682ull);
+    cr_assert_eq(a.num_hash_layers, 0);
+    cr_assert_eq(fmt_of(&a, 3, MODEL_ROLE_EXPERT), MODEL_WFMT_MXFP4);
+    cr_assert_eq(fmt_of(&a, 3, MODEL_ROLE_ATTN_QKV), MODEL_WFMT_FP8_BLOCK);
+}
+
+/* A compressed group must start on a kv-source layer: a schedule that does not is refused. */
+Test(arch, deepseek_v4_1_group_without_kv_source_is_refused)
+{
+    const char *json =
+        "{\"architectures\": [\"DeepseekV41ForCausalLM\"], \"model_type\": \"deepseek_v41\","
+        " \"text_config\": {\"model_type\": \"deepseek_v41_text\", \"vocab_size\": 1000,"
+        " \"hidden_size\": 512, \"num_hidden_layers\": 4, \"num_attention_heads\": 8,"
+        " \"num_key_value_heads\": 1, \"head_dim\": 512, \"q_lora_rank\": 128,"
+        " \"qk_rope_head_dim\": 64, \"o_groups\": 2, \"o_lora_rank\": 64, \"hc_mult\": 4,"
+        " \"moe_intermediate_size\": 64, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2,"
+        " \"n_shared_experts\": 1, \"index_topk\": 16, \"index_n_heads\": 4,"
+        " \"index_head_dim\": 32, \"compress_ratios\": [0, 2, 2, 1],"
+        " \"kv_source_layer_ids\": [3], \"index_source_layer_ids\": [3],"
+        " \"engram_layer_ids\": []}}";
+    ModelArch a;
+    GError *err = NULL;
+    cr_assert_not(model_arch_load_string(json, "v41.json", &a, &err));
+    cr_assert_not_null(err);
+    cr_assert(strstr(err->message, "layer 1 starts a compressed group"), "%s", err->message);
+    g_error_free(err);
+}

@@ -33,7 +33,7 @@ static const struct {
     {"nvidia/DeepSeek-V3.2-NVFP4", "deepseek-v3.2", "nvfp4"},
     {"deepseek-ai/DeepSeek-V4-Flash", "deepseek-v4-flash", ""},
     {"amd/DeepSeek-V4-Flash-NVFP4", "deepseek-v4-flash", "nvfp4"},
-    {"deepseek-ai/DeepSeek-V4.1-Flash", NULL, ""},
+    {"deepseek-ai/DeepSeek-V4.1-Flash", "deepseek-v4.1-flash", ""},
     {"nvidia/GLM-5.2-NVFP4", "glm-5.2", "nvfp4"},
     {"openai/gpt-oss-20b", "gpt-oss-20b", ""},
     {"moonshotai/Kimi-K2-Thinking", "kimi-k2", ""},
@@ -326,7 +326,7 @@ Test(catalog, different_models_do_not_match)
         const char *id, *nearest;
     } cases[] = {
         {"Qwen/Qwen3-31B-A3B", "qwen3-30b-a3b"},
-        {"deepseek-ai/DeepSeek-V4.1-Flash", "deepseek-v4-flash"},
+        {"deepseek-ai/DeepSeek-V4.2-Flash", "deepseek-v4.1-flash"},
         {"deepseek-ai/DeepSeek-V2", "deepseek-v2-lite"},
         {"Qwen/Qwen3-14B", "qwen3-4b"},
         {"moonshotai/Kimi-K2.6", "kimi-k2"},

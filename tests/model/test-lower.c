@@ -648,3 +648,37 @@ Test(engine_defaults, the_dsa_models_default_to_the_v2_runner_on_cuda)
                          1u << MODEL_VLLM_ROCM_GLM_DSA_ON_V1_RUNNER, false));
     cr_assert_not(v2_default("GlmMoeDsaForCausalLM", NET_PLATFORM_NPU, 0, false));
 }
+
+/* DeepSeek-V4.1 (CSA2, Engram): a decode step runs the compressor on the four kv-source layers
+ * only, the indexer on the eight index-source layers only (the others reuse its top-k), the
+ * Engram lookup (its gather, the TP all-reduce of the sharded rows, wkv and the gate) before
+ * layers 1 and 14, sparse attention on every layer; and a later index source scores fewer keys
+ * than the candidate source once the context outgrows the candidate blocks. */
+Test(lower, deepseek_v4_1_csa2_and_engram_ops)
+{
+    Fixture f;
+    setup(&f, "deepseek-v4.1-flash", par_of(8, 1, 1, 1, true, false), MODEL_BACKEND_AUTO);
+    f.engine.kv_cache_dtype = SCHED_DTYPE_FP8;
+    uint32_t dec[] = {4096, 4096, 4096, 4096};
+    add_step(&f, NULL, 0, dec, 4);
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u;
+    const SchedOpList *l = unrolled(&f, &u, 0);
+    cr_assert_eq(count_named(u, l, "kv_compressor", -2), 4);
+    cr_assert_eq(count_named(u, l, "kv_compressor", 20), 1);
+    cr_assert_eq(count_named(u, l, "kv_compressor", 21), 0);
+    cr_assert_eq(count_named(u, l, "indexer", -2), 8);
+    cr_assert_eq(count_named(u, l, "indexer", 36), 1);
+    cr_assert_eq(count_named(u, l, "indexer", 3), 0);
+    cr_assert_eq(count_named(u, l, "sparse_attention", -2), 40);
+    cr_assert_eq(count_named(u, l, "engram_gather", -2), 2);
+    cr_assert_eq(count_named(u, l, "engram_gather", 14), 1);
+    cr_assert_eq(count_named(u, l, "engram_all_reduce", -2), 2);
+    cr_assert_eq(count_named(u, l, "engram_wkv", -2), 2);
+    SchedConfig c = sched_config_default();
+    SchedOutcome *o = sched_engine_run(f.p, &c);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+    sched_program_free(u);
+    teardown(&f);
+}

@@ -892,3 +892,48 @@ Test(weights, gpt_oss_120b_preset_is_the_released_checkpoint)
     cr_assert_gt(r->bytes[MODEL_MEM_QUANT_SCALES], 3.5e9); /* the e8m0 scales are there */
     teardown(&f);
 }
+
+/* DeepSeek-V4.1-Flash: one 4,096-token request at max_num_batched_tokens 8,192 by hand: every
+ * one of the 40 layers' fp8 windows as V4's (65 blocks of 37,440 B), plus the four kv-source
+ * groups' compressed caches, 16 logical blocks of 256 tokens each, a block holding 256 / ratio
+ * entries of 288 B (FP4 latent) + 68 B (FP4 indexer key): the paper's 890 B of global KV per
+ * token (3 groups of ratio 2, one of ratio 1: 3 x 356 / 2 + 356). */
+Test(kv, deepseek_v4_1_request_by_hand)
+{
+    Fixture f;
+    setup(&f, "deepseek-v4.1-flash", par_of(8, 1, 1, 1, true, false));
+    f.engine.kv_cache_dtype = SCHED_DTYPE_FP8;
+    f.engine.max_num_batched_tokens = 8192;
+    uint64_t swa = 40ull * 65 * 37440;
+    uint64_t global = 16ull * (3 * 128 * 356 + 256 * 356);
+    cr_assert_eq(global / 4096, 890);
+    cr_assert_eq(model_kv_request_bytes(&f.arch, f.plan, &f.engine, 4096), swa + global);
+    teardown(&f);
+}
+
+/* DeepSeek-V4.1's Engram tables (384,006,168 and 384,016,682 rows of 256 fp8 + 8 ue8m0 scale
+ * bytes) are row-sharded over TP: under TP8 a rank holds an eighth of each; the compressor sits
+ * on the kv sources only and the indexer on the index sources only. */
+Test(weights, deepseek_v4_1_engram_sharded_and_csa2_owners)
+{
+    Fixture f;
+    setup(&f, "deepseek-v4.1-flash", par_of(8, 1, 1, 1, true, false));
+    f.engine.kv_cache_dtype = SCHED_DTYPE_FP8;
+    plan(&f);
+    const ModelMemRank *r = &f.mem->ranks[0];
+    const ModelMemItem *t1 = find_item(r, "layers.1.engram.embed.weight");
+    const ModelMemItem *t14 = find_item(r, "layers.14.engram.embed.weight");
+    cr_assert_not_null(t1);
+    cr_assert_not_null(t14);
+    cr_assert_eq(t1->bytes, (384006168ull + 7) / 8 * 256);
+    cr_assert_eq(t14->bytes, (384016682ull + 7) / 8 * 256);
+    const ModelMemItem *sc = find_item(r, "layers.1.engram.embed.scale");
+    cr_assert_not_null(sc);
+    cr_assert_eq(sc->bytes, (384006168ull + 7) / 8 * 8);
+    const ModelMemItem *comp = find_item(r, "layers.2,8,14,20.attn.compressor.fused_wkv_wgate.weight");
+    cr_assert_not_null(comp, "the compressor is on the four kv sources only");
+    const ModelMemItem *idx =
+        find_item(r, "layers.2,8,14,20,24,28,32,36.attn.indexer.wq_b.weight");
+    cr_assert_not_null(idx, "the indexer is on the eight index sources only");
+    teardown(&f);
+}
