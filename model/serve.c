@@ -40,6 +40,7 @@ typedef struct {
     uint32_t blocks;
     uint32_t refs;
     uint64_t used; /* the step it was last released */
+    GList *lru;    /* its link in Dp.lru while unreferenced, else NULL */
 } Prefix;
 
 typedef struct {
@@ -47,7 +48,9 @@ typedef struct {
     GArray *running;      /* uint32 ids, in scheduling order */
     uint32_t free_blocks; /* includes `evictable` */
     uint32_t evictable;   /* blocks of unreferenced cached prefixes */
-    GArray *prefixes;     /* Prefix */
+    GHashTable *prefixes; /* prefix id -> Prefix* (owned): one probe per look-up */
+    GQueue lru;           /* the unreferenced Prefix*, least recently released first (release
+                             times only grow, so appending keeps the order) */
 } Dp;
 
 /* One request's part of a scheduled batch. vLLM advances num_computed_tokens when it schedules
@@ -84,31 +87,32 @@ typedef struct {
     guint slot_head;
 } Srv;
 
-static Prefix *prefix_find(Dp *d, uint32_t id)
+static Prefix *prefix_find(Srv *v, Dp *d, uint32_t id)
 {
-    for (guint i = 0; id && i < d->prefixes->len; i++)
-        if (g_array_index(d->prefixes, Prefix, i).id == id)
-            return &g_array_index(d->prefixes, Prefix, i);
-    return NULL;
+    v->out->visits++;
+    return id ? g_hash_table_lookup(d->prefixes, GUINT_TO_POINTER(id)) : NULL;
+}
+
+/* An unreferenced entry referenced again leaves the eviction order. */
+static void prefix_revive(Dp *d, Prefix *p)
+{
+    if (p->lru)
+        g_queue_delete_link(&d->lru, p->lru);
+    p->lru = NULL;
 }
 
 /* Takes `need` blocks from the free pool (the caller checked they are there), evicting the
  * least recently released unreferenced prefixes whose blocks that takes. */
-static void take_blocks(Dp *d, uint32_t need)
+static void take_blocks(Dp *d, uint32_t need, uint64_t *visits)
 {
     d->free_blocks -= need;
     while (d->evictable > d->free_blocks) {
-        guint lru = G_MAXUINT;
-        for (guint i = 0; i < d->prefixes->len; i++) {
-            const Prefix *p = &g_array_index(d->prefixes, Prefix, i);
-            if (p->refs == 0 &&
-                (lru == G_MAXUINT || p->used < g_array_index(d->prefixes, Prefix, lru).used))
-                lru = i;
-        }
-        if (lru == G_MAXUINT)
+        (*visits)++;
+        Prefix *p = g_queue_pop_head(&d->lru);
+        if (!p)
             break; /* cannot happen: evictable counts unreferenced entries only */
-        d->evictable -= g_array_index(d->prefixes, Prefix, lru).blocks;
-        g_array_remove_index_fast(d->prefixes, lru);
+        d->evictable -= p->blocks;
+        g_hash_table_remove(d->prefixes, GUINT_TO_POINTER(p->id)); /* frees p */
     }
 }
 
@@ -119,11 +123,13 @@ static void release(Srv *v, Dp *d, uint32_t id)
     d->free_blocks += r->blocks;
     r->blocks = 0;
     if (r->refs_prefix) {
-        Prefix *p = prefix_find(d, v->reqs[id].prefix_id);
+        Prefix *p = prefix_find(v, d, v->reqs[id].prefix_id);
         if (p && --p->refs == 0) {
             d->free_blocks += p->blocks;
             d->evictable += p->blocks;
             p->used = v->step_no;
+            g_queue_push_tail(&d->lru, p);
+            p->lru = d->lru.tail;
         }
     }
     r->refs_prefix = false;
@@ -210,6 +216,7 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
     for (guint i = 0; i < d->running->len && budget > 0;) {
         uint32_t id = g_array_index(d->running, uint32_t, i);
         Req *r = &v->st[id];
+        v->out->visits++;
         uint32_t n = MIN(req_tokens(v, id) - r->computed, budget);
         if (n == 0) {
             i++;
@@ -220,7 +227,7 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
             uint32_t need = blocks_for(v, (uint64_t)r->computed + n);
             need = need > r->blocks + r->shared ? need - r->blocks - r->shared : 0;
             if (need <= d->free_blocks) {
-                take_blocks(d, need);
+                take_blocks(d, need, &v->out->visits);
                 r->blocks += need;
                 ok = true;
                 break;
@@ -243,10 +250,11 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
     while (d->waiting.length && budget > 0 && d->running->len < e->max_num_seqs) {
         uint32_t id = GPOINTER_TO_UINT(g_queue_peek_head(&d->waiting)) - 1;
         Req *r = &v->st[id];
+        v->out->visits++;
         /* Prefix cache (KVCacheManager.get_computed_blocks): the full blocks of its prefix
          * that are cached, but never the whole prompt (its last token is computed). */
         const ModelRequest *rq = &v->reqs[id];
-        Prefix *p = e->enable_prefix_caching ? prefix_find(d, rq->prefix_id) : NULL;
+        Prefix *p = e->enable_prefix_caching ? prefix_find(v, d, rq->prefix_id) : NULL;
         uint32_t hit = 0;
         if (p && r->computed == 0) {
             uint32_t usable = MIN(rq->prefix, req_tokens(v, id) - 1);
@@ -264,6 +272,7 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
             if (p->refs++ == 0) {
                 d->free_blocks -= p->blocks;
                 d->evictable -= p->blocks;
+                prefix_revive(d, p);
             }
             r->refs_prefix = true;
             r->shared = hit;
@@ -271,7 +280,7 @@ static void schedule_dp(Srv *v, Dp *d, GArray *out)
             if (rec(v, id)->chunks == 0 && rec(v, id)->preemptions == 0)
                 rec(v, id)->cached_tokens = computed;
         }
-        take_blocks(d, need);
+        take_blocks(d, need, &v->out->visits);
         r->blocks = need;
         r->state = REQ_RUNNING;
         g_array_append_val(d->running, id);
@@ -485,21 +494,34 @@ static void cache_prefix(Srv *v, Dp *d, uint32_t id)
     uint32_t full = MIN(rq->prefix, rq->prompt) / v->out->block_tokens;
     if (full == 0 || r->computed < full * v->out->block_tokens)
         return;
-    Prefix *p = prefix_find(d, rq->prefix_id);
+    Prefix *p = prefix_find(v, d, rq->prefix_id);
     if (p && (p->blocks >= full || !r->refs_prefix || r->shared != p->blocks))
         return;
     uint32_t move = full - (p ? p->blocks : 0);
     if (move > r->blocks)
         return;
     if (!p) {
-        Prefix np = {rq->prefix_id, 0, 1, 0};
-        g_array_append_val(d->prefixes, np);
-        p = &g_array_index(d->prefixes, Prefix, d->prefixes->len - 1);
+        p = g_new0(Prefix, 1);
+        *p = (Prefix){.id = rq->prefix_id, .refs = 1};
+        g_hash_table_insert(d->prefixes, GUINT_TO_POINTER(p->id), p);
         r->refs_prefix = true;
     }
     p->blocks += move;
     r->blocks -= move;
     r->shared = p->blocks;
+}
+
+/* Drops the finished requests from a DP rank's running list (a pass over it, as a step makes). */
+static void running_compact(Srv *v, Dp *dp)
+{
+    guint k = 0;
+    v->out->visits += dp->running->len;
+    for (guint i = 0; i < dp->running->len; i++) {
+        uint32_t id = g_array_index(dp->running, uint32_t, i);
+        if (v->st[id].state != REQ_DONE)
+            g_array_index(dp->running, uint32_t, k++) = id;
+    }
+    g_array_set_size(dp->running, k);
 }
 
 /* A batch's end: every request whose last known token it computed samples one (its first:
@@ -511,6 +533,8 @@ static uint32_t finish_flight(Srv *v, GPtrArray *scheds, int64_t end_ns)
     for (uint32_t d = 0; d < v->n_dp; d++) {
         GArray *sc = g_ptr_array_index(scheds, d);
         Dp *dp = &v->dp[d];
+        bool gone = false;
+        v->out->visits += sc->len;
         for (guint i = 0; i < sc->len; i++) {
             const Sched *s = &g_array_index(sc, Sched, i);
             Req *r = &v->st[s->id];
@@ -528,12 +552,10 @@ static uint32_t finish_flight(Srv *v, GPtrArray *scheds, int64_t end_ns)
             if (v->slots)
                 g_array_append_val(v->slots, end_ns);
             release(v, dp, s->id);
-            for (guint k = 0; k < dp->running->len; k++)
-                if (g_array_index(dp->running, uint32_t, k) == s->id) {
-                    g_array_remove_index(dp->running, k);
-                    break;
-                }
+            gone = true;
         }
+        if (gone) /* the finished leave `running` in one pass, its order kept */
+            running_compact(v, dp);
     }
     return done;
 }
@@ -757,7 +779,8 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
         g_queue_init(&v.dp[d].waiting);
         v.dp[d].running = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         v.dp[d].free_blocks = out->kv_blocks;
-        v.dp[d].prefixes = g_array_new(FALSE, FALSE, sizeof(Prefix));
+        v.dp[d].prefixes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+        g_queue_init(&v.dp[d].lru);
     }
     uint32_t *order = g_new(uint32_t, MAX(n, 1u));
     for (uint32_t i = 0; i < n; i++)
@@ -779,7 +802,8 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
     for (uint32_t d = 0; d < v.n_dp; d++) {
         g_queue_clear(&v.dp[d].waiting);
         g_array_unref(v.dp[d].running);
-        g_array_unref(v.dp[d].prefixes);
+        g_queue_clear(&v.dp[d].lru);
+        g_hash_table_unref(v.dp[d].prefixes);
     }
     g_free(v.dp);
     g_free(v.st);

@@ -9,7 +9,8 @@
  * their sources in vLLM, and what is approximated.
  *
  * Costs: one lowering and one simulation of one step per distinct step (cached by the step's
- * exact contents unless `exact`); O(requests) scheduler work per step.
+ * exact contents unless `exact`); scheduler work per step linear in the requests the step
+ * touches (its batch, its finished requests, the prefix-cache entries it looks up or evicts).
  */
 #ifndef MODEL_SERVE_H
 #define MODEL_SERVE_H
@@ -72,6 +73,10 @@ typedef struct {
                                 DCP x PCP) */
     uint64_t simulated;      /* steps lowered and simulated */
     uint64_t reused;         /* steps whose time came from the cache */
+    uint64_t visits;         /* the scheduler's work: requests it looked at (scheduled,
+                                admitted, finished, kept running), prefix-cache look-ups and
+                                evictions. Linear: a few per scheduled sequence and per
+                                request (tests check it) */
     char *stopped;           /* why scheduling stopped before every request finished (a step
                                 that hangs, KV too small for a request), or NULL; owned */
 } ModelServe;

@@ -350,13 +350,23 @@ static void pgdef_free(gpointer p)
 }
 
 /* The group of PG `pg` in the set, checking that another dump did not give the same PG name
- * other members (dumps of different jobs). */
+ * other members (dumps of different jobs). Disjoint in time linear in the two lists (a list
+ * against a set of the other's ranks once they are long). */
 static bool disjoint(const GArray *a, const GArray *b)
 {
+    if ((uint64_t)a->len * b->len <= 4096) {
+        for (guint i = 0; i < a->len; i++)
+            for (guint j = 0; j < b->len; j++)
+                if (g_array_index(a, int32_t, i) == g_array_index(b, int32_t, j))
+                    return false;
+        return true;
+    }
+    g_autoptr(GHashTable) in_a = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < a->len; i++)
-        for (guint j = 0; j < b->len; j++)
-            if (g_array_index(a, int32_t, i) == g_array_index(b, int32_t, j))
-                return false;
+        g_hash_table_add(in_a, GINT_TO_POINTER(g_array_index(a, int32_t, i) + 1));
+    for (guint j = 0; j < b->len; j++)
+        if (g_hash_table_contains(in_a, GINT_TO_POINTER(g_array_index(b, int32_t, j) + 1)))
+            return false;
     return true;
 }
 
@@ -373,25 +383,18 @@ static bool set_split_group(ImportSet *s, const PgDef *d, bool p2p, uint32_t *ou
     g_autofree char *rs =
         sched_format_ranks((const int32_t *)(void *)d->ranks->data, d->ranks->len);
     g_autofree char *name = g_strdup_printf("%s (ranks %s)", d->name, rs);
-    for (guint i = 0; i < s->groups->len; i++) {
-        ImportGroup *g = g_ptr_array_index(s->groups, i);
-        if (g->p2p == p2p && strcmp(g->name, name) == 0 && same_ranks(g->ranks, d->ranks)) {
-            *out = i;
-            return true;
-        }
-    }
     *out = import_set_group(s, name, d->desc, (const int32_t *)(void *)d->ranks->data,
                             d->ranks->len, p2p);
     return true;
 }
 
+/* The first group of the set named like the PG (a hash lookup, so N PGs cost linear time). */
 static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, uint32_t *out,
                       GError **error)
 {
-    for (guint i = 0; i < s->groups->len; i++) {
-        ImportGroup *g = g_ptr_array_index(s->groups, i);
-        if (g->p2p != p2p || strcmp(g->name, d->name) != 0)
-            continue;
+    int64_t i = import_set_group_named(s, d->name, p2p);
+    if (i >= 0) {
+        const ImportGroup *g = g_ptr_array_index(s->groups, (guint)i);
         if (!same_ranks(g->ranks, d->ranks) && disjoint(g->ranks, d->ranks))
             return set_split_group(s, d, p2p, out);
         if (!same_ranks(g->ranks, d->ranks)) {
@@ -404,7 +407,7 @@ static bool set_group(ImportSet *s, const char *path, const PgDef *d, bool p2p, 
                         "dump: dumps of different jobs are mixed (import one job's dumps)",
                         d->name, b, a);
         }
-        *out = i;
+        *out = (uint32_t)i;
         return true;
     }
     *out = import_set_group(s, d->name, d->desc, (const int32_t *)(void *)d->ranks->data,
@@ -435,6 +438,7 @@ struct FrDump {
     GStringChunk *strings; /* the dump's names, deduplicated; moves into the set on merge */
     GHashTable *kinds;     /* op name (a `strings` pointer) -> its parsed kind (kind_of), packed */
     GHashTable *pgid_pg;   /* an entry's pg_id (rank-local) -> its PG's index in pgs + 1 */
+    GHashTable *pg_named;  /* a PG name (its PgDef's) -> the first PG's index in pgs + 1 */
     GArray *status;        /* ImportPgStatus from pg_status, group = the PG's index in pgs */
 };
 
@@ -460,6 +464,7 @@ void import_fr_dump_free(FrDump *d)
     g_array_unref(d->entries);
     g_array_unref(d->entry_p2p);
     g_hash_table_unref(d->pgid_pg);
+    g_hash_table_unref(d->pg_named);
     g_array_unref(d->status); /* its sources are NULL */
     g_ptr_array_unref(d->warnings);
     if (d->strings)
@@ -491,6 +496,7 @@ static FrDump *dump_new(const char *path)
     fd->strings = g_string_chunk_new(256);
     fd->kinds = g_hash_table_new(g_direct_hash, g_direct_equal);
     fd->pgid_pg = g_hash_table_new(g_direct_hash, g_direct_equal);
+    fd->pg_named = g_hash_table_new(g_str_hash, g_str_equal);
     fd->status = g_array_new(FALSE, TRUE, sizeof(ImportPgStatus));
     return fd;
 }
@@ -583,6 +589,8 @@ static bool dump_pg_config(FrDump *fd, const LiteDoc *d, GError **error)
         pd->desc = g_strdup(get_str(d, v, "desc"));
         pd->ranks = rs;
         g_ptr_array_add(fd->pgs, pd);
+        if (!g_hash_table_contains(fd->pg_named, pd->name))
+            g_hash_table_insert(fd->pg_named, pd->name, GUINT_TO_POINTER(fd->pgs->len));
         bool member = false;
         for (guint i = 0; i < rs->len; i++)
             member |= g_array_index(rs, int32_t, i) == fd->rank;
@@ -647,9 +655,8 @@ static bool entry_group(FrDump *fd, const LiteDoc *d, const LiteRef *f, uint32_t
     if (scan->last_pg < fd->pgs->len &&
         strcmp(((PgDef *)g_ptr_array_index(fd->pgs, scan->last_pg))->name, pname) == 0)
         pg = scan->last_pg;
-    for (guint k = 0; pg == G_MAXUINT && k < fd->pgs->len; k++)
-        if (strcmp(((PgDef *)g_ptr_array_index(fd->pgs, k))->name, pname) == 0)
-            pg = k;
+    if (pg == G_MAXUINT)
+        pg = GPOINTER_TO_UINT(g_hash_table_lookup(fd->pg_named, pname)) - 1; /* 0: absent */
     if (pg == G_MAXUINT) {
         g_autoptr(GString) names = g_string_new(NULL);
         for (guint k = 0; k < fd->pgs->len && k < 8; k++)
@@ -851,7 +858,12 @@ static void dump_head_check(FrDump *fd, const LiteDoc *d, const EntryScan *scan)
     gint64 last = -2;
     if (lite_type(d, ps) == LITE_OBJECT &&
         ref_int(d, lite_get(d, ps, "last_completed_collective"), -2, &last) && last >= -1)
-        fd->head_check = (gint64)scan->head_seq == (last < 0 ? 1 : last + 1) ? 1 : -1;
+        /* head_seq - 1 == last, not head_seq == last + 1: a dump may say 2^63 - 1 */
+        fd->head_check =
+            (last < 0 ? scan->head_seq == 1
+                      : scan->head_seq >= 1 && scan->head_seq - 1 == (uint64_t)last)
+                ? 1
+                : -1;
 }
 
 /* pg_status, keyed by the rank-local pg_id, as each PG's status on this rank (the PG found

@@ -572,7 +572,7 @@ static Proc *proc_new(const Prefix *px, guint file, guint file_rank, uint32_t li
     p->file_rank = file_rank;
     p->first_line = line;
     p->comms = g_array_new(FALSE, TRUE, sizeof(LocalComm));
-    p->by_ptr = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    p->by_ptr = g_hash_table_new_full(import_hash_u64, g_int64_equal, g_free, NULL);
     p->calls = g_array_new(FALSE, TRUE, sizeof(Call));
     p->hashes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     p->hash_lines = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -1641,7 +1641,7 @@ static void join_orphans(Reader *r)
         /* several per process: classes by the first call's signature, in first-seen order */
         g_autoptr(GArray) sigs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
         g_autoptr(GHashTable) classes = g_hash_table_new_full(
-            g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+            import_hash_u64, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
         for (guint i = 0; i < b->len; i++) {
             const OrphanRef *o = &g_array_index(b, OrphanRef, i);
             const Proc *op = g_ptr_array_index(r->procs, o->proc);
@@ -2154,7 +2154,7 @@ Reader *import_nccl_reader_new(ImportSet *s, const char *const *paths, bool exce
     r->join_notes = g_ptr_array_new_with_free_func(g_free);
     if (excerpts)
         r->all_procs = g_hash_table_new(g_str_hash, g_str_equal);
-    r->ptr_owner = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    r->ptr_owner = g_hash_table_new_full(import_hash_u64, g_int64_equal, g_free, NULL);
     return r;
 }
 

@@ -94,7 +94,7 @@ static void inst_calls_free(gpointer p)
  * whether it starts its stream (or has none). */
 static void stream_links(const ImportRank *ir, guint n, gint *next, bool *head)
 {
-    g_autoptr(GHashTable) last = g_hash_table_new(g_int64_hash, g_int64_equal);
+    g_autoptr(GHashTable) last = g_hash_table_new(import_hash_u64, g_int64_equal);
     for (guint i = 0; i < n; i++) {
         const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
         next[i] = -1;
@@ -121,7 +121,7 @@ static bool inst_ready(const ImportSet *s, const InstCalls *c)
 static GHashTable *complete_instances(const ImportSet *s)
 {
     g_autoptr(GHashTable) insts =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, inst_calls_free);
+        g_hash_table_new_full(import_hash_u64, g_int64_equal, g_free, inst_calls_free);
     g_autoptr(GPtrArray) nexts = g_ptr_array_new_with_free_func(g_free);
     for (guint r = 0; r < s->ranks->len; r++) {
         const ImportRank *ir = g_ptr_array_index(s->ranks, r);
@@ -146,7 +146,7 @@ static GHashTable *complete_instances(const ImportSet *s)
             c->ready += head[i];
         }
     }
-    GHashTable *done = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    GHashTable *done = g_hash_table_new_full(import_hash_u64, g_int64_equal, g_free, NULL);
     g_autoptr(GArray) work = g_array_new(FALSE, FALSE, sizeof(gint64));
     GHashTableIter it;
     gpointer k, v;

@@ -23,6 +23,7 @@
 #include "import.h"
 
 #include <json-glib/json-glib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../sched/diagnose.h"
@@ -665,19 +666,49 @@ static bool same_call(const ImportEntry *a, const ImportEntry *b)
            a->root == b->root;
 }
 
-/* The range of sequence numbers rank r recorded on group g, completed or not; false when none. */
-static bool seq_range(const ImportRank *ir, uint32_t g, uint64_t *lo, uint64_t *hi)
+/* The range of sequence numbers each rank recorded on each group, completed or not: one pass
+ * over every entry, keyed by rank << 32 | group, so each look-up is a hash probe (a scan of the
+ * rank's record per completed call was quadratic in a long record). */
+typedef struct {
+    uint64_t lo, hi;
+} SeqRange;
+
+static GHashTable *seq_ranges(const ImportSet *s)
 {
-    bool any = false;
-    for (guint i = 0; i < ir->entries->len; i++) {
-        const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
-        if (e->group != g)
-            continue;
-        *lo = any ? MIN(*lo, e->seq) : e->seq;
-        *hi = any ? MAX(*hi, e->seq) : e->seq;
-        any = true;
+    GHashTable *t = g_hash_table_new_full(import_hash_u64, g_int64_equal, g_free, g_free);
+    for (guint r = 0; r < s->ranks->len; r++) {
+        const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+        for (guint i = 0; ir->present && i < ir->entries->len; i++) {
+            const ImportEntry *e = &g_array_index(ir->entries, ImportEntry, i);
+            gint64 key = (gint64)(((guint64)r << 32) | e->group);
+            SeqRange *x = g_hash_table_lookup(t, &key);
+            if (!x) {
+                x = g_new(SeqRange, 1);
+                *x = (SeqRange){e->seq, e->seq};
+                g_hash_table_insert(t, g_memdup2(&key, sizeof key), x);
+            }
+            x->lo = MIN(x->lo, e->seq);
+            x->hi = MAX(x->hi, e->seq);
+        }
     }
-    return any;
+    return t;
+}
+
+static bool seq_range(GHashTable *ranges, int32_t r, uint32_t g, uint64_t *lo, uint64_t *hi)
+{
+    gint64 key = (gint64)(((guint64)(uint32_t)r << 32) | g);
+    const SeqRange *x = g_hash_table_lookup(ranges, &key);
+    if (x) {
+        *lo = x->lo;
+        *hi = x->hi;
+    }
+    return x != NULL;
+}
+
+static gint cmp_i32(gconstpointer a, gconstpointer b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* The detail of a completed instance's mismatch, in the shape sched_diagnose_mismatch writes
@@ -775,7 +806,7 @@ static char *done_detail(const ImportSet *s, uint32_t g, uint64_t seq)
  * group's calls before it but stops short of it (`unmatched`: a record that cannot be whole —
  * a collective completes only when every member makes it). */
 static void done_finding(const ImportSet *s, SchedOutcome *o, uint32_t g, uint64_t seq,
-                         const Done *d, uint32_t *shown)
+                         const Done *d, GHashTable *ranges, uint32_t *shown)
 {
     const ImportGroup *grp = g_ptr_array_index(s->groups, g);
     if (d->disagree && (*shown)++ < 8) {
@@ -801,13 +832,13 @@ static void done_finding(const ImportSet *s, SchedOutcome *o, uint32_t g, uint64
     }
     for (guint j = 0; j < grp->ranks->len; j++) {
         int32_t m = g_array_index(grp->ranks, int32_t, j);
-        bool has = false;
-        for (guint k = 0; k < d->ranks->len && !has; k++)
-            has = g_array_index(d->ranks, int32_t, k) == m;
+        /* d->ranks is ascending (ranks are read in order): a binary search */
+        bool has = d->ranks->len &&
+                   bsearch(&m, d->ranks->data, d->ranks->len, sizeof(int32_t), cmp_i32);
         const ImportRank *ir = (guint)m < s->ranks->len ? g_ptr_array_index(s->ranks, m) : NULL;
         uint64_t lo = 0, hi = 0;
-        if (has || !ir || !ir->present || !seq_range(ir, g, &lo, &hi) || lo > seq || hi >= seq ||
-            (*shown)++ >= 8)
+        if (has || !ir || !ir->present || !seq_range(ranges, m, g, &lo, &hi) || lo > seq ||
+            hi >= seq || (*shown)++ >= 8)
             continue;
         char *msg = g_strdup_printf(
             "unmatched: call %" G_GUINT64_FORMAT " of group %s (%s) completed on rank %d, but "
@@ -824,7 +855,7 @@ static void done_finding(const ImportSet *s, SchedOutcome *o, uint32_t g, uint64
 static void completed_checks(const ImportSet *s, SchedOutcome *o)
 {
     g_autoptr(GHashTable) seen =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, done_free);
+        g_hash_table_new_full(import_hash_u64, g_int64_equal, g_free, done_free);
     g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(gint64));
     for (guint r = 0; r < s->ranks->len; r++) {
         const ImportRank *ir = g_ptr_array_index(s->ranks, r);
@@ -849,10 +880,11 @@ static void completed_checks(const ImportSet *s, SchedOutcome *o)
         }
     }
     uint32_t shown = 0;
+    g_autoptr(GHashTable) ranges = seq_ranges(s);
     for (guint k = 0; k < order->len; k++) {
         gint64 key = g_array_index(order, gint64, k);
         const Done *d = g_hash_table_lookup(seen, &key);
-        done_finding(s, o, (uint32_t)((guint64)key >> 40), d->first->seq, d, &shown);
+        done_finding(s, o, (uint32_t)((guint64)key >> 40), d->first->seq, d, ranges, &shown);
     }
 }
 
@@ -862,30 +894,57 @@ static void completed_checks(const ImportSet *s, SchedOutcome *o)
  * others are behind — the usual signature of a hang (postmortem.md (f): one rank one collective
  * ahead or behind). Counts are the last completed call when any member's status gives one,
  * else the calls launched (RAS's collective counts). One `behind` error per group (8 at most). */
+typedef struct {
+    int32_t rank;
+    const ImportPgStatus *ps;
+} StatusRef;
+
+/* Every rank's status lines by group (rank order within each): one pass, so that the groups
+ * below cost what their own lines cost. */
+static void array_unref0(gpointer a)
+{
+    if (a)
+        g_array_unref(a);
+}
+
+static GPtrArray *status_by_group(const ImportSet *s)
+{
+    GPtrArray *by = g_ptr_array_new_with_free_func(array_unref0);
+    g_ptr_array_set_size(by, (gint)s->groups->len);
+    for (guint r = 0; r < s->ranks->len; r++) {
+        const ImportRank *ir = g_ptr_array_index(s->ranks, r);
+        for (guint k = 0; ir->present && ir->pg_status && k < ir->pg_status->len; k++) {
+            const ImportPgStatus *ps = &g_array_index(ir->pg_status, ImportPgStatus, k);
+            if (ps->group >= s->groups->len)
+                continue;
+            GArray *a = g_ptr_array_index(by, ps->group);
+            if (!a)
+                a = by->pdata[ps->group] = g_array_new(FALSE, FALSE, sizeof(StatusRef));
+            StatusRef ref = {(int32_t)r, ps};
+            g_array_append_val(a, ref);
+        }
+    }
+    return by;
+}
+
 static void status_apart(const ImportSet *s, SchedOutcome *o)
 {
     uint32_t shown = 0;
+    g_autoptr(GPtrArray) by = status_by_group(s);
     for (guint g = 0; g < s->groups->len && shown < 8; g++) {
+        const GArray *refs = g_ptr_array_index(by, g);
+        if (!refs)
+            continue;
         g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(int32_t));
         g_autoptr(GArray) vals = g_array_new(FALSE, FALSE, sizeof(uint64_t));
         bool completed = false;
-        for (guint r = 0; r < s->ranks->len; r++) {
-            const ImportRank *ir = g_ptr_array_index(s->ranks, r);
-            for (guint k = 0; ir->present && ir->pg_status && k < ir->pg_status->len; k++)
-                completed |= g_array_index(ir->pg_status, ImportPgStatus, k).group == g &&
-                             g_array_index(ir->pg_status, ImportPgStatus, k).last_completed > 0;
-        }
-        for (guint r = 0; r < s->ranks->len; r++) {
-            const ImportRank *ir = g_ptr_array_index(s->ranks, r);
-            for (guint k = 0; ir->present && ir->pg_status && k < ir->pg_status->len; k++) {
-                const ImportPgStatus *ps = &g_array_index(ir->pg_status, ImportPgStatus, k);
-                if (ps->group != g)
-                    continue;
-                uint64_t v = completed ? ps->last_completed : ps->last_enqueued;
-                int32_t rr = (int32_t)r;
-                g_array_append_val(ranks, rr);
-                g_array_append_val(vals, v);
-            }
+        for (guint i = 0; i < refs->len; i++)
+            completed |= g_array_index(refs, StatusRef, i).ps->last_completed > 0;
+        for (guint i = 0; i < refs->len; i++) {
+            const StatusRef *ref = &g_array_index(refs, StatusRef, i);
+            uint64_t v = completed ? ref->ps->last_completed : ref->ps->last_enqueued;
+            g_array_append_val(ranks, ref->rank);
+            g_array_append_val(vals, v);
         }
         uint64_t hi = 0, lo = UINT64_MAX;
         for (guint i = 0; i < vals->len; i++) {

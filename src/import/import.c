@@ -45,6 +45,50 @@ static void rank_free(gpointer data)
     g_free(r);
 }
 
+/* A group's identity in the lookup tables: pointers into the group (never changed once made). */
+typedef struct {
+    const char *name;
+    const int32_t *ranks;
+    uint32_t n;
+    bool p2p;
+    uint64_t *probes; /* the set's group_probes: every comparison counts there */
+} GroupKey;
+
+/* FNV-1a over the name, then the ranks (group_index) or not (group_names). */
+static guint key_hash(const GroupKey *k, bool with_ranks)
+{
+    guint32 h = k->p2p ? 2166136261u ^ 1u : 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)k->name; *c; c++)
+        h = (h ^ *c) * 16777619u;
+    for (uint32_t i = 0; with_ranks && i < k->n; i++)
+        h = (h ^ (guint32)k->ranks[i]) * 16777619u;
+    return h;
+}
+
+static guint group_key_hash(gconstpointer p)
+{
+    return key_hash(p, true);
+}
+
+static guint group_name_hash(gconstpointer p)
+{
+    return key_hash(p, false);
+}
+
+static gboolean group_name_equal(gconstpointer a, gconstpointer b)
+{
+    const GroupKey *x = a, *y = b;
+    (*x->probes)++;
+    return x->p2p == y->p2p && strcmp(x->name, y->name) == 0;
+}
+
+static gboolean group_key_equal(gconstpointer a, gconstpointer b)
+{
+    const GroupKey *x = a, *y = b;
+    return group_name_equal(a, b) && x->n == y->n &&
+           memcmp(x->ranks, y->ranks, x->n * sizeof(int32_t)) == 0;
+}
+
 ImportSet *import_set_new(ImportFormat format)
 {
     ImportSet *s = g_new0(ImportSet, 1);
@@ -56,6 +100,8 @@ ImportSet *import_set_new(ImportFormat format)
     s->findings = g_array_new(FALSE, TRUE, sizeof(ImportFinding));
     g_array_set_clear_func(s->findings, finding_clear);
     s->strings = g_ptr_array_new_with_free_func((GDestroyNotify)g_string_chunk_free);
+    s->group_index = g_hash_table_new_full(group_key_hash, group_key_equal, g_free, NULL);
+    s->group_names = g_hash_table_new(group_name_hash, group_name_equal); /* keys: index's */
     return s;
 }
 
@@ -63,6 +109,8 @@ void import_set_free(ImportSet *s)
 {
     if (!s)
         return;
+    g_hash_table_unref(s->group_names);
+    g_hash_table_unref(s->group_index);
     g_ptr_array_unref(s->groups);
     g_ptr_array_unref(s->ranks);
     g_ptr_array_unref(s->warnings);
@@ -71,6 +119,17 @@ void import_set_free(ImportSet *s)
     g_ptr_array_unref(s->strings);
     g_free(s->format_detail);
     g_free(s);
+}
+
+guint import_hash_u64(gconstpointer key)
+{
+    uint64_t x = *(const uint64_t *)key;
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return (guint)x;
 }
 
 const char *import_set_string(ImportSet *s, const char *str)
@@ -83,12 +142,10 @@ const char *import_set_string(ImportSet *s, const char *str)
 uint32_t import_set_group(ImportSet *s, const char *name, const char *desc, const int32_t *ranks,
                           uint32_t n, bool p2p)
 {
-    for (guint i = 0; i < s->groups->len; i++) {
-        ImportGroup *g = g_ptr_array_index(s->groups, i);
-        if (g->p2p == p2p && strcmp(g->name, name) == 0 && g->ranks->len == n &&
-            memcmp(g->ranks->data, ranks, n * sizeof(int32_t)) == 0)
-            return i;
-    }
+    GroupKey probe = {.name = name, .ranks = ranks, .n = n, .p2p = p2p, .probes = &s->group_probes};
+    gpointer at = g_hash_table_lookup(s->group_index, &probe);
+    if (at)
+        return GPOINTER_TO_UINT(at) - 1;
     ImportGroup *g = g_new0(ImportGroup, 1);
     g->name = g_strdup(name);
     g->desc = g_strdup(desc);
@@ -96,7 +153,20 @@ uint32_t import_set_group(ImportSet *s, const char *name, const char *desc, cons
     g_array_append_vals(g->ranks, ranks, n);
     g->p2p = p2p;
     g_ptr_array_add(s->groups, g);
+    GroupKey *key = g_new(GroupKey, 1);
+    *key = (GroupKey){.name = g->name, .ranks = (const int32_t *)(void *)g->ranks->data,
+                      .n = n, .p2p = p2p, .probes = &s->group_probes};
+    g_hash_table_insert(s->group_index, key, GUINT_TO_POINTER(s->groups->len));
+    if (!g_hash_table_contains(s->group_names, key))
+        g_hash_table_insert(s->group_names, key, GUINT_TO_POINTER(s->groups->len));
     return s->groups->len - 1;
+}
+
+int64_t import_set_group_named(ImportSet *s, const char *name, bool p2p)
+{
+    GroupKey probe = {.name = name, .p2p = p2p, .probes = &s->group_probes};
+    gpointer at = g_hash_table_lookup(s->group_names, &probe);
+    return at ? (int64_t)GPOINTER_TO_UINT(at) - 1 : -1;
 }
 
 ImportRank *import_set_rank(ImportSet *s, int32_t rank)

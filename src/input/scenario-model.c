@@ -723,6 +723,64 @@ static bool load_step(Loader *ld, const YamlDocNode *m, guint idx, Scenario *s)
     return true;
 }
 
+/* Requests are served before the program is lowered (runner_prepare), and serving costs time
+ * per step: refuse before serving a request workload whose steps certainly make more rank-ops
+ * than the work limit. Each step samples at most one token per running sequence, at most
+ * max_num_seqs of them per DP rank, and a request's tokens come one step after another, so
+ * the steps are at least max(the longest output, the outputs summed / (DP x max_num_seqs));
+ * each lowers to at least 4 ops per layer on every rank (finish_program's bound). */
+static bool served_bound_fits(Loader *ld, const Scenario *s, double n_requests, double outputs,
+                              double longest)
+{
+    uint64_t max_ops = ld->extras ? ld->extras->max_rank_ops : 0;
+    if (!max_ops)
+        return true;
+    double per_step = (double)MAX(1u, s->plan->par.data_parallel_size) *
+                      (double)MAX(1u, s->engine.max_num_seqs);
+    double steps = MAX(longest, ceil(outputs / per_step));
+    double lower = (double)s->plan->world * steps * ((double)s->arch->num_layers + 2) * 4.0;
+    if (lower <= (double)max_ops)
+        return true;
+    return scenario_extras_fail(
+        ld, SCENARIO_ERROR_INVALID, "--max-rank-ops",
+        "%.0f requests (%.0f output tokens) need at least %.0f steps (at most %u sequences per "
+        "step on each of %u DP ranks): %u ranks x %.0f steps x %u layers is at least %.3g "
+        "rank-ops, more than the limit of %" G_GUINT64_FORMAT "; nothing was served (serve "
+        "fewer requests, or raise --max-rank-ops N, 0: no limit)",
+        n_requests, outputs, steps, s->engine.max_num_seqs,
+        MAX(1u, s->plan->par.data_parallel_size), s->plan->world, steps, s->arch->num_layers,
+        lower, max_ops);
+}
+
+static bool served_work_fits(Loader *ld, const Scenario *s)
+{
+    double outputs = 0, longest = 0;
+    for (guint i = 0; i < s->requests->len; i++) {
+        const ModelRequest *r = &g_array_index(s->requests, ModelRequest, i);
+        outputs += r->output;
+        longest = MAX(longest, (double)r->output);
+    }
+    return served_bound_fits(ld, s, s->requests->len, outputs, longest);
+}
+
+/* The same bound from workload.poisson's count and output, before its arrivals are drawn (10^7
+ * of them take seconds and 240 MB): values that do not read as numbers are left to its loader,
+ * which says what is wrong with them. */
+static bool poisson_work_fits(Loader *ld, const YamlDocNode *w, const Scenario *s)
+{
+    const YamlDocNode *p = yamldoc_map_get(w, "poisson");
+    const YamlDocNode *c = p ? yamldoc_map_get(p, "count") : NULL;
+    const YamlDocNode *o = p ? yamldoc_map_get(p, "output") : NULL;
+    if (!c || !o || c->type != YAMLDOC_SCALAR || o->type != YAMLDOC_SCALAR)
+        return true;
+    char *ce = NULL, *oe = NULL;
+    gint64 count = g_ascii_strtoll(c->text, &ce, 10), output = g_ascii_strtoll(o->text, &oe, 10);
+    if (!ce || *ce || !oe || *oe || count < 1 || output < 1)
+        return true;
+    return served_bound_fits(ld, s, (double)count, (double)count * (double)output,
+                             (double)output);
+}
+
 /* `workload: {steps: [...]}`. */
 static bool load_workload_node(Loader *ld, const YamlDocNode *root, const YamlDocNode *w,
                                Scenario *s)
@@ -744,7 +802,7 @@ static bool load_workload_node(Loader *ld, const YamlDocNode *root, const YamlDo
                                 "a workload gives either steps (batches made by hand) or "
                                 "requests (trace, poisson) for vLLM's scheduler, not both");
         g_autoptr(GArray) reqs = g_array_new(FALSE, FALSE, sizeof(ModelRequest));
-        if (!scenario_load_requests(ld, w, reqs) ||
+        if (!poisson_work_fits(ld, w, s) || !scenario_load_requests(ld, w, reqs) ||
             !scenario_load_max_concurrency(ld, w, &s->max_concurrency))
             return false;
         return scenario_keep_requests(ld, root, yamldoc_map_get_key(root, "workload"), "workload",
@@ -1076,6 +1134,8 @@ bool scenario_finish_model(Loader *ld, const YamlDocNode *root, Scenario *s, Mod
         return false;
 
     if (!load_workload(ld, root, s))
+        return false;
+    if (s->requests && !served_work_fits(ld, s))
         return false;
     if (s->requests) { /* served after loading (runner_prepare), then finished */
         ScenarioPending *p = s->pending = scenario_pending_new();

@@ -22,7 +22,6 @@
 #include "scenario-hardware.h"
 #include "../../model/serve.h"
 
-#define MAX_REQUESTS 10000000u
 #define MAX_TRACE_BYTES (UINT64_C(1) << 30)
 
 static const char request_forms[] =

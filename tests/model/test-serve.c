@@ -176,3 +176,35 @@ Test(serve, coarse_contexts_keep_the_schedule_and_simulate_fewer_steps)
                        a.ttft_mean);
     teardown(&f);
 }
+
+/* The scheduler's work is linear in what the steps touch (issue 27: it must not grow with the
+ * requests served so far): many requests, each with a prefix of its own so the prefix cache
+ * fills and evicts, cost a few visits per scheduled sequence and per request, counted by
+ * ModelServe.visits — a scan of every cached prefix per look-up, or of the running list per
+ * finished request, would be ~N^2 / 2 = 4.5 million here. */
+Test(serve, scheduler_work_is_linear_in_what_the_steps_touch)
+{
+    Fixture f;
+    setup(&f);
+    f.engine.enable_prefix_caching = true;
+    f.in.kv_tokens = 1 << 16; /* 4,096 blocks: the prefixes do not all fit, some are evicted */
+    enum { N = 3000 };
+    g_autofree ModelRequest *r = g_new0(ModelRequest, N);
+    for (uint32_t i = 0; i < N; i++)
+        r[i] = (ModelRequest){.prompt = 256,
+                              .output = 2,
+                              .arrival_ns = (int64_t)i * 200000,
+                              .prefix_id = i + 1,
+                              .prefix = 128};
+    ModelServe *s = serve(&f, r, N);
+    uint64_t seqs = 0;
+    for (guint i = 0; i < s->steps->len; i++)
+        seqs += g_array_index(s->steps, ModelServeStep, i).seqs;
+    for (uint32_t i = 0; i < N; i++)
+        cr_assert_geq(req(s, i)->finish_ns, 0, "request %u never finished", i);
+    cr_assert_leq(s->visits, 4 * seqs + 8 * (uint64_t)N,
+                  "%" G_GUINT64_FORMAT " visits for %" G_GUINT64_FORMAT " scheduled seqs",
+                  s->visits, seqs);
+    model_serve_free(s);
+    teardown(&f);
+}

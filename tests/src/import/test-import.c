@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
+#include "../../../src/import/import.h"
 #include "../run-binary.h"
 
 #define FR(name) RANKSIM_SOURCE_DIR "/tests/data/import/fr/" name
@@ -551,4 +552,71 @@ Test(import, a_wrong_earliest_guess_is_stored_the_ordinary_way)
     cr_assert_str_eq(runs, "1");
     g_autofree char *st = db_text(db, "SELECT group_concat(state) FROM ranks WHERE run_id = 1");
     cr_assert_str_eq(st, "blocked,done");
+}
+
+/* pg_status's last completed call at 2^63 - 1 (a hostile dump, issue 27): the head check
+ * compares without computing last + 1 (signed overflow, which UBSan reported in the strict
+ * build); the import ends as usual, no sanitizer line. */
+Test(import, last_completed_at_int64_max_is_no_overflow)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-import-XXXXXX", NULL);
+    for (int rank = 0; rank < 2; rank++) {
+        GString *e = g_string_new("\"entries\":[");
+        entry_json(e, 0, 1, rank ? "completed" : "scheduled", 1000 + rank);
+        g_string_append(e, "],");
+        g_autofree char *text = g_strdup_printf(
+            "{%s\"pg_config\":{\"1\":{\"desc\":\"undefined\",\"name\":\"1\",\"ranks\":\"[0, 1]\"}},"
+            "\"pg_status\":{\"1\":{\"last_completed_collective\":\"9223372036854775807\","
+            "\"last_enqueued_collective\":\"9223372036854775807\","
+            "\"last_started_collective\":\"-1\"}},\"version\":\"2.10\"}",
+            e->str);
+        g_string_free(e, TRUE);
+        g_autofree char *name = g_strdup_printf("nccl_trace_rank_%d.json", rank);
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        cr_assert(g_file_set_contents(path, text, -1, NULL));
+    }
+    g_autofree char *db = tmp_db();
+    const char *paths[] = {dir, NULL};
+    Result r = import(db, paths);
+    cr_assert(r.code == 3 || r.code == 4, "exit %d: %s", r.code, r.err);
+    cr_assert_null(strstr(r.err, "runtime error"), "%s", r.err);
+    result_clear(&r);
+}
+
+/* N process groups in one dump (issue 27: each PG's lookup scanned every group so far, 120,000
+ * PGs took 122 s): the set finds groups through its hash tables, about one key comparison per
+ * lookup, so the work is linear whatever N (counted, not timed). */
+Test(import, many_process_groups_cost_a_lookup_each)
+{
+    enum { N = 5000 };
+    g_autofree char *dir = g_dir_make_tmp("ranksim-import-XXXXXX", NULL);
+    GString *t = g_string_new("{\"entries\":[");
+    for (int i = 0; i < N; i++)
+        g_string_append_printf(
+            t,
+            "%s{\"collective_seq_id\":1,\"input_dtypes\":[\"Float\"],\"input_sizes\":[[8]],"
+            "\"output_sizes\":[[8]],\"p2p_seq_id\":0,\"pg_id\":%d,\"process_group\":[\"%d\","
+            "\"undefined\"],\"profiling_name\":\"nccl:all_reduce\",\"record_id\":%d,"
+            "\"state\":\"completed\",\"time_created_ns\":%d,\"time_discovered_completed_ns\":0,"
+            "\"timeout_ms\":600000}",
+            i ? "," : "", i, i, i, 1000 + i);
+    g_string_append(t, "],\"pg_config\":{");
+    for (int i = 0; i < N; i++)
+        g_string_append_printf(t, "%s\"%d\":{\"desc\":\"undefined\",\"name\":\"%d\",\"ranks\":"
+                                  "\"[0]\"}",
+                               i ? "," : "", i, i);
+    g_string_append(t, "},\"pg_status\":{},\"version\":\"2.10\"}");
+    g_autofree char *path = g_build_filename(dir, "nccl_trace_rank_0.json", NULL);
+    cr_assert(g_file_set_contents(path, t->str, (gssize)t->len, NULL));
+    g_string_free(t, TRUE);
+    const char *paths[] = {path, NULL};
+    GError *err = NULL;
+    ImportSet *s = import_read(paths, 1, IMPORT_FORMAT_AUTO, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    cr_assert_eq(s->groups->len, N);
+    cr_assert_eq(g_hash_table_size(s->group_index), N);
+    /* two lookups per PG (its name, then the group), each about one comparison: a scan of
+     * every group so far would make N^2 / 2 = 12.5 million */
+    cr_assert_leq(s->group_probes, 4 * N, "%" G_GUINT64_FORMAT " comparisons", s->group_probes);
+    import_set_free(s);
 }

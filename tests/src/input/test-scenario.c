@@ -2628,3 +2628,37 @@ Test(scenario_eval, context_parallel_rules_in_vllms_words)
         scenario_free(s);
     }
 }
+
+/* Issue 27: a request workload is served before it is lowered, so the work limit is checked
+ * first on the fewest steps its requests can take. workload.poisson at its ceiling (10^7) is
+ * refused before its arrivals are drawn (the loader holds no request: it never made them), a
+ * trace of the same size after reading, neither served; a small one loads. */
+Test(scenario_requests, served_work_is_checked_before_serving)
+{
+    static const char *const yaml =
+        "name: p\nmodel: llama-3.1-70b\nhardware: h100\nparallel: {tensor_parallel_size: 4}\n"
+        "engine: {max_model_len: 8192}\n"
+        "workload:\n  poisson: {count: %d, rate_per_s: 4, prompt: 1024, output: 128}\n";
+    ScenarioExtras x = {.max_rank_ops = UINT64_C(1000000000)};
+    GError *err = NULL;
+    g_autofree char *big = g_strdup_printf(yaml, 10000000);
+    Scenario *s = scenario_load_string_extras(big, "p.yaml", &x, &err);
+    cr_assert_null(s);
+    cr_assert(strstr(err->message, "--max-rank-ops: 10000000 requests (1280000000 output tokens) "
+                                   "need at least 1250000 steps"),
+              "%s", err->message);
+    cr_assert(strstr(err->message, "nothing was served"), "%s", err->message);
+    g_clear_error(&err);
+    g_autofree char *small = g_strdup_printf(yaml, 1000);
+    s = scenario_load_string_extras(small, "p.yaml", &x, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    cr_assert_eq(s->requests->len, 1000);
+    scenario_free(s);
+    /* without a limit the ceiling alone applies: over it, one line naming the key */
+    x.max_rank_ops = 0;
+    g_autofree char *over = g_strdup_printf(yaml, 10000001);
+    s = scenario_load_string_extras(over, "p.yaml", &x, &err);
+    cr_assert_null(s);
+    cr_assert(strstr(err->message, "p.yaml:7: key 'count'"), "%s", err->message);
+    g_clear_error(&err);
+}
