@@ -125,3 +125,40 @@ Test(json, a_deep_stored_detail_is_read_without_it)
         result_clear(&r);
     }
 }
+
+/* ---- pickles: bounded memory ---- */
+
+/* Regression (issue 27): an 18 KB Flight Recorder pickle sharing one 4,096-int list 4,094 times
+ * took 1.7 GB; the fuzz corpus holds it (tests/fuzz/regress/fr/shared-list-4094). */
+Test(pickle, a_shared_list_bomb_is_refused)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *dump = g_build_filename(dir, "nccl_trace_rank_0", NULL);
+    g_autofree char *src = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(RANKSIM_SOURCE_DIR "/tests/fuzz/regress/fr/shared-list-4094",
+                                  &src, &len, NULL));
+    cr_assert(g_file_set_contents(dump, src, (gssize)len, NULL));
+    expect_exit(2, (const char *[]){"import", dump, "--db", db, NULL},
+                "expands to more than 328560 values once each shared reference (memo GET) is "
+                "copied: a memo bomb? (the ceiling: 16 values per pickle byte");
+}
+
+/* Regression (issue 27): a protocol-0 pickle given --format fr was read as JSON ("a malformed
+ * number"); it is a pickle like any other. */
+Test(pickle, a_protocol_0_dump_is_read)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *dump = g_build_filename(dir, "nccl_trace_rank_0", NULL);
+    g_autofree char *src = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(RANKSIM_SOURCE_DIR "/tests/fuzz/regress/fr/protocol-0-dump",
+                                  &src, &len, NULL));
+    cr_assert(g_file_set_contents(dump, src, (gssize)len, NULL));
+    Result r = ranksim((const char *[]){"import", dump, "--format", "fr", "--db", db, NULL});
+    cr_assert_eq(r.code, 4, "exit %d: %s", r.code, r.err);
+    cr_assert(strstr(r.out, "source: PyTorch Flight Recorder pickle, version 2.4"), "%s", r.out);
+    result_clear(&r);
+}
