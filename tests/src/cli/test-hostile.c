@@ -162,3 +162,36 @@ Test(pickle, a_protocol_0_dump_is_read)
     cr_assert(strstr(r.out, "source: PyTorch Flight Recorder pickle, version 2.4"), "%s", r.out);
     result_clear(&r);
 }
+
+/* ---- FIFOs and devices among input paths ---- */
+
+/* Regression (issue 27): `import DUMP FIFO` blocked forever (the streaming prescan opened every
+ * path blocking). Every path is checked before any is opened for reading. */
+Test(paths, import_refuses_fifos_and_devices_first)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *fifo = g_build_filename(dir, "nccl_trace_rank_1", NULL);
+    cr_assert_eq(mkfifo(fifo, 0644), 0);
+    const char *dump = RANKSIM_SOURCE_DIR "/tests/fuzz/regress/fr/protocol-0-dump";
+    expect_exit(2, (const char *[]){"import", dump, fifo, "--db", db, NULL},
+                "nccl_trace_rank_1: a FIFO (named pipe), not a regular file");
+    expect_exit(2, (const char *[]){"import", fifo, "--format", "fr", "--db", db, NULL},
+                "a FIFO (named pipe)");
+    expect_exit(2, (const char *[]){"import", dump, "/dev/zero", "--db", db, NULL},
+                "/dev/zero: a character device, not a regular file");
+    cr_assert_not(g_file_test(db, G_FILE_TEST_EXISTS), "a refused import creates no database");
+}
+
+/* Regression (issue 27): `engine.op_profile: /dev/zero` said "no such file". */
+Test(paths, an_op_profile_device_is_named)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *scn = write_file(dir, "prof.yaml",
+                                      "name: x\nmodel: llama-3.1-8b\nhardware: h100\nengine:\n"
+                                      "  op_profile: /dev/zero\nworkload:\n  prefill: 100\n");
+    expect_exit(2, (const char *[]){"run", scn, "--db", db, NULL},
+                "prof.yaml:5: key 'op_profile': cannot read op profile '/dev/zero': a character "
+                "device, not a regular file");
+}
