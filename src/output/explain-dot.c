@@ -11,13 +11,18 @@
  * edge; a dashed red edge joins its disagreeing signatures instead. */
 #include "explain-private.h"
 #include "explain.h"
+#include "../util/textwrap.h"
 
 #include <string.h>
 
+/* `text` as a DOT string; what a terminal would obey (the text comes from input) is escaped
+ * first (text_escape_append), so `--dot -` is safe to print. */
 static void dot_quote(GString *g, const char *text)
 {
+    g_autoptr(GString) safe = g_string_new(NULL);
+    text_escape_append(safe, text ? text : "", -1, true);
     g_string_append_c(g, '"');
-    for (const char *p = text ? text : ""; *p; p++) {
+    for (const char *p = safe->str; *p; p++) {
         if (*p == '"' || *p == '\\')
             g_string_append_c(g, '\\');
         if (*p == '\n')

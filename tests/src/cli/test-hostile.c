@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../run-binary.h"
+#include "../../../src/util/textwrap.h"
 
 static char *tmpdir(void)
 {
@@ -194,4 +195,51 @@ Test(paths, an_op_profile_device_is_named)
     expect_exit(2, (const char *[]){"run", scn, "--db", db, NULL},
                 "prof.yaml:5: key 'op_profile': cannot read op profile '/dev/zero': a character "
                 "device, not a regular file");
+}
+
+/* ---- terminal escape sequences from input ---- */
+
+Test(escapes, controls_are_shown_not_obeyed)
+{
+    g_autoptr(GString) g = g_string_new(NULL);
+    text_escape_append(g, "a\x1b]52;c;SGk=\x07" "b\x1b[2J\r\x7f\tc\xc2\x9b" "31m\xc3\xa9\xff\n", -1,
+                       false);
+    cr_assert_str_eq(g->str, "a\\x1b]52;c;SGk=\\x07b\\x1b[2J\\x0d\\x7f\tc\\u009b31m\xc3\xa9"
+                             "\\xff\\x0a");
+    g_string_truncate(g, 0);
+    text_escape_append(g, "one\ntwo", -1, true);
+    cr_assert_str_eq(g->str, "one\ntwo");
+}
+
+/* Regression (issue 27): a Flight Recorder dump whose names carry a clear-screen sequence
+ * (tests/fuzz/regress/fr/escape-sequences) had it printed raw by import and explain. */
+Test(escapes, imported_names_reach_no_terminal_raw)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *dump = g_build_filename(dir, "nccl_trace_rank_0", NULL);
+    g_autofree char *src = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(RANKSIM_SOURCE_DIR "/tests/fuzz/regress/fr/escape-sequences",
+                                  &src, &len, NULL));
+    cr_assert(g_file_set_contents(dump, src, (gssize)len, NULL));
+    const char *const cmds[][4] = {{"import", dump, NULL},
+                                   {"explain", "latest", NULL},
+                                   {"explain", "--dot", "-", "latest"},
+                                   {"report", "latest", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        const char *args[8] = {0};
+        size_t n = 0;
+        for (size_t k = 0; k < 4 && cmds[i][k]; k++)
+            args[n++] = cmds[i][k];
+        args[n++] = "--db";
+        args[n++] = db;
+        Result r = ranksim(args);
+        cr_assert(r.code == 0 || r.code == 3, "%s: exit %d: %s", cmds[i][0], r.code, r.err);
+        cr_assert_null(strchr(r.out, '\x1b'), "%s printed ESC raw: %s", cmds[i][0], r.out);
+        cr_assert_null(strchr(r.err, '\x1b'), "%s: %s", cmds[i][0], r.err);
+        if (i < 3)
+            cr_assert(strstr(r.out, "\\x1b[2J"), "%s: %s", cmds[i][0], r.out);
+        result_clear(&r);
+    }
 }
