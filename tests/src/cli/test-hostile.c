@@ -7,10 +7,13 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../run-binary.h"
+#include "../../../src/util/outfile.h"
 #include "../../../src/util/textwrap.h"
 
 static char *tmpdir(void)
@@ -270,4 +273,37 @@ Test(leaks, explain_dot_frees_signatures_with_holes)
                            &status, NULL));
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "valgrind: %s", err);
     cr_assert(strstr(out, "sizes disagree") || strstr(out, "digraph"), "%s", out);
+}
+
+/* ---- interrupted writes ---- */
+
+/* Regression (issue 27): SIGINT or SIGTERM during `trace -o FILE` left FILE.tmp-XXXXXX. A child
+ * opens an output through src/util/outfile.h, writes, and is killed by the signal: the folder
+ * is empty afterwards, and the child still died of the signal. */
+Test(interrupted, a_signal_removes_the_temporary_file)
+{
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
+        g_autofree char *dir = tmpdir();
+        g_autofree char *path = g_build_filename(dir, "trace.json", NULL);
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            signal(sigs[i], SIG_DFL);
+            OutFile *o = out_file_open(path, NULL);
+            if (!o)
+                _exit(10);
+            fputs("{\"traceEvents\": [", out_file_stream(o));
+            fflush(out_file_stream(o));
+            raise(sigs[i]);
+            _exit(11); /* not reached */
+        }
+        int status = 0;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sigs[i], "status %d", status);
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        cr_assert_not_null(d);
+        const char *left = g_dir_read_name(d);
+        cr_assert_null(left, "left behind: %s", left);
+    }
 }
