@@ -16,7 +16,45 @@ static void position(const char *text, gsize off, guint *line, guint *col)
     *col = (guint)(off - start + 1);
 }
 
-bool sched_json_depth_check(const char *text, gssize len, GError **error)
+/* Whether the integer literal of `n` digits at `d` (no sign, no leading zeros) is beyond
+ * int64: above INT64_MAX, or INT64_MIN's magnitude when `neg`. */
+static bool beyond_int64(const char *d, gsize n, bool neg)
+{
+    static const char max[] = "9223372036854775807", min[] = "9223372036854775808";
+    if (n != sizeof max - 1)
+        return n > sizeof max - 1;
+    return strncmp(d, neg ? min : max, n) > 0;
+}
+
+/* The number starting at text[i] (a '-' or a digit): its end in *end; false with the error
+ * when it is an integer json-glib would not keep (it turns one beyond int64 into another
+ * value, 10^23 into -1, without a word). */
+static bool check_number(const char *text, gsize n, gsize i, gsize *end, GError **error)
+{
+    gsize j = i;
+    bool neg = text[j] == '-';
+    if (neg)
+        j++;
+    gsize start = j;
+    while (j < n && text[j] == '0')
+        j++;
+    gsize first = j;
+    while (j < n && g_ascii_isdigit(text[j]))
+        j++;
+    bool is_float = j < n && (text[j] == '.' || text[j] == 'e' || text[j] == 'E');
+    *end = j;
+    if (is_float || j == start || !beyond_int64(text + first, j - first, neg))
+        return true;
+    guint line, col;
+    position(text, i, &line, &col);
+    g_set_error(error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
+                "<data>:%u:%u: Parse error: the integer %.*s is beyond 64 bits (at most "
+                "9223372036854775807)",
+                line, col, (int)MIN(j - i, (gsize)40), text + i);
+    return false;
+}
+
+bool sched_json_precheck(const char *text, gssize len, GError **error)
 {
     if (!text)
         return true;
@@ -34,6 +72,11 @@ bool sched_json_depth_check(const char *text, gssize len, GError **error)
         }
         if (c == '"') {
             in_string = true;
+        } else if (c == '-' || g_ascii_isdigit(c)) {
+            gsize end;
+            if (!check_number(text, n, i, &end, error))
+                return false;
+            i = end > i ? end - 1 : i;
         } else if (c == '[' || c == '{') {
             if (++depth > SCHED_JSON_MAX_DEPTH) {
                 guint line, col;
@@ -52,13 +95,13 @@ bool sched_json_depth_check(const char *text, gssize len, GError **error)
 
 bool sched_json_load(JsonParser *parser, const char *text, gssize len, GError **error)
 {
-    return sched_json_depth_check(text, len, error) &&
+    return sched_json_precheck(text, len, error) &&
            json_parser_load_from_data(parser, text, len, error);
 }
 
 JsonNode *sched_json_from_string(const char *text, GError **error)
 {
-    if (!sched_json_depth_check(text, -1, error))
+    if (!sched_json_precheck(text, -1, error))
         return NULL;
     return json_from_string(text, error);
 }

@@ -5,7 +5,8 @@
  * overflow the stack. Every JSON entry point (model configs, the catalog, request traces, vLLM
  * arguments, stored details and reports, Inspector exports) goes through sched_json_load or
  * sched_json_from_string, which first scan the text once (O(len), no allocation) and refuse it
- * when a bracket opens deeper than SCHED_JSON_MAX_DEPTH, the YAML reader's limit
+ * when an integer is beyond int64 (json-glib would change it silently) or a bracket opens
+ * deeper than SCHED_JSON_MAX_DEPTH, the YAML reader's limit
  * (src/input/yamldoc.h YAMLDOC_MAX_DEPTH): no document ranksim reads nests a tenth as deep.
  *
  * Failure: a JSON_PARSER_ERROR (JSON_PARSER_ERROR_PARSE) worded as json-glib words its own,
@@ -22,14 +23,16 @@
 #define SCHED_JSON_MAX_DEPTH 64 /* arrays and objects, one inside another (YAMLDOC_MAX_DEPTH) */
 
 /* Whether `text` (`len` bytes, -1: NUL-terminated) nests no deeper than SCHED_JSON_MAX_DEPTH,
- * counting brackets outside strings. Returns false with the error at the first bracket too
- * deep. Malformed text is left to the parser. */
-bool sched_json_depth_check(const char *text, gssize len, GError **error);
+ * counting brackets outside strings, and holds no integer beyond int64 (json-glib reads
+ * 99999999999999999999999 as -1 without a word; a float such as 1e23 is fine). Returns false
+ * with the error at the first bracket too deep or the first such integer. Malformed text is
+ * left to the parser. */
+bool sched_json_precheck(const char *text, gssize len, GError **error);
 
-/* json_parser_load_from_data after the depth check. Same contract otherwise. */
+/* json_parser_load_from_data after the precheck. Same contract otherwise. */
 bool sched_json_load(JsonParser *parser, const char *text, gssize len, GError **error);
 
-/* json_from_string after the depth check: the root (caller frees) or NULL with the error (an
+/* json_from_string after the precheck: the root (caller frees) or NULL with the error (an
  * empty text gives NULL without an error, as json_from_string does). */
 JsonNode *sched_json_from_string(const char *text, GError **error);
 

@@ -216,7 +216,7 @@ static bool trace_json_line(Loader *ld, const char *file, guint line, const char
     g_autoptr(GError) err = NULL;
     if (!sched_json_load(parser, text, -1, &err))
         return trace_fail(ld, file, line, "arrival_s",
-                          "not a JSON object (%s); valid: "
+                          "not valid JSON (%s); valid: "
                           "{\"arrival_s\": T, \"prompt\": N, \"output\": M}",
                           err->message);
     JsonNode *root = json_parser_get_root(parser);

@@ -48,6 +48,25 @@ Test(json_bounded, a_hundred_thousand_levels_are_refused)
     cr_assert_null(strchr(err->message, '\n'));
     g_autofree char *lines = g_strdup_printf("[\n%s", deep + 1);
     g_clear_error(&err);
-    cr_assert_not(sched_json_depth_check(lines, -1, &err));
+    cr_assert_not(sched_json_precheck(lines, -1, &err));
     cr_assert(strstr(err->message, "<data>:2:64:"), "%s", err->message);
+}
+
+/* Regression (issue 27): "prompt": 99999999999999999999999 was read as -1 ("'-1' is not an
+ * integer"); an integer beyond int64 is named where it stands. Floats and int64's ends pass. */
+Test(json_bounded, integers_beyond_int64_are_named)
+{
+    g_autoptr(GError) err = NULL;
+    cr_assert_not(sched_json_precheck("{\"prompt\": 99999999999999999999999}", -1, &err));
+    cr_assert_str_eq(err->message, "<data>:1:12: Parse error: the integer 99999999999999999999999 "
+                                   "is beyond 64 bits (at most 9223372036854775807)");
+    g_clear_error(&err);
+    cr_assert_not(sched_json_precheck("[9223372036854775808]", -1, &err));
+    g_clear_error(&err);
+    cr_assert_not(sched_json_precheck("[-9223372036854775809]", -1, &err));
+    g_clear_error(&err);
+    cr_assert(sched_json_precheck("[9223372036854775807, -9223372036854775808, 00001, 1e23, "
+                                  "99999999999999999999999.5, -0, \"99999999999999999999999\"]",
+                                  -1, &err),
+              "%s", err ? err->message : "");
 }

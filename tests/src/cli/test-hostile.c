@@ -85,7 +85,7 @@ Test(json, a_deep_requests_line_is_refused)
     expect_exit(2,
                 (const char *[]){"run", SCN("llama8b-requests-chunked-prefill.yaml"), "--requests",
                                  trace, "--db", db, NULL},
-                "deep.jsonl:1: key 'arrival_s': not a JSON object (<data>:1:75: Parse error: "
+                "deep.jsonl:1: key 'arrival_s': not valid JSON (<data>:1:75: Parse error: "
                 "nested deeper than 64 levels)");
 }
 
@@ -306,4 +306,22 @@ Test(interrupted, a_signal_removes_the_temporary_file)
         const char *left = g_dir_read_name(d);
         cr_assert_null(left, "left behind: %s", left);
     }
+}
+
+/* ---- one clear line ---- */
+
+/* Regression (issue 27): "prompt": 99999999999999999999999 said "'-1' is not an integer"
+ * (json-glib turned it into -1). */
+Test(one_line, a_huge_integer_in_a_trace_is_named)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    g_autofree char *trace = write_file(dir, "big.jsonl",
+                                        "{\"arrival_s\": 0, \"prompt\": 99999999999999999999999, "
+                                        "\"output\": 4}\n");
+    expect_exit(2,
+                (const char *[]){"run", SCN("llama8b-requests-chunked-prefill.yaml"), "--requests",
+                                 trace, "--db", db, NULL},
+                "big.jsonl:1: key 'arrival_s': not valid JSON (<data>:1:28: Parse error: the "
+                "integer 99999999999999999999999 is beyond 64 bits");
 }
