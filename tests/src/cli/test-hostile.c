@@ -4,6 +4,7 @@
  * `trace -o`, and the one-line messages of a few malformed values. Each ends with exit 2 (or
  * the reader carries on) and one line; none asserts a time. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "../run-binary.h"
+#include "../../../src/store/store.h"
 #include "../../../src/util/outfile.h"
 #include "../../../src/util/textwrap.h"
 
@@ -324,4 +326,62 @@ Test(one_line, a_huge_integer_in_a_trace_is_named)
                                  trace, "--db", db, NULL},
                 "big.jsonl:1: key 'arrival_s': not valid JSON (<data>:1:28: Parse error: the "
                 "integer 99999999999999999999999 is beyond 64 bits");
+}
+
+/* Regression (issue 27): a --set key that is not UTF-8 said only "Invalid byte sequence in
+ * conversion input". */
+Test(one_line, a_non_utf8_option_value_is_named)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "h.db", NULL);
+    expect_exit(2,
+                (const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--set", "\xff\xfe=3",
+                                 "--db", db, NULL},
+                "argument '\\xff\\xfe=3': not valid UTF-8 (byte 0xff at offset 0)");
+}
+
+static void stdout_to_dev_full(gpointer data)
+{
+    (void)data;
+    int fd = open("/dev/full", O_WRONLY);
+    if (fd >= 0)
+        dup2(fd, STDOUT_FILENO);
+}
+
+/* Regression (issue 27): `help run > /dev/full` exited 0. */
+Test(one_line, help_onto_a_full_disk_is_exit_1)
+{
+    const char *const forms[][4] = {{"help", "run", NULL}, {"run", "--help", NULL}, {"help", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(forms); i++) {
+        const char *argv[5] = {RANKSIM_BINARY};
+        for (size_t k = 0; k < 3 && forms[i][k]; k++)
+            argv[k + 1] = forms[i][k];
+        g_autofree char *err = NULL;
+        int status = 0;
+        cr_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL,
+                               stdout_to_dev_full, NULL, NULL, &err, &status, NULL));
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%s %s: status %d: %s",
+                  forms[i][0], forms[i][1] ? forms[i][1] : "", status, err);
+        cr_assert(strstr(err, "ranksim: error: writing to stdout: No space left on device"), "%s",
+                  err);
+    }
+}
+
+/* Regression (issue 27): doc/reliability.md said the schema version was 2 where the code
+ * writes 9. */
+Test(docs, reliability_states_the_schema_version)
+{
+    g_autofree char *doc = NULL;
+    cr_assert(g_file_get_contents(RANKSIM_SOURCE_DIR "/doc/reliability.md", &doc, NULL, NULL));
+    /* every "`STORE_SCHEMA_VERSION` (N" in the page, line breaks aside, gives the code's N */
+    guint seen = 0;
+    for (const char *p = doc; (p = strstr(p, "`STORE_SCHEMA_VERSION`")); seen++) {
+        p += strlen("`STORE_SCHEMA_VERSION`");
+        while (*p == ' ' || *p == '\n')
+            p++;
+        cr_assert_eq(*p, '(', "doc/reliability.md names STORE_SCHEMA_VERSION without its value");
+        cr_assert_eq(atoi(p + 1), STORE_SCHEMA_VERSION, "doc/reliability.md says %d, the code %d",
+                     atoi(p + 1), STORE_SCHEMA_VERSION);
+    }
+    cr_assert_gt(seen, 0);
 }
