@@ -93,15 +93,48 @@ bool sched_json_precheck(const char *text, gssize len, GError **error)
     return true;
 }
 
+/* json-glib's messages quote the input ("unexpected string constant \"a\nb\""): its
+ * control characters are escaped (\n, \xHH) so that a message stays one line. */
+static void one_line(GError **error)
+{
+    if (!error || !*error)
+        return;
+    const char *m = (*error)->message;
+    bool clean = true;
+    for (const char *p = m; *p && clean; p++)
+        clean = (guchar)*p >= 0x20 && *p != 0x7f;
+    if (clean)
+        return;
+    GString *g = g_string_new(NULL);
+    for (const char *p = m; *p; p++) {
+        guchar c = (guchar)*p;
+        if (c == '\n')
+            g_string_append(g, "\\n");
+        else if (c < 0x20 || c == 0x7f)
+            g_string_append_printf(g, "\\x%02x", c);
+        else
+            g_string_append_c(g, (char)c);
+    }
+    g_free((*error)->message);
+    (*error)->message = g_string_free(g, FALSE);
+}
+
 bool sched_json_load(JsonParser *parser, const char *text, gssize len, GError **error)
 {
-    return sched_json_precheck(text, len, error) &&
-           json_parser_load_from_data(parser, text, len, error);
+    if (!sched_json_precheck(text, len, error))
+        return false;
+    if (json_parser_load_from_data(parser, text, len, error))
+        return true;
+    one_line(error);
+    return false;
 }
 
 JsonNode *sched_json_from_string(const char *text, GError **error)
 {
     if (!sched_json_precheck(text, -1, error))
         return NULL;
-    return json_from_string(text, error);
+    JsonNode *n = json_from_string(text, error);
+    if (!n)
+        one_line(error);
+    return n;
 }

@@ -9,8 +9,9 @@
  * deeper than SCHED_JSON_MAX_DEPTH, the YAML reader's limit
  * (src/input/yamldoc.h YAMLDOC_MAX_DEPTH): no document ranksim reads nests a tenth as deep.
  *
- * Failure: a JSON_PARSER_ERROR (JSON_PARSER_ERROR_PARSE) worded as json-glib words its own,
- * "<data>:LINE:COL: Parse error: ...", so callers that rename "<data>" keep working.
+ * Failure: a JSON_PARSER_ERROR worded as json-glib words its own, "<data>:LINE:COL: Parse
+ * error: ...", so callers that rename "<data>" keep working; always one line (json-glib's
+ * own messages quote the input, newlines included: those are escaped).
  * Lives in sched/, the lowest layer that parses JSON (sched/diagnose-detail.c), so model/ and
  * every wing of src/ can share it.
  */

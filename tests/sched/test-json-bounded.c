@@ -70,3 +70,17 @@ Test(json_bounded, integers_beyond_int64_are_named)
                                   -1, &err),
               "%s", err ? err->message : "");
 }
+
+/* Found by fuzz-requests (tests/fuzz/regress/requests/multi-line-json-error): json-glib quotes
+ * a string constant with its newline in the message; the message stays one line. */
+Test(json_bounded, parse_errors_are_one_line)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    g_autoptr(GError) err = NULL;
+    cr_assert_not(sched_json_load(p, "[{\"a\nb\" \"c\"}]", -1, &err));
+    cr_assert_null(strchr(err->message, '\n'), "%s", err->message);
+    g_clear_error(&err);
+    cr_assert_null(sched_json_from_string("{\"a\nb\" \"c\"}", &err));
+    cr_assert_null(strchr(err->message, '\n'), "%s", err->message);
+    cr_assert(strstr(err->message, "unexpected string constant \"a\\nb\""), "%s", err->message);
+}
