@@ -853,7 +853,8 @@ static void dump_head_check(FrDump *fd, const LiteDoc *d, const EntryScan *scan)
     gint64 last = -2;
     if (lite_type(d, ps) == LITE_OBJECT &&
         ref_int(d, lite_get(d, ps, "last_completed_collective"), -2, &last) && last >= -1)
-        fd->head_check = (gint64)scan->head_seq == (last < 0 ? 1 : last + 1) ? 1 : -1;
+        /* in uint64: last_completed_collective may be INT64_MAX (issue 27: signed overflow) */
+        fd->head_check = (uint64_t)scan->head_seq == (last < 0 ? 1 : (uint64_t)last + 1) ? 1 : -1;
 }
 
 /* pg_status, keyed by the rank-local pg_id, as each PG's status on this rank (the PG found

@@ -110,7 +110,8 @@ Test(json, a_deep_stored_detail_is_read_without_it)
 {
     g_autofree char *dir = tmpdir();
     g_autofree char *db = g_build_filename(dir, "h.db", NULL);
-    Result r = ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q", NULL});
+    Result r =
+        ranksim((const char *[]){"run", SCN("three-way-cycle.yaml"), "--db", db, "-q", NULL});
     cr_assert_eq(r.code, 3, "%s", r.err);
     result_clear(&r);
     g_autofree char *deep = nested(100000, "{\"a\":", "1", "}");
