@@ -16,7 +16,7 @@ PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion cai
 # Fuzzing (doc/fuzzing.md): clang + libFuzzer, ASan + UBSan, in build-fuzz/.
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= scenario config hardware set nccl logs pickle fr
+FUZZ_TARGETS ?= scenario config hardware set nccl logs pickle fr requests
 FUZZ_MESON_ARGS := -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
                    -Dc_args=-fsanitize=fuzzer-no-link
 

@@ -24,6 +24,7 @@
  * (g_once) from the embedded resource's folder listing.
  */
 #include "arch.h"
+#include "../sched/json-bounded.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1616,7 +1617,7 @@ static JsonNode *parse_json(JsonParser *parser, const char *text, gssize len, co
                             const char *what, GError **error)
 {
     g_autoptr(GError) perr = NULL;
-    if (!json_parser_load_from_data(parser, text, len, &perr)) {
+    if (!sched_json_load(parser, text, len, &perr)) {
         /* json-glib says "<data>:LINE:COL: Parse error: ..."; name the file instead. */
         const char *msg = perr->message;
         if (g_str_has_prefix(msg, "<data>:"))

@@ -12,6 +12,7 @@
  * suggestions is the two-row Levenshtein, O(len_a x len_b) per preset.
  */
 #include "catalog.h"
+#include "../sched/json-bounded.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -215,7 +216,7 @@ static gpointer catalog_load(gpointer unused)
     g_autoptr(JsonParser) parser = json_parser_new_immutable();
     gsize len = 0;
     const char *text = g_bytes_get_data(data, &len);
-    if (!json_parser_load_from_data(parser, text, (gssize)len, &err)) {
+    if (!sched_json_load(parser, text, (gssize)len, &err)) {
         c->error = g_strdup_printf("model/presets/catalog.json: %s", err->message);
         return c;
     }

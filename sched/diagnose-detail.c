@@ -2,6 +2,7 @@
  * diagnose.c): text in, a typed SchedDetail out, so views (explain, DOT, match) never walk the
  * JSON themselves. Absent or mistyped members read as the defaults diagnose.h names. */
 #include "diagnose.h"
+#include "json-bounded.h"
 
 #include <json-glib/json-glib.h>
 
@@ -216,7 +217,7 @@ SchedDetail *sched_detail_parse(const char *json)
 {
     if (!json)
         return NULL;
-    g_autoptr(JsonNode) root = json_from_string(json, NULL);
+    g_autoptr(JsonNode) root = sched_json_from_string(json, NULL);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root))
         return NULL;
     JsonObject *o = json_node_get_object(root);

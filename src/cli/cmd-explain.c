@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "../../sched/json-bounded.h"
 #include "cmd-common.h"
 #include "cmd-stored.h"
 #include "../output/explain.h"
@@ -91,7 +92,7 @@ int cli_explain(int argc, char **argv)
         StoreRunInfo rr = r->info;
         rr.db_path = o.db_path;
         g_autofree char *rep = report_json(&rr, r->outcome);
-        g_autoptr(JsonNode) root = json_from_string(rep, NULL);
+        g_autoptr(JsonNode) root = sched_json_from_string(rep, NULL);
         if (root && JSON_NODE_HOLDS_OBJECT(root)) {
             JsonObject *obj = json_node_get_object(root);
             json_object_set_string_member(obj, "explanation", story ? story : "");

@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "../../model/arch.h"
+#include "../../sched/json-bounded.h"
 #include "../../model/backend.h"
 #include "../../model/catalog.h"
 #include "commands.h"
@@ -54,7 +55,7 @@ static char *entry_format(const ModelCatalogMatch *m)
 {
     if (m->quantization_config) {
         g_autoptr(JsonParser) p = json_parser_new();
-        if (json_parser_load_from_data(p, m->quantization_config, -1, NULL) &&
+        if (sched_json_load(p, m->quantization_config, -1, NULL) &&
             JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p))) {
             JsonObject *o = json_node_get_object(json_parser_get_root(p));
             const char *method = json_object_get_string_member_with_default(o, "quant_method", "?");

@@ -1,10 +1,12 @@
 /* src/cli/help.c — `--help` laid out for the terminal and its charset (src/cli/help.h). */
 #include "help.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-common.h"
 #include "exit-codes.h"
 #include "../util/textwrap.h"
 
@@ -163,10 +165,41 @@ bool cli_option_parse(GOptionContext *ctx, int *argc, char ***argv, GError **err
         g_clear_pointer(&text, g_free);
         g_clear_pointer(&glib, g_free);
         /* the process ends here, as with GLib's own help: the stdout filter is flushed and
-         * closed first (src/util/textwrap.h), so nothing is left allocated */
-        text_wrap_finish();
-        fflush(stdout);
+         * closed first (src/util/textwrap.h), so nothing is left allocated; a failed write
+         * (`help run > /dev/full`) is exit 1 with the reason, as for any other output */
+        int werr = text_wrap_finish();
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            if (!werr)
+                werr = errno ? errno : EIO;
+        }
+        if (werr) {
+            cli_error("writing to stdout: %s", g_strerror(werr));
+            exit(CLI_EXIT_INTERNAL);
+        }
         exit(CLI_EXIT_OK);
     }
-    return g_option_context_parse(ctx, argc, argv, error);
+    /* GOption converts a string option's value from the locale's charset and fails with
+     * only "Invalid byte sequence in conversion input": name the argument instead. */
+    g_autoptr(GError) err = NULL;
+    g_auto(GStrv) given = g_strdupv(*argv); /* parsing removes what it took */
+    if (g_option_context_parse(ctx, argc, argv, &err))
+        return true;
+    if (err->domain != G_CONVERT_ERROR) {
+        g_propagate_error(error, g_steal_pointer(&err));
+        return false;
+    }
+    for (int i = 1; given[i]; i++) {
+        const char *bad = NULL;
+        if (g_utf8_validate(given[i], -1, &bad))
+            continue;
+        g_autoptr(GString) shown = g_string_new(NULL);
+        text_escape_append(shown, given[i], (gssize)MIN(strlen(given[i]), 200), false);
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "argument '%s': not valid UTF-8 (byte 0x%02x at offset %td); option values "
+                    "are read as UTF-8 text",
+                    shown->str, (unsigned)(unsigned char)*bad, bad - given[i]);
+        return false;
+    }
+    g_propagate_error(error, g_steal_pointer(&err));
+    return false;
 }

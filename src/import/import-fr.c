@@ -506,7 +506,9 @@ static FrDump *dump_new(const char *path)
 static const LiteDoc *dump_doc(FrDump *fd, guint8 *data, gsize len, LiteDoc *scratch,
                                LiteDoc **own, GError **error)
 {
-    fd->pickle = len >= 2 && data[0] == 0x80;
+    /* Protocols 2 to 5 open with PROTO (0x80); 0 and 1 with what builds the top dict: MARK
+     * '(' (protocol 0's "(dp0"), EMPTY_DICT '}' (protocol 1). No JSON text starts so. */
+    fd->pickle = len >= 2 && (data[0] == 0x80 || data[0] == '(' || data[0] == '}');
     if (fd->pickle) {
         g_autoptr(JsonNode) root = pickle_parse(data, len, fd->path, error);
         if (!root) {

@@ -25,6 +25,7 @@
  * of this schema, or a malformed object, is refused with its name and the object's offset.
  */
 #include "import.h"
+#include "../../sched/json-bounded.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -173,7 +174,7 @@ static bool read_file(ImportSet *s, const char *path, const GBytes *bytes, GHash
             break; /* a record cut off at the end of the file (still being written) */
         g_autoptr(JsonParser) jp = json_parser_new();
         g_autoptr(GError) perr = NULL;
-        if (!json_parser_load_from_data(jp, data + i, (gssize)(end - i), &perr) ||
+        if (!sched_json_load(jp, data + i, (gssize)(end - i), &perr) ||
             !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(jp))) {
             g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_INVALID,
                         "%s: byte %" G_GSIZE_FORMAT ": not JSON: %s", path, i,
@@ -409,7 +410,7 @@ static bool ras_file(ImportSet *s, const char *path, const GBytes *bytes, GError
     g_autoptr(JsonParser) jp = json_parser_new();
     g_autoptr(GError) perr = NULL;
     JsonObject *root = NULL;
-    if (json_parser_load_from_data(jp, data, (gssize)len, &perr) &&
+    if (sched_json_load(jp, data, (gssize)len, &perr) &&
         JSON_NODE_HOLDS_OBJECT(json_parser_get_root(jp)))
         root = json_node_get_object(json_parser_get_root(jp));
     JsonNode *cn = root ? json_object_get_member(root, "communicators") : NULL;

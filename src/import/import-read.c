@@ -56,6 +56,16 @@ static bool expand(const char *path, GPtrArray *files, GArray *in_dir, GError **
         return false;
     }
     if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        /* A FIFO, device or socket is refused here, before any reader (the streaming
+         * prescan included) opens it: a FIFO would block, /dev/zero never end. */
+        g_autoptr(GError) ke = NULL;
+        if (!input_file_check(path, 0, &ke)) {
+            g_set_error(error, IMPORT_ERROR,
+                        g_error_matches(ke, INPUT_ERROR, INPUT_ERROR_OPEN) ? IMPORT_ERROR_IO
+                                                                          : IMPORT_ERROR_INVALID,
+                        "%s", ke->message);
+            return false;
+        }
         g_ptr_array_add(files, g_strdup(path));
         if (in_dir)
             g_array_append_val(in_dir, no);
@@ -351,7 +361,7 @@ ImportSet *import_read_progress(const char *const *paths, guint n_paths, ImportF
  * dump (a pickle, a log, no time in the prefix). */
 static bool prescan_first_time(const char *path, int64_t *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* never blocks (a FIFO) */
     if (fd < 0)
         return false;
     char buf[65536 + 1];

@@ -73,7 +73,9 @@ typedef struct {
     gsize pos;       /* the next byte to read */
     gsize frame_end; /* FRAME: where the current frame ends (0: none yet) */
     const char *what;
-    PickleLimits lim;
+    PickleLimits lim;  /* max_nodes: the budget of this input (its size considered) */
+    guint expansion;   /* for messages: values per input byte */
+    guint64 ceiling;   /* for messages: the budget whatever the size */
     GError **error;
     GArray *vals;     /* PVal, by id */
     GArray *stack;    /* guint32 ids */
@@ -911,6 +913,13 @@ static bool too_deep(Parser *p, const PVal *v)
                 p->lim.max_depth, kind_name(v->kind));
 }
 
+/* What a leaf costs in the tree, in values: one, and one more per 64 bytes of a string (a
+ * shared 1 KB string copied a million times is a gigabyte, not a million values). */
+static guint64 leaf_weight(const PVal *v)
+{
+    return v->kind == PV_STR || v->kind == PV_BYTES ? 1 + v->len / 64 : 1;
+}
+
 /* Refuses cycles, nesting beyond max_depth and trees over max_nodes; sets the walk fields. */
 static bool walk(Parser *p, guint32 root)
 {
@@ -956,7 +965,7 @@ static bool walk(Parser *p, guint32 root)
         guint height = 0;
         for (guint i = v->kind == PV_DICT; items && i < items->len; i += stride) {
             const PVal *cv = val(p, g_array_index(items, guint32, i));
-            size = MIN(size + (is_container(cv->kind) ? cv->size : 1), cap);
+            size = MIN(size + (is_container(cv->kind) ? cv->size : leaf_weight(cv)), cap);
             height = MAX(height, (guint)cv->height);
         }
         v->size = size;
@@ -966,8 +975,10 @@ static bool walk(Parser *p, guint32 root)
             return fail(p, v->at,
                         "the %s made here expands to more than %" G_GUINT64_FORMAT
                         " values once each shared reference (memo GET) is copied: a memo "
-                        "bomb?",
-                        kind_name(v->kind), p->lim.max_nodes);
+                        "bomb? (the ceiling: %u values per pickle byte, at least %u, at most "
+                        "%" G_GUINT64_FORMAT ")",
+                        kind_name(v->kind), p->lim.max_nodes, p->expansion, PICKLE_MIN_NODES,
+                        p->ceiling);
         g_array_set_size(path, path->len - 1);
     }
     return true;
@@ -1168,7 +1179,20 @@ JsonNode *pickle_parse_limits(const guint8 *data, gsize len, const char *what,
     g_return_val_if_fail(lim.max_nodes <= (guint64)G_MAXINT64, NULL);
     g_return_val_if_fail(lim.max_depth <= PICKLE_DEPTH_CAP, NULL);
 
-    Parser p = {.data = data, .len = len, .what = what, .lim = lim, .error = error};
+    if (!lim.max_expansion)
+        lim.max_expansion = PICKLE_MAX_EXPANSION;
+    /* The tree's budget: max_expansion values per input byte (at least PICKLE_MIN_NODES),
+     * never over max_nodes. */
+    guint64 ceiling = lim.max_nodes;
+    guint64 by_size = MAX((guint64)len * lim.max_expansion, (guint64)PICKLE_MIN_NODES);
+    lim.max_nodes = MIN(lim.max_nodes, by_size);
+    Parser p = {.data = data,
+                .len = len,
+                .what = what,
+                .lim = lim,
+                .expansion = lim.max_expansion,
+                .ceiling = ceiling,
+                .error = error};
     if (len >= G_MAXUINT32) {
         fail(&p, 0, "%" G_GSIZE_FORMAT " bytes, over the 4 GiB this reader takes", len);
         return NULL;

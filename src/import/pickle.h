@@ -12,7 +12,12 @@
  * each, plus the containers' item arrays and one memo entry per byte at worst); then one walk
  * of the shared graph that sizes the JSON tree before building anything, so a memo bomb is
  * refused in O(input) too; then the tree itself, at most `max_nodes` values (about 100 bytes
- * each in json-glib). Inputs of 4 GiB or more are refused.
+ * each in json-glib: 4 Mi values are about 430 MB) and at most `max_expansion` values per
+ * input byte (with a floor of PICKLE_MIN_NODES), a string counting one value per 64 bytes
+ * more. So an 18 KB pickle sharing one 4,096-int list 4,094 times (16.8 M values, 1.7 GB
+ * once copied) is refused at STOP, before anything is copied. A real Flight Recorder dump
+ * shares strings, not containers, and stays under one value per byte. Inputs of 4 GiB or more
+ * are refused.
  */
 #ifndef SRC_PICKLE_H
 #define SRC_PICKLE_H
@@ -21,13 +26,17 @@
 #include <json-glib/json-glib.h>
 
 /* The default limits of pickle_parse. */
-#define PICKLE_MAX_NODES (G_GUINT64_CONSTANT(16) << 20) /* JSON values, copies included */
+#define PICKLE_MAX_NODES (G_GUINT64_CONSTANT(4) << 20) /* JSON values, copies included */
+#define PICKLE_MAX_EXPANSION 16u /* JSON values per input byte, copies included ... */
+#define PICKLE_MIN_NODES 65536u  /* ... but any pickle may expand to this many */
 #define PICKLE_MAX_DEPTH 512u                           /* containers, one inside another */
 #define PICKLE_DEPTH_CAP 4096u /* the most max_depth may be: the tree is built recursively */
 
 typedef struct {
     guint64 max_nodes; /* JSON values the tree may hold, each copy of a shared reference
                           counted (0: PICKLE_MAX_NODES) */
+    guint max_expansion; /* JSON values per input byte, copies counted, with a floor of
+                            PICKLE_MIN_NODES (0: PICKLE_MAX_EXPANSION) */
     guint max_depth;   /* containers nested one inside another, the outermost counted,
                           1 .. PICKLE_DEPTH_CAP (0: PICKLE_MAX_DEPTH) */
 } PickleLimits;

@@ -1,5 +1,6 @@
 /* src/input/request-formats.c — public request traces read as rows (src/input/request-formats.h). */
 #include "request-formats.h"
+#include "../../sched/json-bounded.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -346,7 +347,7 @@ static bool read_mooncake(const char *file, char *text, RequestTrace *out, GErro
             continue;
         g_autoptr(GError) err = NULL;
         JsonNode *root = NULL;
-        if (!json_parser_load_from_data(parser, l, -1, &err) ||
+        if (!sched_json_load(parser, l, -1, &err) ||
             !(root = json_parser_get_root(parser)) || !JSON_NODE_HOLDS_OBJECT(root))
             return fail(error, file, line, "input_length",
                         "not a JSON object%s%s; a Mooncake trace has one per line",
@@ -402,7 +403,7 @@ static bool read_sharegpt(const char *file, const char *text, RequestTrace *out,
 {
     g_autoptr(JsonParser) parser = json_parser_new_immutable();
     g_autoptr(GError) err = NULL;
-    if (!json_parser_load_from_data(parser, text, -1, &err))
+    if (!sched_json_load(parser, text, -1, &err))
         return fail(error, file, 1, "conversations", "not JSON: %s", err->message);
     JsonNode *root = json_parser_get_root(parser);
     if (!root || !JSON_NODE_HOLDS_ARRAY(root))

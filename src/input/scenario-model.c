@@ -412,20 +412,21 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
 static bool load_profile(Loader *ld, const YamlDocNode *at, Scenario *s)
 {
     g_autofree char *path = scenario_resolve_path(ld, at->text);
-    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
-        return yamldoc_fail_code(
-            &ld->doc, SCENARIO_ERROR_IO, at, "op_profile",
-            "cannot read op profile '%s': %s; valid: the path of a CSV file "
-            "with header op,rows,seconds, relative to the scenario's folder",
-            path, g_file_test(path, G_FILE_TEST_IS_DIR) ? "it is a folder" : "no such file");
     g_autoptr(GError) err = NULL;
     gsize len = 0;
-    /* the file kind and the input size limit (doc/reliability.md); the profile parser takes
-     * a UTF-8 byte-order mark and reports a NUL byte itself */
-    g_autofree char *data = input_file_read_bytes(path, 0, &len, &err);
+    /* the file kind (a folder, FIFO or device is named as such: /dev/zero is "a character
+     * device", not "no such file") and the input size limit (doc/reliability.md); the profile
+     * parser takes a UTF-8 byte-order mark and reports a NUL byte itself */
+    g_autofree char *data = NULL;
+    if (g_file_test(path, G_FILE_TEST_IS_DIR))
+        g_set_error(&err, SCENARIO_ERROR, SCENARIO_ERROR_IO, "it is a folder");
+    else
+        data = input_file_read_bytes(path, 0, &len, &err);
     if (!data)
         return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_IO, at, "op_profile",
-                                 "cannot read op profile: %s", err->message);
+                                 "cannot read op profile '%s': %s; valid: the path of a CSV file "
+                                 "with header op,rows,seconds, relative to the scenario's folder",
+                                 path, input_reason(err, path));
     if (!model_cost_load_profile(s->cost, data, len, path, &err))
         return yamldoc_fail_code(&ld->doc, SCENARIO_ERROR_INVALID, at, "op_profile", "%s",
                                  err->message);

@@ -12,6 +12,7 @@
  * Costs: O(requests) to read.
  */
 #include "scenario-requests.h"
+#include "../../sched/json-bounded.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -212,9 +213,9 @@ static bool trace_json_line(Loader *ld, const char *file, guint line, const char
                             JsonParser *parser, GArray *out)
 {
     g_autoptr(GError) err = NULL;
-    if (!json_parser_load_from_data(parser, text, -1, &err))
+    if (!sched_json_load(parser, text, -1, &err))
         return trace_fail(ld, file, line, "arrival_s",
-                          "not a JSON object (%s); valid: "
+                          "not valid JSON (%s); valid: "
                           "{\"arrival_s\": T, \"prompt\": N, \"output\": M}",
                           err->message);
     JsonNode *root = json_parser_get_root(parser);

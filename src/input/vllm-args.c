@@ -11,6 +11,7 @@
  * per --compilation-config / --attention-config value.
  */
 #include "vllm-args.h"
+#include "../../sched/json-bounded.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -362,7 +363,7 @@ static bool flag_compilation_json(Reader *ef, const char *flag, const char *json
 {
     g_autoptr(JsonParser) p = json_parser_new();
     g_autoptr(GError) jerr = NULL;
-    if (!json_parser_load_from_data(p, json, -1, &jerr))
+    if (!sched_json_load(p, json, -1, &jerr))
         return flag_fail(ef, flag,
                          "not valid JSON (%s); valid: e.g. '{\"cudagraph_mode\": "
                          "\"PIECEWISE\"}'",
@@ -432,7 +433,7 @@ static bool flag_speculative(Reader *ef, const char *flag, const char *v)
     g_autoptr(JsonParser) p = json_parser_new();
     g_autoptr(GError) jerr = NULL;
     JsonNode *root = NULL;
-    if (!json_parser_load_from_data(p, v, -1, &jerr) || !(root = json_parser_get_root(p)) ||
+    if (!sched_json_load(p, v, -1, &jerr) || !(root = json_parser_get_root(p)) ||
         !JSON_NODE_HOLDS_OBJECT(root))
         return flag_fail(ef, flag,
                          "not a JSON object; valid: e.g. '{\"method\": \"mtp\", "
@@ -465,7 +466,7 @@ static bool flag_attention_config(Reader *ef, const char *flag, const char *sub,
     }
     g_autoptr(JsonParser) p = json_parser_new();
     g_autoptr(GError) jerr = NULL;
-    if (!json_parser_load_from_data(p, v, -1, &jerr))
+    if (!sched_json_load(p, v, -1, &jerr))
         return flag_fail(ef, flag,
                          "not valid JSON (%s); valid: e.g. '{\"backend\": "
                          "\"FLASHMLA_SPARSE\"}'",

@@ -11,13 +11,18 @@
  * edge; a dashed red edge joins its disagreeing signatures instead. */
 #include "explain-private.h"
 #include "explain.h"
+#include "../util/textwrap.h"
 
 #include <string.h>
 
+/* `text` as a DOT string; what a terminal would obey (the text comes from input) is escaped
+ * first (text_escape_append), so `--dot -` is safe to print. */
 static void dot_quote(GString *g, const char *text)
 {
+    g_autoptr(GString) safe = g_string_new(NULL);
+    text_escape_append(safe, text ? text : "", -1, true);
     g_string_append_c(g, '"');
-    for (const char *p = text ? text : ""; *p; p++) {
+    for (const char *p = safe->str; *p; p++) {
         if (*p == '"' || *p == '\\')
             g_string_append_c(g, '\\');
         if (*p == '\n')
@@ -60,7 +65,9 @@ static Node *node_for(GPtrArray *nodes, GHashTable *by_key, const char *key)
     return n;
 }
 
-/* The signature each rank brought to the mismatch `d` (kind count dtype), NULL elsewhere. */
+/* The signature each rank brought to the mismatch `d` (kind count dtype), NULL elsewhere: an
+ * array of `n_ranks` with NULL holes, freed with signatures_free (not g_strfreev, which stops
+ * at the first hole). */
 static char **signatures(const SchedDiag *d, int32_t n_ranks)
 {
     if (!d || strcmp(d->kind, "mismatch") != 0 || !d->detail || n_ranks <= 0)
@@ -81,6 +88,13 @@ static char **signatures(const SchedDiag *d, int32_t n_ranks)
         }
     }
     return out;
+}
+
+static void signatures_free(char **sig, int32_t n_ranks)
+{
+    for (int32_t r = 0; sig && r < n_ranks; r++)
+        g_free(sig[r]);
+    g_free(sig);
 }
 
 static void write_node(GString *g, const Node *n, guint id, const char *indent)
@@ -299,7 +313,7 @@ char *explain_dot(const char *title, const SchedOutcome *o)
                                        i, j);
         }
     }
-    g_strfreev(sig);
+    signatures_free(sig, s->n);
     g_string_append(g, "}\n");
     return g_string_free(g, FALSE);
 }

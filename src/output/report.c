@@ -1,5 +1,6 @@
 /* src/output/report.c — text and JSON reports of one run; see report.h. */
 #include "report.h"
+#include "../../sched/json-bounded.h"
 
 #include "explain.h"
 #include "../util/textwrap.h"
@@ -385,7 +386,7 @@ char *report_json_with_memory(const StoreRunInfo *run, const SchedOutcome *o, co
         add_us(b, "time_us", d->time_ns);
         add_str(b, "message", d->message);
         json_builder_set_member_name(b, "detail");
-        JsonNode *detail = d->detail ? json_from_string(d->detail, NULL) : NULL;
+        JsonNode *detail = d->detail ? sched_json_from_string(d->detail, NULL) : NULL;
         if (detail)
             json_builder_add_value(b, detail);
         else

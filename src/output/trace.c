@@ -24,6 +24,7 @@
  * g_ascii_formatd(). Strings are escaped for JSON; invalid UTF-8 bytes become U+FFFD.
  */
 #include "trace.h"
+#include "../../sched/json-bounded.h"
 
 #include "../store/store-trace.h"
 #include "../../sched/diag.h"
@@ -910,7 +911,7 @@ static void diag_detail(GString *b, StoreText detail)
     const char *text = detail.str;
     gssize len = (gssize)detail.len;
     g_autoptr(JsonParser) parser = json_parser_new();
-    if (json_parser_load_from_data(parser, text, len, NULL) && json_parser_get_root(parser)) {
+    if (sched_json_load(parser, text, len, NULL) && json_parser_get_root(parser)) {
         g_autoptr(JsonGenerator) gen = json_generator_new();
         json_generator_set_root(gen, json_parser_get_root(parser));
         gsize n = 0;

@@ -2,6 +2,7 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -16,6 +17,66 @@ struct OutFile {
     bool is_stdout;
     int err;        /* first errno seen, 0 if none */
 };
+
+/* ---- temporary files removed on SIGINT, SIGTERM, SIGHUP ----
+ *
+ * A signal that kills the process would leave FILE.tmp-XXXXXX behind (`trace -o` of a big run
+ * interrupted with Ctrl-C). While a temporary file exists its path sits in one of these slots;
+ * the handler unlinks every path it finds (unlink is async-signal-safe), then restores the
+ * default action and raises the signal again, so the process still dies of it. The handler is
+ * installed once, and only over the default action (a command that handles SIGINT itself, as
+ * sweep does through libuv, keeps its own). The slots are the one process-wide state here:
+ * a signal handler has no other way to find the paths. More than TMP_SLOTS outputs at once are
+ * written without this cover. */
+#define TMP_SLOTS 8
+static const char *volatile tmp_slots[TMP_SLOTS];
+
+static void remove_tmp_on_signal(int sig)
+{
+    for (int i = 0; i < TMP_SLOTS; i++) {
+        const char *p = tmp_slots[i];
+        if (p)
+            unlink(p);
+    }
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+}
+
+static void install_signal_cover(void)
+{
+    static gsize installed = 0;
+    if (!g_once_init_enter(&installed))
+        return;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+            continue;
+        struct sigaction sa = {.sa_handler = remove_tmp_on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+    g_once_init_leave(&installed, 1);
+}
+
+static void tmp_register(const char *path)
+{
+    install_signal_cover();
+    for (int i = 0; i < TMP_SLOTS; i++)
+        if (g_atomic_pointer_compare_and_exchange((gpointer *)&tmp_slots[i], NULL,
+                                                  (gpointer)path))
+            return;
+}
+
+static void tmp_unregister(const char *path)
+{
+    for (int i = 0; path && i < TMP_SLOTS; i++)
+        if (g_atomic_pointer_compare_and_exchange((gpointer *)&tmp_slots[i], (gpointer)path,
+                                                  NULL))
+            return;
+}
 
 static bool fail(GError **error, const char *path, int err)
 {
@@ -53,6 +114,7 @@ OutFile *out_file_open(const char *path, GError **error)
             g_free(o);
             return NULL;
         }
+        tmp_register(o->tmp_path);
         /* The new file gets the old one's mode, or what a plain create would give. */
         mode_t mode;
         if (exists) {
@@ -73,6 +135,7 @@ OutFile *out_file_open(const char *path, GError **error)
         int e = errno;
         if (o->tmp_path)
             g_unlink(o->tmp_path);
+        tmp_unregister(o->tmp_path);
         fail(error, path, e);
         g_free(o->tmp_path);
         g_free(o->path);
@@ -88,8 +151,10 @@ FILE *out_file_stream(OutFile *o)
     return o->f;
 }
 
+/* After the temporary file is renamed or removed: its path leaves the signal slots. */
 static void out_file_free(OutFile *o)
 {
+    tmp_unregister(o->tmp_path);
     g_free(o->tmp_path);
     g_free(o->path);
     g_free(o);

@@ -7,6 +7,10 @@
  * what it is. "-" is stdout. Every write error — stdout's included — is reported with the
  * path and strerror.
  *
+ * SIGINT, SIGTERM or SIGHUP while a temporary file exists removes it before the process dies
+ * of the signal (unless the program handles that signal itself), so an interrupted
+ * `trace -o FILE` leaves neither FILE changed nor FILE.tmp-XXXXXX.
+ *
  * Costs: one lstat, one temp file and one rename per output; no copy of the data.
  */
 #ifndef SRC_OUTFILE_H

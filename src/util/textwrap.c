@@ -21,10 +21,39 @@ int text_width(void)
     return 80;
 }
 
+void text_escape_append(GString *out, const char *s, gssize len, bool keep_newlines)
+{
+    const char *p = s, *end = s + (len < 0 ? (gssize)strlen(s) : len);
+    while (p < end) {
+        guchar c = (guchar)*p;
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t' && !(c == '\n' && keep_newlines)) || c == 0x7f)
+                g_string_append_printf(out, "\\x%02x", c);
+            else
+                g_string_append_c(out, (char)c);
+            p++;
+            continue;
+        }
+        gunichar u = g_utf8_get_char_validated(p, end - p);
+        if (u == (gunichar)-1 || u == (gunichar)-2) {
+            g_string_append_printf(out, "\\x%02x", c);
+            p++;
+            continue;
+        }
+        const char *next = g_utf8_next_char(p);
+        if (u >= 0x80 && u <= 0x9f)
+            g_string_append_printf(out, "\\u%04x", (unsigned)u);
+        else
+            g_string_append_len(out, p, next - p);
+        p = next;
+    }
+}
+
 typedef struct {
     FILE *real;
     int width;
     GString *line; /* the current line, without its newline */
+    GString *safe; /* the same, escaped (text_escape_append) */
 } Wrap;
 
 static FILE *real_stdout; /* while the filter is on */
@@ -85,7 +114,9 @@ static ssize_t wrap_write(void *cookie, const char *buf, size_t size)
     for (size_t i = 0; i < size; i++) {
         if (buf[i] == '\n') {
             errno = 0;
-            emit_line(w, w->line->str, w->line->len);
+            g_string_truncate(w->safe, 0);
+            text_escape_append(w->safe, w->line->str, (gssize)w->line->len, false);
+            emit_line(w, w->safe->str, w->safe->len);
             g_string_truncate(w->line, 0);
             if (ferror(w->real)) {
                 if (!first_errno)
@@ -102,9 +133,13 @@ static ssize_t wrap_write(void *cookie, const char *buf, size_t size)
 static int wrap_close(void *cookie)
 {
     Wrap *w = cookie;
-    if (w->line->len)
-        fwrite(w->line->str, 1, w->line->len, w->real);
+    if (w->line->len) {
+        g_string_truncate(w->safe, 0);
+        text_escape_append(w->safe, w->line->str, (gssize)w->line->len, false);
+        fwrite(w->safe->str, 1, w->safe->len, w->real);
+    }
     g_string_free(w->line, TRUE);
+    g_string_free(w->safe, TRUE);
     int rc = fflush(w->real);
     g_free(w);
     return rc;
@@ -128,11 +163,13 @@ bool text_wrap_stdout(void)
     w->real = stdout;
     w->width = text_width();
     w->line = g_string_new(NULL);
+    w->safe = g_string_new(NULL);
     cookie_io_functions_t io = {
         .read = NULL, .write = wrap_write, .seek = NULL, .close = wrap_close};
     FILE *f = fopencookie(w, "w", io);
     if (!f) {
         g_string_free(w->line, TRUE);
+        g_string_free(w->safe, TRUE);
         g_free(w);
         return false;
     }

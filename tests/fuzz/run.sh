@@ -32,6 +32,7 @@ case $name in
             real_seeds=(hangs) ;;
   pickle)   max_len=4096;  seeds=("$src/tests/data/pickle") ;;
   fr)       max_len=32768; seeds=("$src/tests/data/import/fr") ;;
+  requests) max_len=8192;  seeds=("$src/tests/data/requests") ;;
   *) echo "$0: unknown target '$name'" >&2; exit 2 ;;
 esac
 for d in "$fz/seeds/$name" "$fz/regress/$name"; do
@@ -46,19 +47,30 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1
 
 mkdir -p "$work/artifacts/$name"
+# libFuzzer exits 77 on a finding by default, which meson's `exitcode` protocol reads as
+# "skipped": a leak or sanitizer report was shown as Skipped and `make fuzz-ci` passed. Every
+# finding exits 1 instead, and any 77 that still comes back is turned into a failure below.
 flags=(-max_len=$max_len -timeout=5 -rss_limit_mb=1024 -dict="$fz/$name.dict"
+       -error_exitcode=1 -timeout_exitcode=1
        -artifact_prefix="$work/artifacts/$name/" -print_final_stats=1)
+rc=0
 case $mode in
   ci)
     corpus=$(mktemp -d "$work/ci-corpus-$name.XXXXXX")
     trap 'rm -rf "$corpus"' EXIT
     # -seed fixes the mutations: the same tree gives the same executions.
-    "$bin" "${flags[@]}" -seed=1 -runs="${amount:-10000}" "$corpus" "${seeds[@]}"
+    "$bin" "${flags[@]}" -seed=1 -runs="${amount:-10000}" "$corpus" "${seeds[@]}" || rc=$?
     ;;
   fuzz)
     corpus=$work/corpus/$name
     mkdir -p "$corpus"
-    "$bin" "${flags[@]}" -max_total_time="${amount:-60}" "$corpus" "${seeds[@]}"
+    "$bin" "${flags[@]}" -max_total_time="${amount:-60}" "$corpus" "${seeds[@]}" || rc=$?
     ;;
   *) echo "$0: mode must be ci or fuzz" >&2; exit 2 ;;
 esac
+if [ "$rc" -ne 0 ]; then
+  echo "$0: $name: the fuzzer exited $rc (a crash, leak, sanitizer report, timeout or OOM;" \
+       "inputs in $work/artifacts/$name/)" >&2
+  [ "$rc" -eq 77 ] && rc=1 # never "skipped"
+  exit "$rc"
+fi

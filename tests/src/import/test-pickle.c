@@ -343,18 +343,18 @@ Test(pickle, cycle_refused)
 }
 
 /* Billion laughs: list k+1 holds list k ten times (10**9 values in 234 bytes). The tree is
- * sized before it is built: refused at once, at the first list over the cap. */
-Test(pickle, memo_bomb_refused_fast)
+ * sized before it is built: refused at the first list over the budget, which for 234 bytes is
+ * the floor of 65,536 values (16 per byte would be 3,744). */
+Test(pickle, memo_bomb_refused)
 {
     g_autoptr(GBytes) b = fixture("refuse-bomb-p2.pkl");
     gsize len;
     const guint8 *d = g_bytes_get_data(b, &len);
-    gint64 t0 = g_get_monotonic_time();
-    /* list 8 holds 111,111,111 values, list 7 11,111,111 (under 16 Mi); LIST of list k at
-     * 27 + 25 (k - 1) */
-    assert_refused(d, len, 202, "the list made here expands to more than 16777216 values once "
-                   "each shared reference (memo GET) is copied: a memo bomb?");
-    cr_assert_lt(g_get_monotonic_time() - t0, G_USEC_PER_SEC, "not fast");
+    /* list 5 expands to 111,111 values, list 4 to 11,111 (under 65,536); LIST of list k
+     * at 27 + 25 (k - 1) */
+    assert_refused(d, len, 127, "the list made here expands to more than 65536 values once "
+                   "each shared reference (memo GET) is copied: a memo bomb? (the ceiling: 16 "
+                   "values per pickle byte, at least 65536, at most 4194304)");
     PickleLimits lim = {.max_nodes = 1000};
     assert_refused_limits(d, len, &lim, 77, "expands to more than 1000 values"); /* list 3 */
     lim.max_nodes = 3;
@@ -363,6 +363,47 @@ Test(pickle, memo_bomb_refused_fast)
                                                  "x", &lim, &err);
     cr_assert_not_null(ok, "[1, 2] is 3 values: %s", err ? err->message : "");
     assert_refused_limits("\x80\x02(K\x01K\x02K\x03l.", 11, &lim, 9, "more than 3 values");
+}
+
+/* Regression (issue 27): a 20 KB dump-like pickle sharing one 4,096-int list 4,094 times
+ * (16.8 M values, just under the old 16 Mi ceiling) took 1.7 GB and 38 s; now the budget is 16
+ * values per input byte and it is refused at STOP before anything is copied. */
+Test(pickle, shared_list_beyond_16_values_per_byte_refused)
+{
+    GByteArray *b = g_byte_array_new();
+    g_byte_array_append(b, (const guint8 *)"\x80\x02](]q\x01(", 8);
+    for (guint i = 0; i < 4096; i++) {
+        guint8 item[3] = {'M', (guint8)i, (guint8)(i >> 8)};
+        g_byte_array_append(b, item, 3);
+    }
+    g_byte_array_append(b, (const guint8 *)"e", 1);
+    for (guint i = 1; i < 4094; i++)
+        g_byte_array_append(b, (const guint8 *)"h\x01", 2);
+    g_byte_array_append(b, (const guint8 *)"e.", 2);
+    g_autoptr(GBytes) bytes = g_byte_array_free_to_bytes(b);
+    gsize len;
+    const guint8 *d = g_bytes_get_data(bytes, &len);
+    cr_assert_lt(len, 21000);
+    g_autofree char *want = g_strdup_printf("expands to more than %" G_GSIZE_FORMAT " values",
+                                            len * PICKLE_MAX_EXPANSION);
+    assert_refused(d, len, 2, want);
+    /* A string counts one value per 64 bytes: 2,000 copies of a 64 KiB string (128 MB once
+     * copied) in 70 KB is over 16 values per byte. */
+    GByteArray *s = g_byte_array_new();
+    g_byte_array_append(s, (const guint8 *)"\x80\x02](X\x00\x00\x01\x00", 9);
+    for (guint i = 0; i < 65536; i++)
+        g_byte_array_append(s, (const guint8 *)"x", 1);
+    g_byte_array_append(s, (const guint8 *)"q\x01", 2);
+    for (guint i = 1; i < 2000; i++)
+        g_byte_array_append(s, (const guint8 *)"h\x01", 2);
+    g_byte_array_append(s, (const guint8 *)"e.", 2);
+    g_autoptr(GBytes) sbytes = g_byte_array_free_to_bytes(s);
+    d = g_bytes_get_data(sbytes, &len);
+    assert_refused(d, len, 2, "a memo bomb?");
+    PickleLimits lim = {.max_expansion = 1000};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(JsonNode) ok = pickle_parse_limits(d, len, "x", &lim, &err);
+    cr_assert_not_null(ok, "within 1000 values per byte: %s", err ? err->message : "");
 }
 
 Test(pickle, nesting_beyond_512_refused)
