@@ -433,6 +433,21 @@ static Store *store_new(const char *path)
     return s;
 }
 
+static Store *open_readonly(const char *path, bool empty_ok, GError **error);
+
+/* Classifies an existing file through a read-only connection that never checkpoints. False
+ * only with STORE_ERROR_FOREIGN or _NEWER: any other failure (read-only media, a -shm that
+ * cannot be made) is left to the read-write open, which says it its own way. */
+static bool probe_readonly(const char *path, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    g_autoptr(Store) ro = open_readonly(path, true, &local);
+    if (ro || !local || local->code == STORE_ERROR_FAILED || local->code == STORE_ERROR_MISSING)
+        return true;
+    g_propagate_error(error, g_steal_pointer(&local));
+    return false;
+}
+
 Store *store_open(const char *path, GError **error)
 {
     g_autofree char *dir = g_path_get_dirname(path);
@@ -448,6 +463,10 @@ Store *store_open(const char *path, GError **error)
                     S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
         return NULL;
     }
+    /* Recognise an existing file read-only first: a refusing read-write connection would
+     * checkpoint a foreign WAL file on close (changing its bytes, deleting its -wal and -shm). */
+    if (g_stat(path, &sb) == 0 && sb.st_size > 0 && !probe_readonly(path, error))
+        return NULL;
     Store *s = store_new(path);
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -456,6 +475,9 @@ Store *store_open(const char *path, GError **error)
         store_close(s);
         return NULL;
     }
+    /* no checkpoint on close until the file is known to be ours (it may have changed since
+     * the probe) */
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     if (sqlite3_db_readonly(s->db, "main") == 1) {
         /* SQLite falls back to read-only for a file it cannot write: say so now, not after a
@@ -482,6 +504,7 @@ Store *store_open(const char *path, GError **error)
         store_close(s);
         return NULL;
     }
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
     int64_t keyed = 0;
     query_int(s, "SELECT count(*) FROM pragma_table_info('op_rows') WHERE name = 'n'", &keyed,
               NULL);
@@ -507,6 +530,13 @@ static char *file_uri(const char *path, const char *query)
 
 Store *store_open_readonly(const char *path, GError **error)
 {
+    return open_readonly(path, false, error);
+}
+
+/* store_open_readonly; `empty_ok`: an empty file (no table) is opened too (the probe of
+ * store_open, for which it is a new database). */
+static Store *open_readonly(const char *path, bool empty_ok, GError **error)
+{
     GStatBuf sb;
     if (g_stat(path, &sb) != 0) {
         int e = errno;
@@ -530,13 +560,15 @@ Store *store_open_readonly(const char *path, GError **error)
         int rc = sqlite3_open_v2(
             uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc == SQLITE_OK) {
+            /* a reader never checkpoints (a foreign WAL file keeps its -wal and -shm) */
+            sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
             sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
             rc = sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL);
         }
         g_autoptr(GError) local = NULL;
         DbKind kind;
         if (rc == SQLITE_OK && classify(s, &kind, &local)) {
-            if (kind == DB_EMPTY) {
+            if (kind == DB_EMPTY && !empty_ok) {
                 g_set_error(error, STORE_ERROR, STORE_ERROR_FOREIGN,
                             "%s: an empty file, not a ranksim results database (run 'ranksim "
                             "run SCENARIO --db %s' first)",

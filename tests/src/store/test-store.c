@@ -466,3 +466,52 @@ Test(store, version_8_runs_accept_inconclusive_after_the_upgrade)
                            "'runs_v8'"),
                  0);
 }
+
+/* The checksum of `path`, or "absent" when there is no such file. */
+static char *file_sum_or_absent(const char *path)
+{
+    if (!g_file_test(path, G_FILE_TEST_EXISTS))
+        return g_strdup("absent");
+    return file_sum(path);
+}
+
+/* Regression (issue 27): a foreign SQLite file in WAL mode, whose writer left its -wal and -shm
+ * behind, was checkpointed by the refusing open's close: the file's bytes changed and its -wal
+ * and -shm disappeared while the message said "left untouched". Now the file is recognised by
+ * a read-only probe that never checkpoints: the file and its -wal hash the same afterwards and
+ * the -shm is still there. */
+Test(regress, a_foreign_wal_database_is_not_checkpointed)
+{
+    g_autofree char *dir = g_dir_make_tmp("ranksim-foreign-wal-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "theirs.db", NULL);
+    g_autofree char *wal = g_strconcat(path, "-wal", NULL);
+    g_autofree char *shm = g_strconcat(path, "-shm", NULL);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db,
+                              "PRAGMA journal_mode=WAL;"
+                              "CREATE TABLE laps(id INTEGER PRIMARY KEY, athlete TEXT, s REAL);"
+                              "INSERT INTO laps(athlete, s) VALUES ('ann', 71.5);",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    cr_assert(g_file_test(wal, G_FILE_TEST_EXISTS) && g_file_test(shm, G_FILE_TEST_EXISTS));
+    g_autofree char *db_before = file_sum(path);
+    g_autofree char *wal_before = file_sum(wal);
+    for (int ro = 0; ro < 2; ro++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(Store) s = ro ? store_open_readonly(path, &err) : store_open(path, &err);
+        cr_assert_null(s);
+        cr_assert(g_error_matches(err, STORE_ERROR, STORE_ERROR_FOREIGN), "%s",
+                  err ? err->message : "(opened)");
+        cr_assert(strstr(err->message, "left untouched"), "%s", err->message);
+        g_autofree char *db_after = file_sum(path);
+        g_autofree char *wal_after = file_sum_or_absent(wal);
+        cr_assert_str_eq(db_before, db_after, "the file changed (open %s)",
+                         ro ? "read-only" : "for writing");
+        cr_assert_str_eq(wal_before, wal_after, "the -wal changed (open %s)",
+                         ro ? "read-only" : "for writing");
+        cr_assert(g_file_test(shm, G_FILE_TEST_EXISTS), "the -shm disappeared");
+    }
+}
