@@ -160,7 +160,7 @@ int cli_prune(int argc, char **argv)
         if (!ro)
             return code;
     }
-    g_autoptr(Store) st = store_open(path, &err);
+    g_autoptr(Store) st = cli_store_open_write(path, &err);
     if (!st) {
         cli_error("%s", err->message);
         return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;

@@ -132,9 +132,79 @@ static const char schema_sql[] =
 
 bool store_sql_error(GError **error, const Store *s, const char *what)
 {
-    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s: %s", s->path, what,
-                sqlite3_errmsg(s->db));
+    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s: %s%s", s->path, what,
+                sqlite3_errmsg(s->db), store_error_advice(sqlite3_extended_errcode(s->db)));
     return false;
+}
+
+/* ---- waiting for another writer ----
+ *
+ * A writer that finds the write lock held waits as long as the holder makes progress: a big
+ * commit (an import of 10^8 rows takes minutes) spills its pages into the -wal file as it goes,
+ * so the -wal's size or modification time changes; the wait gives up only after
+ * BUSY_TIMEOUT_MS without any change (a holder that is stopped or hung). So a concurrent run
+ * waits out a long commit instead of failing at a fixed timeout and losing its run. After
+ * NOTICE_AFTER_US of waiting, the Store's notice callback (store_set_wait_notice) is told once. */
+
+/* When a waiting writer says so (2 s: longer than any ordinary commit). */
+#define NOTICE_AFTER_US 2000000
+
+/* A fingerprint of the -wal file's growth (size and mtime); 0 when it does not exist. */
+static gint64 wal_stamp(const Store *s)
+{
+    g_autofree char *wal = g_strconcat(s->path, "-wal", NULL);
+    GStatBuf sb;
+    if (g_stat(wal, &sb) != 0)
+        return 0;
+    return (gint64)sb.st_size * 1000003 + (gint64)sb.st_mtim.tv_sec * 1000000007 +
+           (gint64)sb.st_mtim.tv_nsec;
+}
+
+/* Starts or continues a wait; false when it should give up (no progress for the timeout).
+ * Sleeps a little (2 ms doubling to 100 ms) before returning true. */
+static bool wait_step(Store *s, bool first)
+{
+    gint64 now = g_get_monotonic_time();
+    gint64 stamp = wal_stamp(s);
+    if (first) {
+        s->wait = (StoreWait){.start_us = now,
+                              .progress_us = now,
+                              .stamp = stamp,
+                              .pause_us = 2000,
+                              .handler_calls = s->wait.handler_calls,
+                              .give_up_us = s->wait.give_up_us,
+                              .notice_us = s->wait.notice_us};
+    } else if (stamp != s->wait.stamp) {
+        s->wait.stamp = stamp;
+        s->wait.progress_us = now;
+    }
+    if (now - s->wait.progress_us >= s->wait.give_up_us)
+        return false;
+    if (!s->wait.told && now - s->wait.start_us >= s->wait.notice_us && s->notice) {
+        s->wait.told = true;
+        g_autofree char *msg = g_strdup_printf(
+            "%s: another ranksim is writing to this database (it holds the write lock); "
+            "waiting for it to finish — nothing is lost meanwhile",
+            s->path);
+        s->notice(msg, s->notice_data);
+    }
+    g_usleep(s->wait.pause_us);
+    s->wait.pause_us = MIN(s->wait.pause_us * 2, 100000ul);
+    return true;
+}
+
+/* sqlite3_busy_handler: `count` is 0 on the first call of a wait. */
+static int busy_handler(void *arg, int count)
+{
+    Store *s = arg;
+    s->wait.handler_calls++;
+    return wait_step(s, count == 0) ? 1 : 0;
+}
+
+void store_set_wait_notice(Store *s, StoreNoticeFn fn, void *data)
+{
+    s->notice = fn;
+    s->notice_data = data;
 }
 
 /* Runs `sql`, retried while SQLite answers "database is locked" without waiting: switching a
@@ -146,22 +216,31 @@ bool store_sql_error(GError **error, const Store *s, const char *what)
  * the statement. */
 bool store_exec(Store *s, const char *sql, GError **error)
 {
-    gint64 deadline = g_get_monotonic_time() + (gint64)BUSY_TIMEOUT_MS * 1000;
-    gulong pause_us = 2000;
-    for (;;) {
+    for (bool first = true;; first = false) {
         char *msg = NULL;
+        uint64_t calls = s->wait.handler_calls;
         int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
         if (rc == SQLITE_OK)
             return true;
-        if ((rc & 0xff) == SQLITE_BUSY && g_get_monotonic_time() < deadline) {
+        /* retried here only when SQLite refused without asking the busy handler (which gave
+         * up otherwise) */
+        bool handler_gave_up = s->wait.handler_calls != calls;
+        if ((rc & 0xff) == SQLITE_BUSY && !s->readonly && !handler_gave_up &&
+            wait_step(s, first)) {
             sqlite3_free(msg);
-            g_usleep(pause_us);
-            pause_us = MIN(pause_us * 2, 100000ul);
             continue;
         }
         g_autofree char *what = g_strndup(sql, strcspn(sql, ";("));
-        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s (%.40s)", s->path,
-                    msg ? msg : "error", g_strstrip(what));
+        int ext = sqlite3_extended_errcode(s->db);
+        if ((rc & 0xff) == SQLITE_BUSY)
+            g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                        "%s: another ranksim (or another program) has held this database's "
+                        "write lock for %" G_GINT64_FORMAT " s without progress (%s); nothing "
+                        "was written — try again when it has finished, or use another --db file",
+                        s->path, s->wait.give_up_us / 1000000, g_strstrip(what));
+        else
+            g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s (%.40s)%s", s->path,
+                        msg ? msg : "error", g_strstrip(what), store_error_advice(ext));
         sqlite3_free(msg);
         return false;
     }
@@ -186,8 +265,9 @@ static bool query_int(Store *s, const char *sql, int64_t *out, GError **error)
                     ext == SQLITE_NOTADB
                         ? "%s: not a ranksim results database (not an SQLite file: %s); left "
                           "untouched — use another --db file"
-                        : "%s: cannot read the database: %s",
-                    s->path, sqlite3_errmsg(s->db));
+                        : "%s: cannot use the database: %s%s",
+                    s->path, sqlite3_errmsg(s->db),
+                    ext == SQLITE_NOTADB ? "" : store_error_advice(ext));
         sqlite3_finalize(st);
         return false;
     }
@@ -430,6 +510,8 @@ static Store *store_new(const char *path)
 {
     Store *s = g_new0(Store, 1);
     s->path = g_strdup(path);
+    s->wait.give_up_us = (gint64)BUSY_TIMEOUT_MS * 1000;
+    s->wait.notice_us = NOTICE_AFTER_US;
     return s;
 }
 
@@ -478,7 +560,7 @@ Store *store_open(const char *path, GError **error)
     /* no checkpoint on close until the file is known to be ours (it may have changed since
      * the probe) */
     sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    sqlite3_busy_handler(s->db, busy_handler, s);
     if (sqlite3_db_readonly(s->db, "main") == 1) {
         /* SQLite falls back to read-only for a file it cannot write: say so now, not after a
          * simulation when the commit fails. */

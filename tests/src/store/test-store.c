@@ -515,3 +515,102 @@ Test(regress, a_foreign_wal_database_is_not_checkpointed)
         cr_assert(g_file_test(shm, G_FILE_TEST_EXISTS), "the -shm disappeared");
     }
 }
+
+static void collect_record(void *data, const SchedRecord *rec)
+{
+    g_array_append_val((GArray *)data, *rec);
+}
+
+/* Regression (issue 27): the streaming import took the write lock at store_stream_begin and
+ * merged its input under it, so a concurrent run waited and was lost after the busy timeout.
+ * Now nothing is locked until store_stream_commit: while an import's rows stream in, another
+ * connection takes the write lock at once (no busy handler: it would fail if anyone held it)
+ * and commits; the import then commits after it, with all its rows. */
+Test(regress, a_streaming_import_holds_no_lock_while_it_reads)
+{
+    g_autofree char *path = tmp_db();
+    g_autoptr(Store) s = store_open(path, NULL);
+    cr_assert_not_null(s);
+    g_autoptr(GError) err = NULL;
+    StoreStream *st = store_stream_begin(s, &err);
+    cr_assert_not_null(st, "%s", err ? err->message : "");
+    /* the rows of a real run of 4 ranks x 8 records */
+    g_autoptr(SchedProgram) p = program(2);
+    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    SchedConfig c = sched_config_default();
+    c.record = collect_record;
+    c.record_data = rows;
+    g_autoptr(SchedOutcome) o = sched_engine_run(p, &c);
+    cr_assert_eq(rows->len, 16);
+    const SchedRecord *recs = (const SchedRecord *)(void *)rows->data;
+    cr_assert(store_stream_ops(st, recs, 8, &err), "%s", err ? err->message : "");
+    sqlite3 *other = NULL;
+    cr_assert_eq(sqlite3_open(path, &other), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(other,
+                              "BEGIN IMMEDIATE;"
+                              "INSERT INTO runs(name, kind, status, exit_code, created_at)"
+                              " VALUES ('concurrent', 'program', 'ok', 0, 'now');"
+                              "COMMIT;",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "a writer found the lock held: %s", sqlite3_errmsg(other));
+    sqlite3_close(other);
+    cr_assert(store_stream_ops(st, recs + 8, 8, &err), "%s", err ? err->message : "");
+    StoreRunInfo info = {.name = "imported", .kind = "import", .timeline = "full"};
+    int64_t id = store_stream_commit(st, &info, p, o, "ok", 0, 1.0, &err);
+    cr_assert_eq(id, 2, "%s", err ? err->message : "");
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM runs"), 2);
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM op_rows WHERE run_id = 2"), 16);
+    /* an aborted stream leaves nothing */
+    StoreStream *gone = store_stream_begin(s, &err);
+    cr_assert(store_stream_ops(gone, recs, 16, &err));
+    store_stream_abort(gone);
+    cr_assert_eq(scalar(s, "SELECT count(*) FROM runs"), 2);
+}
+
+static void count_notice(const char *message, void *data)
+{
+    cr_assert(strstr(message, "another ranksim"), "%s", message);
+    (*(int *)data)++;
+}
+
+/* Regression (issue 27): a writer that found the lock held said only "database is locked
+ * (BEGIN IMMEDIATE)". Now, while it waits, the program is told once that another ranksim holds
+ * the lock, and a wait that gives up (no progress from the holder) says so and what to do. The
+ * wait's limits are shortened here (they are minutes in use). */
+Test(regress, a_writer_waiting_for_the_lock_says_who_holds_it)
+{
+    g_autofree char *path = tmp_db();
+    g_autoptr(Store) s = store_open(path, NULL);
+    cr_assert_not_null(s);
+    int told = 0;
+    store_set_wait_notice(s, count_notice, &told);
+    s->wait.give_up_us = 300000;
+    s->wait.notice_us = 0;
+    sqlite3 *locker = NULL;
+    cr_assert_eq(sqlite3_open(path, &locker), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(locker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    g_autoptr(GError) err = NULL;
+    StoreRunInfo info = {.name = "bad", .kind = "model"};
+    cr_assert_lt(store_insert_invalid(s, &info, "no", &err), 0);
+    cr_assert_eq(told, 1);
+    cr_assert(strstr(err->message, "another ranksim (or another program) has held this "
+                                   "database's write lock"),
+              "%s", err->message);
+    cr_assert(strstr(err->message, "try again"), "%s", err->message);
+    sqlite3_exec(locker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(locker);
+    /* once the lock is free the same Store writes */
+    g_clear_error(&err);
+    cr_assert_eq(store_insert_invalid(s, &info, "no", &err), 1, "%s", err ? err->message : "");
+}
+
+/* Issue 27: SQLite's bare messages ("disk I/O error" on a write) get what happened and what to
+ * do. */
+Test(regress, sqlite_failures_say_what_to_do)
+{
+    cr_assert(strstr(store_error_advice(SQLITE_IOERR_WRITE), "full disk"));
+    cr_assert(strstr(store_error_advice(SQLITE_FULL), "the disk is full"));
+    cr_assert(strstr(store_error_advice(SQLITE_BUSY), "another ranksim"));
+    cr_assert(strstr(store_error_advice(SQLITE_READONLY), "cannot be written"));
+    cr_assert_str_eq(store_error_advice(SQLITE_CONSTRAINT), "");
+}
