@@ -139,23 +139,24 @@ Test(concurrency, a_second_run_does_not_wait_for_a_simulating_one)
         ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     result_clear(&r);
+    /* The first run is stopped (SIGSTOP) wherever it is — at best mid-simulation — and only
+     * continued once the second run and a reader are done: ordering facts, no clock (issue 27).
+     * Had the stopped run held the write lock, the second would have waited for it and the test
+     * would time out; the ids say the second committed before the first ended. */
     GPid slow = spawn((const char *[]){"run", scn, "--db", db, "--timeline", "none", NULL});
-    g_usleep(300000);
-    gint64 t0 = g_get_monotonic_time();
+    g_usleep(300000); /* best effort to be past store_open; not a bound */
+    cr_assert_eq(kill(slow, SIGSTOP), 0);
     r = ranksim((const char *[]){"run", SCN("lse-size-mismatch.yaml"), "--db", db, "-q", NULL});
-    double second_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
     cr_assert_eq(r.code, 3, "%s", r.err);
     result_clear(&r);
     r = ranksim((const char *[]){"runs", "--db", db, NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "lse"), "%s", r.out);
     result_clear(&r);
-    double runs_ms = (double)(g_get_monotonic_time() - t0) / 1000.0 - second_ms;
     int status = 0;
-    bool still_running = waitpid(slow, &status, WNOHANG) == 0;
+    cr_assert_eq(waitpid(slow, &status, WNOHANG), 0, "the first run ended while stopped");
+    cr_assert_eq(kill(slow, SIGCONT), 0);
     cr_assert_eq(wait_exit(slow), 0);
-    cr_log_info("second run %.0f ms, runs %.0f ms while the first simulated", second_ms, runs_ms);
-    cr_assert(still_running, "the long run ended before the second: the test proves nothing");
-    cr_assert_lt(second_ms, 1000.0, "the second run took %.0f ms", second_ms);
     cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs"), 3);
     cr_assert_eq(db_scalar(db, "SELECT id FROM runs WHERE name = 'long-sim'"), 3);
 }
@@ -181,14 +182,14 @@ Test(concurrency, readers_work_while_another_process_holds_the_write_lock)
         {"explain", "1", "--db", db, NULL},   {"trace", "1", "-o", trace, "--db", db, NULL},
         {"diff", "1", "2", "--db", db, NULL},
     };
+    /* every reader ends while the lock is held: one that needed the write lock could not
+     * (it would wait for the locker, and the test time out) — an ordering fact, no clock */
     for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
-        gint64 t0 = g_get_monotonic_time();
         r = ranksim(cmds[i]);
-        double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
         cr_assert_eq(r.code, 0, "%s: %s", cmds[i][0], r.err);
-        cr_assert_lt(ms, 1000.0, "%s took %.0f ms", cmds[i][0], ms);
         result_clear(&r);
     }
+    cr_assert(!sqlite3_get_autocommit(locker), "the locker lost its transaction");
     sqlite3_exec(locker, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(locker);
 }
@@ -481,15 +482,17 @@ Test(outputs, write_errors_are_exit_1_with_the_reason)
 
 /* ---- hostile inputs: exit 2 at once, one line ---- */
 
+/* `max_ms` is what the refusal should cost, for the reader: it is not asserted (a wall-clock
+ * bound fails on a loaded machine; issue 27). The facts asserted are the exit code and the
+ * message, which names where the input was refused (a line, a level) — before the work a
+ * hostile input asks for; speed is measured by `make bench`, a hang by the test's timeout. */
 static void expect_refused(const char *const *args, const char *want, double max_ms)
 {
-    gint64 t0 = g_get_monotonic_time();
+    (void)max_ms;
     Result r = ranksim(args);
-    double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
     cr_assert_eq(r.code, 2, "%s %s: exit %d: %s", args[0], args[1], r.code, r.err);
     cr_assert(strstr(r.err, want), "%s %s: %s", args[0], args[1], r.err);
     cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
-    cr_assert_lt(ms, max_ms, "%s %s took %.0f ms", args[0], args[1], ms);
     result_clear(&r);
 }
 

@@ -349,12 +349,12 @@ Test(pickle, memo_bomb_refused_fast)
     g_autoptr(GBytes) b = fixture("refuse-bomb-p2.pkl");
     gsize len;
     const guint8 *d = g_bytes_get_data(b, &len);
-    gint64 t0 = g_get_monotonic_time();
     /* list 8 holds 111,111,111 values, list 7 11,111,111 (under 16 Mi); LIST of list k at
-     * 27 + 25 (k - 1) */
+     * 27 + 25 (k - 1). Refused at offset 202, list 8's LIST: sized before it is built, so
+     * nothing of 10**9 values was materialised (the offset is the fact; how long it takes is
+     * measured by `make bench`, not asserted). */
     assert_refused(d, len, 202, "the list made here expands to more than 16777216 values once "
                    "each shared reference (memo GET) is copied: a memo bomb?");
-    cr_assert_lt(g_get_monotonic_time() - t0, G_USEC_PER_SEC, "not fast");
     PickleLimits lim = {.max_nodes = 1000};
     assert_refused_limits(d, len, &lim, 77, "expands to more than 1000 values"); /* list 3 */
     lim.max_nodes = 3;
