@@ -91,6 +91,8 @@ bench: deps
 	tests/bench/bench-serve.sh build-bench scenarios/llama70b-tp4-poisson-200.yaml
 	@echo
 	tests/bench/bench-plot.sh build-bench scenarios/glm5-1024-ranks-prefill.yaml 4096
+	@echo
+	tests/bench/bench-concurrent.sh build-bench
 
 # clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
 fuzz-deps: deps
