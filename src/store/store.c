@@ -16,7 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* How long a writer waits for another process's commit (never for a simulation). */
+/* How long a writer waits for another process's commit while that commit makes no progress
+ * (never for a simulation; wait_step). */
 #define BUSY_TIMEOUT_MS 300000
 
 static const char schema_sql[] =
@@ -212,8 +213,8 @@ void store_set_wait_notice(Store *s, StoreNoticeFn fn, void *data)
  * a lock request that could deadlock is refused at once too, so several processes creating
  * one file could see SQLITE_BUSY immediately (found by the 4-runs-and-2-sweeps test). Every
  * write transaction here starts with BEGIN IMMEDIATE (no lock upgrade inside it), so retrying
- * a statement is safe. Waits up to BUSY_TIMEOUT_MS, like the busy handler; the error names
- * the statement. */
+ * a statement is safe. Waits like the busy handler (as long as the holder makes progress,
+ * wait_step); the error says another ranksim holds the lock, and names the statement. */
 bool store_exec(Store *s, const char *sql, GError **error)
 {
     for (bool first = true;; first = false) {
