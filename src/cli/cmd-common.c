@@ -23,6 +23,22 @@ void cli_error(const char *fmt, ...)
     fprintf(stderr, "ranksim: error: %s\n", line);
 }
 
+static void store_wait_notice(const char *message, void *data)
+{
+    (void)data;
+    g_autofree char *line = input_escape(message, 0);
+    fflush(stdout);
+    fprintf(stderr, "ranksim: note: %s\n", line);
+}
+
+Store *cli_store_open_write(const char *path, GError **error)
+{
+    Store *s = store_open(path, error);
+    if (s)
+        store_set_wait_notice(s, store_wait_notice, NULL);
+    return s;
+}
+
 bool cli_timeline_parse(const char *s, SchedTimeline *out)
 {
     for (int i = 0; i < 3; i++)

@@ -54,6 +54,11 @@ char *cli_overrides_text(const char *const *assignments);
  * (RUNNER_DEFAULT_MAX_RANK_OPS). Returns false with a SCENARIO_ERROR naming the flag. */
 bool cli_max_rank_ops_parse(const char *value, uint64_t *out, GError **error);
 
+/* Opens the database at `path` for writing (store_open) with a wait notice: when another
+ * ranksim holds the write lock for a while, "ranksim: note: ..." on stderr says so. NULL with
+ * `error` set on failure. */
+Store *cli_store_open_write(const char *path, GError **error);
+
 /* Opens the database at `path` read-only (store_open_readonly: never writes, never waits for
  * a writer). A missing, foreign or newer file is a user error (exit 2); a file that cannot be
  * read is exit 1. Returns NULL after printing the error and setting *exit_code. */

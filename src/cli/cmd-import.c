@@ -89,7 +89,7 @@ static bool stream_begin(void *user, const ImportSet *s, int64_t t0, GError **er
     Streaming *sm = user;
     sm->t0 = t0;
     sm->db_existed = g_file_test(sm->db_path, G_FILE_TEST_EXISTS);
-    sm->store = store_open(sm->db_path, &sm->error);
+    sm->store = cli_store_open_write(sm->db_path, &sm->error);
     if (!sm->store) {
         g_set_error(error, IMPORT_ERROR, IMPORT_ERROR_IO, "%s", sm->error->message);
         return false;
@@ -216,7 +216,7 @@ int cli_import(int argc, char **argv)
     }
     g_autoptr(Store) store = sm.store;
     if (!store) {
-        store = store_open(db_path, &err);
+        store = cli_store_open_write(db_path, &err);
         if (!store) {
             cli_error("%s", err->message);
             return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;

@@ -64,7 +64,7 @@ static bool add_run_arg(Store *st, const char *arg, GArray *ids, int *code)
 static void print_pruned(const char *path, const StorePruneSpec *spec, const StorePruned *p,
                          int64_t left, bool json)
 {
-    bool dry = spec->dry_run, vacuum = spec->vacuum;
+    bool dry = spec->dry_run;
     int64_t n = p->runs, lo = p->lo, hi = p->hi;
     if (json) {
         g_autoptr(JsonBuilder) jb = json_builder_new();
@@ -76,7 +76,7 @@ static void print_pruned(const char *path, const StorePruneSpec *spec, const Sto
         json_builder_set_member_name(jb, "runs_left");
         json_builder_add_int_value(jb, left);
         json_builder_set_member_name(jb, "vacuumed");
-        json_builder_add_boolean_value(jb, vacuum && !dry);
+        json_builder_add_boolean_value(jb, p->vacuumed);
         json_builder_end_object(jb);
         g_autoptr(JsonNode) root = json_builder_get_root(jb);
         g_autofree char *text = json_to_string(root, TRUE);
@@ -84,8 +84,8 @@ static void print_pruned(const char *path, const StorePruneSpec *spec, const Sto
         return;
     }
     if (!n) {
-        printf("no run matched; %" G_GINT64_FORMAT " run%s in %s\n", left, left == 1 ? "" : "s",
-               path);
+        printf("no run matched; %" G_GINT64_FORMAT " run%s in %s%s\n", left, left == 1 ? "" : "s",
+               path, p->vacuumed ? ", file vacuumed" : "");
         return;
     }
     g_autofree char *which =
@@ -95,7 +95,7 @@ static void print_pruned(const char *path, const StorePruneSpec *spec, const Sto
                                    n, lo, hi);
     printf("%s %s from %s; %" G_GINT64_FORMAT " run%s left%s\n", dry ? "would delete" : "deleted",
            which, path, left, left == 1 ? "" : "s",
-           vacuum && !dry ? ", file vacuumed"
+           p->vacuumed    ? ", file vacuumed"
            : dry          ? " now (dry run)"
                           : "");
 }
@@ -128,9 +128,12 @@ int cli_prune(int argc, char **argv)
         ctx, "Example:\n"
              "  ranksim prune --older-than 30d --vacuum\n"
              "  ranksim prune --sweep 12\n"
+             "  ranksim prune --vacuum          (only give freed space back)\n"
              "\n"
              "Exit status: 0 done (also when nothing matched), 2 bad arguments, an unknown run\n"
-             "or no database, 1 the database cannot be written.\nDetails: doc/cli.md.\n");
+             "or no database, 1 the database cannot be written (nothing deleted) or --vacuum\n"
+             "failed (the runs are deleted, as printed; only the vacuum is missing).\n"
+             "Details: doc/cli.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) err = NULL;
     if (!cli_option_parse(ctx, &argc, &argv, &err)) {
@@ -147,23 +150,25 @@ int cli_prune(int argc, char **argv)
         cli_error("--sweep %" G_GINT64_FORMAT ": expected a sweep id (1, 2, ...)", sweep);
         return CLI_EXIT_INVALID;
     }
-    if (argc < 2 && !sweep && !older) {
+    if (argc < 2 && !sweep && !older && !vacuum) {
         cli_error("prune: nothing selected; give RUN ids, --sweep N or --older-than AGE (try "
                   "'ranksim prune --help')");
         return CLI_EXIT_INVALID;
     }
     const char *path = db ? db : CLI_DEFAULT_DB;
     int code = CLI_EXIT_OK;
-    /* Refuse a missing file before opening it for writing (which would create it). */
-    {
-        g_autoptr(Store) ro = cli_store_open_existing(path, &code);
-        if (!ro)
-            return code;
-    }
-    g_autoptr(Store) st = store_open(path, &err);
-    if (!st) {
-        cli_error("%s", err->message);
-        return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
+    /* Refuse a missing file before opening it for writing (which would create it); a dry run
+     * only reads, so the read-only open is all it needs (a read-only file works). */
+    g_autoptr(Store) st = cli_store_open_existing(path, &code);
+    if (!st)
+        return code;
+    if (!dry) {
+        g_clear_pointer(&st, store_close);
+        st = cli_store_open_write(path, &err);
+        if (!st) {
+            cli_error("%s", err->message);
+            return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
+        }
     }
     g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
     for (int i = 1; i < argc; i++)
@@ -175,10 +180,24 @@ int cli_prune(int argc, char **argv)
                            .dry_run = dry,
                            .vacuum = vacuum};
     StorePruned pruned;
-    if (!store_prune(st, &spec, &pruned, &err)) {
-        cli_error("%s", err->message);
+    g_autoptr(GError) vacuum_err = NULL;
+    if (!store_prune(st, &spec, &pruned, &vacuum_err, &err)) {
+        cli_error("%s; nothing was deleted", err->message);
         return CLI_EXIT_INTERNAL;
     }
     print_pruned(path, &spec, &pruned, store_run_count(st), json);
+    if (vacuum && !dry && !pruned.vacuumed) {
+        /* the delete stands: say so with the vacuum's failure (store-prune.h) */
+        g_autofree char *gone =
+            !pruned.runs ? g_strdup("")
+            : pruned.lo == pruned.hi
+                ? g_strdup_printf("run %" G_GINT64_FORMAT " IS deleted, but ", pruned.lo)
+                : g_strdup_printf("the %" G_GINT64_FORMAT " runs ARE deleted, but ", pruned.runs);
+        cli_error("%sthe vacuum failed: %s; the file was not vacuumed (it keeps its size; later "
+                  "runs reuse the freed space) — free some disk space, then 'ranksim prune "
+                  "--vacuum --db %s'",
+                  gone, vacuum_err ? vacuum_err->message : "?", path);
+        return CLI_EXIT_INTERNAL;
+    }
     return CLI_EXIT_OK;
 }

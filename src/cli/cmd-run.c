@@ -479,7 +479,7 @@ int cli_run(int argc, char **argv)
             fprintf(stderr, "ranksim: note: %s\n", (char *)g_ptr_array_index(sc->ignored_flags, i));
     }
     g_autoptr(GError) err = NULL;
-    g_autoptr(Store) store = store_open(o.db_path, &err);
+    g_autoptr(Store) store = cli_store_open_write(o.db_path, &err);
     if (!store) {
         cli_error("%s", err->message);
         return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;

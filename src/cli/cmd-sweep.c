@@ -549,7 +549,7 @@ static int sweep_run(CliSweep *sw, SweepOptions *o)
     sw->memory_detail = o->memory_detail;
     sw->db_path = o->db ? o->db : CLI_DEFAULT_DB;
     g_autoptr(GError) err = NULL;
-    g_autoptr(Store) store = store_open(sw->db_path, &err);
+    g_autoptr(Store) store = cli_store_open_write(sw->db_path, &err);
     if (!store) {
         cli_error("%s", err->message);
         return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;

@@ -5,6 +5,7 @@
 #include "query.h"
 
 #include "store-private.h"
+#include "store-values.h"
 
 static void listed_free(gpointer p)
 {
@@ -15,8 +16,8 @@ static void listed_free(gpointer p)
 
 static const char *keep(QueryListedRun *r, sqlite3_stmt *s, int col)
 {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    return t ? g_string_chunk_insert(r->strings, (const char *)t) : NULL;
+    g_autofree char *t = store_value_text(sqlite3_column_text(s, col));
+    return t ? g_string_chunk_insert(r->strings, t) : NULL;
 }
 
 enum {

@@ -3,6 +3,7 @@
 
 #include "store-private.h"
 #include "store-serve.h"
+#include "store-values.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -18,10 +19,10 @@ static bool sql_fail(GError **error, Store *st, const char *what)
     return false;
 }
 
+/* A text column as valid UTF-8 (store-values.h), or NULL. Caller frees. */
 static char *col_text(sqlite3_stmt *s, int col)
 {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    return t ? g_strdup((const char *)t) : NULL;
+    return store_value_text(sqlite3_column_text(s, col));
 }
 
 /* Microseconds (REAL) back to integer nanoseconds; NULL reads as 0. */
@@ -128,8 +129,8 @@ void query_run_free(QueryRun *r)
 /* Column `col` as a string kept by `r` (NULL stays NULL). */
 static const char *col_keep(QueryRun *r, sqlite3_stmt *s, int col)
 {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    return t ? g_string_chunk_insert(r->strings, (const char *)t) : NULL;
+    g_autofree char *t = col_text(s, col);
+    return t ? g_string_chunk_insert(r->strings, t) : NULL;
 }
 
 static SchedOutcome *outcome_new(void)
@@ -145,13 +146,20 @@ static SchedOutcome *outcome_new(void)
 static GArray *parse_members(const char *json)
 {
     GArray *m = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    g_autoptr(JsonNode) node = json ? json_from_string(json, NULL) : NULL;
+    /* checked first: a hand-edited file may nest it 100,000 deep (the parser recurses) */
+    g_autoptr(JsonNode) node = store_value_json_ok(json) ? json_from_string(json, NULL) : NULL;
     if (!node || !JSON_NODE_HOLDS_ARRAY(node))
         return m;
     JsonArray *a = json_node_get_array(node);
-    for (guint i = 0; i < json_array_get_length(a); i++) {
-        int32_t r = (int32_t)json_array_get_int_element(a, i);
-        g_array_append_val(m, r);
+    for (guint i = 0; i < json_array_get_length(a) && i < STORE_MAX_RANKS; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (!JSON_NODE_HOLDS_VALUE(e) || json_node_get_value_type(e) != G_TYPE_INT64)
+            continue;
+        int64_t r = json_node_get_int(e);
+        if (!store_value_rank_ok(r))
+            continue; /* not a rank */
+        int32_t r32 = (int32_t)r;
+        g_array_append_val(m, r32);
     }
     return m;
 }
@@ -194,8 +202,8 @@ static bool load_ranks(Store *st, int64_t id, SchedOutcome *o, GError **error)
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t r = sqlite3_column_int64(s, 0);
-        if (r < 0 || r > G_MAXINT32)
-            continue;
+        if (!store_value_rank_ok(r))
+            continue; /* not a rank ranksim wrote */
         if ((int64_t)ranks->len <= r)
             g_array_set_size(ranks, (guint)r + 1);
         SchedRankStats *x = &g_array_index(ranks, SchedRankStats, r);
@@ -251,19 +259,23 @@ static bool load_diags(Store *st, int64_t id, SchedOutcome *o, GError **error)
     sqlite3_bind_int64(s, 1, id);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        const char *kind = (const char *)sqlite3_column_text(s, 0);
+        g_autofree char *kind = col_text(s, 0);
         const char *sev = (const char *)sqlite3_column_text(s, 1);
-        bool null_rank = sqlite3_column_type(s, 2) == SQLITE_NULL;
-        bool null_layer = sqlite3_column_type(s, 5) == SQLITE_NULL;
+        int64_t rank = sqlite3_column_int64(s, 2), layer = sqlite3_column_int64(s, 5);
+        bool null_rank = sqlite3_column_type(s, 2) == SQLITE_NULL || !store_value_rank_ok(rank);
+        bool null_layer = sqlite3_column_type(s, 5) == SQLITE_NULL || layer < 0 ||
+                          layer > G_MAXINT32;
+        g_autofree char *group = col_text(s, 3), *op = col_text(s, 6), *msg = col_text(s, 7),
+                        *detail = col_text(s, 8);
+        /* a detail is JSON the report parses: one a parser should not see is dropped */
+        if (detail && !store_value_json_ok(detail))
+            g_clear_pointer(&detail, g_free);
+        int64_t seq = sqlite3_column_int64(s, 4);
         SchedDiag *d = sched_diag_new(
             g_intern_string(kind ? kind : "?"),
             sev && strcmp(sev, "warning") == 0 ? SCHED_SEV_WARNING : SCHED_SEV_ERROR,
-            null_rank ? -1 : (int32_t)sqlite3_column_int64(s, 2),
-            group_id(o, (const char *)sqlite3_column_text(s, 3)),
-            (uint64_t)sqlite3_column_int64(s, 4),
-            null_layer ? -1 : (int32_t)sqlite3_column_int64(s, 5),
-            (const char *)sqlite3_column_text(s, 6), (const char *)sqlite3_column_text(s, 7),
-            (const char *)sqlite3_column_text(s, 8));
+            null_rank ? -1 : (int32_t)rank, group_id(o, group), seq < 0 ? 0 : (uint64_t)seq,
+            null_layer ? -1 : (int32_t)layer, op, msg, detail);
         if (!d->message)
             d->message = g_strdup("");
         d->time_ns = col_ns(s, 9);
@@ -493,7 +505,7 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
     uint64_t per_token = (uint64_t)sqlite3_column_int64(s, 3);
     m->max_model_len = (uint32_t)sqlite3_column_int64(s, 5);
     const unsigned char *wf = sqlite3_column_text(s, 6);
-    m->weights_format = wf ? g_strdup((const char *)wf) : NULL;
+    m->weights_format = store_value_text(wf);
     m->vllm.rank =
         sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7);
     m->vllm.loading_bytes = (uint64_t)sqlite3_column_int64(s, 8);
@@ -506,8 +518,8 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
     /* runs stored before the column counted the communicators in non-KV */
     m->reserved_in_budget = sqlite3_column_type(s, 15) == SQLITE_NULL || sqlite3_column_int(s, 15);
     sqlite3_finalize(s);
-    if (max_rank < 0 || max_rank >= G_MAXINT32)
-        return NULL;
+    if (!store_value_rank_ok(max_rank))
+        return NULL; /* not a rank ranksim wrote: no plan */
     m->world = (uint32_t)max_rank + 1;
     m->ranks = g_new0(ModelMemRank, m->world);
     m->diags = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);

@@ -22,6 +22,11 @@ typedef enum {
     STORE_ERROR_MISSING,    /* store_open_readonly: no such file (exit 2) */
 } StoreErrorCode;
 
+/* What an SQLite result code (primary or extended) means for the user and what to do, as a
+ * tail for a message (" — the disk is full: ..."), or "" when SQLite's message says it all.
+ * Static; never NULL. */
+const char *store_error_advice(int sqlite_rc);
+
 /* Whether `err` is the user's to fix (a foreign, newer or missing database): exit 2, not 1. */
 bool store_error_is_user(const GError *err);
 

@@ -16,8 +16,8 @@
 
 static bool sql_error(GError **error, sqlite3 *db, const char *path, const char *what)
 {
-    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s: %s", path, what,
-                sqlite3_errmsg(db));
+    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s: %s%s", path, what,
+                sqlite3_errmsg(db), store_error_advice(sqlite3_extended_errcode(db)));
     return false;
 }
 

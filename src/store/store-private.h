@@ -11,8 +11,24 @@
 #include "store-ops.h"
 #include "store.h"
 
+/* A writer's wait for another's write lock (store.c). */
+typedef struct {
+    gint64 start_us;    /* monotonic, when the wait began */
+    gint64 progress_us; /* when the holder was last seen making progress */
+    gint64 stamp;       /* the -wal file's size and mtime, folded */
+    gulong pause_us;    /* the next sleep */
+    bool told;          /* the notice was given */
+    gint64 give_up_us;  /* without progress for this long, the wait fails (BUSY_TIMEOUT_MS;
+                           tests shorten it) */
+    gint64 notice_us;   /* the notice after this long (NOTICE_AFTER_US; tests shorten it) */
+    uint64_t handler_calls; /* calls of the busy handler so far */
+} StoreWait;
+
 struct Store {
     sqlite3 *db;
+    StoreWait wait;
+    StoreNoticeFn notice; /* may be NULL */
+    void *notice_data;
     char *path;
     bool readonly;
     bool keyed_ops; /* op_rows has the (run_id, n) key; false in files from before */

@@ -1,6 +1,7 @@
 /* src/store/store-prune.h — deleting stored runs (`ranksim prune`): the runs picked by id, by
  * sweep and by age are deleted with all their rows, from every table, in one transaction (all
- * of them or none), then optionally the file is vacuumed. doc/database.md has the tables.
+ * of them or none), then optionally the file is vacuumed (a failure of which is reported apart:
+ * the delete stands). doc/database.md has the tables.
  *
  * Costs: one DELETE per table over the selected ids (a temporary table holds them, so every
  * statement reads the same set); VACUUM rewrites the whole file.
@@ -27,11 +28,21 @@ typedef struct {
 typedef struct {
     int64_t runs;   /* how many runs */
     int64_t lo, hi; /* the smallest and largest id among them (0 when none) */
+    bool vacuumed;  /* the file was vacuumed */
 } StorePruned;
 
-/* Deletes the runs `spec` selects from `s` (opened for writing). Returns false with
- * STORE_ERROR_FAILED ("DB: SQLite's message") when the database cannot be written; nothing is
- * deleted then. */
-bool store_prune(Store *s, const StorePruneSpec *spec, StorePruned *out, GError **error);
+/* Deletes the runs `spec` selects from `s`, then vacuums the file when asked. A dry run only
+ * reads: `s` may be opened read-only (store_open_readonly) for it; otherwise `s` is opened for
+ * writing.
+ *
+ * Delete and vacuum are one promise, kept this way: the delete commits first, in its own
+ * transaction (SQLite cannot vacuum inside one), and a failed vacuum does not undo it. So:
+ *  - false: the delete failed; nothing was deleted; `error` (STORE_ERROR_FAILED) says why;
+ *  - true, out->vacuumed false while spec->vacuum: the runs ARE deleted (out says which), and
+ *    `vacuum_error` says why the file was not vacuumed (caller frees); the file keeps its size,
+ *    the freed pages are reused by later runs. Callers must say both.
+ * `vacuum_error` may be NULL when spec->vacuum is false. */
+bool store_prune(Store *s, const StorePruneSpec *spec, StorePruned *out, GError **vacuum_error,
+                 GError **error);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "store-private.h"
+#include "store-values.h"
 
 static bool rows_error(GError **error, Store *st, const char *what)
 {
@@ -39,11 +40,14 @@ GPtrArray *store_rows_names(Store *st, int64_t run_id, GError **error)
     sqlite3_bind_int64(s, 1, run_id);
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
     while (sqlite3_step(s) == SQLITE_ROW) {
-        guint id = (guint)sqlite3_column_int64(s, 0);
+        int64_t id64 = sqlite3_column_int64(s, 0);
+        if (id64 < 0 || id64 >= STORE_MAX_NAMES)
+            continue; /* not an id ranksim wrote (store-values.h) */
+        guint id = (guint)id64;
         if (id >= names->len)
             g_ptr_array_set_size(names, id + 1);
         g_free(g_ptr_array_index(names, id));
-        names->pdata[id] = g_strdup((const char *)sqlite3_column_text(s, 1));
+        names->pdata[id] = store_value_text(sqlite3_column_text(s, 1));
     }
     sqlite3_finalize(s);
     return names;
@@ -141,6 +145,16 @@ static bool read_rank_maps(Store *st, int64_t run_id, StoreSharedRows *t, GHashT
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE)
         return rows_error(error, st, "time lines");
+    /* a slot is a place among the rank's groups, so below the run's group count: a larger one
+     * (a hand-edited file, store-values.h) is skipped, not grown into */
+    int64_t n_groups = 0;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM groups WHERE run_id = ?", -1, &s,
+                           NULL) != SQLITE_OK)
+        return rows_error(error, st, "time lines");
+    sqlite3_bind_int64(s, 1, run_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        n_groups = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
     if (sqlite3_prepare_v2(store_db(st),
                            "SELECT rank, slot, group_id FROM rank_groups WHERE run_id = ?"
                            " ORDER BY rank, slot",
@@ -150,7 +164,7 @@ static bool read_rank_maps(Store *st, int64_t run_id, StoreSharedRows *t, GHashT
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t rank = sqlite3_column_int64(s, 0), slot = sqlite3_column_int64(s, 1);
         int32_t g = sqlite3_column_int(s, 2);
-        if (rank < 0 || rank >= t->n_ranks || slot < 0 || slot > INT32_MAX)
+        if (rank < 0 || rank >= t->n_ranks || slot < 0 || slot >= n_groups)
             continue;
         if (!t->slots[rank])
             t->slots[rank] = g_array_new(FALSE, FALSE, sizeof(int32_t));
@@ -170,7 +184,9 @@ bool store_rows_shared(Store *st, int64_t run_id, uint32_t n_ranks, StoreSharedR
     memset(out, 0, sizeof *out);
     if (!has_timelines(st, run_id))
         return true;
-    out->n_ranks = n_ranks;
+    out->n_ranks = MIN(n_ranks, (uint32_t)STORE_MAX_RANKS); /* the caller's count may be read
+                                                             back from the file too */
+    n_ranks = out->n_ranks;
     out->timeline = g_new(int32_t, MAX(n_ranks, 1u));
     for (uint32_t r = 0; r < n_ranks; r++)
         out->timeline[r] = -1;

@@ -10,7 +10,10 @@
 #include "revision.h"
 #include "store-serve.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 char *store_now_iso8601(void)
 {
@@ -461,53 +464,77 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
     return id;
 }
 
-/* ---- a streamed run ---- */
+/* ---- a streamed run ----
+ *
+ * The rows of an import arrive while its input is read and merged, which can take minutes:
+ * they are staged in a private, already-unlinked file (raw SchedRecords, like store-stage.c)
+ * and no database lock is taken until store_stream_commit writes the whole run in ONE short
+ * transaction (store_commit_run). A concurrent run commits meanwhile without waiting. */
 
 struct StoreStream {
     Store *s;
-    int64_t id;
     char *created_at;
-    StoreOpInserter *ins;
+    int fd;            /* the staging file; -1 until the first rows */
+    uint64_t n_staged; /* records in it */
 };
 
 StoreStream *store_stream_begin(Store *s, GError **error)
 {
     g_return_val_if_fail(!s->readonly, NULL);
-    if (!store_exec(s, "BEGIN IMMEDIATE", error))
-        return NULL;
+    (void)error;
     StoreStream *st = g_new0(StoreStream, 1);
     st->s = s;
+    st->fd = -1;
     st->created_at = store_now_iso8601();
-    /* the id now; the row itself is rewritten at commit with what the run found */
-    StoreRunInfo none = {.name = "(importing)", .kind = "import"};
-    st->id = insert_run_row(s, &none, st->created_at, "failed", 3, NULL, 0, error);
-    st->ins =
-        st->id < 0 ? NULL : store_op_inserter_new(s->db, s->path, st->id, s->keyed_ops, error);
-    if (!st->ins) {
-        store_stream_abort(st);
-        return NULL;
-    }
     return st;
 }
 
 bool store_stream_ops(StoreStream *st, const SchedRecord *recs, size_t n, GError **error)
 {
-    return store_op_inserter_add(st->ins, recs, n, error);
-}
-
-static void stream_free(StoreStream *st)
-{
-    store_op_inserter_free(st->ins);
-    g_free(st->created_at);
-    g_free(st);
+    if (!n)
+        return true;
+    if (st->fd < 0) {
+        g_autoptr(GError) err = NULL;
+        g_autofree char *name = NULL;
+        st->fd = g_file_open_tmp("ranksim-import-XXXXXX.stage", &name, &err);
+        if (st->fd < 0) {
+            g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                        "%s: cannot create the import's staging file in %s: %s", st->s->path,
+                        g_get_tmp_dir(), err->message);
+            return false;
+        }
+        g_unlink(name); /* private: gone with the process, whatever happens */
+    }
+    const char *p = (const char *)recs;
+    size_t left = n * sizeof(SchedRecord);
+    while (left) {
+        ssize_t k = write(st->fd, p, left);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                        "%s: writing the import's staging file in %s: %s%s", st->s->path,
+                        g_get_tmp_dir(), g_strerror(errno),
+                        errno == ENOSPC ? " — the disk is full: free some space (or set "
+                                          "TMPDIR to a folder with room)"
+                                        : "");
+            return false;
+        }
+        p += k;
+        left -= (size_t)k;
+    }
+    st->n_staged += n;
+    return true;
 }
 
 void store_stream_abort(StoreStream *st)
 {
     if (!st)
         return;
-    store_exec(st->s, "ROLLBACK", NULL);
-    stream_free(st);
+    if (st->fd >= 0)
+        close(st->fd);
+    g_free(st->created_at);
+    g_free(st);
 }
 
 int64_t store_stream_commit(StoreStream *st, const StoreRunInfo *info, const SchedProgram *p,
@@ -515,19 +542,11 @@ int64_t store_stream_commit(StoreStream *st, const StoreRunInfo *info, const Sch
                             double wall_ms, GError **error)
 {
     Store *s = st->s;
-    int64_t id = st->id;
     g_autoptr(GPtrArray) names = store_copy_names(p);
-    g_autofree char *del = g_strdup_printf("DELETE FROM runs WHERE id = %" G_GINT64_FORMAT, id);
-    bool ok = store_exec(s, del, error) &&
-              insert_run_row_id(s, id, info, st->created_at, status, exit_code, o, wall_ms,
-                                error) == id &&
-              insert_not_simulated(s, id, info->not_simulated, error) &&
-              insert_names(s, id, names, error) && insert_outcome(s, id, o, error) &&
-              store_exec(s, "COMMIT", error);
-    if (!ok) {
-        store_stream_abort(st);
-        return -1;
-    }
-    stream_free(st);
+    StoreRecordSource src = {NULL, 0, st->fd, st->n_staged};
+    /* imported ranks each run their own calls: rows per rank, no shared time lines */
+    int64_t id = store_commit_run(s, info, st->created_at, names, &src, NULL, o, NULL, status,
+                                  exit_code, wall_ms, error);
+    store_stream_abort(st);
     return id;
 }

@@ -1,6 +1,8 @@
 /* src/store/store-serve.c — see store-serve.h. */
 #include "store-serve.h"
 
+#include "store-values.h"
+
 #include <math.h>
 
 static double us(int64_t ns)
@@ -95,11 +97,28 @@ const char *store_serve_insert(sqlite3 *db, int64_t id, const ModelServe *sv)
     return ok ? NULL : "insert serve_runs";
 }
 
+/* Microseconds back to nanoseconds; NULL, NaN or a time outside [0, 2^62) ns (a hand-edited
+ * file: store-values.h) reads as -1, "never". */
 static int64_t ns_of(sqlite3_stmt *st, int col)
 {
     if (sqlite3_column_type(st, col) == SQLITE_NULL)
         return -1;
-    return (int64_t)llround(sqlite3_column_double(st, col) * 1e3);
+    double ns = sqlite3_column_double(st, col) * 1e3;
+    if (!(ns >= 0.0 && ns < 4.6e18))
+        return -1;
+    return (int64_t)llround(ns);
+}
+
+/* Whether every column of `cols` in the row holds an integer in [0, `max`]: a row with a
+ * count, id or dp ranksim cannot have written is skipped (store-values.h). */
+static bool row_in_range(sqlite3_stmt *st, const int *cols, size_t n, int64_t max)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = sqlite3_column_int64(st, cols[i]);
+        if (v < 0 || v > max)
+            return false;
+    }
+    return true;
 }
 
 ModelServe *store_serve_read(sqlite3 *db, int64_t id)
@@ -119,12 +138,18 @@ ModelServe *store_serve_read(sqlite3 *db, int64_t id)
     sv->workload = model_workload_new();
     sv->steps = g_array_new(FALSE, FALSE, sizeof(ModelServeStep));
     sv->requests = g_array_new(FALSE, FALSE, sizeof(ModelServeRequest));
-    sv->kv_blocks = (uint32_t)sqlite3_column_int64(st, 0);
-    sv->block_tokens = (uint32_t)sqlite3_column_int64(st, 1);
-    sv->simulated = (uint64_t)sqlite3_column_int64(st, 2);
-    sv->reused = (uint64_t)sqlite3_column_int64(st, 3);
+    static const int counts[] = {0, 1};
+    static const int steps[] = {2, 3};
+    if (row_in_range(st, counts, G_N_ELEMENTS(counts), G_MAXUINT32)) {
+        sv->kv_blocks = (uint32_t)sqlite3_column_int64(st, 0);
+        sv->block_tokens = (uint32_t)sqlite3_column_int64(st, 1);
+    }
+    if (row_in_range(st, steps, G_N_ELEMENTS(steps), G_MAXINT64)) {
+        sv->simulated = (uint64_t)sqlite3_column_int64(st, 2);
+        sv->reused = (uint64_t)sqlite3_column_int64(st, 3);
+    }
     if (sqlite3_column_type(st, 4) != SQLITE_NULL)
-        sv->stopped = g_strdup((const char *)sqlite3_column_text(st, 4));
+        sv->stopped = store_value_text(sqlite3_column_text(st, 4));
     sqlite3_finalize(st);
     bool ok = sqlite3_prepare_v2(db,
                                  "SELECT step, dp, start_us, end_us, prefill_tokens, decode_tokens,"
@@ -133,7 +158,11 @@ ModelServe *store_serve_read(sqlite3 *db, int64_t id)
                                  -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_int64(st, 1, id);
+        static const int counts[] = {0, 4, 5, 6, 7, 8};
         while (sqlite3_step(st) == SQLITE_ROW) {
+            if (!row_in_range(st, counts, G_N_ELEMENTS(counts), G_MAXUINT32) ||
+                !store_value_rank_ok(sqlite3_column_int64(st, 1)))
+                continue; /* dp is a data-parallel rank */
             ModelServeStep x = {(uint32_t)sqlite3_column_int64(st, 0),
                                 (uint32_t)sqlite3_column_int64(st, 1),
                                 ns_of(st, 2),
@@ -156,7 +185,11 @@ ModelServe *store_serve_read(sqlite3 *db, int64_t id)
                                   -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_int64(st, 1, id);
+        static const int counts[] = {0, 5, 6, 7, 8, 9, 10};
         while (sqlite3_step(st) == SQLITE_ROW) {
+            if (!row_in_range(st, counts, G_N_ELEMENTS(counts), G_MAXUINT32) ||
+                !store_value_rank_ok(sqlite3_column_int64(st, 1)))
+                continue;
             ModelServeRequest q = {(uint32_t)sqlite3_column_int64(st, 0),
                                    (uint32_t)sqlite3_column_int64(st, 1),
                                    ns_of(st, 2),

@@ -1,6 +1,7 @@
 /* src/store/store-trace.c — a stored run read back section by section for its trace; see
  * store-trace.h. Each section is one prepared statement stepped row by row. */
 #include "store-trace.h"
+#include "store-values.h"
 
 #include <gio/gio.h>
 #include <inttypes.h>
@@ -121,7 +122,15 @@ bool store_trace_run(StoreTraceReader *r, StoreCellFn fn, void *data, GError **e
 {
     g_autoptr(sqlite3_stmt) st = prepare(
         r,
-        "SELECT id, name, kind, status, exit_code, ranks, sim_end_us, events, rank_ops, wall_ms,"
+        /* figures a writer other than ranksim may have put out of range read as NULL
+         * (store-values.h): the rank count bounds the trace's loops */
+        "SELECT id, name, kind, status, exit_code,"
+        " CASE WHEN typeof(ranks) = 'integer' AND ranks BETWEEN 0 AND " G_STRINGIFY(
+            STORE_MAX_RANKS) " THEN ranks END AS ranks,"
+        " CASE WHEN sim_end_us >= 0 AND sim_end_us < 4.6e15 THEN sim_end_us END AS sim_end_us,"
+        " CASE WHEN events >= 0 THEN events END AS events,"
+        " CASE WHEN rank_ops >= 0 THEN rank_ops END AS rank_ops,"
+        " CASE WHEN wall_ms >= 0 AND wall_ms < 1e300 THEN wall_ms END AS wall_ms,"
         " created_at, path, timeline, version FROM runs WHERE id = ?",
         "read run", error);
     bool row;
@@ -171,8 +180,10 @@ bool store_trace_hang(StoreTraceReader *r, int64_t *timeouts, char **hang_detail
     if (!st || !step(r, st, &row, "read diagnostics", error))
         return false;
     if (row) {
-        *timeouts = sqlite3_column_int64(st, 0);
-        *hang_detail = g_strdup((const char *)sqlite3_column_text(st, 1));
+        *timeouts = MAX(sqlite3_column_int64(st, 0), 0);
+        /* JSON the trace parses: one a parser should not see is dropped (store-values.h) */
+        const char *detail = (const char *)sqlite3_column_text(st, 1);
+        *hang_detail = store_value_json_ok(detail) ? g_strdup(detail) : NULL;
     }
     return true;
 }
@@ -200,7 +211,7 @@ bool store_trace_hardware(StoreTraceReader *r, char **line, GError **error)
     if (!st || !step(r, st, &row, "read run", error))
         return false;
     if (row)
-        *line = g_strdup((const char *)sqlite3_column_text(st, 0));
+        *line = store_value_text(sqlite3_column_text(st, 0));
     return true;
 }
 
@@ -352,13 +363,15 @@ bool store_trace_diagnostics(StoreTraceReader *r, StoreTraceDiagFn fn, void *dat
             return false;
         if (!row)
             return true;
+        /* a detail is JSON the trace parses: one a parser should not see is dropped */
+        bool detail_ok = store_value_json_ok((const char *)sqlite3_column_text(st, DETAIL));
         StoreTraceDiag d = {
             .kind = col_text(st, KIND),
             .severity = col_text(st, SEVERITY),
             .group = col_text(st, GROUP),
             .op = col_text(st, OP),
             .message = col_text(st, MESSAGE),
-            .detail = col_text(st, DETAIL),
+            .detail = detail_ok ? col_text(st, DETAIL) : (StoreText){NULL, 0},
             .has_rank = !col_null(st, RANK),
             .has_seq = !col_null(st, SEQ),
             .has_layer = !col_null(st, LAYER),

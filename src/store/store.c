@@ -16,7 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* How long a writer waits for another process's commit (never for a simulation). */
+/* How long a writer waits for another process's commit while that commit makes no progress
+ * (never for a simulation; wait_step). */
 #define BUSY_TIMEOUT_MS 300000
 
 static const char schema_sql[] =
@@ -133,9 +134,79 @@ static const char schema_sql[] =
 
 bool store_sql_error(GError **error, const Store *s, const char *what)
 {
-    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s: %s", s->path, what,
-                sqlite3_errmsg(s->db));
+    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s: %s%s", s->path, what,
+                sqlite3_errmsg(s->db), store_error_advice(sqlite3_extended_errcode(s->db)));
     return false;
+}
+
+/* ---- waiting for another writer ----
+ *
+ * A writer that finds the write lock held waits as long as the holder makes progress: a big
+ * commit (an import of 10^8 rows takes minutes) spills its pages into the -wal file as it goes,
+ * so the -wal's size or modification time changes; the wait gives up only after
+ * BUSY_TIMEOUT_MS without any change (a holder that is stopped or hung). So a concurrent run
+ * waits out a long commit instead of failing at a fixed timeout and losing its run. After
+ * NOTICE_AFTER_US of waiting, the Store's notice callback (store_set_wait_notice) is told once. */
+
+/* When a waiting writer says so (2 s: longer than any ordinary commit). */
+#define NOTICE_AFTER_US 2000000
+
+/* A fingerprint of the -wal file's growth (size and mtime); 0 when it does not exist. */
+static gint64 wal_stamp(const Store *s)
+{
+    g_autofree char *wal = g_strconcat(s->path, "-wal", NULL);
+    GStatBuf sb;
+    if (g_stat(wal, &sb) != 0)
+        return 0;
+    return (gint64)sb.st_size * 1000003 + (gint64)sb.st_mtim.tv_sec * 1000000007 +
+           (gint64)sb.st_mtim.tv_nsec;
+}
+
+/* Starts or continues a wait; false when it should give up (no progress for the timeout).
+ * Sleeps a little (2 ms doubling to 100 ms) before returning true. */
+static bool wait_step(Store *s, bool first)
+{
+    gint64 now = g_get_monotonic_time();
+    gint64 stamp = wal_stamp(s);
+    if (first) {
+        s->wait = (StoreWait){.start_us = now,
+                              .progress_us = now,
+                              .stamp = stamp,
+                              .pause_us = 2000,
+                              .handler_calls = s->wait.handler_calls,
+                              .give_up_us = s->wait.give_up_us,
+                              .notice_us = s->wait.notice_us};
+    } else if (stamp != s->wait.stamp) {
+        s->wait.stamp = stamp;
+        s->wait.progress_us = now;
+    }
+    if (now - s->wait.progress_us >= s->wait.give_up_us)
+        return false;
+    if (!s->wait.told && now - s->wait.start_us >= s->wait.notice_us && s->notice) {
+        s->wait.told = true;
+        g_autofree char *msg = g_strdup_printf(
+            "%s: another ranksim is writing to this database (it holds the write lock); "
+            "waiting for it to finish — nothing is lost meanwhile",
+            s->path);
+        s->notice(msg, s->notice_data);
+    }
+    g_usleep(s->wait.pause_us);
+    s->wait.pause_us = MIN(s->wait.pause_us * 2, 100000ul);
+    return true;
+}
+
+/* sqlite3_busy_handler: `count` is 0 on the first call of a wait. */
+static int busy_handler(void *arg, int count)
+{
+    Store *s = arg;
+    s->wait.handler_calls++;
+    return wait_step(s, count == 0) ? 1 : 0;
+}
+
+void store_set_wait_notice(Store *s, StoreNoticeFn fn, void *data)
+{
+    s->notice = fn;
+    s->notice_data = data;
 }
 
 /* Runs `sql`, retried while SQLite answers "database is locked" without waiting: switching a
@@ -143,26 +214,35 @@ bool store_sql_error(GError **error, const Store *s, const char *what)
  * a lock request that could deadlock is refused at once too, so several processes creating
  * one file could see SQLITE_BUSY immediately (found by the 4-runs-and-2-sweeps test). Every
  * write transaction here starts with BEGIN IMMEDIATE (no lock upgrade inside it), so retrying
- * a statement is safe. Waits up to BUSY_TIMEOUT_MS, like the busy handler; the error names
- * the statement. */
+ * a statement is safe. Waits like the busy handler (as long as the holder makes progress,
+ * wait_step); the error says another ranksim holds the lock, and names the statement. */
 bool store_exec(Store *s, const char *sql, GError **error)
 {
-    gint64 deadline = g_get_monotonic_time() + (gint64)BUSY_TIMEOUT_MS * 1000;
-    gulong pause_us = 2000;
-    for (;;) {
+    for (bool first = true;; first = false) {
         char *msg = NULL;
+        uint64_t calls = s->wait.handler_calls;
         int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
         if (rc == SQLITE_OK)
             return true;
-        if ((rc & 0xff) == SQLITE_BUSY && g_get_monotonic_time() < deadline) {
+        /* retried here only when SQLite refused without asking the busy handler (which gave
+         * up otherwise) */
+        bool handler_gave_up = s->wait.handler_calls != calls;
+        if ((rc & 0xff) == SQLITE_BUSY && !s->readonly && !handler_gave_up &&
+            wait_step(s, first)) {
             sqlite3_free(msg);
-            g_usleep(pause_us);
-            pause_us = MIN(pause_us * 2, 100000ul);
             continue;
         }
         g_autofree char *what = g_strndup(sql, strcspn(sql, ";("));
-        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s (%.40s)", s->path,
-                    msg ? msg : "error", g_strstrip(what));
+        int ext = sqlite3_extended_errcode(s->db);
+        if ((rc & 0xff) == SQLITE_BUSY)
+            g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                        "%s: another ranksim (or another program) has held this database's "
+                        "write lock for %" G_GINT64_FORMAT " s without progress (%s); nothing "
+                        "was written — try again when it has finished, or use another --db file",
+                        s->path, s->wait.give_up_us / 1000000, g_strstrip(what));
+        else
+            g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: %s (%.40s)%s", s->path,
+                        msg ? msg : "error", g_strstrip(what), store_error_advice(ext));
         sqlite3_free(msg);
         return false;
     }
@@ -187,8 +267,9 @@ static bool query_int(Store *s, const char *sql, int64_t *out, GError **error)
                     ext == SQLITE_NOTADB
                         ? "%s: not a ranksim results database (not an SQLite file: %s); left "
                           "untouched — use another --db file"
-                        : "%s: cannot read the database: %s",
-                    s->path, sqlite3_errmsg(s->db));
+                        : "%s: cannot use the database: %s%s",
+                    s->path, sqlite3_errmsg(s->db),
+                    ext == SQLITE_NOTADB ? "" : store_error_advice(ext));
         sqlite3_finalize(st);
         return false;
     }
@@ -432,7 +513,24 @@ static Store *store_new(const char *path)
 {
     Store *s = g_new0(Store, 1);
     s->path = g_strdup(path);
+    s->wait.give_up_us = (gint64)BUSY_TIMEOUT_MS * 1000;
+    s->wait.notice_us = NOTICE_AFTER_US;
     return s;
+}
+
+static Store *open_readonly(const char *path, bool empty_ok, GError **error);
+
+/* Classifies an existing file through a read-only connection that never checkpoints. False
+ * only with STORE_ERROR_FOREIGN or _NEWER: any other failure (read-only media, a -shm that
+ * cannot be made) is left to the read-write open, which says it its own way. */
+static bool probe_readonly(const char *path, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    g_autoptr(Store) ro = open_readonly(path, true, &local);
+    if (ro || !local || local->code == STORE_ERROR_FAILED || local->code == STORE_ERROR_MISSING)
+        return true;
+    g_propagate_error(error, g_steal_pointer(&local));
+    return false;
 }
 
 Store *store_open(const char *path, GError **error)
@@ -450,6 +548,10 @@ Store *store_open(const char *path, GError **error)
                     S_ISDIR(sb.st_mode) ? "directory" : "device, FIFO or socket");
         return NULL;
     }
+    /* Recognise an existing file read-only first: a refusing read-write connection would
+     * checkpoint a foreign WAL file on close (changing its bytes, deleting its -wal and -shm). */
+    if (g_stat(path, &sb) == 0 && sb.st_size > 0 && !probe_readonly(path, error))
+        return NULL;
     Store *s = store_new(path);
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -458,7 +560,10 @@ Store *store_open(const char *path, GError **error)
         store_close(s);
         return NULL;
     }
-    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    /* no checkpoint on close until the file is known to be ours (it may have changed since
+     * the probe) */
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+    sqlite3_busy_handler(s->db, busy_handler, s);
     if (sqlite3_db_readonly(s->db, "main") == 1) {
         /* SQLite falls back to read-only for a file it cannot write: say so now, not after a
          * simulation when the commit fails. */
@@ -484,6 +589,7 @@ Store *store_open(const char *path, GError **error)
         store_close(s);
         return NULL;
     }
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
     int64_t keyed = 0;
     query_int(s, "SELECT count(*) FROM pragma_table_info('op_rows') WHERE name = 'n'", &keyed,
               NULL);
@@ -509,6 +615,13 @@ static char *file_uri(const char *path, const char *query)
 
 Store *store_open_readonly(const char *path, GError **error)
 {
+    return open_readonly(path, false, error);
+}
+
+/* store_open_readonly; `empty_ok`: an empty file (no table) is opened too (the probe of
+ * store_open, for which it is a new database). */
+static Store *open_readonly(const char *path, bool empty_ok, GError **error)
+{
     GStatBuf sb;
     if (g_stat(path, &sb) != 0) {
         int e = errno;
@@ -532,13 +645,15 @@ Store *store_open_readonly(const char *path, GError **error)
         int rc = sqlite3_open_v2(
             uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc == SQLITE_OK) {
+            /* a reader never checkpoints (a foreign WAL file keeps its -wal and -shm) */
+            sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
             sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
             rc = sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL);
         }
         g_autoptr(GError) local = NULL;
         DbKind kind;
         if (rc == SQLITE_OK && classify(s, &kind, &local)) {
-            if (kind == DB_EMPTY) {
+            if (kind == DB_EMPTY && !empty_ok) {
                 g_set_error(error, STORE_ERROR, STORE_ERROR_FOREIGN,
                             "%s: an empty file, not a ranksim results database (run 'ranksim "
                             "run SCENARIO --db %s' first)",

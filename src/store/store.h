@@ -8,8 +8,8 @@
  * run in `names` and op rows carry integer ids; the contract tables `ops` and `collectives`
  * are views.
  *
- * Concurrency: WAL mode; writers wait (up to 5 minutes) only for another run's commit, never
- * for a simulation; readers open the file read-only (store_open_readonly) and never wait.
+ * Concurrency: WAL mode; writers wait only for another run's commit, never for a simulation,
+ * as long as that commit makes progress (up to 5 minutes without any, store_set_wait_notice); readers open the file read-only (store_open_readonly) and never wait.
  * A file that is not ranksim's, or from a newer ranksim, is recognised by reading only and
  * left byte-identical. Errors are GErrors in STORE_ERROR naming the database path and
  * SQLite's message. doc/reliability.md has the promises and their tests.
@@ -80,6 +80,11 @@ Store *store_open(const char *path, GError **error);
  * immutable open when the WAL index cannot be created) and on a full disk. Fails with
  * STORE_ERROR_MISSING, _FOREIGN, _NEWER or _FAILED. */
 Store *store_open_readonly(const char *path, GError **error);
+/* Told `message` (one line, no newline) when a writer of `s` has waited a while for another
+ * process's write lock, so the program can say why it pauses; the wait goes on as long as the
+ * other writer makes progress. `fn` NULL: nothing is told. */
+typedef void (*StoreNoticeFn)(const char *message, void *data);
+void store_set_wait_notice(Store *s, StoreNoticeFn fn, void *data);
 void store_close(Store *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Store, store_close)
 const char *store_path(const Store *s);
@@ -112,12 +117,12 @@ int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram 
                          const ModelMemPlan *memory, const char *status, int exit_code,
                          double wall_ms, GError **error);
 
-/* A run whose op rows arrive while it is still being read (`ranksim import`): the write
- * transaction opens at store_stream_begin (BEGIN IMMEDIATE, a provisional `runs` row for the
- * id), rows are appended with store_stream_ops in the order given, and store_stream_commit
- * writes the run row, names, outcome and notes and commits — or store_stream_abort rolls it
- * all back, leaving no row. Other writers wait for the transaction meanwhile (readers do
- * not). */
+/* A run whose op rows arrive while it is still being read (`ranksim import`): store_stream_begin
+ * takes no lock, rows appended with store_stream_ops (in the order given) go to a private,
+ * unlinked staging file, and store_stream_commit writes the run row, names, staged rows,
+ * outcome and notes in ONE short transaction — or store_stream_abort drops the staging, leaving
+ * no row. No lock is held while the input is read or merged, so other writers never wait for
+ * it. Commit and abort free `st`. */
 typedef struct StoreStream StoreStream;
 StoreStream *store_stream_begin(Store *s, GError **error);
 bool store_stream_ops(StoreStream *st, const SchedRecord *recs, size_t n, GError **error);

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -138,23 +139,24 @@ Test(concurrency, a_second_run_does_not_wait_for_a_simulating_one)
         ranksim((const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", db, "-q", NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
     result_clear(&r);
+    /* The first run is stopped (SIGSTOP) wherever it is — at best mid-simulation — and only
+     * continued once the second run and a reader are done: ordering facts, no clock (issue 27).
+     * Had the stopped run held the write lock, the second would have waited for it and the test
+     * would time out; the ids say the second committed before the first ended. */
     GPid slow = spawn((const char *[]){"run", scn, "--db", db, "--timeline", "none", NULL});
-    g_usleep(300000);
-    gint64 t0 = g_get_monotonic_time();
+    g_usleep(300000); /* best effort to be past store_open; not a bound */
+    cr_assert_eq(kill(slow, SIGSTOP), 0);
     r = ranksim((const char *[]){"run", SCN("lse-size-mismatch.yaml"), "--db", db, "-q", NULL});
-    double second_ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
     cr_assert_eq(r.code, 3, "%s", r.err);
     result_clear(&r);
     r = ranksim((const char *[]){"runs", "--db", db, NULL});
     cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "lse"), "%s", r.out);
     result_clear(&r);
-    double runs_ms = (double)(g_get_monotonic_time() - t0) / 1000.0 - second_ms;
     int status = 0;
-    bool still_running = waitpid(slow, &status, WNOHANG) == 0;
+    cr_assert_eq(waitpid(slow, &status, WNOHANG), 0, "the first run ended while stopped");
+    cr_assert_eq(kill(slow, SIGCONT), 0);
     cr_assert_eq(wait_exit(slow), 0);
-    cr_log_info("second run %.0f ms, runs %.0f ms while the first simulated", second_ms, runs_ms);
-    cr_assert(still_running, "the long run ended before the second: the test proves nothing");
-    cr_assert_lt(second_ms, 1000.0, "the second run took %.0f ms", second_ms);
     cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs"), 3);
     cr_assert_eq(db_scalar(db, "SELECT id FROM runs WHERE name = 'long-sim'"), 3);
 }
@@ -180,14 +182,14 @@ Test(concurrency, readers_work_while_another_process_holds_the_write_lock)
         {"explain", "1", "--db", db, NULL},   {"trace", "1", "-o", trace, "--db", db, NULL},
         {"diff", "1", "2", "--db", db, NULL},
     };
+    /* every reader ends while the lock is held: one that needed the write lock could not
+     * (it would wait for the locker, and the test time out) — an ordering fact, no clock */
     for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
-        gint64 t0 = g_get_monotonic_time();
         r = ranksim(cmds[i]);
-        double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
         cr_assert_eq(r.code, 0, "%s: %s", cmds[i][0], r.err);
-        cr_assert_lt(ms, 1000.0, "%s took %.0f ms", cmds[i][0], ms);
         result_clear(&r);
     }
+    cr_assert(!sqlite3_get_autocommit(locker), "the locker lost its transaction");
     sqlite3_exec(locker, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(locker);
 }
@@ -253,18 +255,69 @@ Test(concurrency, a_read_only_copy_can_be_read)
         cr_assert_eq(r.code, 0, "%s: %s", args[0], r.err);
         result_clear(&r);
     }
-    /* a writer refuses it before simulating, and says why */
-    gint64 t0 = g_get_monotonic_time();
+    /* prune --dry-run only reads (issue 27: it was refused) */
+    r = ranksim_unprivileged((const char *[]){"prune", "1", "--dry-run", "--db", copy, NULL});
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "would delete run 1"), "%s", r.out);
+    result_clear(&r);
+    /* a writer refuses it before simulating, and says why (nothing on stdout: a simulated run
+     * prints its report there) */
     r = ranksim_unprivileged(
         (const char *[]){"run", SCN("healthy-tp-layers.yaml"), "--db", copy, NULL});
     cr_assert_eq(r.code, 1, "%s", r.err);
     cr_assert(strstr(r.err, "cannot be written"), "%s", r.err);
-    cr_assert_lt(g_get_monotonic_time() - t0, 2000000);
+    cr_assert_str_eq(r.out, "", "it simulated first: %s", r.out);
     result_clear(&r);
     /* and the copy is untouched: no side files were created next to it */
     g_autofree char *shm = g_strconcat(copy, "-shm", NULL);
     cr_assert_not(g_file_test(shm, G_FILE_TEST_EXISTS));
     chmod(ro, 0755);
+}
+
+/* A disk with `*(rlim_t *)data` bytes of room per file: RLIMIT_FSIZE, the write failing with
+ * EFBIG instead of a SIGXFSZ (what a nearly full disk looks like to SQLite). */
+static void limit_file_size(gpointer data)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {.rlim_cur = *(rlim_t *)data, .rlim_max = *(rlim_t *)data};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        _exit(99);
+}
+
+/* Regression (issue 27): `prune N --vacuum` on a nearly full disk said only "database or disk
+ * is full" (exit 1) while run N was deleted. Delete and vacuum are one promise now: either the
+ * run is still there, or the message says it is deleted and only the vacuum failed. */
+Test(concurrency, prune_vacuum_on_a_full_disk_says_what_stands)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "p.db", NULL);
+    for (int i = 0; i < 6; i++) {
+        Result r = ranksim(
+            (const char *[]){"run", SCN("cross-node-allreduce.yaml"), "--db", db, "-q", NULL});
+        cr_assert_eq(r.code, 0, "%s", r.err);
+        result_clear(&r);
+    }
+    GStatBuf sb;
+    cr_assert_eq(g_stat(db, &sb), 0);
+    /* room for the delete's few pages, not for VACUUM's copy of the file */
+    rlim_t room = (rlim_t)sb.st_size / 2;
+    const char *argv[] = {RANKSIM_BINARY, "prune", "6", "--vacuum", "--db", db, NULL};
+    Result r = {0};
+    int status = 0;
+    cr_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, limit_file_size, &room,
+                           &r.out, &r.err, &status, NULL));
+    cr_assert(WIFEXITED(status));
+    cr_assert_eq(WEXITSTATUS(status), 1, "the vacuum did not fail: %s%s", r.out, r.err);
+    cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+    int64_t left = db_scalar(db, "SELECT count(*) FROM runs WHERE id = 6");
+    if (left == 0) {
+        cr_assert(strstr(r.out, "deleted run 6"), "run 6 is gone, the output does not say so: %s",
+                  r.out);
+        cr_assert(strstr(r.err, "run 6 IS deleted, but the vacuum failed"), "%s", r.err);
+    } else {
+        cr_assert_eq(db_scalar(db, "SELECT count(*) FROM runs"), 6);
+    }
+    result_clear(&r);
 }
 
 Test(concurrency, a_foreign_database_is_exit_2_and_untouched)
@@ -429,15 +482,17 @@ Test(outputs, write_errors_are_exit_1_with_the_reason)
 
 /* ---- hostile inputs: exit 2 at once, one line ---- */
 
+/* `max_ms` is what the refusal should cost, for the reader: it is not asserted (a wall-clock
+ * bound fails on a loaded machine; issue 27). The facts asserted are the exit code and the
+ * message, which names where the input was refused (a line, a level) — before the work a
+ * hostile input asks for; speed is measured by `make bench`, a hang by the test's timeout. */
 static void expect_refused(const char *const *args, const char *want, double max_ms)
 {
-    gint64 t0 = g_get_monotonic_time();
+    (void)max_ms;
     Result r = ranksim(args);
-    double ms = (double)(g_get_monotonic_time() - t0) / 1000.0;
     cr_assert_eq(r.code, 2, "%s %s: exit %d: %s", args[0], args[1], r.code, r.err);
     cr_assert(strstr(r.err, want), "%s %s: %s", args[0], args[1], r.err);
     cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
-    cr_assert_lt(ms, max_ms, "%s %s took %.0f ms", args[0], args[1], ms);
     result_clear(&r);
 }
 
