@@ -80,6 +80,8 @@ bench: deps
 	ninja -C build-bench
 	./build-bench/tests/bench-engine
 	@echo
+	tests/bench/bench-scale.sh build-bench 100 1024 4096 16384 65536
+	@echo
 	./build-bench/tests/bench-model scenarios/glm5-1024-ranks-prefill.yaml 3
 	@echo
 	tests/bench/bench-run.sh build-bench scenarios/glm5-1024-ranks-prefill.yaml

@@ -79,6 +79,11 @@ typedef struct {
                              shared part it weighs on is smaller (with sharing on), B/s */
     GArray *uses[2];      /* Use on the shared part of tier / intra_tier (NULL: none) */
     NetCommImpl impl;     /* who runs its collectives (net_fabric_set_group_impl) */
+    /* The last plans net_fabric_start chose for this group: a choice depends only on the
+     * fixed fabric, the group, the kind and the size, and a layer repeats the same few calls,
+     * so choosing again (every algorithm's phases and times) is skipped. */
+    struct PlanMemo *memo; /* [PLAN_MEMO] or NULL until the first start */
+    uint32_t memo_next;    /* slot the next new plan replaces (round robin) */
 } Group;
 
 typedef struct {
@@ -98,6 +103,16 @@ typedef struct {
 #define MAX_PHASES 3
 
 typedef enum { SEG_LATENCY = 0, SEG_TRANSFER, SEG_ALL } Seg;
+
+#define PLAN_MEMO 4 /* plans remembered per group: a layer's distinct collectives on it */
+
+struct PlanMemo {
+    bool valid;
+    NetCollKind kind;
+    uint64_t per_rank_bytes;
+    uint32_t n_phases;
+    Phase phases[MAX_PHASES];
+};
 
 typedef struct {
     bool live;
@@ -223,6 +238,7 @@ void net_fabric_free(NetFabric *f)
         for (int w = 0; w < 2; w++)
             if (g->uses[w])
                 g_array_unref(g->uses[w]);
+        g_free(g->memo);
     }
     g_array_unref(f->groups);
     g_array_unref(f->flows);
@@ -241,7 +257,9 @@ void net_fabric_free(NetFabric *f)
 void net_fabric_set_group_impl(NetFabric *f, uint32_t group, NetCommImpl impl)
 {
     g_return_if_fail(group < f->groups->len && impl < NET_IMPL_COUNT);
-    g_array_index(f->groups, Group, group).impl = impl;
+    Group *g = &g_array_index(f->groups, Group, group);
+    g->impl = impl;
+    g_clear_pointer(&g->memo, g_free); /* the choice depends on it */
 }
 
 uint32_t net_fabric_nodes(const NetFabric *f)
@@ -774,6 +792,30 @@ static void flow_begin_phase(NetFabric *f, uint32_t id, int64_t now)
     mark_changed(f, id);
 }
 
+/* choose()'s phases for a call on g, from the group's memo when it made the same call. */
+static uint32_t plan_phases(const NetFabric *f, Group *g, NetCollKind kind,
+                            uint64_t per_rank_bytes, Phase *ph)
+{
+    if (!g->memo)
+        g->memo = g_new0(struct PlanMemo, PLAN_MEMO);
+    for (uint32_t i = 0; i < PLAN_MEMO; i++) {
+        const struct PlanMemo *m = &g->memo[i];
+        if (m->valid && m->kind == kind && m->per_rank_bytes == per_rank_bytes) {
+            memcpy(ph, m->phases, sizeof(Phase) * m->n_phases);
+            return m->n_phases;
+        }
+    }
+    NetAlgo algo;
+    Pick pick;
+    uint32_t np = choose(f, g, kind, per_rank_bytes, ph, &algo, &pick);
+    struct PlanMemo *m = &g->memo[g->memo_next];
+    g->memo_next = (g->memo_next + 1) % PLAN_MEMO;
+    *m = (struct PlanMemo){.valid = true, .kind = kind, .per_rank_bytes = per_rank_bytes,
+                           .n_phases = np};
+    memcpy(m->phases, ph, sizeof(Phase) * np);
+    return np;
+}
+
 uint32_t net_fabric_start(NetFabric *f, int64_t now_ns, uint32_t group, NetCollKind kind,
                           uint64_t per_rank_bytes, uint64_t tag)
 {
@@ -793,10 +835,8 @@ uint32_t net_fabric_start(NetFabric *f, int64_t now_ns, uint32_t group, NetCollK
     fl->live = true;
     fl->tag = tag;
     fl->group = group;
-    NetAlgo algo;
-    Pick pick;
-    fl->n_phases = choose(f, &g_array_index(f->groups, Group, group), kind, per_rank_bytes,
-                          fl->phases, &algo, &pick);
+    fl->n_phases = plan_phases(f, &g_array_index(f->groups, Group, group), kind,
+                               per_rank_bytes, fl->phases);
     flow_begin_phase(f, id, now_ns);
     return id;
 }

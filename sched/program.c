@@ -201,6 +201,7 @@ SchedProgram *sched_program_new(uint32_t n_ranks)
     p->names.strings = g_ptr_array_new_with_free_func(g_free);
     p->names.ids = g_hash_table_new(g_str_hash, g_str_equal);
     p->groups = g_ptr_array_new_with_free_func(group_free);
+    p->group_ids = g_hash_table_new(g_str_hash, g_str_equal);
     p->lists = g_ptr_array_new_with_free_func(list_free);
     p->list_index = g_hash_table_new(list_hash, list_equal);
     p->list_of_rank = g_new(int32_t, n_ranks);
@@ -215,6 +216,7 @@ void sched_program_free(SchedProgram *p)
         return;
     g_hash_table_destroy(p->names.ids);
     g_ptr_array_free(p->names.strings, TRUE);
+    g_hash_table_destroy(p->group_ids);
     g_ptr_array_free(p->groups, TRUE);
     g_hash_table_destroy(p->list_index);
     g_ptr_array_free(p->lists, TRUE);
@@ -279,19 +281,25 @@ int32_t sched_program_add_group(SchedProgram *p, const char *name, const int32_t
         g->sorted[i] = pairs[i].rank;
         g->sorted_pos[i] = pairs[i].pos;
     }
+    /* An arithmetic progression of members gets O(1) positions (sched_group_index_of). */
+    int64_t step = n > 1 ? (int64_t)ranks[1] - ranks[0] : 1;
+    bool progression = step >= 1 && step <= INT32_MAX;
+    for (uint32_t i = 2; i < n && progression; i++)
+        progression = (int64_t)ranks[i] - ranks[i - 1] == step;
+    g->stride = progression ? (int32_t)step : 0;
     g_ptr_array_add(p->groups, g);
-    return (int32_t)(p->groups->len - 1);
+    int32_t id = (int32_t)(p->groups->len - 1);
+    if (!g_hash_table_contains(p->group_ids, g->name))
+        g_hash_table_insert(p->group_ids, g->name, GINT_TO_POINTER(id + 1));
+    return id;
 }
 
 int32_t sched_program_find_group(const SchedProgram *p, const char *name)
 {
-    for (guint i = 0; i < p->groups->len; i++)
-        if (strcmp(((SchedGroup *)g_ptr_array_index(p->groups, i))->name, name) == 0)
-            return (int32_t)i;
-    return -1;
+    return GPOINTER_TO_INT(g_hash_table_lookup(p->group_ids, name)) - 1;
 }
 
-int32_t sched_group_index_of(const SchedGroup *g, int32_t rank)
+int32_t sched_group_search(const SchedGroup *g, int32_t rank)
 {
     uint32_t lo = 0, hi = g->n;
     while (lo < hi) {

@@ -98,6 +98,9 @@ typedef struct {
     int32_t *ranks;       /* members in the order given, global ranks */
     int32_t *sorted;      /* the members sorted ascending, for sched_group_index_of() */
     uint32_t *sorted_pos; /* sorted[i] sits at ranks[sorted_pos[i]] */
+    /* Members in arithmetic progression (ranks[i] = ranks[0] + i x stride, stride >= 1: TP, DP
+     * and PP groups): sched_group_index_of() computes the position; 0 when they are not. */
+    int32_t stride;
     /* How the group's collectives surface on hardware (sched_program_group_watch):
      * `unwatched_kinds` has bit 1 << SchedOpKind for each kind that runs outside the process
      * group's watchdog (no timeout line, no sequence number); `seq_base` counts the watched
@@ -121,6 +124,7 @@ typedef struct {
     uint32_t n_ranks;
     SchedNames names;
     GPtrArray *groups;      /* SchedGroup*, index = group id */
+    GHashTable *group_ids;  /* group name -> id + 1 of the first group of that name */
     GPtrArray *lists;       /* SchedOpList*, interned */
     GHashTable *list_index; /* SchedOpList* -> index + 1 (content hash) */
     int32_t *list_of_rank;  /* rank -> index into lists, -1 while unset */
@@ -174,14 +178,25 @@ void sched_program_group_watch(SchedProgram *p, int32_t id, uint32_t unwatched_k
                                uint64_t seq_base, const char *unwatched_via);
 /* Sets who runs group `id`'s collectives (SchedGroup.impl). */
 void sched_program_group_impl(SchedProgram *p, int32_t id, NetCommImpl impl);
-/* Finds a group by name; -1 if none. O(groups). */
+/* Finds a group by name (the first added, if several share it); -1 if none. O(1). */
 int32_t sched_program_find_group(const SchedProgram *p, const char *name);
 static inline const SchedGroup *sched_program_group(const SchedProgram *p, int32_t id)
 {
     return g_ptr_array_index(p->groups, (guint)id);
 }
-/* Position of `rank` in group g's member list, or -1 if not a member. O(log n). */
-int32_t sched_group_index_of(const SchedGroup *g, int32_t rank);
+int32_t sched_group_search(const SchedGroup *g, int32_t rank);
+/* Position of `rank` in group g's member list, or -1 if not a member. O(1) for a group in
+ * arithmetic progression, else O(log n). */
+static inline int32_t sched_group_index_of(const SchedGroup *g, int32_t rank)
+{
+    if (g->stride > 0) {
+        int64_t d = (int64_t)rank - g->ranks[0];
+        if (d < 0 || d % g->stride != 0 || d / g->stride >= (int64_t)g->n)
+            return -1;
+        return (int32_t)(d / g->stride);
+    }
+    return sched_group_search(g, rank);
+}
 
 /* Gives `rank` the op list `ops[0..len)` (copied). Identical lists are stored once.
  * Returns the list index. */

@@ -108,7 +108,8 @@ static double elapsed_ms(gint64 start_us)
     return (double)(g_get_monotonic_time() - start_us) / 1000.0;
 }
 
-/* Progress on stderr for runs that take more than a second, when stderr is a terminal. */
+/* Progress on stderr while simulating, at every size, when stderr is a terminal (not with -q
+ * or --json): the engine calls it every SCHED_PROGRESS_EVENTS events. */
 typedef struct {
     gint64 start_us;
     bool shown;
@@ -118,8 +119,6 @@ static void progress_cb(void *ud, int64_t now_ns, uint64_t rank_ops, uint64_t ev
 {
     Progress *p = ud;
     double wall = (double)(g_get_monotonic_time() - p->start_us) / 1e6;
-    if (wall < 1.0)
-        return;
     g_autofree char *t = sched_format_ns(now_ns);
     fprintf(stderr,
             "\r  simulating: t = %s, %" G_GUINT64_FORMAT " rank-ops, %" G_GUINT64_FORMAT
@@ -338,12 +337,20 @@ static Scenario *run_load(RunOptions *o)
     };
     g_autoptr(GError) err = NULL;
     g_autoptr(Scenario) sc = NULL;
+    /* Loading (and lowering a model) can take seconds at a million ranks: say so first. */
+    bool status = isatty(STDERR_FILENO) && !o->quiet && !o->json;
+    if (status) {
+        fputs(o->vtext ? "  loading: lowering the vLLM command line ..."
+                       : "  loading: reading and lowering the scenario ...",
+              stderr);
+        fflush(stderr);
+    }
     if (cli_workload_parse(o->prefill, o->decode, &extras.prefill, &extras.prefill_ctx,
                            &extras.decode, &err) &&
         cli_input_paths_check(o->vtext ? NULL : o->path, o->hardware, &err))
         sc = o->vtext ? runner_load_string(o->vtext, o->path, &extras, &err)
                       : runner_load(o->path, &extras, &err);
-    if (serve_shown)
+    if (serve_shown || status)
         fputs("\r\033[K", stderr);
     if (sc && o->sets) { /* the run is named by its overrides: name[key=value, ...] */
         char *named = cli_run_name(sc->name, (const char *const *)o->sets);
@@ -385,6 +392,25 @@ static void run_done_clear(RunDone *d)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunDone, run_done_clear)
 
+/* Before the run is written (on a terminal): how much time line is about to be stored, so a
+ * long store is expected — records staged at 64 B each (src/store/store-stage.c) and folded into
+ * shared time lines as they are written. */
+static void run_storing_status(const RunOptions *o, bool tty, const SchedOutcome *out)
+{
+    if (!tty)
+        return;
+    if (o->timeline_level == SCHED_TIMELINE_NONE) {
+        fputs("\r\033[K  storing: the run's summary (--timeline none) ...", stderr);
+    } else {
+        fprintf(stderr,
+                "\r\033[K  storing: the %s time line, up to %" G_GUINT64_FORMAT
+                " op records (%.0f MB staged) ...",
+                cli_timeline_name(o->timeline_level), out->rank_ops,
+                (double)out->rank_ops * 64.0 / 1e6);
+    }
+    fflush(stderr);
+}
+
 /* Simulates `sc` into a new run of `store` (progress on a terminal), then writes --trace.
  * Returns CLI_EXIT_OK with `d` filled, or an exit code after printing the error. */
 static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, RunDone *d)
@@ -414,10 +440,17 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
     }
     Progress prog = {o->t0, false};
     bool tty = isatty(STDERR_FILENO) && !o->quiet && !o->json;
+    if (tty && sc->program) {
+        fprintf(stderr,
+                "\r\033[K  simulating: %u ranks, %" G_GUINT64_FORMAT " rank-ops to run ...",
+                sc->program->n_ranks, sched_program_total_op_count(sc->program));
+        fflush(stderr);
+        prog.shown = true;
+    }
     d->res = runner_simulate(sc, o->timeline_level, store_run_record, sr, tty ? progress_cb : NULL,
                              tty ? &prog : NULL);
     if (prog.shown)
-        fprintf(stderr, "\r%*s\r", 78, "");
+        fputs("\r\033[K", stderr);
     if (d->res->memory)
         store_run_set_memory(sr, d->res->memory);
     if (d->res->steps) {
@@ -426,8 +459,11 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
             d->info.serve = d->res->steps;
     }
     double wall = elapsed_ms(o->t0);
+    run_storing_status(o, tty, d->res->outcome);
     d->run_id =
         store_run_finish(sr, d->res->outcome, d->res->status, d->res->exit_code, wall, &err);
+    if (tty)
+        fputs("\r\033[K", stderr);
     if (d->run_id < 0) {
         cli_error("%s", err->message);
         return CLI_EXIT_INTERNAL;

@@ -5,8 +5,9 @@
  * a member, a peer must be another rank. Part of the scenario loader (src/input/scenario-common.h).
  *
  * Costs: O(ranks) memory for rank bookkeeping; group membership of each programs key is checked
- * once per (key, group), O(set size x log group size); each key's op list is built once and
- * shared by its ranks (sched_program_share_ops).
+ * once per (key, group), O(set size x log group size), with groups found by name in O(1)
+ * and no per-key clearing (a stamp per group); each key's op list is built once and shared by
+ * its ranks (sched_program_share_ops): set-up linear in ranks, groups and ops written.
  */
 #include <math.h>
 #include <string.h>
@@ -159,7 +160,8 @@ typedef struct {
     const char *key; /* the programs key, for messages */
     const int32_t *ranks;
     uint32_t n;
-    uint8_t *group_checked; /* per group id */
+    uint32_t *group_checked; /* per group id: the `gen` of the last key that checked it */
+    uint32_t gen;            /* this key's stamp, >= 1: no per-key clearing of the array */
 } KeyCtx;
 
 static const char *const dtype_names_list[] = {"bf16", "fp16",  "fp32", "fp8",
@@ -237,7 +239,7 @@ static bool op_group(Loader *ld, const YamlDocNode *n, KeyCtx *kc, int32_t *out)
         return yamldoc_fail(&ld->doc, n, "group", "no group named '%s'; %s%s", name, hint,
                             p->groups->len > 64 ? " (first 64 shown)" : "");
     }
-    if (!kc->group_checked[g]) {
+    if (kc->group_checked[g] != kc->gen) {
         const SchedGroup *grp = sched_program_group(p, g);
         for (uint32_t i = 0; i < kc->n; i++) {
             if (sched_group_index_of(grp, kc->ranks[i]) < 0) {
@@ -249,7 +251,7 @@ static bool op_group(Loader *ld, const YamlDocNode *n, KeyCtx *kc, int32_t *out)
                                     kc->ranks[i], kc->key, name, members, kc->ranks[i], mine);
             }
         }
-        kc->group_checked[g] = 1;
+        kc->group_checked[g] = kc->gen;
     }
     *out = g;
     return true;
@@ -468,7 +470,7 @@ static bool load_programs(Loader *ld, const YamlDocNode *pkey, const YamlDocNode
     g_autofree int32_t *owner = g_new(int32_t, ld->n_ranks); /* programs key index per rank */
     for (uint32_t r = 0; r < ld->n_ranks; r++)
         owner[r] = -1;
-    g_autofree uint8_t *checked = g_new0(uint8_t, p->groups->len + 1);
+    g_autofree uint32_t *checked = g_new0(uint32_t, p->groups->len + 1);
     int star = -1;
     g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     /* First pass: every key's rank set, so "*" can take what the others leave. */
@@ -528,9 +530,11 @@ static bool load_programs(Loader *ld, const YamlDocNode *pkey, const YamlDocNode
         GArray *set = g_ptr_array_index(sets, i);
         if (set->len == 0)
             continue; /* a "*" with nothing left over */
-        memset(checked, 0, p->groups->len + 1);
-        KeyCtx kc = {yamldoc_map_key(programs, i)->text, (const int32_t *)(void *)set->data,
-                     set->len, checked};
+        KeyCtx kc = {.key = yamldoc_map_key(programs, i)->text,
+                     .ranks = (const int32_t *)(void *)set->data,
+                     .n = set->len,
+                     .group_checked = checked,
+                     .gen = i + 1};
         g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(SchedOp));
         if (!build_ops(ld, yamldoc_map_value(programs, i), kc.key, &kc, 0, ops))
             return false;

@@ -122,3 +122,34 @@ Test(program, total_op_count_expands_repeats_and_saturates)
     sched_program_set_ops(big, 1, nest, 9);
     cr_assert_eq(sched_program_total_op_count(big), UINT64_MAX);
 }
+
+/* Issue 29: groups by name in O(1) (the first of a name wins, as the linear search did), and
+ * positions in O(1) for members in arithmetic progression, the same as the binary search. */
+Test(program, group_lookup_and_positions_by_index)
+{
+    SchedProgram *p = sched_program_new(64);
+    int32_t strided[] = {3, 11, 19, 27};  /* stride 8: a DP group */
+    int32_t shuffled[] = {40, 5, 33, 12}; /* no progression: binary search */
+    int32_t again[] = {0, 1};
+    int32_t a = sched_program_add_group(p, "dp3", strided, 4);
+    int32_t b = sched_program_add_group(p, "odd", shuffled, 4);
+    sched_program_add_group(p, "dp3", again, 2);
+    cr_assert_eq(sched_program_find_group(p, "dp3"), a);
+    cr_assert_eq(sched_program_find_group(p, "odd"), b);
+    cr_assert_eq(sched_program_find_group(p, "nope"), -1);
+    const SchedGroup *g = sched_program_group(p, a);
+    cr_assert_eq(g->stride, 8);
+    for (int32_t r = 0; r < 64; r++) {
+        int32_t want = -1;
+        for (int32_t i = 0; i < 4; i++)
+            if (strided[i] == r)
+                want = i;
+        cr_assert_eq(sched_group_index_of(g, r), want, "rank %d", r);
+        cr_assert_eq(sched_group_search(g, r), want, "rank %d", r);
+    }
+    const SchedGroup *h = sched_program_group(p, b);
+    cr_assert_eq(h->stride, 0);
+    cr_assert_eq(sched_group_index_of(h, 33), 2);
+    cr_assert_eq(sched_group_index_of(h, 34), -1);
+    sched_program_free(p);
+}
