@@ -618,23 +618,27 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
 }
 
 /* One dotted `KEY.SUB.SUB VALUE` into `o`: nested objects for the inner keys, the value as JSON
- * when it reads as JSON (a number, true, a list), else as a string (argparse_utils.py). */
-static void dotted_set(JsonObject *o, const char *path, const char *value)
+ * when it reads as JSON (a number, true, a list; nesting bounded by sched/json-bounded.h), else
+ * as a string (argparse_utils.py). False for a path of more than SCHED_JSON_MAX_DEPTH keys. */
+static bool dotted_set(JsonObject *o, const char *path, const char *value)
 {
-    g_auto(GStrv) keys = g_strsplit(path, ".", -1);
+    g_auto(GStrv) keys = g_strsplit(path, ".", SCHED_JSON_MAX_DEPTH + 2);
     guint n = g_strv_length(keys);
+    if (n > SCHED_JSON_MAX_DEPTH)
+        return false;
     for (guint k = 0; k + 1 < n; k++) {
         JsonNode *m = json_object_get_member(o, keys[k]);
         if (!m || !JSON_NODE_HOLDS_OBJECT(m))
             json_object_set_object_member(o, keys[k], json_object_new());
         o = json_object_get_object_member(o, keys[k]);
     }
-    JsonNode *v = json_from_string(value, NULL);
+    JsonNode *v = sched_json_from_string(value, NULL);
     if (!v) {
         v = json_node_new(JSON_NODE_VALUE);
         json_node_set_string(v, value);
     }
     json_object_set_member(o, keys[n - 1], v);
+    return true;
 }
 
 static const VllmFlag *find_flag(const char *name)
@@ -697,7 +701,10 @@ VllmArgs *vllm_args_parse(const char *const *argv, int argc, const ModelParallel
                 flag_fail(&rd, tok, "needs a value");
                 return NULL;
             }
-            dotted_set(spec_dotted, sub, v);
+            if (!dotted_set(spec_dotted, sub, v)) {
+                flag_fail(&rd, tok, "nests deeper than %d keys", SCHED_JSON_MAX_DEPTH);
+                return NULL;
+            }
             continue;
         }
         if (f && sub && f->kind != VF_COMPILATION && f->kind != VF_ATTENTION_CONFIG)
