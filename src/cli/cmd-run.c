@@ -314,6 +314,33 @@ static void run_add_model_config(RunOptions *o)
     o->sets[n + 1] = NULL;
 }
 
+/* An error about a pasted `vllm serve` line in the user's terms: the eval config it was read
+ * into ("vllm-serve:3: key 'server_args': ...") is no file the user wrote, so its place is
+ * named as the part of the command line it came from. */
+static char *command_error(const char *msg)
+{
+    static const struct {
+        const char *key, *as;
+    } parts[] = {{"key 'server_args': ", "the vllm serve flags: "},
+                 {"key 'model_name': ", "vllm serve MODEL: "},
+                 {"key 'env': ", "the environment prefix: "}};
+    if (!g_str_has_prefix(msg, "vllm-serve:"))
+        return g_strdup(msg);
+    const char *p = msg + strlen("vllm-serve:");
+    while (g_ascii_isdigit(*p))
+        p++;
+    if (*p == ':')
+        p++;
+    while (*p == ' ')
+        p++;
+    for (size_t i = 0; i < G_N_ELEMENTS(parts); i++)
+        if (g_str_has_prefix(p, parts[i].key))
+            return g_strconcat(parts[i].as, p + strlen(parts[i].key), NULL);
+    if (g_str_has_prefix(p, "key '") && g_ascii_isupper(p[5])) /* an environment variable */
+        return g_strconcat("the environment prefix: ", p, NULL);
+    return g_strconcat("the vllm serve command line: ", p, NULL);
+}
+
 /* Loads the scenario with the command line's extras, names the run by its overrides and checks
  * its size. Returns NULL after printing the error and storing the rejected run (best effort). */
 static Scenario *run_load(RunOptions *o)
@@ -368,8 +395,10 @@ static Scenario *run_load(RunOptions *o)
     /* Input that never reached a simulation is not a run: nothing is stored, and `latest`
      * stays the last run that did (doc/decisions.md). A sweep stores the variants vLLM's rules
      * refuse, since they are part of its answer. */
-    if (!sc)
-        cli_error("%s", err->message);
+    if (!sc) {
+        g_autofree char *msg = o->vtext ? command_error(err->message) : g_strdup(err->message);
+        cli_error("%s", msg);
+    }
     return g_steal_pointer(&sc);
 }
 

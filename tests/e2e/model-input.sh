@@ -42,6 +42,9 @@ cases=(
   "dotted --speculative-config.method|run|MTP projection||h200|vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --speculative-config.method mtp --speculative-config.num_speculative_tokens 2"
   "no dotted flag, no MTP weights|run||MTP projection|h200|vllm serve deepseek-ai/DeepSeek-V3 -tp 8"
   "-O.cudagraph_mode|run|cudagraph_capture skipped||h100|vllm serve Qwen/Qwen3-8B -O.cudagraph_mode=NONE"
+  "a flag's error names the flags, not a file|2|ranksim: error: the vllm serve flags: ||h100|vllm serve Qwen/Qwen3-8B -tp 3"
+  "a model's error names MODEL|2|ranksim: error: vllm serve MODEL: no built-in model matches||h100|vllm serve Qwen/Qwen9-8B"
+  "an environment error names the prefix|2|ranksim: error: the environment prefix: key 'VLLM_ALL2ALL_BACKEND'||h200|VLLM_ALL2ALL_BACKEND=deepep vllm serve deepseek-ai/DeepSeek-V3 -tp 8 -ep"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name want has hasnt hw cmd <<<"$c"
