@@ -32,6 +32,7 @@
 #include "../store/query.h"
 #include "../store/store.h"
 #include "../util/inputfile.h"
+#include "../util/textwrap.h"
 
 #define MAX_JOBS 1024 /* libuv's own cap on UV_THREADPOOL_SIZE */
 #define EXIT_INTERRUPTED 130
@@ -114,15 +115,28 @@ static void progress_line(CliSweep *sw, const CliSweepVariant *v)
     if (sw->tty || sw->quiet)
         return;
     g_autofree char *end = v->end_ns >= 0 ? sched_format_ns(v->end_ns) : g_strdup("-");
-    fprintf(stderr, "[%u/%u] %s: %s", sw->done, sw->n, v->label,
-            cli_sweep_outcome_names[v->outcome]);
+    /* one line of the terminal's width: the variant and its outcome, then the finding in what
+     * is left, or under it when little is */
+    g_autoptr(GString) line = g_string_new(NULL);
+    g_string_printf(line, "[%u/%u] %s: %s", sw->done, sw->n, v->label,
+                    cli_sweep_outcome_names[v->outcome]);
     if (v->run_id >= 0)
-        fprintf(stderr, " (run %" G_GINT64_FORMAT ", %s)", v->run_id, end);
+        g_string_append_printf(line, " (run %" G_GINT64_FORMAT ", %s)", v->run_id, end);
+    int width = text_width();
     if (v->first_diag && v->outcome != CLI_SWEEP_OK) {
-        g_autofree char *cut = query_short_message(v->first_diag, 110);
-        fprintf(stderr, " — %s", cut);
+        int left = width - (int)g_utf8_strlen(line->str, -1) - 3;
+        bool under = left < 24;
+        g_autofree char *cut =
+            cli_sweep_finding(v->first_diag, (guint)MAX(8, under ? width - 4 : left));
+        if (under) { /* the variant, folded; the finding on a line of its own */
+            text_fold_line(stderr, line->str, line->len, width);
+            fprintf(stderr, "    %s\n", cut);
+            fflush(stderr);
+            return;
+        }
+        g_string_append_printf(line, " — %s", cut);
     }
-    fputc('\n', stderr);
+    text_fold_line(stderr, line->str, line->len, width);
     fflush(stderr);
 }
 
@@ -496,9 +510,12 @@ static void sweep_loop(CliSweep *sw)
     sw->t0 = g_get_monotonic_time();
     if (sw->tty && !sw->quiet)
         uv_timer_start(&sw->tick, tick_cb, 250, 250);
-    if (!sw->quiet)
-        fprintf(stderr, "ranksim: sweep of %s: %u variant%s with -j %u, stored in %s\n",
-                sw->in.path, sw->n, sw->n == 1 ? "" : "s", sw->jobs, sw->db_path);
+    if (!sw->quiet) {
+        g_autofree char *head =
+            g_strdup_printf("ranksim: sweep of %s: %u variant%s with -j %u, stored in %s",
+                            sw->in.path, sw->n, sw->n == 1 ? "" : "s", sw->jobs, sw->db_path);
+        text_fold_line(stderr, head, strlen(head), text_width());
+    }
     progress_bar(sw);
     queue_next(sw);
     uv_run(&sw->loop, UV_RUN_DEFAULT);

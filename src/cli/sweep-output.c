@@ -86,6 +86,38 @@ void sweep_print_json(const CliSweep *sw, double wall_s)
     printf("%s\n", text);
 }
 
+char *cli_sweep_finding(const char *first_diag, guint max_chars)
+{
+    if (!first_diag)
+        return g_strdup("");
+    const char *p = first_diag;
+    if (!g_str_has_prefix(p, "config: "))
+        return query_short_message(p, max_chars);
+    p += strlen("config: ");
+    if (g_str_has_prefix(p, "line ")) { /* "line 10: " */
+        const char *q = p + strlen("line ");
+        while (g_ascii_isdigit(*q))
+            q++;
+        if (q[0] == ':' && q[1] == ' ')
+            p = q + 2;
+    }
+    if (g_str_has_prefix(p, "key '")) { /* "key 'parallel': " */
+        const char *q = strstr(p, "': ");
+        if (q)
+            p = q + 3;
+    }
+    const char *sp = strchr(p, ' '); /* "parallel.decode_context_parallel_size: " */
+    g_autofree char *key = NULL;
+    if (sp && sp > p + 1 && sp[-1] == ':' && memchr(p, '.', (size_t)(sp - p))) {
+        key = g_strndup(p, (gsize)(sp - 1 - p));
+        p = sp + 1;
+    }
+    g_autofree char *first = query_short_message(p, G_MAXUINT); /* its first line */
+    g_autofree char *text = key ? g_strdup_printf("config: %s (%s)", first, key)
+                                : g_strconcat("config: ", first, NULL);
+    return query_short_message(text, max_chars);
+}
+
 /* A --vary key as a column head: its last component ("attention_backend"). */
 static const char *short_key(const char *key)
 {
@@ -144,7 +176,7 @@ static void print_compact(const CliSweep *sw, int wid, int width)
         }
         printf("\n");
         if (v->first_diag && *v->first_diag) {
-            g_autofree char *d = query_short_message(v->first_diag, (guint)MAX(8, width - wid - 4));
+            g_autofree char *d = cli_sweep_finding(v->first_diag, (guint)MAX(8, width - wid - 4));
             printf("%*s  %s\n", wid, "", d);
         }
     }
@@ -176,7 +208,7 @@ void sweep_print_table(const CliSweep *sw)
         return;
     }
     bool below = width - used < 24;
-    int diag_w = below ? width - wid - 4 : MIN(110, width - used);
+    int diag_w = below ? width - wid - 4 : width - used;
     printf("%*s", wid, "#");
     for (guint k = 0; k < nv; k++)
         printf("  %-*s", w[k],
@@ -192,8 +224,7 @@ void sweep_print_table(const CliSweep *sw)
             const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
             printf("  %-*s", w[k], (const char *)g_ptr_array_index(vy->values, choice[k]));
         }
-        g_autofree char *diag =
-            query_short_message(v->first_diag ? v->first_diag : "", (guint)MAX(8, diag_w));
+        g_autofree char *diag = cli_sweep_finding(v->first_diag, (guint)MAX(8, diag_w));
         print_cells(v);
         if (!below)
             printf("  %s\n", *diag ? diag : "-");

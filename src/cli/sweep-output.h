@@ -26,6 +26,13 @@ typedef enum {
 
 extern const char *const cli_sweep_outcome_names[]; /* by CliSweepOutcome */
 
+/* A variant's first diagnostic as a table cell or progress line shows it, cut to `max_chars`:
+ * a refused variant's message without the place it names ("config: line 10: key 'parallel':
+ * parallel.decode_context_parallel_size: tp_size=1 must be ..." -> "config: tp_size=1 must be
+ * ... (parallel.decode_context_parallel_size)"), since every variant of a sweep has the same file and the table names the key; the
+ * number that decides it comes first. Caller frees. */
+char *cli_sweep_finding(const char *first_diag, guint max_chars);
+
 typedef struct CliSweep CliSweep;
 
 typedef struct {

@@ -59,30 +59,29 @@ typedef struct {
 static FILE *real_stdout; /* while the filter is on */
 static int first_errno;   /* the first failed write to the real stdout */
 
-/* Writes one line folded at w->width (counted in characters, not bytes). */
-static void emit_line(Wrap *w, const char *s, gsize len)
+void text_fold_line(FILE *out, const char *s, size_t len, int width)
 {
     glong chars = g_utf8_strlen(s, (gssize)len);
-    if (chars <= w->width) {
-        fwrite(s, 1, len, w->real);
-        fputc('\n', w->real);
+    if (chars <= width) {
+        fwrite(s, 1, len, out);
+        fputc('\n', out);
         return;
     }
     int indent = 0;
     while ((gsize)indent < len && s[indent] == ' ')
         indent++;
-    int cont = MIN(indent + 4, w->width / 2);
+    int cont = MIN(indent + 4, width / 2);
     const char *p = s, *end = s + len;
     int lead = 0; /* spaces written before this piece */
     while (p < end) {
-        int room = w->width - lead;
+        int room = width - lead;
         /* the byte where `room` characters end */
         const char *lim = p;
         for (int k = 0; k < room && lim < end; k++)
             lim = g_utf8_next_char(lim);
         if (lim >= end) {
-            fwrite(p, 1, (size_t)(end - p), w->real);
-            fputc('\n', w->real);
+            fwrite(p, 1, (size_t)(end - p), out);
+            fputc('\n', out);
             return;
         }
         /* break at the last space inside the room, past the indentation; with none, after
@@ -95,17 +94,23 @@ static void emit_line(Wrap *w, const char *s, gsize len)
                 comma = q + 1;
         }
         const char *cut = brk && brk > p ? brk : comma && comma > p ? comma : lim;
-        fwrite(p, 1, (size_t)(cut - p), w->real);
-        fputc('\n', w->real);
+        fwrite(p, 1, (size_t)(cut - p), out);
+        fputc('\n', out);
         p = cut;
         while (p < end && *p == ' ')
             p++;
         if (p < end) {
             for (int k = 0; k < cont; k++)
-                fputc(' ', w->real);
+                fputc(' ', out);
             lead = cont;
         }
     }
+}
+
+/* Writes one line folded at w->width (counted in characters, not bytes). */
+static void emit_line(Wrap *w, const char *s, gsize len)
+{
+    text_fold_line(w->real, s, len, w->width);
 }
 
 static ssize_t wrap_write(void *cookie, const char *buf, size_t size)

@@ -14,6 +14,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Appends `s` (`len` bytes, -1: NUL-terminated) to `out` made safe for a terminal: C0 control
  * characters (ESC, BEL, CR, ... but a tab, and a newline when `keep_newlines`), DEL and the C1
@@ -26,6 +27,10 @@ void text_escape_append(GString *out, const char *s, gssize len, bool keep_newli
 
 /* The width text output folds at (see above). */
 int text_width(void);
+/* Writes the line `s` (`len` bytes, no newline in it) to `out` folded at `width` characters as
+ * the stdout filter folds (at a space, else after a comma, else at the width; continued four
+ * columns past the line's own indentation), then a newline. For stderr's progress and notes. */
+void text_fold_line(FILE *out, const char *s, size_t len, int width);
 
 /* Replaces stdout with a stream that folds lines at text_width() and writes to the real
  * stdout. Returns false (stdout unchanged) when the stream cannot be made. */

@@ -472,6 +472,33 @@ Test(cli, reports_fit_80_columns)
     g_unsetenv("COLUMNS");
 }
 
+/* A sweep's progress on stderr fits 80 columns too, and its table shows a refused variant's
+ * reason with the number that decides it, not the place it names (issue 28, item 9). */
+Test(cli, sweep_progress_fits_and_the_finding_keeps_its_number)
+{
+    g_autofree char *dir = tmpdir();
+    g_autofree char *db = g_build_filename(dir, "s.db", NULL);
+    const char *fix = RANKSIM_SOURCE_DIR "/scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml";
+    const char *widths[] = {"80", "160"};
+    for (size_t i = 0; i < G_N_ELEMENTS(widths); i++) {
+        g_setenv("COLUMNS", widths[i], TRUE);
+        Result r = ranksim((const char *[]){"sweep", fix, "--vary",
+                                            "parallel.prefill_context_parallel_size=1,4", "--db",
+                                            db, NULL});
+        cr_assert(r.code == 0 || r.code == 3, "exit %d: %s", r.code, r.err);
+        long w = strtol(widths[i], NULL, 10);
+        g_auto(GStrv) lines = g_strsplit(r.err, "\n", -1);
+        for (guint k = 0; lines[k]; k++)
+            cr_assert_leq(g_utf8_strlen(lines[k], -1), w, "stderr line %u is %ld wide: %s", k + 1,
+                          g_utf8_strlen(lines[k], -1), lines[k]);
+        cr_assert_not_null(strstr(r.out, "tp_size=1 must be divisible by dcp_size=4"), "%s",
+                           r.out);
+        cr_assert_null(strstr(r.out, "config: line "), "%s", r.out);
+        result_clear(&r);
+    }
+    g_unsetenv("COLUMNS");
+}
+
 /* explain of a simulated hang tells what differs as the model counts it (153 vs 160 query
  * rows), what vLLM prints on hardware, and the fix later vLLM brought (issue 24, item 5). */
 Test(cli, explain_tells_rows_surface_and_fix)
