@@ -338,6 +338,10 @@ static char *command_error(const char *msg)
             return g_strconcat(parts[i].as, p + strlen(parts[i].key), NULL);
     if (g_str_has_prefix(p, "key '") && g_ascii_isupper(p[5])) /* an environment variable */
         return g_strconcat("the environment prefix: ", p, NULL);
+    static const char eval_hw[] = "an eval config names no hardware; ";
+    if (g_str_has_prefix(p, eval_hw)) /* vLLM runs on the machine it is on: say which */
+        return g_strconcat("vllm serve runs on the GPUs it finds, so name them: ",
+                           p + strlen(eval_hw), NULL);
     return g_strconcat("the vllm serve command line: ", p, NULL);
 }
 

@@ -17,7 +17,7 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 no() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
 
 # case|expected exit ("run": 0 or 3, a simulation that ran)|text the output must hold ("" none)
-# |text it must not hold ("" none)|hardware|the vLLM command line
+# |text it must not hold ("" none)|hardware ("-": no --hardware)|the vLLM command line
 cases=(
   "gpt-oss-120b, no flags|run|vllm-serve:||h100|vllm serve openai/gpt-oss-120b"
   "Qwen3-235B-A22B-FP8 TP8 refused|2|\"The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.\"||h200|vllm serve Qwen/Qwen3-235B-A22B-FP8 -tp 8"
@@ -43,13 +43,16 @@ cases=(
   "no dotted flag, no MTP weights|run||MTP projection|h200|vllm serve deepseek-ai/DeepSeek-V3 -tp 8"
   "-O.cudagraph_mode|run|cudagraph_capture skipped||h100|vllm serve Qwen/Qwen3-8B -O.cudagraph_mode=NONE"
   "a flag's error names the flags, not a file|2|ranksim: error: the vllm serve flags: ||h100|vllm serve Qwen/Qwen3-8B -tp 3"
+  "no hardware: name it|2|ranksim: error: vllm serve runs on the GPUs it finds, so name them: pass --hardware NAME||-|vllm serve Qwen/Qwen3-8B"
   "a model's error names MODEL|2|ranksim: error: vllm serve MODEL: no built-in model matches||h100|vllm serve Qwen/Qwen9-8B"
   "an environment error names the prefix|2|ranksim: error: the environment prefix: key 'VLLM_ALL2ALL_BACKEND'||h200|VLLM_ALL2ALL_BACKEND=deepep vllm serve deepseek-ai/DeepSeek-V3 -tp 8 -ep"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name want has hasnt hw cmd <<<"$c"
   # shellcheck disable=SC2086
-  "$bin" run --db "$tmp/db" --hardware "$hw" --prefill 1024 -- $cmd >"$tmp/out" 2>"$tmp/err"
+  hwarg=(--hardware "$hw")
+  [ "$hw" = - ] && hwarg=() # no --hardware at all
+  "$bin" run --db "$tmp/db" "${hwarg[@]}" --prefill 1024 -- $cmd >"$tmp/out" 2>"$tmp/err"
   got=$?
   if [ "$want" = run ]; then
     [ "$got" = 0 ] || [ "$got" = 3 ] || { no "$name: exit $got: $(head -c 600 "$tmp/err")"; continue; }
