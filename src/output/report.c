@@ -585,9 +585,11 @@ static void report_phases(FILE *out, const ModelMemPlan *m)
             fprintf(out, "  %-17s %-11s\n", model_phase_name((ModelPhase)k), st);
             continue;
         }
+        /* a phase never reached has no time; its memory is what it would have needed */
+        bool reached = ph->status != MODEL_PHASE_NOT_REACHED;
         char a[32], b[32];
-        fmt_dur(a, sizeof a, k == MODEL_PHASE_LOAD_WEIGHTS ? -1 : ph->start_ns);
-        fmt_dur(b, sizeof b, ph->dur_ns);
+        fmt_dur(a, sizeof a, k == MODEL_PHASE_LOAD_WEIGHTS || !reached ? -1 : ph->start_ns);
+        fmt_dur(b, sizeof b, reached ? ph->dur_ns : -1);
         fprintf(out, "  %-17s %-11s %8s %8s %8.2f %8.2f %8.2f\n", model_phase_name((ModelPhase)k),
                 st, a, b, gib((double)ph->allocated_bytes), gib((double)ph->peak_bytes),
                 gib((double)ph->free_bytes));
