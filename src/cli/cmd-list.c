@@ -36,6 +36,13 @@ static char *arch_summary(const char *name, ModelArch *a, bool *ok)
         g_string_append_printf(s, "%s %u heads", a->dsa ? "MLA+DSA" : "MLA", a->num_heads);
     else
         g_string_append_printf(s, "GQA %u/%u heads", a->num_heads, a->num_kv_heads);
+    if (model_arch_is_hybrid(a)) { /* which layers mix with state instead of attention */
+        uint32_t m2 = model_arch_count_mixer(a, MODEL_MIXER_MAMBA2, 0, a->num_layers);
+        uint32_t gdn = model_arch_count_mixer(a, MODEL_MIXER_GDN, 0, a->num_layers);
+        uint32_t at = model_arch_count_mixer(a, MODEL_MIXER_ATTENTION, 0, a->num_layers);
+        g_string_append_printf(s, " (hybrid: %u %s + %u attention layers)", m2 ? m2 : gdn,
+                               m2 ? "Mamba-2" : "Gated DeltaNet", at);
+    }
     if (a->moe)
         g_string_append_printf(s, ", MoE %u experts top-%u", a->n_routed_experts,
                                a->num_experts_per_tok);
