@@ -62,7 +62,8 @@
  *     for the c10d group and one for PyNccl.
  *   - Each COLL line of a placed process is an ImportEntry: seq = its position among its
  *     process's calls on that communicator (from 1; never opCount, which is no sequence
- *     number), order = its line number, count = input elements (AllGather: the printed send
+ *     number), order = its line number (a process logged in two files: continued past the first
+ *     file's), count = input elements (AllGather: the printed send
  *     count; ReduceScatter: printed recv count x nranks; AlltoAll: count x nranks), count_out
  *     the output; Reduce becomes an all-reduce named "Reduce" (one warning); Gather, Scatter,
  *     AlltoAllv and other ops are counted in seq but not recorded (one warning each).
@@ -1883,8 +1884,18 @@ static void make_group(Reader *r, Comm *c, const Comm *world, guint *incomplete,
 
 static void add_entries(Reader *r, Proc *p, ImportRank *ir, const Comm *world)
 {
+    /* A process's calls come file by file (two excerpts of one log: the second file's lines
+     * start at 1 again): `order` is the line within the first file, then continues past it, so
+     * a rank's entries stay in order. */
+    uint64_t file_base = 0, last_order = 0;
+    guint cur_file = G_MAXUINT;
     for (guint i = 0; i < p->calls->len; i++) {
         const Call *c = &g_array_index(p->calls, Call, i);
+        if (c->file != cur_file) {
+            if (cur_file != G_MAXUINT)
+                file_base = last_order;
+            cur_file = c->file;
+        }
         const char *path = r->paths[c->file];
         LocalComm *lc = &g_array_index(p->comms, LocalComm, c->local);
         if (lc->comm < 0)
@@ -1907,7 +1918,8 @@ static void add_entries(Reader *r, Proc *p, ImportRank *ir, const Comm *world)
         ImportEntry e = {0};
         e.group = (uint32_t)cm->group;
         e.seq = seq;
-        e.order = c->line;
+        e.order = MAX(file_base + c->line, last_order);
+        last_order = e.order;
         e.root = -1;
         e.peer = -1;
         e.count = c->count;
