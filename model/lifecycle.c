@@ -283,6 +283,22 @@ void model_lifecycle_plan(ModelMemPlan *m, const ModelArch *a, const ModelPlan *
     }
 }
 
+/* The phase a finding belongs to: its detail's "phase" (doc/lifecycle.md), else serving (a
+ * step's crash, jit or timeout). */
+static int diag_phase(const SchedDiag *d)
+{
+    const char *ph = d->detail ? strstr(d->detail, "\"phase\":\"") : NULL;
+    if (!ph)
+        return MODEL_PHASE_SERVE;
+    ph += strlen("\"phase\":\"");
+    for (int k = 0; k < MODEL_PHASE_COUNT; k++) {
+        size_t n = strlen(phase_names[k]);
+        if (strncmp(ph, phase_names[k], n) == 0 && ph[n] == '"')
+            return k;
+    }
+    return MODEL_PHASE_SERVE;
+}
+
 void model_lifecycle_finish(ModelMemPlan *m, const SchedOutcome *o)
 {
     if (!m || !m->phases)
@@ -292,16 +308,7 @@ void model_lifecycle_finish(ModelMemPlan *m, const SchedOutcome *o)
         const SchedDiag *d = g_ptr_array_index(o->diags, i);
         if (d->severity != SCHED_SEV_ERROR)
             continue;
-        int at = MODEL_PHASE_SERVE;
-        const char *ph = d->detail ? strstr(d->detail, "\"phase\":\"") : NULL;
-        if (ph) {
-            ph += 9;
-            for (int k = 0; k < MODEL_PHASE_COUNT; k++) {
-                size_t n = strlen(phase_names[k]);
-                if (strncmp(ph, phase_names[k], n) == 0 && ph[n] == '"')
-                    at = k;
-            }
-        }
+        int at = diag_phase(d);
         if (failed < 0 || at < failed)
             failed = at;
     }
@@ -324,12 +331,7 @@ bool model_lifecycle_serves(const ModelMemPlan *m)
 {
     for (guint i = 0; m && m->diags && i < m->diags->len; i++) {
         const SchedDiag *d = g_ptr_array_index(m->diags, i);
-        const char *ph = d->detail ? strstr(d->detail, "\"phase\":\"") : NULL;
-        if (d->severity != SCHED_SEV_ERROR || !ph)
-            continue;
-        ph += strlen("\"phase\":\"");
-        size_t n = strlen(phase_names[MODEL_PHASE_SERVE]);
-        if (strncmp(ph, phase_names[MODEL_PHASE_SERVE], n) != 0 || ph[n] != '"')
+        if (d->severity == SCHED_SEV_ERROR && diag_phase(d) != MODEL_PHASE_SERVE)
             return false; /* a start-up phase failed */
     }
     return true;
