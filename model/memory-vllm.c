@@ -115,36 +115,82 @@ uint64_t model_mem_nccl_ring_bytes(uint32_t channels)
 }
 
 /* FI_ALLREDUCE_FUSION_MAX_SIZE_MB (vllm/config/compilation.py, stored version): SM90 {2: 64,
- * 4: 2, 8: 0.5} MB, SM100 {2: 64, 4: 32, 8: 1}, SM103 {2: 64, 4: 64, 8: 2}. The workspace
- * (FlashInfer trtllm_create_ipc_workspace_for_all_reduce_fusion): buffer tp x T x H x 2 +
- * lamport 3 x tp x T x H x 2 + flags, with T x H x 2 = max_size: about 4 x tp x max_size. */
-uint64_t model_mem_fi_allreduce_workspace_bytes(const NetHardware *hw, uint32_t tp)
+ * 4: 2, 8: 0.5} MB, SM100 {2: 64, 4: 32, 8: 1}, SM103 {2: 64, 4: 64, 8: 2}. */
+static double fi_max_size_mb(const NetHardware *hw, uint32_t tp)
 {
-    if (!hw || hw->platform != NET_PLATFORM_CUDA)
-        return 0;
-    double mb;
     if (hw->arch == NET_ARCH_SM90)
-        mb = tp == 2 ? 64 : tp == 4 ? 2 : tp == 8 ? 0.5 : 0;
-    else if (hw->arch == NET_ARCH_SM100)
-        mb = tp == 2 ? 64 : tp == 4 ? 32 : tp == 8 ? 1 : 0;
-    else if (hw->arch == NET_ARCH_SM103)
-        mb = tp == 2 ? 64 : tp == 4 ? 64 : tp == 8 ? 2 : 0;
-    else
-        mb = 0;
-    return (uint64_t)(4.0 * tp * mb * (double)MIB);
+        return tp == 2 ? 64 : tp == 4 ? 2 : tp == 8 ? 0.5 : 0;
+    if (hw->arch == NET_ARCH_SM100)
+        return tp == 2 ? 64 : tp == 4 ? 32 : tp == 8 ? 1 : 0;
+    if (hw->arch == NET_ARCH_SM103)
+        return tp == 2 ? 64 : tp == 4 ? 64 : tp == 8 ? 2 : 0;
+    return 0;
+}
+
+/* FlashInfer trtllm_create_ipc_workspace_for_all_reduce_fusion (flashinfer/comm/trtllm_ar.py):
+ * three buffers, each tp x T x H x 2 B (buffer), tp x 256 x 4 B (barrier flags) and 3 x tp x T
+ * x H x 2 B (the Lamport triple buffer), T = the fusion pass's max_token_num. Before vLLM PR
+ * 33985 they are cudaMalloc'd IPC buffers rounded up to 2 MiB (create_shared_buffer); with
+ * FlashInfer PR 2955 torch symmetric memory, rounded to the 2 MiB allocation granularity too.
+ * In between (the unified API, PR 33985) each is a SymmDeviceMemory (flashinfer/comm/mnnvl.py
+ * _get_allocation_prop): the size plus a signal pad, rounded up to the allocation granularity
+ * and then to the multicast granularity (CU_MULTICAST_GRANULARITY_RECOMMENDED) even with
+ * multicast off. That granularity is 512 MiB on the NVSwitch systems measured: the ranks'
+ * buffers lie 0x20000000 apart in sglang PR 18341's log of the same API, and vLLM 0.19's TP2 /
+ * TP4 non-torch increase is 2.06-2.21 GiB whatever the hidden size (Kimi-VL-A3B's 258 MiB
+ * workspace and Llama-3.1-8B's 514 MiB alike; tests/data/memory/startup.tsv V02-V19). */
+#define FI_BARRIER_FLAGS_BYTES(tp) ((uint64_t)(tp) * 256u * 4u)
+#define FI_ALLOC_GRANULARITY (2ull * MIB)
+#define FI_MULTICAST_GRANULARITY (512ull * MIB)
+
+uint64_t model_mem_fi_allreduce_workspace_bytes(const NetHardware *hw, const ModelFiArShape *s,
+                                                ModelVllmAbsent absent)
+{
+    if (!hw || hw->platform != NET_PLATFORM_CUDA || !s || !s->hidden)
+        return 0;
+    double mb = fi_max_size_mb(hw, s->tp);
+    if (mb <= 0)
+        return 0;
+    /* allreduce_rms_fusion.py: max_token_num = min(max_size / (H x 2), max_num_batched_tokens) */
+    uint64_t t = (uint64_t)(mb * (double)MIB) / (s->hidden * 2);
+    if (s->max_tokens && s->max_tokens < t)
+        t = s->max_tokens;
+    uint64_t payload = (uint64_t)s->tp * t * s->hidden * 2;
+    uint64_t part[3] = {payload, FI_BARRIER_FLAGS_BYTES(s->tp), 3 * payload};
+    bool symm_dev = model_vllm_has(absent, MODEL_VLLM_FI_ALLREDUCE_SYMM_DEVICE_MEMORY) &&
+                    !model_vllm_has(absent, MODEL_VLLM_FI_ALLREDUCE_TORCH_SYMM_MEMORY);
+    uint64_t total = 0;
+    for (int i = 0; i < 3; i++) {
+        uint64_t b = cumem_round(part[i]);
+        if (symm_dev)
+            b = (b + FI_MULTICAST_GRANULARITY - 1) / FI_MULTICAST_GRANULARITY *
+                FI_MULTICAST_GRANULARITY;
+        total += b;
+    }
+    return total;
 }
 
 /* Fitted on the TP1 rows of the fit half (vLLM 0.11.0 on H100: non-torch forward increase 0.13
  * GiB for Llama-3.1-8B, Qwen3-0.6B, gpt-oss-20b alike): not derived from a mechanism (likely
  * the kernel modules CUDA's lazy loading maps during the first forward, and cuBLAS's
- * workspaces). vLLM 0.10 logs show 0.03-0.06 GiB (doc/validation.md, L01-L06); the issue quotes
- * 0.25-0.27 GiB from 0.19 logs whose sources are not in tests/data/memory. */
+ * workspaces). vLLM 0.10 logs show 0.03-0.06 GiB (doc/validation.md, L01-L06). */
 #define PROFILE_NON_TORCH_BYTES ((uint64_t)(0.13 * 1024.0 * MIB))
+/* From vLLM 0.18.0 the worker runs profile_cudagraph_memory (captures at every size, then
+ * "Cleaned up profiling KV cache and CUDA graphs") inside its memory_profiling window whether
+ * or not the estimate is subtracted (v0.19.0 logs: "Profiling CUDA graph memory" before "Memory
+ * profiling takes"); the non-torch increase of one GPU grows by 0.12 GiB with it (Qwen3-14B:
+ * 0.13 at 0.15-0.17, 0.25 at 0.18, tests/data/memory/startup.tsv Q15-Q18). What stays
+ * allocated is not identified: fitted on V01, V11 and V12 (0.25, 0.25, 0.27 GiB at TP1). */
+#define CUDAGRAPH_PROFILE_NON_TORCH_BYTES ((uint64_t)(0.12 * 1024.0 * MIB))
 
 uint64_t model_mem_profile_non_torch_bytes(ModelVllmRelease release)
 {
-    return model_vllm_at_least(release, MODEL_VLLM_RELEASE(0, 11, 0, 0)) ? PROFILE_NON_TORCH_BYTES
-                                                                          : 0;
+    uint64_t b = 0;
+    if (model_vllm_at_least(release, MODEL_VLLM_RELEASE(0, 11, 0, 0)))
+        b += PROFILE_NON_TORCH_BYTES;
+    if (model_vllm_at_least(release, MODEL_VLLM_RELEASE(0, 18, 0, 0)))
+        b += CUDAGRAPH_PROFILE_NON_TORCH_BYTES;
+    return b;
 }
 
 /* ---- MXFP4 ---- */

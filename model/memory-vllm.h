@@ -55,12 +55,21 @@ uint32_t model_mem_nccl_channels(const NetHardware *hw);
  * cuMem on: per channel a receive side (LL + LL128 + header) and a send side (Simple +
  * header), each rounded up to the 2 MiB cuMem granularity. */
 uint64_t model_mem_nccl_ring_bytes(uint32_t channels);
-/* FlashInfer's all-reduce + RMSNorm fusion workspace per rank for TP `tp` on `hw` (0 where vLLM
- * does not enable it: not SM90 / SM100 / SM103, TP 1, or a TP without a size in
- * FI_ALLREDUCE_FUSION_MAX_SIZE_MB). */
-uint64_t model_mem_fi_allreduce_workspace_bytes(const NetHardware *hw, uint32_t tp);
+typedef struct {
+    uint32_t tp;
+    uint64_t hidden;     /* H of the all-reduced activations */
+    uint64_t max_tokens; /* max_num_batched_tokens (0: not bounded) */
+} ModelFiArShape;
+/* FlashInfer's all-reduce + RMSNorm fusion workspace per rank (0 where vLLM does not enable it:
+ * not SM90 / SM100 / SM103, TP 1, or a TP without a size in FI_ALLREDUCE_FUSION_MAX_SIZE_MB):
+ * buffer tp x T x H x 2 + flags + Lamport 3 x tp x T x H x 2, T = min(max_size / 2H,
+ * max_tokens), each rounded to 2 MiB; with FlashInfer's SymmDeviceMemory (vLLM PR 33985, until
+ * FlashInfer PR 2955) each rounded up to the 512 MiB multicast granularity instead. */
+uint64_t model_mem_fi_allreduce_workspace_bytes(const NetHardware *hw, const ModelFiArShape *s,
+                                                ModelVllmAbsent absent);
 /* Non-torch memory the profile run adds on one GPU (kernel modules loaded lazily, cuBLAS
- * workspaces): 0.13 GiB from vLLM 0.11.0 on (fitted), 0 before. */
+ * workspaces): 0.13 GiB from vLLM 0.11.0 on, + 0.12 GiB from 0.18.0 on (the CUDA-graph memory
+ * profiling inside the window), 0 before; both fitted. */
 uint64_t model_mem_profile_non_torch_bytes(ModelVllmRelease release);
 
 /* ---- weights by kernel ---- */

@@ -1439,7 +1439,9 @@ static void plan_non_torch(const Ctx *c, Build *b)
     uint64_t mods = model_mem_profile_non_torch_bytes(e->vllm_release);
     if (mods)
         build_add(b, MODEL_MEM_ATTN_WORKSPACE, g_strdup("non_torch.profile_run_modules"),
-                  g_strdup("fitted: 0.13 GiB"), "-", mods);
+                  g_strdup(mods > (uint64_t)(0.2 * 1073741824.0) ? "fitted: 0.13 + 0.12 GiB"
+                                                                  : "fitted: 0.13 GiB"),
+                  "-", mods);
     if (c->tp <= 1)
         return;
     if (model_vllm_has(e->vllm_absent, MODEL_VLLM_NCCL_CUMEM_LAZY_CONNECT) &&
@@ -1449,13 +1451,23 @@ static void plan_non_torch(const Ctx *c, Build *b)
                   g_strdup_printf("%u channels x (6 MiB recv + 6 MiB send)", ch), "uint8",
                   model_mem_nccl_ring_bytes(ch));
     }
-    uint64_t fi = model_mem_fi_allreduce_workspace_bytes(c->hw, c->tp);
+    ModelFiArShape fs = {.tp = c->tp,
+                         .hidden = c->a->hidden_size,
+                         .max_tokens = e->max_num_batched_tokens};
+    uint64_t fi = model_mem_fi_allreduce_workspace_bytes(c->hw, &fs, e->vllm_absent);
     if (fi && e->cudagraph_mode != MODEL_CUDAGRAPH_NONE && c->dp <= 1 &&
         c->pl->par.pipeline_parallel_size <= 1 &&
         model_vllm_has(e->vllm_absent, MODEL_VLLM_FI_ALLREDUCE_FUSION_DEFAULT))
         build_add(b, MODEL_MEM_ATTN_WORKSPACE,
                   g_strdup("non_torch.flashinfer_allreduce_fusion_workspace"),
-                  g_strdup_printf("4 x TP %u x max_size", c->tp), "uint8", fi);
+                  g_strdup_printf("TP %u: buffer + flags + 3 x Lamport%s", c->tp,
+                                  model_vllm_has(e->vllm_absent,
+                                                 MODEL_VLLM_FI_ALLREDUCE_SYMM_DEVICE_MEMORY) &&
+                                          !model_vllm_has(e->vllm_absent,
+                                                          MODEL_VLLM_FI_ALLREDUCE_TORCH_SYMM_MEMORY)
+                                      ? ", each rounded up to 512 MiB"
+                                      : ""),
+                  "uint8", fi);
 }
 
 /* ---- reserved: runtime context and communicator buffers ---- */

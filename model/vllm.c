@@ -26,6 +26,8 @@ static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_TRITON_TOPK_TOPP_SAMPLER] = "triton_topk_topp_sampler",
     [MODEL_VLLM_FI_ALLREDUCE_FUSION_DEFAULT] = "flashinfer_allreduce_rms_fusion_default",
     [MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT] = "cudagraph_memory_profiling_default",
+    [MODEL_VLLM_FI_ALLREDUCE_SYMM_DEVICE_MEMORY] = "flashinfer_allreduce_symm_device_memory",
+    [MODEL_VLLM_FI_ALLREDUCE_TORCH_SYMM_MEMORY] = "flashinfer_allreduce_torch_symm_memory",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)

@@ -90,6 +90,15 @@ typedef enum {
     /* VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 (v0.21.0): the CUDA-graph estimate
      * is subtracted from the KV budget (engine.cudagraph_memory_profiling's default). */
     MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT,
+    /* vLLM's AR + RMSNorm fusion creates its workspace through FlashInfer's unified all-reduce
+     * API (PR 33985), whose trtllm backend allocates each of its three buffers as a
+     * SymmDeviceMemory: rounded up to the multicast granularity (512 MiB on Hopper and
+     * Blackwell), 1.5 GiB a rank whatever the model. Before it, cudaMalloc'd IPC buffers of the
+     * workspace's own size (model/memory-vllm.c). */
+    MODEL_VLLM_FI_ALLREDUCE_SYMM_DEVICE_MEMORY,
+    /* FlashInfer allocates the all-reduce workspace from torch's symmetric memory (FlashInfer
+     * PR 2955), at its own size again; the vLLM release that ships it is inferred. */
+    MODEL_VLLM_FI_ALLREDUCE_TORCH_SYMM_MEMORY,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

@@ -17,7 +17,9 @@
 #define ABSENT_0_11                                                                              \
     ((1u << MODEL_VLLM_TRITON_TOPK_TOPP_SAMPLER) | (1u << MODEL_VLLM_MOE_WORKSPACE_PERSISTENT) | \
      (1u << MODEL_VLLM_FI_ALLREDUCE_FUSION_DEFAULT) |                                            \
-     (1u << MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT))
+     (1u << MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT) |                                            \
+     (1u << MODEL_VLLM_FI_ALLREDUCE_SYMM_DEVICE_MEMORY) |                                        \
+     (1u << MODEL_VLLM_FI_ALLREDUCE_TORCH_SYMM_MEMORY))
 
 Test(sampler, bytes_per_logit_follow_the_top_k_top_p_kernel)
 {
@@ -75,16 +77,39 @@ Test(nccl, ring_buffers_are_cumem_rounded)
     cr_assert_eq(model_mem_nccl_channels(&pcie), 4);
 }
 
+/* FlashInfer's trtllm workspace: before PR 33985 (and with FlashInfer PR 2955) its own size,
+ * buffer + flags + 3 x Lamport each rounded to 2 MiB; with the unified API's SymmDeviceMemory
+ * each rounded up to 512 MiB. */
+#define ABSENT_FI_SYMM (1u << MODEL_VLLM_FI_ALLREDUCE_SYMM_DEVICE_MEMORY)
+#define ABSENT_FI_TORCH (1u << MODEL_VLLM_FI_ALLREDUCE_TORCH_SYMM_MEMORY)
 Test(flashinfer, allreduce_fusion_workspace)
 {
     NetHardware h100 = hw(NET_ARCH_SM90, 450e9), b200 = hw(NET_ARCH_SM100, 900e9);
     NetHardware a100 = hw(NET_ARCH_SM80, 300e9);
-    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, 2), 512 * MIB);
-    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, 4), 32 * MIB);
-    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, 8), 16 * MIB);
-    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&b200, 4), 512 * MIB);
-    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&a100, 2), 0, "SM90 / SM100 only");
-    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, 3), 0);
+    /* Llama-3.1-8B at TP2 on H100: T = 64 MiB / 8 KiB = 8192, payload 2 x 64 MiB */
+    ModelFiArShape l8 = {.tp = 2, .hidden = 4096, .max_tokens = 8192};
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, &l8, ABSENT_FI_SYMM),
+                 128 * MIB + 2 * MIB + 384 * MIB);
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, &l8, ABSENT_FI_TORCH), 3 * 512 * MIB,
+                 "SymmDeviceMemory: three 512 MiB granules");
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, &l8, 0), 514 * MIB,
+                 "torch symmetric memory (main): the workspace's own size again");
+    /* Kimi-VL-A3B (H 2048): T capped by max_num_batched_tokens at 8192, half the workspace,
+     * the same 1.5 GiB with SymmDeviceMemory */
+    ModelFiArShape kv = {.tp = 2, .hidden = 2048, .max_tokens = 8192};
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, &kv, ABSENT_FI_SYMM),
+                 64 * MIB + 2 * MIB + 192 * MIB);
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, &kv, ABSENT_FI_TORCH), 3 * 512 * MIB);
+    /* TP4 on H100: 2 MB max (T = 256 at H 4096): 8 + 2 + 24 MiB; 1.5 GiB with the granules */
+    ModelFiArShape t4 = {.tp = 4, .hidden = 4096, .max_tokens = 8192};
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, &t4, ABSENT_FI_SYMM), 34 * MIB);
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, &t4, ABSENT_FI_TORCH), 3 * 512 * MIB);
+    ModelFiArShape b4 = {.tp = 4, .hidden = 4096, .max_tokens = 8192};
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&b200, &b4, ABSENT_FI_SYMM),
+                 128 * MIB + 2 * MIB + 384 * MIB);
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&a100, &l8, 0), 0, "SM90 / SM100 only");
+    ModelFiArShape t3 = {.tp = 3, .hidden = 4096, .max_tokens = 8192};
+    cr_assert_eq(model_mem_fi_allreduce_workspace_bytes(&h100, &t3, 0), 0);
 }
 
 Test(non_torch, profile_modules_by_release)
@@ -92,7 +117,10 @@ Test(non_torch, profile_modules_by_release)
     cr_assert_eq(model_mem_profile_non_torch_bytes(MODEL_VLLM_RELEASE(0, 10, 1, 1)), 0);
     uint64_t b = model_mem_profile_non_torch_bytes(MODEL_VLLM_RELEASE(0, 11, 0, 0));
     cr_assert(b > 130 * MIB && b < 135 * MIB);
-    cr_assert_eq(model_mem_profile_non_torch_bytes(0), b, "main");
+    cr_assert_eq(model_mem_profile_non_torch_bytes(MODEL_VLLM_RELEASE(0, 17, 0, 0)), b);
+    uint64_t g = model_mem_profile_non_torch_bytes(MODEL_VLLM_RELEASE(0, 18, 0, 0));
+    cr_assert(g > b + 120 * MIB && g < b + 125 * MIB, "the CUDA-graph profiling from 0.18");
+    cr_assert_eq(model_mem_profile_non_torch_bytes(0), g, "main");
 }
 
 Test(mxfp4, padding_by_backend_not_device)
@@ -167,14 +195,17 @@ Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
     NetHardware h = hw(NET_ARCH_SM90, 450e9);
     h.hbm_bytes = 80ull * GIB;
     double v = 128256, rows = 1024;
+    /* vLLM 0.19.0: everything but FlashInfer's torch-symmetric-memory workspace */
+    e.vllm_absent = ABSENT_FI_TORCH;
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 19, 0, 0);
     ModelMemPlan *m = model_memory_plan(&a, pl, &e, &h, NULL);
     uint64_t act19 = m->ranks[0].bytes[MODEL_MEM_ACTIVATIONS];
     cr_assert_eq(act19, (uint64_t)(14.0 * rows * v) + 80 * MIB);
     ModelVllmSplit s19;
     model_mem_vllm_split(m, &m->ranks[0], &s19);
-    /* 0.13 GiB + 32 x 12 MiB + 4 x 2 x 64 MiB */
-    cr_assert_eq(s19.non_torch,
-                 model_mem_profile_non_torch_bytes(0) + 384 * MIB + 512 * MIB);
+    /* 0.13 + 0.12 GiB + 32 x 12 MiB + three 512 MiB SymmDeviceMemory buffers */
+    cr_assert_eq(s19.non_torch, model_mem_profile_non_torch_bytes(e.vllm_release) + 384 * MIB +
+                                    3 * 512 * MIB);
     model_memory_plan_free(m);
     e.vllm_absent = ABSENT_0_11;
     e.vllm_release = MODEL_VLLM_RELEASE(0, 11, 0, 0);
@@ -182,7 +213,7 @@ Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
     cr_assert_eq(m->ranks[0].bytes[MODEL_MEM_ACTIVATIONS], (uint64_t)(38.7 * rows * v));
     ModelVllmSplit s11;
     model_mem_vllm_split(m, &m->ranks[0], &s11);
-    cr_assert_eq(s11.non_torch, model_mem_profile_non_torch_bytes(0) + 384 * MIB,
+    cr_assert_eq(s11.non_torch, model_mem_profile_non_torch_bytes(e.vllm_release) + 384 * MIB,
                  "no FlashInfer fusion before PR 34299");
     cr_assert_eq(s11.total, s11.weights + s11.torch_peak + s11.non_torch);
     model_memory_plan_free(m);
