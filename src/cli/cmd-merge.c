@@ -154,8 +154,7 @@ int cli_merge(int argc, char **argv)
         }
     /* The inputs are recognised (read-only) before OUT is opened, which would create it. */
     for (int i = 2; i < argc; i++) {
-        g_autoptr(Store) in = store_open_readonly(argv[i], &err);
-        if (!in) {
+        if (!store_merge_check(argv[i], &err)) {
             cli_error("%s; nothing was merged", err->message);
             return store_error_is_user(err) ? CLI_EXIT_INVALID : CLI_EXIT_INTERNAL;
         }

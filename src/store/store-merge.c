@@ -336,9 +336,9 @@ void store_merge_abort(StoreMerge *m)
 
 /* ---- one input ---- */
 
-/* Opens `path` read-only and checks it can be merged: this schema version, known tables, the
- * same op kinds and dtypes as the output. */
-static Store *open_input(StoreMerge *m, const char *path, GError **error)
+/* Opens `path` read-only and checks it is a database of this schema version whose tables
+ * merge knows. */
+static Store *open_checked(const char *path, GError **error)
 {
     g_autoptr(Store) in = store_open_readonly(path, error);
     if (!in)
@@ -360,6 +360,23 @@ static Store *open_input(StoreMerge *m, const char *path, GError **error)
     }
     if (!check_tables(db, path, error))
         return NULL;
+    return g_steal_pointer(&in);
+}
+
+bool store_merge_check(const char *in_path, GError **error)
+{
+    g_autoptr(Store) in = open_checked(in_path, error);
+    return in != NULL;
+}
+
+/* open_checked, and the same op kinds and dtypes as the output. */
+static Store *open_input(StoreMerge *m, const char *path, GError **error)
+{
+    g_autoptr(Store) in = open_checked(path, error);
+    if (!in)
+        return NULL;
+    sqlite3 *db = store_db(in);
+    sqlite3_stmt *st = NULL;
     for (const char *const *t = STORE_MERGE_LOOKUP_TABLES; *t; t++) {
         g_autofree char *sql = g_strdup_printf("SELECT * FROM %s", *t);
         if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {

@@ -62,6 +62,11 @@ bool store_merge_commit(StoreMerge *m, GError **error);
 /* Rolls everything back and frees `m` (NULL: nothing). */
 void store_merge_abort(StoreMerge *m);
 
+/* Whether `in_path` could be merged, read-only: a ranksim database of this schema version
+ * whose tables merge knows (what store_merge_add checks first, but for the output's op kinds).
+ * For callers that check every input before creating the output. */
+bool store_merge_check(const char *in_path, GError **error);
+
 /* One input in its own transaction: begin, add, commit. */
 bool store_merge_file(Store *out, const char *in_path, StoreMergeStats *stats, GError **error);
 
