@@ -41,6 +41,8 @@ static void usage(FILE *to)
             "  diff RUN_A RUN_B        compare two stored runs\n"
             "  prune RUN...|--sweep N|--older-than AGE\n"
             "                          delete stored runs from every table at once\n"
+            "  merge OUT.db IN.db...   merge result databases (a sweep's --shard K/N parts)\n"
+            "                          into one, in one transaction\n"
             "  import PATH...          diagnose a real hang from Flight Recorder dumps or NCCL\n"
             "                          logs and store it as a run\n"
             "  match RUN SCENARIO      replay a hypothesis: does the scenario reproduce the\n"
@@ -128,7 +130,7 @@ static int dispatch(int argc, char **argv)
         {"report", cli_report}, {"explain", cli_explain}, {"trace", cli_trace},
         {"diff", cli_diff},     {"plot", cli_plot},       {"list", cli_list},
         {"import", cli_import}, {"match", cli_match},     {"prune", cli_prune},
-        {"cost", cli_cost},
+        {"cost", cli_cost},     {"merge", cli_merge},
         {"nccl-tests", cli_nccl_tests},
     };
     /* GLib's usage line starts with the program name: "ranksim run [OPTION...] SCENARIO". */

@@ -29,6 +29,7 @@
 #include "../input/scenario.h"
 #include "../run/runner.h"
 #include "../run/sweep.h"
+#include "../run/sweep-shard.h"
 #include "../store/query.h"
 #include "../store/store.h"
 #include "../util/inputfile.h"
@@ -95,8 +96,12 @@ static void progress_bar(CliSweep *sw)
     g_autofree char *eta = sw->interrupted ? g_strdup("finishing the runs in flight")
                            : sw->done      ? fmt_clock(elapsed / sw->done * (sw->n - sw->done))
                                            : g_strdup("?");
-    fprintf(stderr, "\r[%s] %u/%u done, %u failing, %s elapsed, ETA %s\033[K", bar, sw->done, sw->n,
-            sw->failed + sw->invalid + sw->errors, el, eta);
+    g_autofree char *shard = sw->shard.source ? g_strdup_printf(" of shard %u/%u",
+                                                                sw->shard.index + 1,
+                                                                sw->shard.count)
+                                              : g_strdup("");
+    fprintf(stderr, "\r[%s] %u/%u%s done, %u failing, %s elapsed, ETA %s\033[K", bar, sw->done,
+            sw->n, shard, sw->failed + sw->invalid + sw->errors, el, eta);
     fflush(stderr);
     sw->bar_shown = true;
 }
@@ -118,8 +123,13 @@ static void progress_line(CliSweep *sw, const CliSweepVariant *v)
     /* one line of the terminal's width: the variant and its outcome, then the finding in what
      * is left, or under it when little is */
     g_autoptr(GString) line = g_string_new(NULL);
-    g_string_printf(line, "[%u/%u] %s: %s", sw->done, sw->n, v->label,
-                    cli_sweep_outcome_names[v->outcome]);
+    if (sw->shard.source)
+        g_string_printf(line, "[%u/%u, shard %u/%u] %s: %s", sw->done, sw->n,
+                        sw->shard.index + 1, sw->shard.count, v->label,
+                        cli_sweep_outcome_names[v->outcome]);
+    else
+        g_string_printf(line, "[%u/%u] %s: %s", sw->done, sw->n, v->label,
+                        cli_sweep_outcome_names[v->outcome]);
     if (v->run_id >= 0)
         g_string_append_printf(line, " (run %" G_GINT64_FORMAT ", %s)", v->run_id, end);
     int width = text_width();
@@ -301,6 +311,8 @@ typedef struct {
     char *max_rank_ops;
     char *fail_on;
     gboolean json;
+    char *shard;     /* --shard K/N */
+    int shard_count; /* --shard-count N (with JOB_COMPLETION_INDEX) */
 } SweepOptions;
 
 static void sweep_options_clear(SweepOptions *o)
@@ -316,6 +328,7 @@ static void sweep_options_clear(SweepOptions *o)
     g_strfreev(o->decode);
     g_free(o->max_rank_ops);
     g_free(o->fail_on);
+    g_free(o->shard);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SweepOptions, sweep_options_clear)
 
@@ -368,6 +381,15 @@ int cli_sweep(int argc, char **argv)
          "N"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &o.json,
          "Print the variants and the summary as one JSON object instead of the table", NULL},
+        {"shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
+         "Run only the K-th of N contiguous slices of the variants (1 <= K <= N), each shard "
+         "into its own --db, merged after with 'ranksim merge' (default: from "
+         "SLURM_ARRAY_TASK_ID/_COUNT, or JOB_COMPLETION_INDEX with --shard-count, when set)",
+         "K/N"},
+        {"shard-count", 0, 0, G_OPTION_ARG_INT, &o.shard_count,
+         "How many shards, for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX names the shard, "
+         "0-based)",
+         "N"},
         {"fail-on", 0, 0, G_OPTION_ARG_STRING, &o.fail_on,
          "Exit 3 when a variant failed (failed), was rejected (invalid), or either (any): for CI",
          "failed|invalid|any"},
@@ -446,6 +468,16 @@ static bool sweep_options_check(CliSweep *sw, SweepOptions *o, int *fail_on)
             return false;
         }
     }
+    SweepShardEnv env;
+    sweep_shard_env_get(&env);
+    if (o->shard_count < 0) {
+        cli_error("--shard-count %d: expected 1..%d shards", o->shard_count, SWEEP_SHARD_MAX);
+        return false;
+    }
+    if (!sweep_shard_resolve(o->shard, (guint)o->shard_count, &env, &sw->shard, &lerr)) {
+        cli_error("%s", lerr->message);
+        return false;
+    }
     sw->timeline = SCHED_TIMELINE_NONE;
     if (o->timeline && !cli_timeline_parse(o->timeline, &sw->timeline)) {
         cli_error("--timeline '%s': unknown level; valid: none, collectives, full", o->timeline);
@@ -487,11 +519,17 @@ static bool sweep_inputs(CliSweep *sw, SweepOptions *o, GPtrArray **axes, GArray
 /* Runs every variant on the pool until all are stored or Ctrl-C drained the pool. */
 static void sweep_loop(CliSweep *sw)
 {
-    sw->variants = g_new0(CliSweepVariant, sw->n);
+    /* a shard runs its slice; each variant keeps its index in the whole sweep */
+    guint lo = 0, hi = sw->n;
+    sw->total = sw->n;
+    sweep_shard_range(&sw->shard, sw->total, &lo, &hi);
+    sw->first = lo;
+    sw->n = hi - lo;
+    sw->variants = g_new0(CliSweepVariant, MAX(sw->n, 1));
     for (guint i = 0; i < sw->n; i++) {
         CliSweepVariant *v = &sw->variants[i];
         v->sweep = sw;
-        v->index = i;
+        v->index = lo + i;
         v->run_id = -1;
         v->end_ns = -1;
         v->req.data = v;
@@ -511,9 +549,11 @@ static void sweep_loop(CliSweep *sw)
     if (sw->tty && !sw->quiet)
         uv_timer_start(&sw->tick, tick_cb, 250, 250);
     if (!sw->quiet) {
+        g_autofree char *shard = cli_sweep_shard_words(sw);
         g_autofree char *head =
-            g_strdup_printf("ranksim: sweep of %s: %u variant%s with -j %u, stored in %s",
-                            sw->in.path, sw->n, sw->n == 1 ? "" : "s", sw->jobs, sw->db_path);
+            g_strdup_printf("ranksim: sweep of %s: %s%u variant%s with -j %u, stored in %s",
+                            sw->in.path, shard, sw->n, sw->n == 1 ? "" : "s", sw->jobs,
+                            sw->db_path);
         text_fold_line(stderr, head, strlen(head), text_width());
     }
     progress_bar(sw);

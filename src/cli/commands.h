@@ -17,6 +17,7 @@ int cli_explain(int argc, char **argv); /* src/cli/cmd-explain.c */
 int cli_trace(int argc, char **argv);   /* src/cli/cmd-trace.c */
 int cli_plot(int argc, char **argv);    /* src/cli/cmd-plot.c */
 int cli_prune(int argc, char **argv);   /* src/cli/cmd-prune.c */
+int cli_merge(int argc, char **argv);   /* src/cli/cmd-merge.c */
 int cli_diff(int argc, char **argv);    /* src/cli/cmd-diff.c */
 int cli_list(int argc, char **argv);    /* src/cli/cmd-list.c */
 int cli_import(int argc, char **argv);  /* src/cli/cmd-import.c */

@@ -30,6 +30,21 @@ void sweep_print_json(const CliSweep *sw, double wall_s)
         json_builder_set_member_name(b, counts[k]);
         json_builder_add_int_value(b, vals[k]);
     }
+    json_builder_set_member_name(b, "shard");
+    if (sw->shard.source) {
+        json_builder_begin_object(b);
+        static const char *const names[] = {"index", "count", "first_variant", "total_variants"};
+        guint v[] = {sw->shard.index + 1, sw->shard.count, sw->first + 1, sw->total};
+        for (size_t k = 0; k < G_N_ELEMENTS(names); k++) {
+            json_builder_set_member_name(b, names[k]);
+            json_builder_add_int_value(b, v[k]);
+        }
+        json_builder_set_member_name(b, "from");
+        json_builder_add_string_value(b, sw->shard.source);
+        json_builder_end_object(b);
+    } else {
+        json_builder_add_null_value(b);
+    }
     json_builder_set_member_name(b, "interrupted");
     json_builder_add_boolean_value(b, sw->interrupted);
     json_builder_set_member_name(b, "wall_s");
@@ -48,7 +63,7 @@ void sweep_print_json(const CliSweep *sw, double wall_s)
         json_builder_set_member_name(b, "variant");
         json_builder_begin_object(b);
         g_autofree guint *choice = g_new0(guint, nv);
-        sweep_variant_choice(sw->in.varies, i, choice);
+        sweep_variant_choice(sw->in.varies, sw->variants[i].index, choice);
         for (guint k = 0; k < nv; k++) {
             const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
             json_builder_set_member_name(b, vy->key);
@@ -153,10 +168,10 @@ static void print_compact(const CliSweep *sw, int wid, int width)
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint i = 0; i < sw->n; i++) {
         const CliSweepVariant *v = &sw->variants[i];
-        printf("%*u", wid, i + 1);
+        printf("%*u", wid, sw->variants[i].index + 1);
         print_cells(v);
         printf("  ");
-        sweep_variant_choice(sw->in.varies, i, choice);
+        sweep_variant_choice(sw->in.varies, sw->variants[i].index, choice);
         int col = 0;
         for (guint k = 0; k < nv; k++) {
             const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
@@ -192,7 +207,7 @@ void sweep_print_table(const CliSweep *sw)
         for (guint i = 0; i < vy->values->len; i++)
             w[k] = MAX(w[k], (int)strlen(g_ptr_array_index(vy->values, i)));
     }
-    g_autofree char *maxn = g_strdup_printf("%u", sw->n);
+    g_autofree char *maxn = g_strdup_printf("%u", sw->first + sw->n);
     int wid = MAX(1, (int)strlen(maxn));
     int used = wid;
     for (guint k = 0; k < nv; k++)
@@ -218,8 +233,8 @@ void sweep_print_table(const CliSweep *sw)
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint i = 0; i < sw->n; i++) {
         const CliSweepVariant *v = &sw->variants[i];
-        printf("%*u", wid, i + 1);
-        sweep_variant_choice(sw->in.varies, i, choice);
+        printf("%*u", wid, sw->variants[i].index + 1);
+        sweep_variant_choice(sw->in.varies, sw->variants[i].index, choice);
         for (guint k = 0; k < nv; k++) {
             const SweepVary *vy = g_ptr_array_index(sw->in.varies, k);
             printf("  %-*s", w[k], (const char *)g_ptr_array_index(vy->values, choice[k]));
@@ -255,7 +270,7 @@ static void print_safety(const CliSweep *sw)
             const CliSweepVariant *v = &sw->variants[i];
             if (v->outcome == CLI_SWEEP_NOT_RUN || v->outcome == CLI_SWEEP_ERROR)
                 continue;
-            sweep_variant_choice(sw->in.varies, i, choice);
+            sweep_variant_choice(sw->in.varies, sw->variants[i].index, choice);
             t[choice[k]].total++;
             if (v->outcome == CLI_SWEEP_OK)
                 t[choice[k]].ok++;
@@ -283,10 +298,26 @@ static void print_safety(const CliSweep *sw)
     g_string_free(mixed, TRUE);
 }
 
+char *cli_sweep_shard_words(const CliSweep *sw)
+{
+    if (!sw->shard.source)
+        return g_strdup("");
+    g_autofree char *from = strcmp(sw->shard.source, "--shard") == 0
+                                ? g_strdup("")
+                                : g_strdup_printf(" (%s)", sw->shard.source);
+    if (!sw->n)
+        return g_strdup_printf("shard %u/%u%s: none of the %u variants (more shards than "
+                               "variants), ",
+                               sw->shard.index + 1, sw->shard.count, from, sw->total);
+    return g_strdup_printf("shard %u/%u%s: variants %u-%u of %u, ", sw->shard.index + 1,
+                           sw->shard.count, from, sw->first + 1, sw->first + sw->n, sw->total);
+}
+
 void sweep_print_summary(const CliSweep *sw, double wall_s)
 {
-    printf("\nsweep of %s: %u variant%s, %u ok, %u failed, %u invalid", sw->in.path, sw->n,
-           sw->n == 1 ? "" : "s", sw->ok, sw->failed, sw->invalid);
+    g_autofree char *shard = cli_sweep_shard_words(sw);
+    printf("\nsweep of %s: %s%u variant%s, %u ok, %u failed, %u invalid", sw->in.path, shard,
+           sw->n, sw->n == 1 ? "" : "s", sw->ok, sw->failed, sw->invalid);
     if (sw->errors)
         printf(", %u not stored", sw->errors);
     if (sw->done < sw->n)
@@ -335,9 +366,9 @@ void sweep_print_csv(const CliSweep *sw)
     g_autofree guint *choice = g_new0(guint, MAX(nv, 1));
     for (guint i = 0; i < sw->n; i++) {
         const CliSweepVariant *v = &sw->variants[i];
-        g_autofree char *num = g_strdup_printf("%u", i + 1);
+        g_autofree char *num = g_strdup_printf("%u", sw->variants[i].index + 1);
         csv_field(out, num, false);
-        sweep_variant_choice(sw->in.varies, i, choice);
+        sweep_variant_choice(sw->in.varies, sw->variants[i].index, choice);
         for (guint k = 0; k < nv; k++)
             csv_field(
                 out,

@@ -14,6 +14,7 @@
 
 #include "../run/runner.h"
 #include "../run/sweep.h"
+#include "../run/sweep-shard.h"
 #include "../store/store.h"
 
 typedef enum {
@@ -79,7 +80,14 @@ struct CliSweep {
     gint64 t0;
     GPtrArray *notes; /* distinct ignored-flag notes (char*) */
     int64_t sweep_id; /* runs.sweep_id: the first stored variant's id; 0 before */
+    SweepShard shard; /* the slice this process runs (source NULL: the whole sweep) */
+    guint total;      /* the whole sweep's variants (n: this shard's) */
+    guint first;      /* the index of variants[0] in the whole sweep */
 };
+
+/* "shard 2/3 (SLURM_ARRAY_TASK_ID): variants 4-6 of 9, " (ending so "3 variants" follows), or
+ * "" when the sweep is not sharded. Caller frees. */
+char *cli_sweep_shard_words(const CliSweep *sw);
 
 /* On stdout: the table of variants; the summary line, the safe configurations and where the
  * runs are stored; the variants and the summary as one JSON object; one CSV row per variant.

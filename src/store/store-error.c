@@ -9,7 +9,7 @@ bool store_error_is_user(const GError *err)
 {
     return err && err->domain == STORE_ERROR &&
            (err->code == STORE_ERROR_FOREIGN || err->code == STORE_ERROR_NEWER ||
-            err->code == STORE_ERROR_MISSING);
+            err->code == STORE_ERROR_MISSING || err->code == STORE_ERROR_OLDER);
 }
 
 const char *store_error_advice(int sqlite_rc)

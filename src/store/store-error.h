@@ -20,6 +20,8 @@ typedef enum {
     STORE_ERROR_FOREIGN,    /* not a ranksim database, or not a regular file (exit 2) */
     STORE_ERROR_NEWER,      /* written by a newer ranksim (exit 2) */
     STORE_ERROR_MISSING,    /* store_open_readonly: no such file (exit 2) */
+    STORE_ERROR_OLDER,      /* an older schema where it is not upgraded (a merge's input;
+                               exit 2) */
 } StoreErrorCode;
 
 /* What an SQLite result code (primary or extended) means for the user and what to do, as a
