@@ -93,13 +93,32 @@ uint64_t model_hybrid_conv_state_bytes(const ModelArch *a, ModelMixer m, uint32_
     return width * d.conv_dim * model_elt(a);
 }
 
-uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp)
+/* NemotronHForCausalLMConfig's mamba_ssm_cache_dtype default: PR 29978 (merged 2025-12-03; a
+ * 0.13.0 log prints "Updating mamba_ssm_cache_dtype to 'float16' for NemotronH model") and PR
+ * 39032 (float32, merged 2026-04-05; 0.19.0 taken as its first release, approximate). */
+#define REL_NEMOTRON_SSM_FROM_CONFIG MODEL_VLLM_RELEASE(0, 13, 0, 0)
+#define REL_NEMOTRON_SSM_FP32_DEFAULT MODEL_VLLM_RELEASE(0, 19, 0, 0)
+
+uint32_t model_hybrid_ssm_elt(const ModelArch *a, ModelMixer m, const ModelEngine *e)
+{
+    g_return_val_if_fail(a != NULL, 2);
+    if (m != MODEL_MIXER_MAMBA2)
+        return a->ssm_state_fp32 ? 4 : (uint32_t)model_elt(a);
+    ModelVllmRelease rel = e ? e->vllm_release : 0;
+    if (!model_vllm_at_least(rel, REL_NEMOTRON_SSM_FROM_CONFIG))
+        return (uint32_t)model_elt(a); /* "auto": the model dtype */
+    if (a->ssm_dtype_given)
+        return a->ssm_state_fp32 ? 4 : 2;
+    return model_vllm_at_least(rel, REL_NEMOTRON_SSM_FP32_DEFAULT) ? 4 : 2;
+}
+
+uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp,
+                                      const ModelEngine *e)
 {
     ModelHybridDims d;
     if (!model_hybrid_dims(a, m, tp, &d))
         return 0;
-    uint64_t elt = a->ssm_state_fp32 ? 4 : model_elt(a);
-    return (uint64_t)d.heads * d.head_dim * d.state * elt;
+    return (uint64_t)d.heads * d.head_dim * d.state * model_hybrid_ssm_elt(a, m, e);
 }
 
 uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEngine *e)
@@ -111,7 +130,7 @@ uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEng
         if (!model_arch_count_mixer(a, kinds[i], 0, a->num_layers))
             continue;
         uint64_t p = model_hybrid_conv_state_bytes(a, kinds[i], tp, e) +
-                     model_hybrid_ssm_state_bytes(a, kinds[i], tp);
+                     model_hybrid_ssm_state_bytes(a, kinds[i], tp, e);
         best = MAX(best, p);
     }
     return best;

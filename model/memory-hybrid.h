@@ -46,7 +46,13 @@ bool model_hybrid_dims(const ModelArch *a, ModelMixer m, uint32_t tp, ModelHybri
  * Dk x Dv, in mamba_ssm_cache_dtype). */
 uint64_t model_hybrid_conv_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp,
                                        const ModelEngine *e);
-uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp);
+uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp,
+                                      const ModelEngine *e);
+/* The SSM / delta state's element size in bytes under engine `e` (NULL: vLLM main). Gated
+ * DeltaNet: the model dtype ("auto"). Nemotron-H's Mamba-2: the model dtype before PR 29978
+ * (0.13.0); then the config.json's mamba_ssm_cache_dtype, float16 when absent; float32 when
+ * absent from PR 39032 (0.19.0; the public Nemotron-3 configs name float32). */
+uint32_t model_hybrid_ssm_elt(const ModelArch *a, ModelMixer m, const ModelEngine *e);
 /* The model's state page (MambaSpec.page_size_bytes, before padding): the larger mixer's. */
 uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEngine *e);
 

@@ -40,7 +40,7 @@ Test(state, nemotron_nano_tp4_pages_by_hand)
     ModelArch a = arch_of("nemotron-3-nano-30b-a3b");
     ModelEngine e = engine_of(true, 0);
     cr_assert_eq(model_hybrid_conv_state_bytes(&a, MODEL_MIXER_MAMBA2, 4, &e), 9216);
-    cr_assert_eq(model_hybrid_ssm_state_bytes(&a, MODEL_MIXER_MAMBA2, 4), 524288);
+    cr_assert_eq(model_hybrid_ssm_state_bytes(&a, MODEL_MIXER_MAMBA2, 4, &e), 524288);
     cr_assert_eq(model_hybrid_state_page(&a, 4, &e), 533504);
     ModelHybridLayout L;
     /* prefix caching on, no speculation: mamba_cache_mode "all"; block = lcm(128, 16) x
@@ -85,7 +85,7 @@ Test(state, qwen3_next_tp2_align_mode)
     memset(&hw, 0, sizeof hw);
     hw.arch = NET_ARCH_SM100;
     cr_assert_eq(model_hybrid_conv_state_bytes(&a, MODEL_MIXER_GDN, 2, &e), 32768);
-    cr_assert_eq(model_hybrid_ssm_state_bytes(&a, MODEL_MIXER_GDN, 2), 524288);
+    cr_assert_eq(model_hybrid_ssm_state_bytes(&a, MODEL_MIXER_GDN, 2, &e), 524288);
     ModelHybridLayout L;
     model_hybrid_layout(&a, 2, &e, &hw, 0, a.num_layers, 2, &L);
     cr_assert_eq(L.cache_mode, MODEL_MAMBA_CACHE_ALIGN, "Qwen3-Next refuses 'all'");
@@ -152,6 +152,47 @@ Test(state, mamba_cache_mode_by_release)
     cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 20, 1, false, 0), MODEL_MAMBA_CACHE_NONE);
     cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 28, 0, false, 0), MODEL_MAMBA_CACHE_ALIGN);
     cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 28, 0, true, 0), MODEL_MAMBA_CACHE_ALIGN);
+}
+
+/* NemotronHForCausalLMConfig's SSM-state dtype: the model dtype before PR 29978; then the
+ * config's value, float16 when absent; float32 when absent from PR 39032. */
+Test(state, nemotron_ssm_dtype_by_release)
+{
+    ModelArch a = arch_of("nemotron-3-nano-30b-a3b"); /* names float32 */
+    ModelEngine e = engine_of(false, 0);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 10, 2, 0);
+    cr_assert_eq(model_hybrid_ssm_elt(&a, MODEL_MIXER_MAMBA2, &e), 2);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 13, 0, 0);
+    cr_assert_eq(model_hybrid_ssm_elt(&a, MODEL_MIXER_MAMBA2, &e), 4);
+    ModelArch b = arch_of("nemotron-nano-9b-v2"); /* names none */
+    cr_assert_not(b.ssm_dtype_given);
+    cr_assert_eq(model_hybrid_ssm_elt(&b, MODEL_MIXER_MAMBA2, &e), 2);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 19, 0, 0);
+    cr_assert_eq(model_hybrid_ssm_elt(&b, MODEL_MIXER_MAMBA2, &e), 4);
+    cr_assert_eq(model_hybrid_ssm_elt(&b, MODEL_MIXER_MAMBA2, NULL), 4, "main");
+    ModelArch q = arch_of("qwen3-next-80b-a3b");
+    cr_assert_eq(model_hybrid_ssm_elt(&q, MODEL_MIXER_GDN, NULL), 2, "GDN: the model dtype");
+}
+
+/* Nemotron-Nano-9B-v2 at TP1 with a bf16 state (vLLM issue 24280: "672 tokens"): conv 3 x
+ * (10240 + 2048) x 2 = 73728 B, SSM 128 x 80 x 128 x 2 = 2621440 B, one token 2 x 8 x 128 x 2 =
+ * 4096 B: 16 x cdiv(2695168, 65536) = 672. With main's fp32 state: 1312. */
+Test(state, nemotron_nano_9b_v2_block)
+{
+    ModelArch a = arch_of("nemotron-nano-9b-v2");
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_MAMBA2, 0, a.num_layers), 27);
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_ATTENTION, 0, a.num_layers), 4);
+    ModelEngine e = engine_of(false, 0);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 10, 2, 0);
+    ModelHybridLayout L;
+    model_hybrid_layout(&a, 1, &e, NULL, 0, a.num_layers, 2, &L);
+    cr_assert_eq(L.state_page, 73728 + 2621440);
+    cr_assert_eq(L.block_size, 672);
+    e.vllm_release = 0;
+    e.given = 0;
+    e.enable_prefix_caching = false;
+    model_hybrid_layout(&a, 1, &e, NULL, 0, a.num_layers, 2, &L);
+    cr_assert_eq(L.block_size, 1312);
 }
 
 /* ---- published start-up logs (doc/validation.md, "Hybrid models") ---- */
