@@ -1689,6 +1689,7 @@ static bool read_nemotron_h(Cfg *c, ModelArch *a)
     /* vLLM's NemotronHForCausalLMConfig: mamba_ssm_cache_dtype "auto" takes the config.json's
      * value, float32 when it has none ("Only float32 is known to have no accuracy issues") */
     a->ssm_state_fp32 = !ssm_dtype || strcmp(ssm_dtype, "float32") == 0;
+    a->ssm_dtype_given = ssm_dtype != NULL;
     a->mlp_ungated = true; /* NemotronHMLP: up_proj, ReLU^2, down_proj */
     /* shared expert: moe_shared_expert_intermediate_size (one module) */
     uint32_t shared = 0;

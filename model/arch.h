@@ -140,6 +140,8 @@ typedef struct {
     uint32_t linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim;
     bool ssm_state_fp32;      /* mamba_ssm_cache_dtype "float32" (Nemotron-H's config.json):
                                  the recurrent state in fp32, the conv state in the model dtype */
+    bool ssm_dtype_given;     /* the config.json names mamba_ssm_cache_dtype (else vLLM's default
+                                 for the release applies: model_hybrid_ssm_elt) */
     bool attn_output_gate;    /* Qwen3-Next: q_proj also yields a sigmoid gate per element */
     bool mlp_ungated;         /* Nemotron-H: up, relu^2, down (no gate half) in MLPs and experts */
     uint32_t moe_latent_size; /* Nemotron-3-Super latent MoE: experts work in this width between

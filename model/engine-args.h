@@ -102,6 +102,9 @@ typedef struct {
 #define MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER (1u << 3)
 #define MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING (1u << 4)
 #define MODEL_ENGINE_GIVEN_CUDAGRAPH_MEMORY_PROFILING (1u << 5)
+/* --enable-prefix-caching / --no-enable-prefix-caching given: vLLM keeps hybrid models' prefix
+ * caching opt-in before PR 50991 (model_hybrid_cache_mode) */
+#define MODEL_ENGINE_GIVEN_PREFIX_CACHING (1u << 6)
 
 /* DeepSeek-V4's compressed layers keep 256-token logical blocks (vLLM blog "DeepSeek V4 in
  * vLLM"): its KV block size, and the unit of its compressed caches (model/memory.c). */

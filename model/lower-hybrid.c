@@ -77,7 +77,7 @@ uint32_t model_lower_hybrid_mixer(const ModelHybridMixerIn *in,
         .conv_kernel = d.conv_kernel,
         .chunk = gdn ? GDN_CHUNK : (a->mamba_chunk_size ? a->mamba_chunk_size : 256),
         .act_bytes = in->act_bytes,
-        .state_bytes = a->ssm_state_fp32 ? 4.0 : 2.0,
+        .state_bytes = (double)model_hybrid_ssm_elt(a, in->mixer, NULL), /* vLLM main's */
     };
     const ModelSsmBatch *b = &in->batch;
     double H = a->hidden_size, rows = b->tokens;

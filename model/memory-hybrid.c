@@ -93,13 +93,32 @@ uint64_t model_hybrid_conv_state_bytes(const ModelArch *a, ModelMixer m, uint32_
     return width * d.conv_dim * model_elt(a);
 }
 
-uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp)
+/* NemotronHForCausalLMConfig's mamba_ssm_cache_dtype default: PR 29978 (merged 2025-12-03; a
+ * 0.13.0 log prints "Updating mamba_ssm_cache_dtype to 'float16' for NemotronH model") and PR
+ * 39032 (float32, merged 2026-04-05; 0.19.0 taken as its first release, approximate). */
+#define REL_NEMOTRON_SSM_FROM_CONFIG MODEL_VLLM_RELEASE(0, 13, 0, 0)
+#define REL_NEMOTRON_SSM_FP32_DEFAULT MODEL_VLLM_RELEASE(0, 19, 0, 0)
+
+uint32_t model_hybrid_ssm_elt(const ModelArch *a, ModelMixer m, const ModelEngine *e)
+{
+    g_return_val_if_fail(a != NULL, 2);
+    if (m != MODEL_MIXER_MAMBA2)
+        return a->ssm_state_fp32 ? 4 : (uint32_t)model_elt(a);
+    ModelVllmRelease rel = e ? e->vllm_release : 0;
+    if (!model_vllm_at_least(rel, REL_NEMOTRON_SSM_FROM_CONFIG))
+        return (uint32_t)model_elt(a); /* "auto": the model dtype */
+    if (a->ssm_dtype_given)
+        return a->ssm_state_fp32 ? 4 : 2;
+    return model_vllm_at_least(rel, REL_NEMOTRON_SSM_FP32_DEFAULT) ? 4 : 2;
+}
+
+uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp,
+                                      const ModelEngine *e)
 {
     ModelHybridDims d;
     if (!model_hybrid_dims(a, m, tp, &d))
         return 0;
-    uint64_t elt = a->ssm_state_fp32 ? 4 : model_elt(a);
-    return (uint64_t)d.heads * d.head_dim * d.state * elt;
+    return (uint64_t)d.heads * d.head_dim * d.state * model_hybrid_ssm_elt(a, m, e);
 }
 
 uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEngine *e)
@@ -111,7 +130,7 @@ uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEng
         if (!model_arch_count_mixer(a, kinds[i], 0, a->num_layers))
             continue;
         uint64_t p = model_hybrid_conv_state_bytes(a, kinds[i], tp, e) +
-                     model_hybrid_ssm_state_bytes(a, kinds[i], tp);
+                     model_hybrid_ssm_state_bytes(a, kinds[i], tp, e);
         best = MAX(best, p);
     }
     return best;
@@ -136,14 +155,39 @@ static uint32_t group_size_of(uint32_t attn, uint32_t state)
     return (double)hi < 1.25 * lo ? hi : lo;
 }
 
+/* Releases where vLLM's hybrid prefix caching changed (model_hybrid_cache_mode). PR 25752 (Mamba-2
+ * prefix caching, "all" mode) merged after 0.11.0: 0.10.2 and 0.11.0rc3 logs print "Hybrid or
+ * mamba-based model detected: disabling prefix caching since it is not yet supported". PR 30877
+ * ("align" mode, the one Gated DeltaNet takes): a 0.13.0 log of Qwen3-Next still prints "Hybrid
+ * or mamba-based model detected without support for prefix caching: disabling", vllm-ascend
+ * PR 7103 uses it on 0.17.0; 0.14.0 is the first release after the merge (approximate). PR 50991
+ * (prefix caching on by default for hybrids, default mode "align") is in 0.28.0. */
+#define REL_MAMBA_PREFIX_CACHING MODEL_VLLM_RELEASE(0, 11, 1, 0)
+#define REL_ALIGN_MODE MODEL_VLLM_RELEASE(0, 14, 0, 0)
+#define REL_HYBRID_PREFIX_DEFAULT MODEL_VLLM_RELEASE(0, 28, 0, 0)
+/* _report_kv_cache_config's token count from the concurrency (the fix of vLLM issue 40691): a
+ * 0.19.0 log has the old count, a 0.20.1rc1.dev91 build of 2026-05-01 the new one; 0.20.0 is
+ * taken as the first release with it (approximate). */
+#define REL_TOKENS_FROM_CONCURRENCY MODEL_VLLM_RELEASE(0, 20, 0, 0)
+
 ModelMambaCacheMode model_hybrid_cache_mode(const ModelArch *a, const ModelEngine *e)
 {
     g_return_val_if_fail(a && e, MODEL_MAMBA_CACHE_NONE);
-    if (!e->enable_prefix_caching)
+    ModelVllmRelease rel = e->vllm_release;
+    bool given = e->given & MODEL_ENGINE_GIVEN_PREFIX_CACHING;
+    bool mamba2 = a->mamba_num_heads > 0; /* SupportsMambaPrefixCaching: Mamba-2 mixers */
+    /* arg_utils _set_default_chunked_prefill_and_prefix_caching_args: off for hybrids unless
+     * asked, until PR 50991 */
+    if (!e->enable_prefix_caching ||
+        (!given && !model_vllm_at_least(rel, REL_HYBRID_PREFIX_DEFAULT)) ||
+        !model_vllm_at_least(rel, mamba2 ? REL_MAMBA_PREFIX_CACHING : REL_ALIGN_MODE))
         return MODEL_MAMBA_CACHE_NONE;
-    bool supports_all = a->mamba_num_heads > 0; /* SupportsMambaPrefixCaching: Mamba-2 mixers */
     bool spec = e->speculative_method != MODEL_SPEC_NONE && e->num_speculative_tokens > 0;
-    return supports_all && !spec ? MODEL_MAMBA_CACHE_ALL : MODEL_MAMBA_CACHE_ALIGN;
+    /* PR 50991 made "align" the default mode ("all" only on --mamba-cache-mode all, which
+     * ranksim does not take) */
+    if (model_vllm_at_least(rel, REL_HYBRID_PREFIX_DEFAULT))
+        return MODEL_MAMBA_CACHE_ALIGN;
+    return mamba2 && !spec ? MODEL_MAMBA_CACHE_ALL : MODEL_MAMBA_CACHE_ALIGN;
 }
 
 /* The attention block: the smallest multiple of the alignment whose page holds the state page;
@@ -181,6 +225,9 @@ void model_hybrid_layout(const ModelArch *a, uint32_t tp, const ModelEngine *e,
         .attn_layers = attn,
         .state_layers = state,
         .cache_mode = (uint8_t)model_hybrid_cache_mode(a, e),
+        .tokens_from_concurrency =
+            model_vllm_at_least(e->vllm_release, REL_TOKENS_FROM_CONCURRENCY),
+        .max_model_len = e->max_model_len,
     };
     out->block_size = block_size_of(a, out);
     out->page = (uint64_t)out->block_size * out->attn_token_bytes;
@@ -217,6 +264,11 @@ uint64_t model_hybrid_num_blocks(const ModelHybridLayout *L, int64_t budget_byte
 uint64_t model_hybrid_kv_tokens(const ModelHybridLayout *L, uint64_t num_blocks)
 {
     g_return_val_if_fail(L != NULL, 0);
+    if (L->tokens_from_concurrency) {
+        /* num_tokens = int(max_concurrency * max_model_len) */
+        uint64_t per = model_hybrid_request_blocks(L, MAX(1u, L->max_model_len));
+        return per ? (uint64_t)((double)num_blocks / (double)per * (double)L->max_model_len) : 0;
+    }
     uint32_t groups = L->attn_groups + L->state_groups;
     return groups ? num_blocks / groups * L->block_size : 0;
 }

@@ -46,14 +46,23 @@ bool model_hybrid_dims(const ModelArch *a, ModelMixer m, uint32_t tp, ModelHybri
  * Dk x Dv, in mamba_ssm_cache_dtype). */
 uint64_t model_hybrid_conv_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp,
                                        const ModelEngine *e);
-uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp);
+uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp,
+                                      const ModelEngine *e);
+/* The SSM / delta state's element size in bytes under engine `e` (NULL: vLLM main). Gated
+ * DeltaNet: the model dtype ("auto"). Nemotron-H's Mamba-2: the model dtype before PR 29978
+ * (0.13.0); then the config.json's mamba_ssm_cache_dtype, float16 when absent; float32 when
+ * absent from PR 39032 (0.19.0; the public Nemotron-3 configs name float32). */
+uint32_t model_hybrid_ssm_elt(const ModelArch *a, ModelMixer m, const ModelEngine *e);
 /* The model's state page (MambaSpec.page_size_bytes, before padding): the larger mixer's. */
 uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEngine *e);
 
 /* vLLM's mamba_cache_mode as MambaModelConfig.verify_and_update_config sets it: "none" without
  * prefix caching; with it, "all" (a state per block of the prompt) for models that support
  * Mamba prefix caching (Nemotron-H's Mamba-2) unless speculative decoding is on, else "align"
- * (Qwen3-Next refuses "all"). */
+ * (Qwen3-Next refuses "all"). By release (engine.vllm_version): no prefix caching for any hybrid
+ * before 0.11.1 (Mamba-2 prefix caching, PR 25752); none for Gated DeltaNet before 0.14.0
+ * ("align", PR 30877); hybrids' prefix caching off unless --enable-prefix-caching is given before
+ * 0.28.0 (PR 23716 made it opt-in, PR 50991 turned it on with "align" as the default mode). */
 typedef enum {
     MODEL_MAMBA_CACHE_NONE = 0,
     MODEL_MAMBA_CACHE_ALIGN,
@@ -74,6 +83,9 @@ typedef struct {
     uint32_t state_blocks;    /* blocks a request holds in each state group outside "all" mode:
                                  1 + speculative tokens, + 1 under "align" */
     uint8_t cache_mode;       /* ModelMambaCacheMode */
+    bool tokens_from_concurrency; /* "GPU KV cache size" = max concurrency x max_model_len
+                                     (vLLM >= 0.20); else num_blocks / groups x block */
+    uint32_t max_model_len;   /* the engine's, for that line */
 } ModelHybridLayout;
 
 /* The mode vLLM picks for `a` under engine `e`. */
@@ -93,8 +105,10 @@ uint64_t model_hybrid_request_bytes(const ModelHybridLayout *L, uint64_t len);
 /* num_blocks for a budget: budget / (page x group_size). */
 uint64_t model_hybrid_num_blocks(const ModelHybridLayout *L, int64_t budget_bytes);
 
-/* vLLM's "GPU KV cache size": num_blocks / groups x the smallest block size (the attention
- * block: the state groups' block is max_model_len). */
+/* vLLM's "GPU KV cache size" (_report_kv_cache_config): before 0.20 num_blocks / groups x the
+ * smallest block size (the attention block: the state groups' block is max_model_len), which
+ * undercounts hybrid capacity (vLLM issue 40691); from 0.20 int(max concurrency x max_model_len),
+ * max concurrency = num_blocks / the blocks of one max_model_len request. */
 uint64_t model_hybrid_kv_tokens(const ModelHybridLayout *L, uint64_t num_blocks);
 
 #endif

@@ -713,11 +713,11 @@ static void plan_layer(const Ctx *c, Layers *L, uint32_t l, bool moe, uint32_t n
         layer_state_mixer(c, L, mx);
     else if (mx == MODEL_MIXER_NONE)
         ; /* Nemotron-H E / -: the FFN alone, after the one norm */
-    else if (a->dsv4)
+    else if (a->dsv4) { /* V4.1: the CSA2 tensors beside V4's attention */
         layer_attention_v4(c, L, l < a->num_layers ? a->compress_ratio[l] : 1);
-    if (a->dsv41 && l < a->num_layers)
-        layer_csa2_v41(c, L, l);
-    else if (a->mla)
+        if (a->dsv41 && l < a->num_layers)
+            layer_csa2_v41(c, L, l);
+    } else if (a->mla)
         layer_attention_mla(c, L, a->dsa && (l >= a->num_layers || !a->index_shared[l]));
     else
         layer_attention_gqa(c, L);

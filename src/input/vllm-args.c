@@ -600,6 +600,7 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
     case VF_PREFIX_CACHING:
     case VF_NO_PREFIX_CACHING:
         e->enable_prefix_caching = f->kind == VF_PREFIX_CACHING;
+        e->given |= MODEL_ENGINE_GIVEN_PREFIX_CACHING;
         return true;
     case VF_NO_EAGER:
         ef->a->eager = false;

@@ -19,10 +19,14 @@ static ModelArch arch_of(const char *name)
     return a;
 }
 
+/* vLLM 0.20.1 with --enable-prefix-caching / --no-enable-prefix-caching given (before 0.28 the
+ * mode for Mamba-2 with prefix caching is "all"). */
 static ModelEngine engine_of(bool prefix_caching, uint32_t spec)
 {
     ModelEngine e;
     model_engine_defaults(&e);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 20, 1, 0);
+    e.given |= MODEL_ENGINE_GIVEN_PREFIX_CACHING;
     e.enable_prefix_caching = prefix_caching;
     e.speculative_method = spec ? MODEL_SPEC_MTP : MODEL_SPEC_NONE;
     e.num_speculative_tokens = spec;
@@ -36,7 +40,7 @@ Test(state, nemotron_nano_tp4_pages_by_hand)
     ModelArch a = arch_of("nemotron-3-nano-30b-a3b");
     ModelEngine e = engine_of(true, 0);
     cr_assert_eq(model_hybrid_conv_state_bytes(&a, MODEL_MIXER_MAMBA2, 4, &e), 9216);
-    cr_assert_eq(model_hybrid_ssm_state_bytes(&a, MODEL_MIXER_MAMBA2, 4), 524288);
+    cr_assert_eq(model_hybrid_ssm_state_bytes(&a, MODEL_MIXER_MAMBA2, 4, &e), 524288);
     cr_assert_eq(model_hybrid_state_page(&a, 4, &e), 533504);
     ModelHybridLayout L;
     /* prefix caching on, no speculation: mamba_cache_mode "all"; block = lcm(128, 16) x
@@ -59,8 +63,13 @@ Test(state, nemotron_nano_tp4_pages_by_hand)
     cr_assert_eq(L.block_size, 1056);
     cr_assert_eq(model_hybrid_request_blocks(&L, 4096), 4 + 4);
     cr_assert_eq(model_hybrid_request_bytes(&L, 4096), 8ull * 1056 * 512 * 6);
-    /* "GPU KV cache size": num_blocks / 5 groups x 1056 */
+    /* "GPU KV cache size" from 0.20: int(1000 / 8 x 4096); before: num_blocks / 5 groups x 1056 */
     cr_assert_eq(model_hybrid_num_blocks(&L, (int64_t)(1000ull * 1056 * 512 * 6)), 1000);
+    e.max_model_len = 4096;
+    model_hybrid_layout(&a, 4, &e, NULL, 0, a.num_layers, 2, &L);
+    cr_assert_eq(model_hybrid_kv_tokens(&L, 1000), 1000ull * 4096 / 8);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 19, 0, 0);
+    model_hybrid_layout(&a, 4, &e, NULL, 0, a.num_layers, 2, &L);
     cr_assert_eq(model_hybrid_kv_tokens(&L, 1000), 200ull * 1056);
 }
 
@@ -76,7 +85,7 @@ Test(state, qwen3_next_tp2_align_mode)
     memset(&hw, 0, sizeof hw);
     hw.arch = NET_ARCH_SM100;
     cr_assert_eq(model_hybrid_conv_state_bytes(&a, MODEL_MIXER_GDN, 2, &e), 32768);
-    cr_assert_eq(model_hybrid_ssm_state_bytes(&a, MODEL_MIXER_GDN, 2), 524288);
+    cr_assert_eq(model_hybrid_ssm_state_bytes(&a, MODEL_MIXER_GDN, 2, &e), 524288);
     ModelHybridLayout L;
     model_hybrid_layout(&a, 2, &e, &hw, 0, a.num_layers, 2, &L);
     cr_assert_eq(L.cache_mode, MODEL_MAMBA_CACHE_ALIGN, "Qwen3-Next refuses 'all'");
@@ -108,11 +117,167 @@ Test(state, memory_plan_reports_the_hybrid_lines)
     cr_assert_gt(r->kv_budget_bytes, 0);
     uint64_t nb = (uint64_t)r->kv_budget_bytes / (1152ull * 512 * 6);
     cr_assert_float_eq(r->max_concurrency, (double)nb / 20.0, 1e-9);
-    cr_assert_eq(r->kv_tokens, nb / 5 * 1152);
+    cr_assert_eq(r->kv_tokens, (uint64_t)((double)nb / 20.0 * 4096.0));
     /* the attention layers alone hold per-token KV */
     cr_assert_eq(r->kv_bytes_per_token, 6ull * 512);
     model_memory_plan_free(m);
     model_plan_free(pl);
+}
+
+/* ---- vLLM's choices by release ---- */
+
+static ModelMambaCacheMode mode_at(const char *model, uint32_t maj, uint32_t min, uint32_t patch,
+                                   bool given, uint32_t spec)
+{
+    ModelArch a = arch_of(model);
+    ModelEngine e = engine_of(true, spec);
+    e.vllm_release = MODEL_VLLM_RELEASE(maj, min, patch, 0);
+    if (!given)
+        e.given &= ~MODEL_ENGINE_GIVEN_PREFIX_CACHING;
+    return model_hybrid_cache_mode(&a, &e);
+}
+
+Test(state, mamba_cache_mode_by_release)
+{
+    /* 0.10.2 / 0.11.0: "disabling prefix caching since it is not yet supported" */
+    cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 10, 2, true, 0), MODEL_MAMBA_CACHE_NONE);
+    cr_assert_eq(mode_at("qwen3-next-80b-a3b", 0, 11, 0, true, 0), MODEL_MAMBA_CACHE_NONE);
+    /* PR 25752: Mamba-2 "all"; Gated DeltaNet still refused on 0.13.0 */
+    cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 11, 1, true, 0), MODEL_MAMBA_CACHE_ALL);
+    cr_assert_eq(mode_at("qwen3-next-80b-a3b", 0, 13, 0, true, 0), MODEL_MAMBA_CACHE_NONE);
+    /* PR 30877: "align"; "all" with speculative decoding falls back to it */
+    cr_assert_eq(mode_at("qwen3-next-80b-a3b", 0, 14, 0, true, 0), MODEL_MAMBA_CACHE_ALIGN);
+    cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 20, 1, true, 1), MODEL_MAMBA_CACHE_ALIGN);
+    /* opt-in before 0.28 (PR 23716), on by default with "align" after (PR 50991) */
+    cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 20, 1, false, 0), MODEL_MAMBA_CACHE_NONE);
+    cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 28, 0, false, 0), MODEL_MAMBA_CACHE_ALIGN);
+    cr_assert_eq(mode_at("nemotron-3-nano-30b-a3b", 0, 28, 0, true, 0), MODEL_MAMBA_CACHE_ALIGN);
+}
+
+/* NemotronHForCausalLMConfig's SSM-state dtype: the model dtype before PR 29978; then the
+ * config's value, float16 when absent; float32 when absent from PR 39032. */
+Test(state, nemotron_ssm_dtype_by_release)
+{
+    ModelArch a = arch_of("nemotron-3-nano-30b-a3b"); /* names float32 */
+    ModelEngine e = engine_of(false, 0);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 10, 2, 0);
+    cr_assert_eq(model_hybrid_ssm_elt(&a, MODEL_MIXER_MAMBA2, &e), 2);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 13, 0, 0);
+    cr_assert_eq(model_hybrid_ssm_elt(&a, MODEL_MIXER_MAMBA2, &e), 4);
+    ModelArch b = arch_of("nemotron-nano-9b-v2"); /* names none */
+    cr_assert_not(b.ssm_dtype_given);
+    cr_assert_eq(model_hybrid_ssm_elt(&b, MODEL_MIXER_MAMBA2, &e), 2);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 19, 0, 0);
+    cr_assert_eq(model_hybrid_ssm_elt(&b, MODEL_MIXER_MAMBA2, &e), 4);
+    cr_assert_eq(model_hybrid_ssm_elt(&b, MODEL_MIXER_MAMBA2, NULL), 4, "main");
+    ModelArch q = arch_of("qwen3-next-80b-a3b");
+    cr_assert_eq(model_hybrid_ssm_elt(&q, MODEL_MIXER_GDN, NULL), 2, "GDN: the model dtype");
+}
+
+/* Nemotron-Nano-9B-v2 at TP1 with a bf16 state (vLLM issue 24280: "672 tokens"): conv 3 x
+ * (10240 + 2048) x 2 = 73728 B, SSM 128 x 80 x 128 x 2 = 2621440 B, one token 2 x 8 x 128 x 2 =
+ * 4096 B: 16 x cdiv(2695168, 65536) = 672. With main's fp32 state: 1312. */
+Test(state, nemotron_nano_9b_v2_block)
+{
+    ModelArch a = arch_of("nemotron-nano-9b-v2");
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_MAMBA2, 0, a.num_layers), 27);
+    cr_assert_eq(model_arch_count_mixer(&a, MODEL_MIXER_ATTENTION, 0, a.num_layers), 4);
+    ModelEngine e = engine_of(false, 0);
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 10, 2, 0);
+    ModelHybridLayout L;
+    model_hybrid_layout(&a, 1, &e, NULL, 0, a.num_layers, 2, &L);
+    cr_assert_eq(L.state_page, 73728 + 2621440);
+    cr_assert_eq(L.block_size, 672);
+    e.vllm_release = 0;
+    e.given = 0;
+    e.enable_prefix_caching = false;
+    model_hybrid_layout(&a, 1, &e, NULL, 0, a.num_layers, 2, &L);
+    cr_assert_eq(L.block_size, 1312);
+}
+
+/* ---- published start-up logs (doc/validation.md, "Hybrid models") ---- */
+
+#define GIB_F (1024.0 * 1024.0 * 1024.0)
+
+/* The figures of one log the layout must reproduce, the budget given as the blocks it held
+ * (the printed GiB is rounded; the test checks the blocks' bytes round to it). */
+typedef struct {
+    const char *model;
+    uint32_t tp, kv_elt, max_model_len;
+    uint32_t maj, min, patch;
+    bool prefix_caching;
+    uint32_t block;      /* "Setting attention block size to N tokens" */
+    double padding_pct;  /* "Padding mamba page size by X%"; 0: the line is absent */
+    double kv_gib;       /* "Available KV cache memory" */
+    uint64_t num_blocks; /* what that budget holds */
+    uint64_t tokens;     /* "GPU KV cache size" */
+    double concurrency;  /* "Maximum concurrency", two decimals */
+} Published;
+
+static void check_published(const Published *p)
+{
+    ModelArch a = arch_of(p->model);
+    ModelEngine e = engine_of(p->prefix_caching, 0);
+    e.vllm_release = MODEL_VLLM_RELEASE(p->maj, p->min, p->patch, 0);
+    e.max_model_len = p->max_model_len;
+    ModelHybridLayout L;
+    model_hybrid_layout(&a, p->tp, &e, NULL, 0, a.num_layers, p->kv_elt, &L);
+    cr_assert_eq(L.cache_mode, MODEL_MAMBA_CACHE_NONE, "%s: prefix caching off", p->model);
+    cr_assert_eq(L.block_size, p->block, "%s: block %u", p->model, L.block_size);
+    double pad = 100.0 * (double)(L.page - L.state_page) / (double)L.state_page;
+    cr_assert_float_eq(pad, p->padding_pct, 0.005, "%s: padding %.4f%%", p->model, pad);
+    uint64_t per_block = L.page * L.group_size;
+    double gib = (double)(p->num_blocks * per_block) / GIB_F;
+    cr_assert_float_eq(gib, p->kv_gib, 0.005, "%s: %.4f GiB", p->model, gib);
+    cr_assert_eq(model_hybrid_num_blocks(&L, (int64_t)(p->num_blocks * per_block)), p->num_blocks);
+    cr_assert_eq(model_hybrid_kv_tokens(&L, p->num_blocks), p->tokens, "%s: %" G_GUINT64_FORMAT,
+                 p->model, model_hybrid_kv_tokens(&L, p->num_blocks));
+    double conc = (double)p->num_blocks /
+                  (double)model_hybrid_request_blocks(&L, p->max_model_len);
+    cr_assert_float_eq(conc, p->concurrency, 0.005, "%s: %.4fx", p->model, conc);
+}
+
+/* Qwen3-Next-80B-A3B-Instruct, TP2 on H200s, vLLM 0.10.2, defaults (max_model_len 262144):
+ * "Setting attention block size to 544", "Padding mamba page size by 1.49%", 44.59 GiB,
+ * "GPU KV cache size: 973,760 tokens", 14.77x: 7162 blocks of 12 layers x 544 x 1024 B; 4
+ * groups, 1790 x 544 tokens; one request 482 attention + 3 state blocks. */
+Test(published, qwen3_next_tp2_h200_v0_10_2)
+{
+    check_published(&(Published){.model = "qwen3-next-80b-a3b", .tp = 2, .kv_elt = 2,
+                                 .max_model_len = 262144, .maj = 0, .min = 10, .patch = 2,
+                                 .prefix_caching = true, .block = 544, .padding_pct = 1.49,
+                                 .kv_gib = 44.59, .num_blocks = 7162, .tokens = 973760,
+                                 .concurrency = 14.77});
+}
+
+/* Qwen3-Next (a W4A16 checkpoint), TP2 on L40S, vLLM 0.13.0, fp8 KV cache, max_model_len 32768,
+ * --enable-prefix-caching (disabled: "without support for prefix caching"): block 1072, whose
+ * page equals the state page (no padding line), 17.58 GiB, 767,552 tokens, 84.29x. */
+Test(published, qwen3_next_tp2_l40s_fp8_v0_13_0)
+{
+    check_published(&(Published){.model = "qwen3-next-80b-a3b", .tp = 2, .kv_elt = 1,
+                                 .max_model_len = 32768, .maj = 0, .min = 13, .patch = 0,
+                                 .prefix_caching = true, .block = 1072, .padding_pct = 0.0,
+                                 .kv_gib = 17.58, .num_blocks = 2866, .tokens = 767552,
+                                 .concurrency = 84.29});
+}
+
+/* Nemotron-Cascade-2-30B-A3B-NVFP4 (Nemotron-3-Nano-30B-A3B's architecture), TP1, vLLM
+ * 0.20.1rc1.dev91, fp8_e4m3 KV cache, fp32 SSM state, max_model_len 256000: block 4176, padding
+ * 0.19%, "Add 1 padding layers" (23 Mamba layers in 4 groups of 6), 3.72 GiB, and the token count
+ * from the concurrency: int(311 / (62 + 4) x 256000) = 1,206,303, 4.71x. */
+Test(published, nemotron_nano_fp8_kv_v0_20)
+{
+    check_published(&(Published){.model = "nemotron-3-nano-30b-a3b", .tp = 1, .kv_elt = 1,
+                                 .max_model_len = 256000, .maj = 0, .min = 20, .patch = 1,
+                                 .prefix_caching = false, .block = 4176, .padding_pct = 0.19,
+                                 .kv_gib = 3.72, .num_blocks = 311, .tokens = 1206303,
+                                 .concurrency = 4.71});
+    ModelArch a = arch_of("nemotron-3-nano-30b-a3b");
+    ModelEngine e = engine_of(false, 0);
+    ModelHybridLayout L;
+    model_hybrid_layout(&a, 1, &e, NULL, 0, a.num_layers, 1, &L);
+    cr_assert_eq(L.state_groups * L.group_size - L.state_layers, 1, "one padding layer");
 }
 
 /* ---- kernels ---- */
