@@ -80,6 +80,12 @@ void model_engine_apply_vllm_defaults(ModelEngine *e, const ModelArch *a, const 
     if (!(e->given & MODEL_ENGINE_GIVEN_CUDAGRAPH_MEMORY_PROFILING))
         e->cudagraph_memory_profiling =
             model_vllm_has(e->vllm_absent, MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT);
+    /* CacheConfig.gpu_memory_utilization: 0.9 up to at least v0.11.1 (docs.vllm.ai/en/v0.10.2
+     * and /en/v0.11.1, api/vllm/config/cache), 0.92 in current vLLM (vllm/config/cache.py) */
+    if (!(e->given & MODEL_ENGINE_GIVEN_GPU_MEMORY_UTILIZATION))
+        e->gpu_memory_utilization =
+            model_vllm_has(e->vllm_absent, MODEL_VLLM_GPU_MEMORY_UTILIZATION_092_DEFAULT) ? 0.92
+                                                                                        : 0.9;
     if (!hw)
         return;
     /* "For GPUs like H100 and MI300x, use larger default values"; A100 excluded (vLLM PR

@@ -105,6 +105,9 @@ typedef struct {
 /* --enable-prefix-caching / --no-enable-prefix-caching given: vLLM keeps hybrid models' prefix
  * caching opt-in before PR 50991 (model_hybrid_cache_mode) */
 #define MODEL_ENGINE_GIVEN_PREFIX_CACHING (1u << 6)
+/* gpu_memory_utilization given: its default changed from 0.9 to 0.92 in vLLM (the
+ * gpu_memory_utilization_092_default behaviour) */
+#define MODEL_ENGINE_GIVEN_GPU_MEMORY_UTILIZATION (1u << 7)
 
 /* DeepSeek-V4's compressed layers keep 256-token logical blocks (vLLM blog "DeepSeek V4 in
  * vLLM"): its KV block size, and the unit of its compressed caches (model/memory.c). */

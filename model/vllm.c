@@ -28,6 +28,7 @@ static const char *const names[MODEL_VLLM_BEHAVIOUR_COUNT] = {
     [MODEL_VLLM_CUDAGRAPH_PROFILING_DEFAULT] = "cudagraph_memory_profiling_default",
     [MODEL_VLLM_FI_ALLREDUCE_SYMM_DEVICE_MEMORY] = "flashinfer_allreduce_symm_device_memory",
     [MODEL_VLLM_FI_ALLREDUCE_TORCH_SYMM_MEMORY] = "flashinfer_allreduce_torch_symm_memory",
+    [MODEL_VLLM_GPU_MEMORY_UTILIZATION_092_DEFAULT] = "gpu_memory_utilization_092_default",
 };
 
 const char *model_vllm_behaviour_name(ModelVllmBehaviour b)

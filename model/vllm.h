@@ -99,6 +99,9 @@ typedef enum {
     /* FlashInfer allocates the all-reduce workspace from torch's symmetric memory (FlashInfer
      * PR 2955), at its own size again; the vLLM release that ships it is inferred. */
     MODEL_VLLM_FI_ALLREDUCE_TORCH_SYMM_MEMORY,
+    /* gpu_memory_utilization defaults to 0.92 (vllm/config/cache.py); 0.9 before it (the
+     * v0.10.2 and v0.11.1 docs of CacheConfig). The release is inferred: no PR found. */
+    MODEL_VLLM_GPU_MEMORY_UTILIZATION_092_DEFAULT,
     MODEL_VLLM_BEHAVIOUR_COUNT
 } ModelVllmBehaviour;
 

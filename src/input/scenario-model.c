@@ -323,7 +323,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
                  {"v2_model_runner", MODEL_ENGINE_GIVEN_V2_MODEL_RUNNER},
                  {"async_scheduling", MODEL_ENGINE_GIVEN_ASYNC_SCHEDULING},
                  {"cudagraph_memory_profiling", MODEL_ENGINE_GIVEN_CUDAGRAPH_MEMORY_PROFILING},
-                 {"enable_prefix_caching", MODEL_ENGINE_GIVEN_PREFIX_CACHING}};
+                 {"enable_prefix_caching", MODEL_ENGINE_GIVEN_PREFIX_CACHING},
+                 {"gpu_memory_utilization", MODEL_ENGINE_GIVEN_GPU_MEMORY_UTILIZATION}};
     for (size_t i = 0; i < G_N_ELEMENTS(given); i++)
         if (yamldoc_map_get(m, given[i].key))
             e->given |= given[i].bit;

@@ -577,6 +577,7 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         if (x <= 0 || x > 1)
             return flag_fail(ef, flag, "%s is out of range; valid: a number > 0 and <= 1", v);
         e->gpu_memory_utilization = x;
+        e->given |= MODEL_ENGINE_GIVEN_GPU_MEMORY_UTILIZATION;
         return true;
     }
     case VF_BATCHED_TOKENS:

@@ -649,6 +649,32 @@ Test(engine_defaults, the_dsa_models_default_to_the_v2_runner_on_cuda)
     cr_assert_not(v2_default("GlmMoeDsaForCausalLM", NET_PLATFORM_NPU, 0, false));
 }
 
+static double utilization_default(ModelVllmAbsent absent, double given)
+{
+    ModelArch a;
+    memset(&a, 0, sizeof a);
+    ModelEngine e;
+    model_engine_defaults(&e);
+    e.vllm_absent = absent;
+    if (given > 0) {
+        e.gpu_memory_utilization = given;
+        e.given |= MODEL_ENGINE_GIVEN_GPU_MEMORY_UTILIZATION;
+    }
+    model_engine_apply_vllm_defaults(&e, &a, NULL);
+    return e.gpu_memory_utilization;
+}
+
+/* CacheConfig.gpu_memory_utilization: 0.9 in the v0.10.2 / v0.11.1 docs, 0.92 now; a given
+ * value wins either way. */
+Test(engine_defaults, gpu_memory_utilization_by_release)
+{
+    ModelVllmAbsent before = 1u << MODEL_VLLM_GPU_MEMORY_UTILIZATION_092_DEFAULT;
+    cr_assert_float_eq(utilization_default(0, 0), 0.92, 1e-12);
+    cr_assert_float_eq(utilization_default(before, 0), 0.9, 1e-12);
+    cr_assert_float_eq(utilization_default(before, 0.95), 0.95, 1e-12);
+    cr_assert_float_eq(utilization_default(0, 0.5), 0.5, 1e-12);
+}
+
 /* DeepSeek-V4.1 (CSA2, Engram): a decode step runs the compressor on the four kv-source layers
  * only, the indexer on the eight index-source layers only (the others reuse its top-k), the
  * Engram lookup (its gather, the TP all-reduce of the sharded rows, wkv and the gate) before
