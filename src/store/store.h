@@ -101,6 +101,21 @@ void store_run_record(void *run, const SchedRecord *rec);
  * with `error` set (nothing of the run is stored then). Frees `r` either way. */
 int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status, int exit_code,
                          double wall_ms, GError **error);
+/* Told while store_run_finish writes a run's op rows: `done` of `total` rows written so far
+ * (every 65,536 rows). */
+typedef void (*StoreProgressFn)(void *data, uint64_t done, uint64_t total);
+/* How much time line a run has to write. */
+typedef struct {
+    uint64_t records;   /* op records the run made */
+    uint64_t timelines; /* distinct time lines among its ranks (0: rows per rank) */
+    uint64_t rows;      /* op rows to write: the records of one rank per time line */
+    uint64_t staged;    /* records staged to the temporary folder (64 B each) */
+} StoreTimelinesSize;
+/* After the simulation, before store_run_finish: the size of the time line about to be written
+ * (what a progress line states before the store writes it). */
+StoreTimelinesSize store_run_size(StoreRun *r);
+/* `fn` (may be NULL) is told the rows written during store_run_finish. */
+void store_run_set_progress(StoreRun *r, StoreProgressFn fn, void *data);
 /* Attaches a memory plan (borrowed until store_run_finish) whose per-rank components and items
  * are written into `memory` and `memory_items` with the run. */
 void store_run_set_memory(StoreRun *r, const ModelMemPlan *m);
