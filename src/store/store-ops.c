@@ -23,7 +23,10 @@ static bool sql_error(GError **error, sqlite3 *db, const char *path, const char 
 }
 
 /* Prepares "INSERT INTO `head` VALUES (?..),(?..)" of `rows` rows of `cols` parameters each,
- * numbered so that row i's column c is ?(i * stride + c). */
+ * numbered so that row i's column c is ?(i * stride + c). When the numbers follow each other
+ * (cols == stride) the parameters are plain `?`: SQLite looks each explicit ?NNN up in a list of
+ * the ones before it, which made preparing 256 rows of 14 cost 15 ms (8 % of a 4,096-rank
+ * run's CPU time, perf). */
 static sqlite3_stmt *prepare_rows(sqlite3 *db, const char *head, int rows, int cols, int stride)
 {
     GString *sql = g_string_new(head);
@@ -31,8 +34,14 @@ static sqlite3_stmt *prepare_rows(sqlite3 *db, const char *head, int rows, int c
     for (int i = 0; i < rows; i++) {
         int b = i * stride;
         g_string_append(sql, i ? ",(" : "(");
-        for (int c = 1; c <= cols; c++)
-            g_string_append_printf(sql, "%s?%d", c > 1 ? "," : "", b + c);
+        for (int c = 1; c <= cols; c++) {
+            if (c > 1)
+                g_string_append_c(sql, ',');
+            if (cols == stride)
+                g_string_append_c(sql, '?');
+            else
+                g_string_append_printf(sql, "?%d", b + c);
+        }
         g_string_append_c(sql, ')');
     }
     sqlite3_stmt *st = NULL;
