@@ -216,20 +216,25 @@ typedef struct {
     uint32_t timeline;
 } RankLine;
 
-/* A prefix node: the hash of a rank's records up to and including this node's record, its
- * parent (the prefix one record shorter), and its first SCAN_CHILDREN children in a list. */
+/* A recent prefix node: the hash of a rank's records up to and including this node's record,
+ * the hash and the words of that record, and its first SCAN_CHILDREN children in a list. Only
+ * the last RECENT_NODES nodes are kept (node v at v % RECENT_NODES; its parent is kept for
+ * every node): a rank lagging further behind the rank it would share with makes nodes of its
+ * own — more staged, the same rows — and memory stays bounded whatever the run length. A rank
+ * in step with another finds its record's words among a kept node's children and takes the
+ * hashes kept there, without hashing (the hash was a third of the default time line's cost,
+ * perf). */
 typedef struct {
     uint64_t p1, p2;
-    uint64_t ra, rb; /* the hash of the node's record (record_hash) */
-    uint32_t parent;
+    uint64_t ra, rb;  /* the hash of the node's record (record_hash) */
+    uint64_t w[8];    /* the node's record as words (record_words) */
+    uint32_t id;      /* the node this slot holds */
     uint32_t child, last_child, sibling; /* NODE_NONE: none */
     uint32_t n_children;
 } PrefixNode;
 
-/* The words of the last RECENT_NODES nodes' records (node v at v % RECENT_NODES, 256 KiB): a
- * rank in step with another finds its record among them and takes the hashes the node keeps,
- * without hashing (the hash was a third of what the default time line cost, perf). */
-#define RECENT_NODES 4096
+/* Nodes kept: 16,384 x 128 B = 2 MiB. Ranks in step are a few nodes apart. */
+#define RECENT_NODES 16384
 
 /* A slot of the table of children beyond a node's first SCAN_CHILDREN (NODE_NONE: free). */
 typedef struct {
@@ -248,11 +253,11 @@ struct StoreTimelines {
     uint32_t n_timelines;
     bool classified;
     /* prefix nodes: node i is record i of the node source */
-    PrefixNode root; /* the empty prefix */
-    PrefixNode *nodes;
+    PrefixNode root;    /* the empty prefix */
+    PrefixNode *recent; /* RECENT_NODES slots */
     uint32_t n_nodes;
-    size_t nodes_cap;
-    uint64_t (*recent)[8]; /* RECENT_NODES records' words */
+    uint32_t *parent; /* per node: its parent, NODE_NONE for the root's children */
+    size_t parent_cap;
     PrefixSlot *table; /* children beyond SCAN_CHILDREN; NULL until one is */
     size_t table_cap;  /* a power of two */
     size_t table_used;
@@ -297,8 +302,8 @@ StoreTimelines *store_timelines_new(const SchedProgram *p)
             if (grp->ranks[i] >= 0 && (uint32_t)grp->ranks[i] < t->n_ranks)
                 add_slot(&t->ranks[grp->ranks[i]], id);
     }
-    t->recent = g_malloc(RECENT_NODES * sizeof t->recent[0]);
-    t->root = (PrefixNode){.parent = NODE_NONE, .child = NODE_NONE, .last_child = NODE_NONE,
+    t->recent = g_new(PrefixNode, RECENT_NODES);
+    t->root = (PrefixNode){.id = NODE_NONE, .child = NODE_NONE, .last_child = NODE_NONE,
                            .sibling = NODE_NONE};
     return t;
 }
@@ -313,7 +318,7 @@ void store_timelines_free(StoreTimelines *t)
     g_free(t->ranks);
     g_free(t->first);
     g_free(t->table);
-    g_free(t->nodes);
+    g_free(t->parent);
     g_free(t->recent);
     g_free(t);
 }
@@ -431,51 +436,76 @@ static PrefixSlot *table_slot(StoreTimelines *t, uint64_t p1, uint64_t p2)
     return &t->table[j];
 }
 
+/* Node `v` if it is still kept (the root always is), else NULL. */
 static inline PrefixNode *node_at(StoreTimelines *t, uint32_t v)
 {
-    return v == NODE_NONE ? &t->root : &t->nodes[v];
+    if (v == NODE_NONE)
+        return &t->root;
+    PrefixNode *x = &t->recent[v % RECENT_NODES];
+    return t->n_nodes - v <= RECENT_NODES && x->id == v ? x : NULL;
 }
 
-/* A new child (p1, p2) of node `parent` (its list or the table). Returns its id. */
+/* Node `v` of a list (NODE_NONE: the end) if it is still kept, else NULL. */
+static inline PrefixNode *kept(StoreTimelines *t, uint32_t v)
+{
+    return v == NODE_NONE ? NULL : node_at(t, v);
+}
+
+/* A new child (p1, p2) of node `parent` (in its list or the table, when it is still kept) whose
+ * record is `w`, hashed (ra, rb). Returns its id. */
 static uint32_t new_child(StoreTimelines *t, uint32_t parent, uint64_t p1, uint64_t p2,
                           const uint64_t w[8], uint64_t ra, uint64_t rb)
 {
     uint32_t node = t->n_nodes++;
-    if (node >= t->nodes_cap) {
-        t->nodes_cap = MAX(t->nodes_cap * 2, 1024);
-        t->nodes = g_renew(PrefixNode, t->nodes, t->nodes_cap);
+    if (node >= t->parent_cap) {
+        t->parent_cap = MAX(t->parent_cap * 2, 1024);
+        t->parent = g_renew(uint32_t, t->parent, t->parent_cap);
     }
-    t->nodes[node] = (PrefixNode){.p1 = p1, .p2 = p2, .ra = ra, .rb = rb, .parent = parent,
-                                  .child = NODE_NONE, .last_child = NODE_NONE,
-                                  .sibling = NODE_NONE};
-    memcpy(t->recent[node % RECENT_NODES], w, sizeof t->recent[0]);
+    t->parent[node] = parent;
+    PrefixNode *x = &t->recent[node % RECENT_NODES];
+    *x = (PrefixNode){.p1 = p1, .p2 = p2, .ra = ra, .rb = rb, .id = node, .child = NODE_NONE,
+                      .last_child = NODE_NONE, .sibling = NODE_NONE};
+    memcpy(x->w, w, sizeof x->w);
     PrefixNode *pv = node_at(t, parent);
+    if (!pv)
+        return node;
     if (pv->n_children++ < SCAN_CHILDREN) {
-        if (pv->last_child == NODE_NONE)
-            pv->child = node;
+        PrefixNode *last = kept(t, pv->last_child);
+        if (last)
+            last->sibling = node;
         else
-            t->nodes[pv->last_child].sibling = node;
+            pv->child = node; /* the first, or the list's last one is no longer kept */
         pv->last_child = node;
         return node;
     }
     if ((t->table_used + 1) * 2 > t->table_cap)
         table_grow(t);
-    *table_slot(t, p1, p2) = (PrefixSlot){p1, p2, node};
-    t->table_used++;
+    PrefixSlot *e = table_slot(t, p1, p2);
+    if (e->node == NODE_NONE)
+        t->table_used++;
+    *e = (PrefixSlot){p1, p2, node};
     return node;
 }
 
+/* The kept child of node `parent` whose record's words are `w`, or NULL. */
+static PrefixNode *child_with(StoreTimelines *t, uint32_t parent, const uint64_t w[8])
+{
+    const PrefixNode *pv = node_at(t, parent);
+    for (PrefixNode *c = pv ? kept(t, pv->child) : NULL; c; c = kept(t, c->sibling))
+        if (memcmp(c->w, w, sizeof c->w) == 0)
+            return c;
+    return NULL;
+}
+
 /* The child of node `parent` whose prefix is (p1, p2), made when new (*made true). A prefix's
- * hash covers its parent's, so the only place it can be is among that parent's children. */
+ * hash covers its parent's, so the only place it can be is among that parent's children (the
+ * list holds the first SCAN_CHILDREN, the table the others). */
 static uint32_t prefix_node(StoreTimelines *t, uint64_t p1, uint64_t p2, uint32_t parent,
                             const uint64_t w[8], uint64_t ra, uint64_t rb, bool *made)
 {
     const PrefixNode *pv = node_at(t, parent);
     *made = false;
-    for (uint32_t c = pv->child; c != NODE_NONE; c = t->nodes[c].sibling)
-        if (t->nodes[c].p1 == p1 && t->nodes[c].p2 == p2)
-            return c;
-    if (pv->n_children > SCAN_CHILDREN) {
+    if (pv && pv->n_children > SCAN_CHILDREN) {
         const PrefixSlot *e = table_slot(t, p1, p2);
         if (e->node != NODE_NONE)
             return e->node;
@@ -497,18 +527,17 @@ bool store_timelines_add_one(StoreTimelines *t, const SchedRecord *x, SchedRecor
     record_words(x, slot, w);
     L->n++;
     t->n_records++;
-    /* in step with a rank before it: a recent child of its node holds this very record */
-    for (uint32_t c = node_at(t, L->node)->child; c != NODE_NONE; c = t->nodes[c].sibling)
-        if (t->n_nodes - c <= RECENT_NODES &&
-            memcmp(t->recent[c % RECENT_NODES], w, sizeof t->recent[0]) == 0) {
-            const PrefixNode *v = &t->nodes[c];
-            L->h1 += v->ra;
-            L->h2 += v->rb;
-            L->p1 = v->p1;
-            L->p2 = v->p2;
-            L->node = c;
-            return false;
-        }
+    /* in step with a rank before it: a child of its node holds this very record, and its
+     * hashes are this record's */
+    const PrefixNode *c = child_with(t, L->node, w);
+    if (c) {
+        L->h1 += c->ra;
+        L->h2 += c->rb;
+        L->p1 = c->p1;
+        L->p2 = c->p2;
+        L->node = c->id;
+        return false;
+    }
     record_hash(w, &a, &b);
     L->h1 += a;
     L->h2 += b;
@@ -682,7 +711,7 @@ static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nod
     const RankLine *L = &t->ranks[t->first[line]];
     g_autofree uint32_t *path = g_new(uint32_t, MAX(L->n, 1));
     size_t n = 0;
-    for (uint32_t v = L->node; v != NODE_NONE && n < L->n; v = t->nodes[v].parent)
+    for (uint32_t v = L->node; v != NODE_NONE && n < L->n; v = t->parent[v])
         path[n++] = v;
     if (n != L->n) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
