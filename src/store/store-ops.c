@@ -273,6 +273,8 @@ struct StoreTimelines {
     StoreProgressFn progress; /* may be NULL */
     void *progress_data;
     uint64_t rows_done, rows_total;
+    size_t map_bytes;   /* the staging file's mapping while its rows are read, else 0 */
+    uint64_t map_reads; /* records read from it */
 };
 
 static int32_t add_slot(RankLine *L, int32_t g);
@@ -705,6 +707,19 @@ static int by_idx(const void *a, const void *b)
  * run recorded them, rows would interleave and each insert land on another page. A time line
  * longer than the sort budget goes in the order recorded (one rank's records arrive nearly in
  * idx order). */
+/* Records read from a mapped staging file before its pages are dropped again: the file's
+ * pages would otherwise count in the process's memory, 64 B per staged record (4 MiB here). */
+#define MAP_RECORDS_RESIDENT 65536
+
+/* Node `v`'s record; every MAP_RECORDS_RESIDENT reads of a mapped file (`map_bytes` > 0) drops
+ * the mapping's pages (they come back from the page cache when read again). */
+static inline const SchedRecord *node_rec(StoreTimelines *t, const SchedRecord *nodes, uint32_t v)
+{
+    if (t->map_bytes && ++t->map_reads % MAP_RECORDS_RESIDENT == 0)
+        madvise((void *)nodes, t->map_bytes, MADV_DONTNEED);
+    return &nodes[v];
+}
+
 static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nodes,
                         GError **error)
 {
@@ -722,13 +737,13 @@ static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nod
     if (n <= SORT_RECORDS) {
         g_autofree SchedRecord *buf = g_new(SchedRecord, n);
         for (size_t i = 0; i < n; i++)
-            buf[i] = nodes[path[n - 1 - i]];
+            buf[i] = *node_rec(t, nodes, path[n - 1 - i]);
         qsort(buf, n, sizeof(SchedRecord), by_idx);
         for (size_t i = 0; ok && i < n; i++)
             ok = queue_line(t, &buf[i], line, error);
     } else {
         for (size_t i = n; ok && i-- > 0;)
-            ok = queue_line(t, &nodes[path[i]], line, error);
+            ok = queue_line(t, node_rec(t, nodes, path[i]), line, error);
     }
     return ok;
 }
@@ -748,8 +763,11 @@ static bool insert_lines(StoreTimelines *t, const StoreRecordSource *src, GError
     if (!nodes && t->n_nodes)
         return false;
     bool ok = true;
+    t->map_bytes = bytes;
+    t->map_reads = 0;
     for (uint32_t line = 0; ok && line < t->n_timelines; line++)
         ok = insert_line(t, line, nodes, error);
+    t->map_bytes = 0;
     if (bytes)
         munmap((void *)nodes, bytes);
     return ok && flush_lines(t, error);
