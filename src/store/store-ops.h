@@ -19,8 +19,10 @@
  * record, staged, and its parent node), a prefix met again only moves the rank to that node.
  * So ranks that run the same ops at the same times stage one copy between them (the 65,536
  * ranks of the TP-8 bench program stage 400 records, not 26 million), and a rank's records are
- * read back at commit along its chain of nodes. Memory: 4 B per node and a hash table of at
- * most 48 B per node, nothing per record shared.
+ * read back at commit along its chain of nodes. Memory: 4 B per node (its parent), the last
+ * 16,384 nodes in full (2 MiB), and a table of the children of nodes with more than 8; nothing
+ * per record shared. A rank lagging more than 16,384 new records behind the rank it would share
+ * with stages its own copy (more staging, the same rows).
  */
 #ifndef SRC_STORE_OPS_H
 #define SRC_STORE_OPS_H
