@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "../../sched/engine.h"
-#include "store.h"
+#include "store-size.h"
 
 /* Where a run's records come from at commit: an array, then a staging file of raw records. */
 typedef struct {

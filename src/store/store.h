@@ -29,6 +29,7 @@
 #include "../../model/serve.h"
 #include "../../sched/engine.h"
 #include "store-error.h"
+#include "store-size.h"
 
 /* Schema version kept in PRAGMA user_version. */
 #define STORE_SCHEMA_VERSION 10
@@ -101,16 +102,6 @@ void store_run_record(void *run, const SchedRecord *rec);
  * with `error` set (nothing of the run is stored then). Frees `r` either way. */
 int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status, int exit_code,
                          double wall_ms, GError **error);
-/* Told while store_run_finish writes a run's op rows: `done` of `total` rows written so far
- * (every 65,536 rows). */
-typedef void (*StoreProgressFn)(void *data, uint64_t done, uint64_t total);
-/* How much time line a run has to write. */
-typedef struct {
-    uint64_t records;   /* op records the run made */
-    uint64_t timelines; /* distinct time lines among its ranks (0: rows per rank) */
-    uint64_t rows;      /* op rows to write: the records of one rank per time line */
-    uint64_t staged;    /* records staged to the temporary folder (64 B each) */
-} StoreTimelinesSize;
 /* After the simulation, before store_run_finish: the size of the time line about to be written
  * (what a progress line states before the store writes it). */
 StoreTimelinesSize store_run_size(StoreRun *r);
