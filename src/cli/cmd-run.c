@@ -425,22 +425,42 @@ static void run_done_clear(RunDone *d)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunDone, run_done_clear)
 
-/* Before the run is written (on a terminal): how much time line is about to be stored, so a
- * long store is expected — records staged at 64 B each (src/store/store-stage.c) and folded into
- * shared time lines as they are written. */
-static void run_storing_status(const RunOptions *o, bool tty, const SchedOutcome *out)
+/* What a row of a time line adds to the database, for the size stated before it is written:
+ * measured, the 200-request serving scenario's 1,577,600 timeline_ops rows (with the run's
+ * other rows) made a 68.2 MB file (43 B a row). */
+#define RUN_BYTES_PER_ROW 43.0
+
+/* Before the run is written (on a terminal): the size of the time line about to be stored, as
+ * the store counted it — records made, distinct time lines (ranks that ran the same ops at the
+ * same times share one), the rows and about how many bytes they make — so a long store is
+ * expected; store_progress_cb then counts the rows as they are written. */
+static void run_storing_status(const RunOptions *o, bool tty, StoreRun *sr)
 {
     if (!tty)
         return;
     if (o->timeline_level == SCHED_TIMELINE_NONE) {
         fputs("\r\033[K  storing: the run's summary (--timeline none) ...", stderr);
     } else {
+        StoreTimelinesSize z = store_run_size(sr);
+        g_autofree char *lines =
+            z.timelines ? g_strdup_printf("%" G_GUINT64_FORMAT " distinct time line%s of ",
+                                          z.timelines, z.timelines == 1 ? "" : "s")
+                        : g_strdup("");
+        g_autofree char *bytes = g_format_size((guint64)((double)z.rows * RUN_BYTES_PER_ROW));
         fprintf(stderr,
-                "\r\033[K  storing: the %s time line, up to %" G_GUINT64_FORMAT
-                " op records (%.0f MB staged) ...",
-                cli_timeline_name(o->timeline_level), out->rank_ops,
-                (double)out->rank_ops * 64.0 / 1e6);
+                "\r\033[K  storing: the %s time line, %" G_GUINT64_FORMAT " op records: %s%"
+                G_GUINT64_FORMAT " rows (about %s) ...",
+                cli_timeline_name(o->timeline_level), z.records, lines, z.rows, bytes);
     }
+    fflush(stderr);
+}
+
+static void store_progress_cb(void *data, uint64_t done, uint64_t total)
+{
+    (void)data;
+    fprintf(stderr,
+            "\r\033[K  storing: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " rows (%.0f %%) ...",
+            done, total, total ? 100.0 * (double)done / (double)total : 100.0);
     fflush(stderr);
 }
 
@@ -492,7 +512,9 @@ static int run_simulate(const RunOptions *o, const Scenario *sc, Store *store, R
             d->info.serve = d->res->steps;
     }
     double wall = elapsed_ms(o->t0);
-    run_storing_status(o, tty, d->res->outcome);
+    run_storing_status(o, tty, sr);
+    if (tty)
+        store_run_set_progress(sr, store_progress_cb, NULL);
     d->run_id =
         store_run_finish(sr, d->res->outcome, d->res->status, d->res->exit_code, wall, &err);
     if (tty)

@@ -11,8 +11,18 @@
  * Two ranks share a time line when their records are equal field by field once each group id
  * is replaced by its slot. Equality is decided by a 128-bit hash of each rank's records
  * (order-independent: the sum of per-record hashes that include the record's index), computed
- * by the run's writer thread as the records arrive, off the simulation's path. doc/decisions.md
- * says why a hash and not a comparison.
+ * on the engine's thread as each record arrives. doc/decisions.md says why a hash and not a
+ * comparison.
+ *
+ * Only records no rank has made before are staged. Each rank also keeps a hash of its records
+ * so far in arrival order (its prefix); a prefix met for the first time becomes a node (the
+ * record, staged, and its parent node), a prefix met again only moves the rank to that node.
+ * So ranks that run the same ops at the same times stage one copy between them (the 65,536
+ * ranks of the TP-8 bench program stage 400 records, not 26 million), and a rank's records are
+ * read back at commit along its chain of nodes. Memory: 4 B per node (its parent), the last
+ * 16,384 nodes in full (2 MiB), and a table of the children of nodes with more than 8; nothing
+ * per record shared. A rank lagging more than 16,384 new records behind the rank it would share
+ * with stages its own copy (more staging, the same rows).
  */
 #ifndef SRC_STORE_OPS_H
 #define SRC_STORE_OPS_H
@@ -23,6 +33,7 @@
 #include <stdint.h>
 
 #include "../../sched/engine.h"
+#include "store-size.h"
 
 /* Where a run's records come from at commit: an array, then a staging file of raw records. */
 typedef struct {
@@ -52,10 +63,20 @@ typedef struct StoreTimelines StoreTimelines;
  * id order, groups met later in records (p2p channels) take the next slots. */
 StoreTimelines *store_timelines_new(const SchedProgram *p);
 void store_timelines_free(StoreTimelines *t);
-/* Hashes records into their ranks' time lines. Not thread-safe: one caller at a time. */
-void store_timelines_add(StoreTimelines *t, const SchedRecord *recs, size_t n);
+/* Hashes one record into its rank's time line. True when its prefix is new: `*node` is then the
+ * record to stage (its group id replaced by its slot), the next of the node source. Not
+ * thread-safe: one caller at a time. */
+bool store_timelines_add_one(StoreTimelines *t, const SchedRecord *rec, SchedRecord *node);
+/* store_timelines_add_one over `n` records, the node records appended to `nodes`
+ * (GArray of SchedRecord). */
+void store_timelines_add(StoreTimelines *t, const SchedRecord *recs, size_t n, GArray *nodes);
+/* How big the run's time lines are (decides which ranks share: call after the last record). */
+StoreTimelinesSize store_timelines_size(StoreTimelines *t);
+/* Told every 65,536 rows store_timelines_insert writes. */
+void store_timelines_set_progress(StoreTimelines *t, StoreProgressFn fn, void *data);
 /* Decides which ranks share a time line and writes timeline_ops (the rows of one rank of each
- * time line, read from `src`), rank_timelines and rank_groups for run `run_id`. */
+ * time line, read from `src`: the node records, in the order store_timelines_add_one gave
+ * them), rank_timelines and rank_groups for run `run_id`. */
 bool store_timelines_insert(StoreTimelines *t, sqlite3 *db, const char *path, int64_t run_id,
                             const StoreRecordSource *src, GError **error);
 /* After store_timelines_insert: how many distinct time lines the run had. */

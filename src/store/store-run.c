@@ -425,8 +425,11 @@ int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram 
     g_autoptr(GPtrArray) names = store_copy_names(p);
     StoreRecordSource src = {recs, n_recs, -1, 0};
     StoreTimelines *lines = s->per_rank ? NULL : store_timelines_new(p);
-    if (lines)
-        store_timelines_add(lines, recs, n_recs);
+    g_autoptr(GArray) nodes = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    if (lines) { /* the time lines' records: those no rank made before */
+        store_timelines_add(lines, recs, n_recs, nodes);
+        src = (StoreRecordSource){(const SchedRecord *)(void *)nodes->data, nodes->len, -1, 0};
+    }
     int64_t id =
         store_commit_run(s, info, now, names, &src, lines, o, memory, status, exit_code, wall_ms, error);
     store_timelines_free(lines);

@@ -9,8 +9,11 @@
  * transaction, op rows read back from the staging file. A second writer waits only for such a
  * commit; readers (WAL) never wait.
  *
- * Costs: staging is a sequential write of 64 B per record (page cache); memory stays bounded
- * (MAX_CHUNKS chunks) whatever the run length.
+ * Costs: with shared time lines (the default) each record is hashed on the engine's thread as
+ * it arrives (store_timelines_add_one) and only a record no rank has made before is staged:
+ * ranks that run the same ops at the same times share one copy. Rows per rank
+ * (RANKSIM_OPS_PER_RANK) stage every record. Staging is a sequential write of 64 B per staged
+ * record (page cache); memory stays bounded (MAX_CHUNKS chunks) whatever the run length.
  */
 #include "store-private.h"
 
@@ -53,7 +56,8 @@ struct StoreRun {
     Chunk *cur;
     char *writer_error;         /* first error seen by the writer, under mu */
     const ModelMemPlan *memory; /* borrowed, may be NULL */
-    StoreTimelines *lines;      /* hashed by the writer; NULL: rows per rank */
+    StoreTimelines *lines;      /* hashed on the engine's thread; NULL: rows per rank */
+    uint64_t n_records;         /* records handed to store_run_record */
 };
 
 /* ---- the staging writer ---- */
@@ -104,8 +108,6 @@ static void writer_main(void *arg)
         bool failed = r->writer_error != NULL;
         uv_mutex_unlock(&r->mu);
 
-        if (!failed && r->lines)
-            store_timelines_add(r->lines, c->recs, c->n);
         char *why = failed ? NULL : stage_chunk(r, c);
 
         uv_mutex_lock(&r->mu);
@@ -215,9 +217,27 @@ static void submit_chunk(StoreRun *r)
 void store_run_record(void *run, const SchedRecord *rec)
 {
     StoreRun *r = run;
-    r->cur->recs[r->cur->n++] = *rec;
-    if (r->cur->n == CHUNK_RECORDS)
+    r->n_records++;
+    if (!r->lines)
+        r->cur->recs[r->cur->n] = *rec;
+    else if (!store_timelines_add_one(r->lines, rec, &r->cur->recs[r->cur->n]))
+        return; /* a record some rank made before: nothing to stage */
+    if (++r->cur->n == CHUNK_RECORDS)
         submit_chunk(r);
+}
+
+StoreTimelinesSize store_run_size(StoreRun *r)
+{
+    if (r->lines)
+        return store_timelines_size(r->lines);
+    return (StoreTimelinesSize){.records = r->n_records, .rows = r->n_records,
+                                .staged = r->n_records};
+}
+
+void store_run_set_progress(StoreRun *r, StoreProgressFn fn, void *data)
+{
+    if (r->lines)
+        store_timelines_set_progress(r->lines, fn, data);
 }
 
 /* Flushes the last chunk, stops the writer and frees the chunks. Returns the writer's error

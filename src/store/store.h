@@ -29,6 +29,7 @@
 #include "../../model/serve.h"
 #include "../../sched/engine.h"
 #include "store-error.h"
+#include "store-size.h"
 
 /* Schema version kept in PRAGMA user_version. */
 #define STORE_SCHEMA_VERSION 10
@@ -101,6 +102,11 @@ void store_run_record(void *run, const SchedRecord *rec);
  * with `error` set (nothing of the run is stored then). Frees `r` either way. */
 int64_t store_run_finish(StoreRun *r, const SchedOutcome *o, const char *status, int exit_code,
                          double wall_ms, GError **error);
+/* After the simulation, before store_run_finish: the size of the time line about to be written
+ * (what a progress line states before the store writes it). */
+StoreTimelinesSize store_run_size(StoreRun *r);
+/* `fn` (may be NULL) is told the rows written during store_run_finish. */
+void store_run_set_progress(StoreRun *r, StoreProgressFn fn, void *data);
 /* Attaches a memory plan (borrowed until store_run_finish) whose per-rank components and items
  * are written into `memory` and `memory_items` with the run. */
 void store_run_set_memory(StoreRun *r, const ModelMemPlan *m);
