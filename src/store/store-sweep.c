@@ -26,3 +26,8 @@ bool store_sweep_assign(Store *s, int64_t first_id, int64_t last_id, int64_t swe
     }
     return true;
 }
+
+bool store_sweep_scratch(Store *s, GError **error)
+{
+    return store_exec(s, "PRAGMA synchronous = OFF", error);
+}

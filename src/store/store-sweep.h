@@ -4,7 +4,8 @@
  * runs end up in one sweep named by its first run's id exactly as a local sweep stores them,
  * whatever sweep the merge would have picked by itself (store-merge.h).
  *
- * Costs: one UPDATE over a range of run ids (the primary key).
+ * Also the worker's side: a scratch database (store_sweep_scratch) that does not wait for the
+ * disk. Costs: one UPDATE over a range of run ids (the primary key).
  */
 #ifndef SRC_STORE_SWEEP_H
 #define SRC_STORE_SWEEP_H
@@ -20,5 +21,10 @@
  * database. */
 bool store_sweep_assign(Store *s, int64_t first_id, int64_t last_id, int64_t sweep_id,
                         GError **error);
+
+/* Makes `s` a scratch database: SQLite never waits for the disk (PRAGMA synchronous = OFF),
+ * so a power loss may corrupt it. For a worker's temporary database of one run only, which is
+ * read back at once and deleted (a lost worker's variant is computed again). */
+bool store_sweep_scratch(Store *s, GError **error);
 
 #endif
