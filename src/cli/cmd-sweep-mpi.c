@@ -236,25 +236,35 @@ static int64_t merge_one(MpiSweep *ms, CliSweepVariant *v, const char *path)
     return id;
 }
 
-/* Merges every variant whose result is in and whose predecessors are merged. */
-static void merge_ready(MpiSweep *ms)
+/* Merges variant i's result (its database, or the failure the worker reported). */
+static void merge_variant(MpiSweep *ms, guint i)
 {
     CliSweep *sw = ms->sw;
-    while (ms->merged < sw->n && ms->paths[ms->merged]) {
+    CliSweepVariant *v = &sw->variants[i];
+    char *path = ms->paths[i];
+    if (*path) {
+        v->run_id = merge_one(ms, v, path);
+        if (v->run_id > 0)
+            g_array_append_val(ms->in_merge, i);
+        g_unlink(path);
+    }
+    if (v->run_id < 0)
+        v->outcome = CLI_SWEEP_ERROR;
+    tally(sw, v->outcome, 1);
+    sw->done++;
+    ms->hooks->progress(sw, v);
+}
+
+/* Merges every variant whose result is in and whose predecessors are merged; with `flush`
+ * (the dealing is over) also those after a gap — a variant never computed because Ctrl-C
+ * stopped the dealing before a dead worker's variant was dealt again stays "not run". */
+static void merge_ready(MpiSweep *ms, bool flush)
+{
+    CliSweep *sw = ms->sw;
+    while (ms->merged < sw->n && (ms->paths[ms->merged] || flush)) {
         guint i = ms->merged++;
-        CliSweepVariant *v = &sw->variants[i];
-        char *path = ms->paths[i];
-        if (*path) {
-            v->run_id = merge_one(ms, v, path);
-            if (v->run_id > 0)
-                g_array_append_val(ms->in_merge, i);
-            g_unlink(path);
-        }
-        if (v->run_id < 0)
-            v->outcome = CLI_SWEEP_ERROR;
-        tally(sw, v->outcome, 1);
-        sw->done++;
-        ms->hooks->progress(sw, v);
+        if (ms->paths[i])
+            merge_variant(ms, i);
     }
     if (ms->merge && g_get_monotonic_time() - ms->merge_t0 >= COMMIT_US)
         commit(ms);
@@ -306,7 +316,7 @@ static void result_cb(guint index, GBytes *result, void *data)
     for (const char **n = notes; n && *n; n++)
         note_once(sw, *n);
     ms->paths[i] = keep_db(ms, index, db);
-    merge_ready(ms);
+    merge_ready(ms, false);
 }
 
 /* ---- rank 0: signals, progress, dead workers ---- */
@@ -409,6 +419,7 @@ static void deal_all(MpiSweep *ms, SweepMpi *m)
         .work = work_cb, .result = result_cb, .poll = poll_cb, .dead = dead_cb, .data = ms};
     SweepMpiStats st = {0};
     sweep_mpi_deal(m, sw->first, sw->first + sw->n, &h, &st);
+    merge_ready(ms, true);
     commit(ms);
     uv_close((uv_handle_t *)&sw->sigint, NULL);
     uv_close((uv_handle_t *)&sw->tick, NULL);
