@@ -10,14 +10,18 @@ endif
 DEB_PACKAGES := meson ninja-build pkg-config gcc libglib2.0-dev libglib2.0-dev-bin libuv1-dev \
                 libsqlite3-dev libyaml-dev libjson-glib-dev libcriterion-dev libcairo2-dev \
                 libfontconfig-dev sqlite3 \
-                valgrind jq time
-PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion cairo fontconfig
+                valgrind jq time \
+                libopenmpi-dev openmpi-bin
+# ompi-c: Open MPI's pkg-config name on Debian (optional for the build, meson -Dmpi=auto; CI
+# installs it so `sweep --mpi` is built and tested, doc/scale-out.md).
+PKGCONFIG_MODULES := glib-2.0 libuv sqlite3 yaml-0.1 json-glib-1.0 criterion cairo fontconfig \
+                     ompi-c
 
 # Fuzzing (doc/fuzzing.md): clang + libFuzzer, ASan + UBSan, in build-fuzz/.
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= scenario config hardware set nccl logs pickle fr requests
-FUZZ_MESON_ARGS := -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+FUZZ_MESON_ARGS := -Dfuzz=true -Dmpi=disabled -Db_sanitize=address,undefined -Db_lundef=false \
                    -Dc_args=-fsanitize=fuzzer-no-link
 
 .PHONY: all deps configure build test demo bench validate-times validate-memory clean fuzz-deps fuzz-build fuzz fuzz-ci
@@ -26,7 +30,7 @@ all: build
 
 deps:
 	@missing=""; \
-	for t in meson ninja pkg-config cc valgrind sqlite3 jq /usr/bin/time; do command -v $$t >/dev/null 2>&1 || missing=yes; done; \
+	for t in meson ninja pkg-config cc valgrind sqlite3 jq /usr/bin/time mpirun; do command -v $$t >/dev/null 2>&1 || missing=yes; done; \
 	if [ -z "$$missing" ]; then \
 	  pkg-config --exists $(PKGCONFIG_MODULES) 2>/dev/null || missing=yes; \
 	fi; \

@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "cmd-common.h"
+#include "cmd-sweep-mpi.h"
 #include "help.h"
 #include "sweep-output.h"
 #include "../input/scenario.h"
@@ -313,6 +314,7 @@ typedef struct {
     gboolean json;
     char *shard;     /* --shard K/N */
     int shard_count; /* --shard-count N (with JOB_COMPLETION_INDEX) */
+    gboolean mpi;    /* --mpi: variants computed by MPI ranks (cmd-sweep-mpi.c) */
 } SweepOptions;
 
 static void sweep_options_clear(SweepOptions *o)
@@ -390,6 +392,10 @@ int cli_sweep(int argc, char **argv)
          "How many shards, for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX names the shard, "
          "0-based)",
          "N"},
+        {"mpi", 0, 0, G_OPTION_ARG_NONE, &o.mpi,
+         "Under mpirun: rank 0 deals the variants to the other ranks and stores every run "
+         "(mpirun -np N ranksim sweep --mpi ...; doc/scale-out.md)",
+         NULL},
         {"fail-on", 0, 0, G_OPTION_ARG_STRING, &o.fail_on,
          "Exit 3 when a variant failed (failed), was rejected (invalid), or either (any): for CI",
          "failed|invalid|any"},
@@ -591,6 +597,37 @@ static int sweep_finish(CliSweep *sw, const SweepOptions *o, int fail_on)
     return fail ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
+/* ---- --mpi: cmd-sweep-mpi.c runs the sweep with this file's storing and printing ---- */
+
+typedef struct {
+    const SweepOptions *o;
+    int fail_on;
+} MpiFinish;
+
+static int mpi_finish(CliSweep *sw, void *data)
+{
+    const MpiFinish *f = data;
+    return sweep_finish(sw, f->o, f->fail_on);
+}
+
+static void mpi_progress(CliSweep *sw, const CliSweepVariant *v)
+{
+    if (v)
+        progress_line(sw, v);
+    progress_bar(sw);
+}
+
+static int sweep_run_mpi(CliSweep *sw, const SweepOptions *o, int fail_on)
+{
+    MpiFinish f = {.o = o, .fail_on = fail_on};
+    CliSweepMpiHooks hooks = {.store = store_variant,
+                              .progress = mpi_progress,
+                              .progress_clear = progress_clear,
+                              .finish = mpi_finish,
+                              .data = &f};
+    return cli_sweep_mpi(sw, &hooks);
+}
+
 static int sweep_run(CliSweep *sw, SweepOptions *o)
 {
     int fail_on = -1;
@@ -605,6 +642,8 @@ static int sweep_run(CliSweep *sw, SweepOptions *o)
     sw->quiet = o->quiet;
     sw->memory_detail = o->memory_detail;
     sw->db_path = o->db ? o->db : CLI_DEFAULT_DB;
+    if (o->mpi)
+        return sweep_run_mpi(sw, o, fail_on);
     g_autoptr(GError) err = NULL;
     g_autoptr(Store) store = cli_store_open_write(sw->db_path, &err);
     if (!store) {

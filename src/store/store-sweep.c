@@ -1,0 +1,33 @@
+/* src/store/store-sweep.c — naming the sweep of copied runs; see store-sweep.h. */
+#include "store-sweep.h"
+
+#include "store-private.h"
+
+bool store_sweep_assign(Store *s, int64_t first_id, int64_t last_id, int64_t sweep_id,
+                        GError **error)
+{
+    g_return_val_if_fail(sweep_id > 0 && first_id <= last_id, false);
+    sqlite3 *db = store_db(s);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "UPDATE runs SET sweep_id = ?1 WHERE id BETWEEN ?2 AND ?3",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, sweep_id);
+        sqlite3_bind_int64(st, 2, first_id);
+        sqlite3_bind_int64(st, 3, last_id);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED, "%s: setting the sweep of runs %"
+                    G_GINT64_FORMAT "-%" G_GINT64_FORMAT ": %s%s", store_path(s), first_id,
+                    last_id, sqlite3_errmsg(db), store_error_advice(sqlite3_extended_errcode(db)));
+        return false;
+    }
+    return true;
+}
+
+bool store_sweep_scratch(Store *s, GError **error)
+{
+    return store_exec(s, "PRAGMA synchronous = OFF", error);
+}
