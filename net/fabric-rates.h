@@ -28,8 +28,8 @@ typedef struct {
 typedef struct {
     const NetRateUse *uses; /* borrowed; distinct resources */
     uint32_t n_uses;
-    double cap;             /* the flow's own bandwidth limit, B/s */
-    uint32_t count;         /* identical flows this class stands for, >= 1 */
+    double cap;     /* the flow's own bandwidth limit, B/s */
+    uint32_t count; /* identical flows this class stands for, >= 1 */
 } NetRateClass;
 
 typedef struct NetRateSolver NetRateSolver;

@@ -41,9 +41,11 @@ static void random_set(GRand *rng, Set *s, bool with_counts)
                 s->uses[i][n_uses++] = (NetRateUse){r, (double)g_rand_int_range(rng, 1, 9)};
         }
         double cap = g_rand_boolean(rng) ? g_rand_double_range(rng, 1e9, 60e9) : 1e15;
-        s->cls[i] = (NetRateClass){.uses = s->uses[i], .n_uses = n_uses, .cap = cap,
-                                   .count = with_counts ? (uint32_t)g_rand_int_range(rng, 1, 4)
-                                                        : 1};
+        s->cls[i] =
+            (NetRateClass){.uses = s->uses[i],
+                           .n_uses = n_uses,
+                           .cap = cap,
+                           .count = with_counts ? (uint32_t)g_rand_int_range(rng, 1, 4) : 1};
     }
 }
 
@@ -183,8 +185,8 @@ Test(rates, textbook_two_links)
 {
     double cap[2] = {1, 1};
     NetRateUse both[2] = {{0, 1}, {1, 1}}, first[1] = {{0, 1}}, second[1] = {{1, 1}};
-    NetRateClass cls[3] = {{both, 2, INFINITY, 1}, {first, 1, INFINITY, 2},
-                           {second, 1, INFINITY, 1}};
+    NetRateClass cls[3] = {
+        {both, 2, INFINITY, 1}, {first, 1, INFINITY, 2}, {second, 1, INFINITY, 1}};
     NetRateSolver *s = net_rates_new(2, cap);
     double rate[3];
     net_rates_solve(s, cls, 3, rate);
