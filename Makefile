@@ -101,6 +101,8 @@ bench: deps
 	tests/bench/bench-plot.sh build-bench scenarios/glm5-1024-ranks-prefill.yaml 4096
 	@echo
 	tests/bench/bench-concurrent.sh build-bench
+	@echo
+	tests/bench/bench-contention.sh build-bench
 
 # clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
 fuzz-deps: deps

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "fabric-rates.h"
+
 /* ---- names and the default fabric ---- */
 
 static const char *const algo_names[NET_ALGO_COUNT] = {"auto",         "ring", "tree",  "direct",
@@ -63,10 +65,9 @@ const NetHardware *net_hardware_flat(void)
 
 /* ---- fabric state ---- */
 
-typedef struct {
-    uint32_t res;  /* global shared-resource index */
-    double weight; /* members of the group behind that resource */
-} Use;
+/* A group's use of a shared resource (global shared-resource index; weight = members of the
+ * group behind that resource). */
+typedef NetRateUse Use;
 
 typedef struct {
     uint32_t n;
@@ -125,9 +126,10 @@ typedef struct {
     int64_t t_end;    /* the flow's next event time */
     /* transfer under contention */
     bool contended;
-    double rem_bytes;
-    double rate;      /* B/s */
+    double rem_bytes; /* bytes left at t_last */
+    double rate;      /* B/s since t_last */
     int64_t t_last;
+    uint32_t seen;    /* stamp of the last component search that reached it */
     bool in_changed;
     uint32_t next_free;
 } Flow;
@@ -143,14 +145,23 @@ struct NetFabric {
     GArray *flows;     /* Flow */
     uint32_t free_head; /* UINT32_MAX = empty */
     GArray *changed;   /* uint32 flow ids */
-    GArray *active;    /* uint32 flow ids in contended transfer */
-    /* scratch for progressive filling, sized to the resources */
-    double *res_left;
-    double *res_w;
-    GArray *touched;   /* uint32 resources touched this round */
-    GArray *frozen;    /* bool per active flow, scratch (grows, never shrinks) */
-    GArray *rates;     /* double per active flow, scratch */
     guint changed_head; /* read cursor into `changed` */
+    /* Contended flows, indexed by the shared resources they use: rates are re-evaluated only
+     * over the connected component (flows linked through shared resources) a start or end
+     * touches; max-min rates of one component do not depend on any other. */
+    uint32_t n_res;
+    uint32_t n_active;  /* flows in contended transfer */
+    GArray **res_flows; /* [n_res] uint32 flow ids using the resource (NULL: none yet) */
+    uint32_t *res_seen; /* [n_res] stamp of the last component search that reached it */
+    uint32_t stamp;     /* last stamp handed out (one per component search) */
+    GArray *class_seen; /* uint32 per (group, which): stamp of the component holding a class */
+    GArray *class_of;   /* uint32 per (group, which): its class index in that component */
+    /* scratch for one component, grows to the largest, never shrinks */
+    GArray *comp_flows; /* uint32 flow ids */
+    GArray *comp_queue; /* uint32 resources to visit */
+    GArray *classes;    /* NetRateClass */
+    GArray *rates;      /* double per class */
+    NetRateSolver *solver;
 };
 
 #define NONE UINT32_MAX
@@ -201,9 +212,10 @@ NetFabric *net_fabric_new(const NetFabricConfig *cfg)
         }
     }
     f->res_base[f->hw->n_tiers] = total;
+    f->n_res = total;
     f->res_cap = g_new0(double, total ? total : 1);
-    f->res_left = g_new0(double, total ? total : 1);
-    f->res_w = g_new0(double, total ? total : 1);
+    f->res_flows = g_new0(GArray *, total ? total : 1);
+    f->res_seen = g_new0(uint32_t, total ? total : 1);
     for (uint32_t t = 0; t < f->hw->n_tiers; t++) {
         const NetTier *tier = &f->hw->tiers[t];
         if (!(tier->shared_bw_bytes_per_s > 0))
@@ -222,10 +234,13 @@ NetFabric *net_fabric_new(const NetFabricConfig *cfg)
     f->flows = g_array_new(FALSE, TRUE, sizeof(Flow));
     f->free_head = NONE;
     f->changed = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    f->active = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    f->touched = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    f->frozen = g_array_new(FALSE, TRUE, sizeof(bool));
+    f->class_seen = g_array_new(FALSE, TRUE, sizeof(uint32_t));
+    f->class_of = g_array_new(FALSE, TRUE, sizeof(uint32_t));
+    f->comp_flows = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    f->comp_queue = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    f->classes = g_array_new(FALSE, FALSE, sizeof(NetRateClass));
     f->rates = g_array_new(FALSE, TRUE, sizeof(double));
+    f->solver = net_rates_new(total, f->res_cap);
     return f;
 }
 
@@ -243,13 +258,19 @@ void net_fabric_free(NetFabric *f)
     g_array_unref(f->groups);
     g_array_unref(f->flows);
     g_array_unref(f->changed);
-    g_array_unref(f->active);
-    g_array_unref(f->touched);
-    g_array_unref(f->frozen);
+    for (uint32_t r = 0; r < f->n_res; r++)
+        if (f->res_flows[r])
+            g_array_unref(f->res_flows[r]);
+    g_free(f->res_flows);
+    g_free(f->res_seen);
+    g_array_unref(f->class_seen);
+    g_array_unref(f->class_of);
+    g_array_unref(f->comp_flows);
+    g_array_unref(f->comp_queue);
+    g_array_unref(f->classes);
     g_array_unref(f->rates);
+    net_rates_free(f->solver);
     g_free(f->res_cap);
-    g_free(f->res_left);
-    g_free(f->res_w);
     g_free(f->factor);
     g_free(f);
 }
@@ -269,7 +290,7 @@ uint32_t net_fabric_nodes(const NetFabric *f)
 
 uint32_t net_fabric_contended(const NetFabric *f)
 {
-    return f->active->len;
+    return f->n_active;
 }
 
 /* ---- groups ---- */
@@ -367,6 +388,8 @@ uint32_t net_fabric_add_group(NetFabric *f, const int32_t *ranks, uint32_t n)
         }
     }
     g_array_append_val(f->groups, g);
+    g_array_set_size(f->class_seen, 2 * f->groups->len);
+    g_array_set_size(f->class_of, 2 * f->groups->len);
     return f->groups->len - 1;
 }
 
@@ -651,123 +674,152 @@ static bool phase_contended(const NetFabric *f, const Flow *fl)
     return f->cfg.contention && g->uses[fl->phases[fl->phase].which] != NULL;
 }
 
-/* Brings every contended flow's remaining bytes up to now. */
-static void progress_active(NetFabric *f, int64_t now)
+/* The shared resources a contended flow's current phase uses. */
+static const GArray *flow_uses(const NetFabric *f, const Flow *fl)
 {
-    for (guint i = 0; i < f->active->len; i++) {
-        Flow *fl = flow_at(f, g_array_index(f->active, uint32_t, i));
-        fl->rem_bytes -= fl->rate * (double)(now - fl->t_last) / 1e9;
-        if (fl->rem_bytes < 0)
-            fl->rem_bytes = 0;
-        fl->t_last = now;
-    }
+    const Group *g = &g_array_index(f->groups, Group, fl->group);
+    return g->uses[fl->phases[fl->phase].which];
 }
 
-/* Max-min fair rates by progressive filling over the contended flows, then their end times.
- * A flow's demand on a resource is its rate times its weight there; its own cap is the
- * device bandwidth of its tier. */
-static void assign_rates(NetFabric *f, int64_t now)
+/* Enters (add) or leaves the lists of the resources flow id uses. A list's order does not
+ * matter: a component's rates do not depend on the order its flows are found in. */
+static void res_link(NetFabric *f, uint32_t id, bool add)
 {
-    GArray *act = f->active;
-    if (!act->len)
-        return;
-    /* scratch that grows to the most flows ever in contention: no allocation per event */
-    g_array_set_size(f->frozen, act->len);
-    g_array_set_size(f->rates, act->len);
-    bool *frozen = (bool *)(void *)f->frozen->data;
-    double *rate = (double *)(void *)f->rates->data;
-    memset(frozen, 0, act->len * sizeof *frozen);
-    memset(rate, 0, act->len * sizeof *rate);
-    g_array_set_size(f->touched, 0);
-    for (guint i = 0; i < act->len; i++) {
-        Flow *fl = flow_at(f, g_array_index(act, uint32_t, i));
-        const Group *g = &g_array_index(f->groups, Group, fl->group);
-        GArray *uses = g->uses[fl->phases[fl->phase].which];
-        for (guint u = 0; u < uses->len; u++) {
-            uint32_t r = g_array_index(uses, Use, u).res;
-            if (f->res_w[r] == 0 && f->res_left[r] == 0) {
-                f->res_left[r] = f->res_cap[r];
-                g_array_append_val(f->touched, r);
-            }
-            f->res_w[r] += g_array_index(uses, Use, u).weight;
+    const GArray *uses = flow_uses(f, flow_at(f, id));
+    for (guint u = 0; u < uses->len; u++) {
+        uint32_t r = g_array_index(uses, Use, u).res;
+        if (!f->res_flows[r])
+            f->res_flows[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        GArray *l = f->res_flows[r];
+        if (add) {
+            g_array_append_val(l, id);
+            continue;
         }
+        for (guint i = 0; i < l->len; i++)
+            if (g_array_index(l, uint32_t, i) == id) {
+                g_array_remove_index_fast(l, i);
+                break;
+            }
     }
-    guint unfrozen = act->len;
-    while (unfrozen) {
-        double delta = INFINITY;
-        for (guint i = 0; i < act->len; i++) {
-            if (frozen[i])
+    if (add)
+        f->n_active++;
+    else
+        f->n_active--;
+}
+
+/* Makes room for `need` more stamps: on wrap-around every stamp starts again from 0. */
+static void stamps_reserve(NetFabric *f, uint32_t need)
+{
+    if (f->stamp <= UINT32_MAX - need - 1)
+        return;
+    memset(f->res_seen, 0, (size_t)f->n_res * sizeof *f->res_seen);
+    for (guint i = 0; i < f->flows->len; i++)
+        flow_at(f, i)->seen = 0;
+    memset(f->class_seen->data, 0, (size_t)f->class_seen->len * sizeof(uint32_t));
+    f->stamp = 0;
+}
+
+/* Collects into comp_flows the contended flows connected to resource r0 through shared
+ * resources (breadth first), marking what it reaches with stamp s. */
+static void gather_component(NetFabric *f, uint32_t r0, uint32_t s)
+{
+    g_array_set_size(f->comp_flows, 0);
+    g_array_set_size(f->comp_queue, 0);
+    f->res_seen[r0] = s;
+    g_array_append_val(f->comp_queue, r0);
+    for (guint q = 0; q < f->comp_queue->len; q++) {
+        const GArray *l = f->res_flows[g_array_index(f->comp_queue, uint32_t, q)];
+        for (guint i = 0; l && i < l->len; i++) {
+            uint32_t id = g_array_index(l, uint32_t, i);
+            Flow *fl = flow_at(f, id);
+            if (fl->seen == s)
                 continue;
-            Flow *fl = flow_at(f, g_array_index(act, uint32_t, i));
-            const Group *g = &g_array_index(f->groups, Group, fl->group);
-            double room = g->cap[fl->phases[fl->phase].which] - rate[i];
-            if (room < delta)
-                delta = room;
-        }
-        for (guint k = 0; k < f->touched->len; k++) {
-            uint32_t r = g_array_index(f->touched, uint32_t, k);
-            if (f->res_w[r] > 0 && f->res_left[r] / f->res_w[r] < delta)
-                delta = f->res_left[r] / f->res_w[r];
-        }
-        if (delta < 0)
-            delta = 0;
-        for (guint k = 0; k < f->touched->len; k++) {
-            uint32_t r = g_array_index(f->touched, uint32_t, k);
-            f->res_left[r] -= delta * f->res_w[r];
-        }
-        /* Freeze flows at their cap or on a saturated resource. */
-        guint before = unfrozen;
-        for (guint i = 0; i < act->len; i++) {
-            if (frozen[i])
-                continue;
-            rate[i] += delta;
-            Flow *fl = flow_at(f, g_array_index(act, uint32_t, i));
-            const Group *g = &g_array_index(f->groups, Group, fl->group);
-            GArray *uses = g->uses[fl->phases[fl->phase].which];
-            bool stop = rate[i] >= g->cap[fl->phases[fl->phase].which] * (1 - 1e-12);
-            for (guint u = 0; u < uses->len && !stop; u++) {
+            fl->seen = s;
+            g_array_append_val(f->comp_flows, id);
+            const GArray *uses = flow_uses(f, fl);
+            for (guint u = 0; u < uses->len; u++) {
                 uint32_t r = g_array_index(uses, Use, u).res;
-                stop = f->res_left[r] <= f->res_cap[r] * 1e-12;
-            }
-            if (stop) {
-                frozen[i] = true;
-                unfrozen--;
-                for (guint u = 0; u < uses->len; u++) {
-                    uint32_t r = g_array_index(uses, Use, u).res;
-                    f->res_w[r] -= g_array_index(uses, Use, u).weight;
+                if (f->res_seen[r] != s) {
+                    f->res_seen[r] = s;
+                    g_array_append_val(f->comp_queue, r);
                 }
             }
         }
-        if (unfrozen == before) /* cannot happen with delta at a binding constraint; guard */
-            break;
-    }
-    for (guint k = 0; k < f->touched->len; k++) {
-        uint32_t r = g_array_index(f->touched, uint32_t, k);
-        f->res_left[r] = 0;
-        f->res_w[r] = 0;
-    }
-    for (guint i = 0; i < act->len; i++) {
-        uint32_t id = g_array_index(act, uint32_t, i);
-        Flow *fl = flow_at(f, id);
-        double r = rate[i] > 0 ? rate[i] : 1.0;
-        int64_t end = add_ns(now, ns_from_double(ceil(fl->rem_bytes / r * 1e9)));
-        fl->rate = r;
-        if (end != fl->t_end) {
-            fl->t_end = end;
-            mark_changed(f, id);
-        }
     }
 }
 
-static void active_remove(NetFabric *f, uint32_t id)
+/* A flow's new rate at now. Its remaining bytes are brought up to now only when the rate
+ * changes; an unchanged rate leaves its end time as it was. */
+static void set_rate(NetFabric *f, uint32_t id, double rate, int64_t now)
 {
-    for (guint i = 0; i < f->active->len; i++)
-        if (g_array_index(f->active, uint32_t, i) == id) {
-            g_array_remove_index(f->active, i); /* keeps the order: deterministic */
-            return;
-        }
+    Flow *fl = flow_at(f, id);
+    double r = rate > 0 ? rate : 1.0;
+    if (r == fl->rate && fl->t_end >= 0)
+        return;
+    fl->rem_bytes -= fl->rate * (double)(now - fl->t_last) / 1e9;
+    if (fl->rem_bytes < 0)
+        fl->rem_bytes = 0;
+    fl->t_last = now;
+    fl->rate = r;
+    int64_t end = add_ns(now, ns_from_double(ceil(fl->rem_bytes / r * 1e9)));
+    if (end != fl->t_end) {
+        fl->t_end = end;
+        mark_changed(f, id);
+    }
 }
 
+/* Max-min fair rates over comp_flows (one component, stamp s), then their end times. The
+ * flows of one group on one tier are identical for the filling: one class, weighted by count. */
+static void solve_component(NetFabric *f, uint32_t s, int64_t now)
+{
+    g_array_set_size(f->classes, 0);
+    uint32_t *seen = (uint32_t *)(void *)f->class_seen->data;
+    uint32_t *of = (uint32_t *)(void *)f->class_of->data;
+    for (guint i = 0; i < f->comp_flows->len; i++) {
+        const Flow *fl = flow_at(f, g_array_index(f->comp_flows, uint32_t, i));
+        const Group *g = &g_array_index(f->groups, Group, fl->group);
+        int which = fl->phases[fl->phase].which;
+        uint32_t key = 2 * fl->group + (uint32_t)which;
+        if (seen[key] == s) {
+            g_array_index(f->classes, NetRateClass, of[key]).count++;
+            continue;
+        }
+        seen[key] = s;
+        of[key] = f->classes->len;
+        NetRateClass c = {.uses = (const NetRateUse *)(void *)g->uses[which]->data,
+                          .n_uses = g->uses[which]->len,
+                          .cap = g->cap[which],
+                          .count = 1};
+        g_array_append_val(f->classes, c);
+    }
+    g_array_set_size(f->rates, f->classes->len);
+    double *rate = (double *)(void *)f->rates->data;
+    net_rates_solve(f->solver, (const NetRateClass *)(void *)f->classes->data, f->classes->len,
+                    rate);
+    for (guint i = 0; i < f->comp_flows->len; i++) {
+        uint32_t id = g_array_index(f->comp_flows, uint32_t, i);
+        const Flow *fl = flow_at(f, id);
+        uint32_t key = 2 * fl->group + (uint32_t)fl->phases[fl->phase].which;
+        set_rate(f, id, rate[of[key]], now);
+    }
+}
+
+/* Re-evaluates the rates of every component holding one of `uses`' resources: after a flow
+ * with those uses started or ended its contended transfer. Other components keep theirs. */
+static void assign_rates(NetFabric *f, const GArray *uses, int64_t now)
+{
+    stamps_reserve(f, uses->len);
+    uint32_t first = f->stamp + 1; /* stamps from here on are this call's */
+    for (guint u = 0; u < uses->len; u++) {
+        uint32_t r = g_array_index(uses, Use, u).res;
+        if (f->res_seen[r] >= first) /* in a component already solved by this call */
+            continue;
+        uint32_t s = ++f->stamp;
+        gather_component(f, r, s);
+        if (f->comp_flows->len)
+            solve_component(f, s, now);
+    }
+}
 /* Starts phase fl->phase at now: its latency segment, or everything at once when no phase
  * from here on is contended. */
 static void flow_begin_phase(NetFabric *f, uint32_t id, int64_t now)
@@ -850,13 +902,13 @@ bool net_fabric_step(NetFabric *f, uint32_t id, int64_t now_ns)
     case SEG_LATENCY:
         fl->seg = SEG_TRANSFER;
         if (phase_contended(f, fl)) {
-            progress_active(f, now_ns);
             fl->contended = true;
             fl->rem_bytes = fl->phases[fl->phase].bytes;
+            fl->rate = 0;
             fl->t_last = now_ns;
             fl->t_end = -1;
-            g_array_append_val(f->active, id);
-            assign_rates(f, now_ns);
+            res_link(f, id, true);
+            assign_rates(f, flow_uses(f, fl), now_ns);
         } else {
             fl->t_end = add_ns(now_ns, ns_from_double(ceil(fl->phases[fl->phase].bytes /
                                                            g->unit[fl->phases[fl->phase].which] *
@@ -866,10 +918,9 @@ bool net_fabric_step(NetFabric *f, uint32_t id, int64_t now_ns)
         return false;
     case SEG_TRANSFER:
         if (fl->contended) {
-            progress_active(f, now_ns);
-            active_remove(f, id);
+            res_link(f, id, false);
             fl->contended = false;
-            assign_rates(f, now_ns);
+            assign_rates(f, flow_uses(f, fl), now_ns);
         }
         if (++fl->phase < fl->n_phases) {
             flow_begin_phase(f, id, now_ns);

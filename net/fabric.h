@@ -15,14 +15,21 @@
  *
  * A started collective is a flow of one or more phases. A phase whose tier has a shared part
  * (net/hardware.h) competes for it with the other flows using the same part: rates are
- * max-min fair (progressive filling; a flow's weight on a node's uplink is its member count in
- * that node) and re-evaluated whenever a transfer starts or ends, so completion times move.
- * Flows on non-blocking tiers never enter that bookkeeping: their time is fixed at start.
+ * max-min fair (progressive filling, net/fabric-rates.h; a flow's weight on a node's uplink is
+ * its member count in that node) and re-evaluated whenever a transfer starts or ends, so
+ * completion times move. Only the connected component of the flow that started or ended (the
+ * flows linked to it through shared parts) is re-evaluated: max-min rates of one component do
+ * not depend on another, so data-parallel replicas on their own nodes never touch each other.
+ * A flow's remaining bytes are brought up to date, and its end time recomputed, only when its
+ * rate changes. Flows on non-blocking tiers never enter that bookkeeping: their time is fixed
+ * at start.
  *
  * Costs: planning is O(members) once per group and O(algorithms) per call; a contended
- * start/end is O(F x R) per filling round for the F flows in contention and the R shared parts
- * they touch. Flow records come from a free list. Time is integer ns; rates are doubles,
- * evaluated in a fixed order, so results are deterministic. Times saturate at NET_TIME_MAX_NS.
+ * start/end is O(C x R) per filling round for the C classes (flows of one group on one tier) in
+ * its component and the R shared parts they touch, plus the component's search. Flow records
+ * come from a free list. Time is integer ns; rates are doubles and do not depend on the order
+ * flows are found in (integer weights make every sum exact), so results are deterministic.
+ * Times saturate at NET_TIME_MAX_NS.
  */
 #ifndef NET_FABRIC_H
 #define NET_FABRIC_H

@@ -459,3 +459,122 @@ Test(regress, vanishing_bandwidth_saturates_instead_of_overflowing)
     cr_assert_eq(done[0], NET_TIME_MAX_NS);
     net_fabric_free(f);
 }
+
+/* ---- components: rates are re-evaluated only where a start or end can change them ---- */
+
+typedef struct {
+    int64_t at;
+    uint32_t group;
+    NetCollKind kind;
+    uint64_t bytes;
+} Start;
+
+#define MANY 1024
+
+/* Starts each flow at its time (tag = its index) and runs all to completion, like the engine:
+ * at equal times starts go first. done[tag] = completion time. */
+static void run_starts(NetFabric *f, const Start *st, uint32_t n, int64_t *done)
+{
+    static int64_t when[MANY];
+    static uint32_t gens[MANY];
+    for (uint32_t i = 0; i < MANY; i++)
+        when[i] = -1;
+    uint32_t next = 0, left = n;
+    while (left) {
+        uint32_t fl, gen;
+        int64_t t;
+        while (net_fabric_pop_changed(f, &fl, &t, &gen)) {
+            cr_assert_lt(fl, MANY);
+            when[fl] = t;
+            gens[fl] = gen;
+        }
+        int best = -1;
+        for (uint32_t i = 0; i < MANY; i++)
+            if (when[i] >= 0 && (best < 0 || when[i] < when[best]))
+                best = (int)i;
+        if (next < n && (best < 0 || st[next].at <= when[best])) {
+            net_fabric_start(f, st[next].at, st[next].group, st[next].kind, st[next].bytes, next);
+            next++;
+            continue;
+        }
+        cr_assert_geq(best, 0, "no pending flow");
+        cr_assert_eq(net_fabric_flow_gen(f, (uint32_t)best), gens[best]);
+        int64_t at = when[best];
+        uint64_t tag = net_fabric_flow_tag(f, (uint32_t)best);
+        when[best] = -1;
+        if (net_fabric_step(f, (uint32_t)best, at)) {
+            done[tag] = at;
+            left--;
+        }
+    }
+}
+
+/* One data-parallel replica on nodes 2i and 2i+1, started at `offset`: two all_gathers on one
+ * 2-rank group (one member per node), an all_reduce on 3 ranks per node joining at 1 us, a
+ * TP16 all_gather at 5 us. All four share both nodes' uplinks. */
+static void replica(NetFabric *f, uint32_t i, int64_t offset, Start *st)
+{
+    int32_t base = (int32_t)(16 * i);
+    int32_t rb[6] = {base + 1, base + 2, base + 3, base + 9, base + 10, base + 11};
+    uint32_t a = group_range(f, base, 2, 8), b = net_fabric_add_group(f, rb, 6),
+             c = group_range(f, base, 16, 1);
+    st[0] = (Start){offset, a, NET_ALL_GATHER, 64u << 20};
+    st[1] = (Start){offset, a, NET_ALL_GATHER, 48u << 20};
+    st[2] = (Start){offset + 1000, b, NET_ALL_REDUCE, 32u << 20};
+    st[3] = (Start){offset + 5000, c, NET_ALL_GATHER, 16u << 20};
+}
+
+/* 64 identical replicas on disjoint nodes, each started 777 ns after the last: every replica
+ * ends exactly (to the ns) as the same replica alone, shifted by its start, however the
+ * replicas' events interleave. */
+Test(fabric, data_parallel_replicas_end_as_one_alone)
+{
+    NetFabric *one = fabric(&two_tier, 16);
+    Start st1[4];
+    replica(one, 0, 0, st1);
+    int64_t alone_done[4];
+    run_starts(one, st1, 4, alone_done);
+    net_fabric_free(one);
+    cr_assert(alone_done[0] > 0 && alone_done[3] > 0);
+
+    enum { R = 64 };
+    NetFabric *f = fabric(&two_tier, 16 * R);
+    static Start st[4 * R];
+    for (uint32_t i = 0; i < R; i++)
+        replica(f, i, 777 * (int64_t)i, st + 4 * i);
+    static int64_t done[4 * R];
+    run_starts(f, st, 4 * R, done);
+    for (uint32_t i = 0; i < R; i++)
+        for (uint32_t k = 0; k < 4; k++)
+            cr_assert_eq(done[4 * i + k], alone_done[k] + 777 * (int64_t)i,
+                         "replica %u flow %u: %ld, alone %ld", i, k, (long)done[4 * i + k],
+                         (long)alone_done[k]);
+    cr_assert_eq(net_fabric_contended(f), 0);
+    net_fabric_free(f);
+}
+
+/* A flow bridging two components merges them, and an end re-evaluates everything still
+ * connected. X (B bytes) on nodes 0,1 and Y (2B) on nodes 2,3 start alone (B alone takes T);
+ * Z (B) on nodes 1,2 joins at T/2: each uplink it shares carries two flows, so all three run at
+ * half rate. X ends at 3T/2; Z, half done, still shares node 2 with Y: both stay at half rate,
+ * Z ends at 5T/2, and Y, with B/2 left, ends alone at 3T. */
+Test(fabric, a_bridging_flow_merges_and_splits_components)
+{
+    NetHardware hw = two_tier;
+    hw.launch_latency_ns = 0;
+    hw.tiers[0].latency_ns = hw.tiers[1].latency_ns = 0;
+    const uint64_t B = 100000000;
+    int64_t T = alone(&hw, 32, 0, 2, 8, B);
+    NetFabric *f = fabric(&hw, 32);
+    uint32_t x = group_range(f, 0, 2, 8), y = group_range(f, 16, 2, 8),
+             z = group_range(f, 8, 2, 8);
+    Start st[3] = {{0, x, NET_ALL_GATHER, B}, {0, y, NET_ALL_GATHER, 2 * B},
+                   {T / 2, z, NET_ALL_GATHER, B}};
+    int64_t done[3];
+    run_starts(f, st, 3, done);
+    cr_assert(llabs(done[0] - 3 * T / 2) <= 2, "X %ld want %ld", (long)done[0], (long)(3 * T / 2));
+    cr_assert(llabs(done[2] - 5 * T / 2) <= 3, "Z %ld want %ld", (long)done[2], (long)(5 * T / 2));
+    cr_assert(llabs(done[1] - 3 * T) <= 4, "Y %ld want %ld", (long)done[1], (long)(3 * T));
+    cr_assert_eq(net_fabric_contended(f), 0);
+    net_fabric_free(f);
+}
