@@ -6,15 +6,16 @@
 # sweep id of an --mpi sweep added to a database that already holds a sweep of the same file,
 # and the table on stdout. TAP output.
 #   sweep-mpi.sh RANKSIM MPIRUN SANITIZE
-# SANITIZE is meson's b_sanitize: under ASan the test is skipped (exit 77) because Open MPI's
-# own allocations at exit read as leaks to LeakSanitizer.
+# SANITIZE is meson's b_sanitize: under ASan the test is skipped (TAP's `1..0 # SKIP`, exit 0:
+# under the TAP protocol meson reads any non-zero exit as an error) because Open MPI's own
+# allocations at exit read as leaks to LeakSanitizer.
 set -u
 bin=$1
 mpirun=$2
 sanitize=${3:-none}
 if [ "$sanitize" != none ]; then
   echo "1..0 # SKIP built with -Db_sanitize=$sanitize: Open MPI's own allocations read as leaks to LeakSanitizer"
-  exit 77
+  exit 0
 fi
 src=$(cd "$(dirname "$0")/../.." && pwd -P)
 tmp=$(mktemp -d)
