@@ -1,4 +1,5 @@
-/* src/store/store-ops.h — how a run's op records become rows (store.c's helper; doc/database.md).
+/* src/store/store-ops.h — how a run's op records become rows (store.c's helper; doc/database.md):
+ * per rank in store-ops.c, as shared time lines in store-timelines.c.
  *
  * Two layouts feed the same views (`rank_ops`, `ops`, `collectives`):
  *  - per rank: one `op_rows` row per record, group ids as they are. Imported runs use it (every
@@ -89,5 +90,16 @@ static inline void store_bind_opt_int(sqlite3_stmt *st, int col, bool present, i
     else
         sqlite3_bind_null(st, col);
 }
+
+/* Rows per INSERT statement of op records: one statement of many rows costs SQLite far less
+ * per row than a statement per row (a 2-million-row import stores in about half the time). */
+#define STORE_OPS_PER_INSERT 256
+
+/* Shared by store-ops.c and store-timelines.c: sets `error` (STORE_ERROR_FAILED, "PATH: WHAT:
+ * SQLite's message" and advice) and returns false; prepares "HEAD VALUES (?..),(?..)" of `rows`
+ * rows of `cols` parameters, row i's column c numbered i * stride + c (NULL on failure). */
+bool store_ops_sql_error(GError **error, sqlite3 *db, const char *path, const char *what);
+sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, int cols,
+                                     int stride);
 
 #endif
