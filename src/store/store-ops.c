@@ -102,13 +102,10 @@ struct StoreOpInserter {
 
 /* Binds record `x` as row `row` of a multi-row statement (parameters from row * 15 + 1); `n`
  * its place in the run (bound only where op_rows is keyed by it). */
-static void bind_op(sqlite3_stmt *st, int row, int64_t id, int64_t n, const SchedRecord *x)
+void store_ops_bind_record(sqlite3_stmt *st, int b, int64_t id, const SchedRecord *x)
 {
-    int b = row * OP_COLUMNS;
     bool coll = x->group >= 0;
     sqlite3_bind_int64(st, b + 1, id);
-    sqlite3_bind_int64(st, b + 15, n); /* ignored by the statement of the old layout */
-    store_bind_opt_int(st, b + 14, x->bound != 0, x->bound);
     sqlite3_bind_int64(st, b + 2, x->rank);
     sqlite3_bind_int64(st, b + 3, (int64_t)x->idx);
     store_bind_opt_int(st, b + 4, x->layer >= 0, x->layer);
@@ -121,6 +118,14 @@ static void bind_op(sqlite3_stmt *st, int row, int64_t id, int64_t n, const Sche
     store_bind_opt_int(st, b + 11, coll, x->dtype);
     sqlite3_bind_int64(st, b + 12, x->start_ns);
     store_bind_opt_int(st, b + 13, x->end_ns >= 0, x->end_ns);
+    store_bind_opt_int(st, b + 14, x->bound != 0, x->bound);
+}
+
+static void bind_op(sqlite3_stmt *st, int row, int64_t id, int64_t n, const SchedRecord *x)
+{
+    int b = row * OP_COLUMNS;
+    store_ops_bind_record(st, b, id, x);
+    sqlite3_bind_int64(st, b + 15, n); /* ignored by the statement of the old layout */
 }
 
 static sqlite3_stmt *prepare_ops(sqlite3 *db, bool keyed, int rows)

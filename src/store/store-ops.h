@@ -101,5 +101,8 @@ static inline void store_bind_opt_int(sqlite3_stmt *st, int col, bool present, i
 bool store_ops_sql_error(GError **error, sqlite3 *db, const char *path, const char *what);
 sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, int cols,
                                      int stride);
+/* Binds a record's 14 columns (run id, rank, idx, layer, name, kind, tokens, group, seq, count,
+ * dtype, start, end, bound) to parameters b + 1 .. b + 14 of `st`. */
+void store_ops_bind_record(sqlite3_stmt *st, int b, int64_t id, const SchedRecord *x);
 
 #endif

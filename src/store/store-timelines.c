@@ -437,22 +437,7 @@ StoreTimelinesSize store_timelines_size(StoreTimelines *t)
  * whose `rank` field holds the time line. */
 static void bind_line_op(sqlite3_stmt *st, int row, int64_t id, const SchedRecord *x)
 {
-    int b = row * LINE_COLUMNS;
-    bool coll = x->group >= 0;
-    sqlite3_bind_int64(st, b + 1, id);
-    sqlite3_bind_int64(st, b + 2, x->rank);
-    sqlite3_bind_int64(st, b + 3, (int64_t)x->idx);
-    store_bind_opt_int(st, b + 4, x->layer >= 0, x->layer);
-    sqlite3_bind_int64(st, b + 5, x->name);
-    sqlite3_bind_int(st, b + 6, x->kind);
-    sqlite3_bind_int64(st, b + 7, (int64_t)x->tokens);
-    store_bind_opt_int(st, b + 8, coll, x->group);
-    store_bind_opt_int(st, b + 9, coll, (int64_t)x->seq);
-    store_bind_opt_int(st, b + 10, coll, (int64_t)x->count);
-    store_bind_opt_int(st, b + 11, coll, x->dtype);
-    sqlite3_bind_int64(st, b + 12, x->start_ns);
-    store_bind_opt_int(st, b + 13, x->end_ns >= 0, x->end_ns);
-    store_bind_opt_int(st, b + 14, x->bound != 0, x->bound);
+    store_ops_bind_record(st, row * LINE_COLUMNS, id, x);
 }
 
 static bool step_reset(StoreTimelines *t, sqlite3_stmt *st, GError **error)
