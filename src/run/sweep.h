@@ -98,8 +98,8 @@ Scenario *sweep_variant_load(const SweepInputs *in, guint index, GError **error)
 
 /* Simulates a variant's scenario, collecting its records (SchedRecord) into `records`.
  * Without `memory_detail` the memory plan keeps its components but not its tensor lists (a
- * sweep stores those only when asked: memory_items cost as much to store as a 1,024-rank run
- * takes to simulate). Never fails; caller frees. */
+ * sweep stores those only when asked: a row per rank and each distinct list's items, which a
+ * sweep of small variants does not need). Never fails; caller frees. */
 RunnerResult *sweep_variant_simulate(const Scenario *sc, SchedTimeline timeline, bool memory_detail,
                                      GArray *records);
 

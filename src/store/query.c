@@ -263,8 +263,8 @@ static bool load_diags(Store *st, int64_t id, SchedOutcome *o, GError **error)
         const char *sev = (const char *)sqlite3_column_text(s, 1);
         int64_t rank = sqlite3_column_int64(s, 2), layer = sqlite3_column_int64(s, 5);
         bool null_rank = sqlite3_column_type(s, 2) == SQLITE_NULL || !store_value_rank_ok(rank);
-        bool null_layer = sqlite3_column_type(s, 5) == SQLITE_NULL || layer < 0 ||
-                          layer > G_MAXINT32;
+        bool null_layer =
+            sqlite3_column_type(s, 5) == SQLITE_NULL || layer < 0 || layer > G_MAXINT32;
         g_autofree char *group = col_text(s, 3), *op = col_text(s, 6), *msg = col_text(s, 7),
                         *detail = col_text(s, 8);
         /* a detail is JSON the report parses: one a parser should not see is dropped */
@@ -408,7 +408,26 @@ static void mem_item_free(gpointer p)
     g_free(it);
 }
 
-static bool load_memory_items(Store *st, int64_t id, ModelMemPlan *m, GError **error)
+/* One item from columns component, name, shape, dtype, bytes starting at `col`; NULL for an
+ * unknown component. */
+static ModelMemItem *read_item(sqlite3_stmt *s, int col)
+{
+    int c = component_index((const char *)sqlite3_column_text(s, col));
+    if (c < 0)
+        return NULL;
+    ModelMemItem *it = g_new0(ModelMemItem, 1);
+    it->component = (ModelMemComponent)c;
+    it->name = col_text(s, col + 1);
+    it->shape = col_text(s, col + 2);
+    it->dtype = col_text(s, col + 3);
+    it->bytes = (uint64_t)sqlite3_column_int64(s, col + 4);
+    if (!it->name)
+        it->name = g_strdup("?");
+    return it;
+}
+
+/* A file before schema 11: every rank's items in a memory_items table, in rowid order. */
+static bool load_memory_items_v10(Store *st, int64_t id, ModelMemPlan *m, GError **error)
 {
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(store_db(st),
@@ -420,24 +439,63 @@ static bool load_memory_items(Store *st, int64_t id, ModelMemPlan *m, GError **e
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t r = sqlite3_column_int64(s, 0);
-        int c = component_index((const char *)sqlite3_column_text(s, 1));
-        if (r < 0 || r >= m->world || c < 0)
+        ModelMemItem *it = r >= 0 && r < m->world ? read_item(s, 1) : NULL;
+        if (!it)
             continue;
         ModelMemRank *x = &m->ranks[r];
         if (!x->items)
             x->items = g_ptr_array_new_with_free_func(mem_item_free);
-        ModelMemItem *it = g_new0(ModelMemItem, 1);
-        it->component = (ModelMemComponent)c;
-        it->name = col_text(s, 2);
-        it->shape = col_text(s, 3);
-        it->dtype = col_text(s, 4);
-        it->bytes = (uint64_t)sqlite3_column_int64(s, 5);
-        if (!it->name)
-            it->name = g_strdup("?");
         g_ptr_array_add(x->items, it);
     }
     sqlite3_finalize(s);
     return rc == SQLITE_DONE || sql_fail(error, st, "reading memory_items");
+}
+
+/* Run `id`'s tensor lists (schema 11): each plan read once, and every rank that has it given
+ * a reference to the same array (as the model shares them). */
+static bool load_memory_items(Store *st, int64_t id, ModelMemPlan *m, GError **error)
+{
+    if (!query_has_table(st, "memory_plans"))
+        return !query_has_table(st, "memory_items") || load_memory_items_v10(st, id, m, error);
+    g_autoptr(GHashTable) plans = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                                        (GDestroyNotify)g_ptr_array_unref);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT plan, component, name, shape, dtype, bytes FROM memory_plans"
+                           " WHERE run_id = ? ORDER BY plan, idx",
+                           -1, &s, NULL) != SQLITE_OK)
+        return sql_fail(error, st, "reading memory_plans");
+    sqlite3_bind_int64(s, 1, id);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t plan = sqlite3_column_int64(s, 0);
+        ModelMemItem *it = read_item(s, 1);
+        if (!it)
+            continue;
+        GPtrArray *items = g_hash_table_lookup(plans, &plan);
+        if (!items) {
+            items = g_ptr_array_new_with_free_func(mem_item_free);
+            g_hash_table_insert(plans, g_memdup2(&plan, sizeof plan), items);
+        }
+        g_ptr_array_add(items, it);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return sql_fail(error, st, "reading memory_plans");
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT rank, plan FROM rank_memory_plans WHERE run_id = ?", -1, &s,
+                           NULL) != SQLITE_OK)
+        return sql_fail(error, st, "reading rank_memory_plans");
+    sqlite3_bind_int64(s, 1, id);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t r = sqlite3_column_int64(s, 0), plan = sqlite3_column_int64(s, 1);
+        GPtrArray *items = g_hash_table_lookup(plans, &plan);
+        if (r < 0 || r >= m->world || !items || m->ranks[r].items)
+            continue;
+        m->ranks[r].items = g_ptr_array_ref(items);
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE || sql_fail(error, st, "reading rank_memory_plans");
 }
 
 /* The phase rows of run `id` (schema 5); a run without them keeps m->phases NULL. */
@@ -552,7 +610,7 @@ ModelMemPlan *query_memory_load(Store *st, int64_t id, bool items, GError **erro
         x->kv_budget_bytes = (int64_t)m->requested_bytes - (int64_t)non_kv;
         x->kv_bytes_per_token = per_token;
     }
-    if (items && query_has_table(st, "memory_items") && !load_memory_items(st, id, m, error))
+    if (items && !load_memory_items(st, id, m, error))
         return NULL;
     if (query_has_table(st, "phases") && !load_phases(st, id, m, error))
         return NULL;

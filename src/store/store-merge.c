@@ -15,9 +15,9 @@
 #include <string.h>
 
 const char *const STORE_MERGE_RUN_TABLES[] = {
-    "names",       "groups",      "ranks",    "op_rows",      "timeline_ops",  "rank_timelines",
-    "rank_groups", "diagnostics", "memory",   "memory_items", "not_simulated", "memory_runs",
-    "phases",      "steps",       "requests", "serve_runs",   NULL,
+    "names",       "groups",      "ranks",  "op_rows",      "timeline_ops",      "rank_timelines",
+    "rank_groups", "diagnostics", "memory", "memory_plans", "rank_memory_plans", "not_simulated",
+    "memory_runs", "phases",      "steps",  "requests",     "serve_runs",        NULL,
 };
 const char *const STORE_MERGE_LOOKUP_TABLES[] = {"op_kinds", "dtypes", NULL};
 
@@ -43,10 +43,10 @@ typedef struct {
 struct StoreMerge {
     Store *out;
     sqlite3 *db;
-    GHashTable *runs;     /* fingerprint -> OutRun* */
-    GHashTable *sweeps;   /* int64 id -> OutSweep* (owned) */
-    GHashTable *by_key;   /* sweep key -> GPtrArray of OutSweep* (borrowed) */
-    GHashTable *lookups;  /* "table\x1frow" of the output's lookup tables */
+    GHashTable *runs;    /* fingerprint -> OutRun* */
+    GHashTable *sweeps;  /* int64 id -> OutSweep* (owned) */
+    GHashTable *by_key;  /* sweep key -> GPtrArray of OutSweep* (borrowed) */
+    GHashTable *lookups; /* "table\x1frow" of the output's lookup tables */
 };
 
 /* A run of an input, as read. */
@@ -177,9 +177,9 @@ static bool has_col(const GPtrArray *cols, const char *name)
 static char *sweep_key(sqlite3_stmt *st, const char *label)
 {
     GString *k = g_string_new(NULL);
-    append_col(k, st, 4); /* kind */
-    append_col(k, st, 6); /* path */
-    append_col(k, st, 7); /* version */
+    append_col(k, st, 4);  /* kind */
+    append_col(k, st, 6);  /* path */
+    append_col(k, st, 7);  /* version */
     append_col(k, st, 11); /* timeline */
     g_auto(GStrv) parts = g_strsplit(label, ", ", -1);
     for (char **p = parts; *p; p++) {
@@ -216,7 +216,8 @@ static void read_run(sqlite3_stmt *st, InRun *r)
 static OutSweep *add_out_sweep(StoreMerge *m, int64_t id, char *key)
 {
     OutSweep *s = g_new0(OutSweep, 1);
-    *s = (OutSweep){.id = id, .key = key,
+    *s = (OutSweep){.id = id,
+                    .key = key,
                     .labels = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
     g_hash_table_insert(m->sweeps, g_memdup2(&s->id, sizeof s->id), s);
     GPtrArray *same = g_hash_table_lookup(m->by_key, s->key);
@@ -506,10 +507,11 @@ static void table_copy_clear(TableCopy *c)
 static bool table_exists(sqlite3 *db, const char *t)
 {
     sqlite3_stmt *st = NULL;
-    bool yes = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                  -1, &st, NULL) == SQLITE_OK &&
-               sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC) == SQLITE_OK &&
-               sqlite3_step(st) == SQLITE_ROW;
+    bool yes =
+        sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1,
+                           &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return yes;
 }
@@ -592,8 +594,8 @@ static bool copy_rows(TableCopy *c, StoreMerge *m, Store *in, int64_t from, int6
                 sqlite3_bind_value(c->ins, i + 1, sqlite3_column_value(c->sel, i));
         }
         if (sqlite3_step(c->ins) != SQLITE_DONE) {
-            g_autofree char *what = g_strdup_printf("copying %s of run %" G_GINT64_FORMAT
-                                                    " of %s", c->table, from, store_path(in));
+            g_autofree char *what = g_strdup_printf("copying %s of run %" G_GINT64_FORMAT " of %s",
+                                                    c->table, from, store_path(in));
             db_error(error, m->db, store_path(m->out), what);
             sqlite3_reset(c->ins);
             return false;
@@ -620,8 +622,8 @@ static bool copy_run(StoreMerge *m, Store *in, TableCopy *copies, InRun *r, GHas
     int64_t id = sqlite3_last_insert_rowid(m->db);
     if (sweep && *sweep == 0) {
         *sweep = id;
-        g_autofree char *sql = g_strdup_printf(
-            "UPDATE runs SET sweep_id = id WHERE id = %" G_GINT64_FORMAT, id);
+        g_autofree char *sql =
+            g_strdup_printf("UPDATE runs SET sweep_id = id WHERE id = %" G_GINT64_FORMAT, id);
         if (!store_exec(m->out, sql, error))
             return false;
     }
@@ -648,8 +650,7 @@ static bool merge_runs(StoreMerge *m, Store *in, StoreMergeStats *st, GError **e
     memset(copies, 0, sizeof copies);
     bool ok = table_copy_prepare(&copies[0], m, in, "runs", "id", error);
     for (size_t t = 1; ok && t < N_COPIES; t++)
-        ok = table_copy_prepare(&copies[t], m, in, STORE_MERGE_RUN_TABLES[t - 1], "run_id",
-                                error);
+        ok = table_copy_prepare(&copies[t], m, in, STORE_MERGE_RUN_TABLES[t - 1], "run_id", error);
     for (guint i = 0; ok && i < runs->len; i++) {
         InRun *r = &g_array_index(runs, InRun, i);
         if (g_hash_table_contains(m->runs, r->fingerprint))

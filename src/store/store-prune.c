@@ -2,14 +2,8 @@
 #include "store-prune.h"
 
 #include "query.h"
+#include "store-merge.h"
 #include "store-private.h"
-
-/* Every table that holds rows of a run, by the column naming the run. `runs` last. */
-static const char *const run_tables[] = {
-    "names",       "groups",      "ranks",    "op_rows",      "timeline_ops",  "rank_timelines",
-    "rank_groups", "diagnostics", "memory",   "memory_items", "not_simulated", "memory_runs",
-    "phases",      "steps",       "requests", "serve_runs",
-};
 
 static bool exec_sql(Store *s, const char *sql, GError **error)
 {
@@ -38,16 +32,14 @@ static char *selection_sql(const StorePruneSpec *spec)
     if (spec->sweep_id)
         g_string_append_printf(w, " OR sweep_id = %" G_GINT64_FORMAT, spec->sweep_id);
     if (spec->older_than_s >= 0)
-        g_string_append_printf(w,
-                               " OR julianday(created_at) < julianday('now') - %" G_GINT64_FORMAT
-                               " / 86400.0",
-                               spec->older_than_s);
+        g_string_append_printf(
+            w, " OR julianday(created_at) < julianday('now') - %" G_GINT64_FORMAT " / 86400.0",
+            spec->older_than_s);
     return g_string_free(w, FALSE);
 }
 
 /* How many runs the selection holds, and the smallest and largest id. */
-static bool count_selected(Store *s, const StorePruneSpec *spec, StorePruned *out,
-                           GError **error)
+static bool count_selected(Store *s, const StorePruneSpec *spec, StorePruned *out, GError **error)
 {
     g_autofree char *where = selection_sql(spec);
     g_autofree char *sql =
@@ -72,8 +64,8 @@ static bool count_selected(Store *s, const StorePruneSpec *spec, StorePruned *ou
 static bool select_ids(Store *s, const StorePruneSpec *spec, GError **error)
 {
     g_autofree char *where = selection_sql(spec);
-    g_autofree char *sql = g_strdup_printf("INSERT INTO prune_ids SELECT id FROM runs WHERE %s",
-                                           where);
+    g_autofree char *sql =
+        g_strdup_printf("INSERT INTO prune_ids SELECT id FROM runs WHERE %s", where);
     if (!exec_sql(s,
                   "CREATE TEMP TABLE IF NOT EXISTS prune_ids(id INTEGER PRIMARY KEY);"
                   "DELETE FROM prune_ids;",
@@ -94,11 +86,12 @@ static bool select_ids(Store *s, const StorePruneSpec *spec, GError **error)
 static bool delete_ids(Store *s, GError **error)
 {
     bool ok = true;
-    for (size_t t = 0; ok && t < G_N_ELEMENTS(run_tables); t++) {
-        if (!query_has_table(s, run_tables[t]))
+    /* every table that holds rows of a run (merge's list; a test keeps it complete) */
+    for (const char *const *t = STORE_MERGE_RUN_TABLES; ok && *t; t++) {
+        if (!query_has_table(s, *t))
             continue; /* a file from before the table existed */
-        g_autofree char *sql = g_strdup_printf(
-            "DELETE FROM %s WHERE run_id IN (SELECT id FROM prune_ids)", run_tables[t]);
+        g_autofree char *sql =
+            g_strdup_printf("DELETE FROM %s WHERE run_id IN (SELECT id FROM prune_ids)", *t);
         ok = exec_sql(s, sql, error);
     }
     return ok && exec_sql(s, "DELETE FROM runs WHERE id IN (SELECT id FROM prune_ids)", error);

@@ -123,22 +123,78 @@ GPtrArray *store_copy_names(const SchedProgram *p)
     return a;
 }
 
-/* Per rank, each component's bytes (`memory`) and the itemised tensors (`memory_items`); the
- * smallest rank's KV budget and its KV bytes per token into *min_kv, *per_token. */
+/* One tensor list as plan `plan` of run `id` (`memory_plans`). */
+static bool insert_plan_items(sqlite3_stmt *it, int64_t id, int64_t plan, const GPtrArray *items)
+{
+    bool ok = true;
+    for (guint i = 0; i < items->len && ok; i++) {
+        const ModelMemItem *x = g_ptr_array_index(items, i);
+        sqlite3_bind_int64(it, 1, id);
+        sqlite3_bind_int64(it, 2, plan);
+        sqlite3_bind_int64(it, 3, i);
+        sqlite3_bind_text(it, 4, model_mem_component_name(x->component), -1, SQLITE_STATIC);
+        sqlite3_bind_text(it, 5, x->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(it, 6, x->shape, -1, SQLITE_STATIC);
+        sqlite3_bind_text(it, 7, x->dtype, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(it, 8, (int64_t)x->bytes);
+        ok = sqlite3_step(it) == SQLITE_DONE;
+        sqlite3_reset(it);
+    }
+    return ok;
+}
+
+/* Each rank's tensor list (`rank_memory_plans`), a list shared by several ranks (the model
+ * gives identical ranks one array) stored once (`memory_plans`), numbered in the order of the
+ * first rank that has it, so the rows depend on the plan's contents only. */
+static bool insert_memory_plans(Store *s, int64_t id, const ModelMemPlan *m, GError **error)
+{
+    sqlite3_stmt *it = NULL, *rp = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO memory_plans(run_id, plan, idx, component, name, shape,"
+                           " dtype, bytes) VALUES (?,?,?,?,?,?,?,?)",
+                           -1, &it, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db,
+                           "INSERT INTO rank_memory_plans(run_id, rank, plan) VALUES (?,?,?)", -1,
+                           &rp, NULL) != SQLITE_OK) {
+        sqlite3_finalize(it);
+        return store_sql_error(error, s, "prepare memory_plans");
+    }
+    g_autoptr(GHashTable) plans = g_hash_table_new(g_direct_hash, g_direct_equal);
+    bool ok = true;
+    for (uint32_t r = 0; r < m->world && ok; r++) {
+        const GPtrArray *items = m->ranks[r].items;
+        if (!items)
+            continue;
+        gpointer found = NULL;
+        int64_t plan;
+        if (g_hash_table_lookup_extended(plans, items, NULL, &found)) {
+            plan = GPOINTER_TO_INT(found);
+        } else {
+            plan = g_hash_table_size(plans);
+            g_hash_table_insert(plans, (gpointer)items, GINT_TO_POINTER((int)plan));
+            ok = insert_plan_items(it, id, plan, items);
+        }
+        sqlite3_bind_int64(rp, 1, id);
+        sqlite3_bind_int64(rp, 2, r);
+        sqlite3_bind_int64(rp, 3, plan);
+        ok = ok && sqlite3_step(rp) == SQLITE_DONE;
+        sqlite3_reset(rp);
+    }
+    sqlite3_finalize(it);
+    sqlite3_finalize(rp);
+    return ok || store_sql_error(error, s, "insert memory_plans");
+}
+
+/* Per rank, each component's bytes (`memory`) and the rank's tensor list; the smallest rank's
+ * KV budget and its KV bytes per token into *min_kv, *per_token. */
 static bool insert_memory_ranks(Store *s, int64_t id, const ModelMemPlan *m, int64_t *min_kv_out,
                                 uint64_t *per_token_out, GError **error)
 {
-    sqlite3_stmt *st = NULL, *it = NULL;
+    sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO memory(run_id, rank, component, bytes) VALUES (?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db,
-                           "INSERT INTO memory_items(run_id, rank, component, name, shape, dtype,"
-                           " bytes) VALUES (?,?,?,?,?,?,?)",
-                           -1, &it, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+                           -1, &st, NULL) != SQLITE_OK)
         return store_sql_error(error, s, "prepare memory");
-    }
     bool ok = true;
     int64_t min_kv = INT64_MAX;
     uint64_t per_token = 0;
@@ -157,24 +213,13 @@ static bool insert_memory_ranks(Store *s, int64_t id, const ModelMemPlan *m, int
             ok = sqlite3_step(st) == SQLITE_DONE;
             sqlite3_reset(st);
         }
-        for (guint i = 0; mr->items && i < mr->items->len && ok; i++) {
-            const ModelMemItem *x = g_ptr_array_index(mr->items, i);
-            sqlite3_bind_int64(it, 1, id);
-            sqlite3_bind_int64(it, 2, r);
-            sqlite3_bind_text(it, 3, model_mem_component_name(x->component), -1, SQLITE_STATIC);
-            sqlite3_bind_text(it, 4, x->name, -1, SQLITE_STATIC);
-            sqlite3_bind_text(it, 5, x->shape, -1, SQLITE_STATIC);
-            sqlite3_bind_text(it, 6, x->dtype, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(it, 7, (int64_t)x->bytes);
-            ok = sqlite3_step(it) == SQLITE_DONE;
-            sqlite3_reset(it);
-        }
     }
     sqlite3_finalize(st);
-    sqlite3_finalize(it);
     *min_kv_out = min_kv;
     *per_token_out = per_token;
-    return ok || store_sql_error(error, s, "insert memory");
+    if (!ok)
+        return store_sql_error(error, s, "insert memory");
+    return insert_memory_plans(s, id, m, error);
 }
 
 /* The plan's run-wide figures (`memory_runs`). */
@@ -261,8 +306,7 @@ static bool insert_memory(Store *s, int64_t id, const ModelMemPlan *m, GError **
     int64_t min_kv = INT64_MAX;
     uint64_t per_token = 0;
     return insert_memory_ranks(s, id, m, &min_kv, &per_token, error) &&
-           insert_memory_run(s, id, m, min_kv, per_token, error) &&
-           insert_phases(s, id, m, error);
+           insert_memory_run(s, id, m, min_kv, per_token, error) && insert_phases(s, id, m, error);
 }
 
 static char *ranks_json(GArray *members)
@@ -398,9 +442,9 @@ static bool insert_ops(Store *s, int64_t id, const StoreRecordSource *src, Store
 
 /* Everything of one run in one short transaction. Returns the run id or -1 (rolled back). */
 int64_t store_commit_run(Store *s, const StoreRunInfo *info, const char *created_at,
-                          GPtrArray *names, const StoreRecordSource *src, StoreTimelines *lines,
-                          const SchedOutcome *o, const ModelMemPlan *memory, const char *status,
-                          int exit_code, double wall_ms, GError **error)
+                         GPtrArray *names, const StoreRecordSource *src, StoreTimelines *lines,
+                         const SchedOutcome *o, const ModelMemPlan *memory, const char *status,
+                         int exit_code, double wall_ms, GError **error)
 {
     g_return_val_if_fail(!s->readonly, -1);
     if (!store_exec(s, "BEGIN IMMEDIATE", error))
@@ -409,7 +453,8 @@ int64_t store_commit_run(Store *s, const StoreRunInfo *info, const char *created
     if (id < 0 || !insert_not_simulated(s, id, info->not_simulated, error) ||
         !insert_names(s, id, names, error) || !insert_ops(s, id, src, lines, error) ||
         !insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error)) ||
-        (info->serve && !insert_serve(s, id, info->serve, error)) || !store_exec(s, "COMMIT", error)) {
+        (info->serve && !insert_serve(s, id, info->serve, error)) ||
+        !store_exec(s, "COMMIT", error)) {
         store_exec(s, "ROLLBACK", NULL);
         return -1;
     }
@@ -430,8 +475,8 @@ int64_t store_run_insert(Store *s, const StoreRunInfo *info, const SchedProgram 
         store_timelines_add(lines, recs, n_recs, nodes);
         src = (StoreRecordSource){(const SchedRecord *)(void *)nodes->data, nodes->len, -1, 0};
     }
-    int64_t id =
-        store_commit_run(s, info, now, names, &src, lines, o, memory, status, exit_code, wall_ms, error);
+    int64_t id = store_commit_run(s, info, now, names, &src, lines, o, memory, status, exit_code,
+                                  wall_ms, error);
     store_timelines_free(lines);
     return id;
 }

@@ -20,6 +20,17 @@
  * (never for a simulation; wait_step). */
 #define BUSY_TIMEOUT_MS 300000
 
+/* The shared tensor lists of memory plans (schema 11): made by schema_sql and by the upgrade of
+ * a version-10 file, whose memory_items table they replace. */
+#define MEMORY_PLAN_TABLES                                                                         \
+    "CREATE TABLE IF NOT EXISTS memory_plans("                                                     \
+    " run_id INTEGER NOT NULL, plan INTEGER NOT NULL, idx INTEGER NOT NULL,"                       \
+    " component TEXT NOT NULL, name TEXT NOT NULL, shape TEXT, dtype TEXT,"                        \
+    " bytes INTEGER NOT NULL, PRIMARY KEY (run_id, plan, idx)) WITHOUT ROWID;"                     \
+    "CREATE TABLE IF NOT EXISTS rank_memory_plans("                                                \
+    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, plan INTEGER NOT NULL,"                      \
+    " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS runs("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -61,10 +72,13 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS memory("
     " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, component TEXT NOT NULL,"
     " bytes INTEGER NOT NULL, PRIMARY KEY (run_id, rank, component)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS memory_items("
-    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, component TEXT NOT NULL,"
-    " name TEXT NOT NULL, shape TEXT, dtype TEXT, bytes INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS memory_items_run ON memory_items(run_id, rank);"
+    /* Each distinct tensor list once per run (`plan`), and which list each rank has: ranks
+     * with the same plan (every rank of a TP group, every DP replica) share its rows. Version
+     * 10 kept a memory_items table of every rank's rows (upgrade_memory_items). */
+    MEMORY_PLAN_TABLES "CREATE VIEW IF NOT EXISTS memory_items AS"
+    " SELECT m.run_id, m.rank, p.component, p.name, p.shape, p.dtype, p.bytes, p.idx"
+    " FROM rank_memory_plans m"
+    " JOIN memory_plans p ON p.run_id = m.run_id AND p.plan = m.plan;"
     "CREATE TABLE IF NOT EXISTS not_simulated("
     " run_id INTEGER NOT NULL, idx INTEGER NOT NULL, note TEXT NOT NULL,"
     " PRIMARY KEY (run_id, idx)) WITHOUT ROWID;"
@@ -227,8 +241,7 @@ bool store_exec(Store *s, const char *sql, GError **error)
         /* retried here only when SQLite refused without asking the busy handler (which gave
          * up otherwise) */
         bool handler_gave_up = s->wait.handler_calls != calls;
-        if ((rc & 0xff) == SQLITE_BUSY && !s->readonly && !handler_gave_up &&
-            wait_step(s, first)) {
+        if ((rc & 0xff) == SQLITE_BUSY && !s->readonly && !handler_gave_up && wait_step(s, first)) {
             sqlite3_free(msg);
             continue;
         }
@@ -262,14 +275,13 @@ static bool query_int(Store *s, const char *sql, int64_t *out, GError **error)
     }
     if (rc != SQLITE_OK) {
         int ext = sqlite3_extended_errcode(s->db);
-        g_set_error(error, STORE_ERROR,
-                    ext == SQLITE_NOTADB ? STORE_ERROR_FOREIGN : STORE_ERROR_FAILED,
-                    ext == SQLITE_NOTADB
-                        ? "%s: not a ranksim results database (not an SQLite file: %s); left "
-                          "untouched — use another --db file"
-                        : "%s: cannot use the database: %s%s",
-                    s->path, sqlite3_errmsg(s->db),
-                    ext == SQLITE_NOTADB ? "" : store_error_advice(ext));
+        g_set_error(
+            error, STORE_ERROR, ext == SQLITE_NOTADB ? STORE_ERROR_FOREIGN : STORE_ERROR_FAILED,
+            ext == SQLITE_NOTADB
+                ? "%s: not a ranksim results database (not an SQLite file: %s); left "
+                  "untouched — use another --db file"
+                : "%s: cannot use the database: %s%s",
+            s->path, sqlite3_errmsg(s->db), ext == SQLITE_NOTADB ? "" : store_error_advice(ext));
         sqlite3_finalize(st);
         return false;
     }
@@ -420,6 +432,31 @@ static bool rebuild_runs(Store *s, GError **error)
     return store_exec(s, sql, error);
 }
 
+/* A file before version 11 kept every rank's tensor list in a memory_items table: its rows
+ * become one plan per rank (in their stored order), and memory_items a view over the plans
+ * (made by schema_sql afterwards); a no-op when memory_items is not a table. */
+static bool upgrade_memory_items(Store *s, GError **error)
+{
+    int64_t is_table = 0;
+    query_int(s,
+              "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'memory_items'",
+              &is_table, NULL);
+    if (!is_table)
+        return true;
+    return store_exec(s,
+                      MEMORY_PLAN_TABLES
+                      "INSERT INTO rank_memory_plans(run_id, rank, plan)"
+                      " SELECT DISTINCT run_id, rank, rank FROM memory_items;"
+                      "INSERT INTO memory_plans(run_id, plan, idx, component, name, shape, dtype,"
+                      " bytes)"
+                      " SELECT run_id, rank,"
+                      "  row_number() OVER (PARTITION BY run_id, rank ORDER BY rowid) - 1,"
+                      "  component, name, shape, dtype, bytes FROM memory_items;"
+                      "DROP INDEX IF EXISTS memory_items_run;"
+                      "DROP TABLE memory_items;",
+                      error);
+}
+
 /* Creates or upgrades the schema under the write lock, re-checking first: another process may
  * have done it since classify(). */
 static bool ensure_schema(Store *s, GError **error)
@@ -473,25 +510,27 @@ static bool ensure_schema(Store *s, GError **error)
                       " AND sql NOT LIKE '%''not run''%'",
                       &old_check, NULL);
             if (old_check &&
-                !store_exec(s,
-                      "ALTER TABLE ranks RENAME TO ranks_v3;"
-                      "CREATE TABLE ranks("
-                      " run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
-                      " state TEXT NOT NULL CHECK (state IN "
-                      "('done','blocked','crashed','stopped','unknown','not run')),"
-                      " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
-                      " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
-                      "INSERT INTO ranks SELECT * FROM ranks_v3;"
-                      "DROP TABLE ranks_v3;",
-                      error)) {
+                !store_exec(
+                    s,
+                    "ALTER TABLE ranks RENAME TO ranks_v3;"
+                    "CREATE TABLE ranks("
+                    " run_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
+                    " state TEXT NOT NULL CHECK (state IN "
+                    "('done','blocked','crashed','stopped','unknown','not run')),"
+                    " end_us REAL, compute_us REAL, comm_us REAL, wait_us REAL, ops INTEGER,"
+                    " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+                    "INSERT INTO ranks SELECT * FROM ranks_v3;"
+                    "DROP TABLE ranks_v3;",
+                    error)) {
                 store_exec(s, "ROLLBACK", NULL);
                 return false;
             }
         }
         /* Version 8's runs.status CHECK lacked 'inconclusive' (an import whose evidence
          * neither shows a hang nor rules one out): the table is rebuilt with its rows, ids
-         * and AUTOINCREMENT counter kept (no view, index or key refers to it). */
-        if (kind == DB_OLD && !rebuild_runs(s, error)) {
+         * and AUTOINCREMENT counter kept (no view, index or key refers to it). Version 10's
+         * memory_items table becomes the shared plans. */
+        if (kind == DB_OLD && (!rebuild_runs(s, error) || !upgrade_memory_items(s, error))) {
             store_exec(s, "ROLLBACK", NULL);
             return false;
         }
@@ -582,9 +621,9 @@ Store *store_open(const char *path, GError **error)
     if (!classify(s, &kind, error) ||
         (kind == DB_EMPTY && !store_exec(s, "PRAGMA page_size=16384", error)) ||
         !store_exec(s,
-              "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
-              "PRAGMA foreign_keys=OFF;",
-              error) ||
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
+                    "PRAGMA foreign_keys=OFF;",
+                    error) ||
         (kind != DB_CURRENT && !ensure_schema(s, error))) {
         store_close(s);
         return NULL;

@@ -32,7 +32,7 @@
 #include "store-size.h"
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;
@@ -108,7 +108,7 @@ StoreTimelinesSize store_run_size(StoreRun *r);
 /* `fn` (may be NULL) is told the rows written during store_run_finish. */
 void store_run_set_progress(StoreRun *r, StoreProgressFn fn, void *data);
 /* Attaches a memory plan (borrowed until store_run_finish) whose per-rank components and items
- * are written into `memory` and `memory_items` with the run. */
+ * are written into `memory`, `memory_plans` and `rank_memory_plans` with the run. */
 void store_run_set_memory(StoreRun *r, const ModelMemPlan *m);
 /* Attaches the `steps` rows the simulation itself timed (borrowed until store_run_finish),
  * when the run began without them (a hand-written single step: runner_simulate). */

@@ -74,8 +74,11 @@ static char *hostile_db(void)
     exec(h, "UPDATE memory SET bytes = -1 WHERE run_id = 3");
     exec(h, "INSERT INTO memory(run_id, rank, component, bytes)"
             " VALUES (3, 1099511627776, 'weights', 1)");
-    exec_text(h, "UPDATE memory_items SET bytes = -9223372036854775808, shape = ?1"
+    exec_text(h, "UPDATE memory_plans SET bytes = -9223372036854775808, shape = ?1"
                  " WHERE run_id = 3", deep->str, (int)deep->len);
+    exec(h, "UPDATE rank_memory_plans SET plan = 1099511627776 WHERE run_id = 3 AND rank = 0");
+    exec(h, "INSERT INTO rank_memory_plans(run_id, rank, plan) VALUES (3, -1, 0),"
+            " (3, 1099511627776, 0)");
     exec(h, "UPDATE memory_runs SET hbm_bytes = -1, kv_tokens = 9223372036854775807,"
             " max_concurrency = 1e308, kv_block_size = 0, max_model_len = -1");
     exec(h, "UPDATE serve_runs SET requests = 1099511627776, steps = 1099511627776,"
