@@ -1,8 +1,8 @@
 /* tests/src/cli/test-hostile.c — issue 27's hostile inputs, through the built binary: deeply
  * nested JSON wherever JSON is read, pickles that share one list thousands of times, FIFOs and
  * devices among import paths, terminal escape sequences in imported names, an interrupted
- * `trace -o`, and the one-line messages of a few malformed values. Each ends with exit 2 (or
- * the reader carries on) and one line; none asserts a time. */
+ * `trace -o`, the one-line messages of a few malformed values, and the rows a large start-up
+ * stores. Each ends with exit 2 (or the reader carries on) and one line; none asserts a time. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
@@ -131,6 +131,50 @@ Test(json, a_deep_stored_detail_is_read_without_it)
         cr_assert_str_empty(r.err, "%s: %s", cmds[i][0], r.err);
         result_clear(&r);
     }
+}
+
+/* ---- bounded work: a start-up's stored rows ---- */
+
+static int64_t db_count(const char *db_path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* Regression (issue 27): `-- vllm serve M --data-parallel-size 4096 --tensor-parallel-size 16`
+ * stored every rank's ~45 memory items, 2.8 million identical rows (5 CPU s). Identical ranks
+ * now share one list: the items stored do not grow with DP, only one row per rank does. */
+Test(work, a_start_up_stores_each_memory_list_once)
+{
+    g_autofree char *dir = tmpdir();
+    int64_t items[2], ranks[2], view[2];
+    const char *dp[2] = {"1", "32"};
+    for (int k = 0; k < 2; k++) {
+        g_autofree char *db = g_strdup_printf("%s/dp%s.db", dir, dp[k]);
+        Result r = ranksim((const char *[]){"run", "-q", "--db", db, "--hardware", "h100", "--",
+                                            "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct",
+                                            "--data-parallel-size", dp[k],
+                                            "--tensor-parallel-size", "2", NULL});
+        cr_assert_eq(r.code, 0, "dp %s: exit %d: %s", dp[k], r.code, r.err);
+        result_clear(&r);
+        items[k] = db_count(db, "SELECT count(*) FROM memory_plans");
+        ranks[k] = db_count(db, "SELECT count(*) FROM rank_memory_plans");
+        view[k] = db_count(db, "SELECT count(*) FROM memory_items");
+    }
+    cr_assert_gt(items[0], 10);
+    cr_assert_eq(items[1], items[0], "items stored grow with DP: %ld -> %ld", (long)items[0],
+                 (long)items[1]);
+    cr_assert_eq(ranks[0], 2);
+    cr_assert_eq(ranks[1], 64);
+    /* the view still shows every rank's list */
+    cr_assert_eq(view[1], 64 * items[0]);
 }
 
 /* ---- pickles: bounded memory ---- */
