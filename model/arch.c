@@ -1370,7 +1370,7 @@ static bool read_max_model_len(Cfg *c, ModelArch *a)
                                        "max_seq_length",
                                        "seq_len",
                                        NULL};
-    double len = INFINITY;
+    double len = INFINITY, pos = 0;
     for (size_t i = 0; keys[i]; i++) {
         uint32_t v = 0;
         if (!member(c, keys[i]))
@@ -1378,6 +1378,8 @@ static bool read_max_model_len(Cfg *c, ModelArch *a)
         if (!get_uint(c, keys[i], true, NULL, 0, &v))
             return false;
         len = fmin(len, (double)v);
+        if (i == 0)
+            pos = v; /* the RoPE cache's length: max_position_embeddings itself */
     }
     uint32_t mml = 0;
     if (!get_uint(c, "model_max_length", true, NULL, 0, &mml))
@@ -1386,6 +1388,8 @@ static bool read_max_model_len(Cfg *c, ModelArch *a)
         len = mml;
     if (isinf(len))
         len = 2048;
+    if (!(pos > 0))
+        pos = len;
 
     const char *key = NULL;
     JsonObject *dicts[8];
@@ -1422,10 +1426,11 @@ static bool read_max_model_len(Cfg *c, ModelArch *a)
                                 "positive integer (required for rope_type \"yarn\"), got %s",
                                 K(c, key), got);
                 }
-                len = v;
+                len = pos = v;
             }
         }
         len *= scaling;
+        pos *= scaling;
     }
     if (longrope) {
         uint32_t orig = 0;
@@ -1439,6 +1444,18 @@ static bool read_max_model_len(Cfg *c, ModelArch *a)
         return fail(c, "the derived max_model_len %.0f is out of range 1..%d (from %s)", len,
                     MAX_FIELD, key ? key : "max_position_embeddings");
     a->max_model_len = (uint32_t)len;
+    pos = floor(pos);
+    a->rope_positions = pos >= 1 && pos <= MAX_FIELD ? (uint32_t)pos : a->max_model_len;
+    if (is_type(a, "nemotron_h"))
+        a->rope_positions = 0;
+    a->partial_rotary_factor = 1.0;
+    JsonNode *prf = member(c, "partial_rotary_factor");
+    if (prf && (!node_number(prf, &a->partial_rotary_factor) ||
+                !(a->partial_rotary_factor > 0 && a->partial_rotary_factor <= 1))) {
+        g_autofree char *got = describe(prf);
+        return fail(c, "field '%s': expected a number in (0, 1], got %s",
+                    K(c, "partial_rotary_factor"), got);
+    }
     return true;
 }
 

@@ -171,6 +171,16 @@ typedef struct {
      * by hand. */
     uint32_t max_model_len;
 
+    /* RoPE's cos/sin cache, a buffer vLLM makes on every rank when the model is built
+     * (rotary_embedding/base.py: [positions, rotary_dim] in the model dtype; get_rope shares one
+     * per set of parameters), so "Model loading took" counts it: positions =
+     * max_position_embeddings (the length keys' smallest when absent), times the scaling factor
+     * as for max_model_len (YaRN: original_max_position_embeddings x factor); rotary_dim = the
+     * rope part of a head (qk_rope_head_dim with MLA, else head_dim x partial_rotary_factor).
+     * rope_positions 0: no RoPE (Nemotron-H's attention has none: nemotron_h.py). */
+    uint32_t rope_positions;
+    double partial_rotary_factor; /* 1 when absent */
+
     /* multimodal: parameters of the vision tower and projector, loaded as `vision` weights;
      * 0 = text-only. Counted from vision_config as vLLM builds the tower (Llama-4:
      * mllama4.py; transformers' Llama4VisionConfig defaults when the file has none); other

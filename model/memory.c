@@ -739,6 +739,26 @@ static uint32_t mtp_layers_loaded(const Ctx *c)
     return c->a->num_nextn_predict_layers;
 }
 
+/* RoPE's cos/sin cache (ModelArch.rope_positions): one buffer on every rank whose stage holds
+ * a softmax-attention layer, in the model dtype, replicated (not split by any parallelism).
+ * Small for most models (131,072 positions x 128 x 2 B = 32 MiB); Llama-4-Scout's 10,485,760
+ * positions make it 2.5 GiB a rank. A derived tensor: made at init, counted in the loading. */
+static void add_rope_cache(const Ctx *c, Layers *G)
+{
+    const ModelArch *a = c->a;
+    bool attention = false;
+    for (uint32_t l = c->l0; l < c->l1 && !attention; l++)
+        attention = model_arch_layer_mixer(a, l) == MODEL_MIXER_ATTENTION;
+    uint64_t dim = a->mla || a->dsv4 ? a->qk_rope_head_dim
+                                     : (uint64_t)floor(a->head_dim * a->partial_rotary_factor);
+    if (!attention || a->rope_positions == 0 || dim == 0)
+        return;
+    uint64_t elt = a->native_dtype == MODEL_WFMT_FP32 ? 4 : 2;
+    const char *dt = elt == 4 ? "fp32" : a->native_dtype == MODEL_WFMT_FP16 ? "fp16" : "bf16";
+    layer_add(G, MODEL_MEM_DERIVED_WEIGHTS, "rotary_emb.cos_sin_cache",
+              shape2(a->rope_positions, dim), dt, (uint64_t)a->rope_positions * dim * elt);
+}
+
 static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
 {
     const ModelArch *a = c->a;
@@ -757,6 +777,7 @@ static void plan_weights(const Ctx *c, Build *b, uint32_t n_local)
         L.layer = (int32_t)l;
         plan_layer(c, &L, l, model_arch_layer_is_moe(a, l), n_local);
     }
+    add_rope_cache(c, &G);
     uint32_t mtp = c->last ? mtp_layers_loaded(c) : 0;
     for (uint32_t k = 0; k < mtp; k++) {
         uint32_t l = a->num_layers + k;
