@@ -38,7 +38,10 @@ typedef struct {
     uint32_t conv_kernel;
 } ModelHybridDims;
 
-/* Fills *out for mixer `m` (MAMBA2 or GDN) of `a` at TP `tp`; false for any other mixer. */
+/* Fills *out for mixer `m` (MAMBA2 or GDN) of `a` at TP `tp`; false for any other mixer. The
+ * Mamba-2 intermediate size is heads x head dim: vLLM passes Falcon-H1's mamba_d_ssm and
+ * Granite-4.0-H's mamba_expand x hidden to mamba2_state_shape, and model/arch.c refuses a file
+ * where the two differ. */
 bool model_hybrid_dims(const ModelArch *a, ModelMixer m, uint32_t tp, ModelHybridDims *out);
 
 /* One layer's state of one request on a rank, in bytes: the conv state (K - 1 (+ speculative
