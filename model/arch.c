@@ -135,7 +135,9 @@ uint32_t model_arch_count_mixer(const ModelArch *a, ModelMixer m, uint32_t l0, u
     g_return_val_if_fail(a != NULL, 0);
     uint32_t n = 0;
     for (uint32_t l = l0; l < l1 && l < a->num_layers; l++)
-        n += a->layer_mixer[l] == m;
+        n += a->layer_mixer[l] == m ||
+             (m == MODEL_MIXER_MAMBA2 && a->parallel_ssm &&
+              a->layer_mixer[l] == MODEL_MIXER_ATTENTION);
     return n;
 }
 
@@ -486,8 +488,12 @@ static bool check_attn_type_list(Cfg *c, JsonArray *arr)
 /* Hybrid model_types ranksim lowers (read_hybrid reads their fields). */
 static bool hybrid_modelled(const char *model_type)
 {
-    return model_type &&
-           (strcmp(model_type, "nemotron_h") == 0 || strcmp(model_type, "qwen3_next") == 0);
+    static const char *const modelled[] = {"nemotron_h", "qwen3_next", "falcon_h1",
+                                           "granitemoehybrid", NULL};
+    for (size_t i = 0; model_type && modelled[i]; i++)
+        if (strcmp(model_type, modelled[i]) == 0)
+            return true;
+    return false;
 }
 
 static bool check_hybrid(Cfg *c)
@@ -850,12 +856,18 @@ static bool read_layer_types(Cfg *c, ModelArch *a, JsonArray *arr, uint32_t *sli
             a->layer_mixer[i] = MODEL_MIXER_GDN;
             continue;
         }
-        if (!s || !attention_layer_type(s)) {
+        /* Granite-4.0-H (granitemoehybrid.py ALL_DECODER_LAYER_TYPES): "mamba" / "attention" */
+        if (s && is_type(a, "granitemoehybrid") &&
+            (strcmp(s, "mamba") == 0 || strcmp(s, "attention") == 0)) {
+            a->layer_mixer[i] = s[0] == 'm' ? MODEL_MIXER_MAMBA2 : MODEL_MIXER_ATTENTION;
+            continue;
+        }
+        if (!s || !attention_layer_type(s) || is_type(a, "granitemoehybrid")) {
             g_autofree char *got = describe(e);
-            return fail(c,
-                        "field '%s': entry %u is %s; valid: \"full_attention\", "
-                        "\"sliding_attention\", \"chunked_attention\"",
-                        K(c, "layer_types"), i, got);
+            return fail(c, "field '%s': entry %u is %s; valid: %s", K(c, "layer_types"), i, got,
+                        is_type(a, "granitemoehybrid")
+                            ? "\"mamba\", \"attention\""
+                            : "\"full_attention\", \"sliding_attention\", \"chunked_attention\"");
         }
         a->layer_sliding[i] = strcmp(s, "sliding_attention") == 0;
         a->layer_chunked[i] = strcmp(s, "chunked_attention") == 0;
@@ -1708,6 +1720,7 @@ static bool read_nemotron_h(Cfg *c, ModelArch *a)
     a->ssm_state_fp32 = !ssm_dtype || strcmp(ssm_dtype, "float32") == 0;
     a->ssm_dtype_given = ssm_dtype != NULL;
     a->mlp_ungated = true; /* NemotronHMLP: up_proj, ReLU^2, down_proj */
+    a->attn_no_rope = true; /* NemotronHAttention has no rotary embedding */
     /* shared expert: moe_shared_expert_intermediate_size (one module) */
     uint32_t shared = 0;
     if (!get_uint(c, "moe_shared_expert_intermediate_size", false, NULL, 0, &shared))
@@ -1748,12 +1761,92 @@ static bool read_qwen3_next(Cfg *c, ModelArch *a)
     return true;
 }
 
+/* The Mamba-2 mixer of Falcon-H1 and Granite-4.0-H (MambaMixer2 built from the mamba_* keys of
+ * FalconH1Config / GraniteMoeHybridConfig; defaults are transformers'). `inner` is the mixer's
+ * intermediate size as vLLM passes it (Falcon-H1: mamba_d_ssm, else mamba_expand x hidden;
+ * Granite: mamba_expand x hidden); ranksim sizes the mixer by heads x head_dim, so the two must
+ * agree (they do in every published checkpoint). */
+static bool read_mamba2_keys(Cfg *c, ModelArch *a, const char *why, bool d_ssm)
+{
+    uint32_t expand = 2, inner = 0;
+    if (!get_uint(c, "mamba_n_heads", true, why, 0, &a->mamba_num_heads) ||
+        !get_uint(c, "mamba_d_head", true, why, 0, &a->mamba_head_dim) ||
+        !get_uint(c, "mamba_d_state", true, why, 0, &a->ssm_state_size) ||
+        !get_uint(c, "mamba_n_groups", true, NULL, 1, &a->mamba_n_groups) ||
+        !get_uint(c, "mamba_d_conv", true, NULL, 4, &a->mamba_conv_kernel) ||
+        !get_uint(c, "mamba_chunk_size", true, NULL, 256, &a->mamba_chunk_size) ||
+        !get_uint(c, "mamba_expand", true, NULL, 2, &expand) ||
+        (d_ssm && !get_uint(c, "mamba_d_ssm", true, NULL, 0, &inner)))
+        return false;
+    const char *inner_key = inner ? "mamba_d_ssm" : "mamba_expand";
+    if (!inner)
+        inner = expand * a->hidden_size;
+    if (a->mamba_num_heads % a->mamba_n_groups)
+        return fail(c, "field '%s': %u heads do not split into %u groups", K(c, "mamba_n_heads"),
+                    a->mamba_num_heads, a->mamba_n_groups);
+    if ((uint64_t)a->mamba_num_heads * a->mamba_head_dim != inner)
+        return fail(c, "field '%s': the Mamba-2 inner size %u differs from mamba_n_heads x "
+                       "mamba_d_head (%u x %u); ranksim sizes the mixer by its heads",
+                    K(c, inner_key), inner, a->mamba_num_heads, a->mamba_head_dim);
+    return true;
+}
+
+/* Falcon-H1 (vllm falcon_h1.py FalconH1ParallelHybrid): every layer attention (rotary, GQA with
+ * head_dim) and a Mamba-2 mixer side by side on the same normed input, their outputs summed,
+ * then a gated SiLU MLP of intermediate_size. FalconH1MLP refuses any other activation. */
+static bool read_falcon_h1(Cfg *c, ModelArch *a)
+{
+    static const char why[] = "required for the Mamba-2 mixers of falcon_h1";
+    const char *act = NULL;
+    if (!read_mamba2_keys(c, a, why, true) || !get_string(c, "hidden_act", &act))
+        return false;
+    if (act && strcmp(act, "silu") != 0)
+        return fail(c, "field '%s': Unsupported activation: %s. Only silu is supported for now.",
+                    K(c, "hidden_act"), act);
+    a->parallel_ssm = true;
+    return true;
+}
+
+/* Granite-4.0-H (vllm granitemoehybrid.py): `layer_types` of "mamba" / "attention" (read with
+ * the windows), each layer its mixer then GraniteMoeMoE (num_local_experts experts of
+ * intermediate_size, top num_experts_per_tok) plus GraniteMoeSharedMLP (a gated MLP of
+ * shared_intermediate_size); with num_local_experts 0 the shared MLP alone is the layer's MLP
+ * (Granite-4.0-H-Micro). Attention: head_dim = hidden / heads, rotary only with
+ * position_embedding_type "rope" (transformers' default "nope"). */
+static bool read_granite_h(Cfg *c, ModelArch *a)
+{
+    static const char why[] = "required for the Mamba-2 layers of granitemoehybrid";
+    const char *pos = NULL;
+    uint32_t shared = 0;
+    if (!member(c, "layer_types"))
+        return fail(c, "missing field '%s' (required by model_type granitemoehybrid: \"mamba\" "
+                       "or \"attention\" per layer)",
+                    K(c, "layer_types"));
+    if (!read_mamba2_keys(c, a, why, false) || !get_string(c, "position_embedding_type", &pos) ||
+        !get_uint(c, "shared_intermediate_size", false, NULL, 0, &shared))
+        return false;
+    if (pos && strcmp(pos, "nope") != 0 && strcmp(pos, "rope") != 0)
+        return fail(c, "field '%s': \"%s\"; valid: \"nope\", \"rope\"",
+                    K(c, "position_embedding_type"), pos);
+    a->attn_no_rope = !pos || strcmp(pos, "nope") == 0;
+    if (!a->moe) { /* the shared MLP is the layer's MLP; none at all without it */
+        a->intermediate_size = shared;
+        for (uint32_t i = 0; i < a->num_layers && !shared; i++)
+            a->layer_no_ffn[i] = true;
+    }
+    return true;
+}
+
 static bool read_hybrid(Cfg *c, ModelArch *a)
 {
     if (is_type(a, "nemotron_h"))
         return read_nemotron_h(c, a);
     if (is_type(a, "qwen3_next"))
         return read_qwen3_next(c, a);
+    if (is_type(a, "falcon_h1"))
+        return read_falcon_h1(c, a);
+    if (is_type(a, "granitemoehybrid"))
+        return read_granite_h(c, a);
     return true;
 }
 

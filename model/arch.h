@@ -16,7 +16,8 @@
  * A few tensors exist by model class alone, with no field saying so; for those the language
  * model's `model_type` decides (Qwen2's q/k/v bias, Qwen3's q_norm/k_norm, gpt-oss's sinks and
  * biases, Llama-4's shared expert). Of the hybrid Mamba / linear-attention models, Nemotron-H
- * and Qwen3-Next are read (the hybrid fields below); the others are refused by name.
+ * Qwen3-Next, Falcon-H1 and Granite-4.0-H are read (the hybrid fields below); the others are
+ * refused by name.
  */
 #ifndef MODEL_ARCH_H
 #define MODEL_ARCH_H
@@ -131,7 +132,11 @@ typedef struct {
      * Mamba-2 mixer alone, * an attention layer alone, E a MoE alone, - an MLP alone (each with
      * one pre-norm; vllm nemotron_h.py). Qwen3-Next (qwen3_next): `layer_types`
      * "linear_attention" (Gated DeltaNet) / "full_attention" (gated attention), else every
-     * full_attention_interval-th layer full; each layer a mixer then its MoE. */
+     * full_attention_interval-th layer full; each layer a mixer then its MoE. Falcon-H1
+     * (falcon_h1): every layer attention and a Mamba-2 mixer side by side on the same normed
+     * input (parallel_ssm), then a dense MLP. Granite-4.0-H (granitemoehybrid): `layer_types`
+     * "mamba" / "attention", every layer a mixer then its MoE with a shared expert (or, with
+     * num_local_experts 0, the shared MLP alone). */
     uint8_t layer_mixer[MODEL_MAX_LAYERS]; /* ModelMixer of layer i */
     bool layer_no_ffn[MODEL_MAX_LAYERS];   /* Nemotron-H M and * layers: no MLP / MoE block */
     uint32_t mamba_num_heads, mamba_head_dim, ssm_state_size, mamba_n_groups, mamba_conv_kernel;
@@ -146,6 +151,11 @@ typedef struct {
     bool mlp_ungated;         /* Nemotron-H: up, relu^2, down (no gate half) in MLPs and experts */
     uint32_t moe_latent_size; /* Nemotron-3-Super latent MoE: experts work in this width between
                                  fc1_latent_proj and fc2_latent_proj; 0 = none */
+    bool parallel_ssm;        /* Falcon-H1 (FalconH1ParallelHybrid): each attention layer also
+                                 runs a Mamba-2 mixer on the same input, the two outputs summed;
+                                 model_arch_count_mixer counts such a layer under both mixers */
+    bool attn_no_rope;        /* attention without rotary embedding: Nemotron-H, Granite-4.0-H's
+                                 position_embedding_type "nope" */
     /* DeepSeek-V4.1 (model_type deepseek_v41_text under text_config; transformers
      * configuration_deepseek_v41.py): a DeepSeek-V4 (dsv4 also set, compress_ratio all 1) whose
      * compressed attention is CSA2 — per-layer ratios 0 (window only), 1 (full-resolution
@@ -196,7 +206,7 @@ typedef struct {
 /* What mixes the tokens in a layer. */
 typedef enum {
     MODEL_MIXER_ATTENTION = 0, /* softmax attention (every non-hybrid layer) */
-    MODEL_MIXER_MAMBA2,        /* Nemotron-H M */
+    MODEL_MIXER_MAMBA2,        /* Nemotron-H M, Granite-4.0-H "mamba" */
     MODEL_MIXER_GDN,           /* Gated DeltaNet (Qwen3-Next linear_attention) */
     MODEL_MIXER_NONE,          /* Nemotron-H E / -: an MLP or MoE alone */
 } ModelMixer;
@@ -254,7 +264,9 @@ bool model_arch_layer_is_moe(const ModelArch *a, uint32_t layer);
 uint32_t model_arch_layer_heads(const ModelArch *a, uint32_t layer);
 uint32_t model_arch_max_heads(const ModelArch *a);
 /* Layer i's mixer (MTP layers: attention); whether the model has recurrent-state layers;
- * how many of layers [l0, l1) have mixer `m`. */
+ * how many of layers [l0, l1) have mixer `m` (with parallel_ssm an attention layer counts as a
+ * Mamba-2 layer too: it holds both an attention KV cache and a Mamba state, as vLLM registers
+ * both). */
 ModelMixer model_arch_layer_mixer(const ModelArch *a, uint32_t layer);
 bool model_arch_is_hybrid(const ModelArch *a);
 uint32_t model_arch_count_mixer(const ModelArch *a, ModelMixer m, uint32_t l0, uint32_t l1);

@@ -44,6 +44,45 @@ bool model_engine_cudagraph_parse(const char *s, ModelCudagraph *out)
     return false;
 }
 
+/* vllm/config/cache.py: MambaDType = Literal["auto", "float32", "float16", "bfloat16"] (float16
+ * since PR 29978, bfloat16 later); MambaCacheMode = Literal["all", "align", "none"]. */
+static const char *const mamba_dtype_names[MODEL_MAMBA_DTYPE_COUNT] = {"auto", "float32",
+                                                                       "float16", "bfloat16"};
+static const char *const mamba_mode_names[MODEL_MAMBA_MODE_COUNT] = {"none", "none", "align",
+                                                                     "all"};
+
+const char *model_engine_mamba_dtype_name(ModelMambaDtype d)
+{
+    return (unsigned)d < MODEL_MAMBA_DTYPE_COUNT ? mamba_dtype_names[d] : "?";
+}
+
+const char *model_engine_mamba_mode_name(ModelMambaModeArg m)
+{
+    return (unsigned)m < MODEL_MAMBA_MODE_COUNT ? mamba_mode_names[m] : "?";
+}
+
+bool model_engine_mamba_dtype_parse(const char *s, ModelMambaDtype *out)
+{
+    g_return_val_if_fail(s && out, false);
+    for (int d = 0; d < MODEL_MAMBA_DTYPE_COUNT; d++)
+        if (strcmp(s, mamba_dtype_names[d]) == 0) {
+            *out = (ModelMambaDtype)d;
+            return true;
+        }
+    return false;
+}
+
+bool model_engine_mamba_mode_parse(const char *s, ModelMambaModeArg *out)
+{
+    g_return_val_if_fail(s && out, false);
+    for (int m = MODEL_MAMBA_MODE_NONE; m < MODEL_MAMBA_MODE_COUNT; m++)
+        if (strcmp(s, mamba_mode_names[m]) == 0) {
+            *out = (ModelMambaModeArg)m;
+            return true;
+        }
+    return false;
+}
+
 void model_engine_defaults(ModelEngine *e)
 {
     *e = (ModelEngine){

@@ -47,6 +47,27 @@ typedef enum {
     MODEL_SPEC_OTHER,
 } ModelSpecMethod;
 
+/* vLLM's MambaDType (vllm/config/cache.py): --mamba-cache-dtype (the conv state, and the SSM
+ * state when --mamba-ssm-cache-dtype is "auto") and --mamba-ssm-cache-dtype; "auto" = the model
+ * dtype (the SSM state: the conv state's). */
+typedef enum {
+    MODEL_MAMBA_DTYPE_AUTO = 0,
+    MODEL_MAMBA_DTYPE_FLOAT32,
+    MODEL_MAMBA_DTYPE_FLOAT16,
+    MODEL_MAMBA_DTYPE_BFLOAT16,
+    MODEL_MAMBA_DTYPE_COUNT
+} ModelMambaDtype;
+
+/* vLLM's MambaCacheMode (--mamba-cache-mode {all,align,none}, default "none", which vLLM
+ * replaces when prefix caching is on: model_hybrid_cache_mode). UNSET: not given. */
+typedef enum {
+    MODEL_MAMBA_MODE_UNSET = 0,
+    MODEL_MAMBA_MODE_NONE,
+    MODEL_MAMBA_MODE_ALIGN,
+    MODEL_MAMBA_MODE_ALL,
+    MODEL_MAMBA_MODE_COUNT
+} ModelMambaModeArg;
+
 typedef struct {
     ModelBackend attention_backend;
     ModelQuant quantization;            /* meaningful when quantization_override */
@@ -94,6 +115,9 @@ typedef struct {
     uint32_t num_gpu_blocks_override;   /* --num-gpu-blocks-override: the KV blocks the scheduler
                                            allocates from, instead of the profiled budget's;
                                            0 = none (vLLM's default) */
+    uint8_t mamba_cache_dtype;          /* ModelMambaDtype: --mamba-cache-dtype; default auto */
+    uint8_t mamba_ssm_cache_dtype;      /* ModelMambaDtype: --mamba-ssm-cache-dtype; default auto */
+    uint8_t mamba_cache_mode;           /* ModelMambaModeArg: --mamba-cache-mode; default unset */
 } ModelEngine;
 
 #define MODEL_ENGINE_GIVEN_MAX_MODEL_LEN (1u << 0)
@@ -123,6 +147,17 @@ bool model_engine_quant_parse(const char *s, ModelQuant *out);
 const char *model_engine_cudagraph_name(ModelCudagraph m);
 /* Parses a CUDAGraphMode name, case-insensitively; false for any other text. */
 bool model_engine_cudagraph_parse(const char *s, ModelCudagraph *out);
+/* vLLM's spelling of a MambaDType ("auto", "float32", "float16", "bfloat16") / MambaCacheMode
+ * ("none", "align", "all"; UNSET: "none"); "?" outside the enum. Static storage. */
+const char *model_engine_mamba_dtype_name(ModelMambaDtype d);
+const char *model_engine_mamba_mode_name(ModelMambaModeArg m);
+/* Parses them, exactly as vLLM's argparse choices (case-sensitive); false for anything else. */
+bool model_engine_mamba_dtype_parse(const char *s, ModelMambaDtype *out);
+bool model_engine_mamba_mode_parse(const char *s, ModelMambaModeArg *out);
+/* vLLM's choices as its argparse lists them: "auto, float32, float16, bfloat16" and
+ * "all, align, none". Static storage. */
+#define MODEL_ENGINE_MAMBA_DTYPE_CHOICES "auto, float32, float16, bfloat16"
+#define MODEL_ENGINE_MAMBA_MODE_CHOICES "all, align, none"
 /* Sets every field to ranksim's defaults (vLLM's where the model and the device do not enter;
  * the comments on ModelEngine give them) and `given` to 0. Never fails. */
 void model_engine_defaults(ModelEngine *e);

@@ -1227,7 +1227,7 @@ static void emit_layer_hybrid(Ctx *c, uint32_t rank, const StepRows *sr, LayerKi
         double kvh = MAX(1.0, (double)a->num_kv_heads / tp);
         double q = (double)h * (a->attn_output_gate ? 2.0 : 1.0);
         emit_linear(c, "qkv_proj", rows, a->hidden_size, (q + 2.0 * kvh) * a->head_dim);
-        if (!a->mamba_num_heads) /* NemotronHAttention has no rotary embedding */
+        if (!a->attn_no_rope) /* Nemotron-H, Granite-4.0-H "nope": no rotary embedding */
             emit_qk_rope(c, rows, h, kvh);
         emit_cp_attention(c, rank, sr, rows, h);
         if (a->attn_output_gate) {
@@ -1239,6 +1239,8 @@ static void emit_layer_hybrid(Ctx *c, uint32_t rank, const StepRows *sr, LayerKi
         if (tp > 1)
             emit_coll(c, SCHED_OP_ALL_REDUCE, "tp_all_reduce", gt, rows * a->hidden_size,
                       SCHED_DTYPE_BF16, rows);
+        if (a->parallel_ssm) /* Falcon-H1: the Mamba-2 branch beside the attention */
+            emit_state_mixer(c, rank, sr, MODEL_MIXER_MAMBA2);
     } else if (lk.mixer != MODEL_MIXER_NONE) {
         emit_state_mixer(c, rank, sr, (ModelMixer)lk.mixer);
     }

@@ -3,6 +3,7 @@
 #include "memory-hybrid.h"
 
 #include <glib.h>
+#include <string.h>
 
 /* FlashAttention and FlashInfer take block sizes in multiples of 16; FlashInfer on SM100 with
  * head_dim 256 needs 32 (HybridAttentionMambaModelConfig, flashinfer issue 1993). */
@@ -81,6 +82,28 @@ static uint64_t model_elt(const ModelArch *a)
     return a->native_dtype == MODEL_WFMT_FP32 ? 4 : 2;
 }
 
+/* A MambaDType's element size; "auto" -> `auto_elt`. */
+static uint64_t mamba_dtype_elt(uint8_t d, uint64_t auto_elt)
+{
+    switch ((ModelMambaDtype)d) {
+    case MODEL_MAMBA_DTYPE_FLOAT32:
+        return 4;
+    case MODEL_MAMBA_DTYPE_FLOAT16:
+    case MODEL_MAMBA_DTYPE_BFLOAT16:
+        return 2;
+    default:
+        return auto_elt;
+    }
+}
+
+/* The conv state's element size (MambaStateDtypeCalculator: get_kv_cache_torch_dtype(
+ * mamba_cache_dtype, model dtype)); also the whole state's for Gated DeltaNet
+ * (gated_delta_net_state_dtype takes mamba_cache_dtype for both). */
+static uint64_t conv_elt(const ModelArch *a, const ModelEngine *e)
+{
+    return mamba_dtype_elt(e ? e->mamba_cache_dtype : MODEL_MAMBA_DTYPE_AUTO, model_elt(a));
+}
+
 uint64_t model_hybrid_conv_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp,
                                        const ModelEngine *e)
 {
@@ -90,7 +113,7 @@ uint64_t model_hybrid_conv_state_bytes(const ModelArch *a, ModelMixer m, uint32_
     /* gated_delta_net_state_shape widens the conv window by the speculative tokens */
     uint64_t width = d.conv_kernel - 1 +
                      (m == MODEL_MIXER_GDN && e ? e->num_speculative_tokens : 0);
-    return width * d.conv_dim * model_elt(a);
+    return width * d.conv_dim * conv_elt(a, e);
 }
 
 /* NemotronHForCausalLMConfig's mamba_ssm_cache_dtype default: PR 29978 (merged 2025-12-03; a
@@ -102,11 +125,17 @@ uint64_t model_hybrid_conv_state_bytes(const ModelArch *a, ModelMixer m, uint32_
 uint32_t model_hybrid_ssm_elt(const ModelArch *a, ModelMixer m, const ModelEngine *e)
 {
     g_return_val_if_fail(a != NULL, 2);
-    if (m != MODEL_MIXER_MAMBA2)
-        return a->ssm_state_fp32 ? 4 : (uint32_t)model_elt(a);
+    uint64_t conv = conv_elt(a, e);
+    if (m != MODEL_MIXER_MAMBA2) /* gated_delta_net_state_dtype: mamba_cache_dtype for both */
+        return a->ssm_state_fp32 ? 4 : (uint32_t)conv;
+    /* _mamba_state_dtype: --mamba-ssm-cache-dtype when given, else the conv state's */
+    if (e && e->mamba_ssm_cache_dtype != MODEL_MAMBA_DTYPE_AUTO)
+        return (uint32_t)mamba_dtype_elt(e->mamba_ssm_cache_dtype, conv);
+    /* only NemotronHForCausalLMConfig replaces "auto" (Falcon-H1, Granite-4.0-H keep it) */
     ModelVllmRelease rel = e ? e->vllm_release : 0;
-    if (!model_vllm_at_least(rel, REL_NEMOTRON_SSM_FROM_CONFIG))
-        return (uint32_t)model_elt(a); /* "auto": the model dtype */
+    if (strcmp(a->model_type, "nemotron_h") != 0 ||
+        !model_vllm_at_least(rel, REL_NEMOTRON_SSM_FROM_CONFIG))
+        return (uint32_t)conv; /* "auto": the conv state's dtype */
     if (a->ssm_dtype_given)
         return a->ssm_state_fp32 ? 4 : 2;
     return model_vllm_at_least(rel, REL_NEMOTRON_SSM_FP32_DEFAULT) ? 4 : 2;
@@ -183,8 +212,14 @@ ModelMambaCacheMode model_hybrid_cache_mode(const ModelArch *a, const ModelEngin
         !model_vllm_at_least(rel, mamba2 ? REL_MAMBA_PREFIX_CACHING : REL_ALIGN_MODE))
         return MODEL_MAMBA_CACHE_NONE;
     bool spec = e->speculative_method != MODEL_SPEC_NONE && e->num_speculative_tokens > 0;
-    /* PR 50991 made "align" the default mode ("all" only on --mamba-cache-mode all, which
-     * ranksim does not take) */
+    /* MambaModelConfig.verify_and_update_config: a given --mamba-cache-mode stands ("none" is
+     * replaced by the default as if not given); "all" on a model without Mamba prefix caching
+     * falls back to "align" ("falling back to 'align' mode") */
+    if (e->mamba_cache_mode == MODEL_MAMBA_MODE_ALL)
+        return mamba2 ? MODEL_MAMBA_CACHE_ALL : MODEL_MAMBA_CACHE_ALIGN;
+    if (e->mamba_cache_mode == MODEL_MAMBA_MODE_ALIGN)
+        return MODEL_MAMBA_CACHE_ALIGN;
+    /* PR 50991 made "align" the default mode */
     if (model_vllm_at_least(rel, REL_HYBRID_PREFIX_DEFAULT))
         return MODEL_MAMBA_CACHE_ALIGN;
     return mamba2 && !spec ? MODEL_MAMBA_CACHE_ALL : MODEL_MAMBA_CACHE_ALIGN;

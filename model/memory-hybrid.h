@@ -38,7 +38,10 @@ typedef struct {
     uint32_t conv_kernel;
 } ModelHybridDims;
 
-/* Fills *out for mixer `m` (MAMBA2 or GDN) of `a` at TP `tp`; false for any other mixer. */
+/* Fills *out for mixer `m` (MAMBA2 or GDN) of `a` at TP `tp`; false for any other mixer. The
+ * Mamba-2 intermediate size is heads x head dim: vLLM passes Falcon-H1's mamba_d_ssm and
+ * Granite-4.0-H's mamba_expand x hidden to mamba2_state_shape, and model/arch.c refuses a file
+ * where the two differ. */
 bool model_hybrid_dims(const ModelArch *a, ModelMixer m, uint32_t tp, ModelHybridDims *out);
 
 /* One layer's state of one request on a rank, in bytes: the conv state (K - 1 (+ speculative
@@ -48,10 +51,13 @@ uint64_t model_hybrid_conv_state_bytes(const ModelArch *a, ModelMixer m, uint32_
                                        const ModelEngine *e);
 uint64_t model_hybrid_ssm_state_bytes(const ModelArch *a, ModelMixer m, uint32_t tp,
                                       const ModelEngine *e);
-/* The SSM / delta state's element size in bytes under engine `e` (NULL: vLLM main). Gated
- * DeltaNet: the model dtype ("auto"). Nemotron-H's Mamba-2: the model dtype before PR 29978
- * (0.13.0); then the config.json's mamba_ssm_cache_dtype, float16 when absent; float32 when
- * absent from PR 39032 (0.19.0; the public Nemotron-3 configs name float32). */
+/* The SSM / delta state's element size in bytes under engine `e` (NULL: vLLM main). The conv
+ * state is in --mamba-cache-dtype ("auto": the model dtype). Gated DeltaNet: the conv state's
+ * dtype (gated_delta_net_state_dtype). Mamba-2: --mamba-ssm-cache-dtype when given, else the
+ * conv state's — except Nemotron-H, whose config class replaces "auto": the model dtype before
+ * PR 29978 (0.13.0); then the config.json's mamba_ssm_cache_dtype, float16 when absent; float32
+ * when absent from PR 39032 (0.19.0; the public Nemotron-3 configs name float32). Falcon-H1 and
+ * Granite-4.0-H keep "auto" (MambaStateDtypeCalculator.mamba2_state_dtype). */
 uint32_t model_hybrid_ssm_elt(const ModelArch *a, ModelMixer m, const ModelEngine *e);
 /* The model's state page (MambaSpec.page_size_bytes, before padding): the larger mixer's. */
 uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEngine *e);
@@ -62,7 +68,11 @@ uint64_t model_hybrid_state_page(const ModelArch *a, uint32_t tp, const ModelEng
  * (Qwen3-Next refuses "all"). By release (engine.vllm_version): no prefix caching for any hybrid
  * before 0.11.1 (Mamba-2 prefix caching, PR 25752); none for Gated DeltaNet before 0.14.0
  * ("align", PR 30877); hybrids' prefix caching off unless --enable-prefix-caching is given before
- * 0.28.0 (PR 23716 made it opt-in, PR 50991 turned it on with "align" as the default mode). */
+ * 0.28.0 (PR 23716 made it opt-in, PR 50991 turned it on with "align" as the default mode).
+ * A given --mamba-cache-mode (engine.mamba_cache_mode) replaces the default while prefix caching
+ * is on ("all" falls back to "align" for models without Mamba prefix caching, as vLLM warns);
+ * with prefix caching off the mode is "none" whatever was given (CacheConfig: '"none": set when
+ * prefix caching is disabled'). */
 typedef enum {
     MODEL_MAMBA_CACHE_NONE = 0,
     MODEL_MAMBA_CACHE_ALIGN,

@@ -721,6 +721,8 @@ static void plan_layer(const Ctx *c, Layers *L, uint32_t l, bool moe, uint32_t n
         layer_attention_mla(c, L, a->dsa && (l >= a->num_layers || !a->index_shared[l]));
     else
         layer_attention_gqa(c, L);
+    if (mx == MODEL_MIXER_ATTENTION && a->parallel_ssm && l < a->num_layers)
+        layer_state_mixer(c, L, MODEL_MIXER_MAMBA2); /* Falcon-H1's parallel Mamba-2 branch */
     if (l < a->num_layers && a->layer_no_ffn[l])
         return; /* Nemotron-H M / *: the mixer alone */
     if (mx != MODEL_MIXER_NONE)

@@ -208,6 +208,31 @@ static bool load_parallel(Loader *ld, const YamlDocNode *m, ModelParallel *par)
 
 /* ---- engine (values spelled as vLLM spells them: src/input/vllm-args.h) ---- */
 
+/* engine.mamba_cache_dtype / mamba_ssm_cache_dtype / mamba_cache_mode: vLLM's
+ * --mamba-cache-dtype, --mamba-ssm-cache-dtype and --mamba-cache-mode with its choices. */
+static bool load_mamba_keys(Loader *ld, const YamlDocNode *m, ModelEngine *e)
+{
+    static const char *const dtypes[] = {"auto", "float32", "float16", "bfloat16", NULL};
+    static const char *const modes[] = {"none", "align", "all", NULL};
+    const char *dkeys[2] = {"mamba_cache_dtype", "mamba_ssm_cache_dtype"};
+    uint8_t *dst[2] = {&e->mamba_cache_dtype, &e->mamba_ssm_cache_dtype};
+    const YamlDocNode *n;
+    int v = 0;
+    for (int k = 0; k < 2; k++) {
+        if (!(n = yamldoc_map_get(m, dkeys[k])))
+            continue;
+        if (!yamldoc_get_enum(&ld->doc, n, dkeys[k], dtypes, &v))
+            return false;
+        *dst[k] = (uint8_t)v; /* the list follows ModelMambaDtype */
+    }
+    if ((n = yamldoc_map_get(m, "mamba_cache_mode"))) {
+        if (!yamldoc_get_enum(&ld->doc, n, "mamba_cache_mode", modes, &v))
+            return false;
+        e->mamba_cache_mode = (uint8_t)(MODEL_MAMBA_MODE_NONE + v);
+    }
+    return true;
+}
+
 /* `engine:` applied on top of *e and *cp. *profile_at gets the `op_profile` node, if any. */
 static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelCostParams *cp,
                         const YamlDocNode **profile_at, GPtrArray *notes)
@@ -227,6 +252,9 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
         "cudagraph_mode",
         "cudagraph_memory_profiling",
         "moe_backend",
+        "mamba_cache_dtype",
+        "mamba_ssm_cache_dtype",
+        "mamba_cache_mode",
         "jit_compile_s",
         "gpu_sync_check",
         "v2_model_runner",
@@ -304,6 +332,8 @@ static bool load_engine(Loader *ld, const YamlDocNode *m, ModelEngine *e, ModelC
                                 hint);
         }
     }
+    if (!load_mamba_keys(ld, m, e))
+        return false;
     if (!scenario_get_bool_opt(ld, m, "gpu_sync_check", &e->gpu_sync_check))
         return false;
     if (!scenario_get_bool_opt(ld, m, "v2_model_runner", &e->v2_model_runner))

@@ -149,6 +149,9 @@ typedef enum {
     VF_EAGER,
     VF_NO_EAGER,
     VF_SPECULATIVE,
+    VF_MAMBA_DTYPE,
+    VF_MAMBA_SSM_DTYPE,
+    VF_MAMBA_MODE,
     VF_NO_EFFECT, /* read and dropped: no bearing on a simulation */
 } VllmFlagKind;
 
@@ -201,6 +204,9 @@ static const VllmFlag vllm_flags[] = {
     {"--enforce-eager", VF_EAGER, false},
     {"--no-enforce-eager", VF_NO_EAGER, false},
     {"--speculative-config", VF_SPECULATIVE, true},
+    {"--mamba-cache-dtype", VF_MAMBA_DTYPE, true},
+    {"--mamba-ssm-cache-dtype", VF_MAMBA_SSM_DTYPE, true},
+    {"--mamba-cache-mode", VF_MAMBA_MODE, true},
     {"--trust-remote-code", VF_NO_EFFECT, false},
     {"--disable-log-requests", VF_NO_EFFECT, false},
     {"--enable-log-requests", VF_NO_EFFECT, false},
@@ -613,6 +619,27 @@ static bool apply_flag(Reader *ef, const VllmFlag *f, const char *given, const c
         return true;
     case VF_SPECULATIVE:
         return flag_speculative(ef, flag, v);
+    case VF_MAMBA_DTYPE:
+    case VF_MAMBA_SSM_DTYPE: {
+        /* argparse's choices of MambaDType (vllm/config/cache.py) */
+        ModelMambaDtype d;
+        if (!model_engine_mamba_dtype_parse(v, &d))
+            return flag_fail(ef, flag, "invalid choice: '%s' (choose from %s)", v,
+                             MODEL_ENGINE_MAMBA_DTYPE_CHOICES);
+        if (f->kind == VF_MAMBA_DTYPE)
+            e->mamba_cache_dtype = (uint8_t)d;
+        else
+            e->mamba_ssm_cache_dtype = (uint8_t)d;
+        return true;
+    }
+    case VF_MAMBA_MODE: {
+        ModelMambaModeArg m;
+        if (!model_engine_mamba_mode_parse(v, &m))
+            return flag_fail(ef, flag, "invalid choice: '%s' (choose from %s)", v,
+                             MODEL_ENGINE_MAMBA_MODE_CHOICES);
+        e->mamba_cache_mode = (uint8_t)m;
+        return true;
+    }
     case VF_NO_EFFECT:
         return true;
     }

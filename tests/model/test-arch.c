@@ -1289,10 +1289,14 @@ Test(refusals, mamba_keys_and_model_types)
     expect_fixture_error("jamba.json", CODE_FIELD,
                          ": field 'mamba_d_state': a Mamba / state-space layer setting" HYBRID_TAIL
                          "Mamba / state-space models are not simulated");
-    expect_fixture_error("falcon-h1.json", CODE_FIELD,
-                         ": field 'model_type': 'falcon_h1' is a hybrid Mamba / linear-attention "
+    expect_fixture_error("plamo2.json", CODE_FIELD,
+                         ": field 'model_type': 'plamo2' is a hybrid Mamba / linear-attention "
                          "architecture" HYBRID_TAIL
                          "Mamba / linear-attention models are not simulated");
+    /* Falcon-H1 is modelled (issue 26): its Mamba-2 sizes are then required */
+    expect_fixture_error("falcon-h1.json", CODE_FIELD,
+                         ": missing field 'mamba_n_heads' (required for the Mamba-2 mixers of "
+                         "falcon_h1)");
 }
 
 Test(refusals, unknown_vision_tower)
