@@ -1458,8 +1458,6 @@ static bool read_max_model_len(Cfg *c, ModelArch *a)
     a->max_model_len = (uint32_t)len;
     pos = floor(pos);
     a->rope_positions = pos >= 1 && pos <= MAX_FIELD ? (uint32_t)pos : a->max_model_len;
-    if (is_type(a, "nemotron_h"))
-        a->rope_positions = 0;
     a->partial_rotary_factor = 1.0;
     JsonNode *prf = member(c, "partial_rotary_factor");
     if (prf && (!node_number(prf, &a->partial_rotary_factor) ||

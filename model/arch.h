@@ -187,7 +187,7 @@ typedef struct {
      * max_position_embeddings (the length keys' smallest when absent), times the scaling factor
      * as for max_model_len (YaRN: original_max_position_embeddings x factor); rotary_dim = the
      * rope part of a head (qk_rope_head_dim with MLA, else head_dim x partial_rotary_factor).
-     * rope_positions 0: no RoPE (Nemotron-H's attention has none: nemotron_h.py). */
+     * No cache when attn_no_rope. */
     uint32_t rope_positions;
     double partial_rotary_factor; /* 1 when absent */
 

@@ -753,7 +753,7 @@ static void add_rope_cache(const Ctx *c, Layers *G)
         attention = model_arch_layer_mixer(a, l) == MODEL_MIXER_ATTENTION;
     uint64_t dim = a->mla || a->dsv4 ? a->qk_rope_head_dim
                                      : (uint64_t)floor(a->head_dim * a->partial_rotary_factor);
-    if (!attention || a->rope_positions == 0 || dim == 0)
+    if (!attention || a->attn_no_rope || a->rope_positions == 0 || dim == 0)
         return;
     uint64_t elt = a->native_dtype == MODEL_WFMT_FP32 ? 4 : 2;
     const char *dt = elt == 4 ? "fp32" : a->native_dtype == MODEL_WFMT_FP16 ? "fp16" : "bf16";
