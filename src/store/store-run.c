@@ -9,6 +9,7 @@
 
 #include "revision.h"
 #include "store-serve.h"
+#include "store-sweep.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -403,14 +404,16 @@ int64_t store_commit_run(Store *s, const StoreRunInfo *info, const char *created
                           int exit_code, double wall_ms, GError **error)
 {
     g_return_val_if_fail(!s->readonly, -1);
-    if (!store_exec(s, "BEGIN IMMEDIATE", error))
+    bool nested; /* inside a sweep's batch (store-sweep.h): a savepoint */
+    if (!store_run_txn_begin(s, &nested, error))
         return -1;
     int64_t id = insert_run_row(s, info, created_at, status, exit_code, o, wall_ms, error);
     if (id < 0 || !insert_not_simulated(s, id, info->not_simulated, error) ||
         !insert_names(s, id, names, error) || !insert_ops(s, id, src, lines, error) ||
         !insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error)) ||
-        (info->serve && !insert_serve(s, id, info->serve, error)) || !store_exec(s, "COMMIT", error)) {
-        store_exec(s, "ROLLBACK", NULL);
+        (info->serve && !insert_serve(s, id, info->serve, error)) ||
+        !store_run_txn_commit(s, nested, error)) {
+        store_run_txn_rollback(s, nested);
         return -1;
     }
     return id;
@@ -440,7 +443,8 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
                              GError **error)
 {
     g_return_val_if_fail(!s->readonly, -1);
-    if (!store_exec(s, "BEGIN IMMEDIATE", error))
+    bool nested;
+    if (!store_run_txn_begin(s, &nested, error))
         return -1;
     g_autofree char *now = store_now_iso8601();
     int64_t id = insert_run_row(s, info, now, "invalid", 2, NULL, 0, error);
@@ -460,8 +464,8 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
         store_sql_error(error, s, "prepare diagnostic");
     }
     sqlite3_finalize(st);
-    if (!ok || !store_exec(s, "COMMIT", error)) {
-        store_exec(s, "ROLLBACK", NULL);
+    if (!ok || !store_run_txn_commit(s, nested, error)) {
+        store_run_txn_rollback(s, nested);
         return -1;
     }
     return id;

@@ -1,4 +1,5 @@
-/* src/store/store-sweep.c — naming the sweep of copied runs; see store-sweep.h. */
+/* src/store/store-sweep.c — naming the sweep of copied runs, a local sweep's batches of runs in
+ * one transaction; see store-sweep.h. */
 #include "store-sweep.h"
 
 #include "store-private.h"
@@ -30,4 +31,34 @@ bool store_sweep_assign(Store *s, int64_t first_id, int64_t last_id, int64_t swe
 bool store_sweep_scratch(Store *s, GError **error)
 {
     return store_exec(s, "PRAGMA synchronous = OFF", error);
+}
+
+bool store_sweep_batch_begin(Store *s, GError **error)
+{
+    g_return_val_if_fail(!s->readonly, false);
+    return store_exec(s, "BEGIN IMMEDIATE", error);
+}
+
+bool store_sweep_batch_commit(Store *s, GError **error)
+{
+    if (store_exec(s, "COMMIT", error))
+        return true;
+    store_exec(s, "ROLLBACK", NULL);
+    return false;
+}
+
+bool store_run_txn_begin(Store *s, bool *nested, GError **error)
+{
+    *nested = !sqlite3_get_autocommit(store_db(s));
+    return store_exec(s, *nested ? "SAVEPOINT store_run" : "BEGIN IMMEDIATE", error);
+}
+
+bool store_run_txn_commit(Store *s, bool nested, GError **error)
+{
+    return store_exec(s, nested ? "RELEASE store_run" : "COMMIT", error);
+}
+
+void store_run_txn_rollback(Store *s, bool nested)
+{
+    store_exec(s, nested ? "ROLLBACK TO store_run; RELEASE store_run" : "ROLLBACK", NULL);
 }
