@@ -17,8 +17,10 @@
  * waiting for the loop thread, which on a busy machine may not be scheduled for a while.
  *
  * Why (issue 29): with one variant per worker and one commit per run, `-j 2` on 2 cores gained
- * 1.2x on the README's sweep widened to 204 variants: the workers waited for the loop thread
- * to hand them work, and the loop thread's per-run BEGIN/COMMIT was 40 % of its time.
+ * 1.2x on the README's sweep widened to 204 variants: each worker got its next variant only
+ * once the loop thread had been scheduled and had stored the last one, the per-run
+ * BEGIN/COMMIT was 40 % of the loop thread's time (perf), and the runs' ids followed the
+ * completion order, not the variants'.
  *
  * Ctrl-C (SIGINT through a uv_signal_t): nothing new is queued, the variants queued but not
  * started are taken off the pool (uv_cancel), those being simulated finish and are committed,
@@ -53,9 +55,10 @@
 
 #define MAX_JOBS 1024 /* libuv's own cap on UV_THREADPOOL_SIZE */
 #define EXIT_INTERRUPTED 130
-/* Runs per transaction: the per-run commit (about 14 WAL pages, 40 % of the writer's time on
- * the 204-variant sweep) is paid once per 16 runs; more saves little (measured: the inserts
- * themselves are then most of the writer's time) and delays what readers see. */
+/* Runs per transaction: the per-run commit (about 14 WAL pages, 40 % of the loop thread's time
+ * on the 204-variant sweep) is paid once per 16 runs, which brings it to 8 % of that time
+ * (perf); the inserts themselves are then most of it, so larger batches would only delay
+ * what readers see. */
 #define BATCH_RUNS 16
 /* Records waiting to be stored before their batch is written at once and nothing more is
  * queued (--timeline full runs): bounds the memory the batches add. */
@@ -301,6 +304,16 @@ static guint ready_count(const CliSweep *sw, size_t *bytes)
     return k - sw->drained;
 }
 
+/* The bytes of the records of every computed variant not yet stored (in order or not). */
+static size_t waiting_bytes(const CliSweep *sw)
+{
+    size_t bytes = 0;
+    for (guint k = sw->drained; k < sw->next; k++) /* a worker owns those not computed */
+        if (sw->variants[k].computed && sw->variants[k].records)
+            bytes += (size_t)sw->variants[k].records->len * sizeof(SchedRecord);
+    return bytes;
+}
+
 /* Variants [drained, drained + n) stored in one transaction (a savepoint each), then counted,
  * shown and freed. A batch that cannot be opened is stored one transaction per run; one that
  * cannot be committed loses its runs, each then reported as not stored. */
@@ -392,9 +405,7 @@ static void queue_next(CliSweep *sw)
 {
     /* queued or waiting for their batch; no more while the waiting hold BATCH_BYTES */
     guint window = sw->jobs * AHEAD_PER_JOB + BATCH_RUNS;
-    size_t bytes = 0;
-    if (sw->next - sw->drained >= BATCH_RUNS)
-        ready_count(sw, &bytes);
+    size_t bytes = waiting_bytes(sw);
     while (!sw->interrupted && sw->next < sw->n && sw->next - sw->drained < window &&
            bytes < BATCH_BYTES) {
         CliSweepVariant *v = &sw->variants[sw->next++];

@@ -9,7 +9,6 @@
 
 #include "revision.h"
 #include "store-serve.h"
-#include "store-sweep.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -395,6 +394,22 @@ static bool insert_ops(Store *s, int64_t id, const StoreRecordSource *src, Store
     if (lines)
         return store_timelines_insert(lines, s->db, s->path, id, src, error);
     return store_ops_insert_per_rank(s->db, s->path, id, s->keyed_ops, src, error);
+}
+
+bool store_run_txn_begin(Store *s, bool *nested, GError **error)
+{
+    *nested = !sqlite3_get_autocommit(s->db);
+    return store_exec(s, *nested ? "SAVEPOINT store_run" : "BEGIN IMMEDIATE", error);
+}
+
+bool store_run_txn_commit(Store *s, bool nested, GError **error)
+{
+    return store_exec(s, nested ? "RELEASE store_run" : "COMMIT", error);
+}
+
+void store_run_txn_rollback(Store *s, bool nested)
+{
+    store_exec(s, nested ? "ROLLBACK TO store_run; RELEASE store_run" : "ROLLBACK", NULL);
 }
 
 /* Everything of one run in one short transaction. Returns the run id or -1 (rolled back). */

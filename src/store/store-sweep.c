@@ -46,19 +46,3 @@ bool store_sweep_batch_commit(Store *s, GError **error)
     store_exec(s, "ROLLBACK", NULL);
     return false;
 }
-
-bool store_run_txn_begin(Store *s, bool *nested, GError **error)
-{
-    *nested = !sqlite3_get_autocommit(store_db(s));
-    return store_exec(s, *nested ? "SAVEPOINT store_run" : "BEGIN IMMEDIATE", error);
-}
-
-bool store_run_txn_commit(Store *s, bool nested, GError **error)
-{
-    return store_exec(s, nested ? "RELEASE store_run" : "COMMIT", error);
-}
-
-void store_run_txn_rollback(Store *s, bool nested)
-{
-    store_exec(s, nested ? "ROLLBACK TO store_run; RELEASE store_run" : "ROLLBACK", NULL);
-}

@@ -8,9 +8,9 @@
  * disk. Costs: one UPDATE over a range of run ids (the primary key).
  *
  * And a local sweep's batches (store_sweep_batch_begin / _commit): several finished runs
- * written in one transaction, each run inside it in a savepoint of its own (store_run_txn_*,
- * which store-run.c uses for every run), so a run that cannot be written leaves no row while
- * the others of the batch are kept, and a killed sweep still leaves only complete runs. One
+ * written in one transaction, each run inside it in a savepoint of its own (store-run.c's
+ * store_run_txn_*, store-private.h), so a run that cannot be written leaves no row while the
+ * others of the batch are kept, and a killed sweep still leaves only complete runs. One
  * commit per batch instead of one per run: the WAL pages a run shares with the next (the
  * runs table and its indexes, names, diagnostics) are written once per batch. The write lock
  * is held only while the batch's runs are written, never while a variant simulates.
@@ -43,13 +43,5 @@ bool store_sweep_batch_begin(Store *s, GError **error);
 /* Commits the batch: every run written since store_sweep_batch_begin is then in the file.
  * False with STORE_ERROR_FAILED: the batch is rolled back, none of its runs is stored. */
 bool store_sweep_batch_commit(Store *s, GError **error);
-
-/* For src/store/ only (store-run.c): one run's transaction. Begins BEGIN IMMEDIATE, or, inside
- * a transaction already open (a sweep's batch), SAVEPOINT store_run; *nested says which. End
- * it with _commit (COMMIT / RELEASE) or _rollback (ROLLBACK / ROLLBACK TO and RELEASE: only
- * that run's rows are undone). */
-bool store_run_txn_begin(Store *s, bool *nested, GError **error);
-bool store_run_txn_commit(Store *s, bool nested, GError **error);
-void store_run_txn_rollback(Store *s, bool nested);
 
 #endif
