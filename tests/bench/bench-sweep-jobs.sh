@@ -53,16 +53,16 @@ for _ in $(seq "$rounds"); do
     timed two
 done
 med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-for k in j1 j2 two; do
-    eval "${k}_wall=$(cut -d' ' -f1 "$tmp/$k" | med)"
-    eval "${k}_cpu=$(cut -d' ' -f2 "$tmp/$k" | med)"
-done
+wall() { cut -d' ' -f1 "$tmp/$1" | med; }
+cpu() { cut -d' ' -f2 "$tmp/$1" | med; }
+j1_wall=$(wall j1) j1_cpu=$(cpu j1) j2_wall=$(wall j2) j2_cpu=$(cpu j2)
+two_wall=$(wall two) two_cpu=$(cpu two)
 ratio_j2=$(paste -d' ' "$tmp/j1" "$tmp/j2" | awk '{ print $1 / $3 }' | med)
 ratio_two=$(paste -d' ' "$tmp/j1" "$tmp/two" | awk '{ print $1 / $3 }' | med)
-printf '  -j 1:                      %6.2f s wall, %6.2f s CPU (median of %d)\n' "$j1_wall" \
-    "$j1_cpu" "$rounds"
-printf '  -j 2:                      %6.2f s wall, %6.2f s CPU\n' "$j2_wall" "$j2_cpu"
-printf '  two -j 1 processes, halves: %5.2f s wall, %6.2f s CPU\n' "$two_wall" "$two_cpu"
+line() { printf '  %-30s %6.2f s wall, %6.2f s CPU\n' "$1" "$2" "$3"; }
+line "-j 1 (median of $rounds):" "$j1_wall" "$j1_cpu"
+line "-j 2:" "$j2_wall" "$j2_cpu"
+line "two -j 1 processes, halves:" "$two_wall" "$two_cpu"
 printf '  -j 2 speed-up: %.2fx (two processes: %.2fx, the machine'"'"'s ceiling now); ' \
     "$ratio_j2" "$ratio_two"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
