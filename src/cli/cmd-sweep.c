@@ -4,17 +4,33 @@
  *
  * Threads: variants are loaded, lowered and simulated in uv_queue_work workers (pure
  * computation on a Scenario each worker owns; records go to a per-variant GArray). The
- * after-work callback runs on the loop thread, the only one that touches the Store: it commits
- * each run in its own transaction (runner_store / runner_store_invalid_as), so runs are never lost
- * or interleaved whatever the completion order. At most `jobs` variants are in flight; the
- * pool has `jobs` threads (UV_THREADPOOL_SIZE, set before the pool's first use).
+ * after-work callback runs on the loop thread, the only one that touches the Store. It stores
+ * the runs in variant order (a variant computed early waits for those before it), so run ids
+ * and rows are those of `-j 1` whatever the completion order, and it stores them in batches:
+ * up to BATCH_RUNS consecutive runs in one transaction (store_sweep_batch_begin; each run in
+ * a savepoint of its own, so one that cannot be written is the only one lost). A batch is
+ * written when BATCH_RUNS are ready, when their records reach BATCH_BYTES, when nothing else
+ * is in flight, or FLUSH_MS after a run became ready (so readers and the progress lines are
+ * never far behind). The pool has `jobs` threads (UV_THREADPOOL_SIZE, set before the pool's
+ * first use) and more variants are queued than it has threads (AHEAD_PER_JOB each, plus a
+ * batch): a worker that finishes takes the next variant from the pool's queue at once, never
+ * waiting for the loop thread, which on a busy machine may not be scheduled for a while.
  *
- * Ctrl-C (SIGINT through a uv_signal_t): nothing new is queued, the variants in flight finish
- * and are committed, the summary is printed, exit 130. A second Ctrl-C gets the default action
- * (the signal watcher is stopped after the first), which loses only uncommitted runs.
+ * Why (issue 29): with one variant per worker and one commit per run, `-j 2` on 2 cores gained
+ * 1.2x on the README's sweep widened to 204 variants: each worker got its next variant only
+ * once the loop thread had been scheduled and had stored the last one, the per-run
+ * BEGIN/COMMIT was 40 % of the loop thread's time (perf), and the runs' ids followed the
+ * completion order, not the variants'.
  *
- * Costs: memory is O(variants) for the summary plus, per variant in flight, its scenario and
- * its records (small with the default --timeline none).
+ * Ctrl-C (SIGINT through a uv_signal_t): nothing new is queued, the variants queued but not
+ * started are taken off the pool (uv_cancel), those being simulated finish and are committed,
+ * the summary is printed, exit 130. A second Ctrl-C gets the default action (the signal
+ * watcher is stopped after the first), which loses only uncommitted runs (at most a batch and
+ * the variants in flight).
+ *
+ * Costs: memory is O(variants) for the summary plus, per variant queued or waiting for its
+ * batch (at most jobs x AHEAD_PER_JOB + BATCH_RUNS), its scenario and records; no variant is
+ * queued while those waiting hold BATCH_BYTES of records (--timeline full).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -33,11 +49,26 @@
 #include "../run/sweep-shard.h"
 #include "../store/query.h"
 #include "../store/store.h"
+#include "../store/store-sweep.h"
 #include "../util/inputfile.h"
 #include "../util/textwrap.h"
 
 #define MAX_JOBS 1024 /* libuv's own cap on UV_THREADPOOL_SIZE */
 #define EXIT_INTERRUPTED 130
+/* Runs per transaction: the per-run commit (about 14 WAL pages, 40 % of the loop thread's time
+ * on the 204-variant sweep) is paid once per 16 runs, which brings it to 8 % of that time
+ * (perf); the inserts themselves are then most of it, so larger batches would only delay
+ * what readers see. */
+#define BATCH_RUNS 16
+/* Records waiting to be stored before their batch is written at once and nothing more is
+ * queued (--timeline full runs): bounds the memory the batches add. */
+#define BATCH_BYTES ((size_t)64 << 20)
+/* How late a computed run may be stored: readers (`ranksim runs`) and the progress lines see
+ * it within this time even when the next variants are slow. */
+#define FLUSH_MS 250
+/* Variants queued per worker thread beyond a batch: enough that a worker never idles while the
+ * loop thread is storing or not scheduled (2: one being computed, one waiting). */
+#define AHEAD_PER_JOB 2
 
 static void variant_clear_work(CliSweepVariant *v)
 {
@@ -88,20 +119,21 @@ static void progress_bar(CliSweep *sw)
     double elapsed = (double)(g_get_monotonic_time() - sw->t0) / 1e6;
     guint total = sw->interrupted ? sw->next : sw->n;
     const int width = 24;
-    int fill = total ? (int)((double)sw->done / total * width) : width;
+    guint done = MAX(sw->done, sw->computed); /* computed, if not yet stored */
+    int fill = total ? (int)((double)done / total * width) : width;
     char bar[32];
     for (int i = 0; i < width; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[width] = '\0';
     g_autofree char *el = fmt_clock(elapsed);
     g_autofree char *eta = sw->interrupted ? g_strdup("finishing the runs in flight")
-                           : sw->done      ? fmt_clock(elapsed / sw->done * (sw->n - sw->done))
+                           : done          ? fmt_clock(elapsed / done * (sw->n - done))
                                            : g_strdup("?");
     g_autofree char *shard = sw->shard.source ? g_strdup_printf(" of shard %u/%u",
                                                                 sw->shard.index + 1,
                                                                 sw->shard.count)
                                               : g_strdup("");
-    fprintf(stderr, "\r[%s] %u/%u%s done, %u failing, %s elapsed, ETA %s\033[K", bar, sw->done,
+    fprintf(stderr, "\r[%s] %u/%u%s done, %u failing, %s elapsed, ETA %s\033[K", bar, done,
             sw->n, shard, sw->failed + sw->invalid + sw->errors, el, eta);
     fflush(stderr);
     sw->bar_shown = true;
@@ -175,7 +207,10 @@ static void note_flags(CliSweep *sw, const Scenario *sc)
     note_once(sw, sc->ignored_flags);
 }
 
-static void store_variant(CliSweep *sw, CliSweepVariant *v)
+/* Writes the variant's run (valid or refused) and fills its summary; run_id -1 and
+ * CLI_SWEEP_ERROR, told on stderr, when it could not be written. Inside a batch the run is a
+ * savepoint of the batch's transaction. */
+static void store_row(CliSweep *sw, CliSweepVariant *v)
 {
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(GError) err = NULL;
@@ -230,6 +265,10 @@ static void store_variant(CliSweep *sw, CliSweepVariant *v)
                   err ? err->message : "unknown error");
         v->outcome = CLI_SWEEP_ERROR;
     }
+}
+
+static void count_outcome(CliSweep *sw, const CliSweepVariant *v)
+{
     switch (v->outcome) {
     case CLI_SWEEP_OK:
         sw->ok++;
@@ -246,35 +285,140 @@ static void store_variant(CliSweep *sw, CliSweepVariant *v)
     }
 }
 
+/* One variant in its own transaction (the MPI rank 0's hook: cmd-sweep-mpi.c). */
+static void store_variant(CliSweep *sw, CliSweepVariant *v)
+{
+    store_row(sw, v);
+    count_outcome(sw, v);
+}
+
+/* How many variants from `drained` on are back from the pool (a prefix: storing waits for the
+ * first still computing), and the bytes of their records. */
+static guint ready_count(const CliSweep *sw, size_t *bytes)
+{
+    guint k = sw->drained;
+    *bytes = 0;
+    for (; k < sw->next && sw->variants[k].computed; k++)
+        if (sw->variants[k].records)
+            *bytes += (size_t)sw->variants[k].records->len * sizeof(SchedRecord);
+    return k - sw->drained;
+}
+
+/* The bytes of the records of every computed variant not yet stored (in order or not). */
+static size_t waiting_bytes(const CliSweep *sw)
+{
+    size_t bytes = 0;
+    for (guint k = sw->drained; k < sw->next; k++) /* a worker owns those not computed */
+        if (sw->variants[k].computed && sw->variants[k].records)
+            bytes += (size_t)sw->variants[k].records->len * sizeof(SchedRecord);
+    return bytes;
+}
+
+/* Variants [drained, drained + n) stored in one transaction (a savepoint each), then counted,
+ * shown and freed. A batch that cannot be opened is stored one transaction per run; one that
+ * cannot be committed loses its runs, each then reported as not stored. */
+static void store_batch(CliSweep *sw, guint n)
+{
+    CliSweepVariant *vs = &sw->variants[sw->drained];
+    int64_t sweep_id = sw->sweep_id;
+    g_autoptr(GError) err = NULL;
+    bool batch = n > 1 && store_sweep_batch_begin(sw->store, &err);
+    g_clear_error(&err); /* each run then opens its own and reports the same error */
+    for (guint i = 0; i < n; i++)
+        if (!vs[i].cancelled)
+            store_row(sw, &vs[i]);
+    if (batch && !store_sweep_batch_commit(sw->store, &err)) {
+        progress_clear(sw);
+        sw->sweep_id = sweep_id; /* the batch's first run, if it named the sweep, is gone */
+        for (guint i = 0; i < n; i++) {
+            if (vs[i].cancelled || vs[i].run_id < 0)
+                continue;
+            cli_error("sweep variant %s: not stored: %s", vs[i].label, err->message);
+            vs[i].run_id = -1;
+            vs[i].outcome = CLI_SWEEP_ERROR;
+        }
+    }
+    for (guint i = 0; i < n; i++) {
+        CliSweepVariant *v = &vs[i];
+        variant_clear_work(v);
+        if (v->cancelled)
+            continue;
+        count_outcome(sw, v);
+        sw->done++;
+        progress_line(sw, v);
+    }
+    sw->drained += n;
+    progress_bar(sw);
+}
+
+/* Every variant ready to store, in batches of BATCH_RUNS. */
+static void store_ready(CliSweep *sw)
+{
+    size_t bytes;
+    for (guint n; (n = ready_count(sw, &bytes)) > 0;)
+        store_batch(sw, MIN(n, BATCH_RUNS));
+}
+
+static void flush_cb(uv_timer_t *t)
+{
+    CliSweep *sw = t->data;
+    store_ready(sw);
+    queue_next(sw);
+}
+
+/* Stores what is ready when a batch is full, big, or nothing else is coming back; otherwise
+ * stores it FLUSH_MS from now at the latest. */
+static void store_due(CliSweep *sw)
+{
+    size_t bytes;
+    guint n = ready_count(sw, &bytes);
+    if (!n)
+        return;
+    if (n >= BATCH_RUNS || bytes >= BATCH_BYTES || sw->in_flight == 0 || sw->interrupted)
+        store_ready(sw);
+    else if (!uv_is_active((uv_handle_t *)&sw->flush))
+        uv_timer_start(&sw->flush, flush_cb, FLUSH_MS, 0);
+}
+
 static void after_work_cb(uv_work_t *req, int status)
 {
     CliSweepVariant *v = req->data;
     CliSweep *sw = v->sweep;
-    g_assert(status == 0); /* variants are never cancelled: they are not queued instead */
+    /* only Ctrl-C cancels, and only variants no worker had started */
+    g_assert(status == 0 || status == UV_ECANCELED);
     sw->in_flight--;
-    /* Refill the pool first, so the workers compute while this thread stores. */
-    queue_next(sw);
-    store_variant(sw, v);
-    variant_clear_work(v);
-    sw->done++;
-    progress_line(sw, v);
-    progress_bar(sw);
+    v->computed = true;
+    v->cancelled = status == UV_ECANCELED;
+    sw->computed += !v->cancelled;
+    queue_next(sw); /* the pool first: its workers compute while this thread stores */
+    store_due(sw);
+    queue_next(sw); /* the window moved with what was stored */
+}
+
+static void close_handle(uv_handle_t *h)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
 }
 
 static void queue_next(CliSweep *sw)
 {
-    while (!sw->interrupted && sw->next < sw->n && sw->in_flight < sw->jobs) {
+    /* queued or waiting for their batch; no more while the waiting hold BATCH_BYTES */
+    guint window = sw->jobs * AHEAD_PER_JOB + BATCH_RUNS;
+    size_t bytes = waiting_bytes(sw);
+    while (!sw->interrupted && sw->next < sw->n && sw->next - sw->drained < window &&
+           bytes < BATCH_BYTES) {
         CliSweepVariant *v = &sw->variants[sw->next++];
         int rc = uv_queue_work(&sw->loop, &v->req, work_cb, after_work_cb);
         g_assert(rc == 0);
         sw->in_flight++;
     }
     if (sw->in_flight == 0 && (sw->interrupted || sw->next == sw->n)) {
-        /* Nothing left: let uv_run return. */
-        if (!uv_is_closing((uv_handle_t *)&sw->sigint))
-            uv_close((uv_handle_t *)&sw->sigint, NULL);
-        if (!uv_is_closing((uv_handle_t *)&sw->tick))
-            uv_close((uv_handle_t *)&sw->tick, NULL);
+        /* Nothing left: store what waits, then let uv_run return. */
+        store_ready(sw);
+        close_handle((uv_handle_t *)&sw->sigint);
+        close_handle((uv_handle_t *)&sw->tick);
+        close_handle((uv_handle_t *)&sw->flush);
     }
 }
 
@@ -284,11 +428,16 @@ static void sigint_cb(uv_signal_t *h, int signum)
     sw->interrupted = true;
     /* Stopping the only SIGINT watcher restores the default action: a second Ctrl-C kills. */
     uv_signal_stop(h);
+    /* The variants no worker has started come back cancelled (after_work_cb). */
+    guint running = sw->in_flight;
+    for (guint i = sw->drained; i < sw->next; i++)
+        if (!sw->variants[i].computed && uv_cancel((uv_req_t *)&sw->variants[i].req) == 0)
+            running--;
     progress_clear(sw);
     fprintf(stderr,
             "\nranksim: interrupted: finishing the %u run%s in flight (Ctrl-C again abandons "
             "them)\n",
-            sw->in_flight, sw->in_flight == 1 ? "" : "s");
+            running, running == 1 ? "" : "s");
     fflush(stderr);
     queue_next(sw);
 }
@@ -550,6 +699,8 @@ static void sweep_loop(CliSweep *sw)
     uv_signal_start(&sw->sigint, sigint_cb, SIGINT);
     uv_timer_init(&sw->loop, &sw->tick);
     sw->tick.data = sw;
+    uv_timer_init(&sw->loop, &sw->flush);
+    sw->flush.data = sw;
     sw->tty = isatty(STDERR_FILENO);
     sw->t0 = g_get_monotonic_time();
     if (sw->tty && !sw->quiet)

@@ -48,6 +48,8 @@ typedef struct {
     RunnerResult *res;
     GArray *records; /* SchedRecord */
     double work_ms;
+    bool computed;  /* the worker is done (or it was cancelled): ready to store in turn */
+    bool cancelled; /* Ctrl-C took it off the pool's queue before a worker started it */
 
     /* Summary, filled on the loop thread. */
     CliSweepOutcome outcome;
@@ -71,7 +73,10 @@ struct CliSweep {
     guint n;
     guint jobs;
     guint next; /* next variant to queue */
-    guint in_flight;
+    guint in_flight; /* queued on the pool, not yet back on the loop thread */
+    guint drained;   /* next variant to store: runs are stored in variant order */
+    guint computed;  /* variants back from the pool (the progress bar) */
+    uv_timer_t flush; /* stores the computed variants waiting for a batch (cmd-sweep.c) */
     guint done, ok, failed, invalid, errors;
     bool interrupted;
     bool tty; /* stderr is a terminal: one redrawn progress line */

@@ -48,6 +48,13 @@ bool store_exec(Store *s, const char *sql, GError **error);
 char *store_now_iso8601(void);
 /* A copy of the program's name table (`p` may be NULL: empty). Caller unrefs. */
 GPtrArray *store_copy_names(const SchedProgram *p);
+/* One run's transaction (store-run.c): BEGIN IMMEDIATE, or, inside a transaction already open
+ * (a sweep's batch, store-sweep.h), SAVEPOINT store_run; *nested says which. End it with
+ * _commit (COMMIT / RELEASE) or _rollback (ROLLBACK / ROLLBACK TO and RELEASE: only that
+ * run's rows are undone). */
+bool store_run_txn_begin(Store *s, bool *nested, GError **error);
+bool store_run_txn_commit(Store *s, bool nested, GError **error);
+void store_run_txn_rollback(Store *s, bool nested);
 /* Writes everything of one run in one transaction (store-run.c): the run row from `info`,
  * `names`, the op rows of `src` (as shared time lines when `lines`), the outcome, `memory`
  * (may be NULL), the serving rows. Returns the run id, or -1 with `error` (rolled back). */

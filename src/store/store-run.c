@@ -440,6 +440,22 @@ static bool insert_ops(Store *s, int64_t id, const StoreRecordSource *src, Store
     return store_ops_insert_per_rank(s->db, s->path, id, s->keyed_ops, src, error);
 }
 
+bool store_run_txn_begin(Store *s, bool *nested, GError **error)
+{
+    *nested = !sqlite3_get_autocommit(s->db);
+    return store_exec(s, *nested ? "SAVEPOINT store_run" : "BEGIN IMMEDIATE", error);
+}
+
+bool store_run_txn_commit(Store *s, bool nested, GError **error)
+{
+    return store_exec(s, nested ? "RELEASE store_run" : "COMMIT", error);
+}
+
+void store_run_txn_rollback(Store *s, bool nested)
+{
+    store_exec(s, nested ? "ROLLBACK TO store_run; RELEASE store_run" : "ROLLBACK", NULL);
+}
+
 /* Everything of one run in one short transaction. Returns the run id or -1 (rolled back). */
 int64_t store_commit_run(Store *s, const StoreRunInfo *info, const char *created_at,
                          GPtrArray *names, const StoreRecordSource *src, StoreTimelines *lines,
@@ -447,15 +463,16 @@ int64_t store_commit_run(Store *s, const StoreRunInfo *info, const char *created
                          int exit_code, double wall_ms, GError **error)
 {
     g_return_val_if_fail(!s->readonly, -1);
-    if (!store_exec(s, "BEGIN IMMEDIATE", error))
+    bool nested; /* inside a sweep's batch (store-sweep.h): a savepoint */
+    if (!store_run_txn_begin(s, &nested, error))
         return -1;
     int64_t id = insert_run_row(s, info, created_at, status, exit_code, o, wall_ms, error);
     if (id < 0 || !insert_not_simulated(s, id, info->not_simulated, error) ||
         !insert_names(s, id, names, error) || !insert_ops(s, id, src, lines, error) ||
         !insert_outcome(s, id, o, error) || (memory && !insert_memory(s, id, memory, error)) ||
         (info->serve && !insert_serve(s, id, info->serve, error)) ||
-        !store_exec(s, "COMMIT", error)) {
-        store_exec(s, "ROLLBACK", NULL);
+        !store_run_txn_commit(s, nested, error)) {
+        store_run_txn_rollback(s, nested);
         return -1;
     }
     return id;
@@ -485,7 +502,8 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
                              GError **error)
 {
     g_return_val_if_fail(!s->readonly, -1);
-    if (!store_exec(s, "BEGIN IMMEDIATE", error))
+    bool nested;
+    if (!store_run_txn_begin(s, &nested, error))
         return -1;
     g_autofree char *now = store_now_iso8601();
     int64_t id = insert_run_row(s, info, now, "invalid", 2, NULL, 0, error);
@@ -505,8 +523,8 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
         store_sql_error(error, s, "prepare diagnostic");
     }
     sqlite3_finalize(st);
-    if (!ok || !store_exec(s, "COMMIT", error)) {
-        store_exec(s, "ROLLBACK", NULL);
+    if (!ok || !store_run_txn_commit(s, nested, error)) {
+        store_run_txn_rollback(s, nested);
         return -1;
     }
     return id;

@@ -1,4 +1,5 @@
-/* src/store/store-sweep.c — naming the sweep of copied runs; see store-sweep.h. */
+/* src/store/store-sweep.c — naming the sweep of copied runs, a local sweep's batches of runs in
+ * one transaction; see store-sweep.h. */
 #include "store-sweep.h"
 
 #include "store-private.h"
@@ -30,4 +31,18 @@ bool store_sweep_assign(Store *s, int64_t first_id, int64_t last_id, int64_t swe
 bool store_sweep_scratch(Store *s, GError **error)
 {
     return store_exec(s, "PRAGMA synchronous = OFF", error);
+}
+
+bool store_sweep_batch_begin(Store *s, GError **error)
+{
+    g_return_val_if_fail(!s->readonly, false);
+    return store_exec(s, "BEGIN IMMEDIATE", error);
+}
+
+bool store_sweep_batch_commit(Store *s, GError **error)
+{
+    if (store_exec(s, "COMMIT", error))
+        return true;
+    store_exec(s, "ROLLBACK", NULL);
+    return false;
 }

@@ -198,23 +198,25 @@ Test(sweep, workload_prefill_keeps_the_files_other_steps)
     result_clear(&r);
 }
 
-Test(sweep, same_table_with_one_or_two_jobs)
+/* -j 1 and -j 3 store the same rows under the same run ids: runs are stored in variant order
+ * whatever the completion order, 18 variants so that more than one batch of runs is written
+ * (cmd-sweep.c's BATCH_RUNS is 16). */
+Test(sweep, same_rows_and_run_ids_with_one_or_three_jobs)
 {
     g_autofree char *db1 = tmp_db(), *db2 = tmp_db();
     const char *vary = "on_mismatch=hang,abort,continue";
-    Result a =
-        ranksim((const char *[]){"sweep", SCN("mismatch-abort.yaml"), "--vary", vary, "--vary",
-                                 "straggler_threshold_s=0,1", "-j", "1", "--db", db1, "-q", NULL});
-    Result b =
-        ranksim((const char *[]){"sweep", SCN("mismatch-abort.yaml"), "--vary", vary, "--vary",
-                                 "straggler_threshold_s=0,1", "-j", "2", "--db", db2, "-q", NULL});
+    const char *vary2 = "straggler_threshold_s=0,1,2,3,4,5";
+    Result a = ranksim((const char *[]){"sweep", SCN("mismatch-abort.yaml"), "--vary", vary,
+                                        "--vary", vary2, "-j", "1", "--db", db1, "-q", NULL});
+    Result b = ranksim((const char *[]){"sweep", SCN("mismatch-abort.yaml"), "--vary", vary,
+                                        "--vary", vary2, "-j", "3", "--db", db2, "-q", NULL});
     cr_assert_eq(a.code, 0, "%s%s", a.out, a.err);
     cr_assert_eq(b.code, 0, "%s%s", b.out, b.err);
-    /* Outcomes and step times per variant do not depend on the pool (run ids may). */
     sqlite3 *x = db_open(db1), *y = db_open(db2);
-    const char *sql = "SELECT group_concat(v || '=' || status || '@' || sim_end_us, ';') FROM"
-                      " (SELECT substr(scenario, instr(scenario, '# ranksim sweep variant')) AS v,"
-                      "  status, sim_end_us FROM runs ORDER BY v)";
+    const char *sql =
+        "SELECT group_concat(id || ':' || sweep_id || ':' || v || '=' || status || '@' ||"
+        " sim_end_us, ';') FROM (SELECT id, sweep_id, status, sim_end_us,"
+        " substr(scenario, instr(scenario, '# ranksim sweep variant')) AS v FROM runs ORDER BY id)";
     sqlite3_stmt *s1 = NULL, *s2 = NULL;
     cr_assert_eq(sqlite3_prepare_v2(x, sql, -1, &s1, NULL), SQLITE_OK);
     cr_assert_eq(sqlite3_prepare_v2(y, sql, -1, &s2, NULL), SQLITE_OK);
@@ -224,8 +226,18 @@ Test(sweep, same_table_with_one_or_two_jobs)
                      (const char *)sqlite3_column_text(s2, 0));
     sqlite3_finalize(s1);
     sqlite3_finalize(s2);
-    cr_assert_eq(db_int(x, "SELECT COUNT(*) FROM runs"), 6);
-    cr_assert_eq(db_int(y, "SELECT COUNT(*) FROM runs"), 6);
+    /* variant order: the first --vary slowest, its first value first */
+    cr_assert_eq(db_int(y, "SELECT COUNT(*) FROM runs WHERE id = 1 AND scenario LIKE "
+                           "'%variant: on_mismatch=hang, straggler_threshold_s=0' || char(10) || "
+                           "'%'"),
+                 1);
+    cr_assert_eq(db_int(y, "SELECT COUNT(*) FROM runs WHERE id = 18 AND scenario LIKE "
+                           "'%variant: on_mismatch=continue, straggler_threshold_s=5' || char(10) "
+                           "|| '%'"),
+                 1);
+    cr_assert_eq(db_int(x, "SELECT COUNT(*) FROM runs"), 18);
+    cr_assert_eq(db_int(y, "SELECT COUNT(*) FROM runs"), 18);
+    cr_assert_eq(db_int(y, "SELECT COUNT(DISTINCT sweep_id) FROM runs"), 1);
     sqlite3_close(x);
     sqlite3_close(y);
     result_clear(&a);

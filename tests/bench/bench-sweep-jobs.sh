@@ -1,0 +1,69 @@
+#!/bin/sh
+# tests/bench/bench-sweep-jobs.sh BUILD [ROUNDS] — `make bench`: does `sweep -j 2` scale with
+# cores (issue 29: at least 1.8x over -j 1)? The README's sweep (glm52-b200-tp1-pcp4-dcp4-flashmla,
+# --vary parallel.prefill_context_parallel_size=1,2,4 --vary workload.prefill=...) with 68
+# prompt lengths, 64..4352, instead of the README's 3: 204 variants. -j 1 and -j 2 run in turn
+# ROUNDS times (default 5), each into a fresh database; the medians of wall and CPU (user +
+# system) seconds are printed, and the ratio of the -j 1 wall to the -j 2 wall, round by round.
+# A shared machine limits what any program can gain from a second core, so the same work is
+# also run as two independent -j 1 processes on alternate prompt lengths (the machine's own
+# ceiling at that moment), and the load average is printed: -j 2 is judged against both.
+set -eu
+scn=scenarios/glm52-b200-tp1-pcp4-dcp4-flashmla.yaml
+pcp=parallel.prefill_context_parallel_size=1,2,4
+all=$(seq 64 64 4352 | paste -sd, -)
+half1=$(seq 64 128 4352 | paste -sd, -)
+half2=$(seq 128 128 4352 | paste -sd, -)
+sweep() { # BIN JOBS PREFILLS DB
+    "$1" sweep -q "$scn" --vary "$pcp" --vary "workload.prefill=$3" -j "$2" --db "$4" >/dev/null
+}
+if [ "$1" = --run ]; then # one measured command, run by /usr/bin/time below: BIN WHAT DIR
+    case $3 in
+    j1) sweep "$2" 1 "$all" "$4/a.db" ;;
+    j2) sweep "$2" 2 "$all" "$4/b.db" ;;
+    two)
+        sweep "$2" 1 "$half1" "$4/h1.db" &
+        p=$!
+        sweep "$2" 1 "$half2" "$4/h2.db"
+        wait "$p"
+        ;;
+    esac
+    exit
+fi
+build=$1
+rounds=${2:-5}
+bin="$build/ranksim"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+now() { date +%s.%N; }
+# one timed command (j1, j2, two), each into fresh databases: appends "wall cpu" to $tmp/WHAT
+timed() {
+    rm -f "$tmp"/*.db "$tmp"/*.db-*
+    t0=$(now)
+    /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$0" --run "$bin" "$1" "$tmp"
+    t1=$(now)
+    read -r u s <"$tmp/cpu"
+    echo "$t0 $t1 $u $s" | awk '{ printf "%.3f %.3f\n", $2 - $1, $3 + $4 }' >>"$tmp/$1"
+}
+echo "sweep -j 1 vs -j 2: $scn, $pcp x 68 prompt lengths = 204 variants"
+echo "  ($(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg))"
+for _ in $(seq "$rounds"); do
+    timed j1
+    timed j2
+    timed two
+done
+med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+wall() { cut -d' ' -f1 "$tmp/$1" | med; }
+cpu() { cut -d' ' -f2 "$tmp/$1" | med; }
+j1_wall=$(wall j1) j1_cpu=$(cpu j1) j2_wall=$(wall j2) j2_cpu=$(cpu j2)
+two_wall=$(wall two) two_cpu=$(cpu two)
+ratio_j2=$(paste -d' ' "$tmp/j1" "$tmp/j2" | awk '{ print $1 / $3 }' | med)
+ratio_two=$(paste -d' ' "$tmp/j1" "$tmp/two" | awk '{ print $1 / $3 }' | med)
+line() { printf '  %-30s %6.2f s wall, %6.2f s CPU\n' "$1" "$2" "$3"; }
+line "-j 1 (median of $rounds):" "$j1_wall" "$j1_cpu"
+line "-j 2:" "$j2_wall" "$j2_cpu"
+line "two -j 1 processes, halves:" "$two_wall" "$two_cpu"
+printf '  -j 2 speed-up: %.2fx (two processes: %.2fx, the machine'"'"'s ceiling now); ' \
+    "$ratio_j2" "$ratio_two"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "  target: -j 2 at least 1.8x on 2 idle cores (issue 29)"
