@@ -102,6 +102,8 @@ typedef struct {
     uint32_t window;      /* the current layer's sliding window (tokens); 0 = full attention */
     const ModelBatch *pad_batch; /* the batch pad_rows was computed for (NULL: none) */
     uint64_t pad_rows;           /* the most PCP rows any PCP rank of pad_batch gets */
+    GHashTable *dp_steps;        /* const ModelStep* -> DpStep*: what a step's DP ranks agree on,
+                                    computed once per step, not once per rank (step_dp) */
     bool graphed;                /* this step's ops replay inside CUDA graphs (but see
                                     graphed_attention) */
     bool graphed_attention;      /* ...and its attention too (a full graph, not piecewise) */
@@ -290,6 +292,35 @@ static uint64_t pcp_rows_of(const ModelBatch *b, uint32_t pcp, uint32_t r)
     return n;
 }
 
+/* What every DP rank of a step agrees on, whichever rank asks: whether any DP rank prefills,
+ * and the most rows any DP rank's batch brings. A property of the step alone, so it is kept per
+ * step: asking it per rank made lowering O(ranks x DP) (issue 29: quadratic in DP). */
+typedef struct {
+    bool has_prefill;
+    uint64_t most_rows;
+} DpStep;
+
+static const DpStep *step_dp(Ctx *c, const ModelStep *s)
+{
+    if (!c->dp_steps)
+        c->dp_steps = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    DpStep *d = g_hash_table_lookup(c->dp_steps, s);
+    if (d)
+        return d;
+    d = g_new0(DpStep, 1);
+    uint32_t n = c->pl->par.data_parallel_size;
+    /* Beyond per_dp's length every DP rank runs the dummy batch (NULL: no rows, no prefill);
+     * one batch shared by every DP rank is looked at once. */
+    uint32_t batches = MIN(n, s->per_dp->len == 1 ? 1 : s->per_dp->len);
+    for (uint32_t dp = 0; dp < batches; dp++) {
+        const ModelBatch *x = model_step_batch(s, dp);
+        d->has_prefill = d->has_prefill || (x && x->prefill->len > 0);
+        d->most_rows = MAX(d->most_rows, batch_rows(c, x));
+    }
+    g_hash_table_insert(c->dp_steps, (gpointer)s, d);
+    return d;
+}
+
 static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
 {
     const ModelParallel *par = &c->pl->par;
@@ -303,10 +334,8 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
     r.pcp_rank = co->pcp;
     /* Whether the step prefills is agreed across DP (vLLM and vLLM-Ascend sync it with the
      * token counts), so every DP rank takes the same path and MoE method. */
-    for (uint32_t dp = 0; dp < par->data_parallel_size && !r.has_prefill; dp++) {
-        const ModelBatch *x = model_step_batch(s, dp);
-        r.has_prefill = x && x->prefill->len > 0;
-    }
+    const DpStep *agreed = step_dp(c, s);
+    r.has_prefill = agreed->has_prefill;
     r.tokens = batch_rows(c, b);
     uint32_t pcp = par->prefill_context_parallel_size;
     if (pcp > 1) {
@@ -365,11 +394,7 @@ static StepRows step_rows(Ctx *c, const ModelStep *s, uint32_t rank)
      * num_tokens_across_dp and idle ranks run dummy batches). */
     uint64_t dp_most = r.padded;
     if (par->data_parallel_size > 1 && (c->pl->ep_size > 1 || c->a->moe))
-        for (uint32_t dp = 0; dp < par->data_parallel_size; dp++) {
-            uint64_t x = batch_rows(c, model_step_batch(s, dp));
-            if (x > dp_most)
-                dp_most = x;
-        }
+        dp_most = MAX(dp_most, agreed->most_rows);
     uint32_t pad = b && b->pad_tokens ? b->pad_tokens : s->pad_tokens;
     if (pad && pcp <= 1 && r.mode == MODE_TP) {
         r.padded = MAX(r.padded, (uint64_t)pad);
@@ -1891,6 +1916,8 @@ SchedProgram *model_lower(const ModelLowerInput *in, GError **error)
         sched_program_set_ops(c.p, r, (SchedOp *)(void *)c.ops->data, c.ops->len);
     }
     g_array_unref(c.ops);
+    if (c.dp_steps)
+        g_hash_table_destroy(c.dp_steps);
     model_surface_groups(c.p, in->engine, in->hw,
                          model_surface_startup_forwards(in->engine, in->hw, in->arch));
     return c.p;
@@ -1978,15 +2005,20 @@ GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
 {
     GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)sched_diag_free);
     Ctx c = {.in = in, .a = in->arch, .pl = in->plan, .e = in->engine, .p = (SchedProgram *)p};
-    for (guint li = 0; li < p->lists->len; li++) {
-        Check k = {out, p, g_array_new(FALSE, FALSE, sizeof(int32_t)), {false}};
-        for (uint32_t r = 0; r < p->n_ranks; r++)
-            if ((guint)p->list_of_rank[r] == li)
-                g_array_append_val(k.ranks, r);
-        if (!k.ranks->len) {
-            g_array_unref(k.ranks);
+    /* The ranks of each list, in one pass over the ranks (not one per list: O(lists x ranks)) */
+    g_autofree GArray **sharing = g_new0(GArray *, p->lists->len);
+    for (uint32_t r = 0; r < p->n_ranks; r++) {
+        guint li = (guint)p->list_of_rank[r];
+        if (li >= p->lists->len)
             continue;
-        }
+        if (!sharing[li])
+            sharing[li] = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        g_array_append_val(sharing[li], r);
+    }
+    for (guint li = 0; li < p->lists->len; li++) {
+        if (!sharing[li])
+            continue;
+        Check k = {out, p, sharing[li], {false}};
         uint32_t rank = (uint32_t)g_array_index(k.ranks, int32_t, 0);
         const SchedOpList *l = g_ptr_array_index(p->lists, li);
         int step = -1;
@@ -2053,6 +2085,8 @@ GPtrArray *model_layout_check(const SchedProgram *p, const ModelLowerInput *in)
         }
         g_array_unref(k.ranks);
     }
+    if (c.dp_steps)
+        g_hash_table_destroy(c.dp_steps);
     known_fixes(in, out);
     return out;
 }

@@ -498,6 +498,58 @@ Test(regress, prefill_and_decode_dp_ranks_take_one_path)
     sched_outcome_free(o);
 }
 
+/* What DP ranks agree on is a property of the step (lowering keeps it per step, not per rank:
+ * issue 29): over two steps whose largest DP batch sits on different DP ranks, every rank's
+ * MoE runs the largest batch of its own step, and a step where only one DP rank prefills is a
+ * prefill step on the other too (sequence parallelism, which only prefills use, shows it). */
+Test(regress, dp_ranks_agree_per_step_not_per_rank)
+{
+    Fixture f;
+    setup(&f, "qwen3-235b-a22b", par_of(4, 2, 1, 1, true, true), MODEL_BACKEND_AUTO);
+    uint32_t big = 1000, small = 200, ctx = 300;
+    for (int s = 0; s < 2; s++) {
+        GPtrArray *per = g_ptr_array_new();
+        ModelBatch *x = model_batch_new(), *y = model_batch_new();
+        uint32_t first = s == 0 ? big : small;
+        g_array_append_val(x->prefill, first);
+        if (s == 0)
+            g_array_append_val(y->prefill, small);
+        else
+            g_array_append_val(y->decode, ctx);
+        g_ptr_array_add(per, x);
+        g_ptr_array_add(per, y);
+        model_workload_add_step(f.wl, per);
+    }
+    lower(&f, MODEL_BREAK_NONE);
+    SchedProgram *u = NULL;
+    for (uint32_t rank = 0; rank < 8; rank += 4) {
+        const SchedOpList *l = unrolled(&f, &u, rank);
+        uint64_t gates[2] = {0, 0};
+        guint n = 0, gathers = 0;
+        for (uint32_t i = 0; i < l->len; i++) {
+            if (strcmp(nm(u, &l->ops[i]), "embed") == 0)
+                n++;
+            if (n >= 1 && n <= 2 && strcmp(nm(u, &l->ops[i]), "moe_gate") == 0 && !gates[n - 1])
+                gates[n - 1] = l->ops[i].tokens;
+            if (n == 2 && strcmp(nm(u, &l->ops[i]), "sp_all_gather") == 0)
+                gathers++;
+        }
+        cr_assert_eq(n, 2, "rank %u: %u steps", rank, n);
+        /* the gate runs the gathered rows (EP on CUDA: all-gather before the MoE), padded
+         * to the largest DP batch of the step: 1000 in step 0 on both DP ranks, 200 in step 1
+         * (the decode brings one row) */
+        cr_assert_eq(gates[0], 1000, "rank %u step 0: %" G_GUINT64_FORMAT, rank, gates[0]);
+        cr_assert_eq(gates[1], 200, "rank %u step 1: %" G_GUINT64_FORMAT, rank, gates[1]);
+        cr_assert_gt(gathers, 0, "rank %u: step 1 not lowered as a prefill step", rank);
+        sched_program_free(u);
+    }
+    SchedConfig c = sched_config_default();
+    SchedOutcome *o = sched_engine_run(f.p, &c);
+    cr_assert_not(o->failed);
+    sched_outcome_free(o);
+    teardown(&f);
+}
+
 /* ---- MoE without expert parallelism across DP or PCP ---- */
 
 /* Without EP the experts are sharded over DP x PCP x TP, so vLLM gathers every token of the DP
