@@ -1848,6 +1848,12 @@ static void weight_dtype(const ModelLowerInput *in, double *wbytes, NetPeakDtype
     case MODEL_WFMT_FP8_BLOCK:
         *cdt = NET_PEAK_FP8;
         *gdt = MODEL_GEMM_FP8_BLOCK;
+        /* --quantization fp8 on a 16-bit checkpoint quantizes online with one scale per
+         * tensor (Fp8LinearMethod.process_weights_after_loading: ops.scaled_fp8_quant with no
+         * scale; vLLM's FP8 docs: "weights quantized down to FP8_E4M3 precision with a
+         * per-tensor scale"): the per-tensor CUTLASS kernel runs it, not a block-scaled one. */
+        if (q == &ov && in->engine->quantization == MODEL_QUANT_FP8)
+            *gdt = MODEL_GEMM_FP8;
         break;
     case MODEL_WFMT_FP8_CHANNEL:
     case MODEL_WFMT_FP8_TENSOR:
