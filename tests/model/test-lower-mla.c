@@ -185,3 +185,26 @@ Test(lower_mla, router_gate_and_lm_head_stay_bf16)
     cr_assert((double)gate->dur_ns >= model_gemm_time(&f.hw, &g).ns - 1);
     teardown(&f);
 }
+
+/* --quantization fp8 on a bf16 checkpoint: vLLM quantizes online with one scale per tensor, so
+ * the linears run the per-tensor fp8 kernel, not the block-scaled one. */
+Test(lower_mla, online_fp8_runs_per_tensor_gemms)
+{
+    Fixture f;
+    setup(&f, "llama-3.1-8b", 1, MODEL_BACKEND_AUTO, true);
+    f.engine.quantization_override = true;
+    f.engine.quantization = MODEL_QUANT_FP8;
+    step(&f, 0, 0, 16, 1024);
+    lower(&f);
+    const SchedOp *o = op_named(&f, "o_proj");
+    cr_assert_not_null(o);
+    ModelGemmShape pt = {.m = 16, .n = f.arch.hidden_size,
+                         .k = (uint64_t)f.arch.num_heads * f.arch.head_dim,
+                         .dtype = MODEL_GEMM_FP8};
+    ModelGemmShape blk = pt;
+    blk.dtype = MODEL_GEMM_FP8_BLOCK;
+    double t_pt = model_gemm_time(&f.hw, &pt).ns, t_blk = model_gemm_time(&f.hw, &blk).ns;
+    cr_assert(t_blk > 1.2 * t_pt, "the kernels tell apart: %.0f vs %.0f ns", t_blk, t_pt);
+    cr_assert((double)o->dur_ns < t_blk, "o_proj %ld ns, block fp8 %.0f ns", (long)o->dur_ns, t_blk);
+    teardown(&f);
+}
