@@ -72,7 +72,14 @@ static const Family cutlass_fp8 = {
  * does not graph it), so its host time is fitted there: ~60 us below m = 32, ~90 us above
  * (the Python dispatch of vLLM's block-fp8 custom op); the GPU terms share the fp8 family's
  * memory figures, compute efficiency fitted on m >= 4,096 (H100: median 6.9 %, p90 49 % over
- * all rows, dominated by the host time's spread; H200 6.2 %, 49 %). */
+ * all rows, dominated by the host time's spread; H200 6.2 %, 49 %).
+ * No split-K: a tile runs its whole K loop (DeepGEMM's normal GEMM and CUTLASS's sm90
+ * blockwise kernel do not split K, the per-128 scale being applied inside the loop). Seen in
+ * AIConfigurator's vLLM 0.19.0 H200 table, CUDA-graph timed (collected 2026-04, before its
+ * collector timed fp8_block eagerly, commit 4bed48d96): at n = 128 and 256 (one or two output
+ * tiles, m <= 64) the time grows linearly with k, 2.65 us per 1,024 of k from k = 4,096 to
+ * 65,536 and the same at both n — 19 us at k = 4,096, 30 us at 8,192, 178 us at 65,536 — where a
+ * split K loop would stay near the fixed time. */
 static const Family block_fp8 = {
     .peak = NET_PEAK_FP8,
     .fixed_ns = 2300,
@@ -80,7 +87,7 @@ static const Family block_fp8 = {
     .mem_ramp_bytes = 1.34e6,
     .compute_eff = 0.69,
     .tile_ns = 383,
-    .split_k_min = 700,
+    .split_k_min = 0, /* never split: see above */
     .act_bytes = 1,
     .quant_fixed_ns = 4000,
     .host_ns = 90000,

@@ -210,6 +210,20 @@ static void emit_linear(Ctx *c, const char *name, uint64_t rows, double in, doub
     emit_kernel(c, name, rows, &k, model_gemm_host_ns(&s));
 }
 
+/* A linear layer vLLM never quantizes, whatever the checkpoint's format: bf16 through cuBLAS.
+ * The MoE router gate is built without a quant config (ReplicatedLinear(..., quant_config=None)
+ * in vLLM's qwen2_moe.py, qwen3_moe.py, deepseek_v2.py, minimax_m2.py; gpt-oss's router is a
+ * plain bf16 Linear), and the LM head is a ParallelLMHead, an embedding layer that Fp8Config,
+ * compressed-tensors and ModelOpt leave unquantized (their get_quant_method returns a linear
+ * method for LinearBase only; checkpoints list lm_head in their ignore lists too). */
+static void emit_linear_bf16(Ctx *c, const char *name, uint64_t rows, double in, double out)
+{
+    ModelGemmShape s = gemm_shape(c, rows, in, out);
+    s.dtype = MODEL_GEMM_BF16;
+    ModelKernelTime k = model_gemm_time(c->dev, &s);
+    emit_kernel(c, name, rows, &k, model_gemm_host_ns(&s));
+}
+
 static void emit_norm(Ctx *c, const char *name, uint64_t rows, double dim)
 {
     ModelKernelTime k = model_elementwise_time(c->dev, 2.0 * (double)rows * dim * c->act_bytes,
@@ -802,7 +816,7 @@ static void emit_moe(Ctx *c, uint32_t rank, const StepRows *sr, uint64_t rows, M
     double shared_inter = (double)a->moe_intermediate_size * MAX(1u, a->n_shared_experts);
     bool mc2 = c->backend == MODEL_BACKEND_ASCEND && ep && !sr->has_prefill && tp > 1;
 
-    emit_linear(c, "moe_gate", rows, a->hidden_size, a->n_routed_experts);
+    emit_linear_bf16(c, "moe_gate", rows, a->hidden_size, a->n_routed_experts);
     uint64_t route_rows = rows;
     if (mc2) {
         /* vLLM-Ascend MC2 decode: the gate ran on the full packed-local tokens; pad to a
@@ -1414,7 +1428,7 @@ static void emit_drafter(Ctx *c, uint32_t rank, const ModelStep *s, const StepRo
         emit_layer(c, rank, &dr, lk);
         g_array_index(c->ops, SchedOp, header).body_len = c->ops->len - header - 1;
         emit_norm(c, "mtp_shared_head_norm", rows, a->hidden_size);
-        emit_linear(c, "mtp_lm_head", rows, a->hidden_size,
+        emit_linear_bf16(c, "mtp_lm_head", rows, a->hidden_size,
                     (double)a->vocab_size / par->tensor_parallel_size);
     }
 }
@@ -1634,7 +1648,7 @@ static void emit_step_body(Ctx *c, uint32_t rank, const ModelStep *s)
         emit_coll(c, SCHED_OP_ALL_GATHER, "pcp_out_all_gather", pl->pcp_group[rank],
                   sr.padded * a->hidden_size, SCHED_DTYPE_BF16, sr.padded);
     uint64_t lr = sr.logits_rows ? sr.logits_rows : 1;
-    emit_linear(c, "lm_head", lr, a->hidden_size, (double)a->vocab_size / tp);
+    emit_linear_bf16(c, "lm_head", lr, a->hidden_size, (double)a->vocab_size / tp);
     emit_sampler(c, lr);
     if (c->e->speculative_method == MODEL_SPEC_MTP && c->e->num_speculative_tokens > 0 &&
         a->num_nextn_predict_layers > 0 && !drafter_skipped(c, own))
@@ -1861,6 +1875,12 @@ static void weight_dtype(const ModelLowerInput *in, double *wbytes, NetPeakDtype
     case MODEL_WFMT_FP8_BLOCK:
         *cdt = NET_PEAK_FP8;
         *gdt = MODEL_GEMM_FP8_BLOCK;
+        /* --quantization fp8 on a 16-bit checkpoint quantizes online with one scale per
+         * tensor (Fp8LinearMethod.process_weights_after_loading: ops.scaled_fp8_quant with no
+         * scale; vLLM's FP8 docs: "weights quantized down to FP8_E4M3 precision with a
+         * per-tensor scale"): the per-tensor CUTLASS kernel runs it, not a block-scaled one. */
+        if (q == &ov && in->engine->quantization == MODEL_QUANT_FP8)
+            *gdt = MODEL_GEMM_FP8;
         break;
     case MODEL_WFMT_FP8_CHANNEL:
     case MODEL_WFMT_FP8_TENSOR:

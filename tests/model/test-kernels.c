@@ -70,6 +70,20 @@ Test(gemm, split_k_fills_the_sms)
     cr_assert(t < 20, "split-K: %.1f us", t);
 }
 
+Test(gemm, block_fp8_walks_its_whole_k_loop)
+{
+    NetHardware hw = hopper();
+    /* one output tile: block-scaled kernels do not split K, so the time grows with k (about
+     * linearly once the K loop dominates), where bf16's split-K stays near its fixed time */
+    double k4 = gemm_us(&hw, 16, 128, 4096, MODEL_GEMM_FP8_BLOCK);
+    double k64 = gemm_us(&hw, 16, 128, 65536, MODEL_GEMM_FP8_BLOCK);
+    cr_assert(k64 > 8 * k4, "block fp8 k = 4,096: %.1f us, k = 65,536: %.1f us", k4, k64);
+    cr_assert(gemm_us(&hw, 16, 128, 65536, MODEL_GEMM_BF16) < k64 / 4);
+    /* with tiles enough to fill the SMs nothing changes: the large-m rate is split-free */
+    double big = gemm_us(&hw, 16384, 4096, 4096, MODEL_GEMM_FP8_BLOCK);
+    cr_assert(big < 2.0 * 16384.0 * 4096 * 4096 / 1979e12 * 1e6 / 0.5);
+}
+
 Test(gemm, fp8_quantizes_its_activations_per_row)
 {
     NetHardware hw = hopper();

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "../../model/kernel-gemm.h"
 #include "../../model/lower.h"
 
 /* B200's datasheet figures (2,250 TFLOPS dense bf16, 4,500 fp8, 8 TB/s, 148 SMs, 126 MB L2). */
@@ -155,4 +156,55 @@ Test(lower_mla, dsa_indexer_grows_with_context_sparse_attention_does_not)
     }
     cr_assert_gt(idx[1], 2 * idx[0], "%lld vs %lld", (long long)idx[1], (long long)idx[0]);
     cr_assert_eq(attn[0], attn[1]);
+}
+
+/* vLLM builds the router gate without a quant config and leaves the LM head (an embedding
+ * layer) unquantized: in an fp8 block-scaled checkpoint both run as bf16 GEMMs, not as the
+ * block-scaled kernel the other linears use. */
+Test(lower_mla, router_gate_and_lm_head_stay_bf16)
+{
+    Fixture f;
+    setup(&f, "deepseek-v3", 8, MODEL_BACKEND_AUTO, true);
+    step(&f, 0, 0, 64, 2048);
+    lower(&f);
+    const SchedOp *head = op_named(&f, "lm_head");
+    cr_assert_not_null(head);
+    double n = (double)f.arch.vocab_size / 8;
+    ModelGemmShape bf = {.m = 64, .n = (uint64_t)n, .k = f.arch.hidden_size,
+                         .dtype = MODEL_GEMM_BF16};
+    ModelGemmShape blk = bf;
+    blk.dtype = MODEL_GEMM_FP8_BLOCK;
+    double t_bf = model_gemm_time(&f.hw, &bf).ns, t_blk = model_gemm_time(&f.hw, &blk).ns;
+    cr_assert(t_bf > 1.3 * t_blk, "the shapes tell the formats apart: %.0f vs %.0f ns", t_bf, t_blk);
+    cr_assert((double)head->dur_ns >= t_bf - 1, "lm_head %ld ns, bf16 GEMM %.0f ns",
+              (long)head->dur_ns, t_bf);
+    const SchedOp *gate = op_named(&f, "moe_gate");
+    cr_assert_not_null(gate);
+    ModelGemmShape g = {.m = 64, .n = f.arch.n_routed_experts, .k = f.arch.hidden_size,
+                        .dtype = MODEL_GEMM_BF16};
+    cr_assert((double)gate->dur_ns >= model_gemm_time(&f.hw, &g).ns - 1);
+    teardown(&f);
+}
+
+/* --quantization fp8 on a bf16 checkpoint: vLLM quantizes online with one scale per tensor, so
+ * the linears run the per-tensor fp8 kernel, not the block-scaled one. */
+Test(lower_mla, online_fp8_runs_per_tensor_gemms)
+{
+    Fixture f;
+    setup(&f, "llama-3.1-8b", 1, MODEL_BACKEND_AUTO, true);
+    f.engine.quantization_override = true;
+    f.engine.quantization = MODEL_QUANT_FP8;
+    step(&f, 0, 0, 16, 1024);
+    lower(&f);
+    const SchedOp *o = op_named(&f, "o_proj");
+    cr_assert_not_null(o);
+    ModelGemmShape pt = {.m = 16, .n = f.arch.hidden_size,
+                         .k = (uint64_t)f.arch.num_heads * f.arch.head_dim,
+                         .dtype = MODEL_GEMM_FP8};
+    ModelGemmShape blk = pt;
+    blk.dtype = MODEL_GEMM_FP8_BLOCK;
+    double t_pt = model_gemm_time(&f.hw, &pt).ns, t_blk = model_gemm_time(&f.hw, &blk).ns;
+    cr_assert(t_blk > 1.2 * t_pt, "the kernels tell apart: %.0f vs %.0f ns", t_blk, t_pt);
+    cr_assert((double)o->dur_ns < t_blk, "o_proj %ld ns, block fp8 %.0f ns", (long)o->dur_ns, t_blk);
+    teardown(&f);
 }
