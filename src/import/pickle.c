@@ -403,8 +403,8 @@ static int hex_digit(char c)
  * CPython decodes it. */
 static bool push_unicode(Parser *p, gsize at)
 {
-    const char *s;
-    gsize n;
+    const char *s = NULL; /* set by read_line (GCC -O3 cannot see it) */
+    gsize n = 0;
     if (!read_line(p, at, "UNICODE", &s, &n))
         return false;
     GString *o = g_string_sized_new(n + 1);
@@ -451,8 +451,8 @@ static bool push_unicode(Parser *p, gsize at)
 /* STRING: a Python 2 str literal, quoted, with the escapes of codecs.escape_decode. */
 static bool push_string(Parser *p, gsize at)
 {
-    const char *s;
-    gsize n;
+    const char *s = NULL; /* set by read_line (GCC -O3 cannot see it) */
+    gsize n = 0;
     if (!read_line(p, at, "STRING", &s, &n))
         return false;
     if (n < 2 || s[0] != s[n - 1] || (s[0] != '\'' && s[0] != '"'))
@@ -506,8 +506,8 @@ static bool push_string(Parser *p, gsize at)
 /* INT and LONG (text): decimal; INT's "00" and "01" are False and True. */
 static bool push_text_int(Parser *p, gsize at, const char *op)
 {
-    const char *s;
-    gsize n;
+    const char *s = NULL; /* set by read_line (GCC -O3 cannot see it) */
+    gsize n = 0;
     if (!read_line(p, at, op, &s, &n))
         return false;
     if (op[0] == 'I' && n == 2 && s[0] == '0' && (s[1] == '0' || s[1] == '1')) {
@@ -528,8 +528,8 @@ static bool push_text_int(Parser *p, gsize at, const char *op)
 
 static bool push_text_float(Parser *p, gsize at)
 {
-    const char *s;
-    gsize n;
+    const char *s = NULL; /* set by read_line (GCC -O3 cannot see it) */
+    gsize n = 0;
     if (!read_line(p, at, "FLOAT", &s, &n))
         return false;
     g_autofree char *z = g_strndup(s, n);
@@ -545,8 +545,8 @@ static bool push_text_float(Parser *p, gsize at)
 /* The memo index of GET and PUT (text). */
 static bool text_index(Parser *p, gsize at, const char *op, guint32 *idx)
 {
-    const char *s;
-    gsize n;
+    const char *s = NULL; /* set by read_line (GCC -O3 cannot see it) */
+    gsize n = 0;
     if (!read_line(p, at, op, &s, &n))
         return false;
     gint64 v;
