@@ -103,6 +103,8 @@ bench: deps
 	tests/bench/bench-concurrent.sh build-bench
 	@echo
 	tests/bench/bench-contention.sh build-bench
+	@echo
+	tests/bench/bench-simgrid.sh build-bench 10 256 1024
 
 # clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
 fuzz-deps: deps
