@@ -105,6 +105,8 @@ bench: deps
 	tests/bench/bench-contention.sh build-bench
 	@echo
 	tests/bench/bench-sweep-jobs.sh build-bench
+	@echo
+	tests/bench/bench-simgrid.sh build-bench 10 256 1024
 
 # clang with libFuzzer's runtime, installed from Debian's packages like `deps` does.
 fuzz-deps: deps
