@@ -145,7 +145,7 @@ static bool insert_plan_items(sqlite3_stmt *it, int64_t id, int64_t plan, const 
 
 /* Each rank's tensor list (`rank_memory_plans`), a list shared by several ranks (the model
  * gives identical ranks one array) stored once (`memory_plans`), numbered in the order of the
- * first rank that has it, so the rows depend on the plan's contents only. */
+ * first rank that has it: the model's sharing is deterministic, so are the rows. */
 static bool insert_memory_plans(Store *s, int64_t id, const ModelMemPlan *m, GError **error)
 {
     sqlite3_stmt *it = NULL, *rp = NULL;
