@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../../src/store/store-private.h"
+#include "store-test.h"
 
 static char *tmp_db(void)
 {
@@ -19,13 +19,7 @@ static char *tmp_db(void)
 
 static int64_t scalar(Store *s, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
-                 sqlite3_errmsg(store_db(s)));
-    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return store_test_scalar(s, sql);
 }
 
 /* 4 ranks, TP all-reduce over `layers` layers. */

@@ -7,24 +7,16 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
-#include "../../../src/store/store-private.h"
+#include "store-test.h"
 
 static char *tmp_db(void)
 {
-    g_autofree char *dir = g_dir_make_tmp("ranksim-lines-XXXXXX", NULL);
-    cr_assert_not_null(dir);
-    return g_build_filename(dir, "t.db", NULL);
+    return store_test_path("ranksim-lines-XXXXXX", "t.db");
 }
 
 static int64_t scalar(Store *s, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
-                 sqlite3_errmsg(store_db(s)));
-    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return store_test_scalar(s, sql);
 }
 
 /* Record `k` of a rank in step: compute and collectives on the rank's slot-1 group `g`
