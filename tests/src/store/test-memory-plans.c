@@ -127,7 +127,8 @@ Test(memory_plans, a_shared_list_is_stored_once_and_read_back_shared)
     cr_assert_eq(scalar(s, "SELECT plan FROM rank_memory_plans WHERE rank = 2"), 1);
     /* the view gives every rank's rows, as the table of version 10 held them */
     cr_assert_eq(scalar(s, "SELECT count(*) FROM memory_items"), 3 * 3 + 5);
-    cr_assert_eq(scalar(s, "SELECT sum(bytes) FROM memory_items WHERE rank = 1"), (1 + 2 + 3) << 20);
+    cr_assert_eq(scalar(s, "SELECT sum(bytes) FROM memory_items WHERE rank = 1"), (1 + 2 + 3)
+                                                                                      << 20);
     expect_items(s, id, true);
     /* a sweep without --memory-detail: no list, no row */
     for (uint32_t r = 0; r < 4; r++)
