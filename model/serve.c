@@ -307,19 +307,39 @@ static ModelBatch *batch_of(Srv *v, const GArray *sched)
     return b;
 }
 
+/* The step-time cache's key: the step's shape as fixed-width binary words (the padding, then
+ * per DP rank its prefill count and (tokens, cached) pairs, its decode count and contexts) —
+ * unambiguous without separators, and no text formatting per sequence. */
+static void key_word(GString *k, uint32_t w)
+{
+    g_string_append_len(k, (const char *)&w, sizeof w);
+}
+
 static void key_append(GString *k, const ModelStep *st)
 {
-    g_string_append_printf(k, "pad%u", st->pad_tokens);
+    key_word(k, st->pad_tokens);
     for (guint d = 0; d < st->per_dp->len; d++) {
         const ModelBatch *b = g_ptr_array_index(st->per_dp, d);
-        g_string_append(k, "|p");
-        for (guint i = 0; i < b->prefill->len; i++)
-            g_string_append_printf(k, "%u/%u,", g_array_index(b->prefill, uint32_t, i),
-                                   model_batch_prefill_ctx(b, i));
-        g_string_append_c(k, 'd');
-        for (guint i = 0; i < b->decode->len; i++)
-            g_string_append_printf(k, "%u,", g_array_index(b->decode, uint32_t, i));
+        key_word(k, b->prefill->len);
+        for (guint i = 0; i < b->prefill->len; i++) {
+            key_word(k, g_array_index(b->prefill, uint32_t, i));
+            key_word(k, model_batch_prefill_ctx(b, i));
+        }
+        key_word(k, b->decode->len);
+        g_string_append_len(k, (const char *)b->decode->data,
+                            (gssize)(b->decode->len * sizeof(uint32_t)));
     }
+}
+
+static void key_free(gpointer k)
+{
+    g_string_free(k, TRUE);
+}
+
+static GHashTable *step_cache_new(void)
+{
+    return g_hash_table_new_full((GHashFunc)g_string_hash, (GEqualFunc)g_string_equal, key_free,
+                                 g_free);
 }
 
 /* Lowers and simulates one step alone (every rank starting together): its duration, or -1 with
@@ -399,7 +419,7 @@ static int64_t step_ns_exact(Srv *v, const ModelStep *st, char **why, int64_t *s
     if (!v->in->exact) {
         g_string_truncate(v->key, 0);
         key_append(v->key, st);
-        gpointer hit = g_hash_table_lookup(v->cache, v->key->str);
+        gpointer hit = g_hash_table_lookup(v->cache, v->key);
         if (hit) {
             v->out->reused++;
             memcpy(stage_ns, hit, S * sizeof(int64_t));
@@ -454,7 +474,7 @@ static int64_t step_ns_exact(Srv *v, const ModelStep *st, char **why, int64_t *s
     }
     g_free(end);
     if (!v->in->exact)
-        g_hash_table_insert(v->cache, g_strdup(v->key->str),
+        g_hash_table_insert(v->cache, g_string_new_len(v->key->str, (gssize)v->key->len),
                             g_memdup2(stage_ns, S * sizeof(int64_t)));
     return ns;
 }
@@ -766,7 +786,7 @@ ModelServe *model_serve_run(const ModelServeInput *in, const ModelRequest *reqs,
         .out = out,
         .st = g_new0(Req, MAX(n, 1u)),
         .n_dp = MAX(1u, par->data_parallel_size),
-        .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+        .cache = step_cache_new(),
         .key = g_string_new(NULL),
     };
     if (in->max_concurrency) { /* the client's slots, all free at the start */
@@ -859,7 +879,7 @@ ModelServe *model_serve_time_steps(const ModelServeInput *in, const ModelWorkloa
         .in = in,
         .out = out,
         .n_dp = n_dp,
-        .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+        .cache = step_cache_new(),
         .key = g_string_new(NULL),
     };
     g_autofree int64_t *stage = g_new0(int64_t, n_stages(&v));
