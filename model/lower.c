@@ -1485,6 +1485,23 @@ static void emit_step_head(Ctx *c, uint32_t rank, const ModelStep *s)
 static void emit_step(Ctx *c, uint32_t rank, const ModelStep *s);
 static void emit_step_body(Ctx *c, uint32_t rank, const ModelStep *s);
 
+/* Marks the first op emitted since `from` as the start of a time-line segment (a served step's
+ * ops repeat from step to step: sched/program.h's SCHED_OP_FLAG_SEGMENT) — unless that op opens
+ * a repeat, whose body would cut the line at every iteration. */
+static void mark_segment(Ctx *c, guint from)
+{
+    for (guint i = from; i < c->ops->len;) {
+        SchedOp *op = &g_array_index(c->ops, SchedOp, i);
+        if (op->kind != SCHED_OP_REPEAT) {
+            op->flags |= SCHED_OP_FLAG_SEGMENT;
+            return;
+        }
+        if (op->times)
+            return;
+        i += 1 + op->body_len;
+    }
+}
+
 /* One rank's ops: each step's head and body in order — except the output rank under PP, which
  * sends a step's SchedulerOutput after the body of the step the engine waited for before
  * scheduling it (batches in flight meanwhile start on the other stages as soon as it arrives). */
@@ -1496,16 +1513,21 @@ static void emit_rank(Ctx *c, uint32_t rank, const ModelWorkload *w)
             const ModelStep *s = g_ptr_array_index(w->steps, j);
             if (step_skipped(c, rank, s))
                 continue;
+            guint from = c->ops->len;
             emit_step_head(c, rank, s);
             emit_step(c, rank, s);
+            mark_segment(c, from);
         }
         return;
     }
     guint next = 0;
     int64_t after = -1; /* the step after whose body the next head goes */
     for (int64_t k = -1; k < (int64_t)n; k++) {
-        if (k >= 0 && !step_skipped(c, rank, g_ptr_array_index(w->steps, k)))
+        if (k >= 0 && !step_skipped(c, rank, g_ptr_array_index(w->steps, k))) {
+            guint from = c->ops->len;
             emit_step(c, rank, g_ptr_array_index(w->steps, k));
+            mark_segment(c, from);
+        }
         while (next < n) {
             const ModelStep *s = g_ptr_array_index(w->steps, next);
             /* -1: with the step before; never before an earlier head nor after its own body */

@@ -36,6 +36,7 @@ static SchedRecord arrival_record(const Instance *inst, const SchedArrival *ar, 
         .rank = rank,
         .kind = ar->kind,
         .dtype = ar->dtype,
+        .flags = ar->segment ? SCHED_RECORD_SEGMENT : 0,
         .layer = ar->layer,
         .name = ar->name,
         .group = inst->r.group,
@@ -609,6 +610,7 @@ static bool actor_arrive(Engine *e, uint32_t rank, Actor *a, const SchedOp *op, 
     ar->dtype = op->dtype;
     ar->present = true;
     ar->eager = (op->flags & SCHED_OP_FLAG_EAGER) != 0;
+    ar->segment = (op->flags & SCHED_OP_FLAG_SEGMENT) != 0;
     inst->r.arrived++;
     inst->r.last_arrive_ns = now;
     a->idx++;
@@ -663,6 +665,7 @@ static void actor_run(Engine *e, uint32_t rank, int64_t now)
             SchedRecord r = {
                 .rank = rank,
                 .kind = SCHED_OP_COMPUTE,
+                .flags = op->flags & SCHED_OP_FLAG_SEGMENT ? SCHED_RECORD_SEGMENT : 0,
                 .layer = op->layer >= 0 ? op->layer : a->layer,
                 .bound = op->bound,
                 .name = op->name,

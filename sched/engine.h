@@ -61,13 +61,16 @@ typedef struct {
                             string); NULL: an injected fault */
 } SchedFault;
 
+/* SchedRecord.flags: the op began a segment of its rank's time line (SCHED_OP_FLAG_SEGMENT). */
+#define SCHED_RECORD_SEGMENT 1u
+
 /* One executed (or never-completed) op of one rank, handed to the recorder. */
 typedef struct {
     uint32_t rank;
     uint8_t kind;       /* SchedOpKind */
     uint8_t dtype;      /* collectives, p2p */
     uint8_t bound;      /* compute: SchedBound of the op */
-    uint8_t reserved;
+    uint8_t flags;      /* SCHED_RECORD_SEGMENT: the op carried SCHED_OP_FLAG_SEGMENT */
     int32_t layer;      /* -1: none */
     uint32_t name;      /* name id */
     int32_t group;      /* group id (p2p ops: their channel's group id); -1 for compute */

@@ -58,6 +58,11 @@ typedef enum {
  * notification (a broadcast whose root is eager: the others wait for the root, the root for
  * no one). */
 #define SCHED_OP_FLAG_EAGER 1u
+/* SEGMENT: the rank's time line may be cut before this op's record (SchedRecord.flags): what
+ * runs from here to the next such op is one unit that may repeat later with other start times
+ * and sequence numbers (a served step), and the store keeps each distinct unit once. Nothing in
+ * the engine depends on it; an op inside a repeat body should not carry it. */
+#define SCHED_OP_FLAG_SEGMENT 2u
 
 /* What limits a compute op's duration under the cost model that priced it. */
 typedef enum {

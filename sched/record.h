@@ -38,6 +38,7 @@ typedef struct {
     uint8_t dtype;   /* SchedDtype */
     bool present;    /* the member arrived */
     bool eager;      /* the member went on without waiting (SCHED_OP_FLAG_EAGER) */
+    bool segment;    /* the op began a segment of the rank's time line (SCHED_OP_FLAG_SEGMENT) */
     bool done;       /* a record: the member completed its side of the call (its process
                         group's status says so) while others still wait in it; present too,
                         so it is never waited on, and its signature (not on record) does not

@@ -7,6 +7,7 @@
 #include "store-error.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,6 +49,59 @@ sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, in
         st = NULL;
     g_string_free(sql, TRUE);
     return st;
+}
+
+/* ---- batches of rows ---- */
+
+#define BATCH_COLUMNS 14
+
+bool store_row_batch_open(StoreRowBatch *b, sqlite3 *db, const char *path, int64_t run_id,
+                          const char *head, const char *what, GError **error)
+{
+    memset(b, 0, offsetof(StoreRowBatch, pend));
+    b->n_pend = 0;
+    b->rows = 0;
+    b->db = db;
+    b->path = path;
+    b->what = what;
+    b->id = run_id;
+    b->many = store_ops_prepare_rows(db, head, STORE_OPS_PER_INSERT, BATCH_COLUMNS, BATCH_COLUMNS);
+    b->one = store_ops_prepare_rows(db, head, 1, BATCH_COLUMNS, BATCH_COLUMNS);
+    return (b->many && b->one) || store_ops_sql_error(error, db, path, what);
+}
+
+static bool batch_step(StoreRowBatch *b, sqlite3_stmt *st, GError **error)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE || store_ops_sql_error(error, b->db, b->path, b->what);
+}
+
+bool store_row_batch_flush(StoreRowBatch *b, GError **error)
+{
+    bool full = b->n_pend == STORE_OPS_PER_INSERT;
+    for (uint32_t i = 0; i < b->n_pend; i++) {
+        store_ops_bind_record(full ? b->many : b->one, full ? (int)i * BATCH_COLUMNS : 0, b->id,
+                              &b->pend[i]);
+        if (!full && !batch_step(b, b->one, error))
+            return false;
+    }
+    b->rows += b->n_pend;
+    b->n_pend = 0;
+    return !full || batch_step(b, b->many, error);
+}
+
+bool store_row_batch_add(StoreRowBatch *b, const SchedRecord *x, GError **error)
+{
+    b->pend[b->n_pend++] = *x;
+    return b->n_pend < STORE_OPS_PER_INSERT || store_row_batch_flush(b, error);
+}
+
+void store_row_batch_close(StoreRowBatch *b)
+{
+    sqlite3_finalize(b->many);
+    sqlite3_finalize(b->one);
+    b->many = b->one = NULL;
 }
 
 /* Calls `fn` on the records of `src` in order, in slices: the array first, then the staging

@@ -101,6 +101,29 @@ static inline void store_bind_opt_int(sqlite3_stmt *st, int col, bool present, i
 bool store_ops_sql_error(GError **error, sqlite3 *db, const char *path, const char *what);
 sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, int cols,
                                      int stride);
+/* Op records written as rows of `head` ("INSERT INTO T(run_id, K, idx, layer, name_id, kind,
+ * tokens, slot, seq, count, dtype, start_ns, end_ns, bound)": a time line's rows, a segment's),
+ * STORE_OPS_PER_INSERT to a statement; a record's `rank` field holds K. */
+typedef struct {
+    sqlite3 *db;
+    const char *path;
+    const char *what; /* "insert timeline_ops", ... for errors */
+    sqlite3_stmt *many, *one;
+    int64_t id;
+    SchedRecord pend[STORE_OPS_PER_INSERT];
+    uint32_t n_pend;
+    uint64_t rows; /* written so far */
+} StoreRowBatch;
+
+/* False with `error` set when the statements cannot be prepared (close it all the same). */
+bool store_row_batch_open(StoreRowBatch *b, sqlite3 *db, const char *path, int64_t run_id,
+                          const char *head, const char *what, GError **error);
+/* Queues one row, writing a full batch. */
+bool store_row_batch_add(StoreRowBatch *b, const SchedRecord *x, GError **error);
+/* Writes the rows still queued. */
+bool store_row_batch_flush(StoreRowBatch *b, GError **error);
+void store_row_batch_close(StoreRowBatch *b);
+
 /* Binds a record's 14 columns (run id, rank, idx, layer, name, kind, tokens, group, seq, count,
  * dtype, start, end, bound) to parameters b + 1 .. b + 14 of `st`. */
 void store_ops_bind_record(sqlite3_stmt *st, int b, int64_t id, const SchedRecord *x);

@@ -83,17 +83,29 @@ void store_shared_rows_clear(StoreSharedRows *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Whether the run has rows in timeline_ops (false too for a file without the table). */
-static bool has_timelines(Store *st, int64_t run_id)
+/* Whether the run has rows in `table` (false too for a file without the table). */
+static bool has_rows(Store *st, const char *table, int64_t run_id)
 {
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT 1 FROM timeline_ops WHERE run_id = ? LIMIT 1",
-                           -1, &s, NULL) != SQLITE_OK)
+    g_autofree char *sql = g_strdup_printf("SELECT 1 FROM %s WHERE run_id = ? LIMIT 1", table);
+    if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) != SQLITE_OK)
         return false;
     sqlite3_bind_int64(s, 1, run_id);
     bool yes = sqlite3_step(s) == SQLITE_ROW;
     sqlite3_finalize(s);
     return yes;
+}
+
+/* The rows array of stored time line `tl` (made and numbered in `ids` when new). */
+static GArray *line_rows(StoreSharedRows *t, GHashTable *ids, int64_t tl)
+{
+    gpointer v = NULL;
+    if (g_hash_table_lookup_extended(ids, &tl, NULL, &v))
+        return g_ptr_array_index(t->rows, GPOINTER_TO_UINT(v));
+    GArray *rows = g_array_new(FALSE, FALSE, sizeof(StoreOpRow));
+    g_hash_table_insert(ids, g_memdup2(&tl, sizeof tl), GUINT_TO_POINTER(t->rows->len));
+    g_ptr_array_add(t->rows, rows);
+    return rows;
 }
 
 /* timeline_ops of the run: each time line's rows, its stored id mapped to an index in `ids`. */
@@ -114,14 +126,191 @@ static bool read_timeline_rows(Store *st, int64_t run_id, StoreSharedRows *t, GH
         int64_t tl = sqlite3_column_int64(s, 0);
         if (tl != cur || !rows) {
             cur = tl;
-            rows = g_array_new(FALSE, FALSE, sizeof(StoreOpRow));
-            g_hash_table_insert(ids, g_memdup2(&tl, sizeof tl), GUINT_TO_POINTER(t->rows->len));
-            g_ptr_array_add(t->rows, rows);
+            rows = line_rows(t, ids, tl);
         }
         StoreOpRow row = op_row(s, -1);
         g_array_append_val(rows, row);
     }
     sqlite3_finalize(s);
+    return rc == SQLITE_DONE || rows_error(error, st, "time lines");
+}
+
+/* ---- time lines stored as segments (store-segments.h) ---- */
+
+/* A segment's row, relative to its part. */
+typedef struct {
+    StoreOpRow row; /* group: the slot */
+    int64_t idx;
+} SegRow;
+
+/* A part's row made absolute, with its idx for ordering. */
+typedef struct {
+    int64_t idx;
+    StoreOpRow row;
+} IdxRow;
+
+static int by_row_idx(const void *a, const void *b)
+{
+    const IdxRow *x = a, *y = b;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* timeline_segments of the run: segment id -> GArray of SegRow. */
+static GHashTable *read_segments(Store *st, int64_t run_id, GError **error)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT segment, kind, start_ns, end_ns, slot, seq, count, name_id, idx"
+                           " FROM timeline_segments WHERE run_id = ? ORDER BY segment, idx",
+                           -1, &s, NULL) != SQLITE_OK) {
+        rows_error(error, st, "time lines");
+        return NULL;
+    }
+    GHashTable *segs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                             (GDestroyNotify)g_array_unref);
+    sqlite3_bind_int64(s, 1, run_id);
+    int rc;
+    int64_t cur = INT64_MIN;
+    GArray *rows = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t seg = sqlite3_column_int64(s, 0);
+        if (seg != cur || !rows) {
+            cur = seg;
+            rows = g_hash_table_lookup(segs, &seg);
+            if (!rows) {
+                rows = g_array_new(FALSE, FALSE, sizeof(SegRow));
+                g_hash_table_insert(segs, g_memdup2(&seg, sizeof seg), rows);
+            }
+        }
+        SegRow r = {op_row(s, -1), sqlite3_column_int64(s, 8)};
+        g_array_append_val(rows, r);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        g_hash_table_destroy(segs);
+        rows_error(error, st, "time lines");
+        return NULL;
+    }
+    return segs;
+}
+
+/* a + b, false when it overflows (a hand-edited file, store-values.h: the row is skipped) */
+static inline bool add_ok(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* Appends part (idx0, t0) of segment `seg` to `out`, each slot's sequence numbers moved on by
+ * `base` (slot -> seq before the part; absent: 0). */
+static void expand_part(const GArray *seg, int64_t idx0, int64_t t0, GHashTable *base,
+                        GArray *out)
+{
+    for (guint i = 0; seg && i < seg->len; i++) {
+        const SegRow *x = &g_array_index(seg, SegRow, i);
+        IdxRow r = {.row = x->row};
+        if (!add_ok(idx0, x->idx, &r.idx) || !add_ok(t0, x->row.start_ns, &r.row.start_ns) ||
+            (x->row.end_ns >= 0 && !add_ok(t0, x->row.end_ns, &r.row.end_ns)))
+            continue;
+        if (x->row.group >= 0) {
+            int64_t slot = x->row.group;
+            int64_t *b = g_hash_table_lookup(base, &slot);
+            uint64_t seq = (uint64_t)x->row.seq + (b ? (uint64_t)*b : 0); /* unsigned: a hand-edited base cannot overflow */
+            r.row.seq = (int64_t)seq;
+        }
+        g_array_append_val(out, r);
+    }
+}
+
+/* Moves a time line's expanded rows into its array, in idx order. */
+static void flush_part_rows(StoreSharedRows *t, GHashTable *ids, int64_t tl, GArray *pending)
+{
+    if (!pending->len)
+        return;
+    IdxRow *r = (IdxRow *)(void *)pending->data;
+    bool sorted = true;
+    for (guint i = 1; sorted && i < pending->len; i++)
+        sorted = r[i - 1].idx <= r[i].idx;
+    if (!sorted)
+        qsort(r, pending->len, sizeof *r, by_row_idx);
+    GArray *rows = line_rows(t, ids, tl);
+    for (guint i = 0; i < pending->len; i++)
+        g_array_append_val(rows, r[i].row);
+    g_array_set_size(pending, 0);
+}
+
+/* The seq bases of part (tl, part) from statement `q` (ordered by time line, part, slot),
+ * which is left on the first row past it; `*more` false once it has no row left. */
+static void part_bases(sqlite3_stmt *q, bool *more, int64_t tl, int64_t part, GHashTable *base)
+{
+    g_hash_table_remove_all(base);
+    while (*more) {
+        int64_t qt = sqlite3_column_int64(q, 0), qp = sqlite3_column_int64(q, 1);
+        if (qt > tl || (qt == tl && qp > part))
+            return;
+        if (qt == tl && qp == part) {
+            int64_t slot = sqlite3_column_int64(q, 2), b = sqlite3_column_int64(q, 3);
+            g_hash_table_insert(base, g_memdup2(&slot, sizeof slot), g_memdup2(&b, sizeof b));
+        }
+        *more = sqlite3_step(q) == SQLITE_ROW;
+    }
+}
+
+/* Rows the parts of one run may expand to: a segment is stored once and named by any number of
+ * parts, so a hand-edited file of a few MB could ask for billions (16 Mi rows x 48 B = 768 MiB;
+ * the 10^6-request trace of issue 27 has 3.6 M). */
+#define MAX_PART_ROWS ((uint64_t)1 << 24)
+
+/* The run's time lines stored as segments, expanded into rows as timeline_ops holds them. */
+static bool read_parts(Store *st, int64_t run_id, StoreSharedRows *t, GHashTable *ids,
+                       GError **error)
+{
+    g_autoptr(GHashTable) segs = read_segments(st, run_id, error);
+    if (!segs)
+        return false;
+    sqlite3_stmt *p = NULL, *q = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT timeline, part, segment, idx, start_ns FROM timeline_parts"
+                           " WHERE run_id = ? ORDER BY timeline, part",
+                           -1, &p, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(store_db(st),
+                           "SELECT timeline, part, slot, seq_base FROM timeline_part_seqs"
+                           " WHERE run_id = ? ORDER BY timeline, part, slot",
+                           -1, &q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(p);
+        return rows_error(error, st, "time lines");
+    }
+    sqlite3_bind_int64(p, 1, run_id);
+    sqlite3_bind_int64(q, 1, run_id);
+    bool more = sqlite3_step(q) == SQLITE_ROW;
+    g_autoptr(GHashTable) base = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    g_autoptr(GArray) pending = g_array_new(FALSE, FALSE, sizeof(IdxRow));
+    int64_t cur = INT64_MIN;
+    uint64_t total = 0;
+    int rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t tl = sqlite3_column_int64(p, 0), part = sqlite3_column_int64(p, 1);
+        int64_t seg = sqlite3_column_int64(p, 2);
+        const GArray *rows = g_hash_table_lookup(segs, &seg);
+        total += rows ? rows->len : 0;
+        if (total > MAX_PART_ROWS) {
+            sqlite3_finalize(p);
+            sqlite3_finalize(q);
+            g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                        "time lines: the run's parts name more than %" G_GUINT64_FORMAT
+                        " rows (timeline_parts; a file ranksim did not write?)",
+                        MAX_PART_ROWS);
+            return false;
+        }
+        if (tl != cur) {
+            flush_part_rows(t, ids, cur, pending);
+            cur = tl;
+        }
+        part_bases(q, &more, tl, part, base);
+        expand_part(rows, sqlite3_column_int64(p, 3), sqlite3_column_int64(p, 4), base, pending);
+    }
+    flush_part_rows(t, ids, cur, pending);
+    sqlite3_finalize(p);
+    sqlite3_finalize(q);
     return rc == SQLITE_DONE || rows_error(error, st, "time lines");
 }
 
@@ -182,7 +371,8 @@ bool store_rows_shared(Store *st, int64_t run_id, uint32_t n_ranks, StoreSharedR
                           GError **error)
 {
     memset(out, 0, sizeof *out);
-    if (!has_timelines(st, run_id))
+    bool parts = has_rows(st, "timeline_parts", run_id);
+    if (!parts && !has_rows(st, "timeline_ops", run_id))
         return true;
     out->n_ranks = MIN(n_ranks, (uint32_t)STORE_MAX_RANKS); /* the caller's count may be read
                                                              back from the file too */
@@ -194,6 +384,7 @@ bool store_rows_shared(Store *st, int64_t run_id, uint32_t n_ranks, StoreSharedR
     out->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     g_autoptr(GHashTable) ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     if (!read_timeline_rows(st, run_id, out, ids, error) ||
+        (parts && !read_parts(st, run_id, out, ids, error)) ||
         !read_rank_maps(st, run_id, out, ids, error)) {
         store_shared_rows_clear(out);
         return false;

@@ -5,6 +5,8 @@
 
 #include "../../sched/program.h"
 #include "store-error.h"
+#include "store-hash.h"
+#include "store-segments.h"
 
 #include <errno.h>
 #include <string.h>
@@ -81,13 +83,12 @@ struct StoreTimelines {
     /* insertion */
     const char *path;
     sqlite3 *db;
-    sqlite3_stmt *many, *one;
     int64_t id;
-    SchedRecord pend[STORE_OPS_PER_INSERT]; /* rows waiting for a full statement */
-    uint32_t n_pend;
+    StoreRowBatch rows;      /* timeline_ops */
+    StoreSegments *segments; /* the time lines cut into segments (store-segments.h) */
     StoreProgressFn progress; /* may be NULL */
     void *progress_data;
-    uint64_t rows_done, rows_total;
+    uint64_t rows_done, rows_total; /* records written (as rows or into segments) */
     size_t map_bytes;   /* the staging file's mapping while its rows are read, else 0 */
     uint64_t map_reads; /* records read from it */
 };
@@ -177,52 +178,6 @@ static int32_t slot_of(RankLine *L, int32_t g)
         if (group_of(L, i) == g)
             return (int32_t)i;
     return add_slot(L, g);
-}
-
-/* The 128-bit product of x and y folded to 64 bits (the multiply-and-fold step of wyhash,
- * github.com/wangyi-fudan/wyhash): every output bit depends on every input bit. */
-__extension__ typedef unsigned __int128 U128; /* GCC and Clang on 64-bit targets */
-
-static inline uint64_t mum(uint64_t x, uint64_t y)
-{
-    U128 m = (U128)x * y;
-    return (uint64_t)m ^ (uint64_t)(m >> 64);
-}
-
-/* The record's stored fields as words, the group replaced by its slot (-1: none) and the
- * fields the row leaves NULL left out, exactly as the row will hold them. */
-static void record_words(const SchedRecord *x, int32_t slot, uint64_t w[8])
-{
-    bool coll = x->group >= 0;
-    w[0] = (uint64_t)x->kind | (uint64_t)x->bound << 8 | (uint64_t)(coll ? x->dtype : 0) << 16 |
-           (uint64_t)(uint32_t)x->layer << 32;
-    w[1] = (uint64_t)x->name | (uint64_t)(uint32_t)slot << 32;
-    w[2] = x->idx;
-    w[3] = coll ? x->seq : 0;
-    w[4] = coll ? x->count : 0;
-    w[5] = x->tokens;
-    w[6] = (uint64_t)x->start_ns;
-    w[7] = (uint64_t)(x->end_ns < 0 ? -1 : x->end_ns);
-}
-
-/* Keys of the record hash: the hexadecimal digits of pi (as in Blowfish's P-array), so that
- * no field value that can occur cancels one. */
-static const uint64_t K[10] = {
-    0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL, 0xa4093822299f31d0ULL, 0x082efa98ec4e6c89ULL,
-    0x452821e638d01377ULL, 0xbe5466cf34e90c6cULL, 0xc0ac29b7c97c50ddULL, 0x3f84d5b5b5470917ULL,
-    0x9216d5d98979fb1bULL, 0xd1310ba698dfb5acULL,
-};
-
-/* Two independent 64-bit hashes of a record's words: each pairs the words differently, and a
- * last fold spreads every word over every bit (the sums of classify() need that). */
-static inline void record_hash(const uint64_t w[8], uint64_t *a, uint64_t *b)
-{
-    uint64_t x = mum(w[0] ^ K[0], w[1] ^ K[1]) ^ mum(w[2] ^ K[2], w[3] ^ K[3]) ^
-                 mum(w[4] ^ K[4], w[5] ^ K[5]) ^ mum(w[6] ^ K[6], w[7] ^ K[7]);
-    uint64_t y = mum(w[0] ^ K[5], w[2] ^ K[8]) ^ mum(w[1] ^ K[7], w[4] ^ K[9]) ^
-                 mum(w[3] ^ K[1], w[6] ^ K[0]) ^ mum(w[5] ^ K[3], w[7] ^ K[2]);
-    *a = mum(x ^ K[8], K[9]);
-    *b = mum(y ^ K[4], K[6]);
 }
 
 static void table_grow(StoreTimelines *t)
@@ -341,7 +296,7 @@ bool store_timelines_add_one(StoreTimelines *t, const SchedRecord *x, SchedRecor
     RankLine *L = &t->ranks[x->rank];
     int32_t slot = x->group >= 0 ? slot_of(L, x->group) : -1;
     uint64_t w[8], a, b;
-    record_words(x, slot, w);
+    store_record_words(x, slot, w);
     L->n++;
     t->n_records++;
     /* in step with a rank before it: a child of its node holds this very record, and its
@@ -355,12 +310,12 @@ bool store_timelines_add_one(StoreTimelines *t, const SchedRecord *x, SchedRecor
         L->node = c->id;
         return false;
     }
-    record_hash(w, &a, &b);
+    store_record_hash(w, &a, &b);
     L->h1 += a;
     L->h2 += b;
     uint64_t p1 = L->p1, p2 = L->p2;
-    L->p1 = mum(p1 ^ a, p2 ^ K[2]);
-    L->p2 = mum(p2 ^ b, p1 ^ K[3]);
+    L->p1 = store_mum(p1 ^ a, p2 ^ STORE_HASH_K[2]);
+    L->p2 = store_mum(p2 ^ b, p1 ^ STORE_HASH_K[3]);
     bool made;
     L->node = prefix_node(t, L->p1, L->p2, L->node, w, a, b, &made);
     if (made) {
@@ -431,48 +386,21 @@ StoreTimelinesSize store_timelines_size(StoreTimelines *t)
     return z;
 }
 
-#define LINE_COLUMNS 14
-
-/* Binds row `row` of a time line's rows: `x` is a node record (its group already the slot)
- * whose `rank` field holds the time line. */
-static void bind_line_op(sqlite3_stmt *st, int row, int64_t id, const SchedRecord *x)
-{
-    store_ops_bind_record(st, row * LINE_COLUMNS, id, x);
-}
-
-static bool step_reset(StoreTimelines *t, sqlite3_stmt *st, GError **error)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE || store_ops_sql_error(error, t->db, t->path, "insert timeline_ops");
-}
-
-/* Rows between two progress reports. */
+/* Records between two progress reports. */
 #define PROGRESS_ROWS 65536
 
-/* Binds and inserts the pending rows: many at once when the batch is full, else one by one. */
-static bool flush_lines(StoreTimelines *t, GError **error)
+/* Queues node record `x` of time line `line`: a row of timeline_ops, or the next record of the
+ * line's segments when it is cut into them (`segmented`). */
+static bool queue_line(StoreTimelines *t, const SchedRecord *x, uint32_t line, bool segmented,
+                       GError **error)
 {
-    bool full = t->n_pend == STORE_OPS_PER_INSERT;
-    for (uint32_t i = 0; i < t->n_pend; i++) {
-        bind_line_op(full ? t->many : t->one, full ? (int)i : 0, t->id, &t->pend[i]);
-        if (!full && !step_reset(t, t->one, error))
-            return false;
-    }
-    uint64_t before = t->rows_done;
-    t->rows_done += t->n_pend;
-    t->n_pend = 0;
-    if (t->progress && before / PROGRESS_ROWS != t->rows_done / PROGRESS_ROWS)
+    SchedRecord r = *x;
+    r.rank = line;
+    bool ok = segmented ? store_segments_add(t->segments, &r, error)
+                        : store_row_batch_add(&t->rows, &r, error);
+    if (t->progress && ++t->rows_done % PROGRESS_ROWS == 0)
         t->progress(t->progress_data, t->rows_done, t->rows_total);
-    return !full || step_reset(t, t->many, error);
-}
-
-/* Queues node record `x` as a row of time line `line`, flushing a full batch. */
-static bool queue_line(StoreTimelines *t, const SchedRecord *x, uint32_t line, GError **error)
-{
-    t->pend[t->n_pend] = *x;
-    t->pend[t->n_pend++].rank = line;
-    return t->n_pend < STORE_OPS_PER_INSERT || flush_lines(t, error);
+    return ok;
 }
 
 /* The node records: an array, or the staging file mapped (NULL with `error` set). */
@@ -533,6 +461,10 @@ static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nod
                     "%s: the run's time line %u lost records in staging", t->path, line);
         return false;
     }
+    /* a line whose ops mark where its segments begin (served steps) is stored as segments */
+    bool segmented = false;
+    for (size_t i = 0; !segmented && i < n; i++)
+        segmented = (node_rec(t, nodes, path[i])->flags & SCHED_RECORD_SEGMENT) != 0;
     bool ok = true;
     if (n <= SORT_RECORDS) {
         g_autofree SchedRecord *buf = g_new(SchedRecord, n);
@@ -540,12 +472,12 @@ static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nod
             buf[i] = *node_rec(t, nodes, path[n - 1 - i]);
         qsort(buf, n, sizeof(SchedRecord), by_idx);
         for (size_t i = 0; ok && i < n; i++)
-            ok = queue_line(t, &buf[i], line, error);
+            ok = queue_line(t, &buf[i], line, segmented, error);
     } else {
         for (size_t i = n; ok && i-- > 0;)
-            ok = queue_line(t, node_rec(t, nodes, path[i]), line, error);
+            ok = queue_line(t, node_rec(t, nodes, path[i]), line, segmented, error);
     }
-    return ok;
+    return ok && (!segmented || store_segments_end_line(t->segments, error));
 }
 
 static bool insert_lines(StoreTimelines *t, const StoreRecordSource *src, GError **error)
@@ -570,7 +502,8 @@ static bool insert_lines(StoreTimelines *t, const StoreRecordSource *src, GError
     t->map_bytes = 0;
     if (bytes)
         munmap((void *)nodes, bytes);
-    return ok && flush_lines(t, error);
+    return ok && store_row_batch_flush(&t->rows, error) &&
+           store_segments_finish(t->segments, error);
 }
 
 static bool insert_maps(StoreTimelines *t, GError **error)
@@ -625,14 +558,12 @@ bool store_timelines_insert(StoreTimelines *t, sqlite3 *db, const char *path, in
     t->db = db;
     t->path = path;
     t->id = run_id;
-    t->many = store_ops_prepare_rows(db, head, STORE_OPS_PER_INSERT, LINE_COLUMNS, LINE_COLUMNS);
-    t->one = store_ops_prepare_rows(db, head, 1, LINE_COLUMNS, LINE_COLUMNS);
-    t->n_pend = 0;
-    bool ok = (t->many && t->one) || store_ops_sql_error(error, db, path, "prepare timeline_ops");
-    ok = ok && insert_lines(t, src, error) && insert_maps(t, error);
-    sqlite3_finalize(t->many);
-    sqlite3_finalize(t->one);
-    t->many = t->one = NULL;
+    bool ok = store_row_batch_open(&t->rows, db, path, run_id, head, "insert timeline_ops", error);
+    t->segments = ok ? store_segments_new(db, path, run_id, error) : NULL;
+    ok = ok && t->segments && insert_lines(t, src, error) && insert_maps(t, error);
+    store_row_batch_close(&t->rows);
+    store_segments_free(t->segments);
+    t->segments = NULL;
     return ok;
 }
 

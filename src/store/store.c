@@ -120,6 +120,20 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS rank_groups("
     " run_id INTEGER NOT NULL, rank INTEGER NOT NULL, slot INTEGER NOT NULL,"
     " group_id INTEGER NOT NULL, PRIMARY KEY (run_id, rank, slot)) WITHOUT ROWID;"
+    /* time lines cut into segments that repeat (src/store/store-segments.h) */
+    "CREATE TABLE IF NOT EXISTS timeline_segments("
+    " run_id INTEGER NOT NULL, segment INTEGER NOT NULL, idx INTEGER NOT NULL, layer INTEGER,"
+    " name_id INTEGER NOT NULL, kind INTEGER NOT NULL, tokens INTEGER, slot INTEGER,"
+    " seq INTEGER, count INTEGER, dtype INTEGER, start_ns INTEGER NOT NULL, end_ns INTEGER,"
+    " bound INTEGER, PRIMARY KEY (run_id, segment, idx)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS timeline_parts("
+    " run_id INTEGER NOT NULL, timeline INTEGER NOT NULL, part INTEGER NOT NULL,"
+    " segment INTEGER NOT NULL, idx INTEGER NOT NULL, start_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, timeline, part)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS timeline_part_seqs("
+    " run_id INTEGER NOT NULL, timeline INTEGER NOT NULL, part INTEGER NOT NULL,"
+    " slot INTEGER NOT NULL, seq_base INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, timeline, part, slot)) WITHOUT ROWID;"
     /* every rank's rows, whichever layout stored them (src/store/store-ops.h) */
     "CREATE VIEW IF NOT EXISTS rank_ops AS"
     " SELECT run_id, rank, idx, layer, name_id, kind, tokens, group_id, seq, count, dtype,"
@@ -129,7 +143,17 @@ static const char schema_sql[] =
     "  t.count, t.dtype, t.start_ns, t.end_ns, t.bound"
     " FROM rank_timelines m"
     " JOIN timeline_ops t ON t.run_id = m.run_id AND t.timeline = m.timeline"
-    " LEFT JOIN rank_groups g ON g.run_id = m.run_id AND g.rank = m.rank AND g.slot = t.slot;"
+    " LEFT JOIN rank_groups g ON g.run_id = m.run_id AND g.rank = m.rank AND g.slot = t.slot"
+    " UNION ALL"
+    " SELECT p.run_id, m.rank, p.idx + s.idx, s.layer, s.name_id, s.kind, s.tokens, g.group_id,"
+    "  s.seq + q.seq_base, s.count, s.dtype, p.start_ns + s.start_ns, p.start_ns + s.end_ns,"
+    "  s.bound"
+    " FROM rank_timelines m"
+    " JOIN timeline_parts p ON p.run_id = m.run_id AND p.timeline = m.timeline"
+    " JOIN timeline_segments s ON s.run_id = p.run_id AND s.segment = p.segment"
+    " LEFT JOIN timeline_part_seqs q ON q.run_id = p.run_id AND q.timeline = p.timeline"
+    "  AND q.part = p.part AND q.slot = s.slot"
+    " LEFT JOIN rank_groups g ON g.run_id = m.run_id AND g.rank = m.rank AND g.slot = s.slot;"
     "CREATE VIEW IF NOT EXISTS ops AS"
     " SELECT o.run_id, o.rank, o.idx, o.layer, n.name AS name, k.name AS kind, o.tokens,"
     "  o.start_ns / 1000.0 AS start_us, o.end_ns / 1000.0 AS end_us,"
@@ -481,8 +505,12 @@ static bool ensure_schema(Store *s, GError **error)
             /* version 6: op_rows.bound, shown by the ops view (a view is not altered: it is
              * made again below) */
             store_exec(s, "ALTER TABLE op_rows ADD COLUMN bound INTEGER", NULL);
-            /* version 7: the views read rank_ops (both layouts); made again below */
-            store_exec(s, "DROP VIEW IF EXISTS ops; DROP VIEW IF EXISTS collectives;", NULL);
+            /* version 7: the views read rank_ops (both layouts); version 12: rank_ops reads
+             * the segments too. Made again below. */
+            store_exec(s,
+                       "DROP VIEW IF EXISTS ops; DROP VIEW IF EXISTS collectives;"
+                       " DROP VIEW IF EXISTS rank_ops;",
+                       NULL);
             static const char *const v3[] = {"max_model_len INTEGER",
                                              "weights_format TEXT",
                                              "vllm_rank INTEGER",

@@ -32,7 +32,7 @@
 #include "store-size.h"
 
 /* Schema version kept in PRAGMA user_version. */
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 12
 
 typedef struct Store Store;
 typedef struct StoreRun StoreRun;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/e2e/shared-timelines.sh — the shared time lines of schema 7 give the `ops`, `collectives`
+# tests/e2e/shared-timelines.sh — the shared time lines of schema 7 (and their segments, schema
+# 12) give the `ops`, `collectives`
 # and `rank_ops` views exactly the rows one row per rank gives (RANKSIM_OPS_PER_RANK=1, the
 # layout before), and `plot` the same picture, on every scenario of the library with the full
 # time line (TAP output).
@@ -46,7 +47,10 @@ for f in "${files[@]}"; do
     "$bin" plot latest --db "$tmp/rank.db" -o "$tmp/b.svg" >/dev/null 2>&1
     cmp -s "$tmp/a.svg" "$tmp/b.svg" || bad="$bad plot"
   fi
-  lines=$(sqlite3 "$tmp/shared.db" "SELECT count(*) FROM timeline_ops")
+  # rows of time lines, whole or as segments (schema 12)
+  lines=$(sqlite3 "$tmp/shared.db" "SELECT (SELECT count(*) FROM timeline_ops)
+             + (SELECT count(*) FROM timeline_segments)")
+  parts=$(sqlite3 "$tmp/shared.db" "SELECT count(*) FROM timeline_parts")
   left=$(sqlite3 "$tmp/shared.db" "SELECT count(*) FROM op_rows")
   tls=$(sqlite3 "$tmp/shared.db" "SELECT count(DISTINCT timeline) FROM rank_timelines")
   ranks=$(sqlite3 "$tmp/shared.db" "SELECT count(*) FROM rank_timelines")
@@ -55,7 +59,7 @@ for f in "${files[@]}"; do
   elif [ "$left" != 0 ] || { [ "$rows" -gt 0 ] && [ "$lines" = 0 ]; }; then
     echo "not ok $n - $name: shared layout not used ($lines time-line rows, $left op_rows)"; fail=1
   else
-    echo "ok $n - $name ($rows rank rows as $lines rows of $tls time lines for $ranks ranks)"
+    echo "ok $n - $name ($rows rank rows as $lines rows of $tls time lines for $ranks ranks, $parts parts)"
   fi
 done
 exit $fail

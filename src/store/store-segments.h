@@ -1,0 +1,43 @@
+/* src/store/store-segments.h — a time line cut into segments that repeat (schema 12;
+ * doc/database.md "Time lines").
+ *
+ * A served run's rank executes one step after another, and steps of the same shape run the same
+ * ops for the same durations: only their start times, op indexes and collective sequence numbers
+ * move on. The lowering marks where each step begins (SCHED_OP_FLAG_SEGMENT, carried to the
+ * record), and a time line with such marks is stored as
+ *   - `timeline_segments`: each distinct segment's rows once, relative to its first record
+ *     (idx and times from 0, each group's sequence numbers from 1);
+ *   - `timeline_parts`: the line's parts in order, each naming its segment with the idx and the
+ *     time it starts at;
+ *   - `timeline_part_seqs`: per part, each group slot's sequence number before the part.
+ * The `rank_ops` view adds them back together, so every row reads as before. A part is cut at
+ * every marked record, whatever the order records come in: the sums give the records back
+ * exactly in any case, and in idx order (the usual one) equal steps share one segment.
+ * Two parts share a segment when their relative records are equal, decided by a 128-bit hash
+ * (store-hash.h), as ranks share a time line.
+ *
+ * Memory: the current part's records and a key per distinct segment. Not thread-safe.
+ */
+#ifndef SRC_STORE_SEGMENTS_H
+#define SRC_STORE_SEGMENTS_H
+
+#include <glib.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "../../sched/engine.h"
+
+typedef struct StoreSegments StoreSegments;
+
+/* NULL with `error` set when the statements cannot be prepared. */
+StoreSegments *store_segments_new(sqlite3 *db, const char *path, int64_t run_id, GError **error);
+void store_segments_free(StoreSegments *s);
+/* The next record of a time line (`rank` holds the line, `group` the slot); a marked record
+ * begins a new part. */
+bool store_segments_add(StoreSegments *s, const SchedRecord *x, GError **error);
+/* Ends the current line: its last part is written. */
+bool store_segments_end_line(StoreSegments *s, GError **error);
+/* Writes the rows still queued. */
+bool store_segments_finish(StoreSegments *s, GError **error);
+
+#endif
