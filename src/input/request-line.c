@@ -27,8 +27,7 @@ static const char *skip_ws(const char *p)
 /* The digits at *p into *mant (significant digits counted in *sig, leading zeros skipped;
  * beyond 19 they are counted but not kept) and their number into *count; *p moves past them.
  * *scale is decremented once per digit kept when `fraction`. */
-static void digits(const char **p, uint64_t *mant, int *sig, int *count, int *scale,
-                   bool fraction)
+static void digits(const char **p, uint64_t *mant, int *sig, int *count, int *scale, bool fraction)
 {
     for (; is_digit(**p); (*p)++, (*count)++) {
         if (*mant == 0 && **p == '0' && *sig == 0) {
@@ -63,9 +62,9 @@ static bool short_run(const char *s)
  * not one, or not one converted here exactly as json-glib and g_ascii_strtod convert it. */
 static bool read_number(const char *p, const char **end, double *out)
 {
-    static const double pow10[EXACT_POW10 + 1] = {
-        1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    static const double pow10[EXACT_POW10 + 1] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char *start = p;
     bool neg = *p == '-';
     p += neg;

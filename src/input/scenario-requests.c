@@ -9,7 +9,10 @@
  *
  * The requests are only read: serving them (vLLM's scheduler running the engine step by step)
  * is runner_prepare's (src/run/runner.h), after loading.
- * Costs: O(requests) to read.
+ * Costs: O(requests) to read. A JSON line of numbers only (the common shape) is read without
+ * json-glib (request-line.h); any other line, and a line with a value out of its range,
+ * goes through json-glib as before, so results and messages do not depend on
+ * which reader took a line. The text is walked in place, line by line.
  */
 #include "scenario-requests.h"
 #include "../../sched/json-bounded.h"

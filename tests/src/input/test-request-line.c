@@ -112,8 +112,7 @@ static const Case cases[] = {
 Test(request_line, tricky_lines_agree_with_json_glib)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        static const char *const keys[] = {"arrival_s", "prompt", "output", "prefix_id",
-                                           "prefix"};
+        static const char *const keys[] = {"arrival_s", "prompt", "output", "prefix_id", "prefix"};
         double v[5];
         bool has[5];
         g_autofree char *shown = g_strescape(cases[i].line, NULL);
@@ -142,8 +141,8 @@ Test(request_line, random_numbers_agree_with_json_glib)
         if (g_rand_int_range(rng, 0, 3) == 0)
             g_string_append_printf(n, "%s%d", g_rand_boolean(rng) ? "e" : "E-",
                                    g_rand_int_range(rng, 0, 340));
-        g_autofree char *line = g_strdup_printf("{\"arrival_s\": %s, \"prompt\": %s}", n->str,
-                                                n->str);
+        g_autofree char *line =
+            g_strdup_printf("{\"arrival_s\": %s, \"prompt\": %s}", n->str, n->str);
         g_string_free(n, TRUE);
         static const char *const keys[] = {"arrival_s", "prompt"};
         double v[2];
@@ -246,8 +245,8 @@ Test(request_line, lines_counted_as_before)
     cr_assert_eq(g_array_index(r, ModelRequest, 1).arrival_ns, 500000000);
     g_array_free(r, TRUE);
 
-    cr_assert_null(load("\n# c\n{\"prompt\": 10, \"output\": 2}\n\n{\"prompt\": 0, \"output\": 2}\n",
-                        &m));
+    cr_assert_null(
+        load("\n# c\n{\"prompt\": 10, \"output\": 2}\n\n{\"prompt\": 0, \"output\": 2}\n", &m));
     cr_assert_str_eq(m, ".jsonl:5: key 'prompt': '0' is not an integer in 1..10000000", "%s", m);
     g_clear_pointer(&m, g_free);
 
