@@ -209,8 +209,8 @@ static bool trace_row(Loader *ld, const char *file, guint line, const char *cons
     if (!v[1] || !v[2])
         return trace_fail(ld, file, line, v[1] ? "output" : "prompt", "missing");
     for (int k = 0; k < TRACE_FIELDS; k++)
-        if (v[k] && !trace_number(ld, file, line, trace_keys[k], v[k], trace_min[k],
-                                  trace_max[k], k != 0, &num[k]))
+        if (v[k] && !trace_number(ld, file, line, trace_keys[k], v[k], trace_min[k], trace_max[k],
+                                  k != 0, &num[k]))
             return false;
         else
             has[k] = v[k] != NULL;
