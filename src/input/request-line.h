@@ -14,7 +14,9 @@
  * (string, true, false, null, array, object), an escape, a control or non-ASCII byte or an
  * empty key, a key of `keys` given twice, an integer of more than 15 digits, a number beyond
  * JSON's grammar (leading zeros, '+', '.5', '1.', hex) or one g_ascii_strtod reports out of
- * range (1e400, 1e-400), a missing or trailing comma, trailing text.
+ * range (1e400, 1e-400, subnormals), a fraction or an exponent of 19 digits or more (leading
+ * zeros aside: sched_json_precheck reads those digits as an integer and refuses the line), a
+ * missing or trailing comma, trailing text.
  *
  * Values: what json-glib's value becomes once the trace reader has printed it and read it back
  * with g_ascii_strtod: an integer (json-glib's int64) is exact (at most 15 digits), "-0" gives
