@@ -9,7 +9,10 @@
  *
  * The requests are only read: serving them (vLLM's scheduler running the engine step by step)
  * is runner_prepare's (src/run/runner.h), after loading.
- * Costs: O(requests) to read.
+ * Costs: O(requests) to read. A JSON line of numbers only (the common shape) is read without
+ * json-glib (request-line.h); any other line, and a line with a value out of its range,
+ * goes through json-glib as before, so results and messages do not depend on
+ * which reader took a line. The text is walked in place, line by line.
  */
 #include "scenario-requests.h"
 #include "../../sched/json-bounded.h"
@@ -20,6 +23,7 @@
 
 #include "../util/inputfile.h"
 #include "request-formats.h"
+#include "request-line.h"
 #include "scenario-hardware.h"
 #include "../../model/serve.h"
 
@@ -191,17 +195,21 @@ static bool trace_values(Loader *ld, const char *file, guint line, const double 
     return true;
 }
 
+/* The range of each field of a row as its text is checked (trace_number): [min, max],
+ * integral but for arrival_s. */
+static const double trace_min[TRACE_FIELDS] = {0, 1, 1, 1, 1};
+static const double trace_max[TRACE_FIELDS] = {MAX_SECONDS, MAX_SEQ_LEN, MAX_SEQ_LEN, UINT32_MAX,
+                                               MAX_SEQ_LEN};
+
 /* One row from its field texts (NULL: absent). */
 static bool trace_row(Loader *ld, const char *file, guint line, const char *const *v, GArray *out)
 {
-    static const double max[TRACE_FIELDS] = {MAX_SECONDS, MAX_SEQ_LEN, MAX_SEQ_LEN, UINT32_MAX,
-                                             MAX_SEQ_LEN};
     double num[TRACE_FIELDS] = {0};
     bool has[TRACE_FIELDS] = {false};
     if (!v[1] || !v[2])
         return trace_fail(ld, file, line, v[1] ? "output" : "prompt", "missing");
     for (int k = 0; k < TRACE_FIELDS; k++)
-        if (v[k] && !trace_number(ld, file, line, trace_keys[k], v[k], k == 0 ? 0 : 1, max[k],
+        if (v[k] && !trace_number(ld, file, line, trace_keys[k], v[k], trace_min[k], trace_max[k],
                                   k != 0, &num[k]))
             return false;
         else
@@ -209,9 +217,28 @@ static bool trace_row(Loader *ld, const char *file, guint line, const char *cons
     return trace_values(ld, file, line, num, has, out);
 }
 
+/* A JSON line read by request_line_read (request-line.h) into `num`/`has`, when trace_row
+ * would take the texts json-glib's values print as: prompt and output given, every value
+ * finite and in its range. Then trace_values sees the very numbers trace_row would pass it;
+ * otherwise the line goes to json-glib and trace_row, which word the error. */
+static bool trace_flat_line(const char *text, double *num, bool *has)
+{
+    if (!request_line_read(text, trace_keys, TRACE_FIELDS, num, has) || !has[1] || !has[2])
+        return false;
+    for (int k = 0; k < TRACE_FIELDS; k++)
+        if (has[k] && !(isfinite(num[k]) && num[k] >= trace_min[k] && num[k] <= trace_max[k] &&
+                        (k == 0 || num[k] == floor(num[k]))))
+            return false;
+    return true;
+}
+
 static bool trace_json_line(Loader *ld, const char *file, guint line, const char *text,
                             JsonParser *parser, GArray *out)
 {
+    double num[TRACE_FIELDS];
+    bool has[TRACE_FIELDS];
+    if (trace_flat_line(text, num, has))
+        return trace_values(ld, file, line, num, has, out);
     g_autoptr(GError) err = NULL;
     if (!sched_json_load(parser, text, -1, &err))
         return trace_fail(ld, file, line, "arrival_s",
@@ -244,18 +271,33 @@ static bool trace_json_line(Loader *ld, const char *file, guint line, const char
     return trace_row(ld, file, line, v, out);
 }
 
+/* The line at `p` (ending at the next '\n' or the text's end) cut out in place and trimmed of
+ * what g_strstrip trims (g_ascii_isspace); *next: the following line, NULL after the last. */
+static char *next_line(char *p, char **next)
+{
+    char *nl = strchr(p, '\n');
+    char *e = nl ? nl : p + strlen(p);
+    *next = nl ? nl + 1 : NULL;
+    while (e > p && g_ascii_isspace(e[-1]))
+        e--;
+    *e = '\0';
+    while (g_ascii_isspace(*p))
+        p++;
+    return p;
+}
+
+/* `text` (altered: each line is cut out in place) as JSON lines or CSV. */
 static bool load_trace_text(Loader *ld, const char *file, char *text, GArray *out)
 {
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     int col[TRACE_FIELDS] = {-1, -1, -1, -1, -1};
     bool csv = false, header = false;
     g_autoptr(JsonParser) parser = json_parser_new_immutable();
-    guint rows = 0;
-    for (guint i = 0; lines[i]; i++) {
-        char *l = g_strstrip(lines[i]);
+    guint rows = 0, line = 0;
+    for (char *next = text; next;) {
+        char *l = next_line(next, &next);
+        line++;
         if (!l[0] || l[0] == '#')
             continue;
-        guint line = i + 1;
         if (!header && !csv && l[0] == '{') {
             if (!trace_json_line(ld, file, line, l, parser, out))
                 return false;

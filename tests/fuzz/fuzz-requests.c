@@ -6,7 +6,9 @@
  *
  * Input: the trace's text (NUL bytes are refused by the file reader, so the readers never see
  * them). Checked on every input: a reader or the load fails exactly when it sets an error, and
- * the error is one line.
+ * the error is one line; and on every line, the parser-free reader of JSON lines
+ * (src/input/request-line.h) either gives the line up or reads the numbers json-glib reads
+ * (tests/src/input/request-line-oracle.h).
  */
 #include "fuzz-common.h"
 
@@ -14,6 +16,7 @@
 
 #include "../../src/input/request-formats.h"
 #include "../../src/input/scenario.h"
+#include "../src/input/request-line-oracle.h"
 
 static char *trace_path; /* the input, written to a file of this process */
 
@@ -44,6 +47,20 @@ static void one_line(const char *what, const GError *err)
     }
 }
 
+/* Each line of `text` (trimmed as the trace reader trims it) read by request_line_read and by
+ * json-glib: a disagreement aborts. */
+static void check_lines(const char *text)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i]; i++) {
+        g_autofree char *why = oracle_disagreement(g_strstrip(lines[i]));
+        if (why) {
+            fprintf(stderr, "fuzz: line %u: %s\n", i + 1, why);
+            abort();
+        }
+    }
+}
+
 static const RequestFormat formats[] = {REQUEST_FORMAT_MOONCAKE, REQUEST_FORMAT_AZURE,
                                         REQUEST_FORMAT_BURSTGPT, REQUEST_FORMAT_SHAREGPT,
                                         REQUEST_FORMAT_VIDUR};
@@ -56,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *why = NULL;
     (void)request_format_detect(text, &why);
     g_free(why);
+    check_lines(text);
     for (size_t i = 0; i < G_N_ELEMENTS(formats); i++) {
         char *copy = g_strdup(text); /* the readers may alter the text */
         RequestTrace t = {0};
