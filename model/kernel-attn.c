@@ -408,17 +408,19 @@ static void prefill_seq(const Dims *d, const ModelAttnSeq *q, double mult, doubl
     double rate = eff * d->sm_flops / (d->fp8 && d->hd > 192 ? p->fp8_wide_slowdown : 1);
     double tile_ns = d->units > 0 ? (d->fp8 ? p->fp8_tile_ns : p->tile_ns) : 0;
     double blk_ns = block_flops(d, m) / rate * 1e9;
-    double count = mult * d->kvh, sum, most;
+    double count = mult * d->kvh, sum = 0, most = 0;
     /* tile j's time grows (causal) or stays (windowed, full) with j: at most ATTN_TILE_SAMPLES
      * tiles are evaluated, each standing for the `stride` tiles around it; the last (longest)
      * one is evaluated too */
-    double stride = ceil(mb / ATTN_TILE_SAMPLES);
+    double stride = ceil(mb / ATTN_TILE_SAMPLES), j = -1;
     for (double j0 = 0; j0 < mb; j0 += stride) {
         double group = MIN(stride, mb - j0);
-        prefill_tile(d, q, j0 + floor(group / 2), tile_ns, blk_ns, splits, &sum, &most);
+        j = j0 + floor(group / 2);
+        prefill_tile(d, q, j, tile_ns, blk_ns, splits, &sum, &most);
         w->sum_ns += sum * count * group;
     }
-    prefill_tile(d, q, mb - 1, tile_ns, blk_ns, splits, &sum, &most);
+    if (j != mb - 1) /* a one-tile sequence (a decode in a mixed batch) was just evaluated */
+        prefill_tile(d, q, mb - 1, tile_ns, blk_ns, splits, &sum, &most);
     w->max_ns = MAX(w->max_ns, most);
     w->tiles += mb * count;
     /* useful score pairs: each new row against its causal / windowed keys */
