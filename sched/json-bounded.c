@@ -42,6 +42,11 @@ static bool check_number(const char *text, gsize n, gsize i, gsize *end, GError 
     while (j < n && g_ascii_isdigit(text[j]))
         j++;
     bool is_float = j < n && (text[j] == '.' || text[j] == 'e' || text[j] == 'E');
+    /* a float's fraction and exponent are part of the number, not an integer of their own */
+    while (is_float && j < n &&
+           (g_ascii_isdigit(text[j]) || text[j] == '.' || text[j] == 'e' || text[j] == 'E' ||
+            text[j] == '+' || text[j] == '-'))
+        j++;
     *end = j;
     if (is_float || j == start || !beyond_int64(text + first, j - first, neg))
         return true;

@@ -44,20 +44,6 @@ static void digits(const char **p, uint64_t *mant, int *sig, int *count, int *sc
     }
 }
 
-/* Whether the digits at `s`, leading zeros aside, are fewer than 19. sched_json_precheck
- * (sched/json-bounded.h) reads a fraction's and an exponent's digits as an integer of their
- * own and refuses the line when that integer is beyond int64 (0.1000000000000000055511151231257827
- * is refused): such a line must reach it. */
-static bool short_run(const char *s)
-{
-    while (*s == '0')
-        s++;
-    int n = 0;
-    while (is_digit(s[n]))
-        n++;
-    return n < 19;
-}
-
 /* A number of JSON's grammar at `p`: its value in *out and its end in *end; false when it is
  * not one, or not one converted here exactly as json-glib and g_ascii_strtod convert it. */
 static bool read_number(const char *p, const char **end, double *out)
@@ -75,8 +61,7 @@ static bool read_number(const char *p, const char **end, double *out)
     digits(&p, &mant, &sig, &int_digits, &scale, false);
     bool integer = true;
     if (*p == '.') {
-        if (!short_run(++p))
-            return false;
+        p++;
         digits(&p, &mant, &sig, &frac_digits, &scale, true);
         if (frac_digits == 0)
             return false; /* "1." */
@@ -86,8 +71,8 @@ static bool read_number(const char *p, const char **end, double *out)
         p++;
         bool eneg = *p == '-';
         p += *p == '-' || *p == '+';
-        if (!is_digit(*p) || !short_run(p))
-            return false; /* "1e", or see short_run */
+        if (!is_digit(*p))
+            return false; /* "1e" */
         int e = 0;
         for (; is_digit(*p); p++)
             e = e < 100000 ? e * 10 + (*p - '0') : e;

@@ -69,6 +69,12 @@ Test(json_bounded, integers_beyond_int64_are_named)
                                   "99999999999999999999999.5, -0, \"99999999999999999999999\"]",
                                   -1, &err),
               "%s", err ? err->message : "");
+    /* a float's long fraction or exponent is not an integer of its own (found by the flat
+     * request reader's differential test: valid JSON was refused as "beyond 64 bits") */
+    cr_assert(sched_json_precheck("[0.1000000000000000055511151231257827, 1e00000000000000000001,"
+                                  " 2.5E+99999999999999999999, -3.0e-1000000000000000000000]",
+                                  -1, &err),
+              "%s", err ? err->message : "");
 }
 
 /* Found by fuzz-requests (tests/fuzz/regress/requests/multi-line-json-error): json-glib quotes

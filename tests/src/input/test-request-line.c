@@ -30,7 +30,7 @@ static const Case cases[] = {
     {"{\"arrival_s\": -0.0e5, \"prompt\": 64, \"output\": 16}", true},
     {"{\"arrival_s\": 0.1, \"prompt\": 64, \"output\": 16}", true},
     {"{\"arrival_s\": 0.30000000000000004, \"prompt\": 64, \"output\": 16}", true},
-    {"{\"arrival_s\": 0.1000000000000000055511151231257827, \"prompt\": 6, \"output\": 1}", false},
+    {"{\"arrival_s\": 0.1000000000000000055511151231257827, \"prompt\": 6, \"output\": 1}", true},
     {"{\"arrival_s\": 123456789.123456789, \"prompt\": 64, \"output\": 16}", true},
     {"{\"arrival_s\": 9007199254740993e-3, \"prompt\": 64, \"output\": 16}", true},
     {"{\"arrival_s\": 0.000000000000000000000000000001, \"prompt\": 64, \"output\": 16}", true},
