@@ -461,12 +461,19 @@ static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nod
                     "%s: the run's time line %u lost records in staging", t->path, line);
         return false;
     }
-    /* a line whose ops mark where its segments begin (served steps) is stored as segments */
-    bool segmented = false;
-    for (size_t i = 0; !segmented && i < n; i++)
-        segmented = (node_rec(t, nodes, path[i])->flags & SCHED_RECORD_SEGMENT) != 0;
+    /* a line whose ops mark where its segments begin (served steps) is stored as segments;
+     * records already in idx order (a rank's records almost always are) go as they are */
+    bool segmented = false, sorted = true;
+    for (size_t i = n; i-- > 0;) {
+        const SchedRecord *x = node_rec(t, nodes, path[i]);
+        segmented |= (x->flags & SCHED_RECORD_SEGMENT) != 0;
+        sorted = sorted && (i + 1 == n || node_rec(t, nodes, path[i + 1])->idx < x->idx);
+    }
     bool ok = true;
-    if (n <= SORT_RECORDS) {
+    if (sorted) {
+        for (size_t i = n; ok && i-- > 0;)
+            ok = queue_line(t, node_rec(t, nodes, path[i]), line, segmented, error);
+    } else if (n <= SORT_RECORDS) {
         g_autofree SchedRecord *buf = g_new(SchedRecord, n);
         for (size_t i = 0; i < n; i++)
             buf[i] = *node_rec(t, nodes, path[n - 1 - i]);
