@@ -5,14 +5,11 @@
  */
 #include "plot.h"
 
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
-#include <cairo.h>
 #include <errno.h>
-#include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <string.h>
 
+#include "cairo-lib.h"
 #include "explain.h"
 #include "../util/outfile.h"
 #include "report.h"
@@ -307,6 +304,7 @@ static GArray *fold(const Data *d, const GArray *culprits, bool coarse)
 /* ---- drawing ---- */
 
 typedef struct {
+    const CairoLib *cz; /* cairo, loaded on first use (cairo-lib.h) */
     cairo_t *cr;
     double w, h, x0, x1;
     int64_t t_axis;
@@ -317,9 +315,9 @@ static double xt(const Canvas *c, int64_t t)
     return c->x0 + (c->x1 - c->x0) * ((double)t / (double)c->t_axis);
 }
 
-static void rgb(cairo_t *cr, unsigned hex)
+static void rgb(const Canvas *c, unsigned hex)
 {
-    cairo_set_source_rgb(cr, ((hex >> 16) & 255) / 255.0, ((hex >> 8) & 255) / 255.0,
+    c->cz->set_source_rgb(c->cr, ((hex >> 16) & 255) / 255.0, ((hex >> 8) & 255) / 255.0,
                          (hex & 255) / 255.0);
 }
 
@@ -333,24 +331,24 @@ enum {
     C_TEXT = 0x222222,
 };
 
-static void box(cairo_t *cr, double x0, double x1, double y, double h, unsigned color)
+static void box(const Canvas *c, double x0, double x1, double y, double h, unsigned color)
 {
     if (x1 - x0 < 0.6) /* a sliver stays visible */
         x1 = x0 + 0.6;
-    rgb(cr, color);
-    cairo_rectangle(cr, x0, y, x1 - x0, h);
-    cairo_fill(cr);
+    rgb(c, color);
+    c->cz->rectangle(c->cr, x0, y, x1 - x0, h);
+    c->cz->fill(c->cr);
 }
 
-static void text(cairo_t *cr, double x, double y, double size, bool bold, unsigned color,
+static void text(const Canvas *c, double x, double y, double size, bool bold, unsigned color,
                  const char *s)
 {
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, size);
-    rgb(cr, color);
-    cairo_move_to(cr, x, y);
-    cairo_show_text(cr, s);
+    c->cz->select_font_face(c->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    c->cz->set_font_size(c->cr, size);
+    rgb(c, color);
+    c->cz->move_to(c->cr, x, y);
+    c->cz->show_text(c->cr, s);
 }
 
 /* When the last member arrived in the instance of rank r's collective segment `s`. */
@@ -378,9 +376,8 @@ static bool last_arrival(const Data *d, uint32_t r, const Seg *s, int64_t *out)
 
 static void draw_lane(const Canvas *c, const Data *d, const Lane *l, double y)
 {
-    cairo_t *cr = c->cr;
     if (l->culprit)
-        box(cr, 0, c->w, y, LANE_H, C_CULPRIT_BG);
+        box(c, 0, c->w, y, LANE_H, C_CULPRIT_BG);
     const GArray *a = d->segs[l->first];
     double top = y + 3, h = LANE_H - 6;
     for (guint i = 0; i < a->len; i++) {
@@ -388,57 +385,56 @@ static void draw_lane(const Canvas *c, const Data *d, const Lane *l, double y)
         if (s->kind == SCHED_OP_COMPUTE) {
             /* a compute op that never ended was cut by the rank's crash */
             int64_t end = s->end >= 0 ? s->end : MAX(s->start, d->rank_end[l->first]);
-            box(cr, xt(c, s->start), xt(c, end), top, h, C_COMPUTE);
+            box(c, xt(c, s->start), xt(c, end), top, h, C_COMPUTE);
             continue;
         }
         if (s->end < 0) { /* never completed: blocked to the axis' end */
-            box(cr, xt(c, s->start), c->x1, top, h, C_BLOCKED);
+            box(c, xt(c, s->start), c->x1, top, h, C_BLOCKED);
             continue;
         }
         int64_t last = s->start;
         bool known = last_arrival(d, (uint32_t)l->first, s, &last);
         int64_t arrive_all = known ? CLAMP(last, s->start, s->end) : s->start;
         if (arrive_all > s->start)
-            box(cr, xt(c, s->start), xt(c, arrive_all), top, h, C_WAIT);
-        box(cr, xt(c, arrive_all), xt(c, s->end), top, h, C_COMM);
+            box(c, xt(c, s->start), xt(c, arrive_all), top, h, C_WAIT);
+        box(c, xt(c, arrive_all), xt(c, s->end), top, h, C_COMM);
     }
     if (strcmp(d->state[l->first], "crashed") == 0) { /* an X where it died */
         double x = xt(c, d->rank_end[l->first]);
-        rgb(cr, C_TEXT);
-        cairo_set_line_width(cr, 2);
-        cairo_move_to(cr, x - 5, y + 3);
-        cairo_line_to(cr, x + 5, y + LANE_H - 3);
-        cairo_move_to(cr, x + 5, y + 3);
-        cairo_line_to(cr, x - 5, y + LANE_H - 3);
-        cairo_stroke(cr);
+        rgb(c, C_TEXT);
+        c->cz->set_line_width(c->cr, 2);
+        c->cz->move_to(c->cr, x - 5, y + 3);
+        c->cz->line_to(c->cr, x + 5, y + LANE_H - 3);
+        c->cz->move_to(c->cr, x + 5, y + 3);
+        c->cz->line_to(c->cr, x - 5, y + LANE_H - 3);
+        c->cz->stroke(c->cr);
     }
     g_autofree char *label = l->first == l->last
                                  ? g_strdup_printf("rank %d", l->first)
                                  : g_strdup_printf("ranks %d-%d", l->first, l->last);
     g_autofree char *full = g_strdup_printf("%s  %s%s", label, d->state[l->first],
                                             l->culprit ? "  \u25C0 culprit" : "");
-    text(cr, 6, y + LANE_H - 5, 11, l->culprit, l->culprit ? C_BLOCKED : C_TEXT, full);
+    text(c, 6, y + LANE_H - 5, 11, l->culprit, l->culprit ? C_BLOCKED : C_TEXT, full);
 }
 
 static void draw_axis(const Canvas *c, double y)
 {
-    cairo_t *cr = c->cr;
     /* ticks at 1, 2 or 5 x 10^k ns, about eight of them */
     double raw = (double)c->t_axis / 8.0, p = pow(10, floor(log10(MAX(raw, 1.0))));
     double step = raw / p < 2 ? p : raw / p < 5 ? 2 * p : 5 * p;
-    rgb(cr, C_TEXT);
-    cairo_set_line_width(cr, 1);
-    cairo_move_to(cr, c->x0, y);
-    cairo_line_to(cr, c->x1, y);
-    cairo_stroke(cr);
+    rgb(c, C_TEXT);
+    c->cz->set_line_width(c->cr, 1);
+    c->cz->move_to(c->cr, c->x0, y);
+    c->cz->line_to(c->cr, c->x1, y);
+    c->cz->stroke(c->cr);
     for (double t = 0; t <= (double)c->t_axis + 1; t += step) {
         double x = xt(c, (int64_t)t);
-        rgb(cr, C_GRID);
-        cairo_move_to(cr, x, TOP - 6);
-        cairo_line_to(cr, x, y);
-        cairo_stroke(cr);
+        rgb(c, C_GRID);
+        c->cz->move_to(c->cr, x, TOP - 6);
+        c->cz->line_to(c->cr, x, y);
+        c->cz->stroke(c->cr);
         g_autofree char *lab = sched_format_ns((int64_t)t);
-        text(cr, x - 20, y + 16, 10, false, C_TEXT, lab);
+        text(c, x - 20, y + 16, 10, false, C_TEXT, lab);
     }
 }
 
@@ -453,8 +449,8 @@ static void draw_legend(const Canvas *c, double y)
              {"blocked (never completes)", C_BLOCKED}};
     double x = c->x0;
     for (size_t i = 0; i < G_N_ELEMENTS(k); i++) {
-        box(c->cr, x, x + 12, y - 10, 10, k[i].color);
-        text(c->cr, x + 16, y, 11, false, C_TEXT, k[i].name);
+        box(c, x, x + 12, y - 10, 10, k[i].color);
+        text(c, x + 16, y, 11, false, C_TEXT, k[i].name);
         x += 30 + 7.0 * (double)strlen(k[i].name);
     }
 }
@@ -511,32 +507,34 @@ static void draw_instance(const Canvas *c, const Data *d, const SchedOutcome *o,
     }
     if (first == INT64_MAX)
         return;
-    cairo_t *cr = c->cr;
     double x = xt(c, first);
-    rgb(cr, C_BLOCKED);
+    rgb(c, C_BLOCKED);
     double dash[] = {5, 3};
-    cairo_set_dash(cr, dash, 2, 0);
-    cairo_set_line_width(cr, 1.5);
-    cairo_move_to(cr, x, y0);
-    cairo_line_to(cr, x, y1);
-    cairo_stroke(cr);
-    cairo_set_dash(cr, NULL, 0, 0);
+    c->cz->set_dash(c->cr, dash, 2, 0);
+    c->cz->set_line_width(c->cr, 1.5);
+    c->cz->move_to(c->cr, x, y0);
+    c->cz->line_to(c->cr, x, y1);
+    c->cz->stroke(c->cr);
+    c->cz->set_dash(c->cr, NULL, 0, 0);
     const char *op = name < d->names->len && g_ptr_array_index(d->names, name)
                          ? g_ptr_array_index(d->names, name)
                          : "collective";
     g_autofree char *line = g_strdup_printf("%s (group %s, seq %" G_GINT64_FORMAT ") counts: %s",
                                             op, gname, seq, sizes->len ? sizes->str : "-");
-    text(cr, LEFT, TOP - 8, 11, true, C_BLOCKED, line);
+    text(c, LEFT, TOP - 8, 11, true, C_BLOCKED, line);
 }
 
-static void draw(cairo_t *cr, double w, double h, const Data *d, const GArray *lanes,
-                 const StoreRunInfo *r, const SchedOutcome *o, const char *timeline)
+static void draw(const CairoLib *cz, cairo_t *cr, double w, double h, const Data *d,
+                 const GArray *lanes, const StoreRunInfo *r, const SchedOutcome *o,
+                 const char *timeline)
 {
-    rgb(cr, 0xFFFFFF);
-    cairo_paint(cr);
-    Canvas c = {.cr = cr, .w = w, .h = h, .x0 = LEFT, .x1 = w - RIGHT, .t_axis = d->t_end};
+    Canvas canvas = {.cz = cz, .cr = cr, .w = w, .h = h, .x0 = LEFT, .x1 = w - RIGHT,
+                     .t_axis = d->t_end};
     if (d->blocked_any) /* room to show that blocked ones go on */
-        c.t_axis = d->t_end + d->t_end / 8 + 1;
+        canvas.t_axis = d->t_end + d->t_end / 8 + 1;
+    const Canvas *c = &canvas;
+    rgb(c, 0xFFFFFF);
+    cz->paint(cr);
     const SchedDiag *first = NULL;
     for (guint i = 0; i < o->diags->len && !first; i++) {
         const SchedDiag *x = g_ptr_array_index(o->diags, i);
@@ -545,24 +543,24 @@ static void draw(cairo_t *cr, double w, double h, const Data *d, const GArray *l
     }
     g_autofree char *head = g_strdup_printf("run %" G_GINT64_FORMAT " %s: %s", r->id,
                                             r->name ? r->name : "", r->status ? r->status : "?");
-    text(cr, 6, 18, 14, true, C_TEXT, head);
+    text(c, 6, 18, 14, true, C_TEXT, head);
     if (first) {
         g_autofree char *msg = g_strndup(first->message, strcspn(first->message, "\n"));
         if (g_utf8_strlen(msg, -1) > 150)
             *g_utf8_offset_to_pointer(msg, 150) = '\0';
-        text(cr, 6, 34, 11, false, C_TEXT, msg);
+        text(c, 6, 34, 11, false, C_TEXT, msg);
     }
     if (timeline && strcmp(timeline, "full") != 0)
-        text(cr, w - 330, 18, 10, false, C_TEXT,
+        text(c, w - 330, 18, 10, false, C_TEXT,
              strcmp(timeline, "none") == 0
                  ? "stored with --timeline none: only the blocked collectives"
                  : "stored with --timeline collectives: no compute ops");
     double y = TOP;
     for (guint i = 0; i < lanes->len; i++, y += LANE_H)
-        draw_lane(&c, d, &g_array_index(lanes, Lane, i), y);
-    draw_instance(&c, d, o, TOP - 4, y);
-    draw_axis(&c, y + 4);
-    draw_legend(&c, h - 10);
+        draw_lane(c, d, &g_array_index(lanes, Lane, i), y);
+    draw_instance(c, d, o, TOP - 4, y);
+    draw_axis(c, y + 4);
+    draw_legend(c, h - 10);
 }
 
 /* ---- output ---- */
@@ -589,6 +587,9 @@ bool plot_write(Store *st, const StoreRunInfo *r, const SchedOutcome *o, const c
                     path);
         return false;
     }
+    const CairoLib *cz = cairo_lib(error);
+    if (!cz)
+        return false;
     Data d = {0};
     bool ok = load(st, r, o, &d, error);
     if (!ok) {
@@ -610,28 +611,28 @@ bool plot_write(Store *st, const StoreRunInfo *r, const SchedOutcome *o, const c
     }
     FILE *f = out_file_stream(out);
     cairo_surface_t *surf =
-        fmt == PNG   ? cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)ceil(h))
-        : fmt == SVG ? cairo_svg_surface_create_for_stream(to_file, f, w, h)
-                     : cairo_pdf_surface_create_for_stream(to_file, f, w, h);
-    cairo_t *cr = cairo_create(surf);
-    draw(cr, w, h, &d, lanes, r, o, r->timeline);
-    cairo_destroy(cr);
+        fmt == PNG   ? cz->image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)ceil(h))
+        : fmt == SVG ? cz->svg_surface_create_for_stream(to_file, f, w, h)
+                     : cz->pdf_surface_create_for_stream(to_file, f, w, h);
+    cairo_t *cr = cz->create(surf);
+    draw(cz, cr, w, h, &d, lanes, r, o, r->timeline);
+    cz->destroy(cr);
     cairo_status_t s = CAIRO_STATUS_SUCCESS;
     if (fmt == PNG)
-        s = cairo_surface_write_to_png_stream(surf, to_file, f);
-    cairo_surface_finish(surf);
+        s = cz->surface_write_to_png_stream(surf, to_file, f);
+    cz->surface_finish(surf);
     if (s == CAIRO_STATUS_SUCCESS)
-        s = cairo_surface_status(surf);
-    cairo_surface_destroy(surf);
+        s = cz->surface_status(surf);
+    cz->surface_destroy(surf);
     /* cairo's and fontconfig's caches, freed so that a checked build's leak report stays
      * empty (the command draws once per process) */
-    cairo_debug_reset_static_data();
-    FcFini();
+    cz->debug_reset_static_data();
+    cz->fc_fini();
     data_clear(&d);
     if (s != CAIRO_STATUS_SUCCESS) {
         out_file_abort(out);
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "plot -o %s: %s", path,
-                    cairo_status_to_string(s));
+                    cz->status_to_string(s));
         return false;
     }
     return out_file_close(out, error);
