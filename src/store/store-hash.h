@@ -5,6 +5,7 @@
 #ifndef SRC_STORE_HASH_H
 #define SRC_STORE_HASH_H
 
+#include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,6 +55,24 @@ static inline void store_record_hash(const uint64_t w[8], uint64_t *a, uint64_t 
                  store_mum(w[3] ^ STORE_HASH_K[1], w[6] ^ STORE_HASH_K[0]) ^ store_mum(w[5] ^ STORE_HASH_K[3], w[7] ^ STORE_HASH_K[2]);
     *a = store_mum(x ^ STORE_HASH_K[8], STORE_HASH_K[9]);
     *b = store_mum(y ^ STORE_HASH_K[4], STORE_HASH_K[6]);
+}
+
+/* A run of records summed into two hashes with its count: equal keys, equal runs (a rank's
+ * time line, a part of one), a GHashTable key with the two functions below. */
+typedef struct {
+    uint64_t n, h1, h2;
+} StoreRunKey;
+
+static inline guint store_run_key_hash(gconstpointer p)
+{
+    const StoreRunKey *k = p;
+    return (guint)(k->h1 ^ k->h1 >> 32);
+}
+
+static inline gboolean store_run_key_equal(gconstpointer a, gconstpointer b)
+{
+    const StoreRunKey *x = a, *y = b;
+    return x->n == y->n && x->h1 == y->h1 && x->h2 == y->h2;
 }
 
 #endif

@@ -7,23 +7,6 @@
 
 #include <string.h>
 
-/* A part's relative records hashed: equal keys, equal segments. */
-typedef struct {
-    uint64_t n, h1, h2;
-} SegKey;
-
-static guint seg_hash(gconstpointer p)
-{
-    const SegKey *k = p;
-    return (guint)(k->h1 ^ k->h1 >> 32);
-}
-
-static gboolean seg_equal(gconstpointer a, gconstpointer b)
-{
-    const SegKey *x = a, *y = b;
-    return x->n == y->n && x->h1 == y->h1 && x->h2 == y->h2;
-}
-
 /* A slot's sequence number before the current part, once the part has called it. */
 typedef struct {
     uint64_t before;
@@ -36,7 +19,7 @@ struct StoreSegments {
     int64_t id;
     StoreRowBatch rows;        /* timeline_segments */
     sqlite3_stmt *part, *seq;  /* timeline_parts, timeline_part_seqs */
-    GHashTable *known;         /* SegKey* -> segment id + 1 */
+    GHashTable *known;         /* StoreRunKey* -> segment id + 1 */
     uint32_t n_segments;
     int64_t line;              /* the current line, -1 before the first record */
     uint32_t n_parts;          /* parts of the current line so far */
@@ -51,7 +34,7 @@ StoreSegments *store_segments_new(sqlite3 *db, const char *path, int64_t run_id,
     s->path = path;
     s->id = run_id;
     s->line = -1;
-    s->known = g_hash_table_new_full(seg_hash, seg_equal, g_free, NULL);
+    s->known = g_hash_table_new_full(store_run_key_hash, store_run_key_equal, g_free, NULL);
     s->cur = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
     s->base = g_array_new(FALSE, TRUE, sizeof(SeqBase));
     bool ok = store_row_batch_open(
@@ -99,7 +82,7 @@ static bool step_reset(StoreSegments *s, sqlite3_stmt *st, const char *what, GEr
  * idx order, its first record's), each slot's sequence numbers from the one before its least —
  * and hashed into `key`; the part's idx and start time in `idx0`, `t0`. Relative values are
  * never negative, whatever order the records came in, and a never-completed op keeps -1. */
-static void relative(StoreSegments *s, SegKey *key, uint64_t *idx0, int64_t *t0)
+static void relative(StoreSegments *s, StoreRunKey *key, uint64_t *idx0, int64_t *t0)
 {
     SchedRecord *r = (SchedRecord *)(void *)s->cur->data;
     *idx0 = r[0].idx;
@@ -120,7 +103,7 @@ static void relative(StoreSegments *s, SegKey *key, uint64_t *idx0, int64_t *t0)
         if (!b->set || before < b->before)
             *b = (SeqBase){.before = before, .set = true};
     }
-    *key = (SegKey){.n = s->cur->len};
+    *key = (StoreRunKey){.n = s->cur->len};
     for (guint i = 0; i < s->cur->len; i++) {
         SchedRecord *x = &r[i];
         x->idx -= *idx0;
@@ -142,7 +125,7 @@ static bool write_part(StoreSegments *s, GError **error)
 {
     if (!s->cur->len)
         return true;
-    SegKey key;
+    StoreRunKey key;
     uint64_t idx0;
     int64_t t0;
     relative(s, &key, &idx0, &t0);

@@ -333,29 +333,13 @@ void store_timelines_add(StoreTimelines *t, const SchedRecord *recs, size_t n, G
             g_array_append_val(nodes, x);
 }
 
-typedef struct {
-    uint64_t n, h1, h2;
-} LineKey;
-
-static guint key_hash(gconstpointer p)
-{
-    const LineKey *k = p;
-    return (guint)(k->h1 ^ k->h1 >> 32);
-}
-
-static gboolean key_equal(gconstpointer a, gconstpointer b)
-{
-    const LineKey *x = a, *y = b;
-    return x->n == y->n && x->h1 == y->h1 && x->h2 == y->h2;
-}
-
 /* Timeline ids in the order of each one's first rank, so the same run gives the same rows. */
 static void classify(StoreTimelines *t)
 {
     if (t->classified)
         return;
-    g_autoptr(GHashTable) seen = g_hash_table_new(key_hash, key_equal);
-    g_autofree LineKey *keys = g_new(LineKey, MAX(t->n_ranks, 1));
+    g_autoptr(GHashTable) seen = g_hash_table_new(store_run_key_hash, store_run_key_equal);
+    g_autofree StoreRunKey *keys = g_new(StoreRunKey, MAX(t->n_ranks, 1));
     g_free(t->first);
     t->first = g_new(uint32_t, MAX(t->n_ranks, 1));
     t->n_timelines = 0;
@@ -363,7 +347,7 @@ static void classify(StoreTimelines *t)
         RankLine *L = &t->ranks[r];
         if (!L->n)
             continue;
-        keys[r] = (LineKey){L->n, L->h1, L->h2};
+        keys[r] = (StoreRunKey){L->n, L->h1, L->h2};
         gpointer found = g_hash_table_lookup(&*seen, &keys[r]);
         if (found) {
             L->timeline = GPOINTER_TO_UINT(found) - 1;
