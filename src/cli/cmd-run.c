@@ -447,10 +447,14 @@ static void run_storing_status(const RunOptions *o, bool tty, StoreRun *sr)
                                           z.timelines, z.timelines == 1 ? "" : "s")
                         : g_strdup("");
         g_autofree char *bytes = g_format_size((guint64)((double)z.rows * RUN_BYTES_PER_ROW));
+        /* a line stored as segments keeps each distinct step once: fewer rows, known only as
+         * they are written, so its size is an upper bound */
         fprintf(stderr,
                 "\r\033[K  storing: the %s time line, %" G_GUINT64_FORMAT " op records: %s%"
-                G_GUINT64_FORMAT " rows (about %s) ...",
-                cli_timeline_name(o->timeline_level), z.records, lines, z.rows, bytes);
+                G_GUINT64_FORMAT " records (%s %s%s) ...",
+                cli_timeline_name(o->timeline_level), z.records, lines, z.rows,
+                z.segmented ? "at most" : "about", bytes,
+                z.segmented ? "; each distinct step stored once" : "");
     }
     fflush(stderr);
 }
@@ -459,7 +463,8 @@ static void store_progress_cb(void *data, uint64_t done, uint64_t total)
 {
     (void)data;
     fprintf(stderr,
-            "\r\033[K  storing: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " rows (%.0f %%) ...",
+            "\r\033[K  storing: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+            " records (%.0f %%) ...",
             done, total, total ? 100.0 * (double)done / (double)total : 100.0);
     fflush(stderr);
 }

@@ -3,41 +3,46 @@
 
 #include <gio/gio.h>
 #include <gmodule.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
 /* The library's soname (cairo's ABI 2, every release since 2005). */
 #define CAIRO_SONAME "libcairo.so.2"
 
-/* Each table entry and the symbol that fills it. */
+/* Each table entry and the symbol that fills it; an optional one (cache clean-up only) may be
+ * missing, its entry NULL. */
 static const struct {
     const char *symbol;
     size_t offset;
+    bool optional;
 } entries[] = {
-    {"cairo_image_surface_create", offsetof(CairoLib, image_surface_create)},
-    {"cairo_svg_surface_create_for_stream", offsetof(CairoLib, svg_surface_create_for_stream)},
-    {"cairo_pdf_surface_create_for_stream", offsetof(CairoLib, pdf_surface_create_for_stream)},
-    {"cairo_surface_write_to_png_stream", offsetof(CairoLib, surface_write_to_png_stream)},
-    {"cairo_surface_finish", offsetof(CairoLib, surface_finish)},
-    {"cairo_surface_status", offsetof(CairoLib, surface_status)},
-    {"cairo_surface_destroy", offsetof(CairoLib, surface_destroy)},
-    {"cairo_create", offsetof(CairoLib, create)},
-    {"cairo_destroy", offsetof(CairoLib, destroy)},
-    {"cairo_set_source_rgb", offsetof(CairoLib, set_source_rgb)},
-    {"cairo_rectangle", offsetof(CairoLib, rectangle)},
-    {"cairo_fill", offsetof(CairoLib, fill)},
-    {"cairo_paint", offsetof(CairoLib, paint)},
-    {"cairo_select_font_face", offsetof(CairoLib, select_font_face)},
-    {"cairo_set_font_size", offsetof(CairoLib, set_font_size)},
-    {"cairo_move_to", offsetof(CairoLib, move_to)},
-    {"cairo_line_to", offsetof(CairoLib, line_to)},
-    {"cairo_show_text", offsetof(CairoLib, show_text)},
-    {"cairo_set_line_width", offsetof(CairoLib, set_line_width)},
-    {"cairo_set_dash", offsetof(CairoLib, set_dash)},
-    {"cairo_stroke", offsetof(CairoLib, stroke)},
-    {"cairo_status_to_string", offsetof(CairoLib, status_to_string)},
-    {"cairo_debug_reset_static_data", offsetof(CairoLib, debug_reset_static_data)},
-    {"FcFini", offsetof(CairoLib, fc_fini)},
+    {"cairo_image_surface_create", offsetof(CairoLib, image_surface_create), false},
+    {"cairo_svg_surface_create_for_stream", offsetof(CairoLib, svg_surface_create_for_stream),
+     false},
+    {"cairo_pdf_surface_create_for_stream", offsetof(CairoLib, pdf_surface_create_for_stream),
+     false},
+    {"cairo_surface_write_to_png_stream", offsetof(CairoLib, surface_write_to_png_stream), false},
+    {"cairo_surface_finish", offsetof(CairoLib, surface_finish), false},
+    {"cairo_surface_status", offsetof(CairoLib, surface_status), false},
+    {"cairo_surface_destroy", offsetof(CairoLib, surface_destroy), false},
+    {"cairo_create", offsetof(CairoLib, create), false},
+    {"cairo_destroy", offsetof(CairoLib, destroy), false},
+    {"cairo_set_source_rgb", offsetof(CairoLib, set_source_rgb), false},
+    {"cairo_rectangle", offsetof(CairoLib, rectangle), false},
+    {"cairo_fill", offsetof(CairoLib, fill), false},
+    {"cairo_paint", offsetof(CairoLib, paint), false},
+    {"cairo_select_font_face", offsetof(CairoLib, select_font_face), false},
+    {"cairo_set_font_size", offsetof(CairoLib, set_font_size), false},
+    {"cairo_move_to", offsetof(CairoLib, move_to), false},
+    {"cairo_line_to", offsetof(CairoLib, line_to), false},
+    {"cairo_show_text", offsetof(CairoLib, show_text), false},
+    {"cairo_set_line_width", offsetof(CairoLib, set_line_width), false},
+    {"cairo_set_dash", offsetof(CairoLib, set_dash), false},
+    {"cairo_stroke", offsetof(CairoLib, stroke), false},
+    {"cairo_status_to_string", offsetof(CairoLib, status_to_string), false},
+    {"cairo_debug_reset_static_data", offsetof(CairoLib, debug_reset_static_data), true},
+    {"FcFini", offsetof(CairoLib, fc_fini), true}, /* absent from a cairo built without it */
 };
 
 /* What the one load gave: the table, or why there is none. */
@@ -57,9 +62,9 @@ static gpointer load(gpointer data)
     }
     for (size_t i = 0; i < G_N_ELEMENTS(entries); i++) {
         gpointer fn = NULL;
-        if (!g_module_symbol(m, entries[i].symbol, &fn) || !fn) {
-            l->why = g_strdup_printf("%s has no %s: cairo 1.10 or newer is needed",
-                                     CAIRO_SONAME, entries[i].symbol);
+        if ((!g_module_symbol(m, entries[i].symbol, &fn) || !fn) && !entries[i].optional) {
+            l->why = g_strdup_printf("%s has no %s: cairo 1.10 or newer is needed", CAIRO_SONAME,
+                                     entries[i].symbol);
             g_module_close(m);
             return l;
         }

@@ -38,6 +38,7 @@ typedef struct {
     void (*set_dash)(cairo_t *, const double *, int, double);
     void (*stroke)(cairo_t *);
     const char *(*status_to_string)(cairo_status_t);
+    /* cache clean-up for a leak checker; NULL when the library lacks them */
     void (*debug_reset_static_data)(void);
     void (*fc_fini)(void); /* fontconfig's FcFini, from cairo's own dependencies */
 } CairoLib;

@@ -626,8 +626,10 @@ bool plot_write(Store *st, const StoreRunInfo *r, const SchedOutcome *o, const c
     cz->surface_destroy(surf);
     /* cairo's and fontconfig's caches, freed so that a checked build's leak report stays
      * empty (the command draws once per process) */
-    cz->debug_reset_static_data();
-    cz->fc_fini();
+    if (cz->debug_reset_static_data)
+        cz->debug_reset_static_data();
+    if (cz->fc_fini)
+        cz->fc_fini();
     data_clear(&d);
     if (s != CAIRO_STATUS_SUCCESS) {
         out_file_abort(out);

@@ -49,10 +49,14 @@ static const uint64_t STORE_HASH_K[10] = {
  * last fold spreads every word over every bit (the sums of classify() need that). */
 static inline void store_record_hash(const uint64_t w[8], uint64_t *a, uint64_t *b)
 {
-    uint64_t x = store_mum(w[0] ^ STORE_HASH_K[0], w[1] ^ STORE_HASH_K[1]) ^ store_mum(w[2] ^ STORE_HASH_K[2], w[3] ^ STORE_HASH_K[3]) ^
-                 store_mum(w[4] ^ STORE_HASH_K[4], w[5] ^ STORE_HASH_K[5]) ^ store_mum(w[6] ^ STORE_HASH_K[6], w[7] ^ STORE_HASH_K[7]);
-    uint64_t y = store_mum(w[0] ^ STORE_HASH_K[5], w[2] ^ STORE_HASH_K[8]) ^ store_mum(w[1] ^ STORE_HASH_K[7], w[4] ^ STORE_HASH_K[9]) ^
-                 store_mum(w[3] ^ STORE_HASH_K[1], w[6] ^ STORE_HASH_K[0]) ^ store_mum(w[5] ^ STORE_HASH_K[3], w[7] ^ STORE_HASH_K[2]);
+    uint64_t x = store_mum(w[0] ^ STORE_HASH_K[0], w[1] ^ STORE_HASH_K[1]) ^
+                 store_mum(w[2] ^ STORE_HASH_K[2], w[3] ^ STORE_HASH_K[3]) ^
+                 store_mum(w[4] ^ STORE_HASH_K[4], w[5] ^ STORE_HASH_K[5]) ^
+                 store_mum(w[6] ^ STORE_HASH_K[6], w[7] ^ STORE_HASH_K[7]);
+    uint64_t y = store_mum(w[0] ^ STORE_HASH_K[5], w[2] ^ STORE_HASH_K[8]) ^
+                 store_mum(w[1] ^ STORE_HASH_K[7], w[4] ^ STORE_HASH_K[9]) ^
+                 store_mum(w[3] ^ STORE_HASH_K[1], w[6] ^ STORE_HASH_K[0]) ^
+                 store_mum(w[5] ^ STORE_HASH_K[3], w[7] ^ STORE_HASH_K[2]);
     *a = store_mum(x ^ STORE_HASH_K[8], STORE_HASH_K[9]);
     *b = store_mum(y ^ STORE_HASH_K[4], STORE_HASH_K[6]);
 }

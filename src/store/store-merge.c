@@ -15,10 +15,12 @@
 #include <string.h>
 
 const char *const STORE_MERGE_RUN_TABLES[] = {
-    "names",       "groups",      "ranks",  "op_rows",      "timeline_ops",      "rank_timelines",
-    "rank_groups", "diagnostics", "memory", "memory_plans", "rank_memory_plans", "not_simulated",
-    "memory_runs", "phases",      "steps",  "requests",     "serve_runs",        "timeline_segments",
-    "timeline_parts", "timeline_part_seqs", NULL,
+    "names",          "groups",         "ranks",          "op_rows",
+    "timeline_ops",   "rank_timelines", "rank_groups",    "diagnostics",
+    "memory",         "memory_plans",   "rank_memory_plans", "not_simulated",
+    "memory_runs",    "phases",         "steps",          "requests",
+    "serve_runs",     "timeline_segments", "timeline_parts", "timeline_part_seqs",
+    NULL,
 };
 const char *const STORE_MERGE_LOOKUP_TABLES[] = {"op_kinds", "dtypes", NULL};
 

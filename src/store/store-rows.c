@@ -2,6 +2,7 @@
 #include "store-rows.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "store-private.h"
 #include "store-values.h"
@@ -214,7 +215,8 @@ static void expand_part(const GArray *seg, int64_t idx0, int64_t t0, GHashTable 
         if (x->row.group >= 0) {
             int64_t slot = x->row.group;
             int64_t *b = g_hash_table_lookup(base, &slot);
-            uint64_t seq = (uint64_t)x->row.seq + (b ? (uint64_t)*b : 0); /* unsigned: a hand-edited base cannot overflow */
+            /* unsigned: a hand-edited base cannot overflow */
+            uint64_t seq = (uint64_t)x->row.seq + (b ? (uint64_t)*b : 0);
             r.row.seq = (int64_t)seq;
         }
         g_array_append_val(out, r);
@@ -255,10 +257,27 @@ static void part_bases(sqlite3_stmt *q, bool *more, int64_t tl, int64_t part, GH
     }
 }
 
-/* Rows the parts of one run may expand to: a segment is stored once and named by any number of
- * parts, so a hand-edited file of a few MB could ask for billions (16 Mi rows x 48 B = 768 MiB;
- * the 10^6-request trace of issue 27 has 3.6 M). */
-#define MAX_PART_ROWS ((uint64_t)1 << 24)
+/* Rows the parts of run `run_id` may expand to. A segment is stored once and named by any
+ * number of parts, so a hand-edited file of a few MB could name billions of rows. A run ranksim
+ * wrote expands to at most the rank-ops it executed (`runs.rank_ops`: every row is one of them),
+ * so that is the bound; and never more than half this machine's memory holds at ~140 B a row
+ * (the row and its place while the line is put in order), however large a file's count. */
+static uint64_t max_part_rows(Store *st, int64_t run_id)
+{
+    int64_t ops = 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT rank_ops FROM runs WHERE id = ?", -1, &s,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, run_id);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            ops = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 / 140
+                                            : (uint64_t)1 << 24;
+    return ops > 0 ? MIN((uint64_t)ops, memory) : MIN((uint64_t)1 << 24, memory);
+}
 
 /* The run's time lines stored as segments, expanded into rows as timeline_ops holds them. */
 static bool read_parts(Store *st, int64_t run_id, StoreSharedRows *t, GHashTable *ids,
@@ -285,20 +304,21 @@ static bool read_parts(Store *st, int64_t run_id, StoreSharedRows *t, GHashTable
     g_autoptr(GHashTable) base = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     g_autoptr(GArray) pending = g_array_new(FALSE, FALSE, sizeof(IdxRow));
     int64_t cur = INT64_MIN;
-    uint64_t total = 0;
+    uint64_t total = 0, limit = max_part_rows(st, run_id);
     int rc;
     while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
         int64_t tl = sqlite3_column_int64(p, 0), part = sqlite3_column_int64(p, 1);
         int64_t seg = sqlite3_column_int64(p, 2);
         const GArray *rows = g_hash_table_lookup(segs, &seg);
         total += rows ? rows->len : 0;
-        if (total > MAX_PART_ROWS) {
+        if (total > limit) {
             sqlite3_finalize(p);
             sqlite3_finalize(q);
             g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
                         "time lines: the run's parts name more than %" G_GUINT64_FORMAT
-                        " rows (timeline_parts; a file ranksim did not write?)",
-                        MAX_PART_ROWS);
+                        " rows, more than the run's rank-ops or half this machine's memory"
+                        " (timeline_parts; a file ranksim did not write?)",
+                        limit);
             return false;
         }
         if (tl != cur) {

@@ -17,14 +17,14 @@ struct StoreSegments {
     sqlite3 *db;
     const char *path;
     int64_t id;
-    StoreRowBatch rows;        /* timeline_segments */
-    sqlite3_stmt *part, *seq;  /* timeline_parts, timeline_part_seqs */
-    GHashTable *known;         /* StoreRunKey* -> segment id + 1 */
+    StoreRowBatch rows;       /* timeline_segments */
+    sqlite3_stmt *part, *seq; /* timeline_parts, timeline_part_seqs */
+    GHashTable *known;        /* StoreRunKey* -> segment id + 1 */
     uint32_t n_segments;
-    int64_t line;              /* the current line, -1 before the first record */
-    uint32_t n_parts;          /* parts of the current line so far */
-    GArray *cur;               /* SchedRecord: the current part's records, as recorded */
-    GArray *base;              /* SeqBase per slot */
+    int64_t line;     /* the current line, -1 before the first record */
+    uint32_t n_parts; /* parts of the current line so far */
+    GArray *cur;      /* SchedRecord: the current part's records, as recorded */
+    GArray *base;     /* SeqBase per slot */
 };
 
 StoreSegments *store_segments_new(sqlite3 *db, const char *path, int64_t run_id, GError **error)
@@ -43,13 +43,13 @@ StoreSegments *store_segments_new(sqlite3 *db, const char *path, int64_t run_id,
         " seq, count, dtype, start_ns, end_ns, bound)",
         "insert timeline_segments", error);
     ok = ok && ((sqlite3_prepare_v2(db,
-                                   "INSERT INTO timeline_parts(run_id, timeline, part, segment,"
-                                   " idx, start_ns) VALUES (?,?,?,?,?,?)",
-                                   -1, &s->part, NULL) == SQLITE_OK &&
-                    sqlite3_prepare_v2(db,
-                                       "INSERT INTO timeline_part_seqs(run_id, timeline, part,"
-                                       " slot, seq_base) VALUES (?,?,?,?,?)",
-                                       -1, &s->seq, NULL) == SQLITE_OK) ||
+                                    "INSERT INTO timeline_parts(run_id, timeline, part, segment,"
+                                    " idx, start_ns) VALUES (?,?,?,?,?,?)",
+                                    -1, &s->part, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(db,
+                                    "INSERT INTO timeline_part_seqs(run_id, timeline, part,"
+                                    " slot, seq_base) VALUES (?,?,?,?,?)",
+                                    -1, &s->seq, NULL) == SQLITE_OK) ||
                 store_ops_sql_error(error, db, path, "prepare timeline_parts"));
     if (!ok) {
         store_segments_free(s);

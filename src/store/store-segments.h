@@ -5,8 +5,8 @@
  * ops for the same durations: only their start times, op indexes and collective sequence numbers
  * move on. The lowering marks where each step begins (SCHED_OP_FLAG_SEGMENT, carried to the
  * record), and a time line with such marks is stored as
- *   - `timeline_segments`: each distinct segment's rows once, relative to its first record
- *     (idx and times from 0, each group's sequence numbers from 1);
+ *   - `timeline_segments`: each distinct segment's rows once, relative to the part (idx and
+ *     times from its least, each slot's sequence numbers from its least minus one);
  *   - `timeline_parts`: the line's parts in order, each naming its segment with the idx and the
  *     time it starts at;
  *   - `timeline_part_seqs`: per part, each group slot's sequence number before the part.

@@ -31,6 +31,7 @@ typedef struct {
     GArray *more;                     /* int32_t, the group ids of the next slots, or NULL */
     uint32_t node;   /* the prefix node of the records so far, or NODE_NONE */
     uint32_t timeline;
+    bool marked;     /* a record began a segment: the line is stored as segments */
 } RankLine;
 
 /* A recent prefix node: the hash of a rank's records up to and including this node's record,
@@ -294,6 +295,7 @@ bool store_timelines_add_one(StoreTimelines *t, const SchedRecord *x, SchedRecor
 {
     grow(t, x->rank + 1);
     RankLine *L = &t->ranks[x->rank];
+    L->marked |= (x->flags & SCHED_RECORD_SEGMENT) != 0;
     int32_t slot = x->group >= 0 ? slot_of(L, x->group) : -1;
     uint64_t w[8], a, b;
     store_record_words(x, slot, w);
@@ -365,8 +367,10 @@ StoreTimelinesSize store_timelines_size(StoreTimelines *t)
     classify(t);
     StoreTimelinesSize z = {.records = t->n_records, .timelines = t->n_timelines,
                             .staged = t->n_nodes};
-    for (uint32_t k = 0; k < t->n_timelines; k++)
+    for (uint32_t k = 0; k < t->n_timelines; k++) {
         z.rows += t->ranks[t->first[k]].n;
+        z.segmented += t->ranks[t->first[k]].marked;
+    }
     return z;
 }
 
