@@ -20,10 +20,16 @@
  * record, staged, and its parent node), a prefix met again only moves the rank to that node.
  * So ranks that run the same ops at the same times stage one copy between them (the 65,536
  * ranks of the TP-8 bench program stage 400 records, not 26 million), and a rank's records are
- * read back at commit along its chain of nodes. Memory: 4 B per node (its parent), the last
- * 16,384 nodes in full (2 MiB), and a table of the children of nodes with more than 8; nothing
- * per record shared. A rank lagging more than 16,384 new records behind the rank it would share
- * with stages its own copy (more staging, the same rows).
+ * read back at commit along its chain of nodes (store-trie.h). Memory: 4 B per node (its
+ * parent), the last 262,144 nodes in full (up to 32 MiB, touched as they are made), and a
+ * table of the children of nodes with more than 8; nothing per record shared. A rank lagging
+ * more than 262,144 new records behind the rank it would share with stages its own copy (more
+ * staging, the same rows).
+ *
+ * A rank whose first record begins a segment (a model run's steps) is cut into segments as
+ * its records arrive instead (store-cut.h): its chain starts again at each part, over records
+ * made relative to the part, so a step of a shape seen before stages nothing, and ranks share
+ * a line when their parts are equal.
  */
 #ifndef SRC_STORE_OPS_H
 #define SRC_STORE_OPS_H

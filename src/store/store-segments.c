@@ -120,6 +120,42 @@ static void relative(StoreSegments *s, StoreRunKey *key, uint64_t *idx0, int64_t
     }
 }
 
+/* The segment of key `key`: its number, and whether it is new (numbered in the order met). */
+static uint32_t segment_of(StoreSegments *s, const StoreRunKey *key, bool *fresh)
+{
+    gpointer found = g_hash_table_lookup(s->known, key);
+    *fresh = !found;
+    if (found)
+        return GPOINTER_TO_UINT(found) - 1;
+    uint32_t seg = s->n_segments++;
+    g_hash_table_insert(s->known, g_memdup2(key, sizeof *key), GUINT_TO_POINTER(seg + 1));
+    return seg;
+}
+
+/* The part's row (the line's next part) and its first base; the bases follow (put_base). */
+static bool put_part(StoreSegments *s, uint32_t part, uint32_t seg, uint64_t idx0, int64_t t0,
+                     GError **error)
+{
+    sqlite3_bind_int64(s->part, 1, s->id);
+    sqlite3_bind_int64(s->part, 2, s->line);
+    sqlite3_bind_int64(s->part, 3, part);
+    sqlite3_bind_int64(s->part, 4, seg);
+    sqlite3_bind_int64(s->part, 5, (int64_t)idx0);
+    sqlite3_bind_int64(s->part, 6, t0);
+    return step_reset(s, s->part, "insert timeline_parts", error);
+}
+
+static bool put_base(StoreSegments *s, uint32_t part, uint32_t slot, uint64_t before,
+                     GError **error)
+{
+    sqlite3_bind_int64(s->seq, 1, s->id);
+    sqlite3_bind_int64(s->seq, 2, s->line);
+    sqlite3_bind_int64(s->seq, 3, part);
+    sqlite3_bind_int64(s->seq, 4, slot);
+    sqlite3_bind_int64(s->seq, 5, (int64_t)before);
+    return step_reset(s, s->seq, "insert timeline_part_seqs", error);
+}
+
 /* Writes the current part: its segment (new ones row by row), the part and its bases. */
 static bool write_part(StoreSegments *s, GError **error)
 {
@@ -129,39 +165,46 @@ static bool write_part(StoreSegments *s, GError **error)
     uint64_t idx0;
     int64_t t0;
     relative(s, &key, &idx0, &t0);
-    gpointer found = g_hash_table_lookup(s->known, &key);
-    uint32_t seg = found ? GPOINTER_TO_UINT(found) - 1 : s->n_segments;
-    bool ok = true;
-    if (!found) {
-        g_hash_table_insert(s->known, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(seg + 1));
-        s->n_segments++;
-        for (guint i = 0; ok && i < s->cur->len; i++) {
-            SchedRecord r = g_array_index(s->cur, SchedRecord, i);
-            r.rank = seg;
-            ok = store_row_batch_add(&s->rows, &r, error);
-        }
+    bool fresh, ok = true;
+    uint32_t seg = segment_of(s, &key, &fresh);
+    for (guint i = 0; fresh && ok && i < s->cur->len; i++) {
+        SchedRecord r = g_array_index(s->cur, SchedRecord, i);
+        r.rank = seg;
+        ok = store_row_batch_add(&s->rows, &r, error);
     }
     uint32_t part = s->n_parts++;
-    sqlite3_bind_int64(s->part, 1, s->id);
-    sqlite3_bind_int64(s->part, 2, s->line);
-    sqlite3_bind_int64(s->part, 3, part);
-    sqlite3_bind_int64(s->part, 4, seg);
-    sqlite3_bind_int64(s->part, 5, (int64_t)idx0);
-    sqlite3_bind_int64(s->part, 6, t0);
-    ok = ok && step_reset(s, s->part, "insert timeline_parts", error);
+    ok = ok && put_part(s, part, seg, idx0, t0, error);
     for (guint k = 0; ok && k < s->base->len; k++) {
         const SeqBase *b = &g_array_index(s->base, SeqBase, k);
-        if (!b->set)
-            continue;
-        sqlite3_bind_int64(s->seq, 1, s->id);
-        sqlite3_bind_int64(s->seq, 2, s->line);
-        sqlite3_bind_int64(s->seq, 3, part);
-        sqlite3_bind_int64(s->seq, 4, k);
-        sqlite3_bind_int64(s->seq, 5, (int64_t)b->before);
-        ok = step_reset(s, s->seq, "insert timeline_part_seqs", error);
+        if (b->set)
+            ok = put_base(s, part, k, b->before, error);
     }
     g_array_set_size(s->cur, 0);
     return ok;
+}
+
+bool store_segments_put(StoreSegments *s, int64_t line, const StoreRunKey *key, uint64_t idx0,
+                        int64_t t0, const StoreSeqBase *bases, uint32_t n_bases,
+                        StoreSegmentRowsFn rows, void *data, GError **error)
+{
+    if (line != s->line) {
+        if (!store_segments_end_line(s, error))
+            return false;
+        s->line = line;
+    }
+    bool fresh;
+    uint32_t seg = segment_of(s, key, &fresh);
+    bool ok = !fresh || rows(data, s, seg, error);
+    uint32_t part = s->n_parts++;
+    ok = ok && put_part(s, part, seg, idx0, t0, error);
+    for (uint32_t k = 0; ok && k < n_bases; k++)
+        ok = put_base(s, part, bases[k].slot, bases[k].before, error);
+    return ok;
+}
+
+bool store_segments_row(StoreSegments *s, const SchedRecord *x, GError **error)
+{
+    return store_row_batch_add(&s->rows, x, error);
 }
 
 bool store_segments_add(StoreSegments *s, const SchedRecord *x, GError **error)

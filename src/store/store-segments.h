@@ -26,6 +26,7 @@
 #include <stdbool.h>
 
 #include "../../sched/engine.h"
+#include "store-hash.h"
 
 typedef struct StoreSegments StoreSegments;
 
@@ -39,5 +40,27 @@ bool store_segments_add(StoreSegments *s, const SchedRecord *x, GError **error);
 bool store_segments_end_line(StoreSegments *s, GError **error);
 /* Writes the rows still queued. */
 bool store_segments_finish(StoreSegments *s, GError **error);
+
+/* ---- parts cut as their records arrived (store-cut.h) ---- */
+
+/* A group slot's sequence number before a part. */
+typedef struct {
+    uint32_t slot;
+    uint64_t before;
+} StoreSeqBase;
+
+/* Queues the rows of new segment `segment` (store_segments_row for each, in order). */
+typedef bool (*StoreSegmentRowsFn)(void *data, StoreSegments *s, uint32_t segment,
+                                   GError **error);
+/* The next part of time line `line`, already cut and made relative: its segment's key (the
+ * count and the sums of its relative records' hashes, as store_segments_add computes them),
+ * where it starts, and its slots' bases (in slot order). A segment met for the first time has
+ * its rows queued by `rows`. The same rows as store_segments_add would write for the part's
+ * records. */
+bool store_segments_put(StoreSegments *s, int64_t line, const StoreRunKey *key, uint64_t idx0,
+                        int64_t t0, const StoreSeqBase *bases, uint32_t n_bases,
+                        StoreSegmentRowsFn rows, void *data, GError **error);
+/* One row of a segment (`x->rank` holds the segment). */
+bool store_segments_row(StoreSegments *s, const SchedRecord *x, GError **error);
 
 #endif

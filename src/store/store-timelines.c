@@ -6,7 +6,9 @@
 #include "../../sched/program.h"
 #include "store-error.h"
 #include "store-hash.h"
+#include "store-cut.h"
 #include "store-segments.h"
+#include "store-trie.h"
 
 #include <errno.h>
 #include <string.h>
@@ -19,50 +21,21 @@
  * where the rank's hashes already are, without a miss to another allocation. */
 #define INLINE_GROUPS 4
 
-/* No prefix node yet (a rank before its first record). */
-#define NODE_NONE UINT32_MAX
+/* How a rank's records are kept, decided by its first record: prefix nodes of the records
+ * themselves, or cut into segments as they arrive when that record begins one (store-cut.h). */
+enum { MODE_NONE = 0, MODE_PREFIX, MODE_CUT };
 
 typedef struct {
     uint64_t h1, h2; /* sums of the records' hashes: which ranks share a time line */
-    uint64_t p1, p2; /* the hash of the records so far, in arrival order: the rank's prefix */
+    StoreTrieAt at;  /* the chain of the records so far, in arrival order (MODE_PREFIX) */
     uint64_t n;      /* records */
     uint32_t n_groups;                /* slots taken */
     int32_t group[INLINE_GROUPS];     /* group id per slot, the first INLINE_GROUPS slots */
     GArray *more;                     /* int32_t, the group ids of the next slots, or NULL */
-    uint32_t node;   /* the prefix node of the records so far, or NODE_NONE */
     uint32_t timeline;
+    uint8_t mode;
     bool marked;     /* a record began a segment: the line is stored as segments */
 } RankLine;
-
-/* A recent prefix node: the hash of a rank's records up to and including this node's record,
- * the hash and the words of that record, and its first SCAN_CHILDREN children in a list. Only
- * the last RECENT_NODES nodes are kept (node v at v % RECENT_NODES; its parent is kept for
- * every node): a rank lagging further behind the rank it would share with makes nodes of its
- * own — more staged, the same rows — and memory stays bounded whatever the run length. A rank
- * in step with another finds its record's words among a kept node's children and takes the
- * hashes kept there, without hashing (the hash was a third of the default time line's cost,
- * perf). */
-typedef struct {
-    uint64_t p1, p2;
-    uint64_t ra, rb;  /* the hash of the node's record (record_hash) */
-    uint64_t w[8];    /* the node's record as words (record_words) */
-    uint32_t id;      /* the node this slot holds */
-    uint32_t child, last_child, sibling; /* NODE_NONE: none */
-    uint32_t n_children;
-} PrefixNode;
-
-/* Nodes kept: 16,384 x 128 B = 2 MiB. Ranks in step are a few nodes apart. */
-#define RECENT_NODES 16384
-
-/* A slot of the table of children beyond a node's first SCAN_CHILDREN (NODE_NONE: free). */
-typedef struct {
-    uint64_t p1, p2;
-    uint32_t node;
-} PrefixSlot;
-
-/* Children looked for in a node's list before its table: ranks in step follow the first child
- * (the next node made), ranks that diverge fan out and go through the table. */
-#define SCAN_CHILDREN 8
 
 struct StoreTimelines {
     RankLine *ranks;
@@ -70,16 +43,8 @@ struct StoreTimelines {
     uint32_t *first; /* timeline -> the rank whose rows are stored */
     uint32_t n_timelines;
     bool classified;
-    /* prefix nodes: node i is record i of the node source */
-    PrefixNode root;    /* the empty prefix */
-    PrefixNode *recent; /* RECENT_NODES slots */
-    uint32_t n_nodes;
-    uint32_t *parent; /* per node: its parent, NODE_NONE for the root's children */
-    size_t parent_cap;
-    PrefixSlot *table; /* children beyond SCAN_CHILDREN; NULL until one is */
-    size_t table_cap;  /* a power of two */
-    size_t table_used;
-    bool overflow; /* more distinct prefixes than node ids */
+    StoreTrie *trie; /* prefix nodes: node i is record i of the node source */
+    StoreCut *cut;   /* the ranks in MODE_CUT */
     uint64_t n_records;
     /* insertion */
     const char *path;
@@ -102,11 +67,7 @@ static void grow(StoreTimelines *t, uint32_t n_ranks)
         return;
     t->ranks = g_renew(RankLine, t->ranks, n_ranks);
     for (uint32_t r = t->n_ranks; r < n_ranks; r++)
-        t->ranks[r] = (RankLine){
-            .p1 = 0x452821e638d01377ULL, /* digits of pi, as the record hash's keys */
-            .p2 = 0xbe5466cf34e90c6cULL,
-            .node = NODE_NONE,
-        };
+        t->ranks[r] = (RankLine){.at = store_trie_start()};
     t->n_ranks = n_ranks;
 }
 
@@ -121,9 +82,8 @@ StoreTimelines *store_timelines_new(const SchedProgram *p)
             if (grp->ranks[i] >= 0 && (uint32_t)grp->ranks[i] < t->n_ranks)
                 add_slot(&t->ranks[grp->ranks[i]], id);
     }
-    t->recent = g_new(PrefixNode, RECENT_NODES);
-    t->root = (PrefixNode){.id = NODE_NONE, .child = NODE_NONE, .last_child = NODE_NONE,
-                           .sibling = NODE_NONE};
+    t->trie = store_trie_new();
+    t->cut = store_cut_new(t->trie);
     return t;
 }
 
@@ -136,9 +96,8 @@ void store_timelines_free(StoreTimelines *t)
             g_array_unref(t->ranks[r].more);
     g_free(t->ranks);
     g_free(t->first);
-    g_free(t->table);
-    g_free(t->parent);
-    g_free(t->recent);
+    store_cut_free(t->cut);
+    store_trie_free(t->trie);
     g_free(t);
 }
 
@@ -181,145 +140,24 @@ static int32_t slot_of(RankLine *L, int32_t g)
     return add_slot(L, g);
 }
 
-static void table_grow(StoreTimelines *t)
-{
-    size_t cap = t->table_cap ? t->table_cap * 2 : 1024;
-    PrefixSlot *old = t->table, *nt = g_new(PrefixSlot, cap);
-    for (size_t i = 0; i < cap; i++)
-        nt[i].node = NODE_NONE;
-    for (size_t i = 0; i < t->table_cap; i++) {
-        if (old[i].node == NODE_NONE)
-            continue;
-        size_t j = old[i].p1 & (cap - 1);
-        while (nt[j].node != NODE_NONE)
-            j = (j + 1) & (cap - 1);
-        nt[j] = old[i];
-    }
-    g_free(old);
-    t->table = nt;
-    t->table_cap = cap;
-}
-
-/* The table's slot of prefix (p1, p2): its node's, or the free slot where it goes. */
-static PrefixSlot *table_slot(StoreTimelines *t, uint64_t p1, uint64_t p2)
-{
-    size_t mask = t->table_cap - 1, j = p1 & mask;
-    while (t->table[j].node != NODE_NONE && (t->table[j].p1 != p1 || t->table[j].p2 != p2))
-        j = (j + 1) & mask;
-    return &t->table[j];
-}
-
-/* Node `v` if it is still kept (the root always is), else NULL. */
-static inline PrefixNode *node_at(StoreTimelines *t, uint32_t v)
-{
-    if (v == NODE_NONE)
-        return &t->root;
-    PrefixNode *x = &t->recent[v % RECENT_NODES];
-    return t->n_nodes - v <= RECENT_NODES && x->id == v ? x : NULL;
-}
-
-/* Node `v` of a list (NODE_NONE: the end) if it is still kept, else NULL. */
-static inline PrefixNode *kept(StoreTimelines *t, uint32_t v)
-{
-    return v == NODE_NONE ? NULL : node_at(t, v);
-}
-
-/* A new child (p1, p2) of node `parent` (in its list or the table, when it is still kept) whose
- * record is `w`, hashed (ra, rb). Returns its id. */
-static uint32_t new_child(StoreTimelines *t, uint32_t parent, uint64_t p1, uint64_t p2,
-                          const uint64_t w[8], uint64_t ra, uint64_t rb)
-{
-    uint32_t node = t->n_nodes++;
-    if (node >= t->parent_cap) {
-        t->parent_cap = MAX(t->parent_cap * 2, 1024);
-        t->parent = g_renew(uint32_t, t->parent, t->parent_cap);
-    }
-    t->parent[node] = parent;
-    PrefixNode *x = &t->recent[node % RECENT_NODES];
-    *x = (PrefixNode){.p1 = p1, .p2 = p2, .ra = ra, .rb = rb, .id = node, .child = NODE_NONE,
-                      .last_child = NODE_NONE, .sibling = NODE_NONE};
-    memcpy(x->w, w, sizeof x->w);
-    PrefixNode *pv = node_at(t, parent);
-    if (!pv)
-        return node;
-    if (pv->n_children++ < SCAN_CHILDREN) {
-        PrefixNode *last = kept(t, pv->last_child);
-        if (last)
-            last->sibling = node;
-        else
-            pv->child = node; /* the first, or the list's last one is no longer kept */
-        pv->last_child = node;
-        return node;
-    }
-    if ((t->table_used + 1) * 2 > t->table_cap)
-        table_grow(t);
-    PrefixSlot *e = table_slot(t, p1, p2);
-    if (e->node == NODE_NONE)
-        t->table_used++;
-    *e = (PrefixSlot){p1, p2, node};
-    return node;
-}
-
-/* The kept child of node `parent` whose record's words are `w`, or NULL. */
-static PrefixNode *child_with(StoreTimelines *t, uint32_t parent, const uint64_t w[8])
-{
-    const PrefixNode *pv = node_at(t, parent);
-    for (PrefixNode *c = pv ? kept(t, pv->child) : NULL; c; c = kept(t, c->sibling))
-        if (memcmp(c->w, w, sizeof c->w) == 0)
-            return c;
-    return NULL;
-}
-
-/* The child of node `parent` whose prefix is (p1, p2), made when new (*made true). A prefix's
- * hash covers its parent's, so the only place it can be is among that parent's children (the
- * list holds the first SCAN_CHILDREN, the table the others). */
-static uint32_t prefix_node(StoreTimelines *t, uint64_t p1, uint64_t p2, uint32_t parent,
-                            const uint64_t w[8], uint64_t ra, uint64_t rb, bool *made)
-{
-    const PrefixNode *pv = node_at(t, parent);
-    *made = false;
-    if (pv && pv->n_children > SCAN_CHILDREN) {
-        const PrefixSlot *e = table_slot(t, p1, p2);
-        if (e->node != NODE_NONE)
-            return e->node;
-    }
-    if (t->n_nodes == NODE_NONE) {
-        t->overflow = true;
-        return parent;
-    }
-    *made = true;
-    return new_child(t, parent, p1, p2, w, ra, rb);
-}
-
 bool store_timelines_add_one(StoreTimelines *t, const SchedRecord *x, SchedRecord *node)
 {
     grow(t, x->rank + 1);
     RankLine *L = &t->ranks[x->rank];
-    L->marked |= (x->flags & SCHED_RECORD_SEGMENT) != 0;
+    bool mark = (x->flags & SCHED_RECORD_SEGMENT) != 0;
+    if (L->mode == MODE_NONE)
+        L->mode = mark ? MODE_CUT : MODE_PREFIX;
+    L->marked |= mark;
     int32_t slot = x->group >= 0 ? slot_of(L, x->group) : -1;
-    uint64_t w[8], a, b;
-    store_record_words(x, slot, w);
     L->n++;
     t->n_records++;
-    /* in step with a rank before it: a child of its node holds this very record, and its
-     * hashes are this record's */
-    const PrefixNode *c = child_with(t, L->node, w);
-    if (c) {
-        L->h1 += c->ra;
-        L->h2 += c->rb;
-        L->p1 = c->p1;
-        L->p2 = c->p2;
-        L->node = c->id;
-        return false;
-    }
-    store_record_hash(w, &a, &b);
+    if (L->mode == MODE_CUT)
+        return store_cut_add(t->cut, x, slot, node);
+    uint64_t w[8], a, b;
+    store_record_words(x, slot, w);
+    bool made = store_trie_next(t->trie, &L->at, w, false, &a, &b);
     L->h1 += a;
     L->h2 += b;
-    uint64_t p1 = L->p1, p2 = L->p2;
-    L->p1 = store_mum(p1 ^ a, p2 ^ STORE_HASH_K[2]);
-    L->p2 = store_mum(p2 ^ b, p1 ^ STORE_HASH_K[3]);
-    bool made;
-    L->node = prefix_node(t, L->p1, L->p2, L->node, w, a, b, &made);
     if (made) {
         *node = *x;
         node->group = slot;
@@ -349,7 +187,8 @@ static void classify(StoreTimelines *t)
         RankLine *L = &t->ranks[r];
         if (!L->n)
             continue;
-        keys[r] = (StoreRunKey){L->n, L->h1, L->h2};
+        keys[r] = L->mode == MODE_CUT ? store_cut_key(t->cut, r, L->n)
+                                      : (StoreRunKey){L->n, L->h1, L->h2};
         gpointer found = g_hash_table_lookup(&*seen, &keys[r]);
         if (found) {
             L->timeline = GPOINTER_TO_UINT(found) - 1;
@@ -366,7 +205,7 @@ StoreTimelinesSize store_timelines_size(StoreTimelines *t)
 {
     classify(t);
     StoreTimelinesSize z = {.records = t->n_records, .timelines = t->n_timelines,
-                            .staged = t->n_nodes};
+                            .staged = store_trie_count(t->trie)};
     for (uint32_t k = 0; k < t->n_timelines; k++) {
         z.rows += t->ranks[t->first[k]].n;
         z.segmented += t->ranks[t->first[k]].marked;
@@ -396,7 +235,7 @@ static const SchedRecord *map_nodes(StoreTimelines *t, const StoreRecordSource *
                                     GError **error)
 {
     *bytes = 0;
-    if (src->recs || !t->n_nodes)
+    if (src->recs || !store_trie_count(t->trie))
         return src->recs;
     *bytes = (size_t)src->n_staged * sizeof(SchedRecord);
     void *m = src->fd >= 0 ? mmap(NULL, *bytes, PROT_READ, MAP_PRIVATE, src->fd, 0) : MAP_FAILED;
@@ -436,26 +275,42 @@ static inline const SchedRecord *node_rec(StoreTimelines *t, const SchedRecord *
     return &nodes[v];
 }
 
+/* Counts `records` written for the progress reports (store_cut_insert's tick). */
+static void tick(void *data, uint64_t records)
+{
+    StoreTimelines *t = data;
+    uint64_t before = t->rows_done;
+    t->rows_done += records;
+    if (t->progress && before / PROGRESS_ROWS != t->rows_done / PROGRESS_ROWS)
+        t->progress(t->progress_data, t->rows_done, t->rows_total);
+}
+
 static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nodes,
                         GError **error)
 {
     const RankLine *L = &t->ranks[t->first[line]];
+    if (L->mode == MODE_CUT)
+        return store_cut_insert(t->cut, t->first[line], line, nodes, store_trie_count(t->trie),
+                                t->segments, tick, t, error);
     g_autofree uint32_t *path = g_new(uint32_t, MAX(L->n, 1));
     size_t n = 0;
-    for (uint32_t v = L->node; v != NODE_NONE && n < L->n; v = t->parent[v])
+    for (uint32_t v = L->at.node; v != STORE_TRIE_ROOT && n < L->n;
+         v = store_trie_parent(t->trie, v))
         path[n++] = v;
     if (n != L->n) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
                     "%s: the run's time line %u lost records in staging", t->path, line);
         return false;
     }
-    /* a line whose ops mark where its segments begin (served steps) is stored as segments;
-     * records already in idx order (a rank's records almost always are) go as they are */
+    /* a line whose ops mark where its segments begin is stored as segments; records already
+     * in idx order (a rank's records almost always are) go as they are */
     bool segmented = false, sorted = true;
+    uint64_t last = 0;
     for (size_t i = n; i-- > 0;) {
         const SchedRecord *x = node_rec(t, nodes, path[i]);
         segmented |= (x->flags & SCHED_RECORD_SEGMENT) != 0;
-        sorted = sorted && (i + 1 == n || node_rec(t, nodes, path[i + 1])->idx < x->idx);
+        sorted = sorted && (i + 1 == n || last < x->idx);
+        last = x->idx;
     }
     bool ok = true;
     if (sorted) {
@@ -478,16 +333,18 @@ static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nod
 static bool insert_lines(StoreTimelines *t, const StoreRecordSource *src, GError **error)
 {
     uint64_t have = src->recs ? src->n : src->n_staged;
-    if (t->overflow || have != t->n_nodes) {
+    uint32_t n_nodes = store_trie_count(t->trie);
+    bool overflow = store_trie_overflow(t->trie);
+    if (overflow || have != n_nodes) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
                     "%s: the run's time lines: %" G_GUINT64_FORMAT " records staged for %u"
-                    " distinct ones%s", t->path, have, t->n_nodes,
-                    t->overflow ? " (more than 4 billion distinct records)" : "");
+                    " distinct ones%s", t->path, have, n_nodes,
+                    overflow ? " (more than 4 billion distinct records)" : "");
         return false;
     }
     size_t bytes;
     const SchedRecord *nodes = map_nodes(t, src, &bytes, error);
-    if (!nodes && t->n_nodes)
+    if (!nodes && n_nodes)
         return false;
     bool ok = true;
     t->map_bytes = bytes;

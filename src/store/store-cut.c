@@ -1,0 +1,408 @@
+/* src/store/store-cut.c — time lines cut into segments as records arrive; see store-cut.h. */
+#include "store-cut.h"
+
+#include "store-error.h"
+
+#include <string.h>
+
+/* A part: its segment's key and chain end (the node after its last record), where it starts,
+ * and its bases (bases[base_off .. base_off + n_bases), in slot order). */
+typedef struct {
+    StoreRunKey key;
+    uint32_t end;
+    uint32_t base_off, n_bases;
+    uint64_t idx0;
+    int64_t t0;
+    uint64_t hash;
+} Part;
+
+/* A slot's base while its part is open. */
+typedef struct {
+    uint64_t before;
+    bool set;
+} OpenBase;
+
+typedef struct {
+    StoreTrieAt at;     /* the open part's chain */
+    StoreRunKey seg;    /* its records so far: count and hash sums */
+    uint64_t idx0, last_idx;
+    int64_t t0;
+    GArray *bases;      /* OpenBase per slot, the open part's */
+    GArray *parts;      /* uint32_t part ids, in order */
+    uint64_t l1, l2;    /* the parts (and raw records) so far, hashed in order */
+    GArray *raw;        /* records after the order broke (absolute, group = slot), or NULL */
+    bool open, used;
+} Rank;
+
+struct StoreCut {
+    StoreTrie *trie;
+    Rank *ranks;
+    uint32_t n_ranks;
+    GArray *parts;      /* Part */
+    GArray *bases;      /* StoreSeqBase */
+    uint32_t *table;    /* part ids + 1 by hash (0: free), open addressing */
+    size_t table_cap;   /* a power of two */
+};
+
+StoreCut *store_cut_new(StoreTrie *trie)
+{
+    StoreCut *c = g_new0(StoreCut, 1);
+    c->trie = trie;
+    c->parts = g_array_new(FALSE, FALSE, sizeof(Part));
+    c->bases = g_array_new(FALSE, FALSE, sizeof(StoreSeqBase));
+    return c;
+}
+
+void store_cut_free(StoreCut *c)
+{
+    if (!c)
+        return;
+    for (uint32_t r = 0; r < c->n_ranks; r++) {
+        Rank *R = &c->ranks[r];
+        if (R->bases)
+            g_array_unref(R->bases);
+        if (R->parts)
+            g_array_unref(R->parts);
+        if (R->raw)
+            g_array_unref(R->raw);
+    }
+    g_free(c->ranks);
+    g_array_unref(c->parts);
+    g_array_unref(c->bases);
+    g_free(c->table);
+    g_free(c);
+}
+
+static Rank *rank_new(StoreCut *c, uint32_t rank)
+{
+    if (rank >= c->n_ranks) {
+        uint32_t n = MAX(rank + 1, c->n_ranks * 2);
+        c->ranks = g_renew(Rank, c->ranks, n);
+        memset(c->ranks + c->n_ranks, 0, (size_t)(n - c->n_ranks) * sizeof(Rank));
+        c->n_ranks = n;
+    }
+    Rank *R = &c->ranks[rank];
+    if (!R->used) {
+        R->used = true;
+        R->bases = g_array_new(FALSE, TRUE, sizeof(OpenBase));
+        R->parts = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        R->l1 = STORE_HASH_K[6];
+        R->l2 = STORE_HASH_K[7];
+    }
+    return R;
+}
+
+/* Rank `rank`'s state, made on its first record. */
+static inline Rank *rank_of(StoreCut *c, uint32_t rank)
+{
+    return rank < c->n_ranks && c->ranks[rank].used ? &c->ranks[rank] : rank_new(c, rank);
+}
+
+/* Mixes word `v` into a rank's running hash of its parts. */
+static void mix(Rank *R, uint64_t v)
+{
+    uint64_t l1 = R->l1, l2 = R->l2;
+    R->l1 = store_mum(l1 ^ v, l2 ^ STORE_HASH_K[0]);
+    R->l2 = store_mum(l2 ^ v ^ STORE_HASH_K[9], l1 ^ STORE_HASH_K[1]);
+}
+
+/* Part `p`'s bases (NULL when it has none). */
+static const StoreSeqBase *bases_of(const StoreCut *c, const Part *p)
+{
+    return p->n_bases ? &g_array_index(c->bases, StoreSeqBase, p->base_off) : NULL;
+}
+
+static bool part_equal(const StoreCut *c, const Part *a, const Part *b)
+{
+    if (a->hash != b->hash || !store_run_key_equal(&a->key, &b->key) || a->idx0 != b->idx0 ||
+        a->t0 != b->t0 || a->n_bases != b->n_bases)
+        return false;
+    const StoreSeqBase *x = bases_of(c, a), *y = bases_of(c, b);
+    for (uint32_t i = 0; i < a->n_bases; i++)
+        if (x[i].slot != y[i].slot || x[i].before != y[i].before)
+            return false;
+    return true;
+}
+
+static void table_grow(StoreCut *c)
+{
+    size_t cap = c->table_cap ? c->table_cap * 2 : 1024;
+    uint32_t *nt = g_new0(uint32_t, cap);
+    for (size_t i = 0; i < c->table_cap; i++) {
+        uint32_t id = c->table[i];
+        if (!id)
+            continue;
+        size_t j = g_array_index(c->parts, Part, id - 1).hash & (cap - 1);
+        while (nt[j])
+            j = (j + 1) & (cap - 1);
+        nt[j] = id;
+    }
+    g_free(c->table);
+    c->table = nt;
+    c->table_cap = cap;
+}
+
+/* The id of the part just appended to c->parts (its bases at the end of c->bases): an equal
+ * part's, which it then gives back, or its own. */
+static uint32_t intern_last(StoreCut *c)
+{
+    if ((c->parts->len + 1) * 2 > c->table_cap)
+        table_grow(c);
+    uint32_t id = c->parts->len - 1;
+    const Part *p = &g_array_index(c->parts, Part, id);
+    size_t mask = c->table_cap - 1, j = p->hash & mask;
+    for (; c->table[j]; j = (j + 1) & mask) {
+        uint32_t other = c->table[j] - 1;
+        if (part_equal(c, &g_array_index(c->parts, Part, other), p)) {
+            g_array_set_size(c->bases, p->base_off);
+            g_array_set_size(c->parts, id);
+            return other;
+        }
+    }
+    c->table[j] = id + 1;
+    return id;
+}
+
+/* Closes rank `R`'s open part: interned and added to its parts. */
+static void close_part(StoreCut *c, Rank *R)
+{
+    if (!R->open)
+        return;
+    Part p = {.key = R->seg, .end = R->at.node, .base_off = c->bases->len, .idx0 = R->idx0,
+              .t0 = R->t0};
+    uint64_t h = store_mum(R->seg.h1 ^ R->idx0, R->seg.h2 ^ (uint64_t)R->t0);
+    for (guint k = 0; k < R->bases->len; k++) {
+        const OpenBase *b = &g_array_index(R->bases, OpenBase, k);
+        if (!b->set)
+            continue;
+        StoreSeqBase sb = {k, b->before};
+        g_array_append_val(c->bases, sb);
+        h = store_mum(h ^ k, b->before ^ STORE_HASH_K[5]);
+        p.n_bases++;
+    }
+    p.hash = h ^ R->seg.n;
+    g_array_append_val(c->parts, p);
+    uint32_t id = intern_last(c);
+    g_array_append_val(R->parts, id);
+    mix(R, id);
+    R->open = false;
+}
+
+/* Opens a part at record `x`. */
+static void open_part(Rank *R, const SchedRecord *x)
+{
+    R->at = store_trie_start();
+    R->seg = (StoreRunKey){0, 0, 0};
+    R->idx0 = x->idx;
+    R->t0 = x->start_ns;
+    for (guint k = 0; k < R->bases->len; k++)
+        g_array_index(R->bases, OpenBase, k).set = false;
+    R->open = true;
+}
+
+static uint64_t seq_before(const SchedRecord *x)
+{
+    return x->seq ? x->seq - 1 : 0;
+}
+
+/* Whether record `x` keeps rank `R`'s promise (store-cut.h): idx after the last, and inside an
+ * open part no start before the part's and no sequence number before its slot's first. */
+static bool in_order(const Rank *R, const SchedRecord *x, int32_t slot, bool mark)
+{
+    if (!R->open)
+        return true;
+    if (x->idx <= R->last_idx)
+        return false;
+    if (mark)
+        return true;
+    if (x->start_ns < R->t0)
+        return false;
+    if (slot < 0 || (guint)slot >= R->bases->len)
+        return true;
+    const OpenBase *b = &g_array_index(R->bases, OpenBase, (guint)slot);
+    return !b->set || seq_before(x) >= b->before;
+}
+
+/* Keeps record `x` as it came (the rank's order broke). */
+static void keep_raw(Rank *R, const SchedRecord *x, int32_t slot)
+{
+    SchedRecord r = *x;
+    r.group = slot;
+    g_array_append_val(R->raw, r);
+    uint64_t w[8], a, b;
+    store_record_words(x, slot, w);
+    store_record_hash(w, &a, &b);
+    mix(R, a);
+    mix(R, b);
+}
+
+bool store_cut_add(StoreCut *c, const SchedRecord *x, int32_t slot, SchedRecord *node)
+{
+    Rank *R = rank_of(c, x->rank);
+    bool mark = (x->flags & SCHED_RECORD_SEGMENT) != 0;
+    if (!R->raw && !in_order(R, x, slot, mark)) {
+        close_part(c, R);
+        R->raw = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+        mix(R, UINT64_MAX); /* where the raw records begin */
+    }
+    if (R->raw) {
+        keep_raw(R, x, slot);
+        return false;
+    }
+    if (mark || !R->open) {
+        close_part(c, R);
+        open_part(R, x);
+    }
+    R->last_idx = x->idx;
+    SchedRecord rel = *x;
+    rel.idx -= R->idx0;
+    rel.start_ns -= R->t0;
+    if (rel.end_ns >= 0)
+        rel.end_ns -= R->t0;
+    if (slot >= 0) {
+        if (R->bases->len <= (guint)slot)
+            g_array_set_size(R->bases, (guint)slot + 1); /* zeroed: not set */
+        OpenBase *b = &g_array_index(R->bases, OpenBase, (guint)slot);
+        if (!b->set)
+            *b = (OpenBase){seq_before(x), true};
+        rel.seq -= b->before;
+    }
+    uint64_t w[8], a, h;
+    store_record_words(&rel, slot, w);
+    bool made = store_trie_next(c->trie, &R->at, w, true, &a, &h);
+    R->seg.n++;
+    R->seg.h1 += a;
+    R->seg.h2 += h;
+    if (made) {
+        *node = rel;
+        node->group = slot;
+    }
+    return made;
+}
+
+StoreRunKey store_cut_key(StoreCut *c, uint32_t rank, uint64_t n)
+{
+    Rank *R = rank_of(c, rank);
+    close_part(c, R);
+    /* a tag keeps these keys apart from the record sums of other time lines */
+    return (StoreRunKey){n, R->l1 ^ STORE_HASH_K[8], R->l2};
+}
+
+/* ---- insertion ---- */
+
+typedef struct {
+    StoreCut *c;
+    const SchedRecord *nodes;
+    uint64_t n_nodes;
+    GArray *chain; /* uint32_t node ids, last record first */
+} Reader;
+
+/* Part `p`'s nodes into r->chain, its last record's first. False with `error` when the staged
+ * nodes do not hold them (a bug, or a staging file cut short). */
+static bool read_chain(Reader *r, const Part *p, GError **error)
+{
+    g_array_set_size(r->chain, 0);
+    uint32_t v = p->end;
+    while (v != STORE_TRIE_ROOT && v < r->n_nodes && r->chain->len < p->key.n) {
+        g_array_append_val(r->chain, v);
+        v = store_trie_parent(r->c->trie, v);
+    }
+    if (r->chain->len == p->key.n && v == STORE_TRIE_ROOT)
+        return true;
+    g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
+                "the run's time line lost a segment's records in staging (%u of %" G_GUINT64_FORMAT
+                ")", r->chain->len, p->key.n);
+    return false;
+}
+
+typedef struct {
+    Reader *r;
+    const Part *p;
+} SegRows;
+
+static bool segment_rows(void *data, StoreSegments *s, uint32_t segment, GError **error)
+{
+    SegRows *q = data;
+    if (!read_chain(q->r, q->p, error))
+        return false;
+    bool ok = true;
+    for (guint i = q->r->chain->len; ok && i-- > 0;) {
+        SchedRecord x = q->r->nodes[g_array_index(q->r->chain, uint32_t, i)];
+        x.rank = segment;
+        ok = store_segments_row(s, &x, error);
+    }
+    return ok;
+}
+
+static int by_idx(const void *a, const void *b)
+{
+    const SchedRecord *x = a, *y = b;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Part `p`'s records made absolute again, appended to `out`. */
+static bool absolute(Reader *r, const Part *p, GArray *out, GError **error)
+{
+    if (!read_chain(r, p, error))
+        return false;
+    const StoreSeqBase *bases = bases_of(r->c, p);
+    for (guint i = r->chain->len; i-- > 0;) {
+        SchedRecord x = r->nodes[g_array_index(r->chain, uint32_t, i)];
+        x.idx += p->idx0;
+        x.start_ns += p->t0;
+        if (x.end_ns >= 0)
+            x.end_ns += p->t0;
+        for (uint32_t k = 0; x.group >= 0 && k < p->n_bases; k++)
+            if (bases[k].slot == (uint32_t)x.group)
+                x.seq += bases[k].before;
+        g_array_append_val(out, x);
+    }
+    return true;
+}
+
+/* A rank whose order broke: its records back in idx order, cut again by store_segments_add. */
+static bool insert_raw(Reader *r, const Rank *R, int64_t line, StoreSegments *segs,
+                       StoreCutTick tick, void *data, GError **error)
+{
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    bool ok = true;
+    for (guint i = 0; ok && i < R->parts->len; i++)
+        ok = absolute(r, &g_array_index(r->c->parts, Part, g_array_index(R->parts, uint32_t, i)),
+                      all, error);
+    if (!ok)
+        return false;
+    g_array_append_vals(all, R->raw->data, R->raw->len);
+    qsort(all->data, all->len, sizeof(SchedRecord), by_idx);
+    for (guint i = 0; ok && i < all->len; i++) {
+        SchedRecord x = g_array_index(all, SchedRecord, i);
+        x.rank = (uint32_t)line;
+        ok = store_segments_add(segs, &x, error);
+    }
+    if (tick)
+        tick(data, all->len);
+    return ok;
+}
+
+bool store_cut_insert(StoreCut *c, uint32_t rank, int64_t line, const SchedRecord *nodes,
+                      uint64_t n_nodes, StoreSegments *segs, StoreCutTick tick, void *data,
+                      GError **error)
+{
+    Rank *R = rank_of(c, rank);
+    close_part(c, R);
+    g_autoptr(GArray) chain = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    Reader r = {c, nodes, n_nodes, chain};
+    bool ok = true;
+    if (R->raw) {
+        ok = insert_raw(&r, R, line, segs, tick, data, error);
+    } else {
+        for (guint i = 0; ok && i < R->parts->len; i++) {
+            const Part *p = &g_array_index(c->parts, Part, g_array_index(R->parts, uint32_t, i));
+            SegRows q = {&r, p};
+            ok = store_segments_put(segs, line, &p->key, p->idx0, p->t0, bases_of(c, p),
+                                    p->n_bases, segment_rows, &q, error);
+            if (tick)
+                tick(data, p->key.n);
+        }
+    }
+    return ok && store_segments_end_line(segs, error);
+}

@@ -1,0 +1,255 @@
+/* src/store/store-trie.c — prefix nodes shared by chains of records in step; see
+ * store-trie.h. */
+#include "store-trie.h"
+
+#include "store-hash.h"
+
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* A recent node: its prefix hash, the hash and the words of its record, and its first
+ * SCAN_CHILDREN children in a list. Node v is kept at v % STORE_TRIE_RECENT; a chain in step
+ * with another finds its record's words among a kept node's children and takes the hashes kept
+ * there, without hashing (the hash was a third of the default time line's cost, perf). */
+typedef struct {
+    uint64_t p1, p2;
+    uint64_t ra, rb; /* the hash of the node's record (store_record_hash) */
+    uint64_t w[8];   /* the node's record as words (store_record_words) */
+    uint32_t id;     /* the node this slot holds */
+    uint32_t child, last_child, sibling; /* STORE_TRIE_ROOT: none */
+    uint32_t n_children;
+    bool indexed; /* made by an indexed chain: filed in the table when it leaves the ring */
+} Node;
+
+/* Nodes kept: 262,144 x 128 B = 32 MiB of address space, touched as nodes are made. Chains in
+ * step are a few nodes apart; a served run's steps that recur (store-cut.h) are found here
+ * without hashing while their segments' records number fewer. */
+#define STORE_TRIE_RECENT (1u << 18)
+
+/* Large arrays (the kept nodes, the table) in transparent huge pages where the kernel gives
+ * them: a page fault in a virtual machine costs microseconds, and a 2 MiB page takes the place
+ * of 512 of them (perf: first touches were half of the trie's time on a served run). */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static void *big_alloc(size_t bytes)
+{
+    if (bytes < HUGE_PAGE)
+        return g_malloc(bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+        g_error("out of memory (%zu bytes)", bytes);
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice: without it, ordinary pages */
+#endif
+    return p;
+}
+
+static void big_free(void *p, size_t bytes)
+{
+    if (bytes < HUGE_PAGE)
+        g_free(p);
+    else
+        free(p);
+}
+
+/* A slot of the table of children beyond a node's first SCAN_CHILDREN (node NONE: free). */
+typedef struct {
+    uint64_t p1, p2;
+    uint32_t node;
+} Slot;
+
+/* Children looked for in a node's list before its table: chains in step follow the first child
+ * (the next node made), chains that diverge fan out and go through the table. */
+#define SCAN_CHILDREN 8
+
+#define NONE STORE_TRIE_ROOT
+
+struct StoreTrie {
+    Node root;    /* the empty prefix */
+    Node *recent; /* STORE_TRIE_RECENT slots */
+    uint32_t n_nodes;
+    uint32_t *parent; /* per node: its parent, NONE for the root's children */
+    size_t parent_cap;
+    Slot *table;      /* children beyond SCAN_CHILDREN; NULL until one is */
+    size_t table_cap; /* a power of two */
+    size_t table_used;
+    bool overflow; /* more distinct prefixes than node ids */
+};
+
+StoreTrie *store_trie_new(void)
+{
+    StoreTrie *t = g_new0(StoreTrie, 1);
+    t->recent = big_alloc(STORE_TRIE_RECENT * sizeof(Node));
+    t->root = (Node){.id = NONE, .child = NONE, .last_child = NONE, .sibling = NONE};
+    return t;
+}
+
+void store_trie_free(StoreTrie *t)
+{
+    if (!t)
+        return;
+    big_free(t->table, t->table_cap * sizeof(Slot));
+    g_free(t->parent);
+    big_free(t->recent, STORE_TRIE_RECENT * sizeof(Node));
+    g_free(t);
+}
+
+uint32_t store_trie_parent(const StoreTrie *t, uint32_t v)
+{
+    return v < t->n_nodes ? t->parent[v] : NONE;
+}
+
+uint32_t store_trie_count(const StoreTrie *t)
+{
+    return t->n_nodes;
+}
+
+bool store_trie_overflow(const StoreTrie *t)
+{
+    return t->overflow;
+}
+
+static void table_grow(StoreTrie *t)
+{
+    size_t cap = t->table_cap ? t->table_cap * 2 : 1024;
+    Slot *old = t->table, *nt = big_alloc(cap * sizeof(Slot));
+    for (size_t i = 0; i < cap; i++)
+        nt[i].node = NONE;
+    for (size_t i = 0; i < t->table_cap; i++) {
+        if (old[i].node == NONE)
+            continue;
+        size_t j = old[i].p1 & (cap - 1);
+        while (nt[j].node != NONE)
+            j = (j + 1) & (cap - 1);
+        nt[j] = old[i];
+    }
+    big_free(old, t->table_cap * sizeof(Slot));
+    t->table = nt;
+    t->table_cap = cap;
+}
+
+/* The table's slot of prefix (p1, p2): its node's, or the free slot where it goes. */
+static Slot *table_slot(StoreTrie *t, uint64_t p1, uint64_t p2)
+{
+    size_t mask = t->table_cap - 1, j = p1 & mask;
+    while (t->table[j].node != NONE && (t->table[j].p1 != p1 || t->table[j].p2 != p2))
+        j = (j + 1) & mask;
+    return &t->table[j];
+}
+
+/* Node `v` if it is still kept (the root always is), else NULL. */
+static inline Node *node_at(StoreTrie *t, uint32_t v)
+{
+    if (v == NONE)
+        return &t->root;
+    Node *x = &t->recent[v % STORE_TRIE_RECENT];
+    return t->n_nodes - v <= STORE_TRIE_RECENT && x->id == v ? x : NULL;
+}
+
+/* Node `v` of a list (NONE: the end) if it is still kept, else NULL. */
+static inline Node *kept(StoreTrie *t, uint32_t v)
+{
+    return v == NONE ? NULL : node_at(t, v);
+}
+
+/* Files node `node` under its prefix (p1, p2) in the table. */
+static void table_put(StoreTrie *t, uint64_t p1, uint64_t p2, uint32_t node)
+{
+    if ((t->table_used + 1) * 2 > t->table_cap)
+        table_grow(t);
+    Slot *e = table_slot(t, p1, p2);
+    if (e->node == NONE)
+        t->table_used++;
+    *e = (Slot){p1, p2, node};
+}
+
+/* Indexed node `x` is about to leave the ring: it, and the kept nodes only its list led to
+ * (its children, its later siblings: a list is scanned from its first, oldest entry), are
+ * filed in the table, so an indexed chain still finds them. */
+static void file_leaving(StoreTrie *t, const Node *x)
+{
+    table_put(t, x->p1, x->p2, x->id);
+    for (const Node *c = kept(t, x->child); c; c = kept(t, c->sibling))
+        table_put(t, c->p1, c->p2, c->id);
+    for (const Node *c = kept(t, x->sibling); c; c = kept(t, c->sibling))
+        table_put(t, c->p1, c->p2, c->id);
+}
+
+/* A new child (p1, p2) of node `parent` whose record is `w`, hashed (ra, rb): in the parent's
+ * list while it is kept and has room, else in the table (a parent no longer kept: only for an
+ * indexed chain). Returns its id. */
+static uint32_t new_child(StoreTrie *t, uint32_t parent, uint64_t p1, uint64_t p2,
+                          const uint64_t w[8], uint64_t ra, uint64_t rb, bool indexed)
+{
+    uint32_t node = t->n_nodes++;
+    if (node >= t->parent_cap) {
+        t->parent_cap = MAX(t->parent_cap * 2, 1024);
+        t->parent = g_renew(uint32_t, t->parent, t->parent_cap);
+    }
+    t->parent[node] = parent;
+    Node *x = &t->recent[node % STORE_TRIE_RECENT];
+    if (node >= STORE_TRIE_RECENT && x->indexed)
+        file_leaving(t, x);
+    *x = (Node){.p1 = p1, .p2 = p2, .ra = ra, .rb = rb, .id = node, .child = NONE,
+                .last_child = NONE, .sibling = NONE, .indexed = indexed};
+    memcpy(x->w, w, sizeof x->w);
+    Node *pv = node_at(t, parent);
+    bool listed = pv && pv->n_children++ < SCAN_CHILDREN;
+    if (listed) {
+        Node *last = kept(t, pv->last_child);
+        if (last)
+            last->sibling = node;
+        else
+            pv->child = node; /* the first, or the list's last one is no longer kept */
+        pv->last_child = node;
+    } else if (pv || indexed) {
+        table_put(t, p1, p2, node);
+    }
+    return node;
+}
+
+/* The kept child of node `pv` whose record's words are `w`, or NULL. */
+static Node *child_with(StoreTrie *t, const Node *pv, const uint64_t w[8])
+{
+    for (Node *c = kept(t, pv->child); c; c = kept(t, c->sibling))
+        if (memcmp(c->w, w, sizeof c->w) == 0)
+            return c;
+    return NULL;
+}
+
+bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool indexed,
+                     uint64_t *ra, uint64_t *rb)
+{
+    /* in step with a chain before it: a child of its node holds this very record */
+    const Node *pv = node_at(t, at->node);
+    const Node *c = pv ? child_with(t, pv, w) : NULL;
+    if (c) {
+        *ra = c->ra;
+        *rb = c->rb;
+        *at = (StoreTrieAt){c->id, c->p1, c->p2};
+        return false;
+    }
+    store_record_hash(w, ra, rb);
+    uint64_t p1 = store_mum(at->p1 ^ *ra, at->p2 ^ STORE_HASH_K[2]);
+    uint64_t p2 = store_mum(at->p2 ^ *rb, at->p1 ^ STORE_HASH_K[3]);
+    at->p1 = p1;
+    at->p2 = p2;
+    /* a prefix's hash covers its parent's, so the only place it can be is among that parent's
+     * children: the list holds the first SCAN_CHILDREN while the parent is kept, the table
+     * the others (and an indexed chain's nodes that the ring no longer leads to) */
+    if (t->table_cap && (indexed || (pv && pv->n_children > SCAN_CHILDREN))) {
+        const Slot *e = table_slot(t, p1, p2);
+        if (e->node != NONE) {
+            at->node = e->node;
+            return false;
+        }
+    }
+    if (t->n_nodes == NONE) {
+        t->overflow = true;
+        return false;
+    }
+    at->node = new_child(t, at->node, p1, p2, w, *ra, *rb, indexed);
+    return true;
+}

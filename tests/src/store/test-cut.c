@@ -1,0 +1,145 @@
+/* tests/src/store/test-cut.c — time lines cut into segments as records arrive
+ * (src/store/store-cut.h): the rows equal the records whatever the order they come in (a rank
+ * out of order is cut again at commit), a segment met again after its nodes left the ring of
+ * kept nodes is found and not staged again, and ranks in step share their parts. */
+#include <criterion/criterion.h>
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "timeline-test.h"
+
+/* `n` ranks in one group. */
+static SchedProgram *program(uint32_t n)
+{
+    SchedProgram *p = sched_program_new(n);
+    g_autofree int32_t *all = g_new(int32_t, n);
+    for (uint32_t r = 0; r < n; r++)
+        all[r] = (int32_t)r;
+    sched_program_add_group(p, "tp", all, n);
+    sched_program_name(p, "op");
+    return p;
+}
+
+typedef struct {
+    uint64_t idx, seq;
+    int64_t t;
+} Cursor;
+
+/* One record of rank `rank`: a collective when `coll`, `tokens` telling shapes apart. */
+static void rec(GArray *out, uint32_t rank, Cursor *c, bool mark, bool coll, uint64_t tokens)
+{
+    SchedRecord x = {
+        .rank = rank,
+        .kind = coll ? SCHED_OP_ALL_REDUCE : SCHED_OP_COMPUTE,
+        .dtype = coll ? SCHED_DTYPE_BF16 : 0,
+        .flags = mark ? SCHED_RECORD_SEGMENT : 0,
+        .layer = -1,
+        .group = coll ? 0 : -1,
+        .idx = c->idx++,
+        .seq = coll ? ++c->seq : 0,
+        .count = coll ? 1024 : 0,
+        .tokens = tokens,
+        .start_ns = c->t,
+        .end_ns = c->t + 100,
+    };
+    c->t += 150;
+    g_array_append_val(out, x);
+}
+
+/* Step shapes: A = 5 records; A2 = A's first 3, then 2 of its own (a node with two children). */
+static void shape(GArray *out, uint32_t rank, Cursor *c, bool second)
+{
+    for (uint32_t k = 0; k < 5; k++)
+        rec(out, rank, c, k == 0, k % 2 == 1, second && k >= 3 ? 7 : 1);
+}
+
+static Store *open_tmp(void)
+{
+    g_autofree char *path = store_test_path("ranksim-cut-XXXXXX", "t.db");
+    g_autoptr(GError) err = NULL;
+    Store *s = store_open(path, &err);
+    cr_assert_not_null(s, "%s", err ? err->message : "");
+    return s;
+}
+
+/* Three ranks in step, a fourth whose records come out of idx order twice (across a part's
+ * start and inside a part): every row reads back; the in-step ranks share one line. */
+Test(cut, a_rank_out_of_order_is_cut_again_and_reads_back)
+{
+    g_autoptr(Store) s = open_tmp();
+    g_autoptr(SchedProgram) p = program(4);
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    Cursor c[4] = {{0}};
+    for (uint32_t j = 0; j < 6; j++)
+        for (uint32_t r = 0; r < 4; r++)
+            shape(recs, r, &c[r], j % 2 == 1);
+    /* rank 3's records are every 4th block of 5: swap its steps' boundary records (step 1's
+     * last after step 2's first), then two records inside step 4 */
+    SchedRecord *x = (SchedRecord *)(void *)recs->data;
+    guint a = (1 * 4 + 3) * 5 + 4, b = (2 * 4 + 3) * 5;
+    cr_assert_eq(x[a].rank, 3);
+    cr_assert_eq(x[b].flags, SCHED_RECORD_SEGMENT);
+    SchedRecord tmp = x[a];
+    x[a] = x[b];
+    x[b] = tmp;
+    a = (4 * 4 + 3) * 5 + 1;
+    tmp = x[a];
+    x[a] = x[a + 1];
+    x[a + 1] = tmp;
+    StoreTimelinesSize z;
+    int64_t id = stream(s, p, recs, &z);
+    assert_rows_are(s, id, recs);
+    cr_assert_eq(z.timelines, 2);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_ops"), 0);
+    /* the in-step line's 6 parts, and rank 3's line cut again in idx order: 6 parts too */
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 12);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(DISTINCT segment) FROM timeline_segments"),
+                 2);
+}
+
+/* A segment met again after more than the ring's worth of nodes (262,144) was made since: its
+ * nodes, and the sibling and the children only the ring's lists led to, are found in the table;
+ * nothing is staged for it again and it is stored once. */
+Test(cut, a_segment_seen_long_ago_is_found_again)
+{
+    g_autoptr(Store) s = open_tmp();
+    g_autoptr(SchedProgram) p = program(1);
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    Cursor c = {0};
+    shape(recs, 0, &c, false);
+    shape(recs, 0, &c, true);
+    const uint64_t filler = 270000; /* one part of distinct records */
+    for (uint64_t i = 0; i < filler; i++)
+        rec(recs, 0, &c, i == 0, false, 100 + i);
+    shape(recs, 0, &c, true);
+    shape(recs, 0, &c, false);
+    shape(recs, 0, &c, true);
+    StoreTimelinesSize z;
+    int64_t id = stream(s, p, recs, &z);
+    cr_assert_eq(z.staged, 5 + 2 + filler, "staged %" G_GUINT64_FORMAT, (uint64_t)z.staged);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(DISTINCT segment) FROM timeline_segments"),
+                 3);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_segments"),
+                 5 + 5 + (int64_t)filler);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 6);
+    assert_rows_are(s, id, recs);
+}
+
+/* Ranks in step stage one copy of each step between them, and a step of a shape met before
+ * stages nothing. */
+Test(cut, ranks_in_step_stage_each_shape_once)
+{
+    g_autoptr(Store) s = open_tmp();
+    g_autoptr(SchedProgram) p = program(8);
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    Cursor c[8] = {{0}};
+    for (uint32_t j = 0; j < 20; j++)
+        for (uint32_t r = 0; r < 8; r++)
+            shape(recs, r, &c[r], j % 3 == 0);
+    StoreTimelinesSize z;
+    int64_t id = stream(s, p, recs, &z);
+    cr_assert_eq(z.timelines, 1);
+    cr_assert_eq(z.staged, 5 + 2);
+    cr_assert_eq(z.rows, 100);
+    assert_rows_are(s, id, recs);
+}
