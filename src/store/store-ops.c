@@ -65,9 +65,9 @@ bool store_row_batch_open(StoreRowBatch *b, sqlite3 *db, const char *path, int64
     b->path = path;
     b->what = what;
     b->id = run_id;
-    b->many = store_ops_prepare_rows(db, head, STORE_OPS_PER_INSERT, BATCH_COLUMNS, BATCH_COLUMNS);
+    b->head = head;
     b->one = store_ops_prepare_rows(db, head, 1, BATCH_COLUMNS, BATCH_COLUMNS);
-    return (b->many && b->one) || store_ops_sql_error(error, db, path, what);
+    return b->one || store_ops_sql_error(error, db, path, what);
 }
 
 static bool batch_step(StoreRowBatch *b, sqlite3_stmt *st, GError **error)
@@ -80,6 +80,10 @@ static bool batch_step(StoreRowBatch *b, sqlite3_stmt *st, GError **error)
 bool store_row_batch_flush(StoreRowBatch *b, GError **error)
 {
     bool full = b->n_pend == STORE_OPS_PER_INSERT;
+    if (full && !b->many &&
+        !(b->many = store_ops_prepare_rows(b->db, b->head, STORE_OPS_PER_INSERT, BATCH_COLUMNS,
+                                           BATCH_COLUMNS)))
+        return store_ops_sql_error(error, b->db, b->path, b->what);
     for (uint32_t i = 0; i < b->n_pend; i++) {
         store_ops_bind_record(full ? b->many : b->one, full ? (int)i * BATCH_COLUMNS : 0, b->id,
                               &b->pend[i]);
