@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <string.h>
 
-/* Which library to open, and what to tell a user who lacks it. A build may name another soname
- * with -DRANKSIM_MPI_SONAME='"..."' in c_args (e.g. an MPI installed outside the loader's path:
- * the full path of its libmpi.so). */
+/* Which library to open, and what to tell a user who lacks it. A build may define
+ * RANKSIM_MPI_SONAME (a string literal) to open another one, e.g. the full path of the libmpi.so
+ * of an MPI installed outside the loader's path. */
 #if defined(OPEN_MPI)
 /* Open MPI's ABI soname since 3.0 (3.x, 4.x and 5.x all ship libmpi.so.40); Debian's package
  * libopenmpi3 holds it (4.1 in bookworm), openmpi-bin holds mpirun. */

@@ -13,8 +13,11 @@
  *
  * Binding: libmpi is opened with GLOBAL binding (RTLD_GLOBAL, not G_MODULE_BIND_LOCAL) and made
  * resident. Open MPI loads its MCA components (mca_*.so) with dlopen during MPI_Init, and they
- * resolve libmpi's and libopen-pal's symbols from the global scope: opened locally, MPI_Init
- * fails to load them. Never unloaded: MPI keeps threads and handlers after MPI_Finalize.
+ * rely on libmpi's symbols, so Open MPI's documentation ("Dynamically loading libmpi at
+ * runtime", 5.0) requires RTLD_GLOBAL. Not every component names libmpi as a dependency
+ * (Debian's 4.1 mca_pml_ob1.so needs only libc), so opened locally, MPI_Init works or not
+ * depending on which components it picks (a 2-process sweep here happened to work). Never
+ * unloaded: MPI keeps threads and handlers after MPI_Finalize.
  *
  * Loaded once per process (the first call's outcome, success or failure, is kept); thread-safe.
  * Costs: ~2-3 ms of dynamic loading on the first call; nothing afterwards.
