@@ -12,10 +12,14 @@
  * sender and one communicator), so a RESULT's chunks directly follow it.
  * Integers travel in the sender's byte order: the ranks of one job run the same binary on
  * one kind of machine (a heterogeneous job is not supported).
+ * MPI itself is loaded when the sweep starts (mpi-lib.h): every MPI function and predefined
+ * handle comes from the MpiLib table, never from <mpi.h>'s link-time names, which would make
+ * the binary link libmpi again (the link fails if one is used).
  */
 #include "sweep-mpi.h"
 
-#include <mpi.h>
+#include "mpi-lib.h"
+
 #include <string.h>
 
 G_DEFINE_QUARK(ranksim-sweep-mpi-error-quark, sweep_mpi_error)
@@ -34,6 +38,7 @@ enum {
 #define IDLE_SLEEP_US 1000
 
 struct SweepMpi {
+    const MpiLib *mpi; /* loaded, never freed */
     int rank;
     int size;
 };
@@ -45,18 +50,26 @@ bool sweep_mpi_available(void)
 
 SweepMpi *sweep_mpi_start(int *argc, char ***argv, GError **error)
 {
+    g_autoptr(GError) why = NULL;
+    const MpiLib *mpi = mpi_lib(&why);
+    if (!mpi) {
+        g_set_error(error, SWEEP_MPI_ERROR, SWEEP_MPI_ERROR_UNAVAILABLE, "--mpi: %s",
+                    why->message);
+        return NULL;
+    }
     int provided = 0;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    if (mpi->init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         g_set_error(error, SWEEP_MPI_ERROR, SWEEP_MPI_ERROR_FAILED,
                     "--mpi: MPI_Init_thread failed; run under mpirun (e.g. mpirun -np 4 "
                     "ranksim sweep --mpi ...)");
         return NULL;
     }
     /* A failed send or receive returns its code instead of aborting the job. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    mpi->comm_set_errhandler(mpi->comm_world, mpi->errors_return);
     SweepMpi *m = g_new0(SweepMpi, 1);
-    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+    m->mpi = mpi;
+    mpi->comm_rank(mpi->comm_world, &m->rank);
+    mpi->comm_size(mpi->comm_world, &m->size);
     return m;
 }
 
@@ -74,7 +87,7 @@ void sweep_mpi_finish(SweepMpi *m)
 {
     if (!m)
         return;
-    MPI_Finalize();
+    m->mpi->finalize();
     g_free(m);
 }
 
@@ -94,7 +107,7 @@ static gpointer worker_thread(gpointer p)
 }
 
 /* Sends `result` of `index` to rank 0: the header, then the chunks. */
-static void send_result(guint index, GBytes *result)
+static void send_result(const MpiLib *mpi, guint index, GBytes *result)
 {
     gsize len = 0;
     const guint8 *bytes = g_bytes_get_data(result, &len);
@@ -103,39 +116,40 @@ static void send_result(guint index, GBytes *result)
     guint64 n64 = len;
     memcpy(head, &i32, 4);
     memcpy(head + 4, &n64, 8);
-    MPI_Send(head, HEADER_BYTES, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+    mpi->send(head, HEADER_BYTES, mpi->byte, 0, TAG_RESULT, mpi->comm_world);
     for (gsize off = 0; off < len; off += CHUNK_BYTES) {
         gsize n = MIN(CHUNK_BYTES, len - off);
-        MPI_Send((void *)(bytes + off), (int)n, MPI_BYTE, 0, TAG_CHUNK, MPI_COMM_WORLD);
+        mpi->send(bytes + off, (int)n, mpi->byte, 0, TAG_CHUNK, mpi->comm_world);
     }
 }
 
 /* Computes `index` on a thread while this one says it is alive; then sends the result. */
-static void work_one(guint index, const SweepMpiHandlers *h)
+static void work_one(const MpiLib *mpi, guint index, const SweepMpiHandlers *h)
 {
     WorkerJob j = {.h = h, .index = index, .done = g_async_queue_new()};
     GThread *t = g_thread_new("ranksim-variant", worker_thread, &j);
     GBytes *result = NULL;
     while (!(result = g_async_queue_timeout_pop(j.done, SWEEP_MPI_ALIVE_S * G_USEC_PER_SEC)))
-        MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_ALIVE, MPI_COMM_WORLD);
+        mpi->send(NULL, 0, mpi->byte, 0, TAG_ALIVE, mpi->comm_world);
     g_thread_join(t);
     g_async_queue_unref(j.done);
-    send_result(index, result);
+    send_result(mpi, index, result);
     g_bytes_unref(result);
 }
 
 void sweep_mpi_work(SweepMpi *m, const SweepMpiHandlers *h)
 {
     g_return_if_fail(m->rank > 0);
-    MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
+    const MpiLib *mpi = m->mpi;
+    mpi->send(NULL, 0, mpi->byte, 0, TAG_READY, mpi->comm_world);
     for (;;) {
         guint32 index = 0;
         MPI_Status st;
-        if (MPI_Recv(&index, 1, MPI_UINT32_T, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st) !=
+        if (mpi->recv(&index, 1, mpi->uint32, 0, MPI_ANY_TAG, mpi->comm_world, &st) !=
                 MPI_SUCCESS ||
             st.MPI_TAG != TAG_WORK)
             return;
-        work_one(index, h);
+        work_one(mpi, index, h);
     }
 }
 
@@ -193,9 +207,10 @@ static bool take_next(Dealer *d, guint *index)
 /* Receives a RESULT (its header already probed as `st`) and its chunks from that worker. */
 static void receive_result(Dealer *d, const MPI_Status *st)
 {
+    const MpiLib *mpi = d->m->mpi;
     guint8 head[HEADER_BYTES] = {0};
-    MPI_Recv(head, HEADER_BYTES, MPI_BYTE, st->MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
+    mpi->recv(head, HEADER_BYTES, mpi->byte, st->MPI_SOURCE, TAG_RESULT, mpi->comm_world,
+              MPI_STATUS_IGNORE);
     guint32 index = 0;
     guint64 len = 0;
     memcpy(&index, head, 4);
@@ -203,8 +218,8 @@ static void receive_result(Dealer *d, const MPI_Status *st)
     guint8 *buf = g_malloc(MAX(len, 1));
     for (guint64 off = 0; off < len; off += CHUNK_BYTES) {
         gsize n = (gsize)MIN(CHUNK_BYTES, len - off);
-        MPI_Recv(buf + off, (int)n, MPI_BYTE, st->MPI_SOURCE, TAG_CHUNK, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        mpi->recv(buf + off, (int)n, mpi->byte, st->MPI_SOURCE, TAG_CHUNK, mpi->comm_world,
+                  MPI_STATUS_IGNORE);
     }
     g_autoptr(GBytes) bytes = g_bytes_new_take(buf, (gsize)len);
     deliver(d, index, bytes);
@@ -230,24 +245,28 @@ static void on_message(Dealer *d, const MPI_Status *st)
     default:
         break;
     }
-    MPI_Recv(NULL, 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const MpiLib *mpi = d->m->mpi;
+    mpi->recv(NULL, 0, mpi->byte, st->MPI_SOURCE, st->MPI_TAG, mpi->comm_world,
+              MPI_STATUS_IGNORE);
 }
 
 /* Reads every message waiting; returns how many. */
 static guint drain(Dealer *d)
 {
+    const MpiLib *mpi = d->m->mpi;
     guint n = 0;
     for (;;) {
         int flag = 0;
         MPI_Status st;
-        if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS ||
+        if (mpi->iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, mpi->comm_world, &flag, &st) !=
+                MPI_SUCCESS ||
             !flag)
             return n;
         if (st.MPI_SOURCE > 0 && st.MPI_SOURCE < d->m->size)
             on_message(d, &st);
         else /* not a worker's: consume it */
-            MPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+            mpi->recv(NULL, 0, mpi->byte, st.MPI_SOURCE, st.MPI_TAG, mpi->comm_world,
+                      MPI_STATUS_IGNORE);
         n++;
     }
 }
@@ -255,6 +274,7 @@ static guint drain(Dealer *d)
 /* Gives every waiting worker a variant, or STOP when none is left. */
 static void deal(Dealer *d)
 {
+    const MpiLib *mpi = d->m->mpi;
     for (int r = 1; r < d->m->size; r++) {
         Worker *w = &d->w[r];
         if (w->state != W_WAITING)
@@ -262,11 +282,11 @@ static void deal(Dealer *d)
         guint index;
         if (take_next(d, &index)) {
             guint32 i32 = index;
-            MPI_Send(&i32, 1, MPI_UINT32_T, r, TAG_WORK, MPI_COMM_WORLD);
+            mpi->send(&i32, 1, mpi->uint32, r, TAG_WORK, mpi->comm_world);
             w->state = W_BUSY;
             w->index = index;
         } else {
-            MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD);
+            mpi->send(NULL, 0, mpi->byte, r, TAG_STOP, mpi->comm_world);
             w->state = W_STOPPED;
         }
     }
@@ -354,7 +374,7 @@ void sweep_mpi_deal(SweepMpi *m, guint lo, guint hi, const SweepMpiHandlers *h,
     /* Those not heard from yet (or waiting) are told to stop; the dead are not written to. */
     for (int r = 1; r < m->size; r++)
         if (d.w[r].state == W_NEW || d.w[r].state == W_WAITING)
-            MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD);
+            m->mpi->send(NULL, 0, m->mpi->byte, r, TAG_STOP, m->mpi->comm_world);
     if (stats)
         *stats = d.stats;
     g_queue_clear(&d.redeal);
@@ -366,5 +386,5 @@ void sweep_mpi_stop_all(SweepMpi *m)
 {
     g_return_if_fail(m->rank == 0);
     for (int r = 1; r < m->size; r++)
-        MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD);
+        m->mpi->send(NULL, 0, m->mpi->byte, r, TAG_STOP, m->mpi->comm_world);
 }

@@ -32,7 +32,7 @@
 GQuark sweep_mpi_error_quark(void);
 
 typedef enum {
-    SWEEP_MPI_ERROR_UNAVAILABLE, /* this ranksim was built without MPI */
+    SWEEP_MPI_ERROR_UNAVAILABLE, /* built without MPI, or its library cannot be loaded */
     SWEEP_MPI_ERROR_FAILED,      /* MPI_Init_thread failed */
 } SweepMpiErrorCode;
 
@@ -71,8 +71,9 @@ typedef struct {
 
 /* true when this ranksim was built with MPI. */
 bool sweep_mpi_available(void);
-/* MPI_Init_thread (FUNNELED) with MPI_ERRORS_RETURN on MPI_COMM_WORLD. Returns NULL with
- * SWEEP_MPI_ERROR_UNAVAILABLE (the message says what to install) or _FAILED. */
+/* Loads MPI's library (mpi-lib.h: only `sweep --mpi` maps it), then MPI_Init_thread (FUNNELED)
+ * with MPI_ERRORS_RETURN on MPI_COMM_WORLD. Returns NULL with SWEEP_MPI_ERROR_UNAVAILABLE (the
+ * message says what to install) or _FAILED. */
 SweepMpi *sweep_mpi_start(int *argc, char ***argv, GError **error);
 int sweep_mpi_rank(const SweepMpi *m);
 int sweep_mpi_size(const SweepMpi *m);
