@@ -51,6 +51,59 @@ sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, in
     return st;
 }
 
+/* ---- batches of integer rows ---- */
+
+bool store_int_batch_open(StoreIntBatch *b, sqlite3 *db, const char *path, const char *head,
+                          int cols, const char *what, GError **error)
+{
+    g_return_val_if_fail(cols > 0 && cols <= STORE_INT_COLS, false);
+    *b = (StoreIntBatch){.db = db, .path = path, .what = what, .head = head, .cols = cols};
+    b->one = store_ops_prepare_rows(db, head, 1, cols, cols);
+    return b->one || store_ops_sql_error(error, db, path, what);
+}
+
+static bool int_step(StoreIntBatch *b, sqlite3_stmt *st, GError **error)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE || store_ops_sql_error(error, b->db, b->path, b->what);
+}
+
+bool store_int_batch_flush(StoreIntBatch *b, GError **error)
+{
+    bool full = b->n_pend == STORE_INT_ROWS;
+    if (full && !b->many &&
+        !(b->many = store_ops_prepare_rows(b->db, b->head, STORE_INT_ROWS, b->cols, b->cols)))
+        return store_ops_sql_error(error, b->db, b->path, b->what);
+    bool ok = true;
+    for (uint32_t i = 0; ok && i < b->n_pend; i++)
+        for (int c = 0; c < b->cols; c++) {
+            int64_t v = b->pend[i * STORE_INT_COLS + (uint32_t)c];
+            if (full)
+                sqlite3_bind_int64(b->many, (int)i * b->cols + c + 1, v);
+            else
+                sqlite3_bind_int64(b->one, c + 1, v);
+            if (!full && c + 1 == b->cols)
+                ok = int_step(b, b->one, error);
+        }
+    ok = ok && (!full || int_step(b, b->many, error));
+    b->n_pend = 0;
+    return ok;
+}
+
+bool store_int_batch_add(StoreIntBatch *b, const int64_t *row, GError **error)
+{
+    memcpy(&b->pend[b->n_pend++ * STORE_INT_COLS], row, (size_t)b->cols * sizeof *row);
+    return b->n_pend < STORE_INT_ROWS || store_int_batch_flush(b, error);
+}
+
+void store_int_batch_close(StoreIntBatch *b)
+{
+    sqlite3_finalize(b->many);
+    sqlite3_finalize(b->one);
+    b->many = b->one = NULL;
+}
+
 /* ---- batches of rows ---- */
 
 #define BATCH_COLUMNS 14

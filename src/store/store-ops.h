@@ -133,6 +133,28 @@ bool store_row_batch_add(StoreRowBatch *b, const SchedRecord *x, GError **error)
 bool store_row_batch_flush(StoreRowBatch *b, GError **error);
 void store_row_batch_close(StoreRowBatch *b);
 
+/* Rows of integers (rank_timelines, rank_groups: one or a few a rank), STORE_INT_ROWS to a
+ * statement: a statement per row was most of the time line's fixed cost at 1,024 ranks. */
+#define STORE_INT_ROWS 64
+#define STORE_INT_COLS 4
+typedef struct {
+    sqlite3 *db;
+    const char *path, *what, *head; /* borrowed */
+    int cols;                       /* at most STORE_INT_COLS */
+    sqlite3_stmt *many, *one;       /* `many` prepared when a first batch fills */
+    int64_t pend[STORE_INT_ROWS * STORE_INT_COLS];
+    uint32_t n_pend;
+} StoreIntBatch;
+
+/* "HEAD" is "INSERT INTO T(c1, ..)" of `cols` columns. False with `error` set when the
+ * statement cannot be prepared (close it all the same). */
+bool store_int_batch_open(StoreIntBatch *b, sqlite3 *db, const char *path, const char *head,
+                          int cols, const char *what, GError **error);
+/* Queues one row of `cols` values, writing a full batch. */
+bool store_int_batch_add(StoreIntBatch *b, const int64_t *row, GError **error);
+bool store_int_batch_flush(StoreIntBatch *b, GError **error);
+void store_int_batch_close(StoreIntBatch *b);
+
 /* Binds a record's 14 columns (run id, rank, idx, layer, name, kind, tokens, group, seq, count,
  * dtype, start, end, bound) to parameters b + 1 .. b + 14 of `st`. */
 void store_ops_bind_record(sqlite3_stmt *st, int b, int64_t id, const SchedRecord *x);

@@ -360,39 +360,24 @@ static bool insert_lines(StoreTimelines *t, const StoreRecordSource *src, GError
 
 static bool insert_maps(StoreTimelines *t, GError **error)
 {
-    sqlite3_stmt *m = NULL, *g = NULL;
-    bool ok = sqlite3_prepare_v2(t->db,
-                                 "INSERT INTO rank_timelines(run_id, rank, timeline)"
-                                 " VALUES (?,?,?)",
-                                 -1, &m, NULL) == SQLITE_OK &&
-              sqlite3_prepare_v2(t->db,
-                                 "INSERT INTO rank_groups(run_id, rank, slot, group_id)"
-                                 " VALUES (?,?,?,?)",
-                                 -1, &g, NULL) == SQLITE_OK;
-    if (!ok)
-        store_ops_sql_error(error, t->db, t->path, "prepare rank_timelines");
+    StoreIntBatch m = {0}, g = {0};
+    bool ok = store_int_batch_open(&m, t->db, t->path,
+                                   "INSERT INTO rank_timelines(run_id, rank, timeline)", 3,
+                                   "insert rank_timelines", error);
+    ok = ok && store_int_batch_open(&g, t->db, t->path,
+                                    "INSERT INTO rank_groups(run_id, rank, slot, group_id)", 4,
+                                    "insert rank_groups", error);
     for (uint32_t r = 0; ok && r < t->n_ranks; r++) {
         const RankLine *L = &t->ranks[r];
         if (!L->n)
             continue;
-        sqlite3_bind_int64(m, 1, t->id);
-        sqlite3_bind_int64(m, 2, r);
-        sqlite3_bind_int64(m, 3, L->timeline);
-        ok = sqlite3_step(m) == SQLITE_DONE ||
-             store_ops_sql_error(error, t->db, t->path, "insert rank_timelines");
-        sqlite3_reset(m);
-        for (uint32_t k = 0; ok && k < L->n_groups; k++) {
-            sqlite3_bind_int64(g, 1, t->id);
-            sqlite3_bind_int64(g, 2, r);
-            sqlite3_bind_int64(g, 3, k);
-            sqlite3_bind_int64(g, 4, group_of(L, k));
-            ok = sqlite3_step(g) == SQLITE_DONE ||
-                 store_ops_sql_error(error, t->db, t->path, "insert rank_groups");
-            sqlite3_reset(g);
-        }
+        ok = store_int_batch_add(&m, (int64_t[]){t->id, r, L->timeline}, error);
+        for (uint32_t k = 0; ok && k < L->n_groups; k++)
+            ok = store_int_batch_add(&g, (int64_t[]){t->id, r, k, group_of(L, k)}, error);
     }
-    sqlite3_finalize(m);
-    sqlite3_finalize(g);
+    ok = ok && store_int_batch_flush(&m, error) && store_int_batch_flush(&g, error);
+    store_int_batch_close(&m);
+    store_int_batch_close(&g);
     return ok;
 }
 

@@ -219,18 +219,12 @@ static Node *child_with(StoreTrie *t, const Node *pv, const uint64_t w[8])
     return NULL;
 }
 
-bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool indexed,
-                     uint64_t *ra, uint64_t *rb)
+/* store_trie_next past a miss in the kept lists: the record is hashed, and its node found in
+ * the table or made. Kept out of line, so the hit path stays a few instructions. */
+static G_GNUC_NO_INLINE bool next_slow(StoreTrie *t, StoreTrieAt *at, const Node *pv,
+                                       const uint64_t w[8], bool indexed, uint64_t *ra,
+                                       uint64_t *rb)
 {
-    /* in step with a chain before it: a child of its node holds this very record */
-    const Node *pv = node_at(t, at->node);
-    const Node *c = pv ? child_with(t, pv, w) : NULL;
-    if (c) {
-        *ra = c->ra;
-        *rb = c->rb;
-        *at = (StoreTrieAt){c->id, c->p1, c->p2};
-        return false;
-    }
     store_record_hash(w, ra, rb);
     uint64_t p1 = store_mum(at->p1 ^ *ra, at->p2 ^ STORE_HASH_K[2]);
     uint64_t p2 = store_mum(at->p2 ^ *rb, at->p1 ^ STORE_HASH_K[3]);
@@ -252,4 +246,19 @@ bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool in
     }
     at->node = new_child(t, at->node, p1, p2, w, *ra, *rb, indexed);
     return true;
+}
+
+bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool indexed,
+                     uint64_t *ra, uint64_t *rb)
+{
+    /* in step with a chain before it: a child of its node holds this very record */
+    const Node *pv = node_at(t, at->node);
+    const Node *c = pv ? child_with(t, pv, w) : NULL;
+    if (G_LIKELY(c)) {
+        *ra = c->ra;
+        *rb = c->rb;
+        *at = (StoreTrieAt){c->id, c->p1, c->p2};
+        return false;
+    }
+    return next_slow(t, at, pv, w, indexed, ra, rb);
 }
