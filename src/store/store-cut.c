@@ -274,7 +274,13 @@ bool store_cut_add(StoreCut *c, const SchedRecord *x, int32_t slot, SchedRecord 
     R->seg.h1 += a;
     R->seg.h2 += h;
     if (made) {
-        *node = rel;
+        /* the staged bytes are written to a file whole: copied from `x` with its padding (a
+         * member-wise copy of `rel` leaves it undefined, valgrind) */
+        memcpy(node, x, sizeof *node);
+        node->idx = rel.idx;
+        node->start_ns = rel.start_ns;
+        node->end_ns = rel.end_ns;
+        node->seq = rel.seq;
         node->group = slot;
     }
     return made;
