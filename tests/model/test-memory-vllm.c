@@ -24,14 +24,27 @@
 Test(sampler, bytes_per_logit_follow_the_top_k_top_p_kernel)
 {
     cr_assert_float_eq(model_mem_sampler_bytes_per_logit(0), 14.0, 1e-9);
-    cr_assert_float_eq(model_mem_sampler_bytes_per_logit(ABSENT_0_11), 38.7, 1e-9);
-    /* Llama-3 vocabulary, 1,024 rows: 1.71 GiB with Triton, 4.73 with the sort */
+    cr_assert_float_eq(model_mem_sampler_bytes_per_logit(ABSENT_0_11), 38.2, 1e-9);
+    /* Llama-3 vocabulary, 1,024 rows: 1.71 GiB with Triton, 4.68 with the sort */
     double rows = 1024, v = 128256;
     cr_assert(fabs(model_mem_sampler_bytes_per_logit(0) * rows * v / GIB - 1.71) < 0.01);
-    cr_assert(fabs(model_mem_sampler_bytes_per_logit(ABSENT_0_11) * rows * v / GIB - 4.73) < 0.01);
-    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 1024), 80 * MIB);
-    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 4), 0, "below 8 rows: the PyTorch path");
-    cr_assert_eq(model_mem_sampler_scratch_bytes(ABSENT_0_11, 1024), 0);
+    cr_assert(fabs(model_mem_sampler_bytes_per_logit(ABSENT_0_11) * rows * v / GIB - 4.68) < 0.01);
+}
+
+/* The Triton kernel's cached buffer: one fp32 vocabulary row per program, min(next power of 2
+ * of min(SMs, rows), SMs) rows (topk_topp_triton.py). */
+Test(sampler, triton_buffer_is_one_vocab_row_per_program)
+{
+    /* H100's 132 SMs, 1,024 rows: 132 x 128,256 x 4 = 67,719,168 B (64.6 MiB) */
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 1024, 128256, 132), 67719168ull);
+    /* 100 rows: 100 programs, a buffer of 128 rows; 8 rows: 8 */
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 100, 128256, 132), 128ull * 128256 * 4);
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 8, 128256, 132), 8ull * 128256 * 4);
+    /* SM count unknown: PR 33538's "around ~80 MiB" */
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 1024, 128256, 0), 80 * MIB);
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 4, 128256, 132), 0,
+                 "below 8 rows: the PyTorch path");
+    cr_assert_eq(model_mem_sampler_scratch_bytes(ABSENT_0_11, 1024, 128256, 132), 0);
 }
 
 Test(moe, workspace_by_backend)
@@ -174,9 +187,10 @@ Test(release, parse_and_format)
 }
 
 /* The plan as the version switches: Llama-3.1-8B on one H100-like device at 8,192 tokens and
- * 1,024 sequences: the activation peak is the sampler's, 38.7 B per logit on 0.11, 14 on 0.19
- * (+ the Triton scratch); and TP2 adds the ring buffers and FlashInfer's workspace inside the
- * budget only from the releases that have them. */
+ * 1,024 sequences: the activation peak is the sampler's, 38.2 B per logit on 0.11, 14 on 0.19
+ * (+ the Triton buffer), with the profile run's hidden states ([8192, 4096] and two [1024,
+ * 4096], bf16) held through it; and TP2 adds the ring buffers and FlashInfer's workspace
+ * inside the budget only from the releases that have them. */
 Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
 {
     ModelArch a;
@@ -200,7 +214,8 @@ Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
     e.vllm_release = MODEL_VLLM_RELEASE(0, 19, 0, 0);
     ModelMemPlan *m = model_memory_plan(&a, pl, &e, &h, NULL);
     uint64_t act19 = m->ranks[0].bytes[MODEL_MEM_ACTIVATIONS];
-    cr_assert_eq(act19, (uint64_t)(14.0 * rows * v) + 80 * MIB);
+    uint64_t held = 8192ull * 4096 * 2 + 2ull * 1024 * 4096 * 2;
+    cr_assert_eq(act19, (uint64_t)(14.0 * rows * v) + 80 * MIB + held, "SMs unknown: 80 MiB");
     ModelVllmSplit s19;
     model_mem_vllm_split(m, &m->ranks[0], &s19);
     /* 0.13 + 0.12 GiB + 32 x 12 MiB + three 512 MiB SymmDeviceMemory buffers */
@@ -210,7 +225,7 @@ Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
     e.vllm_absent = ABSENT_0_11;
     e.vllm_release = MODEL_VLLM_RELEASE(0, 11, 0, 0);
     m = model_memory_plan(&a, pl, &e, &h, NULL);
-    cr_assert_eq(m->ranks[0].bytes[MODEL_MEM_ACTIVATIONS], (uint64_t)(38.7 * rows * v));
+    cr_assert_eq(m->ranks[0].bytes[MODEL_MEM_ACTIVATIONS], (uint64_t)(38.2 * rows * v) + held);
     ModelVllmSplit s11;
     model_mem_vllm_split(m, &m->ranks[0], &s11);
     cr_assert_eq(s11.non_torch, model_mem_profile_non_torch_bytes(e.vllm_release) + 384 * MIB,
