@@ -16,12 +16,12 @@
  * softmax of the sorted logits, the scatter back and the radix sort's scratch on top of the
  * bf16 and fp32 logits. Fitted (least squares of the torch peak) on the fit half of
  * tests/data/memory/startup.tsv (vLLM 0.11.0 on H100, 1,024 rows: Llama-3.1-8B 4.76 GiB,
- * Qwen3-0.6B 5.56, gpt-oss-20b 7.38, Llama-3.3-70B FP8 TP2 4.84 of torch peak) with the hidden
- * states the profile run holds through the sampler counted apart (model/memory.c): 38.2 B per
- * logit, the four rows implying 38.2-38.3 (38.7 before those states were counted, the rows
- * then implying 38.4-39.6). PR 32558 measured 37 B for the top-k sort alone (1.25 GB for
- * 256 x 131,072). */
-#define SAMPLER_SORT_BYTES 38.2
+ * Qwen3-0.6B 5.56, gpt-oss-20b 7.38, Llama-3.3-70B FP8 TP2 4.84 of torch peak) with what the
+ * profile run holds besides the sampler counted apart (its hidden states, model/memory.c, and
+ * torch's cuBLAS workspace, below): 38.0 B per logit, the four rows implying 38.02-38.04 (38.7
+ * before those were counted, the rows then implying 38.4-39.6). PR 32558 measured 37 B for the
+ * top-k sort alone (1.25 GB for 256 x 131,072). */
+#define SAMPLER_SORT_BYTES 38.0
 /* The Triton kernel's per-program buffer: apply_top_k_top_p_triton launches min(SMs, rows)
  * programs and caches one fp32 row of the vocabulary per program, a buffer of
  * min(next_power_of_2(programs), SMs) rows (vllm/v1/sample/ops/topk_topp_triton.py,
@@ -58,6 +58,33 @@ uint64_t model_mem_sampler_scratch_bytes(ModelVllmAbsent absent, uint64_t rows, 
     if (buf_rows > compute_units)
         buf_rows = compute_units;
     return buf_rows * vocab * 4;
+}
+
+/* ---- torch's cuBLAS workspace ---- */
+
+/* PyTorch gives each (device, stream) one cuBLAS workspace from its caching allocator on the
+ * first GEMM there, and shares it with cuBLASLt (TORCH_CUBLASLT_UNIFIED_WORKSPACE, on by
+ * default): CUBLAS_WORKSPACE_CONFIG's default ":4096:8", 32 MiB, on compute capability 9.x,
+ * 10.x and 12.x, ":4096:2:16:8" (8,519,680 B) on the others (aten/src/ATen/cuda/
+ * CublasHandlePool.cpp, parseChosenWorkspaceSize / getCUDABlasLtWorkspace). Approximated: torch
+ * releases before Blackwell's entry give sm100/sm120 the smaller default; ROCm (hipBLAS 32 or
+ * 128 MiB, hipBLASLt 76 MiB apart) and the other platforms are not modelled (0). */
+#define CUBLAS_WORKSPACE_HOPPER (4096ull * 1024 * 8)
+#define CUBLAS_WORKSPACE_DEFAULT (4096ull * 1024 * 2 + 16ull * 1024 * 8)
+
+uint64_t model_mem_cublas_workspace_bytes(const NetHardware *hw)
+{
+    if (!hw || hw->platform != NET_PLATFORM_CUDA)
+        return 0;
+    switch (hw->arch) {
+    case NET_ARCH_SM90:
+    case NET_ARCH_SM100:
+    case NET_ARCH_SM103:
+    case NET_ARCH_SM120:
+        return CUBLAS_WORKSPACE_HOPPER;
+    default:
+        return CUBLAS_WORKSPACE_DEFAULT;
+    }
 }
 
 /* ---- the fused-MoE workspace ---- */

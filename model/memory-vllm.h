@@ -23,7 +23,7 @@
 
 /* Bytes per logit the dummy sampler run holds at its peak (rows = min(max_num_seqs,
  * max_num_batched_tokens), top_k = vocab - 1, top_p = 0.9): 14 with the Triton top-k/top-p
- * kernel (bf16 logits 2 + fp32 logits 4 + probabilities 4 + the exponential draw 4), 38.2
+ * kernel (bf16 logits 2 + fp32 logits 4 + probabilities 4 + the exponential draw 4), 38.0
  * (fitted) with the PyTorch sort before it. */
 double model_mem_sampler_bytes_per_logit(ModelVllmAbsent absent);
 /* The Triton kernel's cached per-program buffer when it runs (rows >= 8): min(next power of 2
@@ -31,6 +31,11 @@ double model_mem_sampler_bytes_per_logit(ModelVllmAbsent absent);
  * 33538's description) when compute_units is 0 (unknown). 0 on the PyTorch path. */
 uint64_t model_mem_sampler_scratch_bytes(ModelVllmAbsent absent, uint64_t rows, uint64_t vocab,
                                          uint32_t compute_units);
+
+/* torch's cuBLAS (and unified cuBLASLt) workspace, made from the caching allocator by the
+ * first GEMM of the profile forward and kept: 32 MiB on sm90/sm100/sm103/sm120, 8,519,680 B on
+ * the other CUDA devices (and an unknown arch), 0 off CUDA (not modelled). */
+uint64_t model_mem_cublas_workspace_bytes(const NetHardware *hw);
 
 typedef struct {
     uint64_t rows;     /* M: tokens reaching the experts, min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE) */

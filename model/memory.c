@@ -1361,6 +1361,9 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool profile, bo
      * (vllm/v1/worker/gpu_model_runner.py _dummy_run, `self.intermediate_tensors`); they are
      * live through every phase, the sampler's included. */
     uint64_t pp_recv = profile && !c->first ? 2 * tokens * H * 2 : 0;
+    /* torch's cuBLAS workspace, made by the profile forward's first GEMM and kept
+     * (model/memory-vllm.c): live through every phase */
+    uint64_t cublas = profile ? model_mem_cublas_workspace_bytes(c->hw) : 0;
     /* a forward phase holds the residual and the hidden states too; the dummy sampler runs
      * after the forward, when they are freed (what the profile run still holds then is in the
      * sampler's phase: its output hidden states and the sampled rows) */
@@ -1368,7 +1371,7 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool profile, bo
     uint64_t best_total = 0;
     for (int i = 0; i < n; i++) {
         bool sampler = strcmp(ph[i].phase, "sampler") == 0;
-        uint64_t t = aph_bytes(&ph[i]) + (sampler ? 0 : resid + hidden) + pp_recv;
+        uint64_t t = aph_bytes(&ph[i]) + (sampler ? 0 : resid + hidden) + pp_recv + cublas;
         if (i == 0 || t > best_total)
             best = i, best_total = t;
     }
@@ -1383,6 +1386,9 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool profile, bo
         if (pp_recv)
             build_add(b, MODEL_MEM_ACTIVATIONS, g_strdup("activations.pp_intermediate_tensors"),
                       shape3(2, tokens, H), "bf16", pp_recv);
+        if (cublas)
+            build_add(b, MODEL_MEM_ACTIVATIONS, g_strdup("activations.cublas_workspace"),
+                      shape1(cublas), "uint8", cublas);
         for (int i = 0; i < ph[best].n; i++) {
             const ATens *t = &ph[best].t[i];
             build_add(b, MODEL_MEM_ACTIVATIONS,
