@@ -1,9 +1,10 @@
 /* model/memory-vllm.h — the start-up memory items that change with vLLM's version and kernel
  * backend (issue 25), as model/memory.c consults them: the dummy sampler's bytes per logit and
- * its Triton buffer, torch's cuBLAS workspace, the persistent fused-MoE workspace, the non-torch memory tensor parallelism adds inside the KV
- * budget (NCCL buffers connected by the profile run, FlashInfer's all-reduce fusion workspace,
- * the kernel modules the profile loads), the MXFP4 expert padding of each MoE backend, and
- * Marlin's repacked FP8 scales on GPUs without FP8.
+ * its Triton buffer, torch's cuBLAS workspace, the persistent fused-MoE workspace, the
+ * non-torch memory tensor parallelism adds inside the KV budget (NCCL buffers connected by the
+ * profile run, FlashInfer's all-reduce fusion workspace, the kernel modules the profile loads),
+ * the MXFP4 expert padding of each MoE backend, and Marlin's repacked FP8 scales on GPUs
+ * without FP8.
  *
  * Pure functions of their arguments: no state, no failure (an unknown device or backend gets
  * the nearest documented case, said per function). doc/lifecycle.md's behaviour table and
