@@ -206,8 +206,8 @@ Test(release, parse_and_format)
 /* The plan as the version switches: Llama-3.1-8B on one H100-like device at 8,192 tokens and
  * 1,024 sequences: the activation peak is the sampler's, 38.0 B per logit on 0.11, 14 on 0.19
  * (+ the Triton buffer), with the profile run's hidden states ([8192, 4096] and two [1024,
- * 4096], bf16) and torch's 32 MiB cuBLAS workspace held through it; and TP2 adds the ring buffers and FlashInfer's workspace
- * inside the budget only from the releases that have them. */
+ * 4096], bf16) and torch's 32 MiB cuBLAS workspace held through it; and TP2 adds the ring
+ * buffers and FlashInfer's workspace inside the budget only from the releases that have them. */
 Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
 {
     ModelArch a;
