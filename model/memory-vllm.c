@@ -9,18 +9,26 @@
 /* Triton top-k/top-p (PR 33538, in place on the fp32 logits): what stays allocated at the peak
  * of Sampler.forward is the bf16 logits compute_logits returned (2 B), their fp32 copy (4 B),
  * the probabilities (4 B) and random_sample's exponential draw q (4 B): 14 B per logit
- * (vllm/v1/sample/sampler.py, ops/topk_topp_sampler.py; research notes issue25 section 2b). */
+ * (vllm/v1/sample/sampler.py, ops/topk_topp_sampler.py; research notes issue25 section 2b).
+ * What the profile run holds besides the logits (its hidden states) is model/memory.c's. */
 #define SAMPLER_TRITON_BYTES 14.0
 /* PyTorch sort path (before PR 33538): logits.sort() values and int64 indices, the masks, the
  * softmax of the sorted logits, the scatter back and the radix sort's scratch on top of the
- * bf16 and fp32 logits. Fitted on the fit half of tests/data/memory/startup.csv (vLLM 0.11.0
- * on H100, 1,024 rows: Llama-3.1-8B 4.76 GiB, Qwen3-0.6B 5.56, gpt-oss-20b 7.38, Llama-3.3-70B
- * FP8 TP2 4.84 of torch peak): 38.7 B per logit; PR 32558 measured 37 B for the top-k sort
- * alone (1.25 GB for 256 x 131,072). */
-#define SAMPLER_SORT_BYTES 38.7
-/* "around ~80 MiB of extra VRAM" for the Triton kernel's [num_programs, V] buffers (PR 33538's
- * description); the kernel runs for batches of 8 rows or more (apply_top_k_top_p). */
-#define SAMPLER_TRITON_SCRATCH (80ull * MIB)
+ * bf16 and fp32 logits. Fitted (least squares of the torch peak) on the fit half of
+ * tests/data/memory/startup.tsv (vLLM 0.11.0 on H100, 1,024 rows: Llama-3.1-8B 4.76 GiB,
+ * Qwen3-0.6B 5.56, gpt-oss-20b 7.38, Llama-3.3-70B FP8 TP2 4.84 of torch peak) with what the
+ * profile run holds besides the sampler counted apart (its hidden states, model/memory.c, and
+ * torch's cuBLAS workspace, below): 38.0 B per logit, the four rows implying 38.02-38.04 (38.7
+ * before those were counted, the rows then implying 38.4-39.6). PR 32558 measured 37 B for the
+ * top-k sort alone (1.25 GB for 256 x 131,072). */
+#define SAMPLER_SORT_BYTES 38.0
+/* The Triton kernel's per-program buffer: apply_top_k_top_p_triton launches min(SMs, rows)
+ * programs and caches one fp32 row of the vocabulary per program, a buffer of
+ * min(next_power_of_2(programs), SMs) rows (vllm/v1/sample/ops/topk_topp_triton.py,
+ * _TRITON_BUFFER_CACHE; PR 33538); the kernel runs for batches of 8 rows or more
+ * (apply_top_k_top_p). With the SM count unknown, PR 33538's description: "around ~80 MiB of
+ * extra VRAM". */
+#define SAMPLER_TRITON_SCRATCH_UNKNOWN (80ull * MIB)
 #define SAMPLER_TRITON_MIN_ROWS 8u
 
 double model_mem_sampler_bytes_per_logit(ModelVllmAbsent absent)
@@ -29,12 +37,54 @@ double model_mem_sampler_bytes_per_logit(ModelVllmAbsent absent)
                                                                          : SAMPLER_SORT_BYTES;
 }
 
-uint64_t model_mem_sampler_scratch_bytes(ModelVllmAbsent absent, uint64_t rows)
+static uint64_t next_pow2(uint64_t x)
 {
-    return model_vllm_has(absent, MODEL_VLLM_TRITON_TOPK_TOPP_SAMPLER) &&
-                   rows >= SAMPLER_TRITON_MIN_ROWS
-               ? SAMPLER_TRITON_SCRATCH
-               : 0;
+    uint64_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+uint64_t model_mem_sampler_scratch_bytes(ModelVllmAbsent absent, uint64_t rows, uint64_t vocab,
+                                         uint32_t compute_units)
+{
+    if (!model_vllm_has(absent, MODEL_VLLM_TRITON_TOPK_TOPP_SAMPLER) ||
+        rows < SAMPLER_TRITON_MIN_ROWS)
+        return 0;
+    if (compute_units == 0)
+        return SAMPLER_TRITON_SCRATCH_UNKNOWN;
+    uint64_t programs = rows < compute_units ? rows : compute_units;
+    uint64_t buf_rows = next_pow2(programs);
+    if (buf_rows > compute_units)
+        buf_rows = compute_units;
+    return buf_rows * vocab * 4;
+}
+
+/* ---- torch's cuBLAS workspace ---- */
+
+/* PyTorch gives each (device, stream) one cuBLAS workspace from its caching allocator on the
+ * first GEMM there, and shares it with cuBLASLt (TORCH_CUBLASLT_UNIFIED_WORKSPACE, on by
+ * default): CUBLAS_WORKSPACE_CONFIG's default ":4096:8", 32 MiB, on compute capability 9.x,
+ * 10.x and 12.x, ":4096:2:16:8" (8,519,680 B) on the others (aten/src/ATen/cuda/
+ * CublasHandlePool.cpp, parseChosenWorkspaceSize / getCUDABlasLtWorkspace). Approximated: torch
+ * releases before Blackwell's entry give sm100/sm120 the smaller default; ROCm (hipBLAS 32 or
+ * 128 MiB, hipBLASLt 76 MiB apart) and the other platforms are not modelled (0). */
+#define CUBLAS_WORKSPACE_HOPPER (4096ull * 1024 * 8)
+#define CUBLAS_WORKSPACE_DEFAULT (4096ull * 1024 * 2 + 16ull * 1024 * 8)
+
+uint64_t model_mem_cublas_workspace_bytes(const NetHardware *hw)
+{
+    if (!hw || hw->platform != NET_PLATFORM_CUDA)
+        return 0;
+    switch (hw->arch) {
+    case NET_ARCH_SM90:
+    case NET_ARCH_SM100:
+    case NET_ARCH_SM103:
+    case NET_ARCH_SM120:
+        return CUBLAS_WORKSPACE_HOPPER;
+    default:
+        return CUBLAS_WORKSPACE_DEFAULT;
+    }
 }
 
 /* ---- the fused-MoE workspace ---- */

@@ -1,9 +1,10 @@
 /* model/memory-vllm.h — the start-up memory items that change with vLLM's version and kernel
- * backend (issue 25), as model/memory.c consults them: the dummy sampler's bytes per logit, the
- * persistent fused-MoE workspace, the non-torch memory tensor parallelism adds inside the KV
- * budget (NCCL buffers connected by the profile run, FlashInfer's all-reduce fusion workspace,
- * the kernel modules the profile loads), the MXFP4 expert padding of each MoE backend, and
- * Marlin's repacked FP8 scales on GPUs without FP8.
+ * backend (issue 25), as model/memory.c consults them: the dummy sampler's bytes per logit and
+ * its Triton buffer, torch's cuBLAS workspace, the persistent fused-MoE workspace, the
+ * non-torch memory tensor parallelism adds inside the KV budget (NCCL buffers connected by the
+ * profile run, FlashInfer's all-reduce fusion workspace, the kernel modules the profile loads),
+ * the MXFP4 expert padding of each MoE backend, and Marlin's repacked FP8 scales on GPUs
+ * without FP8.
  *
  * Pure functions of their arguments: no state, no failure (an unknown device or backend gets
  * the nearest documented case, said per function). doc/lifecycle.md's behaviour table and
@@ -23,11 +24,19 @@
 
 /* Bytes per logit the dummy sampler run holds at its peak (rows = min(max_num_seqs,
  * max_num_batched_tokens), top_k = vocab - 1, top_p = 0.9): 14 with the Triton top-k/top-p
- * kernel (bf16 logits 2 + fp32 logits 4 + probabilities 4 + the exponential draw 4), 38.7 with
- * the PyTorch sort before it. */
+ * kernel (bf16 logits 2 + fp32 logits 4 + probabilities 4 + the exponential draw 4), 38.0
+ * (fitted) with the PyTorch sort before it. */
 double model_mem_sampler_bytes_per_logit(ModelVllmAbsent absent);
-/* The Triton kernel's own scratch ("around ~80 MiB", PR 33538) when it runs (rows >= 8). */
-uint64_t model_mem_sampler_scratch_bytes(ModelVllmAbsent absent, uint64_t rows);
+/* The Triton kernel's cached per-program buffer when it runs (rows >= 8): min(next power of 2
+ * of min(SMs, rows), SMs) fp32 rows of the vocabulary (topk_topp_triton.py); 80 MiB (PR
+ * 33538's description) when compute_units is 0 (unknown). 0 on the PyTorch path. */
+uint64_t model_mem_sampler_scratch_bytes(ModelVllmAbsent absent, uint64_t rows, uint64_t vocab,
+                                         uint32_t compute_units);
+
+/* torch's cuBLAS (and unified cuBLASLt) workspace, made from the caching allocator by the
+ * first GEMM of the profile forward and kept: 32 MiB on sm90/sm100/sm103/sm120, 8,519,680 B on
+ * the other CUDA devices (and an unknown arch), 0 off CUDA (not modelled). */
+uint64_t model_mem_cublas_workspace_bytes(const NetHardware *hw);
 
 typedef struct {
     uint64_t rows;     /* M: tokens reaching the experts, min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE) */

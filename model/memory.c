@@ -1169,9 +1169,9 @@ static uint64_t moe_persistent_workspace(const Ctx *c, uint64_t tokens)
     return model_mem_moe_workspace_bytes(be, &sh);
 }
 
-/* Fills `phases` with the candidate peak sets; returns how many. `with_sampler` adds the
- * sampler's logits (profile run, not CUDA-graph capture). */
-static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, bool replicated, APhase *ph)
+/* Fills `phases` with the candidate peak sets; returns how many. `profile` adds the dummy
+ * sampler run on the last pipeline stage (the profile run, not CUDA-graph capture). */
+static int act_phases(const Ctx *c, uint64_t tokens, bool profile, bool replicated, APhase *ph)
 {
     const ModelArch *a = c->a;
     ARows r = act_rows(c, tokens);
@@ -1301,11 +1301,12 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, bool rep
         aph_add(p, "act_out", 2, r.moe, i, 0, "bf16", 2);
         aph_add(p, "down_out", 2, r.moe, H, 0, "bf16", 2);
     }
-    if (with_sampler) {
+    if (profile && c->last) {
         /* the dummy sampler run over min(max_num_seqs, tokens) rows of the gathered
-         * vocabulary, top_k = vocab - 1 and top_p = 0.9: its peak per logit depends on the
-         * top-k/top-p kernel of the version (model/memory-vllm.c); the fused-MoE workspaces
-         * the WorkspaceManager keeps are still allocated (PR 27532) */
+         * vocabulary, top_k = vocab - 1 and top_p = 0.9, only on the last pipeline stage
+         * (profile_run: `if get_pp_group().is_last_rank: ... _dummy_sampler_run`): its peak per
+         * logit depends on the top-k/top-p kernel of the version (model/memory-vllm.c); the
+         * fused-MoE workspaces the WorkspaceManager keeps are still allocated (PR 27532) */
         uint64_t s = MIN((uint64_t)MAX(1u, c->e->max_num_seqs), tokens);
         uint64_t vp = ceil_div(a->vocab_size, VOCAB_PADDING) * VOCAB_PADDING;
         double bpl = model_mem_sampler_bytes_per_logit(c->e->vllm_absent);
@@ -1314,11 +1315,20 @@ static int act_phases(const Ctx *c, uint64_t tokens, bool with_sampler, bool rep
         p->phase = "sampler";
         aph_add(p,
                 bpl < 20 ? "logits_probs_q (14 B per logit, Triton top-k/top-p)"
-                         : "logits_and_sort (38.7 B per logit, PyTorch sort top-k/top-p)",
+                         : "logits_and_sort (PyTorch sort top-k/top-p, fitted B per logit)",
                 1, (uint64_t)(bpl * (double)(s * vp)), 0, 0, "mixed", 1);
-        uint64_t scratch = model_mem_sampler_scratch_bytes(c->e->vllm_absent, s);
+        uint64_t scratch = model_mem_sampler_scratch_bytes(c->e->vllm_absent, s, a->vocab_size,
+                                                           c->hw ? c->hw->compute_units : 0);
         if (scratch)
-            aph_add(p, "topk_topp_triton_scratch", 1, scratch, 0, 0, "fp32", 1);
+            aph_add(p, "topk_topp_triton_buffer", 1, scratch, 0, 0, "fp32", 1);
+        /* What the profile run holds while the sampler runs (vllm/v1/worker/gpu_model_runner.py,
+         * V1 runner, every release read from 0.10 to 0.2x): profile_run keeps the forward's
+         * output `hidden_states` [max_num_batched_tokens, H] until `del hidden_states, output`
+         * after _dummy_sampler_run; `last_hidden_states` = hidden_states[logit_indices] (one
+         * row per dummy request, a gathered copy) and _dummy_sampler_run's
+         * `torch.rand_like(hidden_states)`, which compute_logits reads, are both alive. */
+        aph_add(p, "profile_hidden_states", 2, r.attn, H, 0, "bf16", 2);
+        aph_add(p, "last_hidden_states_and_rand_like", 3, 2, s, H, "bf16", 2);
         uint64_t ws = moe_persistent_workspace(c, tokens);
         if (ws)
             aph_add(p, "fused_moe_workspace (WorkspaceManager)", 1, ws, 0, 0, "bf16", 1);
@@ -1337,22 +1347,31 @@ static char *atens_shape(const ATens *t)
 
 /* The peak: residual + hidden states + the largest phase. Adds items to `b` under `comp`
  * when `b` is given; returns the bytes. */
-static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sampler, bool replicated,
+static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool profile, bool replicated,
                                  Build *b)
 {
     ARows r = act_rows(c, tokens);
     uint64_t H = c->a->hidden_size;
     APhase ph[8];
-    int n = act_phases(c, tokens, with_sampler, replicated, ph);
+    int n = act_phases(c, tokens, profile, replicated, ph);
     uint64_t resid = r.local * H * 2, hidden = r.attn * H * 2;
+    /* A stage after the first receives the previous stage's hidden states and residual into
+     * buffers the profile run's _dummy_run makes once and keeps: make_empty_intermediate_tensors
+     * (batch_size=max_num_tokens), two [max_num_batched_tokens, H] tensors in the model dtype
+     * (vllm/v1/worker/gpu_model_runner.py _dummy_run, `self.intermediate_tensors`); they are
+     * live through every phase, the sampler's included. */
+    uint64_t pp_recv = profile && !c->first ? 2 * tokens * H * 2 : 0;
+    /* torch's cuBLAS workspace, made by the profile forward's first GEMM and kept
+     * (model/memory-vllm.c): live through every phase */
+    uint64_t cublas = profile ? model_mem_cublas_workspace_bytes(c->hw) : 0;
     /* a forward phase holds the residual and the hidden states too; the dummy sampler runs
-     * after the forward, when they are freed (the last hidden states it keeps are one row per
-     * request, within the sampler's figure) */
+     * after the forward, when they are freed (what the profile run still holds then is in the
+     * sampler's phase: its output hidden states and the sampled rows) */
     int best = 0;
     uint64_t best_total = 0;
     for (int i = 0; i < n; i++) {
         bool sampler = strcmp(ph[i].phase, "sampler") == 0;
-        uint64_t t = aph_bytes(&ph[i]) + (sampler ? 0 : resid + hidden);
+        uint64_t t = aph_bytes(&ph[i]) + (sampler ? 0 : resid + hidden) + pp_recv + cublas;
         if (i == 0 || t > best_total)
             best = i, best_total = t;
     }
@@ -1364,6 +1383,12 @@ static uint64_t plan_activations(const Ctx *c, uint64_t tokens, bool with_sample
                   "bf16", resid);
         build_add(b, MODEL_MEM_ACTIVATIONS, g_strdup("activations.hidden_states"),
                   shape2(r.attn, H), "bf16", hidden);
+        if (pp_recv)
+            build_add(b, MODEL_MEM_ACTIVATIONS, g_strdup("activations.pp_intermediate_tensors"),
+                      shape3(2, tokens, H), "bf16", pp_recv);
+        if (cublas)
+            build_add(b, MODEL_MEM_ACTIVATIONS, g_strdup("activations.cublas_workspace"),
+                      shape1(cublas), "uint8", cublas);
         for (int i = 0; i < ph[best].n; i++) {
             const ATens *t = &ph[best].t[i];
             build_add(b, MODEL_MEM_ACTIVATIONS,

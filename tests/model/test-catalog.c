@@ -205,6 +205,12 @@ Test(catalog, entries_carry_quantization)
     ModelCatalogMatch m = resolve_ok("Qwen/Qwen3-235B-A22B-FP8");
     assert_has(m.quantization_config, "model.layers.93.mlp.gate");
     model_catalog_match_clear(&m);
+    /* Qwen3-Coder-480B's: lm_head + 3 per layer x 62, and no layer 62 */
+    m = resolve_ok("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8");
+    cr_assert_str_eq(m.preset, "qwen3-coder-480b-a35b");
+    assert_has(m.quantization_config, "model.layers.61.mlp.gate");
+    cr_assert_null(strstr(m.quantization_config, "model.layers.62."));
+    model_catalog_match_clear(&m);
 }
 
 Test(catalog, ids_listed)
@@ -256,6 +262,12 @@ Test(catalog, name_rules)
         {"Qwen/Qwen3-32B", "qwen3-32b", "", false, false},
         {"qwen3-4b-instruct-2507", "qwen3-4b", "", false, false},
         {"Qwen/Qwen3-30B-A3B-Instruct-2507-FP8", "qwen3-30b-a3b", "fp8", true, false},
+        {"Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b", "fp8", true,
+         false}, /* catalog entry */
+        {"Qwen/Qwen3-Coder-480B-A35B-Instruct", "qwen3-coder-480b-a35b", "", false, false},
+        {"someone/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b", "fp8", false,
+         false},
+        {"Qwen3-Coder-480B-A35B", "qwen3-coder-480b-a35b", "", false, false},
         {"meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b", "", false, false},
         {"meta-llama/Llama-3.1-405B-Instruct-FP8", "llama-3.1-405b", "fp8", false, false},
         {"RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8-dynamic", "llama-3.1-70b", "fp8-dynamic", true,

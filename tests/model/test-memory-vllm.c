@@ -24,14 +24,44 @@
 Test(sampler, bytes_per_logit_follow_the_top_k_top_p_kernel)
 {
     cr_assert_float_eq(model_mem_sampler_bytes_per_logit(0), 14.0, 1e-9);
-    cr_assert_float_eq(model_mem_sampler_bytes_per_logit(ABSENT_0_11), 38.7, 1e-9);
-    /* Llama-3 vocabulary, 1,024 rows: 1.71 GiB with Triton, 4.73 with the sort */
+    cr_assert_float_eq(model_mem_sampler_bytes_per_logit(ABSENT_0_11), 38.0, 1e-9);
+    /* Llama-3 vocabulary, 1,024 rows: 1.71 GiB with Triton, 4.65 with the sort */
     double rows = 1024, v = 128256;
     cr_assert(fabs(model_mem_sampler_bytes_per_logit(0) * rows * v / GIB - 1.71) < 0.01);
-    cr_assert(fabs(model_mem_sampler_bytes_per_logit(ABSENT_0_11) * rows * v / GIB - 4.73) < 0.01);
-    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 1024), 80 * MIB);
-    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 4), 0, "below 8 rows: the PyTorch path");
-    cr_assert_eq(model_mem_sampler_scratch_bytes(ABSENT_0_11, 1024), 0);
+    cr_assert(fabs(model_mem_sampler_bytes_per_logit(ABSENT_0_11) * rows * v / GIB - 4.65) < 0.01);
+}
+
+/* The Triton kernel's cached buffer: one fp32 vocabulary row per program, min(next power of 2
+ * of min(SMs, rows), SMs) rows (topk_topp_triton.py). */
+Test(sampler, triton_buffer_is_one_vocab_row_per_program)
+{
+    /* H100's 132 SMs, 1,024 rows: 132 x 128,256 x 4 = 67,719,168 B (64.6 MiB) */
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 1024, 128256, 132), 67719168ull);
+    /* 100 rows: 100 programs, a buffer of 128 rows; 8 rows: 8 */
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 100, 128256, 132), 128ull * 128256 * 4);
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 8, 128256, 132), 8ull * 128256 * 4);
+    /* SM count unknown: PR 33538's "around ~80 MiB" */
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 1024, 128256, 0), 80 * MIB);
+    cr_assert_eq(model_mem_sampler_scratch_bytes(0, 4, 128256, 132), 0,
+                 "below 8 rows: the PyTorch path");
+    cr_assert_eq(model_mem_sampler_scratch_bytes(ABSENT_0_11, 1024, 128256, 132), 0);
+}
+
+Test(sampler, cublas_workspace_by_compute_capability)
+{
+    /* CUBLAS_WORKSPACE_CONFIG's defaults: ":4096:8" on 9.x/10.x/12.x, ":4096:2:16:8" else */
+    NetHardware h;
+    memset(&h, 0, sizeof h);
+    h.platform = NET_PLATFORM_CUDA;
+    h.arch = NET_ARCH_SM90;
+    cr_assert_eq(model_mem_cublas_workspace_bytes(&h), 32 * MIB);
+    h.arch = NET_ARCH_SM100;
+    cr_assert_eq(model_mem_cublas_workspace_bytes(&h), 32 * MIB);
+    h.arch = NET_ARCH_SM80;
+    cr_assert_eq(model_mem_cublas_workspace_bytes(&h), 8519680ull);
+    h.platform = NET_PLATFORM_NPU;
+    h.arch = NET_ARCH_ASCEND910B;
+    cr_assert_eq(model_mem_cublas_workspace_bytes(&h), 0, "not modelled off CUDA");
 }
 
 Test(moe, workspace_by_backend)
@@ -174,9 +204,10 @@ Test(release, parse_and_format)
 }
 
 /* The plan as the version switches: Llama-3.1-8B on one H100-like device at 8,192 tokens and
- * 1,024 sequences: the activation peak is the sampler's, 38.7 B per logit on 0.11, 14 on 0.19
- * (+ the Triton scratch); and TP2 adds the ring buffers and FlashInfer's workspace inside the
- * budget only from the releases that have them. */
+ * 1,024 sequences: the activation peak is the sampler's, 38.0 B per logit on 0.11, 14 on 0.19
+ * (+ the Triton buffer), with the profile run's hidden states ([8192, 4096] and two [1024,
+ * 4096], bf16) and torch's 32 MiB cuBLAS workspace held through it; and TP2 adds the ring
+ * buffers and FlashInfer's workspace inside the budget only from the releases that have them. */
 Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
 {
     ModelArch a;
@@ -200,7 +231,9 @@ Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
     e.vllm_release = MODEL_VLLM_RELEASE(0, 19, 0, 0);
     ModelMemPlan *m = model_memory_plan(&a, pl, &e, &h, NULL);
     uint64_t act19 = m->ranks[0].bytes[MODEL_MEM_ACTIVATIONS];
-    cr_assert_eq(act19, (uint64_t)(14.0 * rows * v) + 80 * MIB);
+    /* the forward's output, the sampled rows and their random copy, torch's cuBLAS workspace */
+    uint64_t held = 8192ull * 4096 * 2 + 2ull * 1024 * 4096 * 2 + 32 * MIB;
+    cr_assert_eq(act19, (uint64_t)(14.0 * rows * v) + 80 * MIB + held, "SMs unknown: 80 MiB");
     ModelVllmSplit s19;
     model_mem_vllm_split(m, &m->ranks[0], &s19);
     /* 0.13 + 0.12 GiB + 32 x 12 MiB + three 512 MiB SymmDeviceMemory buffers */
@@ -210,12 +243,62 @@ Test(plan, versions_switch_the_profile_peak_and_the_non_torch_memory)
     e.vllm_absent = ABSENT_0_11;
     e.vllm_release = MODEL_VLLM_RELEASE(0, 11, 0, 0);
     m = model_memory_plan(&a, pl, &e, &h, NULL);
-    cr_assert_eq(m->ranks[0].bytes[MODEL_MEM_ACTIVATIONS], (uint64_t)(38.7 * rows * v));
+    cr_assert_eq(m->ranks[0].bytes[MODEL_MEM_ACTIVATIONS], (uint64_t)(38.0 * rows * v) + held);
     ModelVllmSplit s11;
     model_mem_vllm_split(m, &m->ranks[0], &s11);
     cr_assert_eq(s11.non_torch, model_mem_profile_non_torch_bytes(e.vllm_release) + 384 * MIB,
                  "no FlashInfer fusion before PR 34299");
     cr_assert_eq(s11.total, s11.weights + s11.torch_peak + s11.non_torch);
+    model_memory_plan_free(m);
+    model_plan_free(pl);
+}
+
+static const ModelMemItem *item_named(const ModelMemRank *r, const char *name)
+{
+    for (guint i = 0; r->items && i < r->items->len; i++) {
+        const ModelMemItem *it = g_ptr_array_index(r->items, i);
+        if (strcmp(it->name, name) == 0)
+            return it;
+    }
+    return NULL;
+}
+
+/* Pipeline parallel: vLLM's profile run samples on the last stage only, and a stage after the
+ * first keeps the two [max_num_batched_tokens, H] buffers it receives into. Llama-3.1-8B PP2 on
+ * vLLM 0.19 (V04's layout): the first stage has neither, the last both. */
+Test(plan, sampler_on_the_last_stage_receive_buffers_after_the_first)
+{
+    ModelArch a;
+    GError *err = NULL;
+    cr_assert(model_arch_load_preset("llama-3.1-8b", &a, &err));
+    ModelParallel par;
+    model_parallel_defaults(&par);
+    par.pipeline_parallel_size = 2;
+    ModelPlan *pl = model_plan_new(&par, &a, &err);
+    cr_assert_not_null(pl, "%s", err ? err->message : "");
+    ModelEngine e;
+    model_engine_defaults(&e);
+    e.max_num_batched_tokens = 8192;
+    e.max_num_seqs = 1024;
+    e.vllm_absent = ABSENT_FI_TORCH;
+    e.vllm_release = MODEL_VLLM_RELEASE(0, 19, 0, 0);
+    NetHardware h = hw(NET_ARCH_SM90, 450e9);
+    h.hbm_bytes = 80ull * GIB;
+    ModelMemPlan *m = model_memory_plan(&a, pl, &e, &h, NULL);
+    cr_assert_eq(m->world, 2);
+    const ModelMemRank *first = &m->ranks[0], *last = &m->ranks[1];
+    cr_assert_null(item_named(first, "activations.pp_intermediate_tensors"));
+    cr_assert_null(item_named(first, "activations.sampler.profile_hidden_states"));
+    const ModelMemItem *recv = item_named(last, "activations.pp_intermediate_tensors");
+    cr_assert_not_null(recv);
+    cr_assert_eq(recv->bytes, 2ull * 8192 * 4096 * 2);
+    cr_assert_not_null(item_named(last, "activations.sampler.profile_hidden_states"));
+    /* the last stage's peak is the sampler's plus what it holds: 14 B x 1,024 x 128,256, the
+     * 80 MiB buffer (SMs unknown), the hidden states, the receive buffers, cuBLAS's 32 MiB */
+    uint64_t want = (uint64_t)(14.0 * 1024 * 128256) + 80 * MIB + 8192ull * 4096 * 2 +
+                    2ull * 1024 * 4096 * 2 + recv->bytes + 32 * MIB;
+    cr_assert_eq(last->bytes[MODEL_MEM_ACTIVATIONS], want);
+    cr_assert_lt(first->bytes[MODEL_MEM_ACTIVATIONS], want - recv->bytes);
     model_memory_plan_free(m);
     model_plan_free(pl);
 }

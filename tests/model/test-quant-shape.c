@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "../../model/catalog.h"
 #include "../../model/plan.h"
 #include "../../model/quant-shape.h"
 
@@ -20,6 +21,22 @@ static ModelArch *preset_fp8(const char *name)
     cr_assert(model_arch_load_preset(name, a, &err), "%s", err ? err->message : "");
     cr_assert(model_arch_apply_quant_json(a, fp8_block, "test", &err), "%s",
               err ? err->message : "");
+    return a;
+}
+
+/* A Hub id as a user names it: the catalog's preset with the checkpoint's quantization_config
+ * (model/presets/catalog.json), as `vllm serve ID` reads it. */
+static ModelArch *hub_model(const char *id)
+{
+    ModelCatalogMatch m;
+    GError *err = NULL;
+    cr_assert(model_catalog_resolve(id, &m, &err), "%s", err ? err->message : "");
+    cr_assert_not_null(m.quantization_config, "%s: no quantization_config in the catalog", id);
+    ModelArch *a = g_new0(ModelArch, 1);
+    cr_assert(model_arch_load_preset(m.preset, a, &err), "%s", err ? err->message : "");
+    cr_assert(model_arch_apply_quant_json(a, m.quantization_config, id, &err), "%s",
+              err ? err->message : "");
+    model_catalog_match_clear(&m);
     return a;
 }
 
@@ -127,6 +144,23 @@ Test(quant_shape, qwen3_coder_480b_fp8_tp8_refused)
                    "weight = 320 is not divisible by weight quantization block_n = 128");
     expect_loads(a, 4, 1, false);
     expect_loads(a, 8, 1, true);
+}
+
+Test(quant_shape, qwen3_coder_480b_fp8_by_name)
+{
+    /* the released checkpoint by its Hub id (preset qwen3-coder-480b-a35b, 62 layers): vLLM's
+     * words of the Qwen3-Coder recipe at TP8; TP8 with expert parallelism and TP4 load */
+    g_autofree ModelArch *a = hub_model("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8");
+    cr_assert_eq(a->num_layers, 62);
+    cr_assert_eq(a->moe_intermediate_size, 2560);
+    expect_refused(a, 8, 1, false,
+                   "\"The output_size of gate's and up's weight = 320 is not divisible by weight "
+                   "quantization block_n = 128.\"");
+    expect_refused(a, 8, 1, false, "--enable-expert-parallel");
+    expect_loads(a, 8, 1, true);
+    expect_loads(a, 4, 1, false);
+    /* the recipe's own layout: DP8 with EP, experts whole */
+    expect_loads(a, 1, 8, true);
 }
 
 Test(quant_shape, moe_split_over_tp_and_dp_without_ep)
