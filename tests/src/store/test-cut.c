@@ -143,3 +143,54 @@ Test(cut, ranks_in_step_stage_each_shape_once)
     cr_assert_eq(z.rows, 100);
     assert_rows_are(s, id, recs);
 }
+
+/* Rank 0 is cut (its first record is marked); its second part, made relative, holds the very
+ * records rank 1 (no mark: prefix nodes of its own records) runs from time 0. Rank 1 must not
+ * take rank 0's nodes: their first record carries rank 0's mark, which would store rank 1's
+ * line as segments (the previous code, whose chains were absolute, stored it in
+ * timeline_ops). */
+Test(cut, a_prefix_rank_does_not_follow_a_cut_rank_s_part)
+{
+    g_autoptr(Store) s = open_tmp();
+    g_autoptr(SchedProgram) p = program(2);
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    Cursor c0 = {0}, c1 = {0};
+    rec(recs, 0, &c0, true, false, 99); /* part 1: one record of its own */
+    shape(recs, 0, &c0, false);         /* part 2: A, from idx 1 */
+    for (uint32_t k = 0; k < 5; k++)    /* rank 1: A's records, unmarked, from idx 0 */
+        rec(recs, 1, &c1, false, k % 2 == 1, 1);
+    StoreTimelinesSize z;
+    int64_t id = stream(s, p, recs, &z);
+    assert_rows_are(s, id, recs);
+    cr_assert_eq(z.timelines, 2);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_ops"), 5);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 2);
+}
+
+/* The other way round: rank 1 (no mark) makes the nodes of A first; rank 0's second part is A,
+ * and a later part of rank 0 comes out of order, so its line is cut again from its records.
+ * Its second part's first record must still carry rank 0's mark (three parts, as the previous
+ * code cut them), not rank 1's unmarked copy. */
+Test(cut, a_cut_rank_does_not_follow_a_prefix_rank_s_nodes)
+{
+    g_autoptr(Store) s = open_tmp();
+    g_autoptr(SchedProgram) p = program(2);
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    Cursor c0 = {0}, c1 = {0};
+    for (uint32_t k = 0; k < 5; k++)
+        rec(recs, 1, &c1, false, k % 2 == 1, 1);
+    rec(recs, 0, &c0, true, false, 99);
+    shape(recs, 0, &c0, false);
+    shape(recs, 0, &c0, true);
+    SchedRecord *x = (SchedRecord *)(void *)recs->data;
+    guint a = recs->len - 2; /* part 3's last two records swapped */
+    SchedRecord tmp = x[a];
+    x[a] = x[a + 1];
+    x[a + 1] = tmp;
+    StoreTimelinesSize z;
+    int64_t id = stream(s, p, recs, &z);
+    assert_rows_are(s, id, recs);
+    cr_assert_eq(z.timelines, 2);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_ops"), 5);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 3);
+}
