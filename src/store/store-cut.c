@@ -360,26 +360,54 @@ static bool absolute(Reader *r, const Part *p, GArray *out, GError **error)
     return true;
 }
 
-/* A rank whose order broke: its records back in idx order, cut again by store_segments_add. */
-static bool insert_raw(Reader *r, const Rank *R, int64_t line, StoreSegments *segs,
-                       StoreCutTick tick, void *data, GError **error)
+/* Records sorted in memory at a time (store-timelines.c's budget, 2^19 x 64 B = 32 MiB): a
+ * longer line goes in the order recorded, as store-timelines.c writes one. */
+#define SORT_RECORDS ((uint64_t)1 << 19)
+
+/* Records `recs` of time line `line`, through store_segments_add. */
+static bool add_all(const SchedRecord *recs, guint n, int64_t line, StoreSegments *segs,
+                    GError **error)
 {
-    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
     bool ok = true;
-    for (guint i = 0; ok && i < R->parts->len; i++)
-        ok = absolute(r, &g_array_index(r->c->parts, Part, g_array_index(R->parts, uint32_t, i)),
-                      all, error);
-    if (!ok)
-        return false;
-    g_array_append_vals(all, R->raw->data, R->raw->len);
-    qsort(all->data, all->len, sizeof(SchedRecord), by_idx);
-    for (guint i = 0; ok && i < all->len; i++) {
-        SchedRecord x = g_array_index(all, SchedRecord, i);
+    for (guint i = 0; ok && i < n; i++) {
+        SchedRecord x = recs[i];
         x.rank = (uint32_t)line;
         ok = store_segments_add(segs, &x, error);
     }
+    return ok;
+}
+
+/* A rank whose order broke: its records cut again by store_segments_add, back in idx order —
+ * in the order they came (parts, then the records kept raw) when there are more than
+ * SORT_RECORDS, as the line was written before records were cut as they came. */
+static bool insert_raw(Reader *r, const Rank *R, int64_t line, StoreSegments *segs,
+                       StoreCutTick tick, void *data, GError **error)
+{
+    uint64_t n = R->raw->len;
+    for (guint i = 0; i < R->parts->len; i++)
+        n += g_array_index(r->c->parts, Part, g_array_index(R->parts, uint32_t, i)).key.n;
+    bool sort = n <= SORT_RECORDS;
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    bool ok = true;
+    for (guint i = 0; ok && i < R->parts->len; i++) {
+        if (!sort)
+            g_array_set_size(all, 0);
+        ok = absolute(r, &g_array_index(r->c->parts, Part, g_array_index(R->parts, uint32_t, i)),
+                      all, error) &&
+             (sort || add_all((const SchedRecord *)(void *)all->data, all->len, line, segs,
+                              error));
+    }
+    if (!ok)
+        return false;
+    if (sort) {
+        g_array_append_vals(all, R->raw->data, R->raw->len);
+        qsort(all->data, all->len, sizeof(SchedRecord), by_idx);
+        ok = add_all((const SchedRecord *)(void *)all->data, all->len, line, segs, error);
+    } else {
+        ok = add_all((const SchedRecord *)(void *)R->raw->data, R->raw->len, line, segs, error);
+    }
     if (tick)
-        tick(data, all->len);
+        tick(data, n);
     return ok;
 }
 

@@ -194,3 +194,28 @@ Test(cut, a_cut_rank_does_not_follow_a_prefix_rank_s_nodes)
     cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_ops"), 5);
     cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 3);
 }
+
+/* A rank out of order with more records than the previous code sorted in memory (2^19): its
+ * line went in the order recorded, and is cut so again (a part begins where a marked record
+ * came), not sorted whole in memory. */
+Test(cut, a_long_rank_out_of_order_goes_in_the_order_recorded)
+{
+    g_autoptr(Store) s = open_tmp();
+    g_autoptr(SchedProgram) p = program(1);
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    Cursor c = {0};
+    const uint64_t n = ((uint64_t)1 << 19) + 16;
+    for (uint64_t i = 0; i < n; i++)
+        rec(recs, 0, &c, i == 0 || i == 100, false, 1);
+    SchedRecord *x = (SchedRecord *)(void *)recs->data;
+    SchedRecord tmp = x[99]; /* the mark at idx 100 comes before idx 99 */
+    x[99] = x[100];
+    x[100] = tmp;
+    StoreTimelinesSize z;
+    int64_t id = stream(s, p, recs, &z);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 2);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_segments WHERE segment ="
+                                      " (SELECT segment FROM timeline_parts WHERE part = 0)"),
+                 99);
+    assert_rows_are(s, id, recs);
+}
