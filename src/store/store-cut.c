@@ -274,7 +274,14 @@ bool store_cut_add(StoreCut *c, const SchedRecord *x, int32_t slot, SchedRecord 
     R->seg.h1 += a;
     R->seg.h2 += h;
     if (made) {
-        *node = rel;
+        /* every byte of the staged record written, its padding too (copied from `x`): a
+         * copy of `rel`, whose fields the compiler keeps apart, left the padding unset in the
+         * staging buffer, and its write to the staging file read it (valgrind) */
+        memcpy(node, x, sizeof *node);
+        node->idx = rel.idx;
+        node->start_ns = rel.start_ns;
+        node->end_ns = rel.end_ns;
+        node->seq = rel.seq;
         node->group = slot;
     }
     return made;
