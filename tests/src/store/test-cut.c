@@ -219,3 +219,29 @@ Test(cut, a_long_rank_out_of_order_goes_in_the_order_recorded)
                  99);
     assert_rows_are(s, id, recs);
 }
+
+/* Two ranks with the same records, the second's out of idx order inside a step: the previous
+ * code shared one time line between them (its key summed the records' hashes, whatever their
+ * order); a rank cut again at commit now keys its line by the order its records came in, so
+ * they take two lines (other rows for the same records). Disabled until a rank out of order is
+ * keyed by its records in idx order (the staged records are needed at classify time for it). */
+Test(cut, a_rank_out_of_order_shares_the_line_of_its_equal_in_order, .disabled = true)
+{
+    g_autoptr(Store) s = open_tmp();
+    g_autoptr(SchedProgram) p = program(2);
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    Cursor c[2] = {{0}};
+    for (uint32_t j = 0; j < 3; j++)
+        for (uint32_t r = 0; r < 2; r++)
+            shape(recs, r, &c[r], false);
+    SchedRecord *x = (SchedRecord *)(void *)recs->data;
+    guint a = (1 * 2 + 1) * 5 + 2; /* rank 1's second step: its records 2 and 3 swapped */
+    cr_assert_eq(x[a].rank, 1);
+    SchedRecord tmp = x[a];
+    x[a] = x[a + 1];
+    x[a + 1] = tmp;
+    StoreTimelinesSize z;
+    int64_t id = stream(s, p, recs, &z);
+    assert_rows_are(s, id, recs);
+    cr_assert_eq(z.timelines, 1);
+}
