@@ -89,10 +89,13 @@ Test(cut, a_rank_out_of_order_is_cut_again_and_reads_back)
     StoreTimelinesSize z;
     int64_t id = stream(s, p, recs, &z);
     assert_rows_are(s, id, recs);
+    /* stated before the commit: rank 3's line apart; at the commit rank 3, keyed again from
+     * its records in idx order, shares the line of the ranks with the same records (as
+     * before records were cut as they came): 6 parts */
     cr_assert_eq(z.timelines, 2);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(DISTINCT timeline) FROM rank_timelines"), 1);
     cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_ops"), 0);
-    /* the in-step line's 6 parts, and rank 3's line cut again in idx order: 6 parts too */
-    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 12);
+    cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 6);
     cr_assert_eq(store_test_scalar(s, "SELECT count(DISTINCT segment) FROM timeline_segments"),
                  2);
 }
@@ -220,28 +223,31 @@ Test(cut, a_long_rank_out_of_order_goes_in_the_order_recorded)
     assert_rows_are(s, id, recs);
 }
 
-/* Two ranks with the same records, the second's out of idx order inside a step: the previous
- * code shared one time line between them (its key summed the records' hashes, whatever their
- * order); a rank cut again at commit now keys its line by the order its records came in, so
- * they take two lines (other rows for the same records). Disabled until a rank out of order is
- * keyed by its records in idx order (the staged records are needed at classify time for it). */
-Test(cut, a_rank_out_of_order_shares_the_line_of_its_equal_in_order, .disabled = true)
+/* Two ranks with the same records, the second's out of idx order inside a step: they share
+ * one time line, as when every line was keyed by the sum of its records' hashes (whatever
+ * their order) — the rank out of order is keyed again at the commit from its records in idx
+ * order, not by the order they came in. Both orders of the ranks. */
+Test(cut, a_rank_out_of_order_shares_the_line_of_its_equal_in_order)
 {
-    g_autoptr(Store) s = open_tmp();
-    g_autoptr(SchedProgram) p = program(2);
-    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
-    Cursor c[2] = {{0}};
-    for (uint32_t j = 0; j < 3; j++)
-        for (uint32_t r = 0; r < 2; r++)
-            shape(recs, r, &c[r], false);
-    SchedRecord *x = (SchedRecord *)(void *)recs->data;
-    guint a = (1 * 2 + 1) * 5 + 2; /* rank 1's second step: its records 2 and 3 swapped */
-    cr_assert_eq(x[a].rank, 1);
-    SchedRecord tmp = x[a];
-    x[a] = x[a + 1];
-    x[a + 1] = tmp;
-    StoreTimelinesSize z;
-    int64_t id = stream(s, p, recs, &z);
-    assert_rows_are(s, id, recs);
-    cr_assert_eq(z.timelines, 1);
+    for (uint32_t late = 0; late < 2; late++) {
+        g_autoptr(Store) s = open_tmp();
+        g_autoptr(SchedProgram) p = program(2);
+        g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+        Cursor c[2] = {{0}};
+        for (uint32_t j = 0; j < 3; j++)
+            for (uint32_t r = 0; r < 2; r++)
+                shape(recs, r, &c[r], false);
+        SchedRecord *x = (SchedRecord *)(void *)recs->data;
+        guint a = (1 * 2 + late) * 5 + 2; /* rank `late`'s second step: records 2, 3 swapped */
+        cr_assert_eq(x[a].rank, late);
+        SchedRecord tmp = x[a];
+        x[a] = x[a + 1];
+        x[a + 1] = tmp;
+        StoreTimelinesSize z;
+        int64_t id = stream(s, p, recs, &z);
+        assert_rows_are(s, id, recs);
+        cr_assert_eq(store_test_scalar(s, "SELECT count(DISTINCT timeline) FROM rank_timelines"),
+                     1, "rank %u out of order", late);
+        cr_assert_eq(store_test_scalar(s, "SELECT count(*) FROM timeline_parts"), 3);
+    }
 }
