@@ -15,7 +15,9 @@
  * its least start time and each slot's least sequence number — what the engine gives (a rank
  * runs its ops in order on one stream, sched/engine.h). A rank whose records break it keeps
  * its later records as they came (memory per record) and its time line is cut again at commit
- * in idx order: the same rows, the slow way.
+ * in idx order (in the order they came beyond 2^19 records, as before): the same rows, the
+ * slow way. Its key is made again then from its records in idx order (store_cut_rekey), so it
+ * shares a line with ranks whose records are the same.
  *
  * Not thread-safe: the engine's thread adds, the commit inserts.
  */
