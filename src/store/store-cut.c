@@ -163,26 +163,33 @@ static uint32_t intern_last(StoreCut *c)
     return id;
 }
 
+/* Appends the part of key `key` ending at node `end`, starting at (`idx0`, `t0`), whose bases
+ * are the set ones of `bases[0 .. n_slots)`, and interns it: its id. */
+static uint32_t add_part(StoreCut *c, const StoreRunKey *key, uint32_t end, uint64_t idx0,
+                         int64_t t0, const OpenBase *bases, guint n_slots)
+{
+    Part p = {.key = *key, .end = end, .base_off = c->bases->len, .idx0 = idx0, .t0 = t0};
+    uint64_t h = store_mum(key->h1 ^ idx0, key->h2 ^ (uint64_t)t0);
+    for (guint k = 0; k < n_slots; k++) {
+        if (!bases[k].set)
+            continue;
+        StoreSeqBase sb = {k, bases[k].before};
+        g_array_append_val(c->bases, sb);
+        h = store_mum(h ^ k, bases[k].before ^ STORE_HASH_K[5]);
+        p.n_bases++;
+    }
+    p.hash = h ^ key->n;
+    g_array_append_val(c->parts, p);
+    return intern_last(c);
+}
+
 /* Closes rank `R`'s open part: interned and added to its parts. */
 static void close_part(StoreCut *c, Rank *R)
 {
     if (!R->open)
         return;
-    Part p = {.key = R->seg, .end = R->at.node, .base_off = c->bases->len, .idx0 = R->idx0,
-              .t0 = R->t0};
-    uint64_t h = store_mum(R->seg.h1 ^ R->idx0, R->seg.h2 ^ (uint64_t)R->t0);
-    for (guint k = 0; k < R->bases->len; k++) {
-        const OpenBase *b = &g_array_index(R->bases, OpenBase, k);
-        if (!b->set)
-            continue;
-        StoreSeqBase sb = {k, b->before};
-        g_array_append_val(c->bases, sb);
-        h = store_mum(h ^ k, b->before ^ STORE_HASH_K[5]);
-        p.n_bases++;
-    }
-    p.hash = h ^ R->seg.n;
-    g_array_append_val(c->parts, p);
-    uint32_t id = intern_last(c);
+    uint32_t id = add_part(c, &R->seg, R->at.node, R->idx0, R->t0,
+                           (const OpenBase *)(const void *)R->bases->data, R->bases->len);
     g_array_append_val(R->parts, id);
     mix(R, id);
     R->open = false;
@@ -274,8 +281,9 @@ bool store_cut_add(StoreCut *c, const SchedRecord *x, int32_t slot, SchedRecord 
     R->seg.h1 += a;
     R->seg.h2 += h;
     if (made) {
-        /* the staged bytes are written to a file whole: copied from `x` with its padding (a
-         * member-wise copy of `rel` leaves it undefined, valgrind) */
+        /* every byte of the staged record written, its padding too (copied from `x`): a
+         * copy of `rel`, whose fields the compiler keeps apart, left the padding unset in the
+         * staging buffer, and its write to the staging file read it (valgrind) */
         memcpy(node, x, sizeof *node);
         node->idx = rel.idx;
         node->start_ns = rel.start_ns;
@@ -366,27 +374,162 @@ static bool absolute(Reader *r, const Part *p, GArray *out, GError **error)
     return true;
 }
 
-/* A rank whose order broke: its records back in idx order, cut again by store_segments_add. */
-static bool insert_raw(Reader *r, const Rank *R, int64_t line, StoreSegments *segs,
-                       StoreCutTick tick, void *data, GError **error)
+/* Records sorted in memory at a time (store-timelines.c's budget, 2^19 x 64 B = 32 MiB): a
+ * longer line goes in the order recorded, as store-timelines.c writes one. */
+#define SORT_RECORDS ((uint64_t)1 << 19)
+
+/* Records `recs` of time line `line`, through store_segments_add. */
+static bool add_all(const SchedRecord *recs, guint n, int64_t line, StoreSegments *segs,
+                    GError **error)
 {
-    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
     bool ok = true;
-    for (guint i = 0; ok && i < R->parts->len; i++)
-        ok = absolute(r, &g_array_index(r->c->parts, Part, g_array_index(R->parts, uint32_t, i)),
-                      all, error);
-    if (!ok)
-        return false;
-    g_array_append_vals(all, R->raw->data, R->raw->len);
-    qsort(all->data, all->len, sizeof(SchedRecord), by_idx);
-    for (guint i = 0; ok && i < all->len; i++) {
-        SchedRecord x = g_array_index(all, SchedRecord, i);
+    for (guint i = 0; ok && i < n; i++) {
+        SchedRecord x = recs[i];
         x.rank = (uint32_t)line;
         ok = store_segments_add(segs, &x, error);
     }
-    if (tick)
-        tick(data, all->len);
     return ok;
+}
+
+/* A rank whose order broke: its records cut again by store_segments_add, back in idx order —
+ * in the order they came (parts, then the records kept raw) when there are more than
+ * SORT_RECORDS, as the line was written before records were cut as they came. */
+static bool insert_raw(Reader *r, const Rank *R, int64_t line, StoreSegments *segs,
+                       StoreCutTick tick, void *data, GError **error)
+{
+    uint64_t n = R->raw->len;
+    for (guint i = 0; i < R->parts->len; i++)
+        n += g_array_index(r->c->parts, Part, g_array_index(R->parts, uint32_t, i)).key.n;
+    bool sort = n <= SORT_RECORDS;
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    bool ok = true;
+    for (guint i = 0; ok && i < R->parts->len; i++) {
+        if (!sort)
+            g_array_set_size(all, 0);
+        ok = absolute(r, &g_array_index(r->c->parts, Part, g_array_index(R->parts, uint32_t, i)),
+                      all, error) &&
+             (sort || add_all((const SchedRecord *)(void *)all->data, all->len, line, segs,
+                              error));
+    }
+    if (!ok)
+        return false;
+    if (sort) {
+        g_array_append_vals(all, R->raw->data, R->raw->len);
+        qsort(all->data, all->len, sizeof(SchedRecord), by_idx);
+        ok = add_all((const SchedRecord *)(void *)all->data, all->len, line, segs, error);
+    } else {
+        ok = add_all((const SchedRecord *)(void *)R->raw->data, R->raw->len, line, segs, error);
+    }
+    if (tick)
+        tick(data, n);
+    return ok;
+}
+
+/* ---- a rank out of order keyed as if in order ---- */
+
+/* Records of a rank in the order store_segments_add takes them, cut into parts as it cuts
+ * them (a part begins at a marked record) and keyed as close_part keys an in-order rank's. */
+typedef struct {
+    StoreCut *c;
+    Rank *R;
+    GArray *cur;  /* SchedRecord: the part's records (absolute, group = slot) */
+    GArray *base; /* OpenBase per slot */
+} Recut;
+
+/* The part so far: made relative as store-segments.c's relative() makes it (from its least
+ * idx, start and per-slot sequence number), interned, mixed into the rank's key. */
+static void recut_close(Recut *k)
+{
+    guint n = k->cur->len;
+    if (!n)
+        return;
+    const SchedRecord *r = (const SchedRecord *)(void *)k->cur->data;
+    uint64_t idx0 = r[0].idx;
+    int64_t t0 = r[0].start_ns;
+    for (guint i = 0; i < k->base->len; i++)
+        g_array_index(k->base, OpenBase, i).set = false;
+    for (guint i = 0; i < n; i++) {
+        idx0 = MIN(idx0, r[i].idx);
+        t0 = MIN(t0, r[i].start_ns);
+        if (r[i].group < 0)
+            continue;
+        if (k->base->len <= (guint)r[i].group)
+            g_array_set_size(k->base, (guint)r[i].group + 1); /* zeroed: not set */
+        OpenBase *b = &g_array_index(k->base, OpenBase, (guint)r[i].group);
+        uint64_t before = seq_before(&r[i]);
+        if (!b->set || before < b->before)
+            *b = (OpenBase){before, true};
+    }
+    StoreRunKey key = {.n = n};
+    for (guint i = 0; i < n; i++) {
+        SchedRecord x = r[i];
+        x.idx -= idx0;
+        x.start_ns -= t0;
+        if (x.end_ns >= 0)
+            x.end_ns -= t0;
+        if (x.group >= 0)
+            x.seq -= g_array_index(k->base, OpenBase, (guint)x.group).before;
+        uint64_t w[8], a, h;
+        store_record_words(&x, x.group, w);
+        store_record_hash(w, &a, &h);
+        key.h1 += a;
+        key.h2 += h;
+    }
+    /* never read: the rank's rows come from its own parts and raw records (insert_raw) */
+    mix(k->R, add_part(k->c, &key, STORE_TRIE_ROOT, idx0, t0,
+                       (const OpenBase *)(const void *)k->base->data, k->base->len));
+    g_array_set_size(k->cur, 0);
+}
+
+static void recut_add(Recut *k, const SchedRecord *recs, guint n)
+{
+    for (guint i = 0; i < n; i++) {
+        if (recs[i].flags & SCHED_RECORD_SEGMENT)
+            recut_close(k);
+        g_array_append_val(k->cur, recs[i]);
+    }
+}
+
+bool store_cut_rekey(StoreCut *c, uint32_t rank, const SchedRecord *nodes, uint64_t n_nodes,
+                     bool *changed, GError **error)
+{
+    Rank *R = rank_of(c, rank);
+    if (!R->raw)
+        return true;
+    close_part(c, R);
+    *changed = true;
+    g_autoptr(GArray) chain = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    g_autoptr(GArray) cur = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    g_autoptr(GArray) base = g_array_new(FALSE, TRUE, sizeof(OpenBase));
+    Reader r = {c, nodes, n_nodes, chain};
+    Recut k = {c, R, cur, base};
+    uint64_t n = R->raw->len;
+    for (guint i = 0; i < R->parts->len; i++)
+        n += g_array_index(c->parts, Part, g_array_index(R->parts, uint32_t, i)).key.n;
+    bool sort = n <= SORT_RECORDS, ok = true;
+    R->l1 = STORE_HASH_K[6];
+    R->l2 = STORE_HASH_K[7];
+    for (guint i = 0; ok && i < R->parts->len; i++) {
+        if (!sort)
+            g_array_set_size(all, 0);
+        /* the part is read before recut_add appends parts to c->parts */
+        ok = absolute(&r, &g_array_index(c->parts, Part, g_array_index(R->parts, uint32_t, i)),
+                      all, error);
+        if (ok && !sort)
+            recut_add(&k, (const SchedRecord *)(void *)all->data, all->len);
+    }
+    if (!ok)
+        return false;
+    if (sort) {
+        g_array_append_vals(all, R->raw->data, R->raw->len);
+        qsort(all->data, all->len, sizeof(SchedRecord), by_idx);
+        recut_add(&k, (const SchedRecord *)(void *)all->data, all->len);
+    } else {
+        recut_add(&k, (const SchedRecord *)(void *)R->raw->data, R->raw->len);
+    }
+    recut_close(&k);
+    return true;
 }
 
 bool store_cut_insert(StoreCut *c, uint32_t rank, int64_t line, const SchedRecord *nodes,

@@ -15,7 +15,9 @@
  * its least start time and each slot's least sequence number — what the engine gives (a rank
  * runs its ops in order on one stream, sched/engine.h). A rank whose records break it keeps
  * its later records as they came (memory per record) and its time line is cut again at commit
- * in idx order: the same rows, the slow way.
+ * in idx order (in the order they came beyond 2^19 records, as before): the same rows, the
+ * slow way. Its key is made again then from its records in idx order (store_cut_rekey), so it
+ * shares a line with ranks whose records are the same.
  *
  * Not thread-safe: the engine's thread adds, the commit inserts.
  */
@@ -43,6 +45,13 @@ bool store_cut_add(StoreCut *c, const SchedRecord *x, int32_t slot, SchedRecord 
 /* After the last record: the key of rank `rank`'s time line (its record count `n` given),
  * equal for ranks whose records are equal. */
 StoreRunKey store_cut_key(StoreCut *c, uint32_t rank, uint64_t n);
+/* A rank whose order broke (its key so far follows the order its records came in): its key
+ * made again from its records in idx order, cut as an in-order rank's are, so it equals the
+ * key of a rank with the same records that came in order (`nodes` as for store_cut_insert).
+ * `*changed` set when the rank was such a one; call store_cut_key again then. False with
+ * `error` when the staged nodes do not hold its parts. */
+bool store_cut_rekey(StoreCut *c, uint32_t rank, const SchedRecord *nodes, uint64_t n_nodes,
+                     bool *changed, GError **error);
 /* Progress: told how many records each part held. */
 typedef void (*StoreCutTick)(void *data, uint64_t records);
 /* Writes rank `rank`'s time line as line `line` through `segs`: its parts, and each new

@@ -330,6 +330,26 @@ static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nod
     return ok && (!segmented || store_segments_end_line(t->segments, error));
 }
 
+/* Ranks cut as they came whose order broke are keyed again from their records in idx order
+ * (store_cut_rekey), now that the staged records can be read: a rank with the same records
+ * that came in order shares its line, as when every line was keyed by the sum of its records'
+ * hashes. The lines are then numbered again (fewer, or as many, as store_timelines_size
+ * said). */
+static bool rekey(StoreTimelines *t, const SchedRecord *nodes, uint32_t n_nodes, GError **error)
+{
+    bool changed = false;
+    for (uint32_t r = 0; r < t->n_ranks; r++)
+        if (t->ranks[r].n && t->ranks[r].mode == MODE_CUT &&
+            !store_cut_rekey(t->cut, r, nodes, n_nodes, &changed, error))
+            return false;
+    if (changed) {
+        t->classified = false;
+        classify(t);
+        t->rows_total = store_timelines_size(t).rows;
+    }
+    return true;
+}
+
 static bool insert_lines(StoreTimelines *t, const StoreRecordSource *src, GError **error)
 {
     uint64_t have = src->recs ? src->n : src->n_staged;
@@ -346,7 +366,7 @@ static bool insert_lines(StoreTimelines *t, const StoreRecordSource *src, GError
     const SchedRecord *nodes = map_nodes(t, src, &bytes, error);
     if (!nodes && n_nodes)
         return false;
-    bool ok = true;
+    bool ok = rekey(t, nodes, n_nodes, error);
     t->map_bytes = bytes;
     t->map_reads = 0;
     for (uint32_t line = 0; ok && line < t->n_timelines; line++)

@@ -210,11 +210,15 @@ static uint32_t new_child(StoreTrie *t, uint32_t parent, uint64_t p1, uint64_t p
     return node;
 }
 
-/* The kept child of node `pv` whose record's words are `w`, or NULL. */
-static Node *child_with(StoreTrie *t, const Node *pv, const uint64_t w[8])
+/* The kept child of node `pv` whose record's words are `w`, made by a chain of the same kind
+ * (`indexed`), or NULL. The root's children are shared by both kinds, and the words leave out
+ * a record's flags: an indexed chain (store-cut.c: relative records, each part's first marked)
+ * and another (absolute records, its first unmarked) can have equal words at the root, and the
+ * node's staged record, the flags with it, must be the chain's own. */
+static Node *child_with(StoreTrie *t, const Node *pv, const uint64_t w[8], bool indexed)
 {
     for (Node *c = kept(t, pv->child); c; c = kept(t, c->sibling))
-        if (memcmp(c->w, w, sizeof c->w) == 0)
+        if (memcmp(c->w, w, sizeof c->w) == 0 && c->indexed == indexed)
             return c;
     return NULL;
 }
@@ -226,7 +230,10 @@ static G_GNUC_NO_INLINE bool next_slow(StoreTrie *t, StoreTrieAt *at, const Node
                                        uint64_t *rb)
 {
     store_record_hash(w, ra, rb);
-    uint64_t p1 = store_mum(at->p1 ^ *ra, at->p2 ^ STORE_HASH_K[2]);
+    /* the two kinds of chain hash their prefixes apart, so the table never gives one the
+     * other's node (child_with says why) */
+    uint64_t kind = indexed ? STORE_HASH_K[9] : 0;
+    uint64_t p1 = store_mum(at->p1 ^ *ra, at->p2 ^ STORE_HASH_K[2] ^ kind);
     uint64_t p2 = store_mum(at->p2 ^ *rb, at->p1 ^ STORE_HASH_K[3]);
     at->p1 = p1;
     at->p2 = p2;
@@ -253,7 +260,7 @@ bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool in
 {
     /* in step with a chain before it: a child of its node holds this very record */
     const Node *pv = node_at(t, at->node);
-    const Node *c = pv ? child_with(t, pv, w) : NULL;
+    const Node *c = pv ? child_with(t, pv, w, indexed) : NULL;
     if (G_LIKELY(c)) {
         *ra = c->ra;
         *rb = c->rb;

@@ -41,10 +41,12 @@ void store_trie_free(StoreTrie *t);
 /* Moves chain `at` over the record whose words are `w` (store_record_words); `ra`, `rb` get the
  * record's hash (store_record_hash). True when the node is new: the caller stages the record as
  * node `at->node`. The nodes an `indexed` chain makes are filed under their prefix hash when
- * the ring of kept nodes no longer leads to them (48 B a node at most), so they are found
- * again however long ago they were made (segments that recur); other chains file only a
- * node's children beyond its first eight. When node ids run out (4
- * billion), the chain stays where it is and store_trie_overflow says so. */
+ * the ring of kept nodes no longer leads to them (a 24 B slot in a table a quarter to half
+ * full: 48 to 96 B a node), so they are found again however long ago they were made
+ * (segments that recur); other chains file only a node's children beyond its first eight.
+ * Indexed chains and the others never share a node (their prefixes are hashed apart): a
+ * record's flags are not among its words. When node ids run out (4 billion), the chain stays
+ * where it is and store_trie_overflow says so. */
 bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool indexed,
                      uint64_t *ra, uint64_t *rb);
 /* Node `v`'s parent (STORE_TRIE_ROOT for the root's children). */

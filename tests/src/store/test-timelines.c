@@ -200,3 +200,52 @@ Test(timelines, the_commit_reports_its_progress)
     cr_assert_eq(last[1], n);
     cr_assert_geq(last[0], n - 65536);
 }
+
+/* Integer rows in batches (rank_timelines, rank_groups): full batches of STORE_INT_ROWS and a
+ * last short one give each row its own values in its own columns; a statement that cannot be
+ * prepared, or a row SQLite refuses, fails with an error and the batch closes all the same. */
+Test(timelines, int_batches_bind_each_row_to_its_columns)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "CREATE TABLE t(a, b, c, d CHECK (d IS NULL OR d >= 0))",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    g_autoptr(GError) err = NULL;
+    StoreIntBatch b;
+    cr_assert(store_int_batch_open(&b, db, "mem", "INSERT INTO t(a, b, c)", 3, "t", &err));
+    const int64_t n = 2 * STORE_INT_ROWS + 3;
+    for (int64_t i = 0; i < n; i++)
+        cr_assert(store_int_batch_add(&b, (int64_t[]){i, 2 * i + 1, 3 * i + 2}, &err));
+    cr_assert(store_int_batch_flush(&b, &err));
+    store_int_batch_close(&b);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db,
+                                    "SELECT count(*), sum(a), sum(b = 2 * a + 1 AND c = 3 * a + 2)"
+                                    " FROM t",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_eq(sqlite3_column_int64(st, 0), n);
+    cr_assert_eq(sqlite3_column_int64(st, 1), n * (n - 1) / 2);
+    cr_assert_eq(sqlite3_column_int64(st, 2), n);
+    sqlite3_finalize(st);
+    /* a head naming no table */
+    cr_assert_not(store_int_batch_open(&b, db, "mem", "INSERT INTO nowhere(a)", 1, "x", &err));
+    cr_assert_not_null(err);
+    store_int_batch_close(&b);
+    g_clear_error(&err);
+    /* a full batch with a refused row, then a short one */
+    cr_assert(store_int_batch_open(&b, db, "mem", "INSERT INTO t(a, b, c, d)", 4, "t", &err));
+    bool ok = true;
+    for (int64_t i = 0; ok && i < STORE_INT_ROWS; i++)
+        ok = store_int_batch_add(&b, (int64_t[]){-1, 0, 0, i == 5 ? -1 : 0}, &err);
+    cr_assert_not(ok);
+    cr_assert_not_null(err);
+    g_clear_error(&err);
+    cr_assert(store_int_batch_add(&b, (int64_t[]){-2, 0, 0, -1}, &err));
+    cr_assert_not(store_int_batch_flush(&b, &err));
+    cr_assert_not_null(err);
+    store_int_batch_close(&b);
+    sqlite3_close(db);
+}
