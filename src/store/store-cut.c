@@ -261,34 +261,38 @@ bool store_cut_add(StoreCut *c, const SchedRecord *x, int32_t slot, SchedRecord 
         open_part(R, x);
     }
     R->last_idx = x->idx;
-    SchedRecord rel = *x;
-    rel.idx -= R->idx0;
-    rel.start_ns -= R->t0;
-    if (rel.end_ns >= 0)
-        rel.end_ns -= R->t0;
+    /* the record relative to its part, as words (store_record_words of the relative record,
+     * written over the absolute one's: no copy of the record, which cost a stall a record) */
+    uint64_t seq = x->seq;
     if (slot >= 0) {
         if (R->bases->len <= (guint)slot)
             g_array_set_size(R->bases, (guint)slot + 1); /* zeroed: not set */
         OpenBase *b = &g_array_index(R->bases, OpenBase, (guint)slot);
         if (!b->set)
             *b = (OpenBase){seq_before(x), true};
-        rel.seq -= b->before;
+        seq -= b->before;
     }
+    uint64_t idx = x->idx - R->idx0;
+    int64_t start = x->start_ns - R->t0, end = x->end_ns >= 0 ? x->end_ns - R->t0 : x->end_ns;
     uint64_t w[8], a, h;
-    store_record_words(&rel, slot, w);
+    store_record_words(x, slot, w);
+    w[2] = idx;
+    w[3] = x->group >= 0 ? seq : 0;
+    w[6] = (uint64_t)start;
+    w[7] = (uint64_t)(end < 0 ? -1 : end);
     bool made = store_trie_next(c->trie, &R->at, w, true, &a, &h);
     R->seg.n++;
     R->seg.h1 += a;
     R->seg.h2 += h;
     if (made) {
         /* every byte of the staged record written, its padding too (copied from `x`): a
-         * copy of `rel`, whose fields the compiler keeps apart, left the padding unset in the
-         * staging buffer, and its write to the staging file read it (valgrind) */
+         * struct assignment, whose fields the compiler keeps apart, left the padding unset in
+         * the staging buffer, and its write to the staging file read it (valgrind) */
         memcpy(node, x, sizeof *node);
-        node->idx = rel.idx;
-        node->start_ns = rel.start_ns;
-        node->end_ns = rel.end_ns;
-        node->seq = rel.seq;
+        node->idx = idx;
+        node->start_ns = start;
+        node->end_ns = end;
+        node->seq = seq;
         node->group = slot;
     }
     return made;

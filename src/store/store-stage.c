@@ -18,6 +18,8 @@
 #include "store-private.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <glib/gstdio.h>
 #include <unistd.h>
 #include <uv.h>
@@ -32,6 +34,27 @@ typedef struct Chunk {
     uint32_t n;
     SchedRecord recs[CHUNK_RECORDS];
 } Chunk;
+
+/* A chunk in one transparent huge page where the kernel gives one: its first use is then one
+ * page fault, not 288 (a served run's time line faulted ~1,150 times on its 4 chunks, perf). */
+#define CHUNK_ALIGN ((size_t)2 << 20)
+_Static_assert(sizeof(Chunk) <= CHUNK_ALIGN, "a chunk fits in a huge page");
+
+static Chunk *chunk_new(void)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, CHUNK_ALIGN, CHUNK_ALIGN) != 0)
+        g_error("out of memory (a 2 MiB staging chunk)");
+#ifdef MADV_HUGEPAGE
+    madvise(p, CHUNK_ALIGN, MADV_HUGEPAGE); /* advice: without it, ordinary pages */
+#endif
+    return p;
+}
+
+static void chunk_free(Chunk *c)
+{
+    free(c);
+}
 
 struct StoreRun {
     Store *store;
@@ -172,7 +195,7 @@ StoreRun *store_run_begin(Store *s, const StoreRunInfo *info, const SchedProgram
     uv_mutex_init(&r->mu);
     uv_cond_init(&r->cv_work);
     uv_cond_init(&r->cv_free);
-    r->cur = g_new(Chunk, 1);
+    r->cur = chunk_new();
     r->cur->n = 0;
     r->cur->next = NULL;
     r->n_chunks = 1;
@@ -205,7 +228,7 @@ static void submit_chunk(StoreRun *r)
     if (next) {
         r->free_list = next->next;
     } else {
-        next = g_new(Chunk, 1);
+        next = chunk_new();
         r->n_chunks++;
     }
     uv_mutex_unlock(&r->mu);
@@ -254,17 +277,17 @@ static char *stop_writer(StoreRun *r)
         uv_thread_join(&r->thread);
         r->thread_started = false;
     }
-    g_free(r->cur);
+    chunk_free(r->cur);
     r->cur = NULL;
     while (r->free_list) {
         Chunk *c = r->free_list;
         r->free_list = c->next;
-        g_free(c);
+        chunk_free(c);
     }
     while (r->queue_head) { /* only if the thread never ran */
         Chunk *c = r->queue_head;
         r->queue_head = c->next;
-        g_free(c);
+        chunk_free(c);
     }
     uv_mutex_destroy(&r->mu);
     uv_cond_destroy(&r->cv_work);

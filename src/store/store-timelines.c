@@ -230,6 +230,9 @@ static bool queue_line(StoreTimelines *t, const SchedRecord *x, uint32_t line, b
     return ok;
 }
 
+/* Staging files up to this size are mapped with their pages at once. */
+#define POPULATE_BYTES ((size_t)64 << 20)
+
 /* The node records: an array, or the staging file mapped (NULL with `error` set). */
 static const SchedRecord *map_nodes(StoreTimelines *t, const StoreRecordSource *src, size_t *bytes,
                                     GError **error)
@@ -238,7 +241,14 @@ static const SchedRecord *map_nodes(StoreTimelines *t, const StoreRecordSource *
     if (src->recs || !store_trie_count(t->trie))
         return src->recs;
     *bytes = (size_t)src->n_staged * sizeof(SchedRecord);
-    void *m = src->fd >= 0 ? mmap(NULL, *bytes, PROT_READ, MAP_PRIVATE, src->fd, 0) : MAP_FAILED;
+    /* a small file's pages mapped at once (one call, not a fault per page: faults are
+     * costly in a virtual machine); a large one's as they are read, and dropped again */
+    int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+    if (*bytes <= POPULATE_BYTES)
+        flags |= MAP_POPULATE;
+#endif
+    void *m = src->fd >= 0 ? mmap(NULL, *bytes, PROT_READ, flags, src->fd, 0) : MAP_FAILED;
     if (m == MAP_FAILED) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
                     "%s: reading the run's staging file: %s", t->path, g_strerror(errno));
