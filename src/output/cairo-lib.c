@@ -1,6 +1,8 @@
 /* src/output/cairo-lib.c — cairo loaded on first use; see cairo-lib.h. */
 #include "cairo-lib.h"
 
+#include "../util/dynlib.h"
+
 #include <gio/gio.h>
 #include <gmodule.h>
 #include <stdbool.h>
@@ -12,11 +14,7 @@
 
 /* Each table entry and the symbol that fills it; an optional one (cache clean-up only) may be
  * missing, its entry NULL. */
-static const struct {
-    const char *symbol;
-    size_t offset;
-    bool optional;
-} entries[] = {
+static const DynlibSymbol entries[] = {
     {"cairo_image_surface_create", offsetof(CairoLib, image_surface_create), false},
     {"cairo_svg_surface_create_for_stream", offsetof(CairoLib, svg_surface_create_for_stream),
      false},
@@ -60,15 +58,12 @@ static gpointer load(gpointer data)
                                  CAIRO_SONAME, g_module_error());
         return l;
     }
-    for (size_t i = 0; i < G_N_ELEMENTS(entries); i++) {
-        gpointer fn = NULL;
-        if ((!g_module_symbol(m, entries[i].symbol, &fn) || !fn) && !entries[i].optional) {
-            l->why = g_strdup_printf("%s has no %s: cairo 1.10 or newer is needed", CAIRO_SONAME,
-                                     entries[i].symbol);
-            g_module_close(m);
-            return l;
-        }
-        memcpy((char *)&l->lib + entries[i].offset, &fn, sizeof fn);
+    const char *missing = dynlib_fill(m, entries, G_N_ELEMENTS(entries), &l->lib);
+    if (missing) {
+        l->why = g_strdup_printf("%s has no %s: cairo 1.10 or newer is needed", CAIRO_SONAME,
+                                 missing);
+        g_module_close(m);
+        return l;
     }
     g_module_make_resident(m);
     return l;

@@ -1,6 +1,8 @@
 /* src/run/mpi-lib.c — the MPI library loaded on first use; see mpi-lib.h. */
 #include "mpi-lib.h"
 
+#include "../util/dynlib.h"
+
 #include <gio/gio.h>
 #include <gmodule.h>
 #include <stdbool.h>
@@ -50,18 +52,15 @@ SAME_TYPE(iprobe, MPI_Iprobe);
 #endif
 
 /* Each function entry and the symbol that fills it. */
-static const struct {
-    const char *symbol;
-    size_t offset;
-} functions[] = {
-    {"MPI_Init_thread", offsetof(MpiLib, init_thread)},
-    {"MPI_Finalize", offsetof(MpiLib, finalize)},
-    {"MPI_Comm_set_errhandler", offsetof(MpiLib, comm_set_errhandler)},
-    {"MPI_Comm_rank", offsetof(MpiLib, comm_rank)},
-    {"MPI_Comm_size", offsetof(MpiLib, comm_size)},
-    {"MPI_Send", offsetof(MpiLib, send)},
-    {"MPI_Recv", offsetof(MpiLib, recv)},
-    {"MPI_Iprobe", offsetof(MpiLib, iprobe)},
+static const DynlibSymbol functions[] = {
+    {"MPI_Init_thread", offsetof(MpiLib, init_thread), false},
+    {"MPI_Finalize", offsetof(MpiLib, finalize), false},
+    {"MPI_Comm_set_errhandler", offsetof(MpiLib, comm_set_errhandler), false},
+    {"MPI_Comm_rank", offsetof(MpiLib, comm_rank), false},
+    {"MPI_Comm_size", offsetof(MpiLib, comm_size), false},
+    {"MPI_Send", offsetof(MpiLib, send), false},
+    {"MPI_Recv", offsetof(MpiLib, recv), false},
+    {"MPI_Iprobe", offsetof(MpiLib, iprobe), false},
 };
 
 /* What the one load gave: the table, or why there is none. */
@@ -119,13 +118,12 @@ static gpointer load(gpointer data)
                                  g_module_error(), MPI_INSTALL);
         return l;
     }
-    for (size_t i = 0; i < G_N_ELEMENTS(functions); i++) {
-        gpointer fn = need(m, functions[i].symbol, l);
-        if (!fn) {
-            g_module_close(m);
-            return l;
-        }
-        memcpy((char *)&l->lib + functions[i].offset, &fn, sizeof fn);
+    const char *missing = dynlib_fill(m, functions, G_N_ELEMENTS(functions), &l->lib);
+    if (missing) {
+        l->why = g_strdup_printf("cannot use %s (%s): it has no %s; %s", MPI_WHICH,
+                                 RANKSIM_MPI_SONAME, missing, MPI_INSTALL);
+        g_module_close(m);
+        return l;
     }
     if (!load_handles(m, l)) {
         g_module_close(m);
