@@ -21,13 +21,12 @@ bool store_ops_sql_error(GError **error, sqlite3 *db, const char *path, const ch
     return false;
 }
 
-/* Prepares "INSERT INTO `head` VALUES (?..),(?..)" of `rows` rows of `cols` parameters each,
- * numbered so that row i's column c is ?(i * stride + c). When the numbers follow each other
- * (cols == stride) the parameters are plain `?`: SQLite looks each explicit ?NNN up in a list of
- * the ones before it, which made preparing 256 rows of 14 cost 15 ms (8 % of a 4,096-rank
- * run's CPU time, perf). */
-sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, int cols,
-                                     int stride)
+/* "INSERT INTO `head` VALUES (?..),(?..)" of `rows` rows of `cols` parameters each, numbered
+ * so that row i's column c is ?(i * stride + c). When the numbers follow each other (cols ==
+ * stride) the parameters are plain `?`: SQLite looks each explicit ?NNN up in a list of the ones
+ * before it, which made preparing 256 rows of 14 cost 15 ms (8 % of a 4,096-rank run's CPU
+ * time, perf). */
+char *store_ops_rows_sql(const char *head, int rows, int cols, int stride)
 {
     GString *sql = g_string_new(head);
     g_string_append(sql, " VALUES ");
@@ -44,10 +43,15 @@ sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, in
         }
         g_string_append_c(sql, ')');
     }
+    return g_string_free(sql, FALSE);
+}
+
+sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, int cols, int stride)
+{
+    g_autofree char *sql = store_ops_rows_sql(head, rows, cols, stride);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql->str, -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         st = NULL;
-    g_string_free(sql, TRUE);
     return st;
 }
 
@@ -253,7 +257,8 @@ StoreOpInserter *store_op_inserter_new(sqlite3 *db, const char *path, int64_t ru
 {
     StoreOpInserter *ins = g_new0(StoreOpInserter, 1);
     *ins = (StoreOpInserter){
-        db, path, prepare_ops(db, keyed, STORE_OPS_PER_INSERT), prepare_ops(db, keyed, 1), run_id, 0};
+        db,     path, prepare_ops(db, keyed, STORE_OPS_PER_INSERT), prepare_ops(db, keyed, 1),
+        run_id, 0};
     if (!ins->many || !ins->one) {
         store_ops_sql_error(error, db, path, "prepare op_rows");
         store_op_inserter_free(ins);

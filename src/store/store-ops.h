@@ -107,6 +107,8 @@ static inline void store_bind_opt_int(sqlite3_stmt *st, int col, bool present, i
 bool store_ops_sql_error(GError **error, sqlite3 *db, const char *path, const char *what);
 sqlite3_stmt *store_ops_prepare_rows(sqlite3 *db, const char *head, int rows, int cols,
                                      int stride);
+/* The text store_ops_prepare_rows prepares. Caller frees. */
+char *store_ops_rows_sql(const char *head, int rows, int cols, int stride);
 /* Op records written as rows of `head` ("INSERT INTO T(run_id, K, idx, layer, name_id, kind,
  * tokens, slot, seq, count, dtype, start_ns, end_ns, bound)": a time line's rows, a segment's),
  * STORE_OPS_PER_INSERT to a statement; a record's `rank` field holds K. */

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "store-ops.h"
+#include "store-stmt.h"
 #include "store.h"
 
 /* A writer's wait for another's write lock (store.c). */
@@ -33,10 +34,14 @@ struct Store {
     bool readonly;
     bool keyed_ops; /* op_rows has the (run_id, n) key; false in files from before */
     bool per_rank;  /* RANKSIM_OPS_PER_RANK: simulated runs' rows in op_rows, one per rank */
+    StoreStmts *stmts; /* the writes' statements, kept (store_stmts); NULL until one is */
 };
 
 /* The connection of `s` (owned by `s`, closed by store_close). */
 sqlite3 *store_db(Store *s);
+
+/* The connection's kept statements (store-stmt.h), made at the first call. */
+StoreStmts *store_stmts(Store *s);
 
 /* Sets STORE_ERROR_FAILED "PATH: what: SQLite's message"; returns false. */
 bool store_sql_error(GError **error, const Store *s, const char *what);

@@ -31,18 +31,28 @@ static void bind_opt_text(sqlite3_stmt *st, int col, const char *v)
 
 #define bind_opt_int store_bind_opt_int
 
+/* A kept statement of the connection (store-stmt.h): a sweep's writer stores thousands of
+ * runs with the same INSERTs. Given back with done(), reset. */
+static sqlite3_stmt *stmt(Store *s, const char *sql)
+{
+    return store_stmt_get(store_stmts(s), sql);
+}
+
+static void done(Store *s, sqlite3_stmt *st)
+{
+    store_stmt_put(store_stmts(s), st);
+}
+
 /* The run row with its final figures (`o` NULL: an invalid run). Returns its id or -1. */
 static int64_t insert_run_row_id(Store *s, int64_t id, const StoreRunInfo *info,
                                  const char *created_at, const char *status, int exit_code,
                                  const SchedOutcome *o, double wall_ms, GError **error)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO runs(name, kind, status, exit_code, created_at, scenario,"
-                           " path, timeline, version, hardware, ranks, sim_end_us, events,"
-                           " wall_ms, rank_ops, id, model, layout, vllm, overrides, sweep_id)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
+    if (!(st = stmt(s, "INSERT INTO runs(name, kind, status, exit_code, created_at, scenario,"
+                       " path, timeline, version, hardware, ranks, sim_end_us, events,"
+                       " wall_ms, rank_ops, id, model, layout, vllm, overrides, sweep_id)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"))) {
         store_sql_error(error, s, "prepare runs");
         return -1;
     }
@@ -73,7 +83,7 @@ static int64_t insert_run_row_id(Store *s, int64_t id, const StoreRunInfo *info,
     bind_opt_text(st, 20, info->overrides);
     bind_opt_int(st, 21, info->sweep_id > 0, info->sweep_id);
     int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
+    done(s, st);
     if (rc != SQLITE_DONE) {
         store_sql_error(error, s, "insert run");
         return -1;
@@ -98,20 +108,19 @@ static int64_t insert_run_row(Store *s, const StoreRunInfo *info, const char *cr
 static bool insert_names(Store *s, int64_t id, GPtrArray *names, GError **error)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, "INSERT INTO names(run_id, id, name) VALUES (?,?,?)", -1, &st,
-                           NULL) != SQLITE_OK)
+    if (!(st = stmt(s, "INSERT INTO names(run_id, id, name) VALUES (?,?,?)")))
         return store_sql_error(error, s, "prepare names");
     for (guint i = 0; names && i < names->len; i++) {
         sqlite3_bind_int64(st, 1, id);
         sqlite3_bind_int64(st, 2, i);
         sqlite3_bind_text(st, 3, g_ptr_array_index(names, i), -1, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_DONE) {
-            sqlite3_finalize(st);
+            done(s, st);
             return store_sql_error(error, s, "insert names");
         }
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     return true;
 }
 
@@ -149,14 +158,10 @@ static bool insert_plan_items(sqlite3_stmt *it, int64_t id, int64_t plan, const 
 static bool insert_memory_plans(Store *s, int64_t id, const ModelMemPlan *m, GError **error)
 {
     sqlite3_stmt *it = NULL, *rp = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO memory_plans(run_id, plan, idx, component, name, shape,"
-                           " dtype, bytes) VALUES (?,?,?,?,?,?,?,?)",
-                           -1, &it, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db,
-                           "INSERT INTO rank_memory_plans(run_id, rank, plan) VALUES (?,?,?)", -1,
-                           &rp, NULL) != SQLITE_OK) {
-        sqlite3_finalize(it);
+    if (!(it = stmt(s, "INSERT INTO memory_plans(run_id, plan, idx, component, name, shape,"
+                       " dtype, bytes) VALUES (?,?,?,?,?,?,?,?)")) ||
+        !(rp = stmt(s, "INSERT INTO rank_memory_plans(run_id, rank, plan) VALUES (?,?,?)"))) {
+        done(s, it);
         return store_sql_error(error, s, "prepare memory_plans");
     }
     g_autoptr(GHashTable) plans = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -180,8 +185,8 @@ static bool insert_memory_plans(Store *s, int64_t id, const ModelMemPlan *m, GEr
         ok = ok && sqlite3_step(rp) == SQLITE_DONE;
         sqlite3_reset(rp);
     }
-    sqlite3_finalize(it);
-    sqlite3_finalize(rp);
+    done(s, it);
+    done(s, rp);
     return ok || store_sql_error(error, s, "insert memory_plans");
 }
 
@@ -191,9 +196,7 @@ static bool insert_memory_ranks(Store *s, int64_t id, const ModelMemPlan *m, int
                                 uint64_t *per_token_out, GError **error)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO memory(run_id, rank, component, bytes) VALUES (?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (!(st = stmt(s, "INSERT INTO memory(run_id, rank, component, bytes) VALUES (?,?,?,?)")))
         return store_sql_error(error, s, "prepare memory");
     bool ok = true;
     int64_t min_kv = INT64_MAX;
@@ -214,7 +217,7 @@ static bool insert_memory_ranks(Store *s, int64_t id, const ModelMemPlan *m, int
             sqlite3_reset(st);
         }
     }
-    sqlite3_finalize(st);
+    done(s, st);
     *min_kv_out = min_kv;
     *per_token_out = per_token;
     if (!ok)
@@ -227,14 +230,12 @@ static bool insert_memory_run(Store *s, int64_t id, const ModelMemPlan *m, int64
                               uint64_t per_token, GError **error)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO memory_runs(run_id, hbm_bytes, requested_bytes,"
-                           " utilization, min_kv_budget_bytes, kv_bytes_per_token,"
-                           " max_model_len, weights_format, vllm_rank, loading_bytes, kv_tokens,"
-                           " max_concurrency, kv_block_size, context_bytes, cudagraph_in_budget,"
-                           " reserved_in_budget)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (!(st = stmt(s, "INSERT INTO memory_runs(run_id, hbm_bytes, requested_bytes,"
+                       " utilization, min_kv_budget_bytes, kv_bytes_per_token,"
+                       " max_model_len, weights_format, vllm_rank, loading_bytes, kv_tokens,"
+                       " max_concurrency, kv_block_size, context_bytes, cudagraph_in_budget,"
+                       " reserved_in_budget)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")))
         return store_sql_error(error, s, "prepare memory_runs");
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, (int64_t)m->hbm_bytes);
@@ -256,7 +257,7 @@ static bool insert_memory_run(Store *s, int64_t id, const ModelMemPlan *m, int64
     sqlite3_bind_int(st, 15, m->cudagraph_in_budget ? 1 : 0);
     sqlite3_bind_int(st, 16, m->reserved_in_budget ? 1 : 0);
     bool ok = sqlite3_step(st) == SQLITE_DONE;
-    sqlite3_finalize(st);
+    done(s, st);
     return ok || store_sql_error(error, s, "insert memory_runs");
 }
 
@@ -267,10 +268,8 @@ static bool insert_phases(Store *s, int64_t id, const ModelMemPlan *m, GError **
         return true;
     sqlite3_stmt *st = NULL;
     bool ok = true;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO phases(run_id, rank, idx, phase, status, start_us, dur_us,"
-                           " allocated_bytes, peak_bytes, free_bytes) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (!(st = stmt(s, "INSERT INTO phases(run_id, rank, idx, phase, status, start_us, dur_us,"
+                       " allocated_bytes, peak_bytes, free_bytes) VALUES (?,?,?,?,?,?,?,?,?,?)")))
         return store_sql_error(error, s, "prepare phases");
     for (uint32_t r = 0; r < m->world && ok; r++)
         for (int k = 0; k < MODEL_PHASE_COUNT && ok; k++) {
@@ -297,7 +296,7 @@ static bool insert_phases(Store *s, int64_t id, const ModelMemPlan *m, GError **
             ok = sqlite3_step(st) == SQLITE_DONE;
             sqlite3_reset(st);
         }
-    sqlite3_finalize(st);
+    done(s, st);
     return ok || store_sql_error(error, s, "insert phases");
 }
 
@@ -321,9 +320,7 @@ static char *ranks_json(GArray *members)
 static bool insert_outcome(Store *s, int64_t id, const SchedOutcome *o, GError **error)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO groups(run_id, id, name, ranks, size) VALUES (?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (!(st = stmt(s, "INSERT INTO groups(run_id, id, name, ranks, size) VALUES (?,?,?,?,?)")))
         return store_sql_error(error, s, "prepare groups");
     for (guint i = 0; i < o->groups->len; i++) {
         GArray *m = g_ptr_array_index(o->group_members, i);
@@ -334,17 +331,15 @@ static bool insert_outcome(Store *s, int64_t id, const SchedOutcome *o, GError *
         sqlite3_bind_text(st, 4, ranks, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(st, 5, m->len);
         if (sqlite3_step(st) != SQLITE_DONE) {
-            sqlite3_finalize(st);
+            done(s, st);
             return store_sql_error(error, s, "insert groups");
         }
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    done(s, st);
 
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO ranks(run_id, rank, state, end_us, compute_us, comm_us,"
-                           " wait_us, ops) VALUES (?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (!(st = stmt(s, "INSERT INTO ranks(run_id, rank, state, end_us, compute_us, comm_us,"
+                       " wait_us, ops) VALUES (?,?,?,?,?,?,?,?)")))
         return store_sql_error(error, s, "prepare ranks");
     for (uint32_t r = 0; r < o->n_ranks; r++) {
         const SchedRankStats *x = &o->ranks[r];
@@ -357,18 +352,16 @@ static bool insert_outcome(Store *s, int64_t id, const SchedOutcome *o, GError *
         sqlite3_bind_double(st, 7, (double)x->wait_ns / 1e3);
         sqlite3_bind_int64(st, 8, (int64_t)x->ops);
         if (sqlite3_step(st) != SQLITE_DONE) {
-            sqlite3_finalize(st);
+            done(s, st);
             return store_sql_error(error, s, "insert ranks");
         }
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    done(s, st);
 
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO diagnostics(run_id, kind, severity, rank, group_name, seq,"
-                           " layer, op_name, message, detail, time_us)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (!(st = stmt(s, "INSERT INTO diagnostics(run_id, kind, severity, rank, group_name, seq,"
+                       " layer, op_name, message, detail, time_us)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?)")))
         return store_sql_error(error, s, "prepare diagnostics");
     for (guint i = 0; i < o->diags->len; i++) {
         const SchedDiag *d = g_ptr_array_index(o->diags, i);
@@ -394,12 +387,12 @@ static bool insert_outcome(Store *s, int64_t id, const SchedOutcome *o, GError *
             sqlite3_bind_null(st, 10);
         sqlite3_bind_double(st, 11, (double)d->time_ns / 1e3);
         if (sqlite3_step(st) != SQLITE_DONE) {
-            sqlite3_finalize(st);
+            done(s, st);
             return store_sql_error(error, s, "insert diagnostics");
         }
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     return true;
 }
 
@@ -409,8 +402,7 @@ static bool insert_not_simulated(Store *s, int64_t id, const GPtrArray *notes, G
     if (!notes || notes->len == 0)
         return true;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, "INSERT INTO not_simulated(run_id, idx, note) VALUES (?,?,?)", -1,
-                           &st, NULL) != SQLITE_OK)
+    if (!(st = stmt(s, "INSERT INTO not_simulated(run_id, idx, note) VALUES (?,?,?)")))
         return store_sql_error(error, s, "prepare not_simulated");
     bool ok = true;
     for (guint i = 0; ok && i < notes->len; i++) {
@@ -420,13 +412,13 @@ static bool insert_not_simulated(Store *s, int64_t id, const GPtrArray *notes, G
         ok = sqlite3_step(st) == SQLITE_DONE;
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     return ok || store_sql_error(error, s, "insert not_simulated");
 }
 
 static bool insert_serve(Store *s, int64_t id, const ModelServe *sv, GError **error)
 {
-    const char *what = store_serve_insert(s->db, id, sv);
+    const char *what = store_serve_insert(store_stmts(s), id, sv);
     return !what || store_sql_error(error, s, what);
 }
 
@@ -508,11 +500,8 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
     g_autofree char *now = store_now_iso8601();
     int64_t id = insert_run_row(s, info, now, "invalid", 2, NULL, 0, error);
     sqlite3_stmt *st = NULL;
-    bool ok =
-        id >= 0 && sqlite3_prepare_v2(s->db,
-                                      "INSERT INTO diagnostics(run_id, kind, severity, message)"
-                                      " VALUES (?, 'config', 'error', ?)",
-                                      -1, &st, NULL) == SQLITE_OK;
+    bool ok = id >= 0 && (st = stmt(s, "INSERT INTO diagnostics(run_id, kind, severity, message)"
+                                       " VALUES (?, 'config', 'error', ?)"));
     if (ok) {
         sqlite3_bind_int64(st, 1, id);
         sqlite3_bind_text(st, 2, message, -1, SQLITE_STATIC);
@@ -522,7 +511,7 @@ int64_t store_insert_invalid(Store *s, const StoreRunInfo *info, const char *mes
     } else if (id >= 0) {
         store_sql_error(error, s, "prepare diagnostic");
     }
-    sqlite3_finalize(st);
+    done(s, st);
     if (!ok || !store_run_txn_commit(s, nested, error)) {
         store_run_txn_rollback(s, nested);
         return -1;

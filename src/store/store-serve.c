@@ -41,42 +41,50 @@ static void bind_request(sqlite3_stmt *st, int b, int64_t id, const ModelServeRe
     sqlite3_bind_int64(st, b + 12, q->cached_tokens);
 }
 
-/* The requests' rows, REQUESTS_PER_INSERT to a statement, the rest one by one. */
-static bool insert_requests(sqlite3 *db, int64_t id, const GArray *reqs)
+/* The requests' rows, REQUESTS_PER_INSERT to a statement (prepared only for a run with that
+ * many), the rest one by one. */
+static bool insert_requests(StoreStmts *c, int64_t id, const GArray *reqs)
 {
     static const char head[] =
         "INSERT INTO requests(run_id, id, dp, arrival_us, prompt, output, generated,"
         " first_token_us, finish_us, preemptions, prefill_chunks, cached_tokens)";
-    sqlite3_stmt *many = store_ops_prepare_rows(db, head, REQUESTS_PER_INSERT, REQUEST_COLUMNS,
-                                                REQUEST_COLUMNS);
-    sqlite3_stmt *one = store_ops_prepare_rows(db, head, 1, REQUEST_COLUMNS, REQUEST_COLUMNS);
-    bool ok = many && one;
+    bool ok = true;
     guint i = 0;
-    for (; ok && i + REQUESTS_PER_INSERT <= reqs->len; i += REQUESTS_PER_INSERT) {
-        for (int k = 0; k < REQUESTS_PER_INSERT; k++)
-            bind_request(many, k * REQUEST_COLUMNS, id,
-                         &g_array_index(reqs, ModelServeRequest, i + (guint)k));
-        ok = sqlite3_step(many) == SQLITE_DONE;
-        sqlite3_reset(many);
+    if (reqs->len >= REQUESTS_PER_INSERT) {
+        g_autofree char *sql =
+            store_ops_rows_sql(head, REQUESTS_PER_INSERT, REQUEST_COLUMNS, REQUEST_COLUMNS);
+        sqlite3_stmt *many = store_stmt_get(c, sql);
+        ok = many != NULL;
+        for (; ok && i + REQUESTS_PER_INSERT <= reqs->len; i += REQUESTS_PER_INSERT) {
+            for (int k = 0; k < REQUESTS_PER_INSERT; k++)
+                bind_request(many, k * REQUEST_COLUMNS, id,
+                             &g_array_index(reqs, ModelServeRequest, i + (guint)k));
+            ok = sqlite3_step(many) == SQLITE_DONE;
+            sqlite3_reset(many);
+        }
+        store_stmt_put(c, many);
     }
+    if (!ok || i == reqs->len)
+        return ok;
+    g_autofree char *sql = store_ops_rows_sql(head, 1, REQUEST_COLUMNS, REQUEST_COLUMNS);
+    sqlite3_stmt *one = store_stmt_get(c, sql);
+    ok = one != NULL;
     for (; ok && i < reqs->len; i++) {
         bind_request(one, 0, id, &g_array_index(reqs, ModelServeRequest, i));
         ok = sqlite3_step(one) == SQLITE_DONE;
         sqlite3_reset(one);
     }
-    sqlite3_finalize(many);
-    sqlite3_finalize(one);
+    store_stmt_put(c, one);
     return ok;
 }
 
-const char *store_serve_insert(sqlite3 *db, int64_t id, const ModelServe *sv)
+const char *store_serve_insert(StoreStmts *c, int64_t id, const ModelServe *sv)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "INSERT INTO steps(run_id, step, dp, start_us, end_us, prefill_tokens,"
-                           " decode_tokens, seqs, padded_tokens, kv_blocks_used, dummy)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st =
+        store_stmt_get(c, "INSERT INTO steps(run_id, step, dp, start_us, end_us, prefill_tokens,"
+                          " decode_tokens, seqs, padded_tokens, kv_blocks_used, dummy)"
+                          " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+    if (!st)
         return "prepare steps";
     bool ok = true;
     uint32_t steps = 0;
@@ -97,16 +105,15 @@ const char *store_serve_insert(sqlite3 *db, int64_t id, const ModelServe *sv)
         ok = sqlite3_step(st) == SQLITE_DONE;
         sqlite3_reset(st);
     }
-    sqlite3_finalize(st);
+    store_stmt_put(c, st);
     if (!ok)
         return "insert steps";
-    if (!insert_requests(db, id, sv->requests))
+    if (!insert_requests(c, id, sv->requests))
         return "insert requests";
-    if (sqlite3_prepare_v2(db,
-                           "INSERT INTO serve_runs(run_id, requests, steps, kv_blocks,"
+    st = store_stmt_get(c, "INSERT INTO serve_runs(run_id, requests, steps, kv_blocks,"
                            " block_tokens, simulated_steps, reused_steps, stopped)"
-                           " VALUES (?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK)
+                           " VALUES (?,?,?,?,?,?,?,?)");
+    if (!st)
         return "prepare serve_runs";
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, sv->requests->len);
@@ -120,7 +127,7 @@ const char *store_serve_insert(sqlite3 *db, int64_t id, const ModelServe *sv)
     else
         sqlite3_bind_null(st, 8);
     ok = sqlite3_step(st) == SQLITE_DONE;
-    sqlite3_finalize(st);
+    store_stmt_put(c, st);
     return ok ? NULL : "insert serve_runs";
 }
 

@@ -7,10 +7,11 @@
 #include <stdint.h>
 
 #include "../../model/serve.h"
+#include "store-stmt.h"
 
-/* Inserts the rows of `sv` for run `id`. Returns NULL, or what failed ("insert steps") with
- * SQLite's message left on `db`. */
-const char *store_serve_insert(sqlite3 *db, int64_t id, const ModelServe *sv);
+/* Inserts the rows of `sv` for run `id` with the connection's kept statements. Returns NULL,
+ * or what failed ("insert steps") with SQLite's message left on the connection. */
+const char *store_serve_insert(StoreStmts *c, int64_t id, const ModelServe *sv);
 
 /* Reads run `id`'s serving rows back (steps, requests, the KV figures, stopped; the workload
  * stays empty). NULL when the run served no requests or on a read error. Caller frees. */

@@ -10,23 +10,27 @@
 #include <sys/mman.h>
 
 /* A recent node: its prefix hash, the hash and the words of its record, and its first
- * SCAN_CHILDREN children in a list. Node v is kept at v % STORE_TRIE_RECENT; a chain in step
+ * SCAN_CHILDREN children in a list. Node v is kept at v % ring; a chain in step
  * with another finds its record's words among a kept node's children and takes the hashes kept
  * there, without hashing (the hash was a third of the default time line's cost, perf). */
 typedef struct {
     uint64_t p1, p2;
-    uint64_t ra, rb; /* the hash of the node's record (store_record_hash) */
-    uint64_t w[8];   /* the node's record as words (store_record_words) */
-    uint32_t id;     /* the node this slot holds */
+    uint64_t ra, rb;                     /* the hash of the node's record (store_record_hash) */
+    uint64_t w[8];                       /* the node's record as words (store_record_words) */
+    uint32_t id;                         /* the node this slot holds */
     uint32_t child, last_child, sibling; /* STORE_TRIE_ROOT: none */
     uint32_t n_children;
     bool indexed; /* made by an indexed chain: filed in the table when it leaves the ring */
 } Node;
 
-/* Nodes kept: 262,144 x 128 B = 32 MiB of address space, touched as nodes are made. Chains in
- * step are a few nodes apart; a served run's steps that recur (store-cut.h) are found here
- * without hashing while their segments' records number fewer. */
+/* Nodes kept: at most 262,144 x 128 B = 32 MiB. Chains in step are a few nodes apart; a served
+ * run's steps that recur (store-cut.h) are found here without hashing while their segments'
+ * records number fewer. The ring starts at RING_FIRST nodes, made with the first node, and
+ * doubles while every node made is still kept, so which nodes are kept is the same as with
+ * the whole ring from the start: a run of few records (a sweep stores them by the thousand)
+ * does not map, fault in and unmap 32 MiB (a tenth of the sweep's writer thread, perf). */
 #define STORE_TRIE_RECENT (1u << 18)
+#define RING_FIRST (1u << 12)
 
 /* Large arrays (the kept nodes, the table) in transparent huge pages where the kernel gives
  * them: a page fault in a virtual machine costs microseconds, and a 2 MiB page takes the place
@@ -67,8 +71,9 @@ typedef struct {
 #define NONE STORE_TRIE_ROOT
 
 struct StoreTrie {
-    Node root;    /* the empty prefix */
-    Node *recent; /* STORE_TRIE_RECENT slots */
+    Node root;     /* the empty prefix */
+    Node *recent;  /* `ring` slots; NULL until the first node */
+    uint32_t ring; /* a power of two, up to STORE_TRIE_RECENT */
     uint32_t n_nodes;
     uint32_t *parent; /* per node: its parent, NONE for the root's children */
     size_t parent_cap;
@@ -81,7 +86,6 @@ struct StoreTrie {
 StoreTrie *store_trie_new(void)
 {
     StoreTrie *t = g_new0(StoreTrie, 1);
-    t->recent = big_alloc(STORE_TRIE_RECENT * sizeof(Node));
     t->root = (Node){.id = NONE, .child = NONE, .last_child = NONE, .sibling = NONE};
     return t;
 }
@@ -92,7 +96,7 @@ void store_trie_free(StoreTrie *t)
         return;
     big_free(t->table, t->table_cap * sizeof(Slot));
     g_free(t->parent);
-    big_free(t->recent, STORE_TRIE_RECENT * sizeof(Node));
+    big_free(t->recent, (size_t)t->ring * sizeof(Node));
     g_free(t);
 }
 
@@ -144,8 +148,21 @@ static inline Node *node_at(StoreTrie *t, uint32_t v)
 {
     if (v == NONE)
         return &t->root;
-    Node *x = &t->recent[v % STORE_TRIE_RECENT];
-    return t->n_nodes - v <= STORE_TRIE_RECENT && x->id == v ? x : NULL;
+    Node *x = &t->recent[v & (t->ring - 1)];
+    return t->n_nodes - v <= t->ring && x->id == v ? x : NULL;
+}
+
+/* The ring doubled (or made): node `next` is about to be made and every node before it is
+ * kept, the last `ring` of them at their slots. */
+static void ring_grow(StoreTrie *t, uint32_t next)
+{
+    uint32_t cap = t->ring ? t->ring * 2 : RING_FIRST;
+    Node *nr = big_alloc((size_t)cap * sizeof(Node));
+    for (uint32_t v = next - MIN(next, t->ring); v < next; v++)
+        nr[v & (cap - 1)] = t->recent[v & (t->ring - 1)];
+    big_free(t->recent, (size_t)t->ring * sizeof(Node));
+    t->recent = nr;
+    t->ring = cap;
 }
 
 /* Node `v` of a list (NONE: the end) if it is still kept, else NULL. */
@@ -189,11 +206,20 @@ static uint32_t new_child(StoreTrie *t, uint32_t parent, uint64_t p1, uint64_t p
         t->parent = g_renew(uint32_t, t->parent, t->parent_cap);
     }
     t->parent[node] = parent;
-    Node *x = &t->recent[node % STORE_TRIE_RECENT];
-    if (node >= STORE_TRIE_RECENT && x->indexed)
+    if (node >= t->ring && t->ring < STORE_TRIE_RECENT)
+        ring_grow(t, node);
+    Node *x = &t->recent[node & (t->ring - 1)];
+    if (node >= t->ring && x->indexed)
         file_leaving(t, x);
-    *x = (Node){.p1 = p1, .p2 = p2, .ra = ra, .rb = rb, .id = node, .child = NONE,
-                .last_child = NONE, .sibling = NONE, .indexed = indexed};
+    *x = (Node){.p1 = p1,
+                .p2 = p2,
+                .ra = ra,
+                .rb = rb,
+                .id = node,
+                .child = NONE,
+                .last_child = NONE,
+                .sibling = NONE,
+                .indexed = indexed};
     memcpy(x->w, w, sizeof x->w);
     Node *pv = node_at(t, parent);
     bool listed = pv && pv->n_children++ < SCAN_CHILDREN;
@@ -255,8 +281,8 @@ static G_GNUC_NO_INLINE bool next_slow(StoreTrie *t, StoreTrieAt *at, const Node
     return true;
 }
 
-bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool indexed,
-                     uint64_t *ra, uint64_t *rb)
+bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool indexed, uint64_t *ra,
+                     uint64_t *rb)
 {
     /* in step with a chain before it: a child of its node holds this very record */
     const Node *pv = node_at(t, at->node);

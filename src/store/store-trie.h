@@ -5,8 +5,9 @@
  * named by the 128-bit hash of records 0..i (the prefix), and holds record i's words and hash.
  * A chain that meets a prefix for the first time makes a node (its record is staged by the
  * caller: node v is staged record v); a chain that meets a known prefix moves along without
- * hashing, comparing the record's words with the kept child's. Only the last
- * STORE_TRIE_RECENT nodes are kept in full (2 MiB), plus 4 B per node (its parent) and a table
+ * hashing, comparing the record's words with the kept child's. Only the last 262,144 nodes
+ * are kept in full (128 B each, in a ring that grows to 32 MiB as nodes are made), plus 4 B per
+ * node (its parent) and a table
  * of the children of nodes with more than eight: a chain lagging further behind makes nodes of
  * its own — more staged, the same rows. Not thread-safe.
  */
@@ -47,8 +48,8 @@ void store_trie_free(StoreTrie *t);
  * Indexed chains and the others never share a node (their prefixes are hashed apart): a
  * record's flags are not among its words. When node ids run out (4 billion), the chain stays
  * where it is and store_trie_overflow says so. */
-bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool indexed,
-                     uint64_t *ra, uint64_t *rb);
+bool store_trie_next(StoreTrie *t, StoreTrieAt *at, const uint64_t w[8], bool indexed, uint64_t *ra,
+                     uint64_t *rb);
 /* Node `v`'s parent (STORE_TRIE_ROOT for the root's children). */
 uint32_t store_trie_parent(const StoreTrie *t, uint32_t v);
 /* Nodes made (= records to stage). */

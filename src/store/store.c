@@ -756,6 +756,7 @@ void store_close(Store *s)
 {
     if (!s)
         return;
+    store_stmts_free(s->stmts); /* sqlite3_close refuses a connection with statements left */
     sqlite3_close(s->db);
     g_free(s->path);
     g_free(s);
@@ -769,6 +770,13 @@ const char *store_path(const Store *s)
 sqlite3 *store_db(Store *s)
 {
     return s->db;
+}
+
+StoreStmts *store_stmts(Store *s)
+{
+    if (!s->stmts)
+        s->stmts = store_stmts_new(s->db);
+    return s->stmts;
 }
 int64_t store_run_count(Store *s)
 {
