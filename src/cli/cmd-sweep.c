@@ -29,7 +29,7 @@
  * the variants in flight).
  *
  * Costs: memory is O(variants) for the summary plus, per variant queued or waiting for its
- * batch (at most jobs x AHEAD_PER_JOB + BATCH_RUNS), its scenario and records; no variant is
+ * batch (at most jobs x AHEAD_PER_JOB + HELD_RUNS), its scenario and records; no variant is
  * queued while those waiting hold BATCH_BYTES of records (--timeline full).
  */
 #include <signal.h>
@@ -69,6 +69,10 @@
 /* Variants queued per worker thread beyond a batch: enough that a worker never idles while the
  * loop thread is storing or not scheduled (2: one being computed, one waiting). */
 #define AHEAD_PER_JOB 2
+/* Computed variants that may wait for one before them: runs are stored in variant order, so a
+ * slow variant holds back the batch after it, and with room for only one batch the other
+ * workers ran out of variants behind it (perf sched: CPUs idle 15 % of a -j 2 sweep). */
+#define HELD_RUNS (4 * BATCH_RUNS)
 
 static void variant_clear_work(CliSweepVariant *v)
 {
@@ -404,7 +408,7 @@ static void close_handle(uv_handle_t *h)
 static void queue_next(CliSweep *sw)
 {
     /* queued or waiting for their batch; no more while the waiting hold BATCH_BYTES */
-    guint window = sw->jobs * AHEAD_PER_JOB + BATCH_RUNS;
+    guint window = sw->jobs * AHEAD_PER_JOB + HELD_RUNS;
     size_t bytes = waiting_bytes(sw);
     while (!sw->interrupted && sw->next < sw->n && sw->next - sw->drained < window &&
            bytes < BATCH_BYTES) {
