@@ -133,12 +133,11 @@ static void progress_bar(CliSweep *sw)
     g_autofree char *eta = sw->interrupted ? g_strdup("finishing the runs in flight")
                            : done          ? fmt_clock(elapsed / done * (sw->n - done))
                                            : g_strdup("?");
-    g_autofree char *shard = sw->shard.source ? g_strdup_printf(" of shard %u/%u",
-                                                                sw->shard.index + 1,
-                                                                sw->shard.count)
-                                              : g_strdup("");
-    fprintf(stderr, "\r[%s] %u/%u%s done, %u failing, %s elapsed, ETA %s\033[K", bar, done,
-            sw->n, shard, sw->failed + sw->invalid + sw->errors, el, eta);
+    g_autofree char *shard =
+        sw->shard.source ? g_strdup_printf(" of shard %u/%u", sw->shard.index + 1, sw->shard.count)
+                         : g_strdup("");
+    fprintf(stderr, "\r[%s] %u/%u%s done, %u failing, %s elapsed, ETA %s\033[K", bar, done, sw->n,
+            shard, sw->failed + sw->invalid + sw->errors, el, eta);
     fflush(stderr);
     sw->bar_shown = true;
 }
@@ -161,9 +160,8 @@ static void progress_line(CliSweep *sw, const CliSweepVariant *v)
      * is left, or under it when little is */
     g_autoptr(GString) line = g_string_new(NULL);
     if (sw->shard.source)
-        g_string_printf(line, "[%u/%u, shard %u/%u] %s: %s", sw->done, sw->n,
-                        sw->shard.index + 1, sw->shard.count, v->label,
-                        cli_sweep_outcome_names[v->outcome]);
+        g_string_printf(line, "[%u/%u, shard %u/%u] %s: %s", sw->done, sw->n, sw->shard.index + 1,
+                        sw->shard.count, v->label, cli_sweep_outcome_names[v->outcome]);
     else
         g_string_printf(line, "[%u/%u] %s: %s", sw->done, sw->n, v->label,
                         cli_sweep_outcome_names[v->outcome]);
@@ -238,8 +236,8 @@ static void store_row(CliSweep *sw, CliSweepVariant *v)
             shortened = g_ascii_isdigit(m[pl + 1]) ? g_strdup_printf("line %s", m + pl + 1)
                                                    : g_strdup(m + pl + 1 + (m[pl + 1] == ' '));
         v->first_diag = query_diag_summary("config", shortened ? shortened : m, 4096);
-        v->run_id = runner_store_invalid_as(sw->store, sw->in.path, name, tl, msg, v->label,
-                                            sw->sweep_id ? sw->sweep_id : -1, &err);
+        v->run_id = runner_store_invalid_as(sw->store, sw->in.path, sw->in.text, name, tl, msg,
+                                            v->label, sw->sweep_id ? sw->sweep_id : -1, &err);
     } else {
         note_flags(sw, v->sc);
         const SchedOutcome *o = v->res->outcome;
@@ -370,15 +368,16 @@ static void flush_cb(uv_timer_t *t)
     queue_next(sw);
 }
 
-/* Stores what is ready when a batch is full, big, or nothing else is coming back; otherwise
- * stores it FLUSH_MS from now at the latest. */
+/* Stores what is ready when a batch is full, big, or every variant is queued (the last ones are
+ * stored while the workers compute those after them, not all after the last: that tail was
+ * 5 % of a -j 2 sweep, perf sched); otherwise stores it FLUSH_MS from now at the latest. */
 static void store_due(CliSweep *sw)
 {
     size_t bytes;
     guint n = ready_count(sw, &bytes);
     if (!n)
         return;
-    if (n >= BATCH_RUNS || bytes >= BATCH_BYTES || sw->in_flight == 0 || sw->interrupted)
+    if (n >= BATCH_RUNS || bytes >= BATCH_BYTES || sw->next == sw->n || sw->interrupted)
         store_ready(sw);
     else if (!uv_is_active((uv_handle_t *)&sw->flush))
         uv_timer_start(&sw->flush, flush_cb, FLUSH_MS, 0);
@@ -711,10 +710,9 @@ static void sweep_loop(CliSweep *sw)
         uv_timer_start(&sw->tick, tick_cb, 250, 250);
     if (!sw->quiet) {
         g_autofree char *shard = cli_sweep_shard_words(sw);
-        g_autofree char *head =
-            g_strdup_printf("ranksim: sweep of %s: %s%u variant%s with -j %u, stored in %s",
-                            sw->in.path, shard, sw->n, sw->n == 1 ? "" : "s", sw->jobs,
-                            sw->db_path);
+        g_autofree char *head = g_strdup_printf(
+            "ranksim: sweep of %s: %s%u variant%s with -j %u, stored in %s", sw->in.path, shard,
+            sw->n, sw->n == 1 ? "" : "s", sw->jobs, sw->db_path);
         text_fold_line(stderr, head, strlen(head), text_width());
     }
     progress_bar(sw);

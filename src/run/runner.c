@@ -215,14 +215,15 @@ int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const 
     return runner_store_as(st, sc, timeline, r, records, wall_ms, NULL, 0, error);
 }
 
-int64_t runner_store_invalid_as(Store *st, const char *path, const char *name, const char *timeline,
-                                const char *message, const char *overrides, int64_t sweep_id,
-                                GError **error)
+int64_t runner_store_invalid_as(Store *st, const char *path, const char *given, const char *name,
+                                const char *timeline, const char *message, const char *overrides,
+                                int64_t sweep_id, GError **error)
 {
     g_autofree char *base = name ? g_strdup(name) : g_path_get_basename(path);
     /* The same checks as loading (regular file, size cap, UTF-8): a FIFO or /dev/zero given
      * as the scenario must not block or grow here either. */
-    g_autofree char *text = input_file_read(path, 0, NULL, NULL);
+    g_autofree char *read = given ? NULL : input_file_read(path, 0, NULL, NULL);
+    const char *text = given ? given : read;
     const char *kind = text && strstr(text, "kind: program") ? "program" : "model";
     StoreRunInfo info = {.name = base,
                          .kind = kind,

@@ -79,16 +79,16 @@ int64_t runner_store(Store *st, const Scenario *sc, const char *timeline, const 
                      GArray *records, double wall_ms, GError **error);
 /* The same with what the command line changed (`overrides`, may be NULL) and the sweep the
  * run belongs to (StoreRunInfo.sweep_id). */
-int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline,
-                        const RunnerResult *r, GArray *records, double wall_ms,
-                        const char *overrides, int64_t sweep_id, GError **error);
+int64_t runner_store_as(Store *st, const Scenario *sc, const char *timeline, const RunnerResult *r,
+                        GArray *records, double wall_ms, const char *overrides, int64_t sweep_id,
+                        GError **error);
 
 /* Stores a sweep variant vLLM's rules refused as an `invalid` run named `name` (NULL: the file's
- * basename; best effort: the text is read from `path` when it is valid UTF-8), with the
- * variant's `overrides` and its sweep. Returns the run id or -1. (`run` stores nothing for
- * input it refuses.) */
-int64_t runner_store_invalid_as(Store *st, const char *path, const char *name,
-                                const char *timeline, const char *message,
-                                const char *overrides, int64_t sweep_id, GError **error);
+ * basename), with the file's `text` (NULL: read from `path`, best effort: when it is valid
+ * UTF-8), the variant's `overrides` and its sweep. Returns the run id or -1. (`run` stores
+ * nothing for input it refuses.) */
+int64_t runner_store_invalid_as(Store *st, const char *path, const char *text, const char *name,
+                                const char *timeline, const char *message, const char *overrides,
+                                int64_t sweep_id, GError **error);
 
 #endif
