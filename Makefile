@@ -96,6 +96,8 @@ bench: deps
 	@echo
 	tests/bench/bench-serve.sh build-bench scenarios/llama70b-tp4-poisson-200.yaml
 	@echo
+	tests/bench/bench-serve-timeline.sh build-bench
+	@echo
 	tests/bench/bench-scaling.sh build-bench
 	@echo
 	tests/bench/bench-plot.sh build-bench scenarios/glm5-1024-ranks-prefill.yaml 4096

@@ -37,11 +37,11 @@ StoreSegments *store_segments_new(sqlite3 *db, const char *path, int64_t run_id,
     s->known = g_hash_table_new_full(store_run_key_hash, store_run_key_equal, g_free, NULL);
     s->cur = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
     s->base = g_array_new(FALSE, TRUE, sizeof(SeqBase));
-    bool ok = store_row_batch_open(
-        &s->rows, db, path, run_id,
-        "INSERT INTO timeline_segments(run_id, segment, idx, layer, name_id, kind, tokens, slot,"
-        " seq, count, dtype, start_ns, end_ns, bound)",
-        "insert timeline_segments", error);
+    bool ok = store_row_batch_open(&s->rows, db, path, run_id,
+                                   "INSERT OR FAIL INTO timeline_segments(run_id, segment, idx, "
+                                   "layer, name_id, kind, tokens, slot,"
+                                   " seq, count, dtype, start_ns, end_ns, bound)",
+                                   "insert timeline_segments", error);
     ok = ok && ((sqlite3_prepare_v2(db,
                                     "INSERT INTO timeline_parts(run_id, timeline, part, segment,"
                                     " idx, start_ns) VALUES (?,?,?,?,?,?)",

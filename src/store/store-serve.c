@@ -46,7 +46,7 @@ static void bind_request(sqlite3_stmt *st, int b, int64_t id, const ModelServeRe
 static bool insert_requests(StoreStmts *c, int64_t id, const GArray *reqs)
 {
     static const char head[] =
-        "INSERT INTO requests(run_id, id, dp, arrival_us, prompt, output, generated,"
+        "INSERT OR FAIL INTO requests(run_id, id, dp, arrival_us, prompt, output, generated,"
         " first_token_us, finish_us, preemptions, prefill_chunks, cached_tokens)";
     bool ok = true;
     guint i = 0;

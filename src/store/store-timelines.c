@@ -26,15 +26,15 @@
 enum { MODE_NONE = 0, MODE_PREFIX, MODE_CUT };
 
 typedef struct {
-    uint64_t h1, h2; /* sums of the records' hashes: which ranks share a time line */
-    StoreTrieAt at;  /* the chain of the records so far, in arrival order (MODE_PREFIX) */
-    uint64_t n;      /* records */
-    uint32_t n_groups;                /* slots taken */
-    int32_t group[INLINE_GROUPS];     /* group id per slot, the first INLINE_GROUPS slots */
-    GArray *more;                     /* int32_t, the group ids of the next slots, or NULL */
+    uint64_t h1, h2;   /* sums of the records' hashes: which ranks share a time line */
+    StoreTrieAt at;    /* the chain of the records so far, in arrival order (MODE_PREFIX) */
+    uint64_t n;        /* records */
+    uint32_t n_groups; /* slots taken */
+    int32_t group[INLINE_GROUPS]; /* group id per slot, the first INLINE_GROUPS slots */
+    GArray *more;                 /* int32_t, the group ids of the next slots, or NULL */
     uint32_t timeline;
     uint8_t mode;
-    bool marked;     /* a record began a segment: the line is stored as segments */
+    bool marked; /* a record began a segment: the line is stored as segments */
 } RankLine;
 
 struct StoreTimelines {
@@ -50,13 +50,13 @@ struct StoreTimelines {
     const char *path;
     sqlite3 *db;
     int64_t id;
-    StoreRowBatch rows;      /* timeline_ops */
-    StoreSegments *segments; /* the time lines cut into segments (store-segments.h) */
+    StoreRowBatch rows;       /* timeline_ops */
+    StoreSegments *segments;  /* the time lines cut into segments (store-segments.h) */
     StoreProgressFn progress; /* may be NULL */
     void *progress_data;
     uint64_t rows_done, rows_total; /* records written (as rows or into segments) */
-    size_t map_bytes;   /* the staging file's mapping while its rows are read, else 0 */
-    uint64_t map_reads; /* records read from it */
+    size_t map_bytes;               /* the staging file's mapping while its rows are read, else 0 */
+    uint64_t map_reads;             /* records read from it */
 };
 
 static int32_t add_slot(RankLine *L, int32_t g);
@@ -204,8 +204,8 @@ static void classify(StoreTimelines *t)
 StoreTimelinesSize store_timelines_size(StoreTimelines *t)
 {
     classify(t);
-    StoreTimelinesSize z = {.records = t->n_records, .timelines = t->n_timelines,
-                            .staged = store_trie_count(t->trie)};
+    StoreTimelinesSize z = {
+        .records = t->n_records, .timelines = t->n_timelines, .staged = store_trie_count(t->trie)};
     for (uint32_t k = 0; k < t->n_timelines; k++) {
         z.rows += t->ranks[t->first[k]].n;
         z.segmented += t->ranks[t->first[k]].marked;
@@ -295,8 +295,7 @@ static void tick(void *data, uint64_t records)
         t->progress(t->progress_data, t->rows_done, t->rows_total);
 }
 
-static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nodes,
-                        GError **error)
+static bool insert_line(StoreTimelines *t, uint32_t line, const SchedRecord *nodes, GError **error)
 {
     const RankLine *L = &t->ranks[t->first[line]];
     if (L->mode == MODE_CUT)
@@ -368,7 +367,8 @@ static bool insert_lines(StoreTimelines *t, const StoreRecordSource *src, GError
     if (overflow || have != n_nodes) {
         g_set_error(error, STORE_ERROR, STORE_ERROR_FAILED,
                     "%s: the run's time lines: %" G_GUINT64_FORMAT " records staged for %u"
-                    " distinct ones%s", t->path, have, n_nodes,
+                    " distinct ones%s",
+                    t->path, have, n_nodes,
                     overflow ? " (more than 4 billion distinct records)" : "");
         return false;
     }
@@ -392,11 +392,11 @@ static bool insert_maps(StoreTimelines *t, GError **error)
 {
     StoreIntBatch m = {0}, g = {0};
     bool ok = store_int_batch_open(&m, t->db, t->path,
-                                   "INSERT INTO rank_timelines(run_id, rank, timeline)", 3,
+                                   "INSERT OR FAIL INTO rank_timelines(run_id, rank, timeline)", 3,
                                    "insert rank_timelines", error);
     ok = ok && store_int_batch_open(&g, t->db, t->path,
-                                    "INSERT INTO rank_groups(run_id, rank, slot, group_id)", 4,
-                                    "insert rank_groups", error);
+                                    "INSERT OR FAIL INTO rank_groups(run_id, rank, slot, group_id)",
+                                    4, "insert rank_groups", error);
     for (uint32_t r = 0; ok && r < t->n_ranks; r++) {
         const RankLine *L = &t->ranks[r];
         if (!L->n)
@@ -419,9 +419,9 @@ bool store_timelines_insert(StoreTimelines *t, sqlite3 *db, const char *path, in
         return true;
     t->rows_total = store_timelines_size(t).rows;
     t->rows_done = 0;
-    static const char head[] =
-        "INSERT INTO timeline_ops(run_id, timeline, idx, layer, name_id, kind, tokens, slot,"
-        " seq, count, dtype, start_ns, end_ns, bound)";
+    static const char head[] = "INSERT OR FAIL INTO timeline_ops(run_id, timeline, idx, layer, "
+                               "name_id, kind, tokens, slot,"
+                               " seq, count, dtype, start_ns, end_ns, bound)";
     t->db = db;
     t->path = path;
     t->id = run_id;

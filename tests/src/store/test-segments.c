@@ -255,3 +255,48 @@ Test(segments, hostile_parts_are_read_as_input)
     cr_assert_not(store_rows_shared(s, id, 4, &t, &err));
     cr_assert(strstr(err->message, "more than 100000 rows"), "%s", err->message);
 }
+
+/* A statement of many rows that fails part-way (INSERT OR FAIL keeps its first rows: no
+ * statement journal) leaves no row of the run: the run's transaction is rolled back whole. */
+Test(segments, a_statement_failing_part_way_leaves_no_row)
+{
+    g_autoptr(Store) s = open_tmp();
+    g_autoptr(SchedProgram) p = program4();
+    /* one step of 600 ops on each rank: segments of more rows than a statement holds (256) */
+    g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(SchedRecord));
+    for (uint32_t r = 0; r < 4; r++)
+        for (uint32_t k = 0; k < 600; k++) {
+            SchedRecord x = {.rank = r,
+                             .kind = SCHED_OP_COMPUTE,
+                             .flags = k == 0 ? SCHED_RECORD_SEGMENT : 0,
+                             .layer = (int32_t)k,
+                             .name = 1,
+                             .group = -1,
+                             .idx = k,
+                             .start_ns = 10 * k,
+                             .end_ns = 10 * k + 5 + r};
+            g_array_append_val(recs, x);
+        }
+    cr_assert_eq(sqlite3_exec(store_db(s),
+                              "CREATE TRIGGER boom BEFORE INSERT ON timeline_segments"
+                              " WHEN NEW.idx = 300 BEGIN SELECT RAISE(FAIL, 'boom'); END",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    g_autoptr(GError) err = NULL;
+    StoreRunInfo info = {.name = "lines", .kind = "program", .timeline = "full"};
+    StoreRun *r = store_run_begin(s, &info, p, &err);
+    cr_assert_not_null(r, "%s", err ? err->message : "");
+    for (guint i = 0; i < recs->len; i++)
+        store_run_record(r, &g_array_index(recs, SchedRecord, i));
+    SchedOutcome *o = sched_outcome_new(p->n_ranks);
+    int64_t id = store_run_finish(r, o, "ok", 0, 1.0, &err);
+    sched_outcome_free(o);
+    cr_assert_lt(id, 0, "the run was stored despite the failed insert");
+    cr_assert(err && strstr(err->message, "boom"), "%s", err ? err->message : "(no error)");
+    static const char *const tables[] = {"runs", "timeline_segments", "timeline_parts",
+                                         "rank_timelines", "names"};
+    for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) {
+        g_autofree char *sql = g_strdup_printf("SELECT count(*) FROM %s", tables[i]);
+        cr_assert_eq(store_test_scalar(s, sql), 0, "%s keeps rows", tables[i]);
+    }
+}
