@@ -15,27 +15,16 @@ build=$1
 rounds=${2:-7}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-now() { date +%s.%N; }
-# one timed run at LEVEL into a fresh database: appends "wall cpu" to $tmp/LEVEL
-timed() {
-    rm -f "$tmp"/*.db "$tmp"/*.db-*
-    t0=$(now)
-    /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$0" --run "$build/ranksim" "$1" "$tmp/r.db"
-    t1=$(now)
-    read -r u s <"$tmp/cpu"
-    echo "$t0 $t1 $u $s" | awk '{ printf "%.3f %.3f\n", $2 - $1, $3 + $4 }' >>"$tmp/$1"
-}
+. "$(dirname "$0")/paired.sh"
 echo "served run, default time line (full) vs --timeline none: $scn"
 echo "  ($(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg))"
 for _ in $(seq "$rounds"); do
-    timed full
-    timed none
+    for level in full none; do
+        paired_timed "$level" "$0" --run "$build/ranksim" "$level" "$tmp/r.db"
+    done
 done
-med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-col() { cut -d' ' -f"$2" "$tmp/$1" | med; }
-ratio() { paste -d' ' "$tmp/full" "$tmp/none" | awk -v c="$1" '{ print $c / $(c + 2) }' | med; }
-printf '  %-32s %6.2f s wall, %6.2f s CPU\n' "full (median of $rounds):" "$(col full 1)" "$(col full 2)"
-printf '  %-32s %6.2f s wall, %6.2f s CPU\n' "none:" "$(col none 1)" "$(col none 2)"
+printf '  %-32s %6.2f s wall, %6.2f s CPU\n' "full (median of $rounds):" "$(paired_col full 1)" "$(paired_col full 2)"
+printf '  %-32s %6.2f s wall, %6.2f s CPU\n' "none:" "$(paired_col none 1)" "$(paired_col none 2)"
 printf '  full / none: %.2fx wall, %.2fx CPU (medians of the pairs); load average after: %s\n' \
-    "$(ratio 1)" "$(ratio 2)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    "$(paired_ratio full none 1)" "$(paired_ratio full none 2)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  target: at most 1.5x (issue 29)"

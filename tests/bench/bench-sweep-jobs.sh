@@ -35,30 +35,18 @@ rounds=${2:-5}
 bin="$build/ranksim"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-now() { date +%s.%N; }
-# one timed command (j1, j2, two), each into fresh databases: appends "wall cpu" to $tmp/WHAT
-timed() {
-    rm -f "$tmp"/*.db "$tmp"/*.db-*
-    t0=$(now)
-    /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$0" --run "$bin" "$1" "$tmp"
-    t1=$(now)
-    read -r u s <"$tmp/cpu"
-    echo "$t0 $t1 $u $s" | awk '{ printf "%.3f %.3f\n", $2 - $1, $3 + $4 }' >>"$tmp/$1"
-}
+. "$(dirname "$0")/paired.sh"
 echo "sweep -j 1 vs -j 2: $scn, $pcp x 68 prompt lengths = 204 variants"
 echo "  ($(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg))"
 for _ in $(seq "$rounds"); do
-    timed j1
-    timed j2
-    timed two
+    for what in j1 j2 two; do
+        paired_timed "$what" "$0" --run "$bin" "$what" "$tmp"
+    done
 done
-med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-wall() { cut -d' ' -f1 "$tmp/$1" | med; }
-cpu() { cut -d' ' -f2 "$tmp/$1" | med; }
-j1_wall=$(wall j1) j1_cpu=$(cpu j1) j2_wall=$(wall j2) j2_cpu=$(cpu j2)
-two_wall=$(wall two) two_cpu=$(cpu two)
-ratio_j2=$(paste -d' ' "$tmp/j1" "$tmp/j2" | awk '{ print $1 / $3 }' | med)
-ratio_two=$(paste -d' ' "$tmp/j1" "$tmp/two" | awk '{ print 2 * $1 / $3 }' | med)
+j1_wall=$(paired_col j1 1) j1_cpu=$(paired_col j1 2) j2_wall=$(paired_col j2 1)
+j2_cpu=$(paired_col j2 2) two_wall=$(paired_col two 1) two_cpu=$(paired_col two 2)
+ratio_j2=$(paired_ratio j1 j2 1)
+ratio_two=$(paired_ratio j1 two 1 2)
 line() { printf '  %-30s %6.2f s wall, %6.2f s CPU\n' "$1" "$2" "$3"; }
 line "-j 1 (median of $rounds):" "$j1_wall" "$j1_cpu"
 line "-j 2:" "$j2_wall" "$j2_cpu"

@@ -283,14 +283,7 @@ Test(segments, a_statement_failing_part_way_leaves_no_row)
                               NULL, NULL, NULL),
                  SQLITE_OK);
     g_autoptr(GError) err = NULL;
-    StoreRunInfo info = {.name = "lines", .kind = "program", .timeline = "full"};
-    StoreRun *r = store_run_begin(s, &info, p, &err);
-    cr_assert_not_null(r, "%s", err ? err->message : "");
-    for (guint i = 0; i < recs->len; i++)
-        store_run_record(r, &g_array_index(recs, SchedRecord, i));
-    SchedOutcome *o = sched_outcome_new(p->n_ranks);
-    int64_t id = store_run_finish(r, o, "ok", 0, 1.0, &err);
-    sched_outcome_free(o);
+    int64_t id = stream_run(s, p, recs, NULL, &err);
     cr_assert_lt(id, 0, "the run was stored despite the failed insert");
     cr_assert(err && strstr(err->message, "boom"), "%s", err ? err->message : "(no error)");
     static const char *const tables[] = {"runs", "timeline_segments", "timeline_parts",

@@ -55,19 +55,29 @@ static inline void assert_rows_are(Store *s, int64_t id, GArray *recs)
     cr_assert_eq(i, want->len, "%u rows for %u records", i, want->len);
 }
 
-/* Streams `recs` through store_run_record; returns the run id and the size stated before. */
+/* Streams `recs` through store_run_record into a run; returns its id (or -1 with `error`) and,
+ * when `size` is given, the size stated before it was written. */
+static inline int64_t stream_run(Store *s, SchedProgram *p, GArray *recs, StoreTimelinesSize *size,
+                                 GError **error)
+{
+    StoreRunInfo info = {.name = "lines", .kind = "program", .timeline = "full"};
+    StoreRun *r = store_run_begin(s, &info, p, error);
+    cr_assert_not_null(r, "%s", *error ? (*error)->message : "");
+    for (guint i = 0; i < recs->len; i++)
+        store_run_record(r, &g_array_index(recs, SchedRecord, i));
+    if (size)
+        *size = store_run_size(r);
+    SchedOutcome *o = sched_outcome_new(p->n_ranks);
+    int64_t id = store_run_finish(r, o, "ok", 0, 1.0, error);
+    sched_outcome_free(o);
+    return id;
+}
+
+/* stream_run, which must store the run. */
 static inline int64_t stream(Store *s, SchedProgram *p, GArray *recs, StoreTimelinesSize *size)
 {
     g_autoptr(GError) err = NULL;
-    StoreRunInfo info = {.name = "lines", .kind = "program", .timeline = "full"};
-    StoreRun *r = store_run_begin(s, &info, p, &err);
-    cr_assert_not_null(r, "%s", err ? err->message : "");
-    for (guint i = 0; i < recs->len; i++)
-        store_run_record(r, &g_array_index(recs, SchedRecord, i));
-    *size = store_run_size(r);
-    SchedOutcome *o = sched_outcome_new(p->n_ranks);
-    int64_t id = store_run_finish(r, o, "ok", 0, 1.0, &err);
-    sched_outcome_free(o);
+    int64_t id = stream_run(s, p, recs, size, &err);
     cr_assert_geq(id, 1, "%s", err ? err->message : "");
     return id;
 }
